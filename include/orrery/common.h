@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * orrery/common.h — errors, diagnostics, allocation, string interning, arenas,
+ * growable arrays and debug logging shared by every subsystem.
+ *
+ * Errors: a function that can fail returns int, 0 on success or a negative code:
+ * -errno, or one of the ORR_E* codes below.  orr_strerror() and orr_errname() name
+ * every code.  Parsers also fill a struct orr_diag with the file, the byte offset or
+ * event index, and what was expected.
+ *
+ * Memory: outside the tracer, running out of memory is fatal: orr_xmalloc() and
+ * friends print one line and exit(1).  Every destructor accepts NULL.
+ *
+ * Thread safety: an arena or string table belongs to one thread at a time; the error
+ * and logging functions are safe to call from any thread.
+ */
+#ifndef ORRERY_COMMON_H
+#define ORRERY_COMMON_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ORR_VERSION "0.1.0"
+
+/* X(NAME, message): one list generates the codes, orr_strerror() and orr_errname(). */
+#define ORR_ERRORS(X)                                                     \
+	X(EMALFORMED, "malformed input")                                  \
+	X(ETRUNCATED, "truncated input")                                  \
+	X(EEMPTY, "empty input")                                          \
+	X(ETOOBIG, "input exceeds a size limit")                          \
+	X(EFORMAT, "unrecognised trace format")                           \
+	X(ENOTRACE, "no trace found")                                     \
+	X(ERANK, "conflicting or invalid rank")                           \
+	X(EARCHIVE, "unreadable archive")
+
+enum orr_error {
+	ORR_EBASE = -1000,
+#define ORR_ERROR_ENUM(name, msg) ORR_##name,
+	ORR_ERRORS(ORR_ERROR_ENUM)
+#undef ORR_ERROR_ENUM
+	ORR_ELAST
+};
+
+/* A message for any code: -errno or ORR_E*.  Never NULL. */
+const char *orr_strerror(int err);
+/* The symbolic name, e.g. "EMALFORMED" or "ENOENT".  Never NULL. */
+const char *orr_errname(int err);
+
+/*
+ * Where a parser gave up.  offset is a byte offset into the (decompressed) input, or
+ * -1; event is the index of the event in the trace, or -1.  msg says what was
+ * expected.  A diag is plain data: no allocation, copy it freely.
+ */
+struct orr_diag {
+	char file[512];
+	char msg[256];
+	int64_t offset;
+	int64_t event;
+};
+
+void orr_diag_clear(struct orr_diag *d);
+/* Sets every field of d (when d is not NULL) and returns err, for `return orr_diag_set(...)`. */
+int orr_diag_set(struct orr_diag *d, int err, const char *file, int64_t offset, int64_t event,
+		 const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* "FILE: MESSAGE at byte N: MSG" into buf; returns buf. */
+const char *orr_diag_format(const struct orr_diag *d, int err, char *buf, size_t size);
+
+/* Allocation: fatal on failure (prints "orrery: out of memory" and exits 1). */
+void *orr_xmalloc(size_t size);
+void *orr_xcalloc(size_t n, size_t size);
+void *orr_xrealloc(void *p, size_t size);
+/* Grows an array of n elements of size elem so that it holds at least want. */
+void *orr_xgrow(void *p, size_t elem, size_t *cap, size_t want);
+char *orr_xstrdup(const char *s);
+char *orr_xstrndup(const char *s, size_t n);
+char *orr_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Appends one element to a (ptr, n, cap) triple, growing it geometrically. */
+#define ORR_VEC_PUSH(ptr, n, cap, value)                                   \
+	do {                                                               \
+		if ((n) == (cap))                                          \
+			(ptr) = orr_xgrow((ptr), sizeof(*(ptr)), &(cap), (n) + 1); \
+		(ptr)[(n)++] = (value);                                    \
+	} while (0)
+
+/* Arena: bump allocation in large blocks, freed all at once. */
+struct orr_arena;
+struct orr_arena *orr_arena_new(void);
+void orr_arena_free(struct orr_arena *a);
+void *orr_arena_alloc(struct orr_arena *a, size_t size, size_t align);
+size_t orr_arena_bytes(const struct orr_arena *a);
+
+/*
+ * String table: interns byte strings into dense ids.  Id 0 is always "".  Strings are
+ * NUL-terminated copies owned by the table; pointers stay valid until it is freed.
+ */
+#define ORR_STR_NONE 0u
+struct orr_strtab;
+struct orr_strtab *orr_strtab_new(void);
+void orr_strtab_free(struct orr_strtab *t);
+uint32_t orr_strtab_intern(struct orr_strtab *t, const char *s, size_t len);
+/* The id of s, or UINT32_MAX when it was never interned. */
+uint32_t orr_strtab_find(const struct orr_strtab *t, const char *s, size_t len);
+const char *orr_strtab_get(const struct orr_strtab *t, uint32_t id);
+size_t orr_strtab_count(const struct orr_strtab *t);
+size_t orr_strtab_bytes(const struct orr_strtab *t);
+
+/*
+ * Debug logging, enabled per subsystem by ORR_DEBUG=traces,graph (or "all").  Writes
+ * to stderr.  The only output library code ever produces.
+ */
+bool orr_debug_enabled(const char *subsystem);
+void orr_debug(const char *subsystem, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Monotonic clock in nanoseconds, for progress and benchmarks. */
+int64_t orr_now_ns(void);
+
+#endif

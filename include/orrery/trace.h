@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * orrery/trace.h — the in-memory trace model and its importers.
+ *
+ * A trace (a "run") holds ranks; a rank holds places (CPU threads and GPU streams)
+ * and events on them.  Each event has a kind, a place, a start and duration in integer
+ * nanoseconds, the CUDA correlation id (runtime call <-> GPU task), the framework's
+ * external id (op <-> its calls), an interned name, and typed fields in side tables
+ * chosen by its kind: tensor inputs of ops, bytes of copies, the collective of ops
+ * and kernels, the CUDA event and streams of sync records.
+ *
+ * Ownership: the trace owns everything reachable from it; struct orr_rank and the
+ * arrays it points to are read-only views valid until orr_trace_free().  Names are
+ * ids into the trace's one string table (orr_trace_str()).
+ *
+ * Errors: importers return 0 or a negative code (orr_strerror()) and fill the
+ * struct orr_diag with the file, the byte offset or event index, and what was
+ * expected.  A failed import leaves nothing behind.
+ *
+ * Thread safety: a trace is immutable after import and may be read from any thread.
+ */
+#ifndef ORRERY_TRACE_H
+#define ORRERY_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "orrery/common.h"
+
+#define ORR_NONE UINT32_MAX /* "no side-table entry" */
+
+enum orr_event_kind {
+	ORR_EVENT_OP,         /* framework operator (Kineto cpu_op) */
+	ORR_EVENT_ANNOTATION, /* user annotation, incl. ProfilerStep#N */
+	ORR_EVENT_RUNTIME,    /* CUDA runtime API call */
+	ORR_EVENT_DRIVER,     /* CUDA driver API call */
+	ORR_EVENT_KERNEL,
+	ORR_EVENT_MEMCPY,
+	ORR_EVENT_MEMSET,
+	ORR_EVENT_SYNC,       /* GPU-side synchronization record (Kineto cuda_sync) */
+	ORR_EVENT_CUDA_EVENT, /* CUDA event record on the GPU (Kineto cuda_event) */
+	ORR_EVENT_MARKER,     /* instant event */
+	ORR_EVENT_KIND_COUNT
+};
+
+/* What a runtime or driver call does, from its name (event.sub of RUNTIME/DRIVER). */
+enum orr_call {
+	ORR_CALL_OTHER,
+	ORR_CALL_LAUNCH,       /* kernel launch: cudaLaunchKernel(ExC), cuLaunchKernel(Ex), ... */
+	ORR_CALL_GRAPH_LAUNCH, /* cudaGraphLaunch / cuGraphLaunch */
+	ORR_CALL_MEMCPY,       /* cudaMemcpy*, cuMemcpy* */
+	ORR_CALL_MEMSET,       /* cudaMemset*, cuMemset* */
+	ORR_CALL_EVENT_RECORD,
+	ORR_CALL_STREAM_WAIT,  /* cudaStreamWaitEvent */
+	ORR_CALL_EVENT_SYNC,   /* cudaEventSynchronize */
+	ORR_CALL_EVENT_QUERY,
+	ORR_CALL_STREAM_SYNC,
+	ORR_CALL_DEVICE_SYNC,  /* cudaDeviceSynchronize, cuCtxSynchronize */
+	ORR_CALL_COUNT
+};
+
+/* event.sub of SYNC records (Kineto cuda_sync_kind). */
+enum orr_sync_kind {
+	ORR_SYNC_UNKNOWN,
+	ORR_SYNC_EVENT,       /* Event Sync */
+	ORR_SYNC_STREAM_WAIT, /* Stream Wait Event */
+	ORR_SYNC_STREAM,      /* Stream Sync */
+	ORR_SYNC_CONTEXT,     /* Context Sync */
+	ORR_SYNC_COUNT
+};
+
+enum orr_place_kind { ORR_PLACE_THREAD, ORR_PLACE_STREAM };
+
+struct orr_place {
+	int64_t pid;    /* process id of a thread; device id of a stream */
+	int64_t tid;    /* thread id, or stream id */
+	uint32_t name;  /* thread name from metadata, or ORR_STR_NONE */
+	int32_t device; /* -1 for threads */
+	uint8_t kind;   /* enum orr_place_kind */
+};
+
+/* 56 bytes: the only per-event cost besides side tables. */
+struct orr_event {
+	int64_t start_ns;    /* absolute, on the rank's clock */
+	int64_t dur_ns;      /* 0 for markers */
+	int64_t correlation; /* CUDA correlation id, -1 when absent */
+	int64_t external_id; /* framework external id, -1 when absent */
+	uint32_t name;       /* interned */
+	uint32_t place;      /* index into rank->places */
+	uint32_t args;       /* index into the kind's table (ops/copies/syncs), or ORR_NONE */
+	uint32_t coll;       /* index into rank->collectives, or ORR_NONE */
+	uint8_t kind;        /* enum orr_event_kind */
+	uint8_t sub;         /* enum orr_call (RUNTIME/DRIVER) or orr_sync_kind (SYNC) */
+	uint16_t flags;      /* ORR_EVENT_F_* */
+};
+
+#define ORR_EVENT_F_FLOW_LINKED 0x1 /* correlation came from an ac2g/async_cpu_to_gpu flow */
+
+/* One tensor input of an op: dims[first_dim .. first_dim+ndims), dtype interned. */
+struct orr_input {
+	uint32_t first_dim;
+	uint16_t ndims;
+	uint16_t is_list; /* a list of tensors (dims not recorded) */
+	uint32_t dtype;   /* e.g. "float", "c10::BFloat16"; ORR_STR_NONE if unknown */
+};
+
+struct orr_op_args {
+	uint32_t first_input; /* into rank->inputs */
+	uint32_t ninputs;
+	int64_t sequence; /* autograd sequence number, -1 when absent */
+};
+
+struct orr_copy_args {
+	int64_t bytes; /* -1 when absent */
+};
+
+struct orr_sync_args {
+	int64_t stream;                /* stream the call synchronizes, -1 for none */
+	int64_t wait_on_stream;        /* stream the awaited event was recorded on, -1 */
+	int64_t event_record_corr;     /* correlation of the cudaEventRecord, -1 */
+	int64_t event_id;              /* CUDA event id, -1 */
+};
+
+struct orr_collective {
+	uint32_t type;      /* interned, as written: "allreduce", "nccl:all_reduce", ... */
+	uint32_t dtype;     /* interned */
+	uint32_t pg_name;   /* communicator / process group name, interned */
+	uint32_t pg_desc;   /* interned */
+	int64_t in_nelems;  /* -1 when absent */
+	int64_t out_nelems; /* -1 when absent */
+	int64_t in_bytes;   /* in_nelems * element size, -1 when unknown */
+	int64_t out_bytes;
+	int64_t sequence;   /* collective sequence number within the group, -1 */
+	int32_t group_size; /* -1 */
+	int32_t src_rank;   /* point-to-point: -1 */
+	int32_t dst_rank;
+	uint32_t first_member; /* into rank->members */
+	uint32_t nmembers;
+};
+
+/* A communicator from distributedInfo.pg_config. */
+struct orr_comm {
+	uint32_t name, desc, backend;
+	int32_t size;
+	uint32_t first_member, nmembers; /* into rank->members */
+};
+
+struct orr_device {
+	int32_t id;
+	uint32_t name;
+	int32_t num_sms;
+	int32_t compute_major, compute_minor;
+	int64_t total_mem_bytes;
+};
+
+struct orr_skipped {
+	uint32_t category; /* interned "cat" (or "ph:X") */
+	uint64_t count;
+};
+
+struct orr_rank {
+	int32_t rank;        /* global rank */
+	int32_t world_size;  /* -1 when unknown */
+	uint32_t source;     /* interned file (and archive member) name */
+	uint32_t backend;    /* distributedInfo.backend, interned */
+	int64_t base_time_ns;
+
+	const struct orr_place *places;
+	size_t nplaces;
+	/* Sorted by start, longer first, then place, then input order. */
+	const struct orr_event *events;
+	size_t nevents;
+
+	const struct orr_op_args *ops;
+	size_t nops;
+	const struct orr_input *inputs;
+	size_t ninputs;
+	const int64_t *dims;
+	size_t ndims;
+	const struct orr_copy_args *copies;
+	size_t ncopies;
+	const struct orr_sync_args *syncs;
+	size_t nsyncs;
+	const struct orr_collective *collectives;
+	size_t ncollectives;
+	const int32_t *members;
+	size_t nmembers;
+	const struct orr_comm *comms;
+	size_t ncomms;
+	const struct orr_device *devices;
+	size_t ndevices;
+	const struct orr_skipped *skipped; /* categories not in the model, with counts */
+	size_t nskipped;
+	uint64_t nflows; /* ac2g / async_cpu_to_gpu flow endpoints read */
+};
+
+struct orr_trace;
+
+struct orr_import_options {
+	/* Largest decompressed input accepted, per file; 0 = 64 GiB. */
+	uint64_t max_bytes;
+	/* Called between files and every 64 MiB of input, from the importing thread. */
+	void (*progress)(void *data, const char *file, uint64_t done_bytes);
+	void *progress_data;
+};
+
+/*
+ * Reads PATH: a Kineto JSON file (.json, .json.gz, .json.zst), a directory of per-rank
+ * files, or a .tar / .tar.gz / .tar.zst of them.  Ranks come from distributedInfo.rank,
+ * else from the file name (rank-3, rank3, worker3).  opts may be NULL.
+ */
+int orr_trace_import(const char *path, const struct orr_import_options *opts,
+		     struct orr_trace **ret_trace, struct orr_diag *reterr_diag);
+/* The same for one file already in memory; NAME is used for ranks and messages. */
+int orr_trace_import_buffer(const char *name, const void *data, size_t size,
+			    const struct orr_import_options *opts, struct orr_trace **ret_trace,
+			    struct orr_diag *reterr_diag);
+void orr_trace_free(struct orr_trace *t);
+
+size_t orr_trace_rank_count(const struct orr_trace *t);
+/* Ranks in increasing rank order; i < orr_trace_rank_count(). */
+const struct orr_rank *orr_trace_get_rank(const struct orr_trace *t, size_t i);
+const char *orr_trace_str(const struct orr_trace *t, uint32_t id);
+
+const char *orr_event_kind_name(enum orr_event_kind kind);
+const char *orr_call_name(enum orr_call call);
+/* Classifies a runtime/driver API name. */
+enum orr_call orr_call_classify(const char *name);
+/* Element size of a dtype name as PyTorch writes it ("Float", "c10::BFloat16", ...); 0 if unknown. */
+int orr_dtype_bytes(const char *name);
+
+/*
+ * Steps under DESIGN.md's definition.  Step k starts at its ProfilerStep#k annotation;
+ * it ends where the next captured step starts; the last one ends at the later of its
+ * annotation's end and the end of every GPU task launched inside it.  Without step
+ * annotations the whole captured window is one step, numbered -1.
+ */
+struct orr_step {
+	int64_t step;
+	int64_t start_ns;
+	int64_t end_ns;
+};
+
+/* Steps of one rank, in order; *ret_steps is malloc'ed (free()). */
+int orr_rank_steps(const struct orr_trace *t, const struct orr_rank *r, struct orr_step **ret_steps,
+		   size_t *ret_n);
+/*
+ * Job steps: those captured on every rank; start = min start, end = max end over ranks.
+ * *ret_steps is malloc'ed.
+ */
+int orr_trace_job_steps(const struct orr_trace *t, struct orr_step **ret_steps, size_t *ret_n);
+
+#endif
