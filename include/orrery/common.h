@@ -22,6 +22,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define ORR_VERSION "0.1.0"
 
 /* X(NAME, message): one list generates the codes, orr_strerror() and orr_errname(). */
@@ -116,5 +120,9 @@ void orr_debug(const char *subsystem, const char *fmt, ...) __attribute__((forma
 
 /* Monotonic clock in nanoseconds, for progress and benchmarks. */
 int64_t orr_now_ns(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -28,6 +28,10 @@
 
 #include "orrery/common.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define ORR_NONE UINT32_MAX /* "no side-table entry" */
 
 enum orr_event_kind {
@@ -250,5 +254,9 @@ int orr_rank_steps(const struct orr_trace *t, const struct orr_rank *r, struct o
  * *ret_steps is malloc'ed.
  */
 int orr_trace_job_steps(const struct orr_trace *t, struct orr_step **ret_steps, size_t *ret_n);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

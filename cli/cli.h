@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli/cli.h — what the command files share: the command entry points, error
+ * reporting (once, by the command), and the JSON/CSV/text output helpers.
+ */
+#ifndef ORRERY_CLI_H
+#define ORRERY_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "orrery/common.h"
+
+/* Exit codes. */
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+int cmd_info(int argc, char **argv);
+
+/* "orrery: error: ..." on stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Reports a failed import with its diagnostic, once. */
+void cli_import_error(const char *path, int err, const struct orr_diag *diag);
+/* Prints "orrery: error: ..." plus "see 'orrery CMD --help'" and returns EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+enum cli_format { CLI_FORMAT_TEXT, CLI_FORMAT_JSON, CLI_FORMAT_CSV };
+/* Parses "text", "json" or "csv" (csv only when allow_csv); -1 if unknown. */
+int cli_parse_format(const char *s, bool allow_csv);
+
+/* A small streaming JSON writer: commas and nesting are handled for the caller. */
+struct json_out {
+	FILE *f;
+	int depth;
+	bool first[64];
+	bool pretty;
+};
+
+void json_begin(struct json_out *j, FILE *f);
+void json_end(struct json_out *j);
+void json_object(struct json_out *j, const char *key);
+void json_array(struct json_out *j, const char *key);
+void json_close_object(struct json_out *j);
+void json_close_array(struct json_out *j);
+void json_str(struct json_out *j, const char *key, const char *value);
+void json_int(struct json_out *j, const char *key, int64_t value);
+void json_num(struct json_out *j, const char *key, double value);
+void json_bool(struct json_out *j, const char *key, bool value);
+
+/* Milliseconds with three decimals from nanoseconds, e.g. "345.823". */
+const char *cli_ms(int64_t ns, char *buf, size_t size);
+
+#endif

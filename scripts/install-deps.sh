@@ -1,0 +1,45 @@
+#!/bin/bash
+# Installs the Debian 12 packages orrery needs to build and test, if any are missing.
+#   scripts/install-deps.sh           install what is missing (as root), or say how
+#   scripts/install-deps.sh --check   only report what is missing
+# Prints nothing and exits 0 when everything is installed.
+set -euo pipefail
+
+packages=(
+	meson ninja-build pkg-config gcc g++ clang llvm clang-format
+	libsimdjson-dev libarchive-dev libcmocka-dev libzstd-dev zlib1g-dev
+	python3 time
+)
+
+check=0
+case "${1-}" in
+'') ;;
+--check) check=1 ;;
+*)
+	echo "usage: $0 [--check]" >&2
+	exit 2
+	;;
+esac
+
+missing=()
+for p in "${packages[@]}"; do
+	status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+	[[ $status == "install ok installed" ]] || missing+=("$p")
+done
+
+((${#missing[@]} == 0)) && exit 0
+
+if ((check)); then
+	echo "missing Debian packages: ${missing[*]}" >&2
+	exit 1
+fi
+
+if ((EUID != 0)); then
+	echo "orrery needs these Debian packages; install them with:" >&2
+	echo "sudo apt-get install -y ${missing[*]}" >&2
+	exit 1
+fi
+
+echo "installing: ${missing[*]}" >&2
+apt-get update
+DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * traces/internal.h — what the trace subsystem's files share: the mutable rank
+ * under construction, the trace object, and the Kineto JSON parser's C entry point
+ * (the only C++ in the tree, traces/kineto-json.cpp).
+ */
+#ifndef ORRERY_TRACES_INTERNAL_H
+#define ORRERY_TRACES_INTERNAL_H
+
+#include "orrery/trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bytes readable past the end of a buffer handed to the JSON parser (simdjson's need). */
+#define ORR__JSON_PADDING 64
+/* The largest single JSON document simdjson accepts is 4 GiB. */
+#define ORR__MAX_JSON_BYTES 0xFFFFFF00ull
+/* Longest string accepted in a trace (names, kernel signatures). */
+#define ORR__MAX_STRING_BYTES (1u << 20)
+
+/* A growable array of fixed-size elements. */
+struct orr__vec {
+	void *p;
+	size_t n, cap, elem;
+};
+
+/* Appends one zeroed element and returns it; the pointer is valid until the next push. */
+void *orr__vec_push(struct orr__vec *v);
+#define ORR__AT(vec, type, i) (&((type *)(vec).p)[i])
+
+/* A flow endpoint (ac2g / async_cpu_to_gpu) waiting to be matched to its event. */
+struct orr__flow {
+	int64_t id;
+	int64_t ts_ns;
+	int64_t pid, tid; /* as written: (pid, tid) on CPU, (device, stream) on GPU */
+};
+
+/* A thread_name / process_name metadata record, resolved at the end. */
+struct orr__meta {
+	int64_t pid, tid;
+	uint32_t name;
+	uint8_t thread; /* thread_name rather than process_name */
+};
+
+struct orr__rank_build {
+	struct orr_rank pub;
+	bool has_rank; /* pub.rank came from the file's own metadata */
+	bool has_base;
+	uint32_t last_place; /* lookup cache */
+	struct orr__vec places, events, ops, inputs, dims, copies, syncs, colls, members, comms,
+		devices, skipped, flows, metas;
+};
+
+/* Sizes of every table, to undo a partly parsed window. */
+struct orr__mark {
+	size_t n[14];
+};
+
+void orr__rank_mark(const struct orr__rank_build *rb, struct orr__mark *m);
+void orr__rank_rollback(struct orr__rank_build *rb, const struct orr__mark *m);
+
+uint32_t orr__place(struct orr__rank_build *rb, enum orr_place_kind kind, int64_t pid,
+		    int64_t tid, int32_t device);
+void orr__count_skipped(struct orr__rank_build *rb, uint32_t category);
+
+struct orr_trace {
+	struct orr_strtab *strs;
+	struct orr__rank_build **ranks;
+	size_t nranks, cap;
+};
+
+struct orr_trace *orr__trace_new(void);
+struct orr__rank_build *orr__rank_new(struct orr_trace *t, uint32_t source);
+/* Sorts, links flows and names, derives collectives from NCCL kernel names. */
+void orr__rank_finish(struct orr_trace *t, struct orr__rank_build *rb);
+void orr__rank_free(struct orr__rank_build *rb);
+
+/*
+ * Parses one Kineto JSON document in buf[0..len) into rb.  buf must be writable and
+ * have ORR__JSON_PADDING readable bytes after len; it is restored before returning.
+ * Errors fill diag with name, byte offset and event index.
+ */
+int orr__kineto_parse(struct orr_trace *t, struct orr__rank_build *rb, const char *name, char *buf,
+		      size_t len, struct orr_diag *diag);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

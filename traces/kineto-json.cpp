@@ -1,0 +1,906 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Kineto (PyTorch profiler) Chrome-trace JSON -> trace model.  The only C++ file:
+ * simdjson's On-Demand API behind orr__kineto_parse().
+ *
+ * Memory: simdjson indexes a whole document at once (4 bytes per structural
+ * character, about 0.7x the file for Kineto traces).  To stay near 1x the file we
+ * parse "traceEvents" in windows of about 8 MiB: each window is a run of whole events,
+ * bracketed in place for a moment ('[' before, ']' after) and parsed as one array.  A
+ * window's end is first guessed by searching back for "}, {"; the parse itself proves
+ * the guess (a cut inside a string or an object cannot parse).  When it fails, the
+ * window is rolled back and cut exactly by the scanner (scan.h), which also gives
+ * malformed input its byte offset.  Everything outside traceEvents is small.
+ */
+#include <simdjson.h>
+
+#include <cstring>
+#include <string_view>
+
+#include "internal.h"
+#include "scan.h"
+
+using namespace simdjson;
+using std::string_view;
+
+namespace {
+
+constexpr size_t WINDOW_BYTES = 8u << 20;
+
+/* Data errors found while reading values simdjson parsed fine. */
+struct bad_event {
+	const char *what;
+};
+
+int64_t get_int(ondemand::value v, const char *what)
+{
+	int64_t x;
+
+	if (v.get_int64().get(x) != SUCCESS) {
+		double d;
+
+		/* Some producers write integral ids as 12.0 */
+		if (v.get_double().get(d) != SUCCESS || d != (double)(int64_t)d)
+			throw bad_event{ what };
+		x = (int64_t)d;
+	}
+	return x;
+}
+
+/* Decimal microseconds ("1707417525512145", "12.345", "1.2e3") to integer nanoseconds. */
+bool us_to_ns(string_view s, int64_t *ret)
+{
+	size_t i = 0, n = s.size();
+	bool neg = false;
+	__int128 v = 0;
+	int frac = 0, exp = 0, digits = 0;
+
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == '\t'))
+		n--;
+	if (i < n && s[i] == '-')
+		neg = true, i++;
+	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits++)
+		if (v < ((__int128)1 << 100))
+			v = v * 10 + (s[i] - '0');
+	if (i < n && s[i] == '.')
+		for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits++)
+			if (v < ((__int128)1 << 100))
+				v = v * 10 + (s[i] - '0'), frac++;
+	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+		bool eneg = false;
+
+		i++;
+		if (i < n && (s[i] == '+' || s[i] == '-'))
+			eneg = s[i++] == '-';
+		for (; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+			if (exp < 1000)
+				exp = exp * 10 + (s[i] - '0');
+		exp = eneg ? -exp : exp;
+	}
+	if (!digits || i != n)
+		return false;
+	/* value = v * 10^(exp - frac) us = v * 10^(exp - frac + 3) ns, rounded to nearest */
+	for (int e = exp - frac + 3; e != 0; e += e > 0 ? -1 : 1) {
+		if (e > 0) {
+			if (v > ((__int128)1 << 100))
+				return false;
+			v *= 10;
+		} else {
+			v = e == -1 ? (v + 5) / 10 : v / 10;
+		}
+	}
+	if (v > INT64_MAX)
+		return false;
+	*ret = neg ? -(int64_t)v : (int64_t)v;
+	return true;
+}
+
+int64_t get_time(ondemand::value v, const char *what)
+{
+	int64_t ns;
+	string_view tok;
+
+	if (v.type() != ondemand::json_type::number)
+		throw bad_event{ what };
+	tok = v.raw_json_token();
+	if (!us_to_ns(tok, &ns))
+		throw bad_event{ what };
+	return ns;
+}
+
+/* Ids that may be written as numbers or strings ("stream 7", "Spans"). */
+struct loose_id {
+	int64_t value = -1;
+	bool present = false, numeric = false;
+};
+
+loose_id get_loose_id(ondemand::value v)
+{
+	loose_id id;
+	string_view s;
+
+	id.present = true;
+	switch (v.type()) {
+	case ondemand::json_type::number:
+		id.value = get_int(v, "expected an integer 'pid' or 'tid'");
+		id.numeric = true;
+		break;
+	case ondemand::json_type::string: {
+		size_t end;
+
+		s = v.get_string();
+		end = s.size();
+		while (end && s[end - 1] >= '0' && s[end - 1] <= '9')
+			end--;
+		if (end < s.size() && s.size() - end < 18) {
+			id.value = 0;
+			for (size_t i = end; i < s.size(); i++)
+				id.value = id.value * 10 + (s[i] - '0');
+			id.numeric = true;
+		}
+		break;
+	}
+	default:
+		throw bad_event{ "expected a number or string 'pid'/'tid'" };
+	}
+	return id;
+}
+
+enum class ph { none, complete, instant, flow_start, flow_end, metadata, other };
+
+ph parse_ph(string_view s)
+{
+	if (s == "X")
+		return ph::complete;
+	if (s == "i" || s == "I")
+		return ph::instant;
+	if (s == "s")
+		return ph::flow_start;
+	if (s == "f" || s == "t")
+		return ph::flow_end;
+	if (s == "M")
+		return ph::metadata;
+	return ph::other;
+}
+
+/* Kineto category -> event kind; ORR_EVENT_KIND_COUNT when not modelled. */
+int kind_of(string_view cat)
+{
+	static const struct {
+		const char *cat;
+		int kind;
+	} table[] = {
+		{ "cpu_op", ORR_EVENT_OP },
+		{ "operator", ORR_EVENT_OP },
+		{ "user_annotation", ORR_EVENT_ANNOTATION },
+		{ "cuda_runtime", ORR_EVENT_RUNTIME },
+		{ "runtime", ORR_EVENT_RUNTIME },
+		{ "cuda_driver", ORR_EVENT_DRIVER },
+		{ "kernel", ORR_EVENT_KERNEL },
+		{ "Kernel", ORR_EVENT_KERNEL },
+		{ "gpu_memcpy", ORR_EVENT_MEMCPY },
+		{ "Memcpy", ORR_EVENT_MEMCPY },
+		{ "gpu_memset", ORR_EVENT_MEMSET },
+		{ "Memset", ORR_EVENT_MEMSET },
+		{ "cuda_sync", ORR_EVENT_SYNC },
+		{ "cuda_event", ORR_EVENT_CUDA_EVENT },
+	};
+
+	for (const auto &e : table)
+		if (cat == e.cat)
+			return e.kind;
+	return ORR_EVENT_KIND_COUNT;
+}
+
+bool on_gpu(int kind)
+{
+	return kind == ORR_EVENT_KERNEL || kind == ORR_EVENT_MEMCPY || kind == ORR_EVENT_MEMSET ||
+	       kind == ORR_EVENT_SYNC || kind == ORR_EVENT_CUDA_EVENT;
+}
+
+enum orr_sync_kind sync_kind_of(string_view s)
+{
+	if (s == "Event Sync")
+		return ORR_SYNC_EVENT;
+	if (s == "Stream Wait Event")
+		return ORR_SYNC_STREAM_WAIT;
+	if (s == "Stream Sync")
+		return ORR_SYNC_STREAM;
+	if (s == "Context Sync")
+		return ORR_SYNC_CONTEXT;
+	return ORR_SYNC_UNKNOWN;
+}
+
+/* What the args of an event say, by key. */
+struct raw_args {
+	int64_t external_id = -1, correlation = -1, stream = -1, device = -1, sequence = -1;
+	int64_t bytes = -1, wait_on_stream = -1, record_corr = -1, event_id = -1;
+	enum orr_sync_kind sync = ORR_SYNC_UNKNOWN;
+	string_view meta_name;
+	bool has_coll = false;
+	struct orr_collective coll = { ORR_STR_NONE, ORR_STR_NONE, ORR_STR_NONE, ORR_STR_NONE, -1, -1,
+				       -1, -1, -1, -1, -1, -1, 0, 0 };
+	uint32_t first_input = 0, ninputs = 0;
+};
+
+/* The fields of one event, gathered in any key order before it is stored. */
+struct raw_event {
+	string_view ph, cat, name;
+	loose_id pid, tid;
+	int64_t ts = 0, dur = -1;
+	bool has_ts = false;
+	int64_t flow_id = -1;
+	string_view args; /* raw JSON of "args" when it came before "cat" */
+	bool args_done = false;
+	raw_args a;
+};
+
+class kineto_parser {
+public:
+	kineto_parser(struct orr_trace *t, struct orr__rank_build *rb, const char *name, char *buf,
+		      size_t len, struct orr_diag *diag)
+		: t_(t), rb_(rb), name_(name), buf_(buf), len_(len), diag_(diag)
+	{
+	}
+	int run();
+
+private:
+	int top_level();
+	int top_value(string_view key, size_t pos, size_t end);
+	int events(size_t pos, size_t *ret_end);
+	int window(size_t start, size_t cut, bool exact);
+	size_t guess_cut(size_t pos) const;
+	int fail(int err, int64_t offset, int64_t event, const char *what);
+	int fail_scan(const struct orr__scan_error &e);
+
+	void event(ondemand::object obj);
+	void store(raw_event &e);
+	void args(string_view raw, int kind, raw_args &a);
+	void event_args(ondemand::value v, raw_event &e);
+	void arg(string_view key, ondemand::value v, int kind, raw_args &a);
+	void input_dims(ondemand::value v, raw_args &a);
+	void input_types(ondemand::value v, raw_args &a);
+	void coll_field(string_view key, ondemand::value v, raw_args &a);
+	void members(ondemand::value v, uint32_t *first, uint32_t *n);
+	void distributed_info(ondemand::object obj);
+	void device_properties(ondemand::array arr);
+	uint32_t intern(string_view s);
+
+	struct orr_trace *t_;
+	struct orr__rank_build *rb_;
+	const char *name_;
+	char *buf_;
+	size_t len_;
+	struct orr_diag *diag_;
+	ondemand::parser parser_, args_parser_;
+	int64_t nevents_ = 0;
+	bool saw_events_ = false;
+};
+
+uint32_t kineto_parser::intern(string_view s)
+{
+	if (s.size() > ORR__MAX_STRING_BYTES)
+		throw bad_event{ "string longer than 1 MiB" };
+	return orr_strtab_intern(t_->strs, s.data(), s.size());
+}
+
+int kineto_parser::fail(int err, int64_t offset, int64_t event, const char *what)
+{
+	if (offset > (int64_t)len_)
+		offset = (int64_t)len_;
+	return orr_diag_set(diag_, err, name_, offset, event, "%s", what);
+}
+
+int kineto_parser::fail_scan(const struct orr__scan_error &e)
+{
+	return fail(e.err, (int64_t)e.offset, -1, e.what);
+}
+
+} /* namespace */
+
+/* ---- one event ---- */
+
+void kineto_parser::event(ondemand::object obj)
+{
+	raw_event e;
+
+	for (auto field : obj) {
+		string_view key = field.unescaped_key();
+		ondemand::value v = field.value();
+
+		if (key == "ph")
+			e.ph = v.get_string();
+		else if (key == "cat")
+			e.cat = v.get_string();
+		else if (key == "name")
+			e.name = v.type() == ondemand::json_type::string ? v.get_string().value()
+									 : v.raw_json_token();
+		else if (key == "pid")
+			e.pid = get_loose_id(v);
+		else if (key == "tid")
+			e.tid = get_loose_id(v);
+		else if (key == "ts")
+			e.ts = get_time(v, "expected a number for 'ts'"), e.has_ts = true;
+		else if (key == "dur")
+			e.dur = get_time(v, "expected a number for 'dur'");
+		else if (key == "id")
+			e.flow_id = get_loose_id(v).value;
+		else if (key == "args")
+			event_args(v, e);
+	}
+	store(e);
+}
+
+/*
+ * Kineto writes "ph" and "cat" before "args": then args are read in place.  Otherwise
+ * their text is kept (its end found by the scanner) and read once the kind is known.
+ */
+void kineto_parser::event_args(ondemand::value v, raw_event &e)
+{
+	if (!e.ph.empty() && (!e.cat.empty() || parse_ph(e.ph) == ph::metadata)) {
+		ondemand::object obj;
+		int kind = parse_ph(e.ph) == ph::metadata ? ORR_EVENT_KIND_COUNT : kind_of(e.cat);
+
+		if (v.get_object().get(obj) != SUCCESS)
+			throw bad_event{ "expected an object for 'args'" };
+		for (auto field : obj)
+			arg(field.unescaped_key(), field.value(), kind, e.a);
+		e.args_done = true;
+		return;
+	}
+	const char *start = v.current_location().value();
+	struct orr__scan_error se;
+	size_t end;
+
+	if (orr__scan_value(buf_, len_, (size_t)(start - buf_), &end, &se))
+		throw bad_event{ se.what };
+	e.args = string_view(start, (size_t)(buf_ + end - start));
+}
+
+void kineto_parser::store(raw_event &e)
+{
+	ph p = parse_ph(e.ph);
+	int kind = kind_of(e.cat);
+	raw_args &a = e.a;
+
+	if (e.ph.empty())
+		throw bad_event{ "event without 'ph'" };
+	if (p == ph::metadata) {
+		if (e.name != "thread_name" && e.name != "process_name")
+			return;
+		if (!e.args_done)
+			args(e.args, ORR_EVENT_KIND_COUNT, a);
+		auto *m = (struct orr__meta *)orr__vec_push(&rb_->metas);
+		m->pid = e.pid.value;
+		m->tid = e.tid.value;
+		m->name = intern(a.meta_name);
+		m->thread = e.name == "thread_name";
+		return;
+	}
+	if ((p == ph::flow_start || p == ph::flow_end) &&
+	    (e.cat == "ac2g" || e.cat == "async_cpu_to_gpu")) {
+		if (!e.has_ts || !e.pid.numeric || !e.tid.numeric || e.flow_id < 0)
+			throw bad_event{ "flow event without numeric 'ts', 'pid', 'tid' and 'id'" };
+		auto *f = (struct orr__flow *)orr__vec_push(&rb_->flows);
+		f->pid = e.pid.value;
+		f->tid = e.tid.value;
+		f->ts_ns = e.ts;
+		f->id = e.flow_id;
+		return;
+	}
+	if (p == ph::instant && e.pid.numeric && e.tid.numeric)
+		kind = ORR_EVENT_MARKER;
+	else if (p != ph::complete || kind == ORR_EVENT_KIND_COUNT) {
+		char cat[96];
+		int n = snprintf(cat, sizeof(cat), "%.*s%s%.*s", (int)(e.cat.size() > 64 ? 64 : e.cat.size()),
+				 e.cat.data(), e.cat.empty() ? "ph:" : "",
+				 e.cat.empty() ? (int)(e.ph.size() > 8 ? 8 : e.ph.size()) : 0, e.ph.data());
+		orr__count_skipped(rb_, orr_strtab_intern(t_->strs, cat, (size_t)n));
+		return;
+	}
+	if (!e.has_ts)
+		throw bad_event{ "event without 'ts'" };
+	if (kind != ORR_EVENT_MARKER && e.dur < 0)
+		throw bad_event{ "complete event ('ph' X) without a non-negative 'dur'" };
+	if (!e.args_done)
+		args(e.args, kind, a);
+
+	struct orr_event ev = {};
+	ev.start_ns = e.ts;
+	ev.dur_ns = kind == ORR_EVENT_MARKER ? 0 : e.dur;
+	ev.correlation = a.correlation;
+	ev.external_id = a.external_id;
+	ev.name = intern(e.name);
+	ev.kind = (uint8_t)kind;
+	ev.args = ORR_NONE;
+	ev.coll = ORR_NONE;
+	if (on_gpu(kind)) {
+		int64_t device = a.device >= 0 ? a.device : e.pid.value;
+		int64_t stream = a.stream != -1 || !e.tid.numeric ? a.stream : e.tid.value;
+
+		if (device < INT32_MIN || device > INT32_MAX)
+			throw bad_event{ "device id out of range" };
+		ev.place = orr__place(rb_, ORR_PLACE_STREAM, device, stream, (int32_t)device);
+	} else {
+		if (!e.pid.numeric || !e.tid.numeric)
+			throw bad_event{ "expected numeric 'pid' and 'tid'" };
+		ev.place = orr__place(rb_, ORR_PLACE_THREAD, e.pid.value, e.tid.value, -1);
+	}
+	if (kind == ORR_EVENT_RUNTIME || kind == ORR_EVENT_DRIVER) {
+		ev.sub = (uint8_t)orr_call_classify(orr_strtab_get(t_->strs, ev.name));
+	} else if (kind == ORR_EVENT_OP && a.ninputs + (a.sequence >= 0) > 0) {
+		auto *op = (struct orr_op_args *)orr__vec_push(&rb_->ops);
+		*op = { a.first_input, a.ninputs, a.sequence };
+		ev.args = (uint32_t)(rb_->ops.n - 1);
+	} else if (kind == ORR_EVENT_MEMCPY || kind == ORR_EVENT_MEMSET) {
+		auto *c = (struct orr_copy_args *)orr__vec_push(&rb_->copies);
+		c->bytes = a.bytes;
+		ev.args = (uint32_t)(rb_->copies.n - 1);
+	} else if (kind == ORR_EVENT_SYNC || kind == ORR_EVENT_CUDA_EVENT) {
+		auto *s = (struct orr_sync_args *)orr__vec_push(&rb_->syncs);
+		*s = { a.stream, a.wait_on_stream, a.record_corr, a.event_id };
+		ev.args = (uint32_t)(rb_->syncs.n - 1);
+		ev.sub = (uint8_t)a.sync;
+	}
+	if (a.has_coll) {
+		auto *c = (struct orr_collective *)orr__vec_push(&rb_->colls);
+		*c = a.coll;
+		ev.coll = (uint32_t)(rb_->colls.n - 1);
+	}
+	*(struct orr_event *)orr__vec_push(&rb_->events) = ev;
+}
+
+/* ---- args ---- */
+
+void kineto_parser::args(string_view raw, int kind, raw_args &a)
+{
+	ondemand::document doc;
+
+	if (raw.empty())
+		return;
+	/* raw lies inside buf_, whose padding follows the whole document. */
+	doc = args_parser_.iterate(raw.data(), raw.size(),
+				   (size_t)(buf_ + len_ + ORR__JSON_PADDING - raw.data()));
+	ondemand::object obj;
+	if (doc.get_object().get(obj) != SUCCESS)
+		throw bad_event{ "expected an object for 'args'" };
+	for (auto field : obj)
+		arg(field.unescaped_key(), field.value(), kind, a);
+}
+
+void kineto_parser::arg(string_view key, ondemand::value v, int kind, raw_args &a)
+{
+	if (key == "External id")
+		a.external_id = get_int(v, "expected an integer for args 'External id'");
+	else if (key == "correlation")
+		a.correlation = get_int(v, "expected an integer for args 'correlation'");
+	else if (key == "stream")
+		a.stream = get_int(v, "expected an integer for args 'stream'");
+	else if (key == "device")
+		a.device = get_int(v, "expected an integer for args 'device'");
+	else if (key == "Sequence number")
+		a.sequence = get_int(v, "expected an integer for args 'Sequence number'");
+	else if (key == "bytes")
+		a.bytes = get_int(v, "expected an integer for args 'bytes'");
+	else if (key == "wait_on_stream")
+		a.wait_on_stream = get_int(v, "expected an integer for args 'wait_on_stream'");
+	else if (key == "wait_on_cuda_event_record_corr_id")
+		a.record_corr = get_int(v, "expected an integer for args "
+					   "'wait_on_cuda_event_record_corr_id'");
+	else if (key == "wait_on_cuda_event_id" || key == "event_id")
+		a.event_id = get_int(v, "expected an integer for args 'event_id'");
+	else if (key == "cuda_sync_kind")
+		a.sync = sync_kind_of(v.get_string());
+	else if (key == "name" && kind == ORR_EVENT_KIND_COUNT)
+		a.meta_name = v.get_string();
+	else if (key == "Input Dims" && kind == ORR_EVENT_OP)
+		input_dims(v, a);
+	else if (key == "Input type" && kind == ORR_EVENT_OP)
+		input_types(v, a);
+	else if (kind == ORR_EVENT_OP || kind == ORR_EVENT_KERNEL)
+		coll_field(key, v, a);
+}
+
+/* Input i of the op being read, created (with those before it) on first use. */
+static struct orr_input *input_at(struct orr__rank_build *rb, raw_args &a, uint32_t i)
+{
+	if (a.ninputs == 0)
+		a.first_input = (uint32_t)rb->inputs.n;
+	while (a.ninputs <= i) {
+		auto *in = (struct orr_input *)orr__vec_push(&rb->inputs);
+		in->first_dim = (uint32_t)rb->dims.n;
+		a.ninputs++;
+	}
+	return ORR__AT(rb->inputs, struct orr_input, a.first_input + i);
+}
+
+void kineto_parser::input_dims(ondemand::value v, raw_args &a)
+{
+	uint32_t i = 0;
+
+	for (auto elem : v.get_array()) {
+		ondemand::value x = elem.value();
+		struct orr_input *in = input_at(rb_, a, i++);
+
+		if (x.type() != ondemand::json_type::array)
+			continue;
+		in->first_dim = (uint32_t)rb_->dims.n;
+		for (auto d : x.get_array()) {
+			ondemand::value dv = d.value();
+
+			if (dv.type() != ondemand::json_type::number) {
+				in = input_at(rb_, a, i - 1);
+				in->is_list = 1;
+				continue;
+			}
+			*(int64_t *)orr__vec_push(&rb_->dims) = get_int(dv, "expected integer dims");
+			in = input_at(rb_, a, i - 1);
+			if (in->ndims == UINT16_MAX)
+				throw bad_event{ "tensor with more than 65535 dimensions" };
+			in->ndims++;
+		}
+	}
+}
+
+void kineto_parser::input_types(ondemand::value v, raw_args &a)
+{
+	uint32_t i = 0;
+
+	for (auto elem : v.get_array()) {
+		ondemand::value x = elem.value();
+		uint32_t dtype = x.type() == ondemand::json_type::string ? intern(x.get_string())
+									  : ORR_STR_NONE;
+		input_at(rb_, a, i++)->dtype = dtype;
+	}
+}
+
+/* Ranks written as an array or as a string "[0, 1, 2]". */
+void kineto_parser::members(ondemand::value v, uint32_t *first, uint32_t *n)
+{
+	*first = (uint32_t)rb_->members.n;
+	*n = 0;
+	auto push = [&](int64_t r) {
+		if (r < INT32_MIN || r > INT32_MAX)
+			throw bad_event{ "rank out of range" };
+		*(int32_t *)orr__vec_push(&rb_->members) = (int32_t)r;
+		(*n)++;
+	};
+	if (v.type() == ondemand::json_type::array) {
+		for (auto r : v.get_array())
+			push(get_int(r.value(), "expected integer ranks"));
+		return;
+	}
+	string_view s = v.get_string();
+	for (size_t i = 0; i < s.size();) {
+		if (s[i] < '0' || s[i] > '9') {
+			i++;
+			continue;
+		}
+		int64_t r = 0;
+		for (; i < s.size() && s[i] >= '0' && s[i] <= '9' && r < INT32_MAX; i++)
+			r = r * 10 + (s[i] - '0');
+		push(r);
+	}
+}
+
+void kineto_parser::coll_field(string_view key, ondemand::value v, raw_args &a)
+{
+	struct orr_collective &c = a.coll;
+
+	if (key == "Collective name")
+		c.type = intern(v.get_string()), a.has_coll = true;
+	else if (key == "dtype")
+		c.dtype = intern(v.get_string());
+	else if (key == "In msg nelems")
+		c.in_nelems = get_int(v, "expected an integer for 'In msg nelems'");
+	else if (key == "Out msg nelems")
+		c.out_nelems = get_int(v, "expected an integer for 'Out msg nelems'");
+	else if (key == "Group size")
+		c.group_size = (int32_t)get_int(v, "expected an integer for 'Group size'");
+	else if (key == "Process Group Name" || key == "Process Group ID")
+		c.pg_name = v.type() == ondemand::json_type::string ? intern(v.get_string())
+								   : intern(v.raw_json_token());
+	else if (key == "Process Group Description")
+		c.pg_desc = intern(v.get_string());
+	else if (key == "Process Group Ranks")
+		members(v, &c.first_member, &c.nmembers);
+	else if (key == "Seq")
+		c.sequence = get_int(v, "expected an integer for 'Seq'");
+	else if (key == "Src Rank")
+		c.src_rank = (int32_t)get_int(v, "expected an integer for 'Src Rank'");
+	else if (key == "Dst Rank")
+		c.dst_rank = (int32_t)get_int(v, "expected an integer for 'Dst Rank'");
+}
+
+/* ---- top-level metadata ---- */
+
+void kineto_parser::distributed_info(ondemand::object obj)
+{
+	for (auto field : obj) {
+		string_view key = field.unescaped_key();
+		ondemand::value v = field.value();
+
+		if (key == "rank") {
+			int64_t r = get_int(v, "expected an integer distributedInfo.rank");
+			if (r < 0 || r > INT32_MAX)
+				throw bad_event{ "distributedInfo.rank out of range" };
+			rb_->pub.rank = (int32_t)r;
+			rb_->has_rank = true;
+		} else if (key == "world_size") {
+			int64_t w = get_int(v, "expected an integer distributedInfo.world_size");
+			rb_->pub.world_size = w > 0 && w <= INT32_MAX ? (int32_t)w : -1;
+		} else if (key == "backend") {
+			rb_->pub.backend = intern(v.get_string());
+		} else if (key == "pg_config") {
+			for (auto pg : v.get_array()) {
+				struct orr_comm c = {};
+				c.size = -1;
+				for (auto f : pg.get_object()) {
+					string_view k = f.unescaped_key();
+					ondemand::value x = f.value();
+					if (k == "pg_name")
+						c.name = x.type() == ondemand::json_type::string
+								 ? intern(x.get_string())
+								 : intern(x.raw_json_token());
+					else if (k == "pg_desc")
+						c.desc = intern(x.get_string());
+					else if (k == "backend_config")
+						c.backend = intern(x.get_string());
+					else if (k == "pg_size")
+						c.size = (int32_t)get_int(x, "expected integer pg_size");
+					else if (k == "ranks")
+						members(x, &c.first_member, &c.nmembers);
+				}
+				*(struct orr_comm *)orr__vec_push(&rb_->comms) = c;
+			}
+		}
+	}
+}
+
+void kineto_parser::device_properties(ondemand::array arr)
+{
+	for (auto dev : arr) {
+		struct orr_device d = {};
+		d.id = -1;
+		for (auto f : dev.get_object()) {
+			string_view k = f.unescaped_key();
+			ondemand::value x = f.value();
+			if (k == "id")
+				d.id = (int32_t)get_int(x, "expected integer device id");
+			else if (k == "name")
+				d.name = intern(x.get_string());
+			else if (k == "numSms")
+				d.num_sms = (int32_t)get_int(x, "expected integer numSms");
+			else if (k == "computeMajor")
+				d.compute_major = (int32_t)get_int(x, "expected integer computeMajor");
+			else if (k == "computeMinor")
+				d.compute_minor = (int32_t)get_int(x, "expected integer computeMinor");
+			else if (k == "totalGlobalMem")
+				d.total_mem_bytes = get_int(x, "expected integer totalGlobalMem");
+		}
+		*(struct orr_device *)orr__vec_push(&rb_->devices) = d;
+	}
+}
+
+/* ---- windows over traceEvents ---- */
+
+/* The last "}" ws "," ws "{" (or "}" ws "]") at or before pos + WINDOW_BYTES. */
+size_t kineto_parser::guess_cut(size_t pos) const
+{
+	size_t i = pos + WINDOW_BYTES < len_ ? pos + WINDOW_BYTES : len_ - 1;
+
+	for (; i > pos; i--) {
+		size_t j;
+
+		if (buf_[i] != '}')
+			continue;
+		j = orr__scan_ws(buf_, len_, i + 1);
+		if (j < len_ && buf_[j] == ']')
+			return i;
+		if (j >= len_ || buf_[j] != ',')
+			continue;
+		j = orr__scan_ws(buf_, len_, j + 1);
+		if (j < len_ && buf_[j] == '{')
+			return i;
+	}
+	return SIZE_MAX;
+}
+
+/*
+ * Parses the events in buf[start..cut] (cut is the '}' of the last one) as one array,
+ * borrowing the byte before start and the one after cut for the brackets.  A failed
+ * window leaves the rank as it was.  Only an exact window reports its error.
+ */
+int kineto_parser::window(size_t start, size_t cut, bool exact)
+{
+	char before = buf_[start - 1], after = buf_[cut + 1];
+	int64_t first = nevents_;
+	int64_t at = (int64_t)start;
+	struct orr__mark mark;
+	int r = 0;
+
+	orr__rank_mark(rb_, &mark);
+	buf_[start - 1] = '[';
+	buf_[cut + 1] = ']';
+	try {
+		ondemand::document doc = parser_.iterate(buf_ + start - 1, cut - start + 3,
+							 len_ + ORR__JSON_PADDING - start + 1);
+		for (auto elem : doc.get_array()) {
+			ondemand::value v = elem.value();
+			const char *loc;
+
+			if (v.current_location().get(loc) == SUCCESS)
+				at = loc - buf_;
+			event(v.get_object());
+			nevents_++;
+		}
+		const char *rest;
+		if (doc.current_location().get(rest) == SUCCESS)
+			throw bad_event{ "trailing data after the events" };
+	} catch (const simdjson_error &e) {
+		int err = e.error() == UNCLOSED_STRING || e.error() == INCOMPLETE_ARRAY_OR_OBJECT
+				  ? ORR_ETRUNCATED
+				  : ORR_EMALFORMED;
+		r = exact ? fail(err, at, nevents_, error_message(e.error())) : ORR_EMALFORMED;
+	} catch (const bad_event &e) {
+		r = exact ? fail(ORR_EMALFORMED, at, nevents_, e.what) : ORR_EMALFORMED;
+	}
+	buf_[start - 1] = before;
+	buf_[cut + 1] = after;
+	if (r) {
+		orr__rank_rollback(rb_, &mark);
+		nevents_ = first;
+	}
+	return r;
+}
+
+int kineto_parser::events(size_t pos, size_t *ret_end)
+{
+	struct orr__scan_error se;
+
+	for (;;) {
+		size_t cut, next;
+		int r;
+
+		pos = orr__scan_ws(buf_, len_, pos);
+		if (pos < len_ && buf_[pos] == ']') {
+			*ret_end = pos + 1;
+			return 0;
+		}
+		cut = guess_cut(pos);
+		if (cut == SIZE_MAX || window(pos, cut, false) != 0) {
+			if (orr__scan_events(buf_, len_, pos, WINDOW_BYTES, &cut, &se))
+				return fail(se.err, (int64_t)se.offset, nevents_, se.what);
+			if ((r = window(pos, cut, true)))
+				return r;
+		}
+		next = orr__scan_ws(buf_, len_, cut + 1);
+		if (next < len_ && buf_[next] == ',') {
+			pos = orr__scan_ws(buf_, len_, next + 1);
+			if (pos >= len_ || buf_[pos] != '{')
+				return fail(ORR_EMALFORMED, (int64_t)pos, nevents_,
+					    "expected an event object after ','");
+		} else {
+			pos = next;
+		}
+	}
+}
+
+/* ---- the top-level object ---- */
+
+int kineto_parser::top_value(string_view key, size_t pos, size_t end)
+{
+	if (key != "distributedInfo" && key != "deviceProperties" && key != "baseTimeNanoseconds")
+		return 0;
+	try {
+		ondemand::document doc =
+			parser_.iterate(buf_ + pos, end - pos, len_ + ORR__JSON_PADDING - pos);
+		if (key == "baseTimeNanoseconds") {
+			int64_t base;
+			if (doc.get_int64().get(base) != SUCCESS)
+				throw bad_event{ "expected an integer 'baseTimeNanoseconds'" };
+			rb_->pub.base_time_ns = base;
+			rb_->has_base = true;
+		} else if (key == "distributedInfo") {
+			distributed_info(doc.get_object());
+		} else {
+			device_properties(doc.get_array());
+		}
+	} catch (const simdjson_error &e) {
+		return fail(ORR_EMALFORMED, (int64_t)pos, -1, error_message(e.error()));
+	} catch (const bad_event &e) {
+		return fail(ORR_EMALFORMED, (int64_t)pos, -1, e.what);
+	}
+	return 0;
+}
+
+int kineto_parser::top_level()
+{
+	struct orr__scan_error se;
+	size_t pos = orr__scan_ws(buf_, len_, 0), end;
+	int r;
+
+	if (pos >= len_)
+		return fail(ORR_EEMPTY, -1, -1, "no JSON value");
+	if (buf_[pos] == '[') { /* JSON Array Format: the events alone */
+		saw_events_ = true;
+		if ((r = events(pos + 1, &end)))
+			return r;
+		pos = end;
+	} else if (buf_[pos] == '{') {
+		pos = orr__scan_ws(buf_, len_, pos + 1);
+		while (pos < len_ && buf_[pos] != '}') {
+			size_t kend, vpos;
+
+			if (buf_[pos] != '"')
+				return fail(ORR_EMALFORMED, (int64_t)pos, -1, "expected a key string");
+			if (orr__scan_string(buf_, len_, pos, &kend, &se))
+				return fail_scan(se);
+			string_view key(buf_ + pos + 1, kend - pos - 2);
+			vpos = orr__scan_ws(buf_, len_, kend);
+			if (vpos >= len_ || buf_[vpos] != ':')
+				return fail(ORR_EMALFORMED, (int64_t)vpos, -1, "expected ':'");
+			vpos = orr__scan_ws(buf_, len_, vpos + 1);
+			if (key == "traceEvents") {
+				if (vpos >= len_ || buf_[vpos] != '[')
+					return fail(ORR_EMALFORMED, (int64_t)vpos, -1,
+						    "expected an array for 'traceEvents'");
+				saw_events_ = true;
+				if ((r = events(vpos + 1, &end)))
+					return r;
+			} else {
+				if (orr__scan_value(buf_, len_, vpos, &end, &se))
+					return fail_scan(se);
+				if ((r = top_value(key, vpos, end)))
+					return r;
+			}
+			pos = orr__scan_ws(buf_, len_, end);
+			if (pos < len_ && buf_[pos] == ',')
+				pos = orr__scan_ws(buf_, len_, pos + 1);
+			else if (pos < len_ && buf_[pos] != '}')
+				return fail(ORR_EMALFORMED, (int64_t)pos, -1, "expected ',' or '}'");
+		}
+		if (pos >= len_)
+			return fail(ORR_ETRUNCATED, (int64_t)len_, -1, "unterminated top-level object");
+		pos++;
+	} else {
+		return fail(ORR_EFORMAT, (int64_t)pos, -1,
+			    "expected a Kineto JSON trace (an object with 'traceEvents')");
+	}
+	pos = orr__scan_ws(buf_, len_, pos);
+	if (pos < len_)
+		return fail(ORR_EMALFORMED, (int64_t)pos, -1, "trailing data after the JSON value");
+	if (!saw_events_)
+		return fail(ORR_EFORMAT, -1, -1, "no 'traceEvents' array");
+	return 0;
+}
+
+int kineto_parser::run()
+{
+	int r = top_level();
+
+	if (r == 0 && rb_->has_base) {
+		/* Timestamps are relative to baseTimeNanoseconds when it is present. */
+		auto *ev = (struct orr_event *)rb_->events.p;
+		for (size_t i = 0; i < rb_->events.n; i++)
+			ev[i].start_ns += rb_->pub.base_time_ns;
+		auto *f = (struct orr__flow *)rb_->flows.p;
+		for (size_t i = 0; i < rb_->flows.n; i++)
+			f[i].ts_ns += rb_->pub.base_time_ns;
+	}
+	return r;
+}
+
+
+extern "C" int orr__kineto_parse(struct orr_trace *t, struct orr__rank_build *rb, const char *name,
+				 char *buf, size_t len, struct orr_diag *diag)
+{
+	kineto_parser p(t, rb, name, buf, len, diag);
+
+	try {
+		return p.run();
+	} catch (const std::bad_alloc &) {
+		fputs("orrery: error: out of memory\n", stderr);
+		exit(1);
+	}
+}

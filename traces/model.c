@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: MIT */
+/* The trace object: ranks under construction, their tables, and finishing them. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "banned.h"
+
+void *orr__vec_push(struct orr__vec *v)
+{
+	void *e;
+
+	if (v->n == v->cap)
+		v->p = orr_xgrow(v->p, v->elem, &v->cap, v->n + 1);
+	e = (char *)v->p + v->n * v->elem;
+	memset(e, 0, v->elem);
+	v->n++;
+	return e;
+}
+
+static struct orr__vec *tables(struct orr__rank_build *rb, size_t *ret_n)
+{
+	*ret_n = 14;
+	return &rb->places;
+}
+
+void orr__rank_mark(const struct orr__rank_build *rb, struct orr__mark *m)
+{
+	size_t n;
+	const struct orr__vec *v = tables((struct orr__rank_build *)rb, &n);
+
+	for (size_t i = 0; i < n; i++)
+		m->n[i] = v[i].n;
+}
+
+void orr__rank_rollback(struct orr__rank_build *rb, const struct orr__mark *m)
+{
+	size_t n;
+	struct orr__vec *v = tables(rb, &n);
+
+	for (size_t i = 0; i < n; i++)
+		v[i].n = m->n[i];
+	rb->last_place = UINT32_MAX;
+}
+
+uint32_t orr__place(struct orr__rank_build *rb, enum orr_place_kind kind, int64_t pid,
+		    int64_t tid, int32_t device)
+{
+	struct orr_place *p = rb->places.p;
+	struct orr_place *np;
+	uint32_t i = rb->last_place;
+
+	if (i < rb->places.n && p[i].kind == kind && p[i].pid == pid && p[i].tid == tid)
+		return i;
+	for (i = 0; i < rb->places.n; i++) {
+		if (p[i].kind == kind && p[i].pid == pid && p[i].tid == tid) {
+			rb->last_place = i;
+			return i;
+		}
+	}
+	np = orr__vec_push(&rb->places);
+	*np = (struct orr_place){ .kind = kind, .pid = pid, .tid = tid, .device = device };
+	rb->last_place = (uint32_t)(rb->places.n - 1);
+	return rb->last_place;
+}
+
+void orr__count_skipped(struct orr__rank_build *rb, uint32_t category)
+{
+	struct orr_skipped *s = rb->skipped.p;
+
+	for (size_t i = 0; i < rb->skipped.n; i++) {
+		if (s[i].category == category) {
+			s[i].count++;
+			return;
+		}
+	}
+	s = orr__vec_push(&rb->skipped);
+	s->category = category;
+	s->count = 1;
+}
+
+struct orr_trace *orr__trace_new(void)
+{
+	struct orr_trace *t = orr_xcalloc(1, sizeof(*t));
+
+	t->strs = orr_strtab_new();
+	return t;
+}
+
+struct orr__rank_build *orr__rank_new(struct orr_trace *t, uint32_t source)
+{
+	struct orr__rank_build *rb = orr_xcalloc(1, sizeof(*rb));
+
+	rb->pub.rank = -1;
+	rb->pub.world_size = -1;
+	rb->pub.source = source;
+	rb->last_place = UINT32_MAX;
+	rb->places.elem = sizeof(struct orr_place);
+	rb->events.elem = sizeof(struct orr_event);
+	rb->ops.elem = sizeof(struct orr_op_args);
+	rb->inputs.elem = sizeof(struct orr_input);
+	rb->dims.elem = sizeof(int64_t);
+	rb->copies.elem = sizeof(struct orr_copy_args);
+	rb->syncs.elem = sizeof(struct orr_sync_args);
+	rb->colls.elem = sizeof(struct orr_collective);
+	rb->members.elem = sizeof(int32_t);
+	rb->comms.elem = sizeof(struct orr_comm);
+	rb->devices.elem = sizeof(struct orr_device);
+	rb->skipped.elem = sizeof(struct orr_skipped);
+	rb->flows.elem = sizeof(struct orr__flow);
+	rb->metas.elem = sizeof(struct orr__meta);
+	ORR_VEC_PUSH(t->ranks, t->nranks, t->cap, rb);
+	return rb;
+}
+
+void orr__rank_free(struct orr__rank_build *rb)
+{
+	size_t n;
+	struct orr__vec *v;
+
+	if (!rb)
+		return;
+	v = tables(rb, &n);
+	for (size_t i = 0; i < n; i++)
+		free(v[i].p);
+	free(rb);
+}
+
+void orr_trace_free(struct orr_trace *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->nranks; i++)
+		orr__rank_free(t->ranks[i]);
+	free(t->ranks);
+	orr_strtab_free(t->strs);
+	free(t);
+}
+
+size_t orr_trace_rank_count(const struct orr_trace *t)
+{
+	return t->nranks;
+}
+
+const struct orr_rank *orr_trace_get_rank(const struct orr_trace *t, size_t i)
+{
+	return &t->ranks[i]->pub;
+}
+
+const char *orr_trace_str(const struct orr_trace *t, uint32_t id)
+{
+	return orr_strtab_get(t->strs, id);
+}
+
+static int cmp_i64(int64_t a, int64_t b)
+{
+	return (a > b) - (a < b);
+}
+
+/* A total order on event contents, so that sorting is deterministic. */
+static int cmp_event(const void *pa, const void *pb)
+{
+	const struct orr_event *a = pa, *b = pb;
+	int c;
+
+	if ((c = cmp_i64(a->start_ns, b->start_ns)) || (c = cmp_i64(b->dur_ns, a->dur_ns)) ||
+	    (c = cmp_i64(a->place, b->place)) || (c = cmp_i64(a->kind, b->kind)) ||
+	    (c = cmp_i64(a->correlation, b->correlation)) ||
+	    (c = cmp_i64(a->external_id, b->external_id)) || (c = cmp_i64(a->name, b->name)) ||
+	    (c = cmp_i64(a->args, b->args)))
+		return c;
+	return cmp_i64(a->coll, b->coll);
+}
+
+static int cmp_flow(const void *pa, const void *pb)
+{
+	const struct orr__flow *a = pa, *b = pb;
+	int c;
+
+	if ((c = cmp_i64(a->pid, b->pid)) || (c = cmp_i64(a->tid, b->tid)) ||
+	    (c = cmp_i64(a->ts_ns, b->ts_ns)))
+		return c;
+	return cmp_i64(a->id, b->id);
+}
+
+static bool takes_flow(const struct orr_event *e)
+{
+	return e->kind == ORR_EVENT_RUNTIME || e->kind == ORR_EVENT_DRIVER ||
+	       e->kind == ORR_EVENT_KERNEL || e->kind == ORR_EVENT_MEMCPY ||
+	       e->kind == ORR_EVENT_MEMSET || e->kind == ORR_EVENT_SYNC;
+}
+
+/* Old traces carry the correlation only on the flow arrow: take it from there. */
+static void link_flows(struct orr__rank_build *rb)
+{
+	struct orr__flow *f = rb->flows.p;
+	struct orr_event *ev = rb->events.p;
+	const struct orr_place *pl = rb->places.p;
+	size_t nf = rb->flows.n;
+
+	if (!nf)
+		return;
+	qsort(f, nf, sizeof(*f), cmp_flow);
+	for (size_t i = 0; i < rb->events.n; i++) {
+		struct orr__flow key = { .pid = pl[ev[i].place].pid,
+					 .tid = pl[ev[i].place].tid,
+					 .ts_ns = ev[i].start_ns,
+					 .id = INT64_MIN };
+		size_t lo = 0, hi = nf;
+
+		if (ev[i].correlation >= 0 || !takes_flow(&ev[i]))
+			continue;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (cmp_flow(&f[mid], &key) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < nf && f[lo].pid == key.pid && f[lo].tid == key.tid &&
+		    f[lo].ts_ns == key.ts_ns) {
+			ev[i].correlation = f[lo].id;
+			ev[i].flags |= ORR_EVENT_F_FLOW_LINKED;
+		}
+	}
+}
+
+static void name_places(struct orr__rank_build *rb)
+{
+	const struct orr__meta *m = rb->metas.p;
+	struct orr_place *p = rb->places.p;
+
+	for (size_t i = 0; i < rb->metas.n; i++) {
+		if (!m[i].thread)
+			continue;
+		for (size_t j = 0; j < rb->places.n; j++)
+			if (p[j].pid == m[i].pid && p[j].tid == m[i].tid)
+				p[j].name = m[i].name;
+	}
+}
+
+/* "ncclDevKernel_AllReduce_Sum_f32_RING_LL(...)" -> "AllReduce". */
+static void collectives_from_names(struct orr_trace *t, struct orr__rank_build *rb)
+{
+	struct orr_event *ev = rb->events.p;
+
+	for (size_t i = 0; i < rb->events.n; i++) {
+		const char *name, *op;
+		size_t len;
+		struct orr_collective *c;
+
+		if (ev[i].kind != ORR_EVENT_KERNEL || ev[i].coll != ORR_NONE)
+			continue;
+		name = orr_strtab_get(t->strs, ev[i].name);
+		if (strncmp(name, "ncclDevKernel_", 14) == 0)
+			op = name + 14;
+		else if (strncmp(name, "ncclKernel_", 11) == 0)
+			op = name + 11;
+		else
+			continue;
+		len = strcspn(op, "_(<");
+		c = orr__vec_push(&rb->colls);
+		*c = (struct orr_collective){ .type = orr_strtab_intern(t->strs, op, len),
+					      .in_nelems = -1, .out_nelems = -1, .in_bytes = -1,
+					      .out_bytes = -1, .sequence = -1, .group_size = -1,
+					      .src_rank = -1, .dst_rank = -1 };
+		ev[i].coll = (uint32_t)(rb->colls.n - 1);
+	}
+}
+
+static void collective_bytes(struct orr_trace *t, struct orr__rank_build *rb)
+{
+	struct orr_collective *c = rb->colls.p;
+
+	for (size_t i = 0; i < rb->colls.n; i++) {
+		int size = orr_dtype_bytes(orr_strtab_get(t->strs, c[i].dtype));
+
+		if (size && c[i].in_nelems >= 0 && c[i].in_nelems <= INT64_MAX / size)
+			c[i].in_bytes = c[i].in_nelems * size;
+		if (size && c[i].out_nelems >= 0 && c[i].out_nelems <= INT64_MAX / size)
+			c[i].out_bytes = c[i].out_nelems * size;
+	}
+}
+
+#define VIEW(field, vec, type)                    \
+	do {                                      \
+		rb->pub.field = (const type *)(vec).p; \
+		rb->pub.n##field = (vec).n;       \
+	} while (0)
+
+void orr__rank_finish(struct orr_trace *t, struct orr__rank_build *rb)
+{
+	link_flows(rb);
+	name_places(rb);
+	collectives_from_names(t, rb);
+	collective_bytes(t, rb);
+	qsort(rb->events.p, rb->events.n, sizeof(struct orr_event), cmp_event);
+	rb->pub.nflows = rb->flows.n;
+	free(rb->flows.p);
+	free(rb->metas.p);
+	memset(&rb->flows, 0, sizeof(rb->flows));
+	memset(&rb->metas, 0, sizeof(rb->metas));
+	rb->pub.places = rb->places.p;
+	rb->pub.nplaces = rb->places.n;
+	rb->pub.events = rb->events.p;
+	rb->pub.nevents = rb->events.n;
+	VIEW(ops, rb->ops, struct orr_op_args);
+	VIEW(inputs, rb->inputs, struct orr_input);
+	VIEW(dims, rb->dims, int64_t);
+	VIEW(copies, rb->copies, struct orr_copy_args);
+	VIEW(syncs, rb->syncs, struct orr_sync_args);
+	VIEW(members, rb->members, int32_t);
+	VIEW(comms, rb->comms, struct orr_comm);
+	VIEW(devices, rb->devices, struct orr_device);
+	VIEW(skipped, rb->skipped, struct orr_skipped);
+	rb->pub.collectives = rb->colls.p;
+	rb->pub.ncollectives = rb->colls.n;
+}

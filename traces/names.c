@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/* Names: event kinds, runtime/driver call classes, dtype sizes. */
+#include <string.h>
+
+#include "orrery/trace.h"
+#include "banned.h"
+
+const char *orr_event_kind_name(enum orr_event_kind kind)
+{
+	static const char *const names[ORR_EVENT_KIND_COUNT] = {
+		[ORR_EVENT_OP] = "op",
+		[ORR_EVENT_ANNOTATION] = "annotation",
+		[ORR_EVENT_RUNTIME] = "runtime",
+		[ORR_EVENT_DRIVER] = "driver",
+		[ORR_EVENT_KERNEL] = "kernel",
+		[ORR_EVENT_MEMCPY] = "memcpy",
+		[ORR_EVENT_MEMSET] = "memset",
+		[ORR_EVENT_SYNC] = "sync",
+		[ORR_EVENT_CUDA_EVENT] = "cuda_event",
+		[ORR_EVENT_MARKER] = "marker",
+	};
+
+	return (unsigned)kind < ORR_EVENT_KIND_COUNT ? names[kind] : "?";
+}
+
+const char *orr_call_name(enum orr_call call)
+{
+	static const char *const names[ORR_CALL_COUNT] = {
+		[ORR_CALL_OTHER] = "other",
+		[ORR_CALL_LAUNCH] = "launch",
+		[ORR_CALL_GRAPH_LAUNCH] = "graph_launch",
+		[ORR_CALL_MEMCPY] = "memcpy",
+		[ORR_CALL_MEMSET] = "memset",
+		[ORR_CALL_EVENT_RECORD] = "event_record",
+		[ORR_CALL_STREAM_WAIT] = "stream_wait",
+		[ORR_CALL_EVENT_SYNC] = "event_sync",
+		[ORR_CALL_EVENT_QUERY] = "event_query",
+		[ORR_CALL_STREAM_SYNC] = "stream_sync",
+		[ORR_CALL_DEVICE_SYNC] = "device_sync",
+	};
+
+	return (unsigned)call < ORR_CALL_COUNT ? names[call] : "?";
+}
+
+static bool starts(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* Runtime ("cuda...") and driver ("cu...") spellings; version suffixes (_v2, _ptsz) pass. */
+enum orr_call orr_call_classify(const char *name)
+{
+	static const struct {
+		const char *prefix;
+		enum orr_call call;
+	} table[] = {
+		{ "cudaGraphLaunch", ORR_CALL_GRAPH_LAUNCH },
+		{ "cuGraphLaunch", ORR_CALL_GRAPH_LAUNCH },
+		{ "cudaLaunch", ORR_CALL_LAUNCH },
+		{ "__cudaLaunch", ORR_CALL_LAUNCH },
+		{ "cuLaunch", ORR_CALL_LAUNCH },
+		{ "cudaMemcpy", ORR_CALL_MEMCPY },
+		{ "cuMemcpy", ORR_CALL_MEMCPY },
+		{ "cudaMemset", ORR_CALL_MEMSET },
+		{ "cuMemset", ORR_CALL_MEMSET },
+		{ "cudaEventRecord", ORR_CALL_EVENT_RECORD },
+		{ "cuEventRecord", ORR_CALL_EVENT_RECORD },
+		{ "cudaStreamWaitEvent", ORR_CALL_STREAM_WAIT },
+		{ "cuStreamWaitEvent", ORR_CALL_STREAM_WAIT },
+		{ "cudaEventSynchronize", ORR_CALL_EVENT_SYNC },
+		{ "cuEventSynchronize", ORR_CALL_EVENT_SYNC },
+		{ "cudaEventQuery", ORR_CALL_EVENT_QUERY },
+		{ "cuEventQuery", ORR_CALL_EVENT_QUERY },
+		{ "cudaStreamSynchronize", ORR_CALL_STREAM_SYNC },
+		{ "cuStreamSynchronize", ORR_CALL_STREAM_SYNC },
+		{ "cudaDeviceSynchronize", ORR_CALL_DEVICE_SYNC },
+		{ "cuCtxSynchronize", ORR_CALL_DEVICE_SYNC },
+	};
+
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+		if (starts(name, table[i].prefix))
+			return table[i].call;
+	return ORR_CALL_OTHER;
+}
+
+int orr_dtype_bytes(const char *name)
+{
+	static const struct {
+		const char *name;
+		int bytes;
+	} table[] = {
+		{ "Double", 8 },    { "Long", 8 },         { "ComplexFloat", 8 },
+		{ "Float", 4 },     { "Int", 4 },          { "UInt32", 4 },
+		{ "BFloat16", 2 },  { "Half", 2 },         { "Short", 2 },
+		{ "Byte", 1 },      { "Char", 1 },         { "Bool", 1 },
+		{ "Float8_e4m3fn", 1 }, { "Float8_e5m2", 1 }, { "double", 8 },
+		{ "float", 4 },     { "int", 4 },          { "long int", 8 },
+	};
+
+	if (starts(name, "c10::"))
+		name += 5;
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+		if (strcmp(name, table[i].name) == 0)
+			return table[i].bytes;
+	return 0;
+}

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/* A byte-level JSON structure scanner: see scan.h. */
+#include <string.h>
+
+#include "orrery/common.h"
+#include "scan.h"
+#include "banned.h"
+
+static int fail(struct orr__scan_error *e, int err, size_t offset, const char *what)
+{
+	e->err = err;
+	e->offset = offset;
+	e->what = what;
+	return err;
+}
+
+size_t orr__scan_ws(const char *buf, size_t len, size_t pos)
+{
+	while (pos < len && (buf[pos] == ' ' || buf[pos] == '\n' || buf[pos] == '\r' ||
+			     buf[pos] == '\t'))
+		pos++;
+	return pos;
+}
+
+int orr__scan_string(const char *buf, size_t len, size_t pos, size_t *ret_end,
+		     struct orr__scan_error *reterr)
+{
+	size_t start = pos++;
+
+	for (;;) {
+		const char *q = memchr(buf + pos, '"', len - pos);
+		size_t n = 0;
+
+		if (!q)
+			return fail(reterr, ORR_ETRUNCATED, start, "unterminated string");
+		pos = (size_t)(q - buf);
+		/* The quote ends the string unless an odd run of backslashes precedes it. */
+		while (pos - n > start + 1 && buf[pos - n - 1] == '\\')
+			n++;
+		pos++;
+		if (n % 2 == 0)
+			break;
+	}
+	*ret_end = pos;
+	return 0;
+}
+
+static bool is_scalar_byte(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c == '-' || c == '+' ||
+	       c == '.' || c == 'E';
+}
+
+/* One scalar token (number, true, false, null); checked properly by the real parser. */
+static int scan_scalar(const char *buf, size_t len, size_t pos, size_t *ret_end,
+		       struct orr__scan_error *reterr)
+{
+	size_t start = pos;
+
+	while (pos < len && is_scalar_byte(buf[pos]))
+		pos++;
+	if (pos == start)
+		return fail(reterr, ORR_EMALFORMED, start, "expected a JSON value");
+	*ret_end = pos;
+	return 0;
+}
+
+int orr__scan_value(const char *buf, size_t len, size_t pos, size_t *ret_end,
+		    struct orr__scan_error *reterr)
+{
+	char stack[ORR__SCAN_MAX_DEPTH];
+	size_t depth = 0;
+	int r;
+
+	pos = orr__scan_ws(buf, len, pos);
+	do {
+		if (pos >= len)
+			return fail(reterr, ORR_ETRUNCATED, len, "unexpected end of input");
+		switch (buf[pos]) {
+		case '"':
+			if ((r = orr__scan_string(buf, len, pos, &pos, reterr)))
+				return r;
+			break;
+		case '{':
+		case '[':
+			if (depth == ORR__SCAN_MAX_DEPTH)
+				return fail(reterr, ORR_ETOOBIG, pos, "nesting deeper than 256");
+			stack[depth++] = buf[pos] == '{' ? '}' : ']';
+			pos++;
+			break;
+		case '}':
+		case ']':
+			if (!depth || stack[depth - 1] != buf[pos])
+				return fail(reterr, ORR_EMALFORMED, pos, "unbalanced bracket");
+			depth--;
+			pos++;
+			break;
+		case ',':
+		case ':':
+			if (!depth)
+				return fail(reterr, ORR_EMALFORMED, pos, "expected a JSON value");
+			pos++;
+			break;
+		default:
+			if ((r = scan_scalar(buf, len, pos, &pos, reterr)))
+				return r;
+			break;
+		}
+		pos = orr__scan_ws(buf, len, pos);
+	} while (depth);
+	*ret_end = pos;
+	return 0;
+}
+
+int orr__scan_events(const char *buf, size_t len, size_t pos, size_t min_bytes, size_t *ret_cut,
+		     struct orr__scan_error *reterr)
+{
+	size_t start = pos, end;
+	int r;
+
+	for (;;) {
+		if (pos >= len)
+			return fail(reterr, ORR_ETRUNCATED, len, "unterminated 'traceEvents' array");
+		if (buf[pos] != '{')
+			return fail(reterr, ORR_EMALFORMED, pos, "expected an event object");
+		if ((r = orr__scan_value(buf, len, pos, &end, reterr)))
+			return r;
+		*ret_cut = end - 1;
+		while (buf[*ret_cut] != '}')
+			(*ret_cut)--;
+		pos = orr__scan_ws(buf, len, end);
+		if (pos >= len)
+			return fail(reterr, ORR_ETRUNCATED, len, "unterminated 'traceEvents' array");
+		if (buf[pos] == ']' || end - start >= min_bytes)
+			return buf[pos] == ']' || buf[pos] == ','
+				       ? 0
+				       : fail(reterr, ORR_EMALFORMED, pos, "expected ',' or ']'");
+		if (buf[pos] != ',')
+			return fail(reterr, ORR_EMALFORMED, pos, "expected ',' or ']'");
+		pos = orr__scan_ws(buf, len, pos + 1);
+	}
+}

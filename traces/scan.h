@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * traces/scan.h — a byte-level JSON structure scanner.  It validates structure
+ * (strings, brackets, depth) without building anything, for the parts of a Kineto
+ * file that are walked rather than parsed, and to find exact event boundaries when
+ * the fast guess fails.  All positions are byte offsets into buf[0..len).
+ */
+#ifndef ORRERY_TRACES_SCAN_H
+#define ORRERY_TRACES_SCAN_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ORR__SCAN_MAX_DEPTH 256
+
+struct orr__scan_error {
+	int err;       /* ORR_EMALFORMED, ORR_ETRUNCATED, ORR_ETOOBIG */
+	size_t offset; /* where it went wrong */
+	const char *what;
+};
+
+/* The first non-whitespace position at or after pos (len if none). */
+size_t orr__scan_ws(const char *buf, size_t len, size_t pos);
+/* buf[pos] is '"': *ret_end is just past the closing quote. */
+int orr__scan_string(const char *buf, size_t len, size_t pos, size_t *ret_end,
+		     struct orr__scan_error *reterr);
+/* Any JSON value starting at pos (after whitespace): *ret_end is just past it. */
+int orr__scan_value(const char *buf, size_t len, size_t pos, size_t *ret_end,
+		    struct orr__scan_error *reterr);
+/*
+ * pos is the '{' of an event inside an array.  Walks whole events separated by commas
+ * until past pos + min_bytes or the closing ']', and sets *ret_cut to the '}' of the
+ * last event walked.
+ */
+int orr__scan_events(const char *buf, size_t len, size_t pos, size_t min_bytes, size_t *ret_cut,
+		     struct orr__scan_error *reterr);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

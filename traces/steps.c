@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: MIT */
+/* Step boundaries and measured step times, as DESIGN.md defines them. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "banned.h"
+
+struct corr_end {
+	int64_t correlation;
+	int64_t end_ns;
+};
+
+static int cmp_corr(const void *a, const void *b)
+{
+	const struct corr_end *x = a, *y = b;
+
+	if (x->correlation != y->correlation)
+		return (x->correlation > y->correlation) - (x->correlation < y->correlation);
+	return (x->end_ns > y->end_ns) - (x->end_ns < y->end_ns);
+}
+
+static bool is_gpu_task(const struct orr_event *e)
+{
+	return e->kind == ORR_EVENT_KERNEL || e->kind == ORR_EVENT_MEMCPY ||
+	       e->kind == ORR_EVENT_MEMSET;
+}
+
+/* "ProfilerStep#12" -> 12; -1 for any other name. */
+static int64_t step_number(const char *name)
+{
+	int64_t n = 0;
+	const char *p;
+
+	if (strncmp(name, "ProfilerStep#", 13) != 0 || !name[13])
+		return -1;
+	for (p = name + 13; *p >= '0' && *p <= '9' && n < INT64_MAX / 10; p++)
+		n = n * 10 + (*p - '0');
+	return *p ? -1 : n;
+}
+
+static int cmp_step(const void *a, const void *b)
+{
+	const struct orr_step *x = a, *y = b;
+
+	if (x->step != y->step)
+		return (x->step > y->step) - (x->step < y->step);
+	return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+}
+
+/* The latest end of a GPU task launched by a call starting in [start, end]. */
+static int64_t launched_end(const struct orr_rank *r, const struct corr_end *ce, size_t nce,
+			    int64_t start, int64_t end)
+{
+	int64_t last = end;
+
+	for (size_t i = 0; i < r->nevents && r->events[i].start_ns <= end; i++) {
+		const struct orr_event *e = &r->events[i];
+		size_t lo = 0, hi = nce;
+
+		if (e->start_ns < start || e->correlation < 0 ||
+		    (e->kind != ORR_EVENT_RUNTIME && e->kind != ORR_EVENT_DRIVER))
+			continue;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (ce[mid].correlation < e->correlation)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < nce && ce[lo].correlation == e->correlation; lo++)
+			if (ce[lo].end_ns > last)
+				last = ce[lo].end_ns;
+	}
+	return last;
+}
+
+static int64_t last_step_end(const struct orr_rank *r, int64_t start, int64_t end)
+{
+	struct corr_end *ce = NULL;
+	size_t nce = 0, cap = 0;
+	int64_t last;
+
+	for (size_t i = 0; i < r->nevents; i++)
+		if (is_gpu_task(&r->events[i]) && r->events[i].correlation >= 0)
+			ORR_VEC_PUSH(ce, nce, cap,
+				     ((struct corr_end){ r->events[i].correlation,
+							 r->events[i].start_ns + r->events[i].dur_ns }));
+	qsort(ce, nce, sizeof(*ce), cmp_corr);
+	last = launched_end(r, ce, nce, start, end);
+	free(ce);
+	return last;
+}
+
+/* Without step annotations the whole captured window is one step. */
+static int whole_window(const struct orr_rank *r, struct orr_step **ret_steps, size_t *ret_n)
+{
+	struct orr_step *s;
+
+	*ret_n = 0;
+	*ret_steps = NULL;
+	if (!r->nevents)
+		return 0;
+	s = orr_xmalloc(sizeof(*s));
+	s->step = -1;
+	s->start_ns = r->events[0].start_ns;
+	s->end_ns = s->start_ns;
+	for (size_t i = 0; i < r->nevents; i++)
+		if (r->events[i].start_ns + r->events[i].dur_ns > s->end_ns)
+			s->end_ns = r->events[i].start_ns + r->events[i].dur_ns;
+	*ret_steps = s;
+	*ret_n = 1;
+	return 0;
+}
+
+int orr_rank_steps(const struct orr_trace *t, const struct orr_rank *r, struct orr_step **ret_steps,
+		   size_t *ret_n)
+{
+	struct orr_step *s = NULL;
+	size_t n = 0, cap = 0, k = 0;
+
+	for (size_t i = 0; i < r->nevents; i++) {
+		const struct orr_event *e = &r->events[i];
+		int64_t step;
+
+		if (e->kind != ORR_EVENT_ANNOTATION && e->kind != ORR_EVENT_OP)
+			continue;
+		step = step_number(orr_trace_str(t, e->name));
+		if (step >= 0)
+			ORR_VEC_PUSH(s, n, cap,
+				     ((struct orr_step){ step, e->start_ns, e->start_ns + e->dur_ns }));
+	}
+	if (!n)
+		return whole_window(r, ret_steps, ret_n);
+	/* The same step written twice (op and annotation) counts once, at its first start. */
+	qsort(s, n, sizeof(*s), cmp_step);
+	for (size_t i = 0; i < n; i++)
+		if (k == 0 || s[i].step != s[k - 1].step)
+			s[k++] = s[i];
+	n = k;
+	for (size_t i = 0; i + 1 < n; i++)
+		s[i].end_ns = s[i + 1].start_ns;
+	s[n - 1].end_ns = last_step_end(r, s[n - 1].start_ns, s[n - 1].end_ns);
+	*ret_steps = s;
+	*ret_n = n;
+	return 0;
+}
+
+int orr_trace_job_steps(const struct orr_trace *t, struct orr_step **ret_steps, size_t *ret_n)
+{
+	struct orr_step *job = NULL;
+	size_t njob = 0;
+
+	for (size_t i = 0; i < orr_trace_rank_count(t); i++) {
+		struct orr_step *s;
+		size_t n, k = 0;
+
+		orr_rank_steps(t, orr_trace_get_rank(t, i), &s, &n);
+		if (i == 0) {
+			job = s;
+			njob = n;
+			continue;
+		}
+		/* Keep the steps this rank has too, widened to cover it. */
+		for (size_t j = 0; j < njob; j++) {
+			size_t m = 0;
+
+			while (m < n && s[m].step != job[j].step)
+				m++;
+			if (m == n)
+				continue;
+			job[k] = job[j];
+			if (s[m].start_ns < job[k].start_ns)
+				job[k].start_ns = s[m].start_ns;
+			if (s[m].end_ns > job[k].end_ns)
+				job[k].end_ns = s[m].end_ns;
+			k++;
+		}
+		njob = k;
+		free(s);
+	}
+	*ret_steps = job;
+	*ret_n = njob;
+	return 0;
+}
