@@ -23,6 +23,8 @@ struct import_ctx {
 	const struct orr_import_options *opts;
 	uint64_t max_bytes;
 	struct orr_diag *diag;
+	uint64_t bytes; /* JSON text parsed */
+	int64_t start_ns;
 };
 
 /* A buffer with ORR__JSON_PADDING spare bytes after len. */
@@ -107,9 +109,13 @@ static int parse_json(struct import_ctx *c, const char *name, struct buf *b)
 	if (b->len == 0)
 		return orr_diag_set(c->diag, ORR_EEMPTY, name, -1, -1, "the file is empty");
 	rb = orr__rank_new(c->t, orr_strtab_intern(c->t->strs, name, strlen(name)));
+	c->bytes += b->len;
 	r = orr__kineto_parse(c->t, rb, name, b->p, b->len, c->diag);
 	if (r)
 		return r;
+	/* The text is no longer needed: give its memory back before sorting. */
+	free(b->p);
+	*b = (struct buf){ 0 };
 	if (!rb->has_rank)
 		rb->pub.rank = rank_from_name(name);
 	orr__rank_finish(c->t, rb);
@@ -354,6 +360,8 @@ static void ctx_init(struct import_ctx *c, const struct orr_import_options *opts
 	if (c->max_bytes > ORR__MAX_JSON_BYTES)
 		c->max_bytes = ORR__MAX_JSON_BYTES;
 	c->diag = diag;
+	c->bytes = 0;
+	c->start_ns = orr_now_ns();
 	orr_diag_clear(diag);
 }
 
@@ -364,6 +372,12 @@ static int ctx_finish(struct import_ctx *c, int r, struct orr_trace **ret_trace)
 	if (r) {
 		orr_trace_free(c->t);
 		return r;
+	}
+	if (orr_debug_enabled("traces")) {
+		double s = (double)(orr_now_ns() - c->start_ns) / 1e9;
+
+		orr_debug("traces", "imported %zu rank(s), %.1f MB of JSON in %.3f s (%.0f MB/s)",
+			  c->t->nranks, (double)c->bytes / 1e6, s, (double)c->bytes / 1e6 / s);
 	}
 	*ret_trace = c->t;
 	return 0;

@@ -16,6 +16,7 @@
 
 #include <cstring>
 #include <string_view>
+#include <vector>
 
 #include "internal.h"
 #include "scan.h"
@@ -265,6 +266,8 @@ private:
 	void distributed_info(ondemand::object obj);
 	void device_properties(ondemand::array arr);
 	uint32_t intern(string_view s);
+	string_view raw_key(simdjson_result<ondemand::field> &f) const;
+	uint8_t call_class(uint32_t name);
 
 	struct orr_trace *t_;
 	struct orr__rank_build *rb_;
@@ -275,7 +278,30 @@ private:
 	ondemand::parser parser_, args_parser_;
 	int64_t nevents_ = 0;
 	bool saw_events_ = false;
+	std::vector<uint8_t> call_cache_; /* enum orr_call + 1 by name id, 0 = not yet */
 };
+
+/*
+ * Keys as written, without unescaping: none of the keys we look for has an escape,
+ * and a key with one simply matches nothing.
+ */
+string_view kineto_parser::raw_key(simdjson_result<ondemand::field> &f) const
+{
+	const char *p = f.key().value().raw();
+	const char *q = (const char *)memchr(p, '"', (size_t)(buf_ + len_ - p));
+
+	return q ? string_view(p, (size_t)(q - p)) : string_view();
+}
+
+/* Names repeat: classify each distinct runtime/driver name once. */
+uint8_t kineto_parser::call_class(uint32_t name)
+{
+	if (name >= call_cache_.size())
+		call_cache_.resize(name + 1024, 0);
+	if (!call_cache_[name])
+		call_cache_[name] = (uint8_t)(orr_call_classify(orr_strtab_get(t_->strs, name)) + 1);
+	return call_cache_[name] - 1;
+}
 
 uint32_t kineto_parser::intern(string_view s)
 {
@@ -305,7 +331,7 @@ void kineto_parser::event(ondemand::object obj)
 	raw_event e;
 
 	for (auto field : obj) {
-		string_view key = field.unescaped_key();
+		string_view key = raw_key(field);
 		ondemand::value v = field.value();
 
 		if (key == "ph")
@@ -344,7 +370,7 @@ void kineto_parser::event_args(ondemand::value v, raw_event &e)
 		if (v.get_object().get(obj) != SUCCESS)
 			throw bad_event{ "expected an object for 'args'" };
 		for (auto field : obj)
-			arg(field.unescaped_key(), field.value(), kind, e.a);
+			arg(raw_key(field), field.value(), kind, e.a);
 		e.args_done = true;
 		return;
 	}
@@ -427,7 +453,7 @@ void kineto_parser::store(raw_event &e)
 		ev.place = orr__place(rb_, ORR_PLACE_THREAD, e.pid.value, e.tid.value, -1);
 	}
 	if (kind == ORR_EVENT_RUNTIME || kind == ORR_EVENT_DRIVER) {
-		ev.sub = (uint8_t)orr_call_classify(orr_strtab_get(t_->strs, ev.name));
+		ev.sub = call_class(ev.name);
 	} else if (kind == ORR_EVENT_OP && a.ninputs + (a.sequence >= 0) > 0) {
 		auto *op = (struct orr_op_args *)orr__vec_push(&rb_->ops);
 		*op = { a.first_input, a.ninputs, a.sequence };
@@ -465,7 +491,7 @@ void kineto_parser::args(string_view raw, int kind, raw_args &a)
 	if (doc.get_object().get(obj) != SUCCESS)
 		throw bad_event{ "expected an object for 'args'" };
 	for (auto field : obj)
-		arg(field.unescaped_key(), field.value(), kind, a);
+		arg(raw_key(field), field.value(), kind, a);
 }
 
 void kineto_parser::arg(string_view key, ondemand::value v, int kind, raw_args &a)
