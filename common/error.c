@@ -89,7 +89,10 @@ const char *orr_diag_format(const struct orr_diag *d, int err, char *buf, size_t
 {
 	char where[64] = "";
 
-	if (d->offset >= 0)
+	if (d->offset >= 0 && d->event >= 0)
+		snprintf(where, sizeof(where), " at byte %lld (event %lld)", (long long)d->offset,
+			 (long long)d->event);
+	else if (d->offset >= 0)
 		snprintf(where, sizeof(where), " at byte %lld", (long long)d->offset);
 	else if (d->event >= 0)
 		snprintf(where, sizeof(where), " at event %lld", (long long)d->event);

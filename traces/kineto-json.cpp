@@ -796,7 +796,7 @@ int kineto_parser::events(size_t pos, size_t *ret_end)
 		cut = guess_cut(pos);
 		if (cut == SIZE_MAX || window(pos, cut, false) != 0) {
 			if (orr__scan_events(buf_, len_, pos, WINDOW_BYTES, &cut, &se))
-				return fail(se.err, (int64_t)se.offset, nevents_, se.what);
+				return fail(se.err, (int64_t)se.offset, -1, se.what);
 			if ((r = window(pos, cut, true)))
 				return r;
 		}
