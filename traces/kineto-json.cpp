@@ -35,8 +35,23 @@ struct bad_event {
 
 int64_t get_int(ondemand::value v, const char *what)
 {
-	int64_t x;
+	int64_t x = 0;
+	string_view tok;
 
+	/* Plain non-negative integers, by far the most common, without the general parser. */
+	tok = v.raw_json_token();
+	if (!tok.empty() && tok.size() < 19 &&
+	    tok[0] >= '0' && tok[0] <= '9') {
+		size_t i = 0;
+
+		for (; i < tok.size() && tok[i] >= '0' && tok[i] <= '9'; i++)
+			x = x * 10 + (tok[i] - '0');
+		while (i < tok.size() && (tok[i] == ' ' || tok[i] == '\n' || tok[i] == '\r' ||
+					  tok[i] == '\t'))
+			i++;
+		if (i == tok.size())
+			return x;
+	}
 	if (v.get_int64().get(x) != SUCCESS) {
 		double d;
 

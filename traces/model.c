@@ -198,7 +198,11 @@ static void link_flows(struct orr__rank_build *rb)
 	const struct orr_place *pl = rb->places.p;
 	size_t nf = rb->flows.n;
 
-	if (!nf)
+	size_t need = 0;
+
+	for (size_t i = 0; i < rb->events.n; i++)
+		need += ev[i].correlation < 0 && takes_flow(&ev[i]);
+	if (!nf || !need)
 		return;
 	qsort(f, nf, sizeof(*f), cmp_flow);
 	for (size_t i = 0; i < rb->events.n; i++) {
