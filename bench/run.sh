@@ -1,0 +1,127 @@
+#!/bin/bash
+# The Kineto JSON import benchmark (DESIGN.md goal: >= 400 MB/s per core, peak memory
+# <= 1.5 x the file). `make bench` runs it.
+#
+#   bench/run.sh
+#
+# Builds what it needs in build/ (configured by `make build`), generates a synthetic trace
+# with bench/gen-kineto (reused while its size, seed and generator source are unchanged),
+# runs `orrery info --format=json FILE` once to warm the page cache (it cannot be dropped
+# here), then BENCH_RUNS times under /usr/bin/time -v. Prints each run's wall time, CPU
+# time, MB/s and maximum RSS, then the medians, then one JSON line with the same numbers.
+#
+# Environment:
+#   BENCH_DIR      where the trace goes (default /tmp/orrery-bench)
+#   BENCH_RUNS     measured runs (default 3)
+#   BENCH_SIZE_MB  trace size in MB of 10^6 bytes (default 600)
+#   BENCH_SEED     generator seed (default 1)
+#   BENCH_CMD      the command to measure, given FILE as its last argument
+#                  (default: build/cli/orrery info --format=json)
+#   BUILD_DIR      the meson build directory (default build)
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+
+build_dir=${BUILD_DIR:-build}
+bench_dir=${BENCH_DIR:-/tmp/orrery-bench}
+runs=${BENCH_RUNS:-3}
+size_mb=${BENCH_SIZE_MB:-600}
+seed=${BENCH_SEED:-1}
+gen=$build_dir/bench/gen-kineto
+orrery=$build_dir/cli/orrery
+file=$bench_dir/big.trace.json
+
+die() {
+	echo "bench/run.sh: error: $*" >&2
+	exit 1
+}
+
+[[ $runs =~ ^[1-9][0-9]*$ ]] || die "BENCH_RUNS must be a positive integer, not '$runs'"
+[[ $size_mb =~ ^[1-9][0-9]*$ ]] || die "BENCH_SIZE_MB must be a positive integer, not '$size_mb'"
+[[ $seed =~ ^[0-9]+$ ]] || die "BENCH_SEED must be a non-negative integer, not '$seed'"
+[[ -x /usr/bin/time ]] || die "/usr/bin/time is missing (Debian package 'time')"
+[[ -f $build_dir/build.ninja ]] || die "'$build_dir' is not configured: run 'make build' first"
+
+# Build only what the benchmark runs, so unrelated work in progress cannot stop it.
+targets=(gen-kineto)
+[[ -n ${BENCH_CMD-} ]] || targets+=(orrery)
+meson compile -C "$build_dir" "${targets[@]}" >&2 ||
+	die "building ${targets[*]} in '$build_dir' failed"
+[[ -x $gen ]] || die "'$gen' is missing after the build"
+if [[ -z ${BENCH_CMD-} ]]; then
+	[[ -x $orrery ]] || die "'$orrery' is missing after the build: is cli/ built?"
+	cmd=("$orrery" info --format=json)
+else
+	read -r -a cmd <<<"$BENCH_CMD"
+fi
+
+# The trace: regenerated when the size, the seed or the generator changes.
+mkdir -p "$bench_dir"
+stamp="size_mb=$size_mb seed=$seed gen=$(sha256sum bench/gen-kineto.c | cut -c1-16)"
+if [[ -f $file && -f $file.stamp ]] &&
+	[[ $(<"$file.stamp") == "$stamp $(stat -c %s "$file")" ]]; then
+	echo "trace: reusing $file" >&2
+else
+	rm -f "$file" "$file.stamp"
+	"$gen" -o "$file" --size-mb "$size_mb" --seed "$seed" || die "gen-kineto failed"
+	echo "$stamp $(stat -c %s "$file")" >"$file.stamp"
+fi
+bytes=$(stat -c %s "$file")
+
+stats=$(mktemp)
+trap 'rm -f "$stats"' EXIT
+
+# One run under /usr/bin/time -v; sets wall (s), cpu (user + sys, s) and rss (KB).
+measure() {
+	local t0 t1 status=0
+
+	t0=$EPOCHREALTIME
+	/usr/bin/time -v -o "$stats" "${cmd[@]}" "$file" >/dev/null || status=$?
+	t1=$EPOCHREALTIME
+	((status == 0)) || die "'${cmd[*]} $file' failed with exit status $status"
+	wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
+	cpu=$(awk -F': ' '/User time \(seconds\)|System time \(seconds\)/ { s += $2 }
+		END { printf "%.3f", s }' "$stats")
+	rss=$(awk -F': ' '/Maximum resident set size \(kbytes\)/ { print $2 }' "$stats")
+	[[ -n $rss ]] || die "no 'Maximum resident set size' in /usr/bin/time -v output"
+}
+
+median() {
+	sort -g | awk '{ v[NR] = $1 } END { m = int((NR + 1) / 2);
+		printf "%.3f", NR % 2 ? v[m] : (v[m] + v[m + 1]) / 2 }'
+}
+
+mbs() {
+	awk -v b="$bytes" -v s="$1" 'BEGIN { printf "%.1f", (s > 0 ? b / 1e6 / s : 0) }'
+}
+
+ratio() {
+	awk -v b="$bytes" -v k="$1" 'BEGIN { printf "%.2f", k * 1024 / b }'
+}
+
+# One line of the report: label, wall s, cpu s, max RSS KB.
+report() {
+	printf '%-8s %7.3f s wall  %7.3f s cpu  %8s MB/s  %8s MB per cpu s  ' \
+		"$1" "$2" "$3" "$(mbs "$2")" "$(mbs "$3")"
+	printf 'max RSS %s KB (%s x file)\n' "$4" "$(ratio "$4")"
+}
+
+echo "file:    $file ($(awk -v b="$bytes" 'BEGIN { printf "%.1f", b / 1e6 }') MB, $bytes bytes)"
+echo "command: ${cmd[*]} FILE"
+measure
+echo "warm-up: ${wall} s"
+walls=() cpus=() rsss=()
+for ((i = 1; i <= runs; i++)); do
+	measure
+	walls+=("$wall") cpus+=("$cpu") rsss+=("$rss")
+	report "run $i:" "$wall" "$cpu" "$rss"
+done
+m_wall=$(printf '%s\n' "${walls[@]}" | median)
+m_cpu=$(printf '%s\n' "${cpus[@]}" | median)
+m_rss=$(printf '%s\n' "${rsss[@]}" | median | cut -d. -f1)
+report "median:" "$m_wall" "$m_cpu" "$m_rss"
+printf '{"bench": "kineto-import", "command": "%s", "file_bytes": %s, "runs": %s, ' \
+	"${cmd[*]//\"/\\\"}" "$bytes" "$runs"
+printf '"median_wall_s": %s, "median_cpu_s": %s, "mb_per_s": %s, "mb_per_cpu_s": %s, ' \
+	"$m_wall" "$m_cpu" "$(mbs "$m_wall")" "$(mbs "$m_cpu")"
+printf '"max_rss_kb": %s, "rss_per_file": %s}\n' "$m_rss" "$(ratio "$m_rss")"
