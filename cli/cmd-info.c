@@ -80,7 +80,8 @@ static void match_launches(const struct orr_rank *r, struct rank_stats *st)
 
 		if (is_launch(e) && (e->correlation < 0 || !has(tasks, ntasks, e->correlation)))
 			st->launches_without_task++;
-		else if (is_gpu_task(e) && (e->correlation < 0 || !has(calls, ncalls, e->correlation)))
+		else if (is_gpu_task(e) &&
+			 (e->correlation < 0 || !has(calls, ncalls, e->correlation)))
 			st->tasks_without_launch++;
 	}
 	free(calls);
@@ -290,8 +291,8 @@ static void text_places(const struct orr_trace *t, const struct orr_rank *r,
 		const struct orr_place *p = &r->places[i];
 
 		if (p->kind == ORR_PLACE_STREAM)
-			printf("  stream  device %d stream %lld: %zu events, %s ms busy\n", p->device,
-			       (long long)p->tid, st->place_events[i],
+			printf("  stream  device %d stream %lld: %zu events, %s ms busy\n",
+			       p->device, (long long)p->tid, st->place_events[i],
 			       cli_ms(st->place_busy_ns[i], ms, sizeof(ms)));
 	}
 }
@@ -318,8 +319,8 @@ static void text_counts(const struct orr_trace *t, const struct orr_rank *r,
 		printf("  flows  %llu endpoints (%zu events linked through them)\n",
 		       (unsigned long long)r->nflows, st->flow_linked);
 	for (size_t i = 0; i < r->nskipped; i++)
-		printf("%s %s %llu%s", i ? "," : "  skipped categories:",
-		       orr_trace_str(t, r->skipped[i].category),
+		printf("%s %s %llu%s",
+		       i ? "," : "  skipped categories:", orr_trace_str(t, r->skipped[i].category),
 		       (unsigned long long)r->skipped[i].count, i + 1 == r->nskipped ? "\n" : "");
 }
 
@@ -421,8 +422,8 @@ int cmd_info(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 1)
-		return cli_usage_error("info", optind >= argc ? "no trace given"
-							      : "one trace at a time");
+		return cli_usage_error("info",
+				       optind >= argc ? "no trace given" : "one trace at a time");
 	r = orr_trace_import(argv[optind], NULL, &t, &diag);
 	if (r) {
 		cli_import_error(argv[optind], r, &diag);

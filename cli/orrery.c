@@ -103,7 +103,8 @@ int main(int argc, char **argv)
 			break;
 		case 'C':
 			if (chdir(optarg) < 0) {
-				cli_error("cannot change to '%s': %s", optarg, orr_strerror(-errno));
+				cli_error("cannot change to '%s': %s", optarg,
+					  orr_strerror(-errno));
 				return EXIT_FAIL;
 			}
 			break;

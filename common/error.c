@@ -96,8 +96,8 @@ const char *orr_diag_format(const struct orr_diag *d, int err, char *buf, size_t
 		snprintf(where, sizeof(where), " at byte %lld", (long long)d->offset);
 	else if (d->event >= 0)
 		snprintf(where, sizeof(where), " at event %lld", (long long)d->event);
-	snprintf(buf, size, "%s%s%s%s%s%s", d->file[0] ? "'" : "", d->file,
-		 d->file[0] ? "': " : "", orr_strerror(err), where, "");
+	snprintf(buf, size, "%s%s%s%s%s%s", d->file[0] ? "'" : "", d->file, d->file[0] ? "': " : "",
+		 orr_strerror(err), where, "");
 	if (d->msg[0]) {
 		size_t len = strlen(buf);
 		snprintf(buf + len, size - len, ": %s", d->msg);

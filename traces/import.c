@@ -79,7 +79,11 @@ static bool is_container(const unsigned char *p, size_t n)
 {
 	return (n >= 2 && p[0] == 0x1f && p[1] == 0x8b) ||
 	       (n >= 4 && p[0] == 0x28 && p[1] == 0xb5 && p[2] == 0x2f && p[3] == 0xfd) ||
-	       (n >= 6 && memcmp(p, "\xfd" "7zXZ", 5) == 0) || (n >= 3 && memcmp(p, "BZh", 3) == 0) ||
+	       (n >= 6 && memcmp(p,
+				 "\xfd"
+				 "7zXZ",
+				 5) == 0) ||
+	       (n >= 3 && memcmp(p, "BZh", 3) == 0) ||
 	       (n >= 262 && memcmp(p + 257, "ustar", 5) == 0);
 }
 
@@ -146,7 +150,8 @@ static int read_entry(struct import_ctx *c, struct archive *a, const char *name,
 		if (r == ARCHIVE_EOF)
 			break;
 		if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
-			return orr_diag_set(c->diag, ORR_ETRUNCATED, name, (int64_t)b->len, -1, "%s",
+			return orr_diag_set(c->diag, ORR_ETRUNCATED, name, (int64_t)b->len, -1,
+					    "%s",
 					    archive_error_string(a) ? archive_error_string(a)
 								    : "cannot decompress");
 		if (b->len + size > c->max_bytes)
@@ -174,8 +179,8 @@ static int import_archive(struct import_ctx *c, const char *name, struct archive
 		bool raw = archive_format(a) == ARCHIVE_FORMAT_RAW;
 		const char *path = archive_entry_pathname(entry);
 
-		if (!raw && (archive_entry_filetype(entry) != AE_IFREG || !path ||
-			     !is_trace_name(path)))
+		if (!raw &&
+		    (archive_entry_filetype(entry) != AE_IFREG || !path || !is_trace_name(path)))
 			continue;
 		free(member);
 		member = raw ? orr_xstrdup(name) : orr_xasprintf("%s:%s", name, path);
@@ -244,7 +249,8 @@ static int read_plain(struct import_ctx *c, const char *path, int fd, size_t siz
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			return orr_diag_set(c->diag, -errno, path, (int64_t)b->len, -1, "read failed");
+			return orr_diag_set(c->diag, -errno, path, (int64_t)b->len, -1,
+					    "read failed");
 		if (n == 0)
 			break;
 		b->len += (size_t)n;
@@ -373,14 +379,16 @@ static int check_ranks(struct import_ctx *c)
 		if (t->ranks[i]->pub.rank < 0)
 			return orr_diag_set(c->diag, ORR_ERANK,
 					    orr_strtab_get(t->strs, t->ranks[i]->pub.source), -1,
-					    -1, "cannot tell its rank: no distributedInfo.rank "
-						"and no rankN or workerN in its name");
+					    -1,
+					    "cannot tell its rank: no distributedInfo.rank "
+					    "and no rankN or workerN in its name");
 	qsort(t->ranks, t->nranks, sizeof(*t->ranks), cmp_rank);
 	for (size_t i = 1; i < t->nranks; i++)
 		if (t->ranks[i]->pub.rank == t->ranks[i - 1]->pub.rank)
 			return orr_diag_set(c->diag, ORR_ERANK,
 					    orr_strtab_get(t->strs, t->ranks[i]->pub.source), -1,
-					    -1, "rank %d also comes from '%s'", t->ranks[i]->pub.rank,
+					    -1, "rank %d also comes from '%s'",
+					    t->ranks[i]->pub.rank,
 					    orr_strtab_get(t->strs, t->ranks[i - 1]->pub.source));
 	return 0;
 }

@@ -61,8 +61,8 @@ struct orr__mark {
 void orr__rank_mark(const struct orr__rank_build *rb, struct orr__mark *m);
 void orr__rank_rollback(struct orr__rank_build *rb, const struct orr__mark *m);
 
-uint32_t orr__place(struct orr__rank_build *rb, enum orr_place_kind kind, int64_t pid,
-		    int64_t tid, int32_t device);
+uint32_t orr__place(struct orr__rank_build *rb, enum orr_place_kind kind, int64_t pid, int64_t tid,
+		    int32_t device);
 void orr__count_skipped(struct orr__rank_build *rb, uint32_t category);
 
 struct orr_trace {

@@ -40,14 +40,13 @@ int64_t get_int(ondemand::value v, const char *what)
 
 	/* Plain non-negative integers, by far the most common, without the general parser. */
 	tok = v.raw_json_token();
-	if (!tok.empty() && tok.size() < 19 &&
-	    tok[0] >= '0' && tok[0] <= '9') {
+	if (!tok.empty() && tok.size() < 19 && tok[0] >= '0' && tok[0] <= '9') {
 		size_t i = 0;
 
 		for (; i < tok.size() && tok[i] >= '0' && tok[i] <= '9'; i++)
 			x = x * 10 + (tok[i] - '0');
-		while (i < tok.size() && (tok[i] == ' ' || tok[i] == '\n' || tok[i] == '\r' ||
-					  tok[i] == '\t'))
+		while (i < tok.size() &&
+		       (tok[i] == ' ' || tok[i] == '\n' || tok[i] == '\r' || tok[i] == '\t'))
 			i++;
 		if (i == tok.size())
 			return x;
@@ -234,8 +233,10 @@ struct raw_args {
 	enum orr_sync_kind sync = ORR_SYNC_UNKNOWN;
 	string_view meta_name;
 	bool has_coll = false;
-	struct orr_collective coll = { ORR_STR_NONE, ORR_STR_NONE, ORR_STR_NONE, ORR_STR_NONE, -1, -1,
-				       -1, -1, -1, -1, -1, -1, 0, 0 };
+	struct orr_collective coll = {
+		ORR_STR_NONE, ORR_STR_NONE, ORR_STR_NONE, ORR_STR_NONE, -1, -1, -1,
+		-1,           -1,           -1,           -1,           -1, 0,  0
+	};
 	uint32_t first_input = 0, ninputs = 0;
 };
 
@@ -314,7 +315,8 @@ uint8_t kineto_parser::call_class(uint32_t name)
 	if (name >= call_cache_.size())
 		call_cache_.resize(name + 1024, 0);
 	if (!call_cache_[name])
-		call_cache_[name] = (uint8_t)(orr_call_classify(orr_strtab_get(t_->strs, name)) + 1);
+		call_cache_[name] =
+			(uint8_t)(orr_call_classify(orr_strtab_get(t_->strs, name)) + 1);
 	return call_cache_[name] - 1;
 }
 
@@ -433,9 +435,11 @@ void kineto_parser::store(raw_event &e)
 		kind = ORR_EVENT_MARKER;
 	else if (p != ph::complete || kind == ORR_EVENT_KIND_COUNT) {
 		char cat[96];
-		int n = snprintf(cat, sizeof(cat), "%.*s%s%.*s", (int)(e.cat.size() > 64 ? 64 : e.cat.size()),
-				 e.cat.data(), e.cat.empty() ? "ph:" : "",
-				 e.cat.empty() ? (int)(e.ph.size() > 8 ? 8 : e.ph.size()) : 0, e.ph.data());
+		int n = snprintf(cat, sizeof(cat), "%.*s%s%.*s",
+				 (int)(e.cat.size() > 64 ? 64 : e.cat.size()), e.cat.data(),
+				 e.cat.empty() ? "ph:" : "",
+				 e.cat.empty() ? (int)(e.ph.size() > 8 ? 8 : e.ph.size()) : 0,
+				 e.ph.data());
 		orr__count_skipped(rb_, orr_strtab_intern(t_->strs, cat, (size_t)n));
 		return;
 	}
@@ -574,7 +578,8 @@ void kineto_parser::input_dims(ondemand::value v, raw_args &a)
 				in->is_list = 1;
 				continue;
 			}
-			*(int64_t *)orr__vec_push(&rb_->dims) = get_int(dv, "expected integer dims");
+			*(int64_t *)orr__vec_push(&rb_->dims) =
+				get_int(dv, "expected integer dims");
 			in = input_at(rb_, a, i - 1);
 			if (in->ndims == UINT16_MAX)
 				throw bad_event{ "tensor with more than 65535 dimensions" };
@@ -590,7 +595,7 @@ void kineto_parser::input_types(ondemand::value v, raw_args &a)
 	for (auto elem : v.get_array()) {
 		ondemand::value x = elem.value();
 		uint32_t dtype = x.type() == ondemand::json_type::string ? intern(x.get_string())
-									  : ORR_STR_NONE;
+									 : ORR_STR_NONE;
 		input_at(rb_, a, i++)->dtype = dtype;
 	}
 }
@@ -640,7 +645,7 @@ void kineto_parser::coll_field(string_view key, ondemand::value v, raw_args &a)
 		c.group_size = (int32_t)get_int(v, "expected an integer for 'Group size'");
 	else if (key == "Process Group Name" || key == "Process Group ID")
 		c.pg_name = v.type() == ondemand::json_type::string ? intern(v.get_string())
-								   : intern(v.raw_json_token());
+								    : intern(v.raw_json_token());
 	else if (key == "Process Group Description")
 		c.pg_desc = intern(v.get_string());
 	else if (key == "Process Group Ranks")
@@ -688,7 +693,8 @@ void kineto_parser::distributed_info(ondemand::object obj)
 					else if (k == "backend_config")
 						c.backend = intern(x.get_string());
 					else if (k == "pg_size")
-						c.size = (int32_t)get_int(x, "expected integer pg_size");
+						c.size = (int32_t)get_int(
+							x, "expected integer pg_size");
 					else if (k == "ranks")
 						members(x, &c.first_member, &c.nmembers);
 				}
@@ -713,9 +719,11 @@ void kineto_parser::device_properties(ondemand::array arr)
 			else if (k == "numSms")
 				d.num_sms = (int32_t)get_int(x, "expected integer numSms");
 			else if (k == "computeMajor")
-				d.compute_major = (int32_t)get_int(x, "expected integer computeMajor");
+				d.compute_major =
+					(int32_t)get_int(x, "expected integer computeMajor");
 			else if (k == "computeMinor")
-				d.compute_minor = (int32_t)get_int(x, "expected integer computeMinor");
+				d.compute_minor =
+					(int32_t)get_int(x, "expected integer computeMinor");
 			else if (k == "totalGlobalMem")
 				d.total_mem_bytes = get_int(x, "expected integer totalGlobalMem");
 		}
@@ -874,7 +882,8 @@ int kineto_parser::top_level()
 			size_t kend, vpos;
 
 			if (buf_[pos] != '"')
-				return fail(ORR_EMALFORMED, (int64_t)pos, -1, "expected a key string");
+				return fail(ORR_EMALFORMED, (int64_t)pos, -1,
+					    "expected a key string");
 			if (orr__scan_string(buf_, len_, pos, &kend, &se))
 				return fail_scan(se);
 			string_view key(buf_ + pos + 1, kend - pos - 2);
@@ -899,10 +908,12 @@ int kineto_parser::top_level()
 			if (pos < len_ && buf_[pos] == ',')
 				pos = orr__scan_ws(buf_, len_, pos + 1);
 			else if (pos < len_ && buf_[pos] != '}')
-				return fail(ORR_EMALFORMED, (int64_t)pos, -1, "expected ',' or '}'");
+				return fail(ORR_EMALFORMED, (int64_t)pos, -1,
+					    "expected ',' or '}'");
 		}
 		if (pos >= len_)
-			return fail(ORR_ETRUNCATED, (int64_t)len_, -1, "unterminated top-level object");
+			return fail(ORR_ETRUNCATED, (int64_t)len_, -1,
+				    "unterminated top-level object");
 		pos++;
 	} else {
 		return fail(ORR_EFORMAT, (int64_t)pos, -1,
@@ -931,7 +942,6 @@ int kineto_parser::run()
 	}
 	return r;
 }
-
 
 extern "C" int orr__kineto_parse(struct orr_trace *t, struct orr__rank_build *rb, const char *name,
 				 char *buf, size_t len, struct orr_diag *diag)

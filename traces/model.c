@@ -43,8 +43,8 @@ void orr__rank_rollback(struct orr__rank_build *rb, const struct orr__mark *m)
 	rb->last_place = UINT32_MAX;
 }
 
-uint32_t orr__place(struct orr__rank_build *rb, enum orr_place_kind kind, int64_t pid,
-		    int64_t tid, int32_t device)
+uint32_t orr__place(struct orr__rank_build *rb, enum orr_place_kind kind, int64_t pid, int64_t tid,
+		    int32_t device)
 {
 	struct orr_place *p = rb->places.p;
 	struct orr_place *np;
@@ -266,9 +266,14 @@ static void collectives_from_names(struct orr_trace *t, struct orr__rank_build *
 		len = strcspn(op, "_(<");
 		c = orr__vec_push(&rb->colls);
 		*c = (struct orr_collective){ .type = orr_strtab_intern(t->strs, op, len),
-					      .in_nelems = -1, .out_nelems = -1, .in_bytes = -1,
-					      .out_bytes = -1, .sequence = -1, .group_size = -1,
-					      .src_rank = -1, .dst_rank = -1 };
+					      .in_nelems = -1,
+					      .out_nelems = -1,
+					      .in_bytes = -1,
+					      .out_bytes = -1,
+					      .sequence = -1,
+					      .group_size = -1,
+					      .src_rank = -1,
+					      .dst_rank = -1 };
 		ev[i].coll = (uint32_t)(rb->colls.n - 1);
 	}
 }
@@ -287,10 +292,10 @@ static void collective_bytes(struct orr_trace *t, struct orr__rank_build *rb)
 	}
 }
 
-#define VIEW(field, vec, type)                    \
-	do {                                      \
+#define VIEW(field, vec, type)                         \
+	do {                                           \
 		rb->pub.field = (const type *)(vec).p; \
-		rb->pub.n##field = (vec).n;       \
+		rb->pub.n##field = (vec).n;            \
 	} while (0)
 
 void orr__rank_finish(struct orr_trace *t, struct orr__rank_build *rb)

@@ -89,12 +89,11 @@ int orr_dtype_bytes(const char *name)
 		const char *name;
 		int bytes;
 	} table[] = {
-		{ "Double", 8 },    { "Long", 8 },         { "ComplexFloat", 8 },
-		{ "Float", 4 },     { "Int", 4 },          { "UInt32", 4 },
-		{ "BFloat16", 2 },  { "Half", 2 },         { "Short", 2 },
-		{ "Byte", 1 },      { "Char", 1 },         { "Bool", 1 },
-		{ "Float8_e4m3fn", 1 }, { "Float8_e5m2", 1 }, { "double", 8 },
-		{ "float", 4 },     { "int", 4 },          { "long int", 8 },
+		{ "Double", 8 },        { "Long", 8 },        { "ComplexFloat", 8 }, { "Float", 4 },
+		{ "Int", 4 },           { "UInt32", 4 },      { "BFloat16", 2 },     { "Half", 2 },
+		{ "Short", 2 },         { "Byte", 1 },        { "Char", 1 },         { "Bool", 1 },
+		{ "Float8_e4m3fn", 1 }, { "Float8_e5m2", 1 }, { "double", 8 },       { "float", 4 },
+		{ "int", 4 },           { "long int", 8 },
 	};
 
 	if (starts(name, "c10::"))

@@ -16,8 +16,8 @@ static int fail(struct orr__scan_error *e, int err, size_t offset, const char *w
 
 size_t orr__scan_ws(const char *buf, size_t len, size_t pos)
 {
-	while (pos < len && (buf[pos] == ' ' || buf[pos] == '\n' || buf[pos] == '\r' ||
-			     buf[pos] == '\t'))
+	while (pos < len &&
+	       (buf[pos] == ' ' || buf[pos] == '\n' || buf[pos] == '\r' || buf[pos] == '\t'))
 		pos++;
 	return pos;
 }
@@ -120,7 +120,8 @@ int orr__scan_events(const char *buf, size_t len, size_t pos, size_t min_bytes, 
 
 	for (;;) {
 		if (pos >= len)
-			return fail(reterr, ORR_ETRUNCATED, len, "unterminated 'traceEvents' array");
+			return fail(reterr, ORR_ETRUNCATED, len,
+				    "unterminated 'traceEvents' array");
 		if (buf[pos] != '{')
 			return fail(reterr, ORR_EMALFORMED, pos, "expected an event object");
 		if ((r = orr__scan_value(buf, len, pos, &end, reterr)))
@@ -130,7 +131,8 @@ int orr__scan_events(const char *buf, size_t len, size_t pos, size_t min_bytes, 
 			(*ret_cut)--;
 		pos = orr__scan_ws(buf, len, end);
 		if (pos >= len)
-			return fail(reterr, ORR_ETRUNCATED, len, "unterminated 'traceEvents' array");
+			return fail(reterr, ORR_ETRUNCATED, len,
+				    "unterminated 'traceEvents' array");
 		if (buf[pos] == ']' || end - start >= min_bytes)
 			return buf[pos] == ']' || buf[pos] == ','
 				       ? 0

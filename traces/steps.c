@@ -84,9 +84,10 @@ static int64_t last_step_end(const struct orr_rank *r, int64_t start, int64_t en
 
 	for (size_t i = 0; i < r->nevents; i++)
 		if (is_gpu_task(&r->events[i]) && r->events[i].correlation >= 0)
-			ORR_VEC_PUSH(ce, nce, cap,
-				     ((struct corr_end){ r->events[i].correlation,
-							 r->events[i].start_ns + r->events[i].dur_ns }));
+			ORR_VEC_PUSH(
+				ce, nce, cap,
+				((struct corr_end){ r->events[i].correlation,
+						    r->events[i].start_ns + r->events[i].dur_ns }));
 	qsort(ce, nce, sizeof(*ce), cmp_corr);
 	last = launched_end(r, ce, nce, start, end);
 	free(ce);
@@ -128,8 +129,9 @@ int orr_rank_steps(const struct orr_trace *t, const struct orr_rank *r, struct o
 			continue;
 		step = step_number(orr_trace_str(t, e->name));
 		if (step >= 0)
-			ORR_VEC_PUSH(s, n, cap,
-				     ((struct orr_step){ step, e->start_ns, e->start_ns + e->dur_ns }));
+			ORR_VEC_PUSH(
+				s, n, cap,
+				((struct orr_step){ step, e->start_ns, e->start_ns + e->dur_ns }));
 	}
 	if (!n)
 		return whole_window(r, ret_steps, ret_n);

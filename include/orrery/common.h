@@ -29,20 +29,20 @@ extern "C" {
 #define ORR_VERSION "0.1.0"
 
 /* X(NAME, message): one list generates the codes, orr_strerror() and orr_errname(). */
-#define ORR_ERRORS(X)                                                     \
-	X(EMALFORMED, "malformed input")                                  \
-	X(ETRUNCATED, "truncated input")                                  \
-	X(EEMPTY, "empty input")                                          \
-	X(ETOOBIG, "input exceeds a size limit")                          \
-	X(EFORMAT, "unrecognised trace format")                           \
-	X(ENOTRACE, "no trace found")                                     \
-	X(ERANK, "conflicting or invalid rank")                           \
+#define ORR_ERRORS(X)                            \
+	X(EMALFORMED, "malformed input")         \
+	X(ETRUNCATED, "truncated input")         \
+	X(EEMPTY, "empty input")                 \
+	X(ETOOBIG, "input exceeds a size limit") \
+	X(EFORMAT, "unrecognised trace format")  \
+	X(ENOTRACE, "no trace found")            \
+	X(ERANK, "conflicting or invalid rank")  \
 	X(EARCHIVE, "unreadable archive")
 
 enum orr_error {
 	ORR_EBASE = -1000,
 #define ORR_ERROR_ENUM(name, msg) ORR_##name,
-	ORR_ERRORS(ORR_ERROR_ENUM)
+	ORR_ERRORS(ORR_ERROR_ENUM) /* , */
 #undef ORR_ERROR_ENUM
 	ORR_ELAST
 };
@@ -82,11 +82,11 @@ char *orr_xstrndup(const char *s, size_t n);
 char *orr_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Appends one element to a (ptr, n, cap) triple, growing it geometrically. */
-#define ORR_VEC_PUSH(ptr, n, cap, value)                                   \
-	do {                                                               \
-		if ((n) == (cap))                                          \
+#define ORR_VEC_PUSH(ptr, n, cap, value)                                           \
+	do {                                                                       \
+		if ((n) == (cap))                                                  \
 			(ptr) = orr_xgrow((ptr), sizeof(*(ptr)), &(cap), (n) + 1); \
-		(ptr)[(n)++] = (value);                                    \
+		(ptr)[(n)++] = (value);                                            \
 	} while (0)
 
 /* Arena: bump allocation in large blocks, freed all at once. */

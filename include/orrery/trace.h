@@ -56,11 +56,11 @@ enum orr_call {
 	ORR_CALL_MEMCPY,       /* cudaMemcpy*, cuMemcpy* */
 	ORR_CALL_MEMSET,       /* cudaMemset*, cuMemset* */
 	ORR_CALL_EVENT_RECORD,
-	ORR_CALL_STREAM_WAIT,  /* cudaStreamWaitEvent */
-	ORR_CALL_EVENT_SYNC,   /* cudaEventSynchronize */
+	ORR_CALL_STREAM_WAIT, /* cudaStreamWaitEvent */
+	ORR_CALL_EVENT_SYNC,  /* cudaEventSynchronize */
 	ORR_CALL_EVENT_QUERY,
 	ORR_CALL_STREAM_SYNC,
-	ORR_CALL_DEVICE_SYNC,  /* cudaDeviceSynchronize, cuCtxSynchronize */
+	ORR_CALL_DEVICE_SYNC, /* cudaDeviceSynchronize, cuCtxSynchronize */
 	ORR_CALL_COUNT
 };
 
@@ -120,10 +120,10 @@ struct orr_copy_args {
 };
 
 struct orr_sync_args {
-	int64_t stream;                /* stream the call synchronizes, -1 for none */
-	int64_t wait_on_stream;        /* stream the awaited event was recorded on, -1 */
-	int64_t event_record_corr;     /* correlation of the cudaEventRecord, -1 */
-	int64_t event_id;              /* CUDA event id, -1 */
+	int64_t stream;            /* stream the call synchronizes, -1 for none */
+	int64_t wait_on_stream;    /* stream the awaited event was recorded on, -1 */
+	int64_t event_record_corr; /* correlation of the cudaEventRecord, -1 */
+	int64_t event_id;          /* CUDA event id, -1 */
 };
 
 struct orr_collective {
@@ -164,10 +164,10 @@ struct orr_skipped {
 };
 
 struct orr_rank {
-	int32_t rank;        /* global rank */
-	int32_t world_size;  /* -1 when unknown */
-	uint32_t source;     /* interned file (and archive member) name */
-	uint32_t backend;    /* distributedInfo.backend, interned */
+	int32_t rank;       /* global rank */
+	int32_t world_size; /* -1 when unknown */
+	uint32_t source;    /* interned file (and archive member) name */
+	uint32_t backend;   /* distributedInfo.backend, interned */
 	int64_t base_time_ns;
 
 	const struct orr_place *places;
