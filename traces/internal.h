@@ -77,6 +77,11 @@ struct orr__rank_build *orr__rank_new(struct orr_trace *t, uint32_t source);
 void orr__rank_finish(struct orr_trace *t, struct orr__rank_build *rb);
 void orr__rank_free(struct orr__rank_build *rb);
 
+/* Kineto "cat" -> enum orr_event_kind, or ORR_EVENT_KIND_COUNT when not modelled. */
+int orr__kineto_kind(const char *cat, size_t len);
+/* Kineto "cuda_sync_kind" -> enum orr_sync_kind. */
+enum orr_sync_kind orr__kineto_sync_kind(const char *s, size_t len);
+
 /*
  * Parses one Kineto JSON document in buf[0..len) into rb.  buf must be writable and
  * have ORR__JSON_PADDING readable bytes after len; it is restored before returning.

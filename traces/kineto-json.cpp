@@ -62,54 +62,6 @@ int64_t get_int(ondemand::value v, const char *what)
 	return x;
 }
 
-/* Decimal microseconds ("1707417525512145", "12.345", "1.2e3") to integer nanoseconds. */
-bool us_to_ns(string_view s, int64_t *ret)
-{
-	size_t i = 0, n = s.size();
-	bool neg = false;
-	__int128 v = 0;
-	int frac = 0, exp = 0, digits = 0;
-
-	while (n && (s[n - 1] == ' ' || s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == '\t'))
-		n--;
-	if (i < n && s[i] == '-')
-		neg = true, i++;
-	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits++)
-		if (v < ((__int128)1 << 100))
-			v = v * 10 + (s[i] - '0');
-	if (i < n && s[i] == '.')
-		for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits++)
-			if (v < ((__int128)1 << 100))
-				v = v * 10 + (s[i] - '0'), frac++;
-	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-		bool eneg = false;
-
-		i++;
-		if (i < n && (s[i] == '+' || s[i] == '-'))
-			eneg = s[i++] == '-';
-		for (; i < n && s[i] >= '0' && s[i] <= '9'; i++)
-			if (exp < 1000)
-				exp = exp * 10 + (s[i] - '0');
-		exp = eneg ? -exp : exp;
-	}
-	if (!digits || i != n)
-		return false;
-	/* value = v * 10^(exp - frac) us = v * 10^(exp - frac + 3) ns, rounded to nearest */
-	for (int e = exp - frac + 3; e != 0; e += e > 0 ? -1 : 1) {
-		if (e > 0) {
-			if (v > ((__int128)1 << 100))
-				return false;
-			v *= 10;
-		} else {
-			v = e == -1 ? (v + 5) / 10 : v / 10;
-		}
-	}
-	if (v > INT64_MAX)
-		return false;
-	*ret = neg ? -(int64_t)v : (int64_t)v;
-	return true;
-}
-
 int64_t get_time(ondemand::value v, const char *what)
 {
 	int64_t ns;
@@ -118,7 +70,7 @@ int64_t get_time(ondemand::value v, const char *what)
 	if (v.type() != ondemand::json_type::number)
 		throw bad_event{ what };
 	tok = v.raw_json_token();
-	if (!us_to_ns(tok, &ns))
+	if (!orr__scan_us_to_ns(tok.data(), tok.size(), &ns))
 		throw bad_event{ what };
 	return ns;
 }
@@ -178,33 +130,9 @@ ph parse_ph(string_view s)
 	return ph::other;
 }
 
-/* Kineto category -> event kind; ORR_EVENT_KIND_COUNT when not modelled. */
 int kind_of(string_view cat)
 {
-	static const struct {
-		const char *cat;
-		int kind;
-	} table[] = {
-		{ "cpu_op", ORR_EVENT_OP },
-		{ "operator", ORR_EVENT_OP },
-		{ "user_annotation", ORR_EVENT_ANNOTATION },
-		{ "cuda_runtime", ORR_EVENT_RUNTIME },
-		{ "runtime", ORR_EVENT_RUNTIME },
-		{ "cuda_driver", ORR_EVENT_DRIVER },
-		{ "kernel", ORR_EVENT_KERNEL },
-		{ "Kernel", ORR_EVENT_KERNEL },
-		{ "gpu_memcpy", ORR_EVENT_MEMCPY },
-		{ "Memcpy", ORR_EVENT_MEMCPY },
-		{ "gpu_memset", ORR_EVENT_MEMSET },
-		{ "Memset", ORR_EVENT_MEMSET },
-		{ "cuda_sync", ORR_EVENT_SYNC },
-		{ "cuda_event", ORR_EVENT_CUDA_EVENT },
-	};
-
-	for (const auto &e : table)
-		if (cat == e.cat)
-			return e.kind;
-	return ORR_EVENT_KIND_COUNT;
+	return orr__kineto_kind(cat.data(), cat.size());
 }
 
 bool on_gpu(int kind)
@@ -215,15 +143,7 @@ bool on_gpu(int kind)
 
 enum orr_sync_kind sync_kind_of(string_view s)
 {
-	if (s == "Event Sync")
-		return ORR_SYNC_EVENT;
-	if (s == "Stream Wait Event")
-		return ORR_SYNC_STREAM_WAIT;
-	if (s == "Stream Sync")
-		return ORR_SYNC_STREAM;
-	if (s == "Context Sync")
-		return ORR_SYNC_CONTEXT;
-	return ORR_SYNC_UNKNOWN;
+	return orr__kineto_sync_kind(s.data(), s.size());
 }
 
 /* What the args of an event say, by key. */

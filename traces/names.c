@@ -2,7 +2,7 @@
 /* Names: event kinds, runtime/driver call classes, dtype sizes. */
 #include <string.h>
 
-#include "orrery/trace.h"
+#include "internal.h"
 #include "banned.h"
 
 const char *orr_event_kind_name(enum orr_event_kind kind)
@@ -102,4 +102,52 @@ int orr_dtype_bytes(const char *name)
 		if (strcmp(name, table[i].name) == 0)
 			return table[i].bytes;
 	return 0;
+}
+
+static bool equals(const char *s, size_t len, const char *word)
+{
+	return strlen(word) == len && memcmp(s, word, len) == 0;
+}
+
+int orr__kineto_kind(const char *cat, size_t len)
+{
+	static const struct {
+		const char *cat;
+		int kind;
+	} table[] = {
+		{ "cpu_op", ORR_EVENT_OP },
+		{ "operator", ORR_EVENT_OP },
+		{ "user_annotation", ORR_EVENT_ANNOTATION },
+		{ "cuda_runtime", ORR_EVENT_RUNTIME },
+		{ "runtime", ORR_EVENT_RUNTIME },
+		{ "cuda_driver", ORR_EVENT_DRIVER },
+		{ "kernel", ORR_EVENT_KERNEL },
+		{ "Kernel", ORR_EVENT_KERNEL },
+		{ "gpu_memcpy", ORR_EVENT_MEMCPY },
+		{ "Memcpy", ORR_EVENT_MEMCPY },
+		{ "gpu_memset", ORR_EVENT_MEMSET },
+		{ "Memset", ORR_EVENT_MEMSET },
+		{ "cuda_sync", ORR_EVENT_SYNC },
+		{ "cuda_event", ORR_EVENT_CUDA_EVENT },
+	};
+
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+		if (equals(cat, len, table[i].cat))
+			return table[i].kind;
+	return ORR_EVENT_KIND_COUNT;
+}
+
+enum orr_sync_kind orr__kineto_sync_kind(const char *s, size_t len)
+{
+	static const char *const names[ORR_SYNC_COUNT] = {
+		[ORR_SYNC_EVENT] = "Event Sync",
+		[ORR_SYNC_STREAM_WAIT] = "Stream Wait Event",
+		[ORR_SYNC_STREAM] = "Stream Sync",
+		[ORR_SYNC_CONTEXT] = "Context Sync",
+	};
+
+	for (int k = ORR_SYNC_EVENT; k < ORR_SYNC_COUNT; k++)
+		if (equals(s, len, names[k]))
+			return (enum orr_sync_kind)k;
+	return ORR_SYNC_UNKNOWN;
 }

@@ -142,3 +142,58 @@ int orr__scan_events(const char *buf, size_t len, size_t pos, size_t min_bytes, 
 		pos = orr__scan_ws(buf, len, pos + 1);
 	}
 }
+
+/* Decimal microseconds ("1707417525512145", "12.345", "1.2e3") to integer nanoseconds. */
+bool orr__scan_us_to_ns(const char *s, size_t n, int64_t *ret)
+{
+	size_t i = 0;
+	bool neg = false;
+	__int128 v = 0;
+	const __int128 big = (__int128)1 << 100;
+	int frac = 0, exp = 0, digits = 0;
+
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == '\t'))
+		n--;
+	if (i < n && s[i] == '-') {
+		neg = true;
+		i++;
+	}
+	for (; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits++)
+		if (v < big)
+			v = v * 10 + (s[i] - '0');
+	if (i < n && s[i] == '.') {
+		for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits++) {
+			if (v < big) {
+				v = v * 10 + (s[i] - '0');
+				frac++;
+			}
+		}
+	}
+	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+		bool eneg = false;
+
+		i++;
+		if (i < n && (s[i] == '+' || s[i] == '-'))
+			eneg = s[i++] == '-';
+		for (; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+			if (exp < 1000)
+				exp = exp * 10 + (s[i] - '0');
+		exp = eneg ? -exp : exp;
+	}
+	if (!digits || i != n)
+		return false;
+	/* value = v * 10^(exp - frac) us = v * 10^(exp - frac + 3) ns, rounded to nearest */
+	for (int e = exp - frac + 3; e != 0; e += e > 0 ? -1 : 1) {
+		if (e > 0) {
+			if (v > big)
+				return false;
+			v *= 10;
+		} else {
+			v = e == -1 ? (v + 5) / 10 : v / 10;
+		}
+	}
+	if (v > INT64_MAX)
+		return false;
+	*ret = neg ? -(int64_t)v : (int64_t)v;
+	return true;
+}

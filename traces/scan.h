@@ -8,7 +8,9 @@
 #ifndef ORRERY_TRACES_SCAN_H
 #define ORRERY_TRACES_SCAN_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -37,6 +39,12 @@ int orr__scan_value(const char *buf, size_t len, size_t pos, size_t *ret_end,
  */
 int orr__scan_events(const char *buf, size_t len, size_t pos, size_t min_bytes, size_t *ret_cut,
 		     struct orr__scan_error *reterr);
+
+/*
+ * A JSON number of microseconds (s[0..n), trailing whitespace allowed) to integer
+ * nanoseconds, exactly where the text has at most 3 decimals, rounded otherwise.
+ */
+bool orr__scan_us_to_ns(const char *s, size_t n, int64_t *ret);
 
 #ifdef __cplusplus
 }
