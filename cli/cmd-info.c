@@ -42,7 +42,7 @@ static int cmp_i64p(const void *a, const void *b)
 
 static bool has(const int64_t *v, size_t n, int64_t key)
 {
-	return bsearch(&key, v, n, sizeof(*v), cmp_i64p) != NULL;
+	return n && bsearch(&key, v, n, sizeof(*v), cmp_i64p) != NULL;
 }
 
 static bool is_gpu_task(const struct orr_event *e)
@@ -73,8 +73,10 @@ static void match_launches(const struct orr_rank *r, struct rank_stats *st)
 		else if (is_gpu_task(e) && e->correlation >= 0)
 			ORR_VEC_PUSH(tasks, ntasks, tcap, e->correlation);
 	}
-	qsort(calls, ncalls, sizeof(*calls), cmp_i64p);
-	qsort(tasks, ntasks, sizeof(*tasks), cmp_i64p);
+	if (ncalls)
+		qsort(calls, ncalls, sizeof(*calls), cmp_i64p);
+	if (ntasks)
+		qsort(tasks, ntasks, sizeof(*tasks), cmp_i64p);
 	for (size_t i = 0; i < r->nevents; i++) {
 		const struct orr_event *e = &r->events[i];
 
@@ -303,9 +305,12 @@ static void text_counts(const struct orr_trace *t, const struct orr_rank *r,
 	const char *sep = "";
 
 	printf("  events  %zu:", r->nevents);
-	for (int k = 0; k < ORR_EVENT_KIND_COUNT; k++, sep = ",")
-		if (st->by_kind[k])
+	for (int k = 0; k < ORR_EVENT_KIND_COUNT; k++) {
+		if (st->by_kind[k]) {
 			printf("%s %s %zu", sep, orr_event_kind_name(k), st->by_kind[k]);
+			sep = ",";
+		}
+	}
 	printf("\n  calls  ");
 	sep = "";
 	for (int k = 1; k < ORR_CALL_COUNT; k++)

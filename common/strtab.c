@@ -96,6 +96,8 @@ static size_t lookup(const struct orr_strtab *t, const char *s, size_t len, uint
 
 uint32_t orr_strtab_find(const struct orr_strtab *t, const char *s, size_t len)
 {
+	if (len == 0)
+		return 0;
 	size_t i = lookup(t, s, len, hash_bytes(s, len));
 
 	return t->slots[i] ? t->slots[i] - 1 : UINT32_MAX;
@@ -103,14 +105,20 @@ uint32_t orr_strtab_find(const struct orr_strtab *t, const char *s, size_t len)
 
 uint32_t orr_strtab_intern(struct orr_strtab *t, const char *s, size_t len)
 {
-	uint32_t h = hash_bytes(s, len);
-	size_t i = lookup(t, s, len, h);
+	uint32_t h;
+	size_t i;
 	char *copy;
+
+	if (len == 0 && t->n) /* "" is id 0; s may be NULL */
+		return 0;
+	h = hash_bytes(s, len);
+	i = lookup(t, s, len, h);
 
 	if (t->slots[i])
 		return t->slots[i] - 1;
 	copy = orr_arena_alloc(t->arena, len + 1, 1);
-	memcpy(copy, s, len);
+	if (len)
+		memcpy(copy, s, len);
 	copy[len] = '\0';
 	ORR_VEC_PUSH(t->entries, t->n, t->cap,
 		     ((struct entry){ .s = copy, .len = (uint32_t)len, .hash = h }));

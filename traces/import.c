@@ -90,10 +90,13 @@ static bool is_container(const unsigned char *p, size_t n)
 /* rank-3, rank_3, rank3, worker3 (any case) in the file's own name. */
 static int rank_from_name(const char *path)
 {
-	const char *base = strrchr(path, '/');
 	static const char *const words[] = { "rank", "worker" };
+	const char *base = path;
 
-	base = base ? base + 1 : path;
+	/* The file's own name: after the last '/' and after an archive's "name:" prefix. */
+	for (const char *p = path; *p; p++)
+		if (*p == '/' || *p == ':')
+			base = p + 1;
 	for (const char *s = base; *s; s++) {
 		for (size_t w = 0; w < 2; w++) {
 			size_t n = strlen(words[w]);

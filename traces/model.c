@@ -304,7 +304,8 @@ void orr__rank_finish(struct orr_trace *t, struct orr__rank_build *rb)
 	name_places(rb);
 	collectives_from_names(t, rb);
 	collective_bytes(t, rb);
-	qsort(rb->events.p, rb->events.n, sizeof(struct orr_event), cmp_event);
+	if (rb->events.n)
+		qsort(rb->events.p, rb->events.n, sizeof(struct orr_event), cmp_event);
 	rb->pub.nflows = rb->flows.n;
 	free(rb->flows.p);
 	free(rb->metas.p);

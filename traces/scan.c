@@ -84,7 +84,7 @@ int orr__scan_value(const char *buf, size_t len, size_t pos, size_t *ret_end,
 		case '{':
 		case '[':
 			if (depth == ORR__SCAN_MAX_DEPTH)
-				return fail(reterr, ORR_ETOOBIG, pos, "nesting deeper than 256");
+				return fail(reterr, ORR_ETOOBIG, pos, "nesting deeper than 1024");
 			stack[depth++] = buf[pos] == '{' ? '}' : ']';
 			pos++;
 			break;

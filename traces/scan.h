@@ -16,7 +16,8 @@
 extern "C" {
 #endif
 
-#define ORR__SCAN_MAX_DEPTH 256
+/* simdjson's own default, so both agree on what is too deep. */
+#define ORR__SCAN_MAX_DEPTH 1024
 
 struct orr__scan_error {
 	int err;       /* ORR_EMALFORMED, ORR_ETRUNCATED, ORR_ETOOBIG */

@@ -88,7 +88,8 @@ static int64_t last_step_end(const struct orr_rank *r, int64_t start, int64_t en
 				ce, nce, cap,
 				((struct corr_end){ r->events[i].correlation,
 						    r->events[i].start_ns + r->events[i].dur_ns }));
-	qsort(ce, nce, sizeof(*ce), cmp_corr);
+	if (nce)
+		qsort(ce, nce, sizeof(*ce), cmp_corr);
 	last = launched_end(r, ce, nce, start, end);
 	free(ce);
 	return last;

@@ -1,0 +1,154 @@
+#!/bin/bash
+# CLI tests of suite `golden`, run from the source root with $ORRERY set (tests/meson.build):
+#
+#   run-golden.sh expect EXPECTED ARGS...  `orrery ARGS` exits 0 and prints exactly
+#                                          tests/golden/EXPECTED on stdout
+#   run-golden.sh bad FILE                 `orrery info FILE` exits 1, prints nothing on
+#                                          stdout and one "orrery: error: " line naming FILE
+#   run-golden.sh missing FILE             the same for a FILE that does not exist
+#   run-golden.sh usage CASE               usage errors (exit 2), --help, --version
+#
+# ORR_GOLDEN_UPDATE=1 rewrites the expected files instead of comparing.  Paths in the
+# commands are relative to the source root so that the expected output holds none of
+# the checkout's own.
+set -uo pipefail
+
+golden=tests/golden
+orrery=${ORRERY:?ORRERY is not set (run through meson test)}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+# Runs orrery with the arguments given; sets rc, leaves $work/out and $work/err.
+run() {
+	echo "+ orrery $*" >&2
+	"$orrery" "$@" >"$work/out" 2>"$work/err"
+	rc=$?
+}
+
+show() {
+	echo "--- stdout:" >&2
+	head -n 20 "$work/out" >&2
+	echo "--- stderr:" >&2
+	head -n 20 "$work/err" >&2
+}
+
+expect_rc() {
+	if [[ $rc != "$1" ]]; then
+		show
+		fail "exit status $rc, expected $1"
+	fi
+}
+
+# The output contains TEXT (grep -F), on stdout or stderr.
+expect_in() {
+	if ! grep -qF -- "$2" "$work/$1"; then
+		show
+		fail "std$1 lacks '$2'"
+	fi
+}
+
+mode=${1:-}
+shift || true
+case $mode in
+expect)
+	expected=$golden/$1
+	shift
+	trace=${*: -1}
+	if [[ ! -e $trace ]]; then
+		echo "skipped: $trace does not exist" >&2
+		exit 77
+	fi
+	run "$@"
+	expect_rc 0
+	[[ -s $work/err ]] && { show; fail "unexpected output on stderr"; }
+	if [[ ${ORR_GOLDEN_UPDATE:-} == 1 ]]; then
+		cp "$work/out" "$expected"
+		echo "updated $expected" >&2
+		exit 0
+	fi
+	[[ -f $expected ]] || fail "$expected is missing (ORR_GOLDEN_UPDATE=1 writes it)"
+	if ! diff -u "$expected" "$work/out" >&2; then
+		fail "output differs from $expected (ORR_GOLDEN_UPDATE=1 to accept the new output)"
+	fi
+	;;
+bad | missing)
+	file=$1
+	if [[ $mode == bad ]]; then
+		[[ -e $file ]] || fail "$file does not exist"
+	else
+		[[ -e $file ]] && fail "$file exists"
+	fi
+	run info "$file"
+	expect_rc 1
+	[[ -s $work/out ]] && { show; fail "output on stdout"; }
+	lines=$(wc -l <"$work/err")
+	[[ $lines == 1 ]] || { show; fail "$lines lines on stderr, expected one"; }
+	[[ $(head -c 15 "$work/err") == "orrery: error: " ]] || { show; fail "stderr does not start with 'orrery: error: '"; }
+	expect_in err "$file"
+	cat "$work/err" >&2
+	;;
+usage)
+	case $1 in
+	no-argument)
+		run
+		expect_rc 2
+		expect_in err "usage: orrery"
+		;;
+	unknown-option)
+		run --frobnicate info x
+		expect_rc 2
+		expect_in err "usage: orrery"
+		run info --frobnicate x
+		expect_rc 2
+		expect_in err "orrery: error: "
+		expect_in err "orrery info --help"
+		;;
+	info-without-trace)
+		run info
+		expect_rc 2
+		expect_in err "no trace given"
+		run info --format=xml x
+		expect_rc 2
+		expect_in err "unknown format 'xml'"
+		;;
+	unknown-command)
+		run inof x
+		expect_rc 2
+		expect_in err "orrery: error: 'inof' is not an orrery command"
+		expect_in err "did you mean 'info'?"
+		run frobnicate
+		expect_rc 2
+		grep -q "did you mean" "$work/err" && { show; fail "a suggestion for 'frobnicate'"; }
+		;;
+	help)
+		run --help
+		expect_rc 0
+		expect_in out "usage: orrery"
+		expect_in out "info"
+		[[ -s $work/err ]] && { show; fail "output on stderr"; }
+		run info --help
+		expect_rc 0
+		expect_in out "usage: orrery info"
+		expect_in out "--format"
+		;;
+	version)
+		run --version
+		expect_rc 0
+		grep -qE '^orrery [0-9]+\.[0-9]+\.[0-9]+$' "$work/out" || { show; fail "no version line"; }
+		;;
+	*)
+		fail "unknown usage case '$1'"
+		;;
+	esac
+	;;
+*)
+	echo "usage: $0 expect EXPECTED ARGS... | bad FILE | missing FILE | usage CASE" >&2
+	exit 2
+	;;
+esac
+echo "ok" >&2

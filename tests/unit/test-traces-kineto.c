@@ -1,0 +1,546 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Kineto JSON importer, field by field, through the public API only: small traces
+ * written here by hand and imported from memory with orr_trace_import_buffer().
+ * Containers, directories, ranks, malformed input and the real traces are in
+ * test-traces-import.c.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "orrery/trace.h"
+
+#define BASE_NS 1000000000LL
+
+static struct orr_trace *import_str(const char *json)
+{
+	struct orr_trace *t = NULL;
+	struct orr_diag d;
+	int r = orr_trace_import_buffer("test.json", json, strlen(json), NULL, &t, &d);
+
+	if (r)
+		fail_msg("import failed: %s: %s", orr_errname(r), d.msg);
+	assert_int_equal(orr_trace_rank_count(t), 1);
+	return t;
+}
+
+static int import_err(const char *json, size_t len, struct orr_diag *d)
+{
+	struct orr_trace *t = NULL;
+	int r = orr_trace_import_buffer("test.json", json, len, NULL, &t, d);
+
+	if (r == 0)
+		orr_trace_free(t);
+	return r;
+}
+
+/* The only event called NAME (fails when there is none or more than one). */
+static const struct orr_event *event_named(const struct orr_trace *t, const struct orr_rank *r,
+					   const char *name)
+{
+	const struct orr_event *found = NULL;
+
+	for (size_t i = 0; i < r->nevents; i++) {
+		if (strcmp(orr_trace_str(t, r->events[i].name), name) != 0)
+			continue;
+		if (found)
+			fail_msg("two events called '%s'", name);
+		found = &r->events[i];
+	}
+	if (!found)
+		fail_msg("no event called '%s'", name);
+	return found;
+}
+
+/* ---- null case ---- */
+
+static void test_null_empty_buffer_is_eempty(void **state)
+{
+	struct orr_diag d;
+
+	assert_int_equal(import_err("", 0, &d), ORR_EEMPTY);
+	assert_string_equal(d.file, "test.json");
+}
+
+static void test_null_whitespace_is_eempty(void **state)
+{
+	struct orr_diag d;
+
+	assert_int_equal(import_err(" \n\t\r\n ", 6, &d), ORR_EEMPTY);
+}
+
+static void test_null_empty_object_is_eformat(void **state)
+{
+	struct orr_diag d;
+
+	assert_int_equal(import_err("{}", 2, &d), ORR_EFORMAT);
+	assert_int_equal(import_err("{\"schemaVersion\": 1}", 20, &d), ORR_EFORMAT);
+}
+
+static void test_null_empty_array_has_no_events(void **state)
+{
+	struct orr_trace *t = import_str("[]");
+	const struct orr_rank *r = orr_trace_get_rank(t, 0);
+	struct orr_step *s;
+	size_t n;
+
+	assert_int_equal(r->rank, 0);
+	assert_int_equal(r->nevents, 0);
+	assert_int_equal(r->nplaces, 0);
+	assert_int_equal(orr_rank_steps(t, r, &s, &n), 0);
+	assert_int_equal(n, 0);
+	free(s);
+	orr_trace_free(t);
+	t = import_str("{\"traceEvents\": []}");
+	assert_int_equal(orr_trace_get_rank(t, 0)->nevents, 0);
+	orr_trace_free(t);
+}
+
+/* ---- one element ---- */
+
+/*
+ * One step: the annotation at 1.5 us, a launch at 10.25 us (args before cat) and its
+ * kernel from 20 us for 200.001 us; a second "gemm" nobody launched ends later and must
+ * not count; an unknown category; a thread name.  All relative to baseTimeNanoseconds.
+ */
+static const char one_step[] =
+	"{\"schemaVersion\": 1, \"baseTimeNanoseconds\": 1000000000,\n"
+	" \"traceEvents\": [\n"
+	"  {\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#3\", \"pid\": 10,"
+	" \"tid\": 11, \"ts\": 1.5, \"dur\": 100, \"args\": {\"External id\": 1}},\n"
+	"  {\"args\": {\"External id\": 2, \"correlation\": 7, \"cbid\": 211}, \"ph\": \"X\","
+	" \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 10, \"tid\": 11,"
+	" \"ts\": 10.25, \"dur\": 5},\n"
+	"  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"gemm\", \"pid\": 0, \"tid\": 7,"
+	" \"ts\": 20, \"dur\": 200.001, \"args\": {\"External id\": 2, \"correlation\": 7,"
+	" \"stream\": 7, \"device\": 0}},\n"
+	"  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"gemm\", \"pid\": 0, \"tid\": 7,"
+	" \"ts\": 230, \"dur\": 1, \"args\": {\"correlation\": 8, \"stream\": 7, \"device\": 0}},\n"
+	"  {\"ph\": \"X\", \"cat\": \"python_function\", \"name\": \"f\", \"pid\": 10, \"tid\": 11,"
+	" \"ts\": 2, \"dur\": 1},\n"
+	"  {\"ph\": \"s\", \"id\": 7, \"pid\": 10, \"tid\": 11, \"ts\": 10.25, \"cat\": \"ac2g\","
+	" \"name\": \"ac2g\"},\n"
+	"  {\"ph\": \"f\", \"id\": 7, \"pid\": 0, \"tid\": 7, \"ts\": 20, \"cat\": \"ac2g\","
+	" \"name\": \"ac2g\", \"bp\": \"e\"},\n"
+	"  {\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 10, \"tid\": 11,"
+	" \"args\": {\"name\": \"pt_main_thread\"}}\n"
+	" ]}\n";
+
+static void test_one_events_have_kinds_places_and_times(void **state)
+{
+	struct orr_trace *t = import_str(one_step);
+	const struct orr_rank *r = orr_trace_get_rank(t, 0);
+	const struct orr_event *e = r->events;
+	const struct orr_place *cpu, *gpu;
+
+	assert_int_equal(r->rank, 0);
+	assert_int_equal(r->world_size, -1);
+	assert_int_equal(r->base_time_ns, BASE_NS);
+	assert_string_equal(orr_trace_str(t, r->source), "test.json");
+	assert_int_equal(r->nevents, 4);
+	assert_int_equal(r->nplaces, 2);
+	assert_int_equal(r->nflows, 2);
+	/* sorted by start */
+	assert_int_equal(e[0].kind, ORR_EVENT_ANNOTATION);
+	assert_int_equal(e[0].start_ns, BASE_NS + 1500);
+	assert_int_equal(e[0].dur_ns, 100000);
+	assert_int_equal(e[0].external_id, 1);
+	assert_int_equal(e[0].correlation, -1);
+	assert_int_equal(e[1].kind, ORR_EVENT_RUNTIME);
+	assert_int_equal(e[1].sub, ORR_CALL_LAUNCH);
+	assert_int_equal(e[1].start_ns, BASE_NS + 10250);
+	assert_int_equal(e[1].dur_ns, 5000);
+	assert_int_equal(e[1].correlation, 7); /* args came before cat */
+	assert_int_equal(e[1].external_id, 2);
+	assert_int_equal(e[2].kind, ORR_EVENT_KERNEL);
+	assert_int_equal(e[2].start_ns, BASE_NS + 20000);
+	assert_int_equal(e[2].dur_ns, 200001);
+	assert_int_equal(e[2].correlation, 7);
+	assert_int_equal(e[2].flags, 0); /* its correlation came from args, not the flow */
+	assert_int_equal(e[3].correlation, 8);
+	cpu = &r->places[e[0].place];
+	gpu = &r->places[e[2].place];
+	assert_int_equal(e[1].place, e[0].place);
+	assert_int_equal(e[3].place, e[2].place);
+	assert_int_equal(cpu->kind, ORR_PLACE_THREAD);
+	assert_int_equal(cpu->pid, 10);
+	assert_int_equal(cpu->tid, 11);
+	assert_int_equal(cpu->device, -1);
+	assert_string_equal(orr_trace_str(t, cpu->name), "pt_main_thread");
+	assert_int_equal(gpu->kind, ORR_PLACE_STREAM);
+	assert_int_equal(gpu->pid, 0);
+	assert_int_equal(gpu->tid, 7);
+	assert_int_equal(gpu->device, 0);
+	orr_trace_free(t);
+}
+
+static void test_one_names_are_interned(void **state)
+{
+	struct orr_trace *t = import_str(one_step);
+	const struct orr_rank *r = orr_trace_get_rank(t, 0);
+
+	assert_int_equal(r->events[2].name, r->events[3].name);
+	assert_int_not_equal(r->events[1].name, r->events[2].name);
+	assert_string_equal(orr_trace_str(t, r->events[2].name), "gemm");
+	assert_string_equal(orr_trace_str(t, r->events[0].name), "ProfilerStep#3");
+	orr_trace_free(t);
+}
+
+static void test_one_step_ends_at_launched_kernel(void **state)
+{
+	struct orr_trace *t = import_str(one_step);
+	const struct orr_rank *r = orr_trace_get_rank(t, 0);
+	struct orr_step *s, *job;
+	size_t n, njob;
+
+	assert_int_equal(orr_rank_steps(t, r, &s, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(s[0].step, 3);
+	assert_int_equal(s[0].start_ns, BASE_NS + 1500);
+	/* kernel end - annotation start, exactly; the unlaunched gemm does not count */
+	assert_int_equal(s[0].end_ns - s[0].start_ns, 220001 - 1500);
+	assert_int_equal(orr_trace_job_steps(t, &job, &njob), 0);
+	assert_int_equal(njob, 1);
+	assert_memory_equal(job, s, sizeof(*s));
+	free(s);
+	free(job);
+	orr_trace_free(t);
+}
+
+static void test_one_unknown_category_is_counted(void **state)
+{
+	struct orr_trace *t = import_str(one_step);
+	const struct orr_rank *r = orr_trace_get_rank(t, 0);
+
+	assert_int_equal(r->nskipped, 1);
+	assert_string_equal(orr_trace_str(t, r->skipped[0].category), "python_function");
+	assert_int_equal(r->skipped[0].count, 1);
+	orr_trace_free(t);
+}
+
+static void test_one_timestamps_are_exact_ns(void **state)
+{
+	struct orr_trace *t = import_str(
+		"[{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\", \"pid\": 1, \"tid\": 1,"
+		" \"ts\": 1707417525512145.123, \"dur\": 0.001},"
+		" {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"b\", \"pid\": 1, \"tid\": 1,"
+		" \"ts\": 1.2e3, \"dur\": 12.0},"
+		" {\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"name\": \"m\", \"pid\": 1,"
+		" \"tid\": 1, \"ts\": 5, \"s\": \"t\"}]");
+	const struct orr_rank *r = orr_trace_get_rank(t, 0);
+
+	assert_int_equal(r->base_time_ns, 0);
+	assert_int_equal(event_named(t, r, "a")->start_ns, 1707417525512145123LL);
+	assert_int_equal(event_named(t, r, "a")->dur_ns, 1);
+	assert_int_equal(event_named(t, r, "b")->start_ns, 1200000);
+	assert_int_equal(event_named(t, r, "b")->dur_ns, 12000);
+	assert_int_equal(event_named(t, r, "m")->kind, ORR_EVENT_MARKER);
+	assert_int_equal(event_named(t, r, "m")->dur_ns, 0);
+	orr_trace_free(t);
+}
+
+static const char flows[] =
+	"{\"baseTimeNanoseconds\": 1000000000, \"traceEvents\": [\n"
+	" {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1,"
+	"  \"tid\": 1, \"ts\": 10, \"dur\": 2},\n"
+	" {\"ph\": \"s\", \"id\": 41, \"pid\": 1, \"tid\": 1, \"ts\": 10, \"cat\": \"ac2g\","
+	"  \"name\": \"ac2g\"},\n"
+	" {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k1\", \"pid\": 0, \"tid\": 7,"
+	"  \"ts\": 20, \"dur\": 3},\n"
+	" {\"ph\": \"f\", \"id\": 41, \"pid\": 0, \"tid\": 7, \"ts\": 20, \"cat\": \"ac2g\","
+	"  \"name\": \"ac2g\", \"bp\": \"e\"},\n"
+	" {\"ph\": \"X\", \"cat\": \"Kernel\", \"name\": \"k2\", \"pid\": 0, \"tid\": 7,"
+	"  \"ts\": 30, \"dur\": 3, \"args\": {\"device\": 0}},\n"
+	" {\"ph\": \"f\", \"id\": 42, \"pid\": 0, \"tid\": 7, \"ts\": 30,"
+	"  \"cat\": \"async_cpu_to_gpu\", \"name\": \"async_gpu\", \"bp\": \"e\"},\n"
+	" {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k3\", \"pid\": 0, \"tid\": 7,"
+	"  \"ts\": 40, \"dur\": 1, \"args\": {\"correlation\": 5}},\n"
+	" {\"ph\": \"f\", \"id\": 99, \"pid\": 0, \"tid\": 7, \"ts\": 40, \"cat\": \"ac2g\","
+	"  \"name\": \"ac2g\", \"bp\": \"e\"},\n"
+	" {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k4\", \"pid\": 0, \"tid\": 7,"
+	"  \"ts\": 50, \"dur\": 1},\n"
+	" {\"ph\": \"f\", \"id\": 77, \"pid\": 0, \"tid\": 8, \"ts\": 50, \"cat\": \"ac2g\","
+	"  \"name\": \"ac2g\", \"bp\": \"e\"}\n"
+	"]}";
+
+static void test_one_ac2g_flow_gives_correlation(void **state)
+{
+	struct orr_trace *t = import_str(flows);
+	const struct orr_rank *r = orr_trace_get_rank(t, 0);
+	const struct orr_event *k1 = event_named(t, r, "k1"), *call;
+
+	assert_int_equal(r->nflows, 5);
+	assert_int_equal(k1->correlation, 41);
+	assert_int_equal(k1->flags & ORR_EVENT_F_FLOW_LINKED, ORR_EVENT_F_FLOW_LINKED);
+	call = event_named(t, r, "cudaLaunchKernel");
+	assert_int_equal(call->correlation, 41);
+	assert_int_equal(call->flags & ORR_EVENT_F_FLOW_LINKED, ORR_EVENT_F_FLOW_LINKED);
+	/* args win over a flow; a flow on another stream does not link */
+	assert_int_equal(event_named(t, r, "k3")->correlation, 5);
+	assert_int_equal(event_named(t, r, "k3")->flags, 0);
+	assert_int_equal(event_named(t, r, "k4")->correlation, -1);
+	assert_int_equal(event_named(t, r, "k4")->flags, 0);
+	orr_trace_free(t);
+}
+
+static void test_one_async_cpu_to_gpu_flow_gives_correlation(void **state)
+{
+	struct orr_trace *t = import_str(flows);
+	const struct orr_rank *r = orr_trace_get_rank(t, 0);
+	const struct orr_event *k2 = event_named(t, r, "k2");
+
+	assert_int_equal(k2->kind, ORR_EVENT_KERNEL);
+	assert_int_equal(k2->correlation, 42);
+	assert_int_equal(k2->flags, ORR_EVENT_F_FLOW_LINKED);
+	assert_int_equal(k2->start_ns, BASE_NS + 30000);
+	orr_trace_free(t);
+}
+
+static void test_one_cuda_sync_has_its_fields(void **state)
+{
+	struct orr_trace *t = import_str(
+		"[{\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"Stream Wait Event\","
+		" \"pid\": 0, \"tid\": 7, \"ts\": 100, \"dur\": 0.01, \"args\": {\"External id\": 43,"
+		" \"cuda_sync_kind\": \"Stream Wait Event\", \"wait_on_stream\": 13,"
+		" \"wait_on_cuda_event_record_corr_id\": 42, \"wait_on_cuda_event_id\": 5,"
+		" \"stream\": 7, \"correlation\": 43, \"device\": 0, \"context\": 1}},"
+		" {\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"Event Sync\", \"pid\": 0,"
+		" \"tid\": -1, \"ts\": 200, \"dur\": 33, \"args\": {\"cuda_sync_kind\": \"Event Sync\","
+		" \"wait_on_stream\": 7, \"wait_on_cuda_event_record_corr_id\": 44,"
+		" \"stream\": -1, \"correlation\": 45, \"device\": 0}}]");
+	const struct orr_rank *r = orr_trace_get_rank(t, 0);
+	const struct orr_event *w = event_named(t, r, "Stream Wait Event");
+	const struct orr_event *s = event_named(t, r, "Event Sync");
+	const struct orr_sync_args *a;
+
+	assert_int_equal(w->kind, ORR_EVENT_SYNC);
+	assert_int_equal(w->sub, ORR_SYNC_STREAM_WAIT);
+	assert_int_equal(w->correlation, 43);
+	assert_int_equal(w->dur_ns, 10);
+	assert_int_equal(r->places[w->place].kind, ORR_PLACE_STREAM);
+	assert_int_equal(r->places[w->place].tid, 7);
+	assert_true(w->args < r->nsyncs);
+	a = &r->syncs[w->args];
+	assert_int_equal(a->stream, 7);
+	assert_int_equal(a->wait_on_stream, 13);
+	assert_int_equal(a->event_record_corr, 42);
+	assert_int_equal(a->event_id, 5);
+	assert_int_equal(s->sub, ORR_SYNC_EVENT);
+	a = &r->syncs[s->args];
+	assert_int_equal(a->stream, -1);
+	assert_int_equal(a->wait_on_stream, 7);
+	assert_int_equal(a->event_record_corr, 44);
+	assert_int_equal(a->event_id, -1);
+	orr_trace_free(t);
+}
+
+static void test_one_op_inputs_have_dims_and_types(void **state)
+{
+	struct orr_trace *t = import_str(
+		"[{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 1, \"tid\": 1,"
+		" \"ts\": 1, \"dur\": 2, \"args\": {\"External id\": 3, \"Sequence number\": 17,"
+		" \"Input Dims\": [[4, 8], [8, 16], [], [[1, 2], [3]]],"
+		" \"Input type\": [\"float\", \"c10::BFloat16\", \"Scalar\", \"TensorList\"]}},"
+		" {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::empty\", \"pid\": 1,"
+		" \"tid\": 1, \"ts\": 5, \"dur\": 1, \"args\": {\"External id\": 4}}]");
+	const struct orr_rank *r = orr_trace_get_rank(t, 0);
+	const struct orr_event *mm = event_named(t, r, "aten::mm");
+	const struct orr_op_args *op;
+	const struct orr_input *in;
+
+	assert_int_equal(mm->kind, ORR_EVENT_OP);
+	assert_int_equal(mm->external_id, 3);
+	assert_true(mm->args < r->nops);
+	op = &r->ops[mm->args];
+	assert_int_equal(op->sequence, 17);
+	assert_int_equal(op->ninputs, 4);
+	in = &r->inputs[op->first_input];
+	assert_int_equal(in[0].ndims, 2);
+	assert_int_equal(r->dims[in[0].first_dim], 4);
+	assert_int_equal(r->dims[in[0].first_dim + 1], 8);
+	assert_string_equal(orr_trace_str(t, in[0].dtype), "float");
+	assert_int_equal(in[1].ndims, 2);
+	assert_int_equal(r->dims[in[1].first_dim], 8);
+	assert_int_equal(r->dims[in[1].first_dim + 1], 16);
+	assert_string_equal(orr_trace_str(t, in[1].dtype), "c10::BFloat16");
+	assert_int_equal(in[2].ndims, 0);
+	assert_int_equal(in[2].is_list, 0);
+	assert_string_equal(orr_trace_str(t, in[2].dtype), "Scalar");
+	assert_int_equal(in[3].is_list, 1);
+	assert_string_equal(orr_trace_str(t, in[3].dtype), "TensorList");
+	/* an op with nothing to record has no side-table entry */
+	assert_int_equal(event_named(t, r, "aten::empty")->args, ORR_NONE);
+	orr_trace_free(t);
+}
+
+static void test_one_record_param_comms_is_a_collective(void **state)
+{
+	struct orr_trace *t = import_str(
+		"[{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"record_param_comms\", \"pid\": 1,"
+		" \"tid\": 1, \"ts\": 1, \"dur\": 2, \"args\": {\"External id\": 9,"
+		" \"Process Group Name\": \"0\", \"Out msg nelems\": 2049000,"
+		" \"Process Group Ranks\": \"[0, 1]\", \"Group size\": 2, \"In msg nelems\": 2049000,"
+		" \"dtype\": \"Float\", \"Process Group Description\": \"default_pg\","
+		" \"Seq\": 3, \"Collective name\": \"allreduce\"}}]");
+	const struct orr_rank *r = orr_trace_get_rank(t, 0);
+	const struct orr_event *e = event_named(t, r, "record_param_comms");
+	const struct orr_collective *c;
+
+	assert_true(e->coll < r->ncollectives);
+	c = &r->collectives[e->coll];
+	assert_string_equal(orr_trace_str(t, c->type), "allreduce");
+	assert_string_equal(orr_trace_str(t, c->dtype), "Float");
+	assert_string_equal(orr_trace_str(t, c->pg_name), "0");
+	assert_string_equal(orr_trace_str(t, c->pg_desc), "default_pg");
+	assert_int_equal(c->in_nelems, 2049000);
+	assert_int_equal(c->out_nelems, 2049000);
+	assert_int_equal(c->in_bytes, 2049000 * 4);
+	assert_int_equal(c->out_bytes, 2049000 * 4);
+	assert_int_equal(c->group_size, 2);
+	assert_int_equal(c->sequence, 3);
+	assert_int_equal(c->src_rank, -1);
+	assert_int_equal(c->nmembers, 2);
+	assert_int_equal(r->members[c->first_member], 0);
+	assert_int_equal(r->members[c->first_member + 1], 1);
+	orr_trace_free(t);
+}
+
+static void test_one_nccl_kernel_name_gives_collective(void **state)
+{
+	struct orr_trace *t = import_str(
+		"[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\":"
+		" \"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)\","
+		" \"pid\": 0, \"tid\": 20, \"ts\": 1, \"dur\": 2},"
+		" {\"ph\": \"X\", \"cat\": \"kernel\", \"name\":"
+		" \"ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)\","
+		" \"pid\": 0, \"tid\": 20, \"ts\": 5, \"dur\": 2},"
+		" {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"gemm\", \"pid\": 0, \"tid\": 7,"
+		" \"ts\": 1, \"dur\": 2}]");
+	const struct orr_rank *r = orr_trace_get_rank(t, 0);
+	const char *sendrecv = "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned "
+			       "long, ncclWork*)";
+	const struct orr_collective *c;
+
+	assert_int_equal(r->ncollectives, 2);
+	c = &r->collectives[event_named(t, r,
+					"ncclDevKernel_AllReduce_Sum_f32_RING_LL("
+					"ncclDevKernelArgsStorage<4096ul>)")
+				    ->coll];
+	assert_string_equal(orr_trace_str(t, c->type), "AllReduce");
+	assert_int_equal(c->in_nelems, -1);
+	assert_int_equal(c->in_bytes, -1);
+	assert_int_equal(c->nmembers, 0);
+	c = &r->collectives[event_named(t, r, sendrecv)->coll];
+	assert_string_equal(orr_trace_str(t, c->type), "SendRecv");
+	assert_int_equal(event_named(t, r, "gemm")->coll, ORR_NONE);
+	orr_trace_free(t);
+}
+
+static void test_one_runtime_calls_are_classified(void **state)
+{
+	static const struct {
+		const char *cat, *name;
+		int kind, call;
+	} calls[] = {
+		{ "cuda_runtime", "cudaLaunchKernelExC", ORR_EVENT_RUNTIME, ORR_CALL_LAUNCH },
+		{ "cuda_driver", "cuLaunchKernelEx", ORR_EVENT_DRIVER, ORR_CALL_LAUNCH },
+		{ "cuda_runtime", "cudaGraphLaunch", ORR_EVENT_RUNTIME, ORR_CALL_GRAPH_LAUNCH },
+		{ "cuda_runtime", "cudaStreamWaitEvent", ORR_EVENT_RUNTIME, ORR_CALL_STREAM_WAIT },
+		{ "cuda_runtime", "cudaMemcpyAsync", ORR_EVENT_RUNTIME, ORR_CALL_MEMCPY },
+		{ "cuda_runtime", "cudaEventRecord", ORR_EVENT_RUNTIME, ORR_CALL_EVENT_RECORD },
+		{ "cuda_runtime", "cudaStreamSynchronize", ORR_EVENT_RUNTIME,
+		  ORR_CALL_STREAM_SYNC },
+		{ "cuda_runtime", "cudaFuncSetAttribute", ORR_EVENT_RUNTIME, ORR_CALL_OTHER },
+	};
+	char json[4096];
+	size_t len = 0;
+	struct orr_trace *t;
+	const struct orr_rank *r;
+
+	len += (size_t)snprintf(json + len, sizeof(json) - len, "[");
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		len += (size_t)snprintf(json + len, sizeof(json) - len,
+					"%s{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"%s\", "
+					"\"pid\": 1, \"tid\": 1, \"ts\": %zu, \"dur\": 1}",
+					i ? ", " : "", calls[i].cat, calls[i].name, 10 * i);
+	snprintf(json + len, sizeof(json) - len, "]");
+	t = import_str(json);
+	r = orr_trace_get_rank(t, 0);
+	assert_int_equal(r->nevents, sizeof(calls) / sizeof(calls[0]));
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+		const struct orr_event *e = event_named(t, r, calls[i].name);
+
+		assert_int_equal(e->kind, calls[i].kind);
+		assert_int_equal(e->sub, calls[i].call);
+	}
+	orr_trace_free(t);
+}
+
+static void test_one_copies_and_devices_are_read(void **state)
+{
+	struct orr_trace *t = import_str(
+		"{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\":"
+		" \"Memcpy HtoD (Pinned -> Device)\", \"pid\": 0, \"tid\": 13, \"ts\": 1, \"dur\": 2,"
+		" \"args\": {\"device\": 0, \"stream\": 13, \"correlation\": 3, \"bytes\": 4096}},"
+		" {\"ph\": \"X\", \"cat\": \"gpu_memset\", \"name\": \"Memset (Device)\", \"pid\": 0,"
+		" \"tid\": 7, \"ts\": 5, \"dur\": 1, \"args\": {\"bytes\": 64}}],"
+		" \"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA H100\", \"numSms\": 132,"
+		" \"computeMajor\": 9, \"computeMinor\": 0, \"totalGlobalMem\": 85045231616}],"
+		" \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 5, \"world_size\": 8,"
+		" \"pg_config\": [{\"pg_name\": \"0\", \"pg_desc\": \"default_pg\","
+		" \"backend_config\": \"cuda:nccl\", \"pg_size\": 2, \"ranks\": [4, 5]}]}}");
+	const struct orr_rank *r = orr_trace_get_rank(t, 0);
+	const struct orr_event *cp = event_named(t, r, "Memcpy HtoD (Pinned -> Device)");
+	const struct orr_event *ms = event_named(t, r, "Memset (Device)");
+
+	assert_int_equal(cp->kind, ORR_EVENT_MEMCPY);
+	assert_int_equal(r->copies[cp->args].bytes, 4096);
+	assert_int_equal(ms->kind, ORR_EVENT_MEMSET);
+	assert_int_equal(r->copies[ms->args].bytes, 64);
+	assert_int_equal(r->rank, 5);
+	assert_int_equal(r->world_size, 8);
+	assert_string_equal(orr_trace_str(t, r->backend), "nccl");
+	assert_int_equal(r->ndevices, 1);
+	assert_int_equal(r->devices[0].num_sms, 132);
+	assert_int_equal(r->devices[0].compute_major, 9);
+	assert_int_equal(r->devices[0].total_mem_bytes, 85045231616LL);
+	assert_string_equal(orr_trace_str(t, r->devices[0].name), "NVIDIA H100");
+	assert_int_equal(r->ncomms, 1);
+	assert_string_equal(orr_trace_str(t, r->comms[0].name), "0");
+	assert_string_equal(orr_trace_str(t, r->comms[0].desc), "default_pg");
+	assert_int_equal(r->comms[0].size, 2);
+	assert_int_equal(r->comms[0].nmembers, 2);
+	assert_int_equal(r->members[r->comms[0].first_member + 1], 5);
+	orr_trace_free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_null_empty_buffer_is_eempty),
+		cmocka_unit_test(test_null_whitespace_is_eempty),
+		cmocka_unit_test(test_null_empty_object_is_eformat),
+		cmocka_unit_test(test_null_empty_array_has_no_events),
+		cmocka_unit_test(test_one_events_have_kinds_places_and_times),
+		cmocka_unit_test(test_one_names_are_interned),
+		cmocka_unit_test(test_one_step_ends_at_launched_kernel),
+		cmocka_unit_test(test_one_unknown_category_is_counted),
+		cmocka_unit_test(test_one_timestamps_are_exact_ns),
+		cmocka_unit_test(test_one_ac2g_flow_gives_correlation),
+		cmocka_unit_test(test_one_async_cpu_to_gpu_flow_gives_correlation),
+		cmocka_unit_test(test_one_cuda_sync_has_its_fields),
+		cmocka_unit_test(test_one_op_inputs_have_dims_and_types),
+		cmocka_unit_test(test_one_record_param_comms_is_a_collective),
+		cmocka_unit_test(test_one_nccl_kernel_name_gives_collective),
+		cmocka_unit_test(test_one_runtime_calls_are_classified),
+		cmocka_unit_test(test_one_copies_and_devices_are_read),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
