@@ -17,32 +17,9 @@
 #include <unistd.h>
 
 #include "orrery/trace.h"
+#include "test-tmpdir.h"
 
 /* ---- helpers ---- */
-
-/* Setup and teardown of the tests that write files: *state is a new temporary directory. */
-static int tmpdir_setup(void **state)
-{
-	const char *base = getenv("TMPDIR");
-	char *dir = orr_xasprintf("%s/orr-test-XXXXXX", base && *base ? base : "/tmp");
-
-	if (!mkdtemp(dir)) {
-		free(dir);
-		return -1;
-	}
-	*state = dir;
-	return 0;
-}
-
-static int tmpdir_teardown(void **state)
-{
-	char *cmd = orr_xasprintf("rm -rf '%s'", (char *)*state);
-	int r = system(cmd);
-
-	free(cmd);
-	free(*state);
-	return r;
-}
 
 static void write_file(const char *dir, const char *name, const char *text)
 {

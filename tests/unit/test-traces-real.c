@@ -20,30 +20,7 @@
 #include <unistd.h>
 
 #include "orrery/trace.h"
-
-/* *state is a new temporary directory. */
-static int tmpdir_setup(void **state)
-{
-	const char *base = getenv("TMPDIR");
-	char *dir = orr_xasprintf("%s/orr-test-XXXXXX", base && *base ? base : "/tmp");
-
-	if (!mkdtemp(dir)) {
-		free(dir);
-		return -1;
-	}
-	*state = dir;
-	return 0;
-}
-
-static int tmpdir_teardown(void **state)
-{
-	char *cmd = orr_xasprintf("rm -rf '%s'", (char *)*state);
-	int r = system(cmd);
-
-	free(cmd);
-	free(*state);
-	return r;
-}
+#include "test-tmpdir.h"
 
 static int import_path(const char *dir, const char *name, struct orr_trace **ret,
 		       struct orr_diag *d)
