@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The trace object: ranks under construction, their tables, and finishing them. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,11 @@ void *orr__vec_push(struct orr__vec *v)
 	v->n++;
 	return e;
 }
+
+/* The 14 tables are declared together, places first and metas last: walk them as one array. */
+_Static_assert(offsetof(struct orr__rank_build, metas) - offsetof(struct orr__rank_build, places) ==
+		       13 * sizeof(struct orr__vec),
+	       "struct orr__rank_build: the tables must be contiguous");
 
 static struct orr__vec *tables(struct orr__rank_build *rb, size_t *ret_n)
 {
