@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "orrery/trace.h"
-#include "test-tmpdir.h"
+#include "test-util.h"
 
 /* ---- helpers ---- */
 
@@ -39,16 +39,6 @@ static void run_in(const char *dir, const char *cmd)
 	if (system(line) != 0)
 		fail_msg("'%s' failed", line);
 	free(line);
-}
-
-static int import_path(const char *dir, const char *name, struct orr_trace **ret,
-		       struct orr_diag *d)
-{
-	char *path = name ? orr_xasprintf("%s/%s", dir, name) : orr_xstrdup(dir);
-	int r = orr_trace_import(path, NULL, ret, d);
-
-	free(path);
-	return r;
 }
 
 static int import_mem(const char *data, size_t len, struct orr_diag *d)

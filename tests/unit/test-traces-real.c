@@ -20,17 +20,7 @@
 #include <unistd.h>
 
 #include "orrery/trace.h"
-#include "test-tmpdir.h"
-
-static int import_path(const char *dir, const char *name, struct orr_trace **ret,
-		       struct orr_diag *d)
-{
-	char *path = name ? orr_xasprintf("%s/%s", dir, name) : orr_xstrdup(dir);
-	int r = orr_trace_import(path, NULL, ret, d);
-
-	free(path);
-	return r;
-}
+#include "test-util.h"
 
 /* The absolute path of ../shared/traces/kineto, or NULL when it is absent. */
 static const char *shared_kineto(void)

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* cmocka fixtures shared by the unit tests that write files. */
-#ifndef ORRERY_TEST_TMPDIR_H
-#define ORRERY_TEST_TMPDIR_H
+/* Helpers shared by the unit tests that write and import files. */
+#ifndef ORRERY_TEST_UTIL_H
+#define ORRERY_TEST_UTIL_H
 
 #include <stdlib.h>
 
-#include "orrery/common.h"
+#include "orrery/trace.h"
 
 /* Setup and teardown of the tests that write files: *state is a new temporary directory. */
 static inline int tmpdir_setup(void **state)
@@ -28,6 +28,17 @@ static inline int tmpdir_teardown(void **state)
 
 	free(cmd);
 	free(*state);
+	return r;
+}
+
+/* Imports DIR/NAME, or DIR itself when NAME is NULL. */
+static inline int import_path(const char *dir, const char *name, struct orr_trace **ret,
+			      struct orr_diag *d)
+{
+	char *path = name ? orr_xasprintf("%s/%s", dir, name) : orr_xstrdup(dir);
+	int r = orr_trace_import(path, NULL, ret, d);
+
+	free(path);
 	return r;
 }
 
