@@ -142,19 +142,22 @@ static size_t collective_rows(const struct orr_rank *r, struct coll_row **ret)
 	return n;
 }
 
-static void json_rank(struct json_out *j, const struct orr_trace *t, const struct orr_rank *r)
+static void json_steps(struct json_out *j, const char *key, const struct orr_step *s, size_t n)
 {
-	struct rank_stats st;
-	struct coll_row *rows;
-	struct orr_step *steps;
-	size_t nrows, nsteps;
+	json_array(j, key);
+	for (size_t i = 0; i < n; i++) {
+		json_object(j, NULL);
+		json_int(j, "step", s[i].step);
+		json_int(j, "start_ns", s[i].start_ns);
+		json_int(j, "measured_ns", s[i].end_ns - s[i].start_ns);
+		json_close_object(j);
+	}
+	json_close_array(j);
+}
 
-	rank_stats(r, &st);
-	json_object(j, NULL);
-	json_int(j, "rank", r->rank);
-	json_int(j, "world_size", r->world_size);
-	json_str(j, "source", orr_trace_str(t, r->source));
-	json_str(j, "backend", orr_trace_str(t, r->backend));
+static void json_places(struct json_out *j, const struct orr_trace *t, const struct orr_rank *r,
+			const struct rank_stats *st)
+{
 	json_array(j, "devices");
 	for (size_t i = 0; i < r->ndevices; i++) {
 		json_object(j, NULL);
@@ -173,7 +176,7 @@ static void json_rank(struct json_out *j, const struct orr_trace *t, const struc
 		json_int(j, "pid", r->places[i].pid);
 		json_int(j, "tid", r->places[i].tid);
 		json_str(j, "name", orr_trace_str(t, r->places[i].name));
-		json_int(j, "events", (int64_t)st.place_events[i]);
+		json_int(j, "events", (int64_t)st->place_events[i]);
 		json_close_object(j);
 	}
 	json_close_array(j);
@@ -184,24 +187,36 @@ static void json_rank(struct json_out *j, const struct orr_trace *t, const struc
 		json_object(j, NULL);
 		json_int(j, "device", r->places[i].device);
 		json_int(j, "stream", r->places[i].tid);
-		json_int(j, "events", (int64_t)st.place_events[i]);
-		json_int(j, "busy_ns", st.place_busy_ns[i]);
+		json_int(j, "events", (int64_t)st->place_events[i]);
+		json_int(j, "busy_ns", st->place_busy_ns[i]);
 		json_close_object(j);
 	}
 	json_close_array(j);
+}
+
+static void json_counts(struct json_out *j, const struct orr_rank *r, const struct rank_stats *st)
+{
 	json_object(j, "events");
 	for (int k = 0; k < ORR_EVENT_KIND_COUNT; k++)
-		json_int(j, orr_event_kind_name(k), (int64_t)st.by_kind[k]);
+		json_int(j, orr_event_kind_name(k), (int64_t)st->by_kind[k]);
 	json_int(j, "total", (int64_t)r->nevents);
 	json_close_object(j);
 	json_object(j, "calls");
 	for (int k = 0; k < ORR_CALL_COUNT; k++)
-		json_int(j, orr_call_name(k), (int64_t)st.by_call[k]);
+		json_int(j, orr_call_name(k), (int64_t)st->by_call[k]);
 	json_close_object(j);
-	json_int(j, "launches_without_gpu_task", (int64_t)st.launches_without_task);
-	json_int(j, "gpu_tasks_without_launch", (int64_t)st.tasks_without_launch);
+	json_int(j, "launches_without_gpu_task", (int64_t)st->launches_without_task);
+	json_int(j, "gpu_tasks_without_launch", (int64_t)st->tasks_without_launch);
 	json_int(j, "flows", (int64_t)r->nflows);
-	json_int(j, "flow_linked_events", (int64_t)st.flow_linked);
+	json_int(j, "flow_linked_events", (int64_t)st->flow_linked);
+}
+
+static void json_collectives(struct json_out *j, const struct orr_trace *t,
+			     const struct orr_rank *r)
+{
+	struct coll_row *rows;
+	size_t nrows;
+
 	nrows = collective_rows(r, &rows);
 	json_array(j, "collectives");
 	for (size_t i = 0; i < nrows; i++) {
@@ -235,16 +250,25 @@ static void json_rank(struct json_out *j, const struct orr_trace *t, const struc
 		json_close_object(j);
 	}
 	json_close_array(j);
+}
+
+static void json_rank(struct json_out *j, const struct orr_trace *t, const struct orr_rank *r)
+{
+	struct rank_stats st;
+	struct orr_step *steps;
+	size_t nsteps;
+
+	rank_stats(r, &st);
+	json_object(j, NULL);
+	json_int(j, "rank", r->rank);
+	json_int(j, "world_size", r->world_size);
+	json_str(j, "source", orr_trace_str(t, r->source));
+	json_str(j, "backend", orr_trace_str(t, r->backend));
+	json_places(j, t, r, &st);
+	json_counts(j, r, &st);
+	json_collectives(j, t, r);
 	orr_rank_steps(t, r, &steps, &nsteps);
-	json_array(j, "steps");
-	for (size_t i = 0; i < nsteps; i++) {
-		json_object(j, NULL);
-		json_int(j, "step", steps[i].step);
-		json_int(j, "start_ns", steps[i].start_ns);
-		json_int(j, "measured_ns", steps[i].end_ns - steps[i].start_ns);
-		json_close_object(j);
-	}
-	json_close_array(j);
+	json_steps(j, "steps", steps, nsteps);
 	free(steps);
 	json_close_object(j);
 	rank_stats_release(&st);
@@ -263,15 +287,7 @@ static void print_json(const char *path, const struct orr_trace *t)
 		json_rank(&j, t, orr_trace_get_rank(t, i));
 	json_close_array(&j);
 	orr_trace_job_steps(t, &steps, &nsteps);
-	json_array(&j, "job");
-	for (size_t i = 0; i < nsteps; i++) {
-		json_object(&j, NULL);
-		json_int(&j, "step", steps[i].step);
-		json_int(&j, "start_ns", steps[i].start_ns);
-		json_int(&j, "measured_ns", steps[i].end_ns - steps[i].start_ns);
-		json_close_object(&j);
-	}
-	json_close_array(&j);
+	json_steps(&j, "job", steps, nsteps);
 	free(steps);
 	json_end(&j);
 }
