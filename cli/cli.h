@@ -44,8 +44,6 @@ void json_close_object(struct json_out *j);
 void json_close_array(struct json_out *j);
 void json_str(struct json_out *j, const char *key, const char *value);
 void json_int(struct json_out *j, const char *key, int64_t value);
-void json_num(struct json_out *j, const char *key, double value);
-void json_bool(struct json_out *j, const char *key, bool value);
 
 /* Milliseconds with three decimals from nanoseconds, e.g. "345.823". */
 const char *cli_ms(int64_t ns, char *buf, size_t size);

@@ -179,15 +179,3 @@ void json_int(struct json_out *j, const char *key, int64_t value)
 	json_key(j, key);
 	fprintf(j->f, "%lld", (long long)value);
 }
-
-void json_num(struct json_out *j, const char *key, double value)
-{
-	json_key(j, key);
-	fprintf(j->f, "%.6g", value);
-}
-
-void json_bool(struct json_out *j, const char *key, bool value)
-{
-	json_key(j, key);
-	fputs(value ? "true" : "false", j->f);
-}

@@ -15,7 +15,6 @@ struct block {
 
 struct orr_arena {
 	struct block *head;
-	size_t bytes;
 };
 
 struct orr_arena *orr_arena_new(void)
@@ -69,18 +68,11 @@ void *orr_arena_alloc(struct orr_arena *a, size_t size, size_t align)
 		} else {
 			a->head = big;
 		}
-		a->bytes += size;
 		return big->data;
 	}
 	b = block_new(BLOCK_BYTES);
 	b->next = a->head;
 	a->head = b;
-	a->bytes += BLOCK_BYTES;
 	b->used = size;
 	return b->data;
-}
-
-size_t orr_arena_bytes(const struct orr_arena *a)
-{
-	return a->bytes;
 }

@@ -22,7 +22,6 @@ struct orr_strtab {
 	size_t n, cap;
 	uint32_t *slots; /* id + 1, 0 = empty */
 	size_t nslots;
-	size_t bytes;
 };
 
 /* FNV-1a over 8-byte words then the tail: fast enough and well spread for names. */
@@ -123,7 +122,6 @@ uint32_t orr_strtab_intern(struct orr_strtab *t, const char *s, size_t len)
 	ORR_VEC_PUSH(t->entries, t->n, t->cap,
 		     ((struct entry){ .s = copy, .len = (uint32_t)len, .hash = h }));
 	t->slots[i] = (uint32_t)t->n;
-	t->bytes += len + 1;
 	if (t->n * 2 > t->nslots)
 		rehash(t, t->nslots * 2);
 	return (uint32_t)t->n - 1;
@@ -137,9 +135,4 @@ const char *orr_strtab_get(const struct orr_strtab *t, uint32_t id)
 size_t orr_strtab_count(const struct orr_strtab *t)
 {
 	return t->n;
-}
-
-size_t orr_strtab_bytes(const struct orr_strtab *t)
-{
-	return t->bytes;
 }

@@ -94,7 +94,6 @@ struct orr_arena;
 struct orr_arena *orr_arena_new(void);
 void orr_arena_free(struct orr_arena *a);
 void *orr_arena_alloc(struct orr_arena *a, size_t size, size_t align);
-size_t orr_arena_bytes(const struct orr_arena *a);
 
 /*
  * String table: interns byte strings into dense ids.  Id 0 is always "".  Strings are
@@ -109,7 +108,6 @@ uint32_t orr_strtab_intern(struct orr_strtab *t, const char *s, size_t len);
 uint32_t orr_strtab_find(const struct orr_strtab *t, const char *s, size_t len);
 const char *orr_strtab_get(const struct orr_strtab *t, uint32_t id);
 size_t orr_strtab_count(const struct orr_strtab *t);
-size_t orr_strtab_bytes(const struct orr_strtab *t);
 
 /*
  * Debug logging, enabled per subsystem by ORR_DEBUG=traces,graph (or "all").  Writes
