@@ -17,6 +17,7 @@ struct command {
 
 static const struct command commands[] = {
 	{ "info", cmd_info, "what a trace holds: ranks, streams, events, collectives, step times" },
+	{ "replay", cmd_replay, "replay the execution graph: predicted vs measured step times" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -7,7 +7,7 @@ set -euo pipefail
 
 packages=(
 	meson ninja-build pkg-config gcc g++ clang llvm clang-format
-	libsimdjson-dev libarchive-dev libcmocka-dev libzstd-dev zlib1g-dev
+	libsimdjson-dev libarchive-dev libcmocka-dev libzstd-dev zlib1g-dev libigraph-dev
 	python3 time
 )
 

@@ -26,8 +26,7 @@ static bool is_gpu_task(const struct orr_event *e)
 	       e->kind == ORR_EVENT_MEMSET;
 }
 
-/* "ProfilerStep#12" -> 12; -1 for any other name. */
-static int64_t step_number(const char *name)
+int64_t orr_step_number(const char *name)
 {
 	int64_t n = 0;
 	const char *p;
@@ -128,7 +127,7 @@ int orr_rank_steps(const struct orr_trace *t, const struct orr_rank *r, struct o
 
 		if (e->kind != ORR_EVENT_ANNOTATION && e->kind != ORR_EVENT_OP)
 			continue;
-		step = step_number(orr_trace_str(t, e->name));
+		step = orr_step_number(orr_trace_str(t, e->name));
 		if (step >= 0)
 			ORR_VEC_PUSH(
 				s, n, cap,

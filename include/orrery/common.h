@@ -37,7 +37,8 @@ extern "C" {
 	X(EFORMAT, "unrecognised trace format")  \
 	X(ENOTRACE, "no trace found")            \
 	X(ERANK, "conflicting or invalid rank")  \
-	X(EARCHIVE, "unreadable archive")
+	X(EARCHIVE, "unreadable archive")        \
+	X(ECYCLE, "dependency cycle")
 
 enum orr_error {
 	ORR_EBASE = -1000,
@@ -59,7 +60,7 @@ const char *orr_errname(int err);
  */
 struct orr_diag {
 	char file[512];
-	char msg[256];
+	char msg[1024];
 	int64_t offset;
 	int64_t event;
 };

@@ -246,6 +246,9 @@ struct orr_step {
 	int64_t end_ns;
 };
 
+/* "ProfilerStep#12" -> 12; -1 for any other name. */
+int64_t orr_step_number(const char *name);
+
 /* Steps of one rank, in order; *ret_steps is malloc'ed (free()). */
 int orr_rank_steps(const struct orr_trace *t, const struct orr_rank *r, struct orr_step **ret_steps,
 		   size_t *ret_n);

@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Building the graph: rank by rank, tasks and processors first, then each kind of
+ * edge; pending edges are laid out per task once the rank is done; D7 couples the
+ * ranks at the end.  Everything lives in a few flat arrays that grow geometrically.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "banned.h"
+
+void orr__add_edge(struct orr__rank_ctx *c, uint32_t dst, uint32_t src, enum orr_dep_kind kind,
+		   int64_t lat_ns, bool inferred)
+{
+	ORR_VEC_PUSH(c->pend, c->npend, c->cap_pend,
+		     ((struct orr__pending){
+			     .dst = dst,
+			     .dep = { .lat_ns = lat_ns,
+				      .src = src,
+				      .kind = (uint8_t)kind,
+				      .flags = inferred ? ORR_DEP_F_INFERRED : 0 },
+		     }));
+}
+
+uint32_t orr__find_corr(const struct orr__corr *v, size_t n, int64_t corr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].corr < corr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo].corr == corr ? v[lo].task : ORR_NONE;
+}
+
+uint32_t orr__new_wait(struct orr_graph *g, enum orr_wait_kind kind, uint32_t target, bool inferred)
+{
+	ORR_VEC_PUSH(g->waits, g->nwaits, g->cap_waits,
+		     ((struct orr_wait){ .target = target,
+					 .kind = (uint8_t)kind,
+					 .flags = inferred ? ORR_DEP_F_INFERRED : 0 }));
+	g->stats.waits[kind]++;
+	return (uint32_t)(g->nwaits - 1);
+}
+
+static int cmp_pending(const void *a, const void *b)
+{
+	const struct orr__pending *x = a, *y = b;
+
+	if (x->dst != y->dst)
+		return (x->dst > y->dst) - (x->dst < y->dst);
+	if (x->dep.kind != y->dep.kind)
+		return (x->dep.kind > y->dep.kind) - (x->dep.kind < y->dep.kind);
+	return (x->dep.src > y->dep.src) - (x->dep.src < y->dep.src);
+}
+
+/* Lays the rank's pending edges out per task, in task order. */
+static void lay_out_edges(struct orr__rank_ctx *c)
+{
+	struct orr_graph *g = c->g;
+
+	if (c->npend)
+		qsort(c->pend, c->npend, sizeof(*c->pend), cmp_pending);
+	g->deps = orr_xgrow(g->deps, sizeof(*g->deps), &g->cap_deps, g->ndeps + c->npend + 1);
+	for (uint32_t t = c->base; t < c->base + c->ntasks; t++)
+		g->tasks[t].first_dep = (uint32_t)g->ndeps;
+	for (size_t i = 0; i < c->npend; i++) {
+		struct orr_task *t = &g->tasks[c->pend[i].dst];
+
+		if (t->ndeps == UINT16_MAX)
+			continue;
+		if (!t->ndeps)
+			t->first_dep = (uint32_t)g->ndeps;
+		t->ndeps++;
+		g->deps[g->ndeps++] = c->pend[i].dep;
+		g->stats.edges[c->pend[i].dep.kind]++;
+		g->stats.inferred[c->pend[i].dep.kind] += c->pend[i].dep.flags & ORR_DEP_F_INFERRED;
+	}
+}
+
+static int cmp_corr(const void *a, const void *b)
+{
+	const struct orr__corr *x = a, *y = b;
+
+	if (x->corr != y->corr)
+		return (x->corr > y->corr) - (x->corr < y->corr);
+	return (x->task > y->task) - (x->task < y->task);
+}
+
+static void map_syncs(struct orr__rank_ctx *c)
+{
+	c->nsyncs = 0;
+	c->syncs = orr_xmalloc((c->r->nsyncs + 1) * sizeof(*c->syncs));
+	for (size_t i = 0; i < c->r->nevents && c->nsyncs < c->r->nsyncs; i++) {
+		const struct orr_event *e = &c->r->events[i];
+
+		if (e->kind == ORR_EVENT_SYNC && e->correlation >= 0 && e->args != ORR_NONE)
+			c->syncs[c->nsyncs++] = (struct orr__corr){ e->correlation, (uint32_t)i };
+	}
+	if (c->nsyncs)
+		qsort(c->syncs, c->nsyncs, sizeof(*c->syncs), cmp_corr);
+}
+
+static void release_ctx(struct orr__rank_ctx *c)
+{
+	free(c->place_proc);
+	free(c->end);
+	free(c->poll_lo);
+	free(c->last_ev);
+	free(c->launcher);
+	free(c->lstart);
+	free(c->corrs);
+	free(c->syncs);
+	free(c->pend);
+}
+
+static void build_rank(struct orr_graph *g, uint32_t ri, const struct orr_rank *r)
+{
+	struct orr__rank_ctx c = { .g = g, .r = r, .rank = ri };
+
+	orr__collect_tasks(&c);
+	map_syncs(&c);
+	orr__link_launches(&c);
+	orr__set_gpu_latencies(&c);
+	orr__add_waits(&c);
+	orr__link_stream_waits(&c);
+	orr__link_threads(&c);
+	lay_out_edges(&c);
+	g->ranks[ri] = (struct orr_graph_rank){
+		.rank = r,
+		.first_proc = c.first_proc,
+		.nprocs = (uint32_t)(g->nprocs - c.first_proc),
+		.first_task = c.base,
+		.ntasks = c.ntasks,
+	};
+	release_ctx(&c);
+}
+
+static void count_tasks(struct orr_graph *g)
+{
+	for (size_t t = 0; t < g->ntasks; t++) {
+		const struct orr_task *task = &g->tasks[t];
+
+		g->stats.tasks[task->kind]++;
+		if ((task->flags & ORR_TASK_F_COMM) && task->aux == ORR_NONE)
+			g->stats.collectives_alone++;
+	}
+}
+
+int orr_graph_build(const struct orr_trace *t, const struct orr_graph_options *opts,
+		    struct orr_graph **ret_graph, struct orr_diag *reterr_diag)
+{
+	struct orr_graph *g = orr_xcalloc(1, sizeof(*g));
+	uint64_t total = 0;
+
+	g->trace = t;
+	g->skip = opts ? opts->skip_deps : 0;
+	g->nranks = orr_trace_rank_count(t);
+	g->ranks = orr_xcalloc(g->nranks + 1, sizeof(*g->ranks));
+	for (size_t i = 0; i < g->nranks; i++) {
+		total += orr_trace_get_rank(t, i)->nevents;
+		if (total >= UINT32_MAX) {
+			orr_graph_free(g);
+			return orr_diag_set(reterr_diag, ORR_ETOOBIG, "", -1, -1,
+					    "more than %u events in one graph", UINT32_MAX - 1);
+		}
+	}
+	for (size_t i = 0; i < g->nranks; i++)
+		build_rank(g, (uint32_t)i, orr_trace_get_rank(t, i));
+	orr__link_ranks(g);
+	count_tasks(g);
+	orr_debug("graph", "%zu ranks, %zu procs, %zu tasks, %zu edges, %zu waits, %zu groups",
+		  g->nranks, g->nprocs, g->ntasks, g->ndeps, g->nwaits, g->ngroups);
+	*ret_graph = g;
+	return 0;
+}
+
+void orr_graph_free(struct orr_graph *g)
+{
+	if (!g)
+		return;
+	free(g->ranks);
+	free(g->tasks);
+	free(g->procs);
+	free(g->deps);
+	free(g->waits);
+	free(g->groups);
+	free(g->members);
+	free(g);
+}

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * graph/internal.h — what the graph builder's files share: the graph object and the
+ * per-rank state used while one rank's tasks and edges are found.
+ */
+#ifndef ORRERY_GRAPH_INTERNAL_H
+#define ORRERY_GRAPH_INTERNAL_H
+
+#include "orrery/graph.h"
+
+/*
+ * D6: a thread idle this long between two calls, while another thread does all its
+ * work inside that idle time, is taken to hand off to that thread and wait for it.
+ * A millisecond is far above the microseconds of framework code between two
+ * launches and far below a forward or backward pass.
+ */
+#define ORR__HANDOFF_MIN_GAP_NS 1000000
+
+/* D4 heuristic: how many launches back to look for the producer on another stream. */
+#define ORR__WAIT_LOOKBACK 64
+
+struct orr_graph {
+	const struct orr_trace *trace;
+	struct orr_graph_rank *ranks;
+	size_t nranks;
+	struct orr_task *tasks;
+	size_t ntasks, cap_tasks;
+	struct orr_proc *procs;
+	size_t nprocs, cap_procs;
+	struct orr_dep *deps;
+	size_t ndeps, cap_deps;
+	struct orr_wait *waits;
+	size_t nwaits, cap_waits;
+	struct orr_group *groups;
+	size_t ngroups, cap_groups;
+	uint32_t *members;
+	size_t nmembers, cap_members;
+	struct orr_graph_stats stats;
+	uint32_t skip; /* 1u << ORR_DEP_* not built */
+};
+
+/* An edge waiting for its task's edges to be laid out. */
+struct orr__pending {
+	uint32_t dst;
+	struct orr_dep dep;
+};
+
+/* A measured correlation id and the task it belongs to (folded calls map to their parent). */
+struct orr__corr {
+	int64_t corr;
+	uint32_t task;
+};
+
+/* One rank while it is built; task and proc indices are graph-wide. */
+struct orr__rank_ctx {
+	struct orr_graph *g;
+	const struct orr_rank *r;
+	uint32_t rank;        /* graph rank index */
+	uint32_t base;        /* first task of the rank */
+	uint32_t ntasks;      /* tasks of the rank */
+	uint32_t first_proc;  /* first proc of the rank */
+	uint32_t *place_proc; /* per place: its proc, or ORR_NONE */
+	int64_t *end;         /* per task (local index): measured end */
+	int64_t *poll_lo;     /* per task: start of the next-to-last poll of a folded run, or -1 */
+	uint32_t *last_ev;    /* per task: its last folded event */
+	uint32_t *launcher;   /* per task: GPU: the call that launched it; CPU: first GPU task */
+	int64_t *lstart;      /* per GPU task: its launcher's start (its own start if none) */
+	struct orr__corr *corrs; /* sorted by corr */
+	size_t ncorrs;
+	struct orr__corr *syncs; /* SYNC records by correlation: task field = event index */
+	size_t nsyncs;
+	struct orr__pending *pend;
+	size_t npend, cap_pend;
+};
+
+#define ORR__LOCAL(c, task) ((task) - (c)->base)
+#define ORR__START(c, task) ((c)->r->events[(c)->g->tasks[task].event].start_ns)
+#define ORR__END(c, task)   ((c)->end[ORR__LOCAL(c, task)])
+
+/* build.c */
+void orr__add_edge(struct orr__rank_ctx *c, uint32_t dst, uint32_t src, enum orr_dep_kind kind,
+		   int64_t lat_ns, bool inferred);
+uint32_t orr__find_corr(const struct orr__corr *v, size_t n, int64_t corr);
+uint32_t orr__new_wait(struct orr_graph *g, enum orr_wait_kind kind, uint32_t target,
+		       bool inferred);
+
+/* tasks.c: the rank's processors and tasks, in order, and its correlation map. */
+void orr__collect_tasks(struct orr__rank_ctx *c);
+
+/* launch.c: D2 and the GPU latencies. */
+void orr__link_launches(struct orr__rank_ctx *c);
+void orr__set_gpu_latencies(struct orr__rank_ctx *c);
+/* The last GPU task of stream proc p launched before t_ns, or ORR_NONE. */
+uint32_t orr__launched_before(const struct orr__rank_ctx *c, uint32_t p, int64_t t_ns);
+/* The first GPU task of stream proc p launched after t_ns, or ORR_NONE. */
+uint32_t orr__launched_after(const struct orr__rank_ctx *c, uint32_t p, int64_t t_ns);
+/* The stream proc of the last GPU task launched by thread task `task` or before it. */
+uint32_t orr__last_launch_stream(const struct orr__rank_ctx *c, uint32_t task);
+
+/* sync.c: D4 edges and D5 waits. */
+void orr__link_stream_waits(struct orr__rank_ctx *c);
+void orr__add_waits(struct orr__rank_ctx *c);
+
+/* threads.c: D6. */
+void orr__link_threads(struct orr__rank_ctx *c);
+
+/* ranks.c: D7 over all ranks once every rank is built. */
+void orr__link_ranks(struct orr_graph *g);
+
+#endif

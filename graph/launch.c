@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * D2: every GPU task depends on the call with its correlation id (a CUDA-graph launch
+ * has many; a driver call folded into a runtime call answers for it).
+ *
+ * Two latencies per device, measured on the rank's own tasks, stand for the time
+ * the hardware needs beyond any task's duration:
+ *   launch latency  from a launching call's start to its task's start, over tasks
+ *                   launched onto an idle stream (the median);
+ *   stream gap      from a task's end to the next task's start on the same stream,
+ *                   over tasks already queued when their predecessor ended (the lower
+ *                   decile: sampled traces miss tasks, which lengthens some gaps, and
+ *                   the true gap is the small one every back-to-back pair shows).
+ */
+#include <stdlib.h>
+
+#include "internal.h"
+#include "banned.h"
+
+struct samples {
+	int32_t device;
+	int64_t *lat, *gap;
+	size_t nlat, cap_lat, ngap, cap_gap;
+	int64_t launch_ns, gap_ns;
+};
+
+static void find_launchers(struct orr__rank_ctx *c)
+{
+	struct orr_graph *g = c->g;
+
+	for (uint32_t t = c->base; t < c->base + c->ntasks; t++) {
+		const struct orr_event *e = &c->r->events[g->tasks[t].event];
+		uint32_t l = ORR__LOCAL(c, t), call;
+
+		if (g->tasks[t].kind != ORR_TASK_GPU)
+			continue;
+		call = e->correlation >= 0 ? orr__find_corr(c->corrs, c->ncorrs, e->correlation)
+					   : ORR_NONE;
+		if (call != ORR_NONE && g->tasks[call].kind != ORR_TASK_CPU)
+			call = ORR_NONE;
+		c->launcher[l] = call;
+		if (call == ORR_NONE) {
+			g->stats.unlaunched++;
+			continue;
+		}
+		c->lstart[l] = ORR__START(c, call);
+		g->tasks[call].flags |= ORR_TASK_F_LAUNCH;
+		if (c->launcher[ORR__LOCAL(c, call)] == ORR_NONE)
+			c->launcher[ORR__LOCAL(c, call)] = t;
+	}
+}
+
+static struct samples *find_device(struct samples *v, size_t n, int32_t device)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].device == device)
+			return &v[i];
+	return NULL;
+}
+
+static struct samples *device_of(struct samples **v, size_t *n, size_t *cap, int32_t device)
+{
+	struct samples *s = find_device(*v, *n, device);
+
+	if (!s) {
+		ORR_VEC_PUSH(*v, *n, *cap, ((struct samples){ .device = device }));
+		s = &(*v)[*n - 1];
+	}
+	return s;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int64_t quantile(int64_t *v, size_t n, size_t num, size_t den)
+{
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_i64);
+	return v[(n - 1) * num / den] > 0 ? v[(n - 1) * num / den] : 0;
+}
+
+static void sample_task(struct orr__rank_ctx *c, struct samples *s, const struct orr_proc *p,
+			uint32_t t)
+{
+	uint32_t l = ORR__LOCAL(c, t), call = c->launcher[l];
+	int64_t start = ORR__START(c, t);
+
+	if (call == ORR_NONE)
+		return;
+	if (t == p->first_task || ORR__END(c, t - 1) < ORR__START(c, call))
+		ORR_VEC_PUSH(s->lat, s->nlat, s->cap_lat, start - ORR__START(c, call));
+	else if (ORR__END(c, call) < ORR__END(c, t - 1))
+		ORR_VEC_PUSH(s->gap, s->ngap, s->cap_gap, start - ORR__END(c, t - 1));
+}
+
+static void measure_latencies(struct orr__rank_ctx *c, struct samples **ret_v, size_t *ret_n)
+{
+	struct orr_graph *g = c->g;
+	struct samples *v = NULL;
+	size_t n = 0, cap = 0;
+
+	for (size_t p = c->first_proc; p < g->nprocs; p++) {
+		const struct orr_proc *pr = &g->procs[p];
+		struct samples *s;
+
+		if (pr->kind != ORR_TASK_GPU)
+			continue;
+		s = device_of(&v, &n, &cap, c->r->places[pr->place].device);
+		for (uint32_t t = pr->first_task; t < pr->first_task + pr->ntasks; t++)
+			sample_task(c, s, pr, t);
+	}
+	for (size_t i = 0; i < n; i++) {
+		v[i].launch_ns = quantile(v[i].lat, v[i].nlat, 1, 2);
+		v[i].gap_ns = quantile(v[i].gap, v[i].ngap, 1, 10);
+		free(v[i].lat);
+		free(v[i].gap);
+	}
+	*ret_v = v;
+	*ret_n = n;
+}
+
+void orr__link_launches(struct orr__rank_ctx *c)
+{
+	for (uint32_t l = 0; l < c->ntasks; l++)
+		c->launcher[l] = ORR_NONE;
+	find_launchers(c);
+}
+
+void orr__set_gpu_latencies(struct orr__rank_ctx *c)
+{
+	struct orr_graph *g = c->g;
+	struct samples *v;
+	size_t n;
+
+	measure_latencies(c, &v, &n);
+	for (size_t p = c->first_proc; p < g->nprocs; p++) {
+		const struct orr_proc *pr = &g->procs[p];
+		const struct samples *s;
+
+		if (pr->kind != ORR_TASK_GPU)
+			continue;
+		s = find_device(v, n, c->r->places[pr->place].device);
+		for (uint32_t t = pr->first_task; t < pr->first_task + pr->ntasks; t++) {
+			uint32_t call = c->launcher[ORR__LOCAL(c, t)];
+
+			if (t != pr->first_task)
+				g->tasks[t].gap_ns = s->gap_ns;
+			if (call != ORR_NONE && !(g->skip & (1u << ORR_DEP_LAUNCH)))
+				orr__add_edge(c, t, call, ORR_DEP_LAUNCH, s->launch_ns, false);
+		}
+	}
+	free(v);
+}
+
+uint32_t orr__launched_before(const struct orr__rank_ctx *c, uint32_t p, int64_t t_ns)
+{
+	const struct orr_proc *pr = &c->g->procs[p];
+	uint32_t lo = 0, hi = pr->ntasks;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (c->lstart[ORR__LOCAL(c, pr->first_task + mid)] < t_ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? pr->first_task + lo - 1 : ORR_NONE;
+}
+
+uint32_t orr__launched_after(const struct orr__rank_ctx *c, uint32_t p, int64_t t_ns)
+{
+	const struct orr_proc *pr = &c->g->procs[p];
+	uint32_t lo = 0, hi = pr->ntasks;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (c->lstart[ORR__LOCAL(c, pr->first_task + mid)] <= t_ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < pr->ntasks ? pr->first_task + lo : ORR_NONE;
+}
+
+uint32_t orr__last_launch_stream(const struct orr__rank_ctx *c, uint32_t task)
+{
+	const struct orr_proc *pr = &c->g->procs[c->g->tasks[task].proc];
+
+	for (uint32_t k = 0; k < 4096 && task >= pr->first_task + k; k++) {
+		uint32_t gpu = c->launcher[ORR__LOCAL(c, task - k)];
+
+		if (gpu != ORR_NONE)
+			return c->g->tasks[gpu].proc;
+	}
+	return ORR_NONE;
+}

@@ -1,0 +1,367 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * D4 (cross-stream) edges and D5 (GPU -> CPU) waits.
+ *
+ * Exact when the trace has Kineto's cuda_sync records (or our tracer's): the record
+ * with a call's correlation id names the stream synchronized, the stream the awaited
+ * event was recorded on and the correlation of that cudaEventRecord.  Without them,
+ * each heuristic below is flagged ORR_DEP_F_INFERRED and counted:
+ *   stream wait   the waiting stream is that of the next task the thread launches;
+ *                 the producer is the task launched last before the wait (or before
+ *                 the thread's cudaEventRecord just before it) on another stream;
+ *   stream sync   the stream of the task the thread launched last;
+ *   event sync    the event of the thread's last cudaEventRecord, recorded on the
+ *                 stream the thread launched onto last;
+ *   polling       a run of cudaEventQuery waits for the GPU task that ended between
+ *                 the start of its next-to-last poll and the end of its last one.
+ * A wait whose awaited work (as measured) ended after the call returned is wrong
+ * about what it waits for; it is dropped and counted.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "banned.h"
+
+static const struct orr_sync_args *sync_args(const struct orr__rank_ctx *c, int64_t corr,
+					     enum orr_sync_kind kind)
+{
+	uint32_t ev = corr >= 0 ? orr__find_corr(c->syncs, c->nsyncs, corr) : ORR_NONE;
+	const struct orr_event *e;
+
+	if (ev == ORR_NONE)
+		return NULL;
+	e = &c->r->events[ev];
+	if (e->sub != kind || e->args == ORR_NONE || e->args >= c->r->nsyncs)
+		return NULL;
+	return &c->r->syncs[e->args];
+}
+
+static uint32_t stream_proc(const struct orr__rank_ctx *c, int64_t stream)
+{
+	if (stream < 0)
+		return ORR_NONE;
+	for (uint32_t p = c->first_proc; p < c->g->nprocs; p++) {
+		const struct orr_place *pl = &c->r->places[c->g->procs[p].place];
+
+		if (pl->kind == ORR_PLACE_STREAM && pl->tid == stream)
+			return p;
+	}
+	return ORR_NONE;
+}
+
+static uint32_t cpu_task_of(const struct orr__rank_ctx *c, int64_t corr)
+{
+	uint32_t t = corr >= 0 ? orr__find_corr(c->corrs, c->ncorrs, corr) : ORR_NONE;
+
+	return t != ORR_NONE && c->g->tasks[t].kind == ORR_TASK_CPU ? t : ORR_NONE;
+}
+
+static enum orr_call call_of(const struct orr__rank_ctx *c, uint32_t t)
+{
+	const struct orr_event *e = &c->r->events[c->g->tasks[t].event];
+
+	return e->kind == ORR_EVENT_RUNTIME || e->kind == ORR_EVENT_DRIVER ? e->sub
+									   : ORR_CALL_OTHER;
+}
+
+/* The thread's task of call class `call` at most `within` tasks before t, or ORR_NONE. */
+static uint32_t previous_call(const struct orr__rank_ctx *c, uint32_t t, enum orr_call call,
+			      uint32_t within)
+{
+	const struct orr_proc *pr = &c->g->procs[c->g->tasks[t].proc];
+
+	for (uint32_t k = 1; k <= within && t >= pr->first_task + k; k++)
+		if (call_of(c, t - k) == call)
+			return t - k;
+	return ORR_NONE;
+}
+
+/* ---- D4 ---- */
+
+static int cmp_lstart(const void *a, const void *b, void *data)
+{
+	const struct orr__rank_ctx *c = data;
+	int64_t x = c->lstart[ORR__LOCAL(c, *(const uint32_t *)a)];
+	int64_t y = c->lstart[ORR__LOCAL(c, *(const uint32_t *)b)];
+
+	if (x != y)
+		return (x > y) - (x < y);
+	return (*(const uint32_t *)a > *(const uint32_t *)b) -
+	       (*(const uint32_t *)a < *(const uint32_t *)b);
+}
+
+/* GPU tasks of the rank in launch order. */
+static uint32_t *launch_order(const struct orr__rank_ctx *c, size_t *ret_n)
+{
+	uint32_t *v = orr_xmalloc((c->ntasks + 1) * sizeof(*v));
+	size_t n = 0;
+
+	for (uint32_t t = c->base; t < c->base + c->ntasks; t++)
+		if (c->g->tasks[t].kind == ORR_TASK_GPU)
+			v[n++] = t;
+	qsort_r(v, n, sizeof(*v), cmp_lstart, (void *)c);
+	*ret_n = n;
+	return v;
+}
+
+static uint32_t producer_elsewhere(const struct orr__rank_ctx *c, const uint32_t *order, size_t n,
+				   int64_t cut, uint32_t not_proc)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->lstart[ORR__LOCAL(c, order[mid])] < cut)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t k = 0; k < ORR__WAIT_LOOKBACK && lo > k; k++)
+		if (c->g->tasks[order[lo - 1 - k]].proc != not_proc)
+			return order[lo - 1 - k];
+	return ORR_NONE;
+}
+
+static void link_wait(struct orr__rank_ctx *c, uint32_t w, const uint32_t *order, size_t n)
+{
+	const struct orr_sync_args *a =
+		sync_args(c, c->r->events[c->g->tasks[w].event].correlation, ORR_SYNC_STREAM_WAIT);
+	uint32_t prod = ORR_NONE, cons = ORR_NONE, b, rec;
+	int64_t cut = ORR__START(c, w);
+
+	if (a) {
+		b = stream_proc(c, a->stream);
+		rec = cpu_task_of(c, a->event_record_corr);
+		if (rec != ORR_NONE)
+			cut = ORR__START(c, rec);
+		if (stream_proc(c, a->wait_on_stream) != ORR_NONE)
+			prod = orr__launched_before(c, stream_proc(c, a->wait_on_stream), cut);
+	} else {
+		b = orr__last_launch_stream(c, w);
+		/* The stream of the next launch, not the last: scan forward. */
+		for (uint32_t t = w + 1, k = 0;
+		     k < 4096 && t < c->g->procs[c->g->tasks[w].proc].first_task +
+						 c->g->procs[c->g->tasks[w].proc].ntasks;
+		     t++, k++)
+			if (c->launcher[ORR__LOCAL(c, t)] != ORR_NONE) {
+				b = c->g->tasks[c->launcher[ORR__LOCAL(c, t)]].proc;
+				break;
+			}
+		rec = previous_call(c, w, ORR_CALL_EVENT_RECORD, 4);
+		if (rec != ORR_NONE)
+			cut = ORR__START(c, rec);
+		if (b != ORR_NONE)
+			prod = producer_elsewhere(c, order, n, cut, b);
+	}
+	if (b != ORR_NONE)
+		cons = orr__launched_after(c, b, ORR__START(c, w));
+	if (prod == ORR_NONE || cons == ORR_NONE || c->g->tasks[prod].proc == b)
+		return;
+	orr__add_edge(c, cons, prod, ORR_DEP_CROSS_STREAM, 0, a == NULL);
+}
+
+void orr__link_stream_waits(struct orr__rank_ctx *c)
+{
+	size_t n;
+	uint32_t *order;
+
+	if (c->g->skip & (1u << ORR_DEP_CROSS_STREAM))
+		return;
+	order = launch_order(c, &n);
+	for (uint32_t t = c->base; t < c->base + c->ntasks; t++)
+		if (c->g->tasks[t].kind == ORR_TASK_CPU && call_of(c, t) == ORR_CALL_STREAM_WAIT)
+			link_wait(c, t, order, n);
+	free(order);
+}
+
+/* ---- D5 ---- */
+
+static int64_t awaited_end(const struct orr__rank_ctx *c, enum orr_wait_kind kind, uint32_t target,
+			   int64_t at)
+{
+	const struct orr_graph *g = c->g;
+	int64_t end = INT64_MIN;
+	uint32_t t;
+
+	switch (kind) {
+	case ORR_WAIT_STREAM:
+		t = orr__launched_before(c, target, at);
+		return t == ORR_NONE ? INT64_MIN : ORR__END(c, t);
+	case ORR_WAIT_DEVICE:
+		for (uint32_t p = c->first_proc; p < g->nprocs; p++)
+			if (g->procs[p].kind == ORR_TASK_GPU &&
+			    c->r->places[g->procs[p].place].device == (int32_t)target) {
+				int64_t e = awaited_end(c, ORR_WAIT_STREAM, p, at);
+
+				end = e > end ? e : end;
+			}
+		return end;
+	case ORR_WAIT_EVENT:
+		return awaited_end(c, ORR_WAIT_STREAM, g->waits[g->tasks[target].aux].target,
+				   ORR__START(c, target));
+	case ORR_WAIT_TASK:
+		return ORR__END(c, target);
+	default:
+		return INT64_MIN;
+	}
+}
+
+/* Makes record task `rec` remember what it records on stream proc `stream`. */
+static bool mark_record(struct orr__rank_ctx *c, uint32_t rec, uint32_t stream, bool inferred)
+{
+	struct orr_task *t = &c->g->tasks[rec];
+
+	if (t->aux == ORR_NONE)
+		t->aux = orr__new_wait(c->g, ORR_WAIT_RECORD, stream, inferred);
+	else if (c->g->waits[t->aux].kind != ORR_WAIT_RECORD)
+		return false;
+	c->g->waits[t->aux].span_ns = t->dur_ns;
+	return true;
+}
+
+static void attach(struct orr__rank_ctx *c, uint32_t t, enum orr_wait_kind kind, uint32_t target,
+		   bool inferred)
+{
+	struct orr_graph *g = c->g;
+	int64_t start = ORR__START(c, t), end = ORR__END(c, t), span = end - start;
+	int64_t awaited = awaited_end(c, kind, target, start), ret = 0, own = span;
+	uint32_t w;
+
+	if (awaited > end) {
+		g->stats.waits_dropped++;
+		return;
+	}
+	if (awaited > start) {
+		ret = end - awaited;
+		own = ret < span ? ret : span;
+	}
+	g->tasks[t].dur_ns = own;
+	if (g->skip & (1u << ORR_DEP_SYNC))
+		return;
+	w = orr__new_wait(g, kind, target, inferred);
+	g->waits[w].ret_ns = ret;
+	g->waits[w].span_ns = span;
+	g->tasks[t].aux = w;
+	g->stats.edges[ORR_DEP_SYNC]++;
+	g->stats.inferred[ORR_DEP_SYNC] += inferred;
+}
+
+static void wait_stream_sync(struct orr__rank_ctx *c, uint32_t t, int64_t corr)
+{
+	const struct orr_sync_args *a = sync_args(c, corr, ORR_SYNC_STREAM);
+	uint32_t p = a ? stream_proc(c, a->stream) : ORR_NONE;
+
+	if (p != ORR_NONE)
+		attach(c, t, ORR_WAIT_STREAM, p, false);
+	else if ((p = orr__last_launch_stream(c, t)) != ORR_NONE)
+		attach(c, t, ORR_WAIT_STREAM, p, true);
+}
+
+static void wait_device_sync(struct orr__rank_ctx *c, uint32_t t)
+{
+	uint32_t p = orr__last_launch_stream(c, t);
+
+	for (uint32_t q = c->first_proc; q < c->g->nprocs && p == ORR_NONE; q++)
+		if (c->g->procs[q].kind == ORR_TASK_GPU)
+			p = q;
+	if (p != ORR_NONE)
+		attach(c, t, ORR_WAIT_DEVICE, (uint32_t)c->r->places[c->g->procs[p].place].device,
+		       false);
+}
+
+/* The GPU task that ended last in (lo, hi], or ORR_NONE. */
+static uint32_t ended_within(const struct orr__rank_ctx *c, int64_t lo, int64_t hi)
+{
+	uint32_t best = ORR_NONE;
+
+	for (uint32_t p = c->first_proc; p < c->g->nprocs; p++) {
+		const struct orr_proc *pr = &c->g->procs[p];
+		uint32_t a = 0, b = pr->ntasks;
+
+		if (pr->kind != ORR_TASK_GPU)
+			continue;
+		/* Ends along a stream are in order: the last end <= hi. */
+		while (a < b) {
+			uint32_t mid = a + (b - a) / 2;
+
+			if (ORR__END(c, pr->first_task + mid) <= hi)
+				a = mid + 1;
+			else
+				b = mid;
+		}
+		if (a && ORR__END(c, pr->first_task + a - 1) > lo &&
+		    (best == ORR_NONE || ORR__END(c, pr->first_task + a - 1) > ORR__END(c, best)))
+			best = pr->first_task + a - 1;
+	}
+	return best;
+}
+
+/* cudaEventSynchronize, or a polling run: an exact event, else a heuristic. */
+static void wait_event(struct orr__rank_ctx *c, uint32_t t, int64_t corr, bool poll)
+{
+	const struct orr_sync_args *a = sync_args(c, corr, ORR_SYNC_EVENT);
+	uint32_t rec = a ? cpu_task_of(c, a->event_record_corr) : ORR_NONE;
+	uint32_t on = a ? stream_proc(c, a->wait_on_stream) : ORR_NONE, gpu;
+
+	if (rec != ORR_NONE && on != ORR_NONE && mark_record(c, rec, on, false)) {
+		attach(c, t, ORR_WAIT_EVENT, rec, false);
+	} else if (on != ORR_NONE) {
+		attach(c, t, ORR_WAIT_STREAM, on, true);
+	} else if (poll) {
+		gpu = ended_within(c, c->poll_lo[ORR__LOCAL(c, t)], ORR__END(c, t));
+		if (gpu != ORR_NONE)
+			attach(c, t, ORR_WAIT_TASK, gpu, true);
+	} else if ((rec = previous_call(c, t, ORR_CALL_EVENT_RECORD, 4096)) != ORR_NONE &&
+		   (on = orr__last_launch_stream(c, rec)) != ORR_NONE &&
+		   mark_record(c, rec, on, true)) {
+		attach(c, t, ORR_WAIT_EVENT, rec, true);
+	}
+}
+
+/* cudaMemcpy (not Async), or any copy into pageable host memory, blocks until it ends. */
+static void wait_copy(struct orr__rank_ctx *c, uint32_t t)
+{
+	const struct orr_trace *tr = c->g->trace;
+	uint32_t gpu = c->launcher[ORR__LOCAL(c, t)];
+	const char *call = orr_trace_str(tr, c->r->events[c->g->tasks[t].event].name);
+	const char *copy;
+
+	if (gpu == ORR_NONE)
+		return;
+	copy = orr_trace_str(tr, c->r->events[c->g->tasks[gpu].event].name);
+	if (!strstr(call, "Async") || strstr(copy, "-> Pageable"))
+		attach(c, t, ORR_WAIT_TASK, gpu, false);
+}
+
+void orr__add_waits(struct orr__rank_ctx *c)
+{
+	for (uint32_t t = c->base; t < c->base + c->ntasks; t++) {
+		const struct orr_task *task = &c->g->tasks[t];
+		int64_t corr = c->r->events[c->last_ev[ORR__LOCAL(c, t)]].correlation;
+
+		if (task->kind != ORR_TASK_CPU || task->aux != ORR_NONE)
+			continue;
+		if (task->flags & ORR_TASK_F_POLL) {
+			wait_event(c, t, corr, true);
+			continue;
+		}
+		switch (call_of(c, t)) {
+		case ORR_CALL_STREAM_SYNC:
+			wait_stream_sync(c, t, corr);
+			break;
+		case ORR_CALL_DEVICE_SYNC:
+			wait_device_sync(c, t);
+			break;
+		case ORR_CALL_EVENT_SYNC:
+			wait_event(c, t, corr, false);
+			break;
+		case ORR_CALL_MEMCPY:
+			wait_copy(c, t);
+			break;
+		default:
+			break;
+		}
+	}
+}

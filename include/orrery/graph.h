@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * orrery/graph.h — the execution graph of a trace.
+ *
+ * Processors are the CPU threads and GPU streams of every rank.  A CPU task is one
+ * top-level runtime/driver call (nested calls fold into it; a run of cudaEventQuery
+ * polls folds into one task); the measured time between two calls of a thread is the
+ * second one's gap.  A GPU task is a kernel, copy or set.  The tasks of a processor
+ * are contiguous and in order, so thread order (D1) and stream order (D3) are
+ * implicit; every other dependency is an explicit edge into its task (DESIGN.md,
+ * "dependency kinds"):
+ *
+ *   D2 launch        call -> each GPU task with its correlation id
+ *   D4 cross-stream  last task before cudaEventRecord(e, A) -> first task on B after
+ *                    cudaStreamWaitEvent(B, e)
+ *   D5 GPU -> CPU    a blocking call (stream/device/event synchronize, blocking copy,
+ *                    event-query polling) ends when the awaited GPU work ends; stored
+ *                    as a struct orr_wait and resolved during replay
+ *   D6 cross-thread  a thread idle while another one works hands off and waits
+ *   D7 cross-rank    the members of one collective instance on different ranks
+ *
+ * An edge (src -> task, lat_ns) means: task starts no earlier than src ends plus
+ * lat_ns; a D2 edge counts from the call's start instead (a kernel starts while its
+ * launch call still runs, and a blocking copy's copy runs while its call waits).
+ * D2 latencies and the GPU tasks' stream gaps are per-device constants measured on
+ * the trace; D6 latencies are the measured wake-up times (docs/orrery-replay.md).
+ *
+ * Ownership: the graph borrows the trace, which must outlive it.  Arrays returned by
+ * the getters are owned by the graph and valid until orr_graph_free().
+ * Errors: orr_graph_build() returns 0 or a negative code and fills reterr_diag.
+ * Thread safety: a built graph is immutable and may be read from any thread.
+ */
+#ifndef ORRERY_GRAPH_H
+#define ORRERY_GRAPH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "orrery/common.h"
+#include "orrery/trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum orr_dep_kind {
+	ORR_DEP_THREAD = 1,   /* D1, implicit */
+	ORR_DEP_LAUNCH,       /* D2 */
+	ORR_DEP_STREAM,       /* D3, implicit */
+	ORR_DEP_CROSS_STREAM, /* D4 */
+	ORR_DEP_SYNC,         /* D5, resolved in replay */
+	ORR_DEP_CROSS_THREAD, /* D6 */
+	ORR_DEP_CROSS_RANK,   /* D7 */
+	ORR_DEP_COUNT
+};
+
+enum orr_task_kind { ORR_TASK_CPU, ORR_TASK_GPU };
+
+#define ORR_TASK_F_COMM   0x1 /* GPU: a collective or point-to-point communication kernel */
+#define ORR_TASK_F_LAUNCH 0x2 /* CPU: launches GPU work (kernel, copy, set, graph) */
+#define ORR_TASK_F_POLL   0x4 /* CPU: a folded run of cudaEventQuery polls */
+
+/* 40 bytes. */
+struct orr_task {
+	int64_t dur_ns; /* measured; a blocking call's cost when it does not wait */
+	int64_t gap_ns; /* CPU: time after the thread's previous task; GPU: after the stream's */
+	uint32_t event; /* the rank's event it comes from (the first, for folded tasks) */
+	uint32_t proc;  /* its processor */
+	uint32_t first_dep; /* explicit edges into it: deps[first_dep .. first_dep + ndeps) */
+	uint32_t aux;       /* CPU: index into waits; GPU: index into groups; or ORR_NONE */
+	uint16_t ndeps;
+	uint8_t kind;  /* enum orr_task_kind */
+	uint8_t flags; /* ORR_TASK_F_* */
+};
+
+#define ORR_DEP_F_INFERRED 0x1 /* found by a documented heuristic, not from exact ids */
+
+struct orr_dep {
+	int64_t lat_ns;
+	uint32_t src;
+	uint8_t kind;  /* enum orr_dep_kind */
+	uint8_t flags; /* ORR_DEP_F_* */
+};
+
+struct orr_proc {
+	uint32_t rank;       /* index into the graph's ranks */
+	uint32_t place;      /* index into that rank's places */
+	uint32_t first_task; /* tasks[first_task .. first_task + ntasks) */
+	uint32_t ntasks;
+	int64_t first_start_ns; /* measured start of its first task: the only absolute time used */
+	uint8_t kind;           /* enum orr_task_kind */
+};
+
+/* What a CPU task does with the GPU (D5), and what a cudaEventRecord records. */
+enum orr_wait_kind {
+	ORR_WAIT_STREAM, /* waits for work launched on proc `target` so far */
+	ORR_WAIT_DEVICE, /* ... on every stream of the rank's device `target` */
+	ORR_WAIT_EVENT,  /* ... for what the record task `target` recorded */
+	ORR_WAIT_TASK,   /* ... for GPU task `target` (blocking copy, polling) */
+	ORR_WAIT_RECORD, /* not blocking: records the work launched on proc `target` so far */
+	ORR_WAIT_KIND_COUNT
+};
+
+struct orr_wait {
+	int64_t ret_ns;  /* from the end of the awaited work to the call's return */
+	int64_t span_ns; /* the call's measured duration (all it folds) */
+	uint32_t target; /* see enum orr_wait_kind */
+	uint8_t kind;    /* enum orr_wait_kind */
+	uint8_t flags;   /* ORR_DEP_F_INFERRED */
+};
+
+/* One collective instance across ranks: members[first .. first + n) are GPU tasks. */
+struct orr_group {
+	uint32_t first;
+	uint32_t n;
+	uint8_t flags; /* ORR_DEP_F_INFERRED: matched by type and order, not by ids */
+};
+
+struct orr_graph_rank {
+	const struct orr_rank *rank;
+	uint32_t first_proc, nprocs;
+	uint32_t first_task, ntasks;
+};
+
+/* What was found, for reports: edges by kind, and how many of them were inferred. */
+struct orr_graph_stats {
+	uint64_t tasks[2]; /* by enum orr_task_kind */
+	uint64_t edges[ORR_DEP_COUNT];
+	uint64_t inferred[ORR_DEP_COUNT];
+	uint64_t waits[ORR_WAIT_KIND_COUNT];
+	uint64_t polls;             /* cudaEventQuery runs folded into one waiting task */
+	uint64_t folded_calls;      /* nested calls folded into their parent */
+	uint64_t unlaunched;        /* GPU tasks whose launching call is not in the trace */
+	uint64_t waits_dropped;     /* waits whose awaited work ended after the call returned */
+	uint64_t groups;            /* collective instances coupled across ranks (D7) */
+	uint64_t groups_rejected;   /* candidate instances whose measured times cannot be one */
+	uint64_t collectives_alone; /* communication tasks not coupled to any other rank */
+};
+
+struct orr_graph_options {
+	/* Dependency kinds not to build, as a bit mask of 1u << ORR_DEP_*; for what-ifs
+	 * and tests (D1, D3 cannot be removed). */
+	uint32_t skip_deps;
+};
+
+struct orr_graph;
+
+/* Builds the graph of every rank of T.  opts may be NULL. */
+int orr_graph_build(const struct orr_trace *t, const struct orr_graph_options *opts,
+		    struct orr_graph **ret_graph, struct orr_diag *reterr_diag);
+void orr_graph_free(struct orr_graph *g);
+
+const struct orr_trace *orr_graph_trace(const struct orr_graph *g);
+size_t orr_graph_rank_count(const struct orr_graph *g);
+const struct orr_graph_rank *orr_graph_get_rank(const struct orr_graph *g, size_t i);
+size_t orr_graph_task_count(const struct orr_graph *g);
+const struct orr_task *orr_graph_tasks(const struct orr_graph *g);
+size_t orr_graph_proc_count(const struct orr_graph *g);
+const struct orr_proc *orr_graph_procs(const struct orr_graph *g);
+const struct orr_dep *orr_graph_deps(const struct orr_graph *g);
+const struct orr_wait *orr_graph_waits(const struct orr_graph *g);
+const struct orr_group *orr_graph_groups(const struct orr_graph *g);
+size_t orr_graph_group_count(const struct orr_graph *g);
+/* Members of every group, as task indices. */
+const uint32_t *orr_graph_members(const struct orr_graph *g);
+void orr_graph_get_stats(const struct orr_graph *g, struct orr_graph_stats *ret_stats);
+
+/* The measured interval of a task (a folded task spans all it folds). */
+int64_t orr_graph_task_start(const struct orr_graph *g, uint32_t task);
+int64_t orr_graph_task_end(const struct orr_graph *g, uint32_t task);
+/* The event's rank and the name of a task, and of its processor ("thread 12" or "stream 7"). */
+const struct orr_event *orr_graph_task_event(const struct orr_graph *g, uint32_t task);
+const char *orr_graph_task_name(const struct orr_graph *g, uint32_t task);
+void orr_graph_proc_label(const struct orr_graph *g, uint32_t proc, char *buf, size_t size);
+
+const char *orr_dep_kind_name(enum orr_dep_kind kind); /* "D2 launch", ... */
+
+/*
+ * Explains why the tasks with done[i] == false can never run: finds a cycle among
+ * them (threads, streams, explicit edges, collective members; igraph's strongly
+ * connected components) and writes it, with the tasks' names, processors and ranks,
+ * to reterr_diag.  Returns ORR_ECYCLE.
+ */
+int orr_graph_explain_stuck(const struct orr_graph *g, const bool *done,
+			    struct orr_diag *reterr_diag);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * orrery/replay.h — discrete-event replay of an execution graph, and what is
+ * measured on its result: step times, the Lumos breakdown, the busy timeline and
+ * the critical path.
+ *
+ * The simulation (DESIGN.md, "Replay semantics") uses only task durations, the CPU
+ * gaps within a thread, the edges with their latencies and each processor's first
+ * start.  A task starts when its processor is free and every dependency is done;
+ * a blocking call ends when the GPU work it waits for ends (resolved when it runs);
+ * a collective coupled across ranks ends at the latest start of its members plus the
+ * smallest measured duration among them.  Ties break by processor index, so the same
+ * input gives the same output.  Predicted times are on the trace's own clock.
+ *
+ * Ownership: a replay borrows its graph (which borrows the trace); both must outlive
+ * it.  Functions returning arrays through ret_* hand out malloc'ed memory (free()).
+ * Errors: orr_replay_run() returns 0, or ORR_ECYCLE with the cycle in reterr_diag.
+ * Thread safety: a finished replay is immutable; replays of one graph may run in
+ * parallel.
+ */
+#ifndef ORRERY_REPLAY_H
+#define ORRERY_REPLAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "orrery/common.h"
+#include "orrery/graph.h"
+#include "orrery/trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Multiplies the duration of every GPU task whose name matches glob (fnmatch(3)). */
+struct orr_scale {
+	const char *glob;
+	double factor;
+};
+
+struct orr_replay_options {
+	const struct orr_scale *scales; /* every matching factor applies */
+	size_t nscales;
+};
+
+struct orr_replay;
+
+/* Replays G; opts may be NULL. */
+int orr_replay_run(const struct orr_graph *g, const struct orr_replay_options *opts,
+		   struct orr_replay **ret_replay, struct orr_diag *reterr_diag);
+void orr_replay_free(struct orr_replay *r);
+
+const struct orr_graph *orr_replay_graph(const struct orr_replay *r);
+/* Predicted start and end of every task, indexed like orr_graph_tasks(). */
+const int64_t *orr_replay_starts(const struct orr_replay *r);
+const int64_t *orr_replay_ends(const struct orr_replay *r);
+
+/*
+ * What decided a task's time: ORR_NONE for the first task of a processor started at
+ * its anchor; otherwise the task whose end it waited for (its processor predecessor,
+ * an edge's source, the awaited GPU task of a blocking call or the last member to
+ * arrive at a collective).  *ret_binds_end tells whether that task set the end (a
+ * wait) rather than the start.
+ */
+uint32_t orr_replay_cause(const struct orr_replay *r, uint32_t task, bool *ret_binds_end);
+
+/* A measured time point of a place of rank `rank`, moved onto the predicted timeline. */
+int64_t orr_replay_map_time(const struct orr_replay *r, size_t rank, uint32_t place, int64_t t_ns);
+
+struct orr_replay_step {
+	int64_t step; /* ProfilerStep number; -1 for the whole capture */
+	int64_t measured_start_ns, measured_end_ns;
+	int64_t predicted_start_ns, predicted_end_ns;
+};
+
+/* The steps of graph rank `rank` (orr_rank_steps()), measured and predicted. */
+void orr_replay_steps(const struct orr_replay *r, size_t rank, struct orr_replay_step **ret_steps,
+		      size_t *ret_n);
+/* Job steps: those every rank has; min start and max end over ranks, both timelines. */
+void orr_replay_job_steps(const struct orr_replay *r, struct orr_replay_step **ret_steps,
+			  size_t *ret_n);
+
+/* Lumos's breakdown of a window of one rank's GPU time. */
+struct orr_breakdown {
+	int64_t exposed_compute_ns; /* some compute, no communication running */
+	int64_t overlapped_ns;      /* both */
+	int64_t exposed_comm_ns;    /* communication only */
+	int64_t other_ns;           /* no GPU task running */
+};
+
+/* Over [start_ns, end_ns) of the measured (predicted == false) or predicted timeline. */
+void orr_replay_breakdown(const struct orr_replay *r, size_t rank, bool predicted, int64_t start_ns,
+			  int64_t end_ns, struct orr_breakdown *ret);
+
+#define ORR_BUSY_BIN_NS 1000000 /* 1 ms bins, as Lumos */
+
+/*
+ * The busy timeline of a rank-step: the share of each 1 ms bin, counted from the
+ * step's start, in which any stream runs.  Returns the L1 distance between the
+ * measured and predicted timelines, in bins (sum over bins of |measured - predicted|).
+ */
+double orr_replay_busy_l1(const struct orr_replay *r, size_t rank,
+			  const struct orr_replay_step *step);
+
+enum orr_path_cat {
+	ORR_PATH_COMPUTE, /* GPU compute, copies, sets */
+	ORR_PATH_COMM,    /* GPU communication */
+	ORR_PATH_LAUNCH,  /* CPU calls that launch GPU work */
+	ORR_PATH_CPU,     /* other CPU calls and the gaps between calls */
+	ORR_PATH_IDLE,    /* latencies: nothing on the path runs */
+	ORR_PATH_CAT_COUNT
+};
+
+struct orr_path_seg {
+	uint32_t task; /* ORR_NONE for idle time */
+	uint8_t cat;   /* enum orr_path_cat */
+	int64_t start_ns, end_ns;
+};
+
+/*
+ * The critical path of a predicted window [start_ns, end_ns) across all ranks: from
+ * the task that ends last in it back through the causes of every task, as segments
+ * in time order covering the window.
+ */
+void orr_replay_critical_path(const struct orr_replay *r, int64_t start_ns, int64_t end_ns,
+			      struct orr_path_seg **ret_segs, size_t *ret_n);
+const char *orr_path_cat_name(enum orr_path_cat cat);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

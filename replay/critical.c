@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The critical path of a predicted window: from the task that ends last in it, back
+ * through what decided each task's time (replay's causes).  A task whose start was
+ * decided contributes its whole run; a blocking call whose end was decided by the
+ * GPU contributes only its return after the GPU work; a collective member held by a
+ * late peer contributes the transfer after that peer's arrival and the path goes on
+ * through the peer.  Time between a cause's end and its effect's start is CPU time
+ * when both are on one thread (framework code), idle time otherwise (latencies).
+ */
+#include <stdlib.h>
+
+#include "internal.h"
+#include "banned.h"
+
+struct path {
+	struct orr_path_seg *v;
+	size_t n, cap;
+	int64_t from;
+};
+
+static enum orr_path_cat category(const struct orr_graph *g, uint32_t t)
+{
+	const struct orr_task *task = &orr_graph_tasks(g)[t];
+
+	if (task->kind == ORR_TASK_GPU)
+		return task->flags & ORR_TASK_F_COMM ? ORR_PATH_COMM : ORR_PATH_COMPUTE;
+	return task->flags & ORR_TASK_F_LAUNCH ? ORR_PATH_LAUNCH : ORR_PATH_CPU;
+}
+
+static void push(struct path *p, uint32_t task, enum orr_path_cat cat, int64_t s, int64_t e)
+{
+	s = s < p->from ? p->from : s;
+	if (s >= e)
+		return;
+	ORR_VEC_PUSH(p->v, p->n, p->cap,
+		     ((struct orr_path_seg){
+			     .task = task, .cat = (uint8_t)cat, .start_ns = s, .end_ns = e }));
+}
+
+static uint32_t last_task(const struct orr_replay *r, int64_t from, int64_t to)
+{
+	uint32_t best = ORR_NONE;
+
+	for (uint32_t t = 0; t < orr_graph_task_count(r->g); t++)
+		if (r->end[t] <= to && r->end[t] > from &&
+		    (best == ORR_NONE || r->end[t] > r->end[best]))
+			best = t;
+	return best;
+}
+
+static bool same_group(const struct orr_graph *g, uint32_t a, uint32_t b)
+{
+	const struct orr_task *ta = &orr_graph_tasks(g)[a], *tb = &orr_graph_tasks(g)[b];
+
+	return ta->kind == ORR_TASK_GPU && tb->kind == ORR_TASK_GPU && ta->aux != ORR_NONE &&
+	       ta->aux == tb->aux;
+}
+
+/* From the start of task t (at or before hi) to its start cause; returns the next task. */
+static uint32_t before_start(const struct orr_replay *r, struct path *p, uint32_t t, int64_t *hi)
+{
+	const struct orr_graph *g = r->g;
+	uint32_t c = orr_replay_cause(r, t, NULL);
+	int64_t s = r->start[t] < *hi ? r->start[t] : *hi;
+	bool thread = c != ORR_NONE && orr_graph_tasks(g)[c].proc == orr_graph_tasks(g)[t].proc &&
+		      orr_graph_tasks(g)[t].kind == ORR_TASK_CPU;
+
+	if (c == ORR_NONE) {
+		push(p, ORR_NONE, ORR_PATH_IDLE, p->from, s);
+		*hi = p->from;
+		return ORR_NONE;
+	}
+	if (r->end[c] < s)
+		push(p, thread ? t : ORR_NONE, thread ? ORR_PATH_CPU : ORR_PATH_IDLE, r->end[c], s);
+	*hi = r->end[c] < s ? r->end[c] : s;
+	return c;
+}
+
+void orr_replay_critical_path(const struct orr_replay *r, int64_t start_ns, int64_t end_ns,
+			      struct orr_path_seg **ret_segs, size_t *ret_n)
+{
+	const struct orr_graph *g = r->g;
+	struct path p = { .from = start_ns };
+	uint32_t cur = last_task(r, start_ns, end_ns);
+	int64_t hi = end_ns;
+
+	if (cur != ORR_NONE)
+		push(&p, ORR_NONE, ORR_PATH_IDLE, r->end[cur], end_ns);
+	while (cur != ORR_NONE && hi > start_ns) {
+		bool binds_end;
+		uint32_t c = orr_replay_cause(r, cur, &binds_end);
+		int64_t e = r->end[cur] < hi ? r->end[cur] : hi;
+
+		if (binds_end && same_group(g, cur, c)) {
+			/* Held by a late peer: the transfer after its arrival, then the peer. */
+			push(&p, cur, ORR_PATH_COMM, r->start[c], e);
+			hi = r->start[c] < e ? r->start[c] : e;
+			cur = before_start(r, &p, c, &hi);
+		} else if (binds_end) {
+			push(&p, cur, category(g, cur), r->end[c], e);
+			hi = r->end[c] < e ? r->end[c] : e;
+			cur = c;
+		} else {
+			push(&p, cur, category(g, cur), r->start[cur], e);
+			hi = r->start[cur] < e ? r->start[cur] : e;
+			cur = before_start(r, &p, cur, &hi);
+		}
+	}
+	/* Segments were found backwards. */
+	for (size_t i = 0; i < p.n / 2; i++) {
+		struct orr_path_seg tmp = p.v[i];
+
+		p.v[i] = p.v[p.n - 1 - i];
+		p.v[p.n - 1 - i] = tmp;
+	}
+	*ret_segs = p.v;
+	*ret_n = p.n;
+}
+
+const char *orr_path_cat_name(enum orr_path_cat cat)
+{
+	static const char *const names[ORR_PATH_CAT_COUNT] = {
+		[ORR_PATH_COMPUTE] = "compute", [ORR_PATH_COMM] = "communication",
+		[ORR_PATH_LAUNCH] = "launch",   [ORR_PATH_CPU] = "cpu",
+		[ORR_PATH_IDLE] = "idle",
+	};
+
+	return cat < ORR_PATH_CAT_COUNT ? names[cat] : "?";
+}

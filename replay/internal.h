@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/* replay/internal.h — the replay object, shared by the simulation and its reports. */
+#ifndef ORRERY_REPLAY_INTERNAL_H
+#define ORRERY_REPLAY_INTERNAL_H
+
+#include "orrery/replay.h"
+
+#define ORR__CAUSE_ENDS 0x80000000u /* in cause[]: the cause set the task's end */
+
+struct orr_replay {
+	const struct orr_graph *g;
+	int64_t *start, *end; /* per task, predicted */
+	uint32_t *cause;      /* per task: task index | ORR__CAUSE_ENDS, or ORR_NONE */
+	uint32_t *place_proc; /* per rank, per place: its proc or ORR_NONE */
+	size_t *place_base;   /* per rank: its first entry in place_proc */
+};
+
+/* sim.c */
+int orr__simulate(struct orr_replay *r, const struct orr_replay_options *opts,
+		  struct orr_diag *reterr_diag);
+
+#endif

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The replay object, and moving measured time points onto the predicted timeline:
+ * step boundaries are annotations on a thread, so they move with the thread's tasks
+ * (a point inside a task keeps its offset into it; a point between tasks keeps its
+ * distance from the task before it, up to the next task's start).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "banned.h"
+
+static void map_places(struct orr_replay *r)
+{
+	const struct orr_graph *g = r->g;
+	size_t nr = orr_graph_rank_count(g), total = 0;
+
+	r->place_base = orr_xmalloc((nr + 1) * sizeof(*r->place_base));
+	for (size_t i = 0; i < nr; i++) {
+		r->place_base[i] = total;
+		total += orr_graph_get_rank(g, i)->rank->nplaces;
+	}
+	r->place_proc = orr_xmalloc((total + 1) * sizeof(*r->place_proc));
+	memset(r->place_proc, 0xff, (total + 1) * sizeof(*r->place_proc));
+	for (size_t p = 0; p < orr_graph_proc_count(g); p++) {
+		const struct orr_proc *pr = &orr_graph_procs(g)[p];
+
+		r->place_proc[r->place_base[pr->rank] + pr->place] = (uint32_t)p;
+	}
+}
+
+int orr_replay_run(const struct orr_graph *g, const struct orr_replay_options *opts,
+		   struct orr_replay **ret_replay, struct orr_diag *reterr_diag)
+{
+	struct orr_replay *r = orr_xcalloc(1, sizeof(*r));
+	size_t n = orr_graph_task_count(g);
+	int err;
+
+	r->g = g;
+	r->start = orr_xmalloc((n + 1) * sizeof(*r->start));
+	r->end = orr_xmalloc((n + 1) * sizeof(*r->end));
+	r->cause = orr_xmalloc((n + 1) * sizeof(*r->cause));
+	err = orr__simulate(r, opts, reterr_diag);
+	if (err < 0) {
+		orr_replay_free(r);
+		return err;
+	}
+	map_places(r);
+	*ret_replay = r;
+	return 0;
+}
+
+void orr_replay_free(struct orr_replay *r)
+{
+	if (!r)
+		return;
+	free(r->start);
+	free(r->end);
+	free(r->cause);
+	free(r->place_proc);
+	free(r->place_base);
+	free(r);
+}
+
+const struct orr_graph *orr_replay_graph(const struct orr_replay *r)
+{
+	return r->g;
+}
+
+const int64_t *orr_replay_starts(const struct orr_replay *r)
+{
+	return r->start;
+}
+
+const int64_t *orr_replay_ends(const struct orr_replay *r)
+{
+	return r->end;
+}
+
+uint32_t orr_replay_cause(const struct orr_replay *r, uint32_t task, bool *ret_binds_end)
+{
+	uint32_t c = r->cause[task];
+
+	if (ret_binds_end)
+		*ret_binds_end = c != ORR_NONE && (c & ORR__CAUSE_ENDS);
+	return c == ORR_NONE ? ORR_NONE : c & ~ORR__CAUSE_ENDS;
+}
+
+/* The last task of proc p starting at or before t_ns (measured), or ORR_NONE. */
+static uint32_t task_at(const struct orr_graph *g, const struct orr_proc *p, int64_t t_ns)
+{
+	uint32_t lo = 0, hi = p->ntasks;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (orr_graph_task_start(g, p->first_task + mid) <= t_ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? p->first_task + lo - 1 : ORR_NONE;
+}
+
+int64_t orr_replay_map_time(const struct orr_replay *r, size_t rank, uint32_t place, int64_t t_ns)
+{
+	const struct orr_graph *g = r->g;
+	uint32_t p = r->place_proc[r->place_base[rank] + place], t;
+	const struct orr_proc *pr;
+	int64_t mstart, mend, mapped;
+
+	if (p == ORR_NONE)
+		return t_ns; /* nothing on this place moves */
+	pr = &orr_graph_procs(g)[p];
+	t = task_at(g, pr, t_ns);
+	if (t == ORR_NONE)
+		return r->start[pr->first_task] - (orr_graph_task_start(g, pr->first_task) - t_ns);
+	mstart = orr_graph_task_start(g, t);
+	mend = orr_graph_task_end(g, t);
+	if (t_ns < mend) {
+		mapped = r->start[t] + (t_ns - mstart);
+		return mapped < r->end[t] ? mapped : r->end[t];
+	}
+	mapped = r->end[t] + (t_ns - mend);
+	if (t + 1 < pr->first_task + pr->ntasks && mapped > r->start[t + 1])
+		mapped = r->start[t + 1];
+	return mapped;
+}

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Predicted step times under DESIGN.md's definition, next to the measured ones: a
+ * step starts where its ProfilerStep annotation starts, moved with its thread; the
+ * last captured step ends at the later of its annotation's end and the end of every
+ * GPU task launched from inside it.
+ */
+#include <stdlib.h>
+
+#include "internal.h"
+#include "banned.h"
+
+/* The annotation event of measured step s, or NULL. */
+static const struct orr_event *annotation_of(const struct orr_trace *t, const struct orr_rank *r,
+					     const struct orr_step *s)
+{
+	for (size_t i = 0; i < r->nevents && r->events[i].start_ns <= s->start_ns; i++) {
+		const struct orr_event *e = &r->events[i];
+
+		if (e->start_ns == s->start_ns &&
+		    (e->kind == ORR_EVENT_ANNOTATION || e->kind == ORR_EVENT_OP) &&
+		    orr_step_number(orr_trace_str(t, e->name)) == s->step)
+			return e;
+	}
+	return NULL;
+}
+
+/* The latest predicted end of a GPU task launched by a call starting in [from, to]. */
+static int64_t launched_end(const struct orr_replay *r, size_t rank, int64_t from, int64_t to,
+			    int64_t end)
+{
+	const struct orr_graph *g = r->g;
+	const struct orr_graph_rank *gr = orr_graph_get_rank(g, rank);
+	const struct orr_task *tasks = orr_graph_tasks(g);
+	const struct orr_dep *deps = orr_graph_deps(g);
+
+	for (uint32_t t = gr->first_task; t < gr->first_task + gr->ntasks; t++) {
+		for (uint32_t d = tasks[t].first_dep; d < tasks[t].first_dep + tasks[t].ndeps;
+		     d++) {
+			int64_t call;
+
+			if (deps[d].kind != ORR_DEP_LAUNCH)
+				continue;
+			call = orr_graph_task_start(g, deps[d].src);
+			if (call >= from && call <= to && r->end[t] > end)
+				end = r->end[t];
+		}
+	}
+	return end;
+}
+
+/* Without step annotations: from the first event to the last end, on both timelines. */
+static void whole_window(const struct orr_replay *r, size_t rank, struct orr_replay_step *s)
+{
+	const struct orr_graph_rank *gr = orr_graph_get_rank(r->g, rank);
+	const struct orr_rank *rk = gr->rank;
+	size_t last = 0;
+
+	for (size_t i = 0; i < rk->nevents; i++)
+		if (rk->events[i].start_ns + rk->events[i].dur_ns >
+		    rk->events[last].start_ns + rk->events[last].dur_ns)
+			last = i;
+	s->predicted_start_ns =
+		orr_replay_map_time(r, rank, rk->events[0].place, rk->events[0].start_ns);
+	s->predicted_end_ns =
+		orr_replay_map_time(r, rank, rk->events[last].place,
+				    rk->events[last].start_ns + rk->events[last].dur_ns);
+	for (uint32_t t = gr->first_task; t < gr->first_task + gr->ntasks; t++)
+		if (r->end[t] > s->predicted_end_ns)
+			s->predicted_end_ns = r->end[t];
+}
+
+void orr_replay_steps(const struct orr_replay *r, size_t rank, struct orr_replay_step **ret_steps,
+		      size_t *ret_n)
+{
+	const struct orr_trace *t = orr_graph_trace(r->g);
+	const struct orr_rank *rk = orr_graph_get_rank(r->g, rank)->rank;
+	struct orr_step *m;
+	struct orr_replay_step *v;
+	const struct orr_event *ann = NULL;
+	size_t n;
+
+	orr_rank_steps(t, rk, &m, &n);
+	v = orr_xcalloc(n + 1, sizeof(*v));
+	for (size_t i = 0; i < n; i++) {
+		v[i] = (struct orr_replay_step){ .step = m[i].step,
+						 .measured_start_ns = m[i].start_ns,
+						 .measured_end_ns = m[i].end_ns };
+		ann = m[i].step >= 0 ? annotation_of(t, rk, &m[i]) : NULL;
+		if (!ann) {
+			whole_window(r, rank, &v[i]);
+			continue;
+		}
+		v[i].predicted_start_ns = orr_replay_map_time(r, rank, ann->place, ann->start_ns);
+		if (i)
+			v[i - 1].predicted_end_ns = v[i].predicted_start_ns;
+	}
+	if (n && ann) {
+		int64_t end = orr_replay_map_time(r, rank, ann->place, ann->start_ns + ann->dur_ns);
+
+		v[n - 1].predicted_end_ns =
+			launched_end(r, rank, ann->start_ns, ann->start_ns + ann->dur_ns, end);
+	}
+	free(m);
+	*ret_steps = v;
+	*ret_n = n;
+}
+
+static void widen(struct orr_replay_step *job, const struct orr_replay_step *s)
+{
+	if (s->measured_start_ns < job->measured_start_ns)
+		job->measured_start_ns = s->measured_start_ns;
+	if (s->measured_end_ns > job->measured_end_ns)
+		job->measured_end_ns = s->measured_end_ns;
+	if (s->predicted_start_ns < job->predicted_start_ns)
+		job->predicted_start_ns = s->predicted_start_ns;
+	if (s->predicted_end_ns > job->predicted_end_ns)
+		job->predicted_end_ns = s->predicted_end_ns;
+}
+
+void orr_replay_job_steps(const struct orr_replay *r, struct orr_replay_step **ret_steps,
+			  size_t *ret_n)
+{
+	struct orr_replay_step *job = NULL;
+	size_t njob = 0;
+
+	for (size_t i = 0; i < orr_graph_rank_count(r->g); i++) {
+		struct orr_replay_step *s;
+		size_t n, k = 0;
+
+		orr_replay_steps(r, i, &s, &n);
+		if (i == 0) {
+			job = s;
+			njob = n;
+			continue;
+		}
+		/* Keep the steps this rank has too, widened to cover it. */
+		for (size_t j = 0; j < njob; j++) {
+			size_t m = 0;
+
+			while (m < n && s[m].step != job[j].step)
+				m++;
+			if (m == n)
+				continue;
+			job[k] = job[j];
+			widen(&job[k], &s[m]);
+			k++;
+		}
+		njob = k;
+		free(s);
+	}
+	*ret_steps = job;
+	*ret_n = njob;
+}
