@@ -11,7 +11,7 @@
 #include "banned.h"
 
 void orr__add_edge(struct orr__rank_ctx *c, uint32_t dst, uint32_t src, enum orr_dep_kind kind,
-		   int64_t lat_ns, bool inferred)
+		   int64_t lat_ns, uint8_t flags)
 {
 	ORR_VEC_PUSH(c->pend, c->npend, c->cap_pend,
 		     ((struct orr__pending){
@@ -19,7 +19,7 @@ void orr__add_edge(struct orr__rank_ctx *c, uint32_t dst, uint32_t src, enum orr
 			     .dep = { .lat_ns = lat_ns,
 				      .src = src,
 				      .kind = (uint8_t)kind,
-				      .flags = inferred ? ORR_DEP_F_INFERRED : 0 },
+				      .flags = flags },
 		     }));
 }
 
@@ -80,6 +80,7 @@ static void lay_out_edges(struct orr__rank_ctx *c)
 		g->deps[g->ndeps++] = c->pend[i].dep;
 		g->stats.edges[c->pend[i].dep.kind]++;
 		g->stats.inferred[c->pend[i].dep.kind] += c->pend[i].dep.flags & ORR_DEP_F_INFERRED;
+		g->stats.held += (c->pend[i].dep.flags & ORR_DEP_F_HELD) != 0;
 	}
 }
 
@@ -117,6 +118,7 @@ static void release_ctx(struct orr__rank_ctx *c)
 	free(c->corrs);
 	free(c->syncs);
 	free(c->pend);
+	free(c->devs);
 }
 
 static void build_rank(struct orr_graph *g, uint32_t ri, const struct orr_rank *r)
@@ -129,6 +131,7 @@ static void build_rank(struct orr_graph *g, uint32_t ri, const struct orr_rank *
 	orr__set_gpu_latencies(&c);
 	orr__add_waits(&c);
 	orr__link_stream_waits(&c);
+	orr__link_held(&c);
 	orr__link_threads(&c);
 	lay_out_edges(&c);
 	g->ranks[ri] = (struct orr_graph_rank){

@@ -51,6 +51,13 @@ struct orr__corr {
 	uint32_t task;
 };
 
+/* Per device, measured on the rank's tasks (launch.c). */
+struct orr__device_lat {
+	int32_t device;
+	int64_t launch_ns; /* launching call's start -> its task's start, on an idle stream */
+	int64_t gap_ns;    /* a task's end -> the next queued task's start on its stream */
+};
+
 /* One rank while it is built; task and proc indices are graph-wide. */
 struct orr__rank_ctx {
 	struct orr_graph *g;
@@ -71,6 +78,8 @@ struct orr__rank_ctx {
 	size_t nsyncs;
 	struct orr__pending *pend;
 	size_t npend, cap_pend;
+	struct orr__device_lat *devs;
+	size_t ndevs;
 };
 
 #define ORR__LOCAL(c, task) ((task) - (c)->base)
@@ -79,7 +88,7 @@ struct orr__rank_ctx {
 
 /* build.c */
 void orr__add_edge(struct orr__rank_ctx *c, uint32_t dst, uint32_t src, enum orr_dep_kind kind,
-		   int64_t lat_ns, bool inferred);
+		   int64_t lat_ns, uint8_t flags);
 uint32_t orr__find_corr(const struct orr__corr *v, size_t n, int64_t corr);
 uint32_t orr__new_wait(struct orr_graph *g, enum orr_wait_kind kind, uint32_t target,
 		       bool inferred);
@@ -90,6 +99,7 @@ void orr__collect_tasks(struct orr__rank_ctx *c);
 /* launch.c: D2 and the GPU latencies. */
 void orr__link_launches(struct orr__rank_ctx *c);
 void orr__set_gpu_latencies(struct orr__rank_ctx *c);
+const struct orr__device_lat *orr__device_lat(const struct orr__rank_ctx *c, uint32_t proc);
 /* The last GPU task of stream proc p launched before t_ns, or ORR_NONE. */
 uint32_t orr__launched_before(const struct orr__rank_ctx *c, uint32_t p, int64_t t_ns);
 /* The first GPU task of stream proc p launched after t_ns, or ORR_NONE. */
@@ -100,6 +110,9 @@ uint32_t orr__last_launch_stream(const struct orr__rank_ctx *c, uint32_t task);
 /* sync.c: D4 edges and D5 waits. */
 void orr__link_stream_waits(struct orr__rank_ctx *c);
 void orr__add_waits(struct orr__rank_ctx *c);
+
+/* held.c: GPU tasks held back by a kernel of another stream. */
+void orr__link_held(struct orr__rank_ctx *c);
 
 /* threads.c: D6. */
 void orr__link_threads(struct orr__rank_ctx *c);

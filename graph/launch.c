@@ -21,7 +21,6 @@ struct samples {
 	int32_t device;
 	int64_t *lat, *gap;
 	size_t nlat, cap_lat, ngap, cap_gap;
-	int64_t launch_ns, gap_ns;
 };
 
 static void find_launchers(struct orr__rank_ctx *c)
@@ -98,7 +97,7 @@ static void sample_task(struct orr__rank_ctx *c, struct samples *s, const struct
 		ORR_VEC_PUSH(s->gap, s->ngap, s->cap_gap, start - ORR__END(c, t - 1));
 }
 
-static void measure_latencies(struct orr__rank_ctx *c, struct samples **ret_v, size_t *ret_n)
+static void measure_latencies(struct orr__rank_ctx *c)
 {
 	struct orr_graph *g = c->g;
 	struct samples *v = NULL;
@@ -114,14 +113,30 @@ static void measure_latencies(struct orr__rank_ctx *c, struct samples **ret_v, s
 		for (uint32_t t = pr->first_task; t < pr->first_task + pr->ntasks; t++)
 			sample_task(c, s, pr, t);
 	}
+	c->devs = orr_xcalloc(n + 1, sizeof(*c->devs));
+	c->ndevs = n;
 	for (size_t i = 0; i < n; i++) {
-		v[i].launch_ns = quantile(v[i].lat, v[i].nlat, 1, 2);
-		v[i].gap_ns = quantile(v[i].gap, v[i].ngap, 1, 10);
+		c->devs[i] = (struct orr__device_lat){
+			.device = v[i].device,
+			.launch_ns = quantile(v[i].lat, v[i].nlat, 1, 2),
+			.gap_ns = quantile(v[i].gap, v[i].ngap, 1, 10),
+		};
 		free(v[i].lat);
 		free(v[i].gap);
 	}
-	*ret_v = v;
-	*ret_n = n;
+	free(v);
+}
+
+static const struct orr__device_lat no_device = { .device = -1 };
+
+const struct orr__device_lat *orr__device_lat(const struct orr__rank_ctx *c, uint32_t proc)
+{
+	int32_t device = c->r->places[c->g->procs[proc].place].device;
+
+	for (size_t i = 0; i < c->ndevs; i++)
+		if (c->devs[i].device == device)
+			return &c->devs[i];
+	return &no_device;
 }
 
 void orr__link_launches(struct orr__rank_ctx *c)
@@ -134,27 +149,24 @@ void orr__link_launches(struct orr__rank_ctx *c)
 void orr__set_gpu_latencies(struct orr__rank_ctx *c)
 {
 	struct orr_graph *g = c->g;
-	struct samples *v;
-	size_t n;
 
-	measure_latencies(c, &v, &n);
+	measure_latencies(c);
 	for (size_t p = c->first_proc; p < g->nprocs; p++) {
 		const struct orr_proc *pr = &g->procs[p];
-		const struct samples *s;
+		const struct orr__device_lat *d;
 
 		if (pr->kind != ORR_TASK_GPU)
 			continue;
-		s = find_device(v, n, c->r->places[pr->place].device);
+		d = orr__device_lat(c, (uint32_t)p);
 		for (uint32_t t = pr->first_task; t < pr->first_task + pr->ntasks; t++) {
 			uint32_t call = c->launcher[ORR__LOCAL(c, t)];
 
 			if (t != pr->first_task)
-				g->tasks[t].gap_ns = s->gap_ns;
+				g->tasks[t].gap_ns = d->gap_ns;
 			if (call != ORR_NONE && !(g->skip & (1u << ORR_DEP_LAUNCH)))
-				orr__add_edge(c, t, call, ORR_DEP_LAUNCH, s->launch_ns, false);
+				orr__add_edge(c, t, call, ORR_DEP_LAUNCH, d->launch_ns, 0);
 		}
 	}
-	free(v);
 }
 
 uint32_t orr__launched_before(const struct orr__rank_ctx *c, uint32_t p, int64_t t_ns)

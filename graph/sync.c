@@ -14,8 +14,9 @@
  *                 stream the thread launched onto last;
  *   polling       a run of cudaEventQuery waits for the GPU task that ended between
  *                 the start of its next-to-last poll and the end of its last one.
- * A wait whose awaited work (as measured) ended after the call returned is wrong
- * about what it waits for; it is dropped and counted.
+ * A guess the trace contradicts is dropped and counted: a guessed stream-wait edge
+ * whose consumer started before its producer ended, and any wait whose awaited work
+ * (as measured) ended after the call returned.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -159,7 +160,11 @@ static void link_wait(struct orr__rank_ctx *c, uint32_t w, const uint32_t *order
 		cons = orr__launched_after(c, b, ORR__START(c, w));
 	if (prod == ORR_NONE || cons == ORR_NONE || c->g->tasks[prod].proc == b)
 		return;
-	orr__add_edge(c, cons, prod, ORR_DEP_CROSS_STREAM, 0, a == NULL);
+	if (!a && ORR__START(c, cons) < ORR__END(c, prod)) {
+		c->g->stats.edges_rejected++; /* the guess is contradicted by the trace */
+		return;
+	}
+	orr__add_edge(c, cons, prod, ORR_DEP_CROSS_STREAM, 0, a ? 0 : ORR_DEP_F_INFERRED);
 }
 
 void orr__link_stream_waits(struct orr__rank_ctx *c)

@@ -40,7 +40,7 @@ static void wait_edge(struct orr__rank_ctx *c, uint32_t dst, uint32_t src)
 		lat = 0;
 	if (t->gap_ns > lat)
 		t->gap_ns = lat;
-	orr__add_edge(c, dst, src, ORR_DEP_CROSS_THREAD, lat, true);
+	orr__add_edge(c, dst, src, ORR_DEP_CROSS_THREAD, lat, ORR_DEP_F_INFERRED);
 }
 
 /* Thread b's burst inside the idle time of a between tasks p and t, if it has one. */

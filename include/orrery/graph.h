@@ -75,6 +75,7 @@ struct orr_task {
 };
 
 #define ORR_DEP_F_INFERRED 0x1 /* found by a documented heuristic, not from exact ids */
+#define ORR_DEP_F_HELD     0x2 /* D4 without an event: held back while another stream filled the GPU */
 
 struct orr_dep {
 	int64_t lat_ns;
@@ -133,6 +134,8 @@ struct orr_graph_stats {
 	uint64_t folded_calls;      /* nested calls folded into their parent */
 	uint64_t unlaunched;        /* GPU tasks whose launching call is not in the trace */
 	uint64_t waits_dropped;     /* waits whose awaited work ended after the call returned */
+	uint64_t edges_rejected;    /* guessed edges whose task started before their source ended */
+	uint64_t held;              /* D4 edges of ORR_DEP_F_HELD */
 	uint64_t groups;            /* collective instances coupled across ranks (D7) */
 	uint64_t groups_rejected;   /* candidate instances whose measured times cannot be one */
 	uint64_t collectives_alone; /* communication tasks not coupled to any other rank */
