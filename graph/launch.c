@@ -4,7 +4,8 @@
  * has many; a driver call folded into a runtime call answers for it).
  *
  * Two latencies per device, measured on the rank's own tasks, stand for the time
- * the hardware needs beyond any task's duration:
+ * the hardware needs beyond any task's duration (a task that started while its call
+ * ran, on an idle stream, keeps its own launch latency):
  *   launch latency  from a launching call's start to its task's start, over tasks
  *                   launched onto an idle stream (the median);
  *   stream gap      from a task's end to the next task's start on the same stream,
@@ -146,6 +147,22 @@ void orr__link_launches(struct orr__rank_ctx *c)
 	find_launchers(c);
 }
 
+/*
+ * A task that started on an idle stream while its launching call still ran was held
+ * by nothing but the call (a copy from pageable memory starts once the call has
+ * staged it): its own measured latency.  Otherwise the device's.
+ */
+static int64_t launch_latency(const struct orr__rank_ctx *c, const struct orr__device_lat *d,
+			      const struct orr_proc *pr, uint32_t t, uint32_t call)
+{
+	int64_t start = ORR__START(c, t), call_start = ORR__START(c, call);
+
+	if ((t == pr->first_task || ORR__END(c, t - 1) <= call_start) && start >= call_start &&
+	    start <= ORR__END(c, call))
+		return start - call_start;
+	return d->launch_ns;
+}
+
 void orr__set_gpu_latencies(struct orr__rank_ctx *c)
 {
 	struct orr_graph *g = c->g;
@@ -164,7 +181,8 @@ void orr__set_gpu_latencies(struct orr__rank_ctx *c)
 			if (t != pr->first_task)
 				g->tasks[t].gap_ns = d->gap_ns;
 			if (call != ORR_NONE && !(g->skip & (1u << ORR_DEP_LAUNCH)))
-				orr__add_edge(c, t, call, ORR_DEP_LAUNCH, d->launch_ns, 0);
+				orr__add_edge(c, t, call, ORR_DEP_LAUNCH,
+					      launch_latency(c, d, pr, t, call), 0);
 		}
 	}
 }

@@ -413,7 +413,8 @@ void kineto_parser::store(raw_event &e)
 		auto *s = (struct orr_sync_args *)orr__vec_push(&rb_->syncs);
 		*s = { a.stream, a.wait_on_stream, a.record_corr, a.event_id };
 		ev.args = (uint32_t)(rb_->syncs.n - 1);
-		ev.sub = (uint8_t)a.sync;
+		/* Kineto writes the kind in args and as the name; older writers only the name. */
+		ev.sub = (uint8_t)(a.sync != ORR_SYNC_UNKNOWN ? a.sync : sync_kind_of(e.name));
 	}
 	if (a.has_coll) {
 		auto *c = (struct orr_collective *)orr__vec_push(&rb_->colls);
