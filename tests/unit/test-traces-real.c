@@ -22,36 +22,6 @@
 #include "orrery/trace.h"
 #include "test-util.h"
 
-/* The absolute path of ../shared/traces/kineto, or NULL when it is absent. */
-static const char *shared_kineto(void)
-{
-	static char path[PATH_MAX];
-	const char *root = getenv("ORR_SHARED_TRACES");
-	char *dir = orr_xasprintf("%s/kineto", root ? root : "../shared/traces");
-	struct stat st;
-	bool ok = realpath(dir, path) && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-
-	free(dir);
-	return ok ? path : NULL;
-}
-
-static struct orr_trace *import_shared(const char *file)
-{
-	const char *dir = shared_kineto();
-	struct orr_trace *t = NULL;
-	struct orr_diag d;
-
-	if (!dir) {
-		fprintf(stderr, "skipped: no %s (set ORR_SHARED_TRACES)\n",
-			getenv("ORR_SHARED_TRACES") ? getenv("ORR_SHARED_TRACES")
-						    : "../shared/traces");
-		skip();
-	}
-	if (import_path(dir, file, &t, &d))
-		fail_msg("%s: %s", file, d.msg);
-	return t;
-}
-
 static void test_real_every_file_imports(void **state)
 {
 	const char *dir = shared_kineto();

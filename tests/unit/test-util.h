@@ -3,7 +3,11 @@
 #ifndef ORRERY_TEST_UTIL_H
 #define ORRERY_TEST_UTIL_H
 
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "orrery/trace.h"
 
@@ -41,5 +45,38 @@ static inline int import_path(const char *dir, const char *name, struct orr_trac
 	free(path);
 	return r;
 }
+
+#ifdef cmocka_unit_test
+/* The absolute path of ../shared/traces/kineto, or NULL when it is absent. */
+static inline const char *shared_kineto(void)
+{
+	static char path[PATH_MAX];
+	const char *root = getenv("ORR_SHARED_TRACES");
+	char *dir = orr_xasprintf("%s/kineto", root ? root : "../shared/traces");
+	struct stat st;
+	bool ok = realpath(dir, path) && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+
+	free(dir);
+	return ok ? path : NULL;
+}
+
+static inline struct orr_trace *import_shared(const char *file)
+{
+	const char *dir = shared_kineto();
+	struct orr_trace *t = NULL;
+	struct orr_diag d;
+
+	if (!dir) {
+		fprintf(stderr, "skipped: no %s (set ORR_SHARED_TRACES)\n",
+			getenv("ORR_SHARED_TRACES") ? getenv("ORR_SHARED_TRACES")
+						    : "../shared/traces");
+		skip();
+	}
+	if (import_path(dir, file, &t, &d))
+		fail_msg("%s: %s", file ? file : dir, d.msg);
+	return t;
+}
+
+#endif
 
 #endif
