@@ -87,11 +87,15 @@ void orr_replay_critical_path(const struct orr_replay *r, int64_t start_ns, int6
 
 	if (cur != ORR_NONE)
 		push(&p, ORR_NONE, ORR_PATH_IDLE, r->end[cur], end_ns);
-	while (cur != ORR_NONE && hi > start_ns) {
+	/* Each step moves hi back or leaves it where a new task takes over: bounded. */
+	for (size_t steps = 0;
+	     cur != ORR_NONE && hi > start_ns && steps <= 4 * orr_graph_task_count(g); steps++) {
 		bool binds_end;
 		uint32_t c = orr_replay_cause(r, cur, &binds_end);
 		int64_t e = r->end[cur] < hi ? r->end[cur] : hi;
 
+		/* Entered mid-task (a kernel starts while its call runs): only its start matters. */
+		binds_end = binds_end && r->end[cur] <= hi;
 		if (binds_end && same_group(g, cur, c)) {
 			/* Held by a late peer: the transfer after its arrival, then the peer. */
 			push(&p, cur, ORR_PATH_COMM, r->start[c], e);
