@@ -48,40 +48,36 @@ uint32_t orr__new_wait(struct orr_graph *g, enum orr_wait_kind kind, uint32_t ta
 	return (uint32_t)(g->nwaits - 1);
 }
 
-static int cmp_pending(const void *a, const void *b)
-{
-	const struct orr__pending *x = a, *y = b;
-
-	if (x->dst != y->dst)
-		return (x->dst > y->dst) - (x->dst < y->dst);
-	if (x->dep.kind != y->dep.kind)
-		return (x->dep.kind > y->dep.kind) - (x->dep.kind < y->dep.kind);
-	return (x->dep.src > y->dep.src) - (x->dep.src < y->dep.src);
-}
-
-/* Lays the rank's pending edges out per task, in task order. */
+/* Lays the rank's pending edges out per task, in task order (a counting sort by task). */
 static void lay_out_edges(struct orr__rank_ctx *c)
 {
 	struct orr_graph *g = c->g;
+	uint32_t *at = orr_xcalloc(c->ntasks + 1, sizeof(*at));
 
-	if (c->npend)
-		qsort(c->pend, c->npend, sizeof(*c->pend), cmp_pending);
 	g->deps = orr_xgrow(g->deps, sizeof(*g->deps), &g->cap_deps, g->ndeps + c->npend + 1);
-	for (uint32_t t = c->base; t < c->base + c->ntasks; t++)
-		g->tasks[t].first_dep = (uint32_t)g->ndeps;
-	for (size_t i = 0; i < c->npend; i++) {
-		struct orr_task *t = &g->tasks[c->pend[i].dst];
+	for (size_t i = 0; i < c->npend; i++)
+		if (at[ORR__LOCAL(c, c->pend[i].dst)] < UINT16_MAX)
+			at[ORR__LOCAL(c, c->pend[i].dst)]++;
+	for (uint32_t l = 0; l < c->ntasks; l++) {
+		struct orr_task *t = &g->tasks[c->base + l];
 
-		if (t->ndeps == UINT16_MAX)
-			continue;
-		if (!t->ndeps)
-			t->first_dep = (uint32_t)g->ndeps;
-		t->ndeps++;
-		g->deps[g->ndeps++] = c->pend[i].dep;
-		g->stats.edges[c->pend[i].dep.kind]++;
-		g->stats.inferred[c->pend[i].dep.kind] += c->pend[i].dep.flags & ORR_DEP_F_INFERRED;
-		g->stats.held += (c->pend[i].dep.flags & ORR_DEP_F_HELD) != 0;
+		t->first_dep = (uint32_t)g->ndeps;
+		t->ndeps = (uint16_t)at[l];
+		g->ndeps += at[l];
+		at[l] = t->first_dep;
 	}
+	for (size_t i = 0; i < c->npend; i++) {
+		const struct orr__pending *p = &c->pend[i];
+		struct orr_task *t = &g->tasks[p->dst];
+
+		if (at[ORR__LOCAL(c, p->dst)] >= t->first_dep + t->ndeps)
+			continue; /* more than UINT16_MAX edges into one task */
+		g->deps[at[ORR__LOCAL(c, p->dst)]++] = p->dep;
+		g->stats.edges[p->dep.kind]++;
+		g->stats.inferred[p->dep.kind] += p->dep.flags & ORR_DEP_F_INFERRED;
+		g->stats.held += (p->dep.flags & ORR_DEP_F_HELD) != 0;
+	}
+	free(at);
 }
 
 static int cmp_corr(const void *a, const void *b)

@@ -69,19 +69,48 @@ static struct samples *device_of(struct samples **v, size_t *n, size_t *cap, int
 	return s;
 }
 
-static int cmp_i64(const void *a, const void *b)
+/* The k-th smallest of v[0..n) (quickselect; v is reordered). */
+static int64_t select_kth(int64_t *v, size_t n, size_t k)
 {
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	size_t lo = 0, hi = n - 1;
 
-	return (x > y) - (x < y);
+	while (lo < hi) {
+		int64_t pivot = v[lo + (hi - lo) / 2];
+		size_t i = lo, j = hi;
+
+		while (i <= j) {
+			while (v[i] < pivot)
+				i++;
+			while (v[j] > pivot)
+				j--;
+			if (i <= j) {
+				int64_t tmp = v[i];
+
+				v[i++] = v[j];
+				v[j] = tmp;
+				if (j == 0)
+					break;
+				j--;
+			}
+		}
+		if (k <= j)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			break;
+	}
+	return v[k];
 }
 
 static int64_t quantile(int64_t *v, size_t n, size_t num, size_t den)
 {
+	int64_t q;
+
 	if (!n)
 		return 0;
-	qsort(v, n, sizeof(*v), cmp_i64);
-	return v[(n - 1) * num / den] > 0 ? v[(n - 1) * num / den] : 0;
+	q = select_kth(v, n, (n - 1) * num / den);
+	return q > 0 ? q : 0;
 }
 
 static void sample_task(struct orr__rank_ctx *c, struct samples *s, const struct orr_proc *p,

@@ -169,15 +169,18 @@ static void link_wait(struct orr__rank_ctx *c, uint32_t w, const uint32_t *order
 
 void orr__link_stream_waits(struct orr__rank_ctx *c)
 {
-	size_t n;
-	uint32_t *order;
+	size_t n = 0;
+	uint32_t *order = NULL;
 
 	if (c->g->skip & (1u << ORR_DEP_CROSS_STREAM))
 		return;
-	order = launch_order(c, &n);
-	for (uint32_t t = c->base; t < c->base + c->ntasks; t++)
-		if (c->g->tasks[t].kind == ORR_TASK_CPU && call_of(c, t) == ORR_CALL_STREAM_WAIT)
-			link_wait(c, t, order, n);
+	for (uint32_t t = c->base; t < c->base + c->ntasks; t++) {
+		if (c->g->tasks[t].kind != ORR_TASK_CPU || call_of(c, t) != ORR_CALL_STREAM_WAIT)
+			continue;
+		if (!order) /* launch order is needed by the heuristic only; made once */
+			order = launch_order(c, &n);
+		link_wait(c, t, order, n);
+	}
 	free(order);
 }
 

@@ -201,8 +201,12 @@ static void map_correlations(struct orr__rank_ctx *c, const struct scan *s,
 	}
 	for (size_t i = 0; i < s->nfolds; i++)
 		c->corrs[n++] = (struct orr__corr){ s->folds[i].corr, item_task[s->folds[i].item] };
-	if (n)
-		qsort(c->corrs, n, sizeof(*c->corrs), cmp_corr);
+	/* Correlation ids grow with time, so the calls are usually in order already. */
+	for (size_t i = 1; i < n; i++)
+		if (cmp_corr(&c->corrs[i - 1], &c->corrs[i]) > 0) {
+			qsort(c->corrs, n, sizeof(*c->corrs), cmp_corr);
+			break;
+		}
 	c->ncorrs = n;
 }
 

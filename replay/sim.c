@@ -119,6 +119,9 @@ static void offer(struct sim *s, uint32_t p)
 
 	if (t >= pr->first_task + pr->ntasks)
 		return;
+	/* The processor's next task is needed after many other processors' tasks ran. */
+	__builtin_prefetch(&s->tasks[t + 3]);
+	__builtin_prefetch(&s->state[t + 3]);
 	if (t > pr->first_task) {
 		t0 = s->end[t - 1] + task->gap_ns;
 		c = t - 1;
