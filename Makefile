@@ -1,5 +1,5 @@
 # Thin wrappers around meson for people who just want to try orrery:
-#   make demo    install missing packages, build, run `orrery info` on a sample trace
+#   make demo    install missing packages, build, replay a sample trace (`orrery replay`)
 #   make test    the same build, then every test suite but gpu and slow
 # Everything real lives in meson.build; see README.md.
 
@@ -45,7 +45,7 @@ build: deps
 	$(MESON) compile -C $(BUILD_DIR)
 
 demo: build
-	./$(BUILD_DIR)/cli/orrery info $(DEMO_TRACE)
+	./$(BUILD_DIR)/cli/orrery replay $(DEMO_TRACE)
 
 test: build
 	$(MESON) test -C $(BUILD_DIR) $(TEST_FLAGS)

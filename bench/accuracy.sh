@@ -7,7 +7,7 @@
 # Runs `orrery replay --format=json` on every step-annotated trace in TRACES_DIR
 # (default ../shared/traces/kineto) and on the two pyper ranks as one 2-rank job, and
 # prints a Markdown table: rank-steps, mean and max error, job steps and their max
-# error, and the graph's inferred-edge counts.  Exits 1 when a trace misses the goal.
+# error, and the graph's inferred edges per kind (inferred/all).  Exits 1 when a trace misses the goal.
 #
 # Environment:
 #   BUILD_DIR   the meson build directory (default build)
@@ -58,9 +58,8 @@ steps = [s for r in d["ranks"] for s in r["steps"]]
 errs = [s["error"] for s in steps]
 job = d.get("job") or []
 jerr = max((s["error"] for s in job), default=None) if len(d["ranks"]) > 1 else None
-g = d.get("graph", {})
-inferred = g.get("inferred", {})
-inf = ", ".join(f"{k} {v}" for k, v in sorted(inferred.items()) if v) if isinstance(inferred, dict) else ""
+edges = d.get("graph", {}).get("edges", {})
+inf = ", ".join(f"{k} {e['inferred']}/{e['count']}" for k, e in sorted(edges.items()) if e["inferred"])
 print(f"| {name} | {len(errs)} | {100 * sum(errs) / len(errs):.3f} % | {100 * max(errs):.3f} % | "
       f"{'%d, max %.3f %%' % (len(job), 100 * jerr) if jerr is not None else '-'} | {inf or '-'} |")
 ok = sum(errs) / len(errs) <= 0.01 and max(errs) <= 0.03

@@ -17,6 +17,7 @@ enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
 int cmd_info(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
+int cmd_critical_path(int argc, char **argv);
 
 /* "orrery: error: ..." on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -45,6 +46,10 @@ void json_close_object(struct json_out *j);
 void json_close_array(struct json_out *j);
 void json_str(struct json_out *j, const char *key, const char *value);
 void json_int(struct json_out *j, const char *key, int64_t value);
+/* "%.6g"; null when value is NaN or infinite, so that the output stays JSON. */
+void json_double(struct json_out *j, const char *key, double value);
+/* S as a quoted, escaped JSON string, for writers that lay out their own JSON. */
+void json_write_string(FILE *f, const char *s);
 
 /* Milliseconds with three decimals from nanoseconds, e.g. "345.823". */
 const char *cli_ms(int64_t ns, char *buf, size_t size);

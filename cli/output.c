@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Error reporting and output helpers for the commands. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +64,7 @@ const char *cli_ms(int64_t ns, char *buf, size_t size)
 	return buf;
 }
 
-static void json_string_value(FILE *f, const char *s)
+void json_write_string(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -104,7 +105,7 @@ static void json_key(struct json_out *j, const char *key)
 			fputs("  ", j->f);
 	}
 	if (key) {
-		json_string_value(j->f, key);
+		json_write_string(j->f, key);
 		fputs(j->pretty ? ": " : ":", j->f);
 	}
 }
@@ -171,11 +172,20 @@ void json_close_array(struct json_out *j)
 void json_str(struct json_out *j, const char *key, const char *value)
 {
 	json_key(j, key);
-	json_string_value(j->f, value);
+	json_write_string(j->f, value);
 }
 
 void json_int(struct json_out *j, const char *key, int64_t value)
 {
 	json_key(j, key);
 	fprintf(j->f, "%lld", (long long)value);
+}
+
+void json_double(struct json_out *j, const char *key, double value)
+{
+	json_key(j, key);
+	if (isfinite(value))
+		fprintf(j->f, "%.6g", value);
+	else
+		fputs("null", j->f); /* JSON has no NaN or infinity */
 }

@@ -6,7 +6,8 @@
  * GPU contributes only its return after the GPU work; a collective member held by a
  * late peer contributes the transfer after that peer's arrival and the path goes on
  * through the peer.  Time between a cause's end and its effect's start is CPU time
- * when both are on one thread (framework code), idle time otherwise (latencies).
+ * when both are on one thread (framework code), idle time otherwise (latencies);
+ * time before a thread's first call is that thread's CPU time.
  */
 #include <stdlib.h>
 
@@ -67,7 +68,11 @@ static uint32_t before_start(const struct orr_replay *r, struct path *p, uint32_
 		      orr_graph_tasks(g)[t].kind == ORR_TASK_CPU;
 
 	if (c == ORR_NONE) {
-		push(p, ORR_NONE, ORR_PATH_IDLE, p->from, s);
+		/* Before a thread's first call the thread runs framework code. */
+		if (orr_graph_tasks(g)[t].kind == ORR_TASK_CPU)
+			push(p, t, ORR_PATH_CPU, p->from, s);
+		else
+			push(p, ORR_NONE, ORR_PATH_IDLE, p->from, s);
 		*hi = p->from;
 		return ORR_NONE;
 	}

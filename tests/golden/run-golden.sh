@@ -3,9 +3,13 @@
 #
 #   run-golden.sh expect EXPECTED ARGS...  `orrery ARGS` exits 0 and prints exactly
 #                                          tests/golden/EXPECTED on stdout
-#   run-golden.sh bad FILE                 `orrery info FILE` exits 1, prints nothing on
-#                                          stdout and one "orrery: error: " line naming FILE
+#   run-golden.sh bad FILE [COMMAND]       `orrery COMMAND FILE` (info by default) exits 1,
+#                                          prints nothing on stdout and one
+#                                          "orrery: error: " line naming FILE
 #   run-golden.sh missing FILE             the same for a FILE that does not exist
+#   run-golden.sh timeline TRACE           `orrery replay --timeline OUT TRACE` writes a valid
+#                                          Chrome trace file (check-timeline.py), atomically;
+#                                          an OUT that cannot be written fails cleanly
 #   run-golden.sh usage CASE               usage errors (exit 2), --help, --version
 #
 # ORR_GOLDEN_UPDATE=1 rewrites the expected files instead of comparing.  Paths in the
@@ -78,12 +82,13 @@ expect)
 	;;
 bad | missing)
 	file=$1
+	cmd=${2:-info}
 	if [[ $mode == bad ]]; then
 		[[ -e $file ]] || fail "$file does not exist"
 	else
 		[[ -e $file ]] && fail "$file exists"
 	fi
-	run info "$file"
+	run "$cmd" "$file"
 	expect_rc 1
 	[[ -s $work/out ]] && { show; fail "output on stdout"; }
 	lines=$(wc -l <"$work/err")
@@ -91,6 +96,23 @@ bad | missing)
 	[[ $(head -c 15 "$work/err") == "orrery: error: " ]] || { show; fail "stderr does not start with 'orrery: error: '"; }
 	expect_in err "$file"
 	cat "$work/err" >&2
+	;;
+timeline)
+	trace=$1
+	[[ -e $trace ]] || fail "$trace does not exist"
+	command -v python3 >/dev/null || { echo "skipped: no python3" >&2; exit 77; }
+	run replay --timeline "$work/timeline.json" "$trace"
+	expect_rc 0
+	[[ -s $work/err ]] && { show; fail "unexpected output on stderr"; }
+	expect_in out "error over"
+	[[ -e $work/timeline.json.tmp ]] && fail "the temporary file was left behind"
+	python3 "$golden/check-timeline.py" "$work/timeline.json" || fail "invalid timeline"
+	# Where it cannot be written: one error line, nothing on stdout, nothing left.
+	run replay --timeline "$work/no-such-dir/timeline.json" "$trace"
+	expect_rc 1
+	[[ -s $work/out ]] && { show; fail "output on stdout"; }
+	[[ $(wc -l <"$work/err") == 1 ]] || { show; fail "not one line on stderr"; }
+	expect_in err "orrery: error: cannot write '$work/no-such-dir/timeline.json'"
 	;;
 usage)
 	case $1 in
@@ -116,6 +138,43 @@ usage)
 		expect_rc 2
 		expect_in err "unknown format 'xml'"
 		;;
+	replay-usage)
+		run replay
+		expect_rc 2
+		expect_in err "no trace given"
+		expect_in err "orrery replay --help"
+		run replay --format=xml x
+		expect_rc 2
+		expect_in err "unknown format 'xml'"
+		for bad in nccl '=2' 'nccl*=' 'nccl*=x' 'nccl*=-1' 'nccl*=inf' 'nccl*=nan'; do
+			run replay --scale "$bad" x
+			expect_rc 2
+			expect_in err "bad --scale '$bad'"
+		done
+		run replay --timeline= x
+		expect_rc 2
+		expect_in err "empty --timeline"
+		run replay a b
+		expect_rc 2
+		expect_in err "one trace at a time"
+		;;
+	critical-path-usage)
+		run critical-path
+		expect_rc 2
+		expect_in err "no trace given"
+		expect_in err "orrery critical-path --help"
+		run critical-path --format=csv x
+		expect_rc 2
+		expect_in err "unknown format 'csv'"
+		for bad in -1 x 3x '' 99999999999; do
+			run critical-path --top "$bad" x
+			expect_rc 2
+			expect_in err "bad --top '$bad'"
+		done
+		run critical-path --scale '*=' x
+		expect_rc 2
+		expect_in err "bad --scale"
+		;;
 	unknown-command)
 		run inof x
 		expect_rc 2
@@ -131,10 +190,19 @@ usage)
 		expect_in out "usage: orrery"
 		expect_in out "info"
 		[[ -s $work/err ]] && { show; fail "output on stderr"; }
-		run info --help
-		expect_rc 0
-		expect_in out "usage: orrery info"
-		expect_in out "--format"
+		expect_in out "replay"
+		expect_in out "critical-path"
+		for cmd in info replay critical-path; do
+			run "$cmd" --help
+			expect_rc 0
+			expect_in out "usage: orrery $cmd"
+			expect_in out "--format"
+			[[ -s $work/err ]] && { show; fail "output on stderr"; }
+		done
+		expect_in out "--top"
+		run replay --help
+		expect_in out "--scale"
+		expect_in out "--timeline"
 		;;
 	version)
 		run --version
@@ -147,7 +215,7 @@ usage)
 	esac
 	;;
 *)
-	echo "usage: $0 expect EXPECTED ARGS... | bad FILE | missing FILE | usage CASE" >&2
+	echo "usage: $0 expect EXPECTED ARGS... | bad FILE [COMMAND] | missing FILE | timeline TRACE | usage CASE" >&2
 	exit 2
 	;;
 esac

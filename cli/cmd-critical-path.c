@@ -1,0 +1,320 @@
+/* SPDX-License-Identifier: MIT */
+/* orrery critical-path: what the predicted time of each job step is made of. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "replay-common.h"
+#include "banned.h"
+
+static const char usage_text[] =
+	"usage: orrery critical-path [--format=text|json] [--top N] [--scale GLOB=FACTOR]...\n"
+	"                            TRACE\n\n"
+	"Replays TRACE and follows, for each job step, the chain of tasks that decided its\n"
+	"predicted end, across threads, streams and ranks.  Prints the time on that path by\n"
+	"category (GPU compute, communication, launch calls, other CPU work, idle latencies)\n"
+	"and the ops that take most of it: GPU tasks by kernel name, CPU calls by the\n"
+	"framework op that issued them.\n\n"
+	"  --format=FMT        text (default) or json (docs/orrery-critical-path.md)\n"
+	"  --top N             how many ops to list per step (default 10)\n"
+	"  --scale GLOB=F      multiply the duration of GPU tasks whose name matches GLOB\n"
+	"                      by F before replaying (repeatable), as in orrery replay\n"
+	"  -h, --help          this help\n";
+
+#define NAME_MAX_TEXT 80 /* longer names are cut in text output */
+
+struct options {
+	int format;
+	size_t top;
+	struct cli_scales scales;
+	const char *trace;
+};
+
+/* What the path spends in one op (by name). */
+struct op_time {
+	uint32_t name;
+	const char *str; /* the name itself */
+	int64_t ns;
+	int64_t by_cat[ORR_PATH_CAT_COUNT];
+	size_t count;
+};
+
+struct path_step {
+	const struct orr_replay_step *s;
+	int64_t path_ns;
+	int64_t by_cat[ORR_PATH_CAT_COUNT];
+	struct op_time *ops;
+	size_t nops;
+};
+
+struct ctx {
+	const struct orr_replay *r;
+	const struct orr_graph *g;
+	struct cli_op_names *names;
+};
+
+/* The name a segment of the path is listed under. */
+static uint32_t seg_name(const struct ctx *c, const struct orr_path_seg *seg)
+{
+	int64_t start = orr_replay_starts(c->r)[seg->task];
+
+	if (seg->cat == ORR_PATH_CPU && seg->end_ns <= start) {
+		/* CPU time before the call: where it was on the measured timeline. */
+		int64_t mid = seg->start_ns + (seg->end_ns - seg->start_ns) / 2;
+
+		return cli_op_name_at(c->names, seg->task,
+				      orr_graph_task_start(c->g, seg->task) - (start - mid));
+	}
+	return cli_op_name(c->names, seg->task);
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	const struct op_time *x = a, *y = b;
+
+	return (x->name > y->name) - (x->name < y->name);
+}
+
+/* Most time first; ties by name, so that the order does not depend on the trace's ids. */
+static int cmp_time(const void *a, const void *b)
+{
+	const struct op_time *x = a, *y = b;
+
+	if (x->ns != y->ns)
+		return (x->ns < y->ns) - (x->ns > y->ns);
+	return strcmp(x->str, y->str);
+}
+
+/* Adds up the segments of the path by category, and by op into ops merged by name. */
+static void tally(const struct ctx *c, const struct orr_path_seg *segs, size_t n,
+		  struct path_step *ps)
+{
+	struct op_time *v = orr_xcalloc(n + 1, sizeof(*v));
+	size_t nv = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int64_t d = segs[i].end_ns - segs[i].start_ns;
+
+		ps->path_ns += d;
+		ps->by_cat[segs[i].cat] += d;
+		if (segs[i].task == ORR_NONE)
+			continue;
+		v[nv] = (struct op_time){ .name = seg_name(c, &segs[i]), .ns = d, .count = 1 };
+		/* A task's time before its start and its run are adjacent: count it once. */
+		if (nv && segs[i - 1].task == segs[i].task && v[nv - 1].name == v[nv].name)
+			v[nv].count = 0;
+		v[nv].str = orr_trace_str(orr_graph_trace(c->g), v[nv].name);
+		v[nv++].by_cat[segs[i].cat] = d;
+	}
+	if (nv)
+		qsort(v, nv, sizeof(*v), cmp_name);
+	ps->nops = 0;
+	for (size_t i = 0; i < nv; i++) {
+		struct op_time *o = ps->nops ? &v[ps->nops - 1] : NULL;
+
+		if (!o || o->name != v[i].name) {
+			v[ps->nops++] = v[i];
+			continue;
+		}
+		o->ns += v[i].ns;
+		o->count += v[i].count;
+		for (int k = 0; k < ORR_PATH_CAT_COUNT; k++)
+			o->by_cat[k] += v[i].by_cat[k];
+	}
+	if (ps->nops)
+		qsort(v, ps->nops, sizeof(*v), cmp_time);
+	ps->ops = v;
+}
+
+/* The category an op spends most of its path time in. */
+static enum orr_path_cat main_cat(const struct op_time *o)
+{
+	int best = 0;
+
+	for (int k = 1; k < ORR_PATH_CAT_COUNT; k++)
+		if (o->by_cat[k] > o->by_cat[best])
+			best = k;
+	return best;
+}
+
+static double share(int64_t part, int64_t whole)
+{
+	return whole > 0 ? (double)part / (double)whole : 0;
+}
+
+static void text_step(const struct path_step *ps, size_t top)
+{
+	char st[32], a[32], b[32];
+
+	printf("\nstep %s: window %s ms, path %s ms\n", cli_step_label(ps->s->step, st, sizeof(st)),
+	       cli_ms(ps->s->predicted_end_ns - ps->s->predicted_start_ns, a, sizeof(a)),
+	       cli_ms(ps->path_ns, b, sizeof(b)));
+	for (int k = 0; k < ORR_PATH_CAT_COUNT; k++)
+		printf("  %-14s %12s ms %6.1f%%\n", orr_path_cat_name(k),
+		       cli_ms(ps->by_cat[k], a, sizeof(a)),
+		       100 * share(ps->by_cat[k], ps->path_ns));
+	if (!top || !ps->nops)
+		return;
+	printf("  %12s %7s  %-14s %6s  %s\n", "ms", "%", "category", "count", "op");
+	for (size_t i = 0; i < ps->nops && i < top; i++) {
+		const struct op_time *o = &ps->ops[i];
+		int len = (int)strlen(o->str);
+
+		printf("  %12s %6.1f%%  %-14s %6zu  %.*s%s\n", cli_ms(o->ns, a, sizeof(a)),
+		       100 * share(o->ns, ps->path_ns), orr_path_cat_name(main_cat(o)), o->count,
+		       len > NAME_MAX_TEXT ? NAME_MAX_TEXT - 3 : len, o->str,
+		       len > NAME_MAX_TEXT ? "..." : "");
+	}
+}
+
+static void json_step(struct json_out *j, const struct path_step *ps, size_t top)
+{
+	json_object(j, NULL);
+	json_int(j, "step", ps->s->step);
+	json_int(j, "predicted_start_ns", ps->s->predicted_start_ns);
+	json_int(j, "predicted_ns", ps->s->predicted_end_ns - ps->s->predicted_start_ns);
+	json_int(j, "path_ns", ps->path_ns);
+	json_object(j, "categories");
+	for (int k = 0; k < ORR_PATH_CAT_COUNT; k++) {
+		json_object(j, orr_path_cat_name(k));
+		json_int(j, "ns", ps->by_cat[k]);
+		json_double(j, "share", share(ps->by_cat[k], ps->path_ns));
+		json_close_object(j);
+	}
+	json_close_object(j);
+	json_array(j, "ops");
+	for (size_t i = 0; i < ps->nops && i < top; i++) {
+		json_object(j, NULL);
+		json_str(j, "name", ps->ops[i].str);
+		json_str(j, "category", orr_path_cat_name(main_cat(&ps->ops[i])));
+		json_int(j, "ns", ps->ops[i].ns);
+		json_double(j, "share", share(ps->ops[i].ns, ps->path_ns));
+		json_int(j, "count", (int64_t)ps->ops[i].count);
+		json_close_object(j);
+	}
+	json_close_array(j);
+	json_close_object(j);
+}
+
+static void report(const struct options *o, const struct orr_replay *r)
+{
+	struct ctx c = { .r = r, .g = orr_replay_graph(r) };
+	struct orr_replay_step *steps;
+	struct json_out j;
+	size_t nsteps;
+
+	c.names = cli_op_names_new(c.g);
+	orr_replay_job_steps(r, &steps, &nsteps);
+	if (o->format == CLI_FORMAT_JSON) {
+		json_begin(&j, stdout);
+		json_str(&j, "trace", o->trace);
+		json_int(&j, "top", (int64_t)o->top);
+		json_array(&j, "steps");
+	} else {
+		printf("%s: critical path of %zu job step%s\n", o->trace, nsteps,
+		       nsteps == 1 ? "" : "s");
+	}
+	for (size_t k = 0; k < nsteps; k++) {
+		struct path_step ps = { .s = &steps[k] };
+		struct orr_path_seg *segs;
+		size_t nsegs;
+
+		orr_replay_critical_path(r, steps[k].predicted_start_ns, steps[k].predicted_end_ns,
+					 &segs, &nsegs);
+		tally(&c, segs, nsegs, &ps);
+		if (o->format == CLI_FORMAT_JSON)
+			json_step(&j, &ps, o->top);
+		else
+			text_step(&ps, o->top);
+		free(ps.ops);
+		free(segs);
+	}
+	if (o->format == CLI_FORMAT_JSON) {
+		json_close_array(&j);
+		json_end(&j);
+	}
+	free(steps);
+	cli_op_names_free(c.names);
+}
+
+static int parse_top(const char *s, size_t *ret)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (end == s || *end || errno || v < 0 || v > INT_MAX)
+		return -1;
+	*ret = (size_t)v;
+	return 0;
+}
+
+/* Returns -1 to go on, else the exit status. */
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "top", required_argument, NULL, 'n' },
+		{ "scale", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			o->format = cli_parse_format(optarg, false);
+			if (o->format < 0)
+				return cli_usage_error("critical-path",
+						       "unknown format '%s' (text or json)",
+						       optarg);
+			break;
+		case 'n':
+			if (parse_top(optarg, &o->top) < 0)
+				return cli_usage_error("critical-path",
+						       "bad --top '%s' (a count, 0 or more)",
+						       optarg);
+			break;
+		case 's':
+			if (cli_scales_add(&o->scales, optarg) < 0)
+				return cli_usage_error("critical-path",
+						       "bad --scale '%s' (GLOB=FACTOR)", optarg);
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return EXIT_OK;
+		default:
+			return cli_usage_error("critical-path", "bad option");
+		}
+	}
+	if (optind != argc - 1)
+		return cli_usage_error("critical-path",
+				       optind >= argc ? "no trace given" : "one trace at a time");
+	o->trace = argv[optind];
+	return -1;
+}
+
+int cmd_critical_path(int argc, char **argv)
+{
+	struct options o = { .format = CLI_FORMAT_TEXT, .top = 10 };
+	struct cli_replay cr = { 0 };
+	int ret;
+
+	ret = parse_options(argc, argv, &o);
+	if (ret >= 0)
+		goto out;
+	ret = cli_replay_open(o.trace, &o.scales, &cr);
+	if (ret != EXIT_OK)
+		goto out;
+	report(&o, cr.r);
+	ret = fflush(stdout) == 0 ? EXIT_OK : EXIT_FAIL;
+out:
+	cli_replay_close(&cr);
+	cli_scales_release(&o.scales);
+	return ret;
+}

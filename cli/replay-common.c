@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/* What `orrery replay` and `orrery critical-path` share: --scale, loading, step errors. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "replay-common.h"
+#include "banned.h"
+
+int cli_scales_add(struct cli_scales *s, const char *arg)
+{
+	const char *eq = strrchr(arg, '=');
+	char *end;
+	double f;
+
+	if (!eq || eq == arg)
+		return -1;
+	f = strtod(eq + 1, &end);
+	if (end == eq + 1 || *end || !(f >= 0) || !isfinite(f))
+		return -1;
+	ORR_VEC_PUSH(s->v, s->n, s->cap,
+		     ((struct orr_scale){ orr_xstrndup(arg, (size_t)(eq - arg)), f }));
+	return 0;
+}
+
+void cli_scales_release(struct cli_scales *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free((char *)s->v[i].glob);
+	free(s->v);
+	*s = (struct cli_scales){ 0 };
+}
+
+int cli_replay_open(const char *path, const struct cli_scales *scales, struct cli_replay *ret)
+{
+	struct orr_replay_options opts = { 0 };
+	struct orr_diag diag;
+	int err;
+
+	*ret = (struct cli_replay){ 0 };
+	if (scales)
+		opts = (struct orr_replay_options){ scales->v, scales->n };
+	err = orr_trace_import(path, NULL, &ret->t, &diag);
+	if (err) {
+		cli_import_error(path, err, &diag);
+		return EXIT_FAIL;
+	}
+	orr_diag_clear(&diag);
+	err = orr_graph_build(ret->t, NULL, &ret->g, &diag);
+	if (!err)
+		err = orr_replay_run(ret->g, &opts, &ret->r, &diag);
+	if (err) {
+		cli_error("cannot replay '%s': %s%s%s", path, orr_strerror(err),
+			  diag.msg[0] ? ": " : "", diag.msg);
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+void cli_replay_close(struct cli_replay *cr)
+{
+	orr_replay_free(cr->r);
+	orr_graph_free(cr->g);
+	orr_trace_free(cr->t);
+	*cr = (struct cli_replay){ 0 };
+}
+
+double cli_step_error(const struct orr_replay_step *s)
+{
+	int64_t m = s->measured_end_ns - s->measured_start_ns;
+	int64_t p = s->predicted_end_ns - s->predicted_start_ns;
+
+	return m > 0 ? fabs((double)(p - m)) / (double)m : NAN;
+}
+
+const char *cli_step_label(int64_t step, char *buf, size_t size)
+{
+	if (step < 0)
+		snprintf(buf, size, "all");
+	else
+		snprintf(buf, size, "%lld", (long long)step);
+	return buf;
+}

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli/replay-common.h — what `orrery replay` and `orrery critical-path` share: the
+ * --scale option, loading a trace up to a finished replay, the numbers reported per
+ * rank-step (cli/replay-report.c), the names of ops on a critical path (cli/op-names.c)
+ * and the Perfetto timeline (cli/timeline.c).
+ */
+#ifndef ORRERY_CLI_REPLAY_COMMON_H
+#define ORRERY_CLI_REPLAY_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "orrery/replay.h"
+
+/* The --scale GLOB=FACTOR options given, in order; globs are owned. */
+struct cli_scales {
+	struct orr_scale *v;
+	size_t n, cap;
+};
+
+/* Adds one GLOB=FACTOR; -1 when it is malformed or FACTOR is negative or not finite. */
+int cli_scales_add(struct cli_scales *s, const char *arg);
+void cli_scales_release(struct cli_scales *s);
+
+/* A trace, its graph and its replay. */
+struct cli_replay {
+	struct orr_trace *t;
+	struct orr_graph *g;
+	struct orr_replay *r;
+};
+
+/*
+ * Imports PATH, builds its graph and replays it with the scales (may be NULL).  Returns
+ * EXIT_OK, or EXIT_FAIL after reporting the failure once.  cli_replay_close() releases
+ * what it holds in both cases.
+ */
+int cli_replay_open(const char *path, const struct cli_scales *scales, struct cli_replay *ret);
+void cli_replay_close(struct cli_replay *cr);
+
+/* |predicted - measured| / measured of a step; NaN when the measured time is not positive. */
+double cli_step_error(const struct orr_replay_step *s);
+/* "10", or "all" for the whole capture (step -1). */
+const char *cli_step_label(int64_t step, char *buf, size_t size);
+
+/* One rank-step of `orrery replay`. */
+struct cli_row {
+	int32_t rank; /* global rank */
+	struct orr_replay_step s;
+	double error;
+	double busy_l1;
+	struct orr_breakdown measured, predicted;
+};
+
+/* Everything `orrery replay` prints. */
+struct cli_report {
+	const char *path;
+	const struct orr_graph *g;
+	size_t nranks;
+	struct cli_row *rows; /* rank-steps, by rank then step */
+	size_t nrows;
+	struct cli_row *job; /* job steps: s and error only */
+	size_t njob;
+	double mean_error, max_error;         /* over rank-steps; NaN when there is none */
+	double job_mean_error, job_max_error; /* over job steps */
+	struct orr_graph_stats stats;
+};
+
+void cli_report_init(struct cli_report *rep, const char *path, const struct orr_replay *r);
+void cli_report_release(struct cli_report *rep);
+void cli_report_text(const struct cli_report *rep);
+void cli_report_json(const struct cli_report *rep);
+void cli_report_csv(const struct cli_report *rep);
+
+/*
+ * The names `orrery critical-path` lists time under (cli/op-names.c), as ids into the
+ * trace's strings.  cli_op_name(): a GPU task's own name; a CPU call's framework op (the
+ * op with its external id), else its own name.  cli_op_name_at(): for CPU time between
+ * calls, the innermost op or annotation (not a step) running on the task's thread at
+ * measured time t_ns, else cli_op_name().
+ */
+struct cli_op_names;
+struct cli_op_names *cli_op_names_new(const struct orr_graph *g);
+void cli_op_names_free(struct cli_op_names *n);
+uint32_t cli_op_name(const struct cli_op_names *n, uint32_t task);
+uint32_t cli_op_name_at(const struct cli_op_names *n, uint32_t task, int64_t t_ns);
+
+/*
+ * Writes the measured and predicted timelines of every rank as a Chrome/Perfetto
+ * trace-event JSON file: to PATH.tmp, renamed to PATH when complete.  Returns 0 or a
+ * negative errno (nothing is left behind then).
+ */
+int cli_timeline_write(const struct orr_replay *r, const char *path);
+
+#endif

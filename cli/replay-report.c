@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What `orrery replay` reports: per rank-step the measured and predicted step time,
+ * their error, the busy-timeline L1 distance and the Lumos breakdown of both; the job
+ * steps; the mean and max errors; what the graph holds.  Gathered once by
+ * cli_report_init(), then printed as text or CSV here and as JSON in replay-json.c.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "cli.h"
+#include "replay-common.h"
+#include "banned.h"
+
+/* Mean and max of the finite errors; NaN for none. */
+static void summarise(const struct cli_row *rows, size_t n, double *ret_mean, double *ret_max)
+{
+	double sum = 0, max = 0;
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!isfinite(rows[i].error))
+			continue;
+		sum += rows[i].error;
+		max = rows[i].error > max ? rows[i].error : max;
+		k++;
+	}
+	*ret_mean = k ? sum / (double)k : NAN;
+	*ret_max = k ? max : NAN;
+}
+
+static void add_rank_rows(struct cli_report *rep, const struct orr_replay *r, size_t rank,
+			  size_t *cap)
+{
+	const struct orr_graph *g = orr_replay_graph(r);
+	struct orr_replay_step *s;
+	size_t n;
+
+	orr_replay_steps(r, rank, &s, &n);
+	for (size_t k = 0; k < n; k++) {
+		struct cli_row row = {
+			.rank = orr_graph_get_rank(g, rank)->rank->rank,
+			.s = s[k],
+			.error = cli_step_error(&s[k]),
+			.busy_l1 = orr_replay_busy_l1(r, rank, &s[k]),
+		};
+
+		orr_replay_breakdown(r, rank, false, s[k].measured_start_ns, s[k].measured_end_ns,
+				     &row.measured);
+		orr_replay_breakdown(r, rank, true, s[k].predicted_start_ns, s[k].predicted_end_ns,
+				     &row.predicted);
+		ORR_VEC_PUSH(rep->rows, rep->nrows, *cap, row);
+	}
+	free(s);
+}
+
+void cli_report_init(struct cli_report *rep, const char *path, const struct orr_replay *r)
+{
+	const struct orr_graph *g = orr_replay_graph(r);
+	struct orr_replay_step *job;
+	size_t cap = 0;
+
+	*rep = (struct cli_report){ .path = path, .g = g, .nranks = orr_graph_rank_count(g) };
+	for (size_t i = 0; i < rep->nranks; i++)
+		add_rank_rows(rep, r, i, &cap);
+	orr_replay_job_steps(r, &job, &rep->njob);
+	rep->job = orr_xcalloc(rep->njob + 1, sizeof(*rep->job));
+	for (size_t k = 0; k < rep->njob; k++)
+		rep->job[k] = (struct cli_row){ .rank = -1,
+						.s = job[k],
+						.error = cli_step_error(&job[k]) };
+	free(job);
+	summarise(rep->rows, rep->nrows, &rep->mean_error, &rep->max_error);
+	summarise(rep->job, rep->njob, &rep->job_mean_error, &rep->job_max_error);
+	orr_graph_get_stats(g, &rep->stats);
+}
+
+void cli_report_release(struct cli_report *rep)
+{
+	free(rep->rows);
+	free(rep->job);
+	*rep = (struct cli_report){ 0 };
+}
+
+/* ---- text ---- */
+
+static const char *percent(double f, char *buf, size_t size)
+{
+	if (isfinite(f))
+		snprintf(buf, size, "%.2f%%", 100 * f);
+	else
+		snprintf(buf, size, "-");
+	return buf;
+}
+
+static void text_time_row(const char *rank, const struct cli_row *row, bool busy)
+{
+	char st[32], m[32], p[32], e[32];
+
+	printf("%-6s %6s %12s %12s %8s", rank, cli_step_label(row->s.step, st, sizeof(st)),
+	       cli_ms(row->s.measured_end_ns - row->s.measured_start_ns, m, sizeof(m)),
+	       cli_ms(row->s.predicted_end_ns - row->s.predicted_start_ns, p, sizeof(p)),
+	       percent(row->error, e, sizeof(e)));
+	if (busy)
+		printf(" %9.3f", row->busy_l1);
+	putchar('\n');
+}
+
+static void text_times(const struct cli_report *rep)
+{
+	char rank[16], a[32], b[32];
+
+	printf("%-6s %6s %12s %12s %8s %9s\n", "rank", "step", "measured ms", "predicted ms",
+	       "error", "busy L1");
+	for (size_t i = 0; i < rep->nrows; i++) {
+		snprintf(rank, sizeof(rank), "%d", rep->rows[i].rank);
+		text_time_row(rank, &rep->rows[i], true);
+	}
+	if (rep->nranks > 1)
+		for (size_t k = 0; k < rep->njob; k++)
+			text_time_row("job", &rep->job[k], false);
+	printf("\nerror over %zu rank-steps: mean %s, max %s\n", rep->nrows,
+	       percent(rep->mean_error, a, sizeof(a)), percent(rep->max_error, b, sizeof(b)));
+	if (rep->nranks > 1)
+		printf("error over %zu job steps: mean %s, max %s\n", rep->njob,
+		       percent(rep->job_mean_error, a, sizeof(a)),
+		       percent(rep->job_max_error, b, sizeof(b)));
+}
+
+static void text_pair(int64_t measured_ns, int64_t predicted_ns)
+{
+	char m[32], p[32], cell[80];
+
+	snprintf(cell, sizeof(cell), "%s / %s", cli_ms(measured_ns, m, sizeof(m)),
+		 cli_ms(predicted_ns, p, sizeof(p)));
+	printf(" %19s", cell);
+}
+
+static void text_breakdown(const struct cli_report *rep)
+{
+	char st[32];
+
+	printf("\nGPU time breakdown, ms measured / predicted\n");
+	printf("%-6s %6s %19s %19s %19s %19s\n", "rank", "step", "exposed compute", "overlapped",
+	       "exposed comm", "other");
+	for (size_t i = 0; i < rep->nrows; i++) {
+		const struct cli_row *row = &rep->rows[i];
+
+		printf("%-6d %6s", row->rank, cli_step_label(row->s.step, st, sizeof(st)));
+		text_pair(row->measured.exposed_compute_ns, row->predicted.exposed_compute_ns);
+		text_pair(row->measured.overlapped_ns, row->predicted.overlapped_ns);
+		text_pair(row->measured.exposed_comm_ns, row->predicted.exposed_comm_ns);
+		text_pair(row->measured.other_ns, row->predicted.other_ns);
+		putchar('\n');
+	}
+}
+
+static void text_graph(const struct cli_report *rep)
+{
+	static const int kinds[] = { ORR_DEP_LAUNCH, ORR_DEP_CROSS_STREAM, ORR_DEP_SYNC,
+				     ORR_DEP_CROSS_THREAD, ORR_DEP_CROSS_RANK };
+	const struct orr_graph_stats *st = &rep->stats;
+
+	printf("\ngraph: %llu tasks (%llu CPU, %llu GPU); %llu nested calls and %llu poll runs "
+	       "folded\n",
+	       (unsigned long long)(st->tasks[ORR_TASK_CPU] + st->tasks[ORR_TASK_GPU]),
+	       (unsigned long long)st->tasks[ORR_TASK_CPU],
+	       (unsigned long long)st->tasks[ORR_TASK_GPU], (unsigned long long)st->folded_calls,
+	       (unsigned long long)st->polls);
+	printf("  %-16s %10s %10s\n", "edges", "count", "inferred");
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		printf("  %-16s %10llu %10llu\n", orr_dep_kind_name(kinds[i]),
+		       (unsigned long long)st->edges[kinds[i]],
+		       (unsigned long long)st->inferred[kinds[i]]);
+	printf("  waits: stream %llu, device %llu, event %llu, task %llu; event records %llu; "
+	       "dropped %llu\n",
+	       (unsigned long long)st->waits[ORR_WAIT_STREAM],
+	       (unsigned long long)st->waits[ORR_WAIT_DEVICE],
+	       (unsigned long long)st->waits[ORR_WAIT_EVENT],
+	       (unsigned long long)st->waits[ORR_WAIT_TASK],
+	       (unsigned long long)st->waits[ORR_WAIT_RECORD],
+	       (unsigned long long)st->waits_dropped);
+	printf("  GPU tasks without a launch: %llu\n", (unsigned long long)st->unlaunched);
+	printf("  collective instances: %llu coupled, %llu rejected; %llu communication tasks "
+	       "alone\n",
+	       (unsigned long long)st->groups, (unsigned long long)st->groups_rejected,
+	       (unsigned long long)st->collectives_alone);
+}
+
+void cli_report_text(const struct cli_report *rep)
+{
+	printf("%s: %zu rank%s replayed\n\n", rep->path, rep->nranks, rep->nranks == 1 ? "" : "s");
+	text_times(rep);
+	text_breakdown(rep);
+	text_graph(rep);
+}
+
+/* ---- CSV ---- */
+
+static void csv_number(double f)
+{
+	if (isfinite(f))
+		printf(",%.6g", f);
+	else
+		fputs(",", stdout);
+}
+
+static void csv_breakdown(const struct orr_breakdown *b)
+{
+	printf(",%lld,%lld,%lld,%lld", (long long)b->exposed_compute_ns,
+	       (long long)b->overlapped_ns, (long long)b->exposed_comm_ns, (long long)b->other_ns);
+}
+
+static void csv_row(const struct cli_row *row, bool job)
+{
+	if (job)
+		fputs("job", stdout);
+	else
+		printf("%d", row->rank);
+	printf(",%lld,%lld,%lld", (long long)row->s.step,
+	       (long long)(row->s.measured_end_ns - row->s.measured_start_ns),
+	       (long long)(row->s.predicted_end_ns - row->s.predicted_start_ns));
+	csv_number(row->error);
+	if (job) {
+		fputs(",,,,,,,,,\n", stdout);
+		return;
+	}
+	csv_number(row->busy_l1);
+	csv_breakdown(&row->measured);
+	csv_breakdown(&row->predicted);
+	putchar('\n');
+}
+
+void cli_report_csv(const struct cli_report *rep)
+{
+	fputs("rank,step,measured_ns,predicted_ns,error,busy_l1,"
+	      "measured_exposed_compute_ns,measured_overlapped_ns,measured_exposed_comm_ns,"
+	      "measured_other_ns,predicted_exposed_compute_ns,predicted_overlapped_ns,"
+	      "predicted_exposed_comm_ns,predicted_other_ns\n",
+	      stdout);
+	for (size_t i = 0; i < rep->nrows; i++)
+		csv_row(&rep->rows[i], false);
+	for (size_t k = 0; k < rep->njob; k++)
+		csv_row(&rep->job[k], true);
+}

@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `orrery replay --timeline OUT.json`: the measured and predicted timelines as a
+ * Chrome trace-event file, for Perfetto or chrome://tracing.  Per rank two processes,
+ * "rank R measured" and "rank R predicted", with one track per thread and per stream;
+ * a complete event (ph X) per task and a flow (ph s/f) per launch edge.  Times are
+ * microseconds with three decimals (nanoseconds survive) from the earliest task of
+ * either timeline, so that they stay exact as doubles; otherData.origin_ns says where
+ * that is on the trace's clock.  One event per line, in a fixed order.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli.h"
+#include "replay-common.h"
+#include "banned.h"
+
+struct timeline {
+	FILE *f;
+	const struct orr_graph *g;
+	const int64_t *pstart, *pend;
+	int64_t origin_ns;
+	bool first;
+};
+
+static void next_event(struct timeline *tl)
+{
+	fputs(tl->first ? "\n" : ",\n", tl->f);
+	tl->first = false;
+}
+
+/* ,"KEY":NS in microseconds with three decimals. */
+static void put_us(FILE *f, const char *key, int64_t ns)
+{
+	int64_t a = ns < 0 ? -ns : ns;
+
+	fprintf(f, ",\"%s\":%s%lld.%03lld", key, ns < 0 ? "-" : "", (long long)(a / 1000),
+		(long long)(a % 1000));
+}
+
+static int pid_of(size_t rank, bool predicted)
+{
+	return (int)(2 * rank + predicted);
+}
+
+/* KIND_name and KIND_sort_index of a process or thread ("process" or "thread"). */
+static void put_meta(struct timeline *tl, const char *kind, int pid, uint32_t tid, const char *name,
+		     int64_t sort_index)
+{
+	next_event(tl);
+	fprintf(tl->f,
+		"{\"name\":\"%s_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%u,"
+		"\"args\":{\"name\":",
+		kind, pid, tid);
+	json_write_string(tl->f, name);
+	fputs("}}", tl->f);
+	next_event(tl);
+	fprintf(tl->f,
+		"{\"name\":\"%s_sort_index\",\"ph\":\"M\",\"pid\":%d,\"tid\":%u,"
+		"\"args\":{\"sort_index\":%lld}}",
+		kind, pid, tid, (long long)sort_index);
+}
+
+/* The process of one side of a rank and a track per thread and stream. */
+static void put_tracks(struct timeline *tl, size_t rank, bool predicted)
+{
+	const struct orr_graph_rank *gr = orr_graph_get_rank(tl->g, rank);
+	const struct orr_proc *procs = orr_graph_procs(tl->g);
+	int pid = pid_of(rank, predicted);
+	char name[256];
+
+	snprintf(name, sizeof(name), "rank %d %s", gr->rank->rank,
+		 predicted ? "predicted" : "measured");
+	put_meta(tl, "process", pid, 0, name, pid);
+	for (uint32_t p = gr->first_proc; p < gr->first_proc + gr->nprocs; p++) {
+		const struct orr_place *pl = &gr->rank->places[procs[p].place];
+		const char *tname = orr_trace_str(orr_graph_trace(tl->g), pl->name);
+
+		/* Kineto's thread names already say "thread TID (NAME)". */
+		if (pl->kind == ORR_PLACE_THREAD && tname[0])
+			snprintf(name, sizeof(name), "%s", tname);
+		else if (pl->kind == ORR_PLACE_THREAD)
+			snprintf(name, sizeof(name), "thread %lld", (long long)pl->tid);
+		else
+			snprintf(name, sizeof(name), "stream %lld (GPU %d)", (long long)pl->tid,
+				 pl->device);
+		put_meta(tl, "thread", pid, p - gr->first_proc, name, p - gr->first_proc);
+	}
+}
+
+static const char *category(const struct orr_task *t)
+{
+	if (t->kind == ORR_TASK_CPU)
+		return "cpu";
+	return t->flags & ORR_TASK_F_COMM ? "comm" : "gpu";
+}
+
+static int64_t task_start(const struct timeline *tl, uint32_t t, bool predicted)
+{
+	return predicted ? tl->pstart[t] : orr_graph_task_start(tl->g, t);
+}
+
+static void put_tasks(struct timeline *tl, size_t rank, bool predicted)
+{
+	const struct orr_graph_rank *gr = orr_graph_get_rank(tl->g, rank);
+	const struct orr_task *tasks = orr_graph_tasks(tl->g);
+
+	for (uint32_t t = gr->first_task; t < gr->first_task + gr->ntasks; t++) {
+		int64_t s = task_start(tl, t, predicted);
+		int64_t e = predicted ? tl->pend[t] : orr_graph_task_end(tl->g, t);
+
+		next_event(tl);
+		fputs("{\"name\":", tl->f);
+		json_write_string(tl->f, orr_graph_task_name(tl->g, t));
+		fprintf(tl->f, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%u",
+			category(&tasks[t]), pid_of(rank, predicted),
+			tasks[t].proc - gr->first_proc);
+		put_us(tl->f, "ts", s - tl->origin_ns);
+		put_us(tl->f, "dur", e - s);
+		fprintf(tl->f, ",\"args\":{\"task\":%u}}", t);
+	}
+}
+
+/* A flow from each launching call to each GPU task it launched (D2). */
+static void put_flows(struct timeline *tl, size_t rank, bool predicted)
+{
+	const struct orr_graph_rank *gr = orr_graph_get_rank(tl->g, rank);
+	const struct orr_task *tasks = orr_graph_tasks(tl->g);
+	const struct orr_dep *deps = orr_graph_deps(tl->g);
+	int pid = pid_of(rank, predicted);
+
+	for (uint32_t t = gr->first_task; t < gr->first_task + gr->ntasks; t++) {
+		for (uint32_t d = tasks[t].first_dep; d < tasks[t].first_dep + tasks[t].ndeps;
+		     d++) {
+			uint32_t src = deps[d].src;
+			uint64_t id = 2 * (uint64_t)d + predicted;
+
+			if (deps[d].kind != ORR_DEP_LAUNCH)
+				continue;
+			next_event(tl);
+			fprintf(tl->f,
+				"{\"name\":\"launch\",\"cat\":\"launch\",\"ph\":\"s\",\"id\":%llu,"
+				"\"pid\":%d,\"tid\":%u",
+				(unsigned long long)id, pid, tasks[src].proc - gr->first_proc);
+			put_us(tl->f, "ts", task_start(tl, src, predicted) - tl->origin_ns);
+			fputs("}", tl->f);
+			next_event(tl);
+			fprintf(tl->f,
+				"{\"name\":\"launch\",\"cat\":\"launch\",\"ph\":\"f\",\"bp\":\"e\","
+				"\"id\":%llu,\"pid\":%d,\"tid\":%u",
+				(unsigned long long)id, pid, tasks[t].proc - gr->first_proc);
+			put_us(tl->f, "ts", task_start(tl, t, predicted) - tl->origin_ns);
+			fputs("}", tl->f);
+		}
+	}
+}
+
+/* The earliest start of any task on either timeline. */
+static int64_t origin(const struct timeline *tl)
+{
+	size_t n = orr_graph_task_count(tl->g);
+	int64_t o = 0;
+
+	for (uint32_t t = 0; t < n; t++) {
+		int64_t s = orr_graph_task_start(tl->g, t);
+
+		s = tl->pstart[t] < s ? tl->pstart[t] : s;
+		o = t == 0 || s < o ? s : o;
+	}
+	return o;
+}
+
+static void put_all(struct timeline *tl)
+{
+	size_t nranks = orr_graph_rank_count(tl->g);
+
+	fputs("{\"traceEvents\":[", tl->f);
+	for (size_t i = 0; i < nranks; i++)
+		for (int side = 0; side < 2; side++)
+			put_tracks(tl, i, side);
+	for (size_t i = 0; i < nranks; i++) {
+		for (int side = 0; side < 2; side++) {
+			put_tasks(tl, i, side);
+			put_flows(tl, i, side);
+		}
+	}
+	fprintf(tl->f, "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"origin_ns\":%lld}}\n",
+		(long long)tl->origin_ns);
+}
+
+int cli_timeline_write(const struct orr_replay *r, const char *path)
+{
+	char *tmp = orr_xasprintf("%s.tmp", path);
+	struct timeline tl = {
+		.g = orr_replay_graph(r),
+		.pstart = orr_replay_starts(r),
+		.pend = orr_replay_ends(r),
+		.first = true,
+	};
+	int err = 0;
+
+	tl.origin_ns = origin(&tl);
+	tl.f = fopen(tmp, "w");
+	if (!tl.f) {
+		err = -errno;
+		goto out;
+	}
+	errno = 0;
+	put_all(&tl);
+	if (ferror(tl.f))
+		err = errno ? -errno : -EIO;
+	if (fclose(tl.f) != 0 && !err)
+		err = -errno;
+	if (!err && rename(tmp, path) != 0)
+		err = -errno;
+	if (err)
+		remove(tmp);
+out:
+	free(tmp);
+	return err;
+}
