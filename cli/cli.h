@@ -51,6 +51,11 @@ void json_double(struct json_out *j, const char *key, double value);
 /* S as a quoted, escaped JSON string, for writers that lay out their own JSON. */
 void json_write_string(FILE *f, const char *s);
 
+/* What a graph holds (cli/graph-summary.c): text, or the "graph" object of the JSON. */
+struct orr_graph_stats;
+void cli_graph_text(const struct orr_graph_stats *st);
+void cli_graph_json(struct json_out *j, const struct orr_graph_stats *st);
+
 /* Milliseconds with three decimals from nanoseconds, e.g. "345.823". */
 const char *cli_ms(int64_t ns, char *buf, size_t size);
 

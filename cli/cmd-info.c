@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "orrery/trace.h"
+#include "orrery/graph.h"
 #include "banned.h"
 
 static const char usage_text[] =
@@ -14,7 +14,8 @@ static const char usage_text[] =
 	"of per-rank files, or a .tar/.tar.gz/.tar.zst of them) and prints, per rank, the\n"
 	"devices, threads and streams, event counts by kind, launches without a GPU task and\n"
 	"GPU tasks without a launch, collectives by type, and the measured step times; for\n"
-	"several ranks also the job step times.\n\n"
+	"several ranks also the job step times; and what its execution graph holds: tasks,\n"
+	"dependencies by kind and how many of them were inferred by a heuristic.\n\n"
 	"  --format=FMT   text (default) or json (docs/orrery-info.md)\n"
 	"  -h, --help     this help\n";
 
@@ -274,7 +275,8 @@ static void json_rank(struct json_out *j, const struct orr_trace *t, const struc
 	rank_stats_release(&st);
 }
 
-static void print_json(const char *path, const struct orr_trace *t)
+static void print_json(const char *path, const struct orr_trace *t,
+		       const struct orr_graph_stats *gs)
 {
 	struct json_out j;
 	struct orr_step *steps;
@@ -289,6 +291,7 @@ static void print_json(const char *path, const struct orr_trace *t)
 	orr_trace_job_steps(t, &steps, &nsteps);
 	json_steps(&j, "job", steps, nsteps);
 	free(steps);
+	cli_graph_json(&j, gs);
 	json_end(&j);
 }
 
@@ -380,7 +383,8 @@ static void text_steps(const struct orr_step *s, size_t n)
 	}
 }
 
-static void print_text(const char *path, const struct orr_trace *t)
+static void print_text(const char *path, const struct orr_trace *t,
+		       const struct orr_graph_stats *gs)
 {
 	struct orr_step *steps;
 	size_t nsteps;
@@ -414,6 +418,7 @@ static void print_text(const char *path, const struct orr_trace *t)
 		text_steps(steps, nsteps);
 		free(steps);
 	}
+	cli_graph_text(gs);
 }
 
 int cmd_info(int argc, char **argv)
@@ -424,6 +429,8 @@ int cmd_info(int argc, char **argv)
 		{ 0 },
 	};
 	struct orr_trace *t = NULL;
+	struct orr_graph *g = NULL;
+	struct orr_graph_stats gs;
 	struct orr_diag diag;
 	int format = CLI_FORMAT_TEXT, c, r;
 
@@ -450,10 +457,19 @@ int cmd_info(int argc, char **argv)
 		cli_import_error(argv[optind], r, &diag);
 		return EXIT_FAIL;
 	}
+	r = orr_graph_build(t, NULL, &g, &diag);
+	if (r) {
+		cli_error("cannot build the graph of '%s': %s: %s", argv[optind], orr_strerror(r),
+			  diag.msg);
+		orr_trace_free(t);
+		return EXIT_FAIL;
+	}
+	orr_graph_get_stats(g, &gs);
 	if (format == CLI_FORMAT_JSON)
-		print_json(argv[optind], t);
+		print_json(argv[optind], t, &gs);
 	else
-		print_text(argv[optind], t);
+		print_text(argv[optind], t, &gs);
+	orr_graph_free(g);
 	orr_trace_free(t);
 	return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAIL;
 }

@@ -66,55 +66,6 @@ static void json_summary(struct json_out *j, const struct cli_report *rep)
 	json_close_object(j);
 }
 
-static void json_edges(struct json_out *j, const struct orr_graph_stats *st)
-{
-	static const struct {
-		const char *key;
-		int kind;
-	} kinds[] = {
-		{ "D2", ORR_DEP_LAUNCH },     { "D4", ORR_DEP_CROSS_STREAM },
-		{ "D5", ORR_DEP_SYNC },       { "D6", ORR_DEP_CROSS_THREAD },
-		{ "D7", ORR_DEP_CROSS_RANK },
-	};
-
-	json_object(j, "edges");
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		json_object(j, kinds[i].key);
-		json_str(j, "name", orr_dep_kind_name(kinds[i].kind));
-		json_int(j, "count", (int64_t)st->edges[kinds[i].kind]);
-		json_int(j, "inferred", (int64_t)st->inferred[kinds[i].kind]);
-		json_close_object(j);
-	}
-	json_close_object(j);
-}
-
-static void json_graph(struct json_out *j, const struct orr_graph_stats *st)
-{
-	json_object(j, "graph");
-	json_object(j, "tasks");
-	json_int(j, "cpu", (int64_t)st->tasks[ORR_TASK_CPU]);
-	json_int(j, "gpu", (int64_t)st->tasks[ORR_TASK_GPU]);
-	json_close_object(j);
-	json_edges(j, st);
-	json_object(j, "waits");
-	json_int(j, "stream", (int64_t)st->waits[ORR_WAIT_STREAM]);
-	json_int(j, "device", (int64_t)st->waits[ORR_WAIT_DEVICE]);
-	json_int(j, "event", (int64_t)st->waits[ORR_WAIT_EVENT]);
-	json_int(j, "task", (int64_t)st->waits[ORR_WAIT_TASK]);
-	json_int(j, "record", (int64_t)st->waits[ORR_WAIT_RECORD]);
-	json_int(j, "dropped", (int64_t)st->waits_dropped);
-	json_close_object(j);
-	json_int(j, "polls_folded", (int64_t)st->polls);
-	json_int(j, "nested_calls_folded", (int64_t)st->folded_calls);
-	json_int(j, "gpu_tasks_without_launch", (int64_t)st->unlaunched);
-	json_object(j, "collectives");
-	json_int(j, "coupled", (int64_t)st->groups);
-	json_int(j, "rejected", (int64_t)st->groups_rejected);
-	json_int(j, "alone", (int64_t)st->collectives_alone);
-	json_close_object(j);
-	json_close_object(j);
-}
-
 void cli_report_json(const struct cli_report *rep)
 {
 	struct json_out j;
@@ -130,6 +81,6 @@ void cli_report_json(const struct cli_report *rep)
 	}
 	json_close_array(&j);
 	json_summary(&j, rep);
-	json_graph(&j, &rep->stats);
+	cli_graph_json(&j, &rep->stats);
 	json_end(&j);
 }

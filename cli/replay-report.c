@@ -155,44 +155,12 @@ static void text_breakdown(const struct cli_report *rep)
 	}
 }
 
-static void text_graph(const struct cli_report *rep)
-{
-	static const int kinds[] = { ORR_DEP_LAUNCH, ORR_DEP_CROSS_STREAM, ORR_DEP_SYNC,
-				     ORR_DEP_CROSS_THREAD, ORR_DEP_CROSS_RANK };
-	const struct orr_graph_stats *st = &rep->stats;
-
-	printf("\ngraph: %llu tasks (%llu CPU, %llu GPU); %llu nested calls and %llu poll runs "
-	       "folded\n",
-	       (unsigned long long)(st->tasks[ORR_TASK_CPU] + st->tasks[ORR_TASK_GPU]),
-	       (unsigned long long)st->tasks[ORR_TASK_CPU],
-	       (unsigned long long)st->tasks[ORR_TASK_GPU], (unsigned long long)st->folded_calls,
-	       (unsigned long long)st->polls);
-	printf("  %-16s %10s %10s\n", "edges", "count", "inferred");
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		printf("  %-16s %10llu %10llu\n", orr_dep_kind_name(kinds[i]),
-		       (unsigned long long)st->edges[kinds[i]],
-		       (unsigned long long)st->inferred[kinds[i]]);
-	printf("  waits: stream %llu, device %llu, event %llu, task %llu; event records %llu; "
-	       "dropped %llu\n",
-	       (unsigned long long)st->waits[ORR_WAIT_STREAM],
-	       (unsigned long long)st->waits[ORR_WAIT_DEVICE],
-	       (unsigned long long)st->waits[ORR_WAIT_EVENT],
-	       (unsigned long long)st->waits[ORR_WAIT_TASK],
-	       (unsigned long long)st->waits[ORR_WAIT_RECORD],
-	       (unsigned long long)st->waits_dropped);
-	printf("  GPU tasks without a launch: %llu\n", (unsigned long long)st->unlaunched);
-	printf("  collective instances: %llu coupled, %llu rejected; %llu communication tasks "
-	       "alone\n",
-	       (unsigned long long)st->groups, (unsigned long long)st->groups_rejected,
-	       (unsigned long long)st->collectives_alone);
-}
-
 void cli_report_text(const struct cli_report *rep)
 {
 	printf("%s: %zu rank%s replayed\n\n", rep->path, rep->nranks, rep->nranks == 1 ? "" : "s");
 	text_times(rep);
 	text_breakdown(rep);
-	text_graph(rep);
+	cli_graph_text(&rep->stats);
 }
 
 /* ---- CSV ---- */
