@@ -56,8 +56,8 @@ static bool continues_poll(const struct scan *s, const struct orr_rank *r, uint3
 {
 	const struct orr_event *head = &r->events[s->items[it].ev];
 
-	return e->kind == ORR_EVENT_RUNTIME && e->sub == ORR_CALL_EVENT_QUERY &&
-	       head->kind == ORR_EVENT_RUNTIME && head->sub == ORR_CALL_EVENT_QUERY;
+	return is_call(e) && e->sub == ORR_CALL_EVENT_QUERY && is_call(head) &&
+	       head->sub == ORR_CALL_EVENT_QUERY;
 }
 
 static void scan_event(struct scan *s, const struct orr_rank *r, uint32_t ev)

@@ -14,7 +14,17 @@
 static const struct orr_event *annotation_of(const struct orr_trace *t, const struct orr_rank *r,
 					     const struct orr_step *s)
 {
-	for (size_t i = 0; i < r->nevents && r->events[i].start_ns <= s->start_ns; i++) {
+	size_t lo = 0, hi = r->nevents;
+
+	while (lo < hi) { /* events are sorted by start: the first at the step's start */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r->events[mid].start_ns < s->start_ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < r->nevents && r->events[i].start_ns <= s->start_ns; i++) {
 		const struct orr_event *e = &r->events[i];
 
 		if (e->start_ns == s->start_ns &&
