@@ -59,7 +59,7 @@ struct ctx {
 /* The name a segment of the path is listed under. */
 static uint32_t seg_name(const struct ctx *c, const struct orr_path_seg *seg)
 {
-	int64_t start = orr_replay_starts(c->r)[seg->task];
+	int64_t start = orr_replay_start(c->r, seg->task);
 
 	if (seg->cat == ORR_PATH_CPU && seg->end_ns <= start) {
 		/* CPU time before the call: where it was on the measured timeline. */

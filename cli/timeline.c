@@ -19,7 +19,7 @@
 struct timeline {
 	FILE *f;
 	const struct orr_graph *g;
-	const int64_t *pstart, *pend;
+	const struct orr_replay *r;
 	int64_t origin_ns;
 	bool first;
 };
@@ -98,7 +98,7 @@ static const char *category(const struct orr_task *t)
 
 static int64_t task_start(const struct timeline *tl, uint32_t t, bool predicted)
 {
-	return predicted ? tl->pstart[t] : orr_graph_task_start(tl->g, t);
+	return predicted ? orr_replay_start(tl->r, t) : orr_graph_task_start(tl->g, t);
 }
 
 static void put_tasks(struct timeline *tl, size_t rank, bool predicted)
@@ -108,7 +108,7 @@ static void put_tasks(struct timeline *tl, size_t rank, bool predicted)
 
 	for (uint32_t t = gr->first_task; t < gr->first_task + gr->ntasks; t++) {
 		int64_t s = task_start(tl, t, predicted);
-		int64_t e = predicted ? tl->pend[t] : orr_graph_task_end(tl->g, t);
+		int64_t e = predicted ? orr_replay_end(tl->r, t) : orr_graph_task_end(tl->g, t);
 
 		next_event(tl);
 		fputs("{\"name\":", tl->f);
@@ -165,7 +165,7 @@ static int64_t origin(const struct timeline *tl)
 	for (uint32_t t = 0; t < n; t++) {
 		int64_t s = orr_graph_task_start(tl->g, t);
 
-		s = tl->pstart[t] < s ? tl->pstart[t] : s;
+		s = orr_replay_start(tl->r, t) < s ? orr_replay_start(tl->r, t) : s;
 		o = t == 0 || s < o ? s : o;
 	}
 	return o;
@@ -194,8 +194,7 @@ int cli_timeline_write(const struct orr_replay *r, const char *path)
 	char *tmp = orr_xasprintf("%s.tmp", path);
 	struct timeline tl = {
 		.g = orr_replay_graph(r),
-		.pstart = orr_replay_starts(r),
-		.pend = orr_replay_ends(r),
+		.r = r,
 		.first = true,
 	};
 	int err = 0;

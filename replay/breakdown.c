@@ -41,8 +41,8 @@ static struct edge *gpu_edges(const struct orr_replay *r, size_t rank, bool pred
 
 		if (tasks[t].kind != ORR_TASK_GPU)
 			continue;
-		s = predicted ? r->start[t] : orr_graph_task_start(g, t);
-		e = predicted ? r->end[t] : orr_graph_task_end(g, t);
+		s = predicted ? r->ts[t].start : orr_graph_task_start(g, t);
+		e = predicted ? r->ts[t].end : orr_graph_task_end(g, t);
 		s = s < from ? from : s;
 		e = e > to ? to : e;
 		if (s >= e)

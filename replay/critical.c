@@ -44,8 +44,8 @@ static uint32_t last_task(const struct orr_replay *r, int64_t from, int64_t to)
 	uint32_t best = ORR_NONE;
 
 	for (uint32_t t = 0; t < orr_graph_task_count(r->g); t++)
-		if (r->end[t] <= to && r->end[t] > from &&
-		    (best == ORR_NONE || r->end[t] > r->end[best]))
+		if (r->ts[t].end <= to && r->ts[t].end > from &&
+		    (best == ORR_NONE || r->ts[t].end > r->ts[best].end))
 			best = t;
 	return best;
 }
@@ -63,7 +63,7 @@ static uint32_t before_start(const struct orr_replay *r, struct path *p, uint32_
 {
 	const struct orr_graph *g = r->g;
 	uint32_t c = orr_replay_cause(r, t, NULL);
-	int64_t s = r->start[t] < *hi ? r->start[t] : *hi;
+	int64_t s = r->ts[t].start < *hi ? r->ts[t].start : *hi;
 	bool thread = c != ORR_NONE && orr_graph_tasks(g)[c].proc == orr_graph_tasks(g)[t].proc &&
 		      orr_graph_tasks(g)[t].kind == ORR_TASK_CPU;
 
@@ -76,9 +76,10 @@ static uint32_t before_start(const struct orr_replay *r, struct path *p, uint32_
 		*hi = p->from;
 		return ORR_NONE;
 	}
-	if (r->end[c] < s)
-		push(p, thread ? t : ORR_NONE, thread ? ORR_PATH_CPU : ORR_PATH_IDLE, r->end[c], s);
-	*hi = r->end[c] < s ? r->end[c] : s;
+	if (r->ts[c].end < s)
+		push(p, thread ? t : ORR_NONE, thread ? ORR_PATH_CPU : ORR_PATH_IDLE, r->ts[c].end,
+		     s);
+	*hi = r->ts[c].end < s ? r->ts[c].end : s;
 	return c;
 }
 
@@ -91,28 +92,28 @@ void orr_replay_critical_path(const struct orr_replay *r, int64_t start_ns, int6
 	int64_t hi = end_ns;
 
 	if (cur != ORR_NONE)
-		push(&p, ORR_NONE, ORR_PATH_IDLE, r->end[cur], end_ns);
+		push(&p, ORR_NONE, ORR_PATH_IDLE, r->ts[cur].end, end_ns);
 	/* Each step moves hi back or leaves it where a new task takes over: bounded. */
 	for (size_t steps = 0;
 	     cur != ORR_NONE && hi > start_ns && steps <= 4 * orr_graph_task_count(g); steps++) {
 		bool binds_end;
 		uint32_t c = orr_replay_cause(r, cur, &binds_end);
-		int64_t e = r->end[cur] < hi ? r->end[cur] : hi;
+		int64_t e = r->ts[cur].end < hi ? r->ts[cur].end : hi;
 
 		/* Entered mid-task (a kernel starts while its call runs): only its start matters. */
-		binds_end = binds_end && r->end[cur] <= hi;
+		binds_end = binds_end && r->ts[cur].end <= hi;
 		if (binds_end && same_group(g, cur, c)) {
 			/* Held by a late peer: the transfer after its arrival, then the peer. */
-			push(&p, cur, ORR_PATH_COMM, r->start[c], e);
-			hi = r->start[c] < e ? r->start[c] : e;
+			push(&p, cur, ORR_PATH_COMM, r->ts[c].start, e);
+			hi = r->ts[c].start < e ? r->ts[c].start : e;
 			cur = before_start(r, &p, c, &hi);
 		} else if (binds_end) {
-			push(&p, cur, category(g, cur), r->end[c], e);
-			hi = r->end[c] < e ? r->end[c] : e;
+			push(&p, cur, category(g, cur), r->ts[c].end, e);
+			hi = r->ts[c].end < e ? r->ts[c].end : e;
 			cur = c;
 		} else {
-			push(&p, cur, category(g, cur), r->start[cur], e);
-			hi = r->start[cur] < e ? r->start[cur] : e;
+			push(&p, cur, category(g, cur), r->ts[cur].start, e);
+			hi = r->ts[cur].start < e ? r->ts[cur].start : e;
 			cur = before_start(r, &p, cur, &hi);
 		}
 	}

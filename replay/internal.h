@@ -7,12 +7,24 @@
 
 #define ORR__CAUSE_ENDS 0x80000000u /* in cause[]: the cause set the task's end */
 
+/*
+ * Everything the simulation keeps per task, in one place: the replay walks the tasks
+ * of thousands of processors at once, and one array touches one cache line per task
+ * where six arrays touched six.
+ */
+struct orr__tstate {
+	int64_t start, end; /* predicted */
+	uint32_t cause;     /* task index | ORR__CAUSE_ENDS, or ORR_NONE */
+	uint32_t wait_head; /* the first task parked on this one */
+	uint32_t wait_next; /* the next task parked where this one is */
+	uint8_t state;
+};
+
 struct orr_replay {
 	const struct orr_graph *g;
-	int64_t *start, *end; /* per task, predicted */
-	uint32_t *cause;      /* per task: task index | ORR__CAUSE_ENDS, or ORR_NONE */
-	uint32_t *place_proc; /* per rank, per place: its proc or ORR_NONE */
-	size_t *place_base;   /* per rank: its first entry in place_proc */
+	struct orr__tstate *ts; /* per task */
+	uint32_t *place_proc;   /* per rank, per place: its proc or ORR_NONE */
+	size_t *place_base;     /* per rank: its first entry in place_proc */
 };
 
 /* sim.c */

@@ -38,9 +38,7 @@ int orr_replay_run(const struct orr_graph *g, const struct orr_replay_options *o
 	int err;
 
 	r->g = g;
-	r->start = orr_xmalloc((n + 1) * sizeof(*r->start));
-	r->end = orr_xmalloc((n + 1) * sizeof(*r->end));
-	r->cause = orr_xmalloc((n + 1) * sizeof(*r->cause));
+	r->ts = orr_xmalloc((n + 1) * sizeof(*r->ts));
 	err = orr__simulate(r, opts, reterr_diag);
 	if (err < 0) {
 		orr_replay_free(r);
@@ -55,9 +53,7 @@ void orr_replay_free(struct orr_replay *r)
 {
 	if (!r)
 		return;
-	free(r->start);
-	free(r->end);
-	free(r->cause);
+	free(r->ts);
 	free(r->place_proc);
 	free(r->place_base);
 	free(r);
@@ -68,19 +64,19 @@ const struct orr_graph *orr_replay_graph(const struct orr_replay *r)
 	return r->g;
 }
 
-const int64_t *orr_replay_starts(const struct orr_replay *r)
+int64_t orr_replay_start(const struct orr_replay *r, uint32_t task)
 {
-	return r->start;
+	return r->ts[task].start;
 }
 
-const int64_t *orr_replay_ends(const struct orr_replay *r)
+int64_t orr_replay_end(const struct orr_replay *r, uint32_t task)
 {
-	return r->end;
+	return r->ts[task].end;
 }
 
 uint32_t orr_replay_cause(const struct orr_replay *r, uint32_t task, bool *ret_binds_end)
 {
-	uint32_t c = r->cause[task];
+	uint32_t c = r->ts[task].cause;
 
 	if (ret_binds_end)
 		*ret_binds_end = c != ORR_NONE && (c & ORR__CAUSE_ENDS);
@@ -115,15 +111,16 @@ int64_t orr_replay_map_time(const struct orr_replay *r, size_t rank, uint32_t pl
 	pr = &orr_graph_procs(g)[p];
 	t = task_at(g, pr, t_ns);
 	if (t == ORR_NONE)
-		return r->start[pr->first_task] - (orr_graph_task_start(g, pr->first_task) - t_ns);
+		return r->ts[pr->first_task].start -
+		       (orr_graph_task_start(g, pr->first_task) - t_ns);
 	mstart = orr_graph_task_start(g, t);
 	mend = orr_graph_task_end(g, t);
 	if (t_ns < mend) {
-		mapped = r->start[t] + (t_ns - mstart);
-		return mapped < r->end[t] ? mapped : r->end[t];
+		mapped = r->ts[t].start + (t_ns - mstart);
+		return mapped < r->ts[t].end ? mapped : r->ts[t].end;
 	}
-	mapped = r->end[t] + (t_ns - mend);
-	if (t + 1 < pr->first_task + pr->ntasks && mapped > r->start[t + 1])
-		mapped = r->start[t + 1];
+	mapped = r->ts[t].end + (t_ns - mend);
+	if (t + 1 < pr->first_task + pr->ntasks && mapped > r->ts[t + 1].start)
+		mapped = r->ts[t + 1].start;
 	return mapped;
 }

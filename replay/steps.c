@@ -52,8 +52,8 @@ static int64_t launched_end(const struct orr_replay *r, size_t rank, int64_t fro
 			if (deps[d].kind != ORR_DEP_LAUNCH)
 				continue;
 			call = orr_graph_task_start(g, deps[d].src);
-			if (call >= from && call <= to && r->end[t] > end)
-				end = r->end[t];
+			if (call >= from && call <= to && r->ts[t].end > end)
+				end = r->ts[t].end;
 		}
 	}
 	return end;
@@ -76,8 +76,8 @@ static void whole_window(const struct orr_replay *r, size_t rank, struct orr_rep
 		orr_replay_map_time(r, rank, rk->events[last].place,
 				    rk->events[last].start_ns + rk->events[last].dur_ns);
 	for (uint32_t t = gr->first_task; t < gr->first_task + gr->ntasks; t++)
-		if (r->end[t] > s->predicted_end_ns)
-			s->predicted_end_ns = r->end[t];
+		if (r->ts[t].end > s->predicted_end_ns)
+			s->predicted_end_ns = r->ts[t].end;
 }
 
 void orr_replay_steps(const struct orr_replay *r, size_t rank, struct orr_replay_step **ret_steps,

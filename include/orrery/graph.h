@@ -67,7 +67,7 @@ struct orr_task {
 	int64_t gap_ns; /* CPU: time after the thread's previous task; GPU: after the stream's */
 	uint32_t event; /* the rank's event it comes from (the first, for folded tasks) */
 	uint32_t proc;  /* its processor */
-	uint32_t first_dep; /* explicit edges into it: deps[first_dep .. first_dep + ndeps) */
+	uint32_t first_dep; /* explicit edges into it: deps[first_dep .. first_dep + ndeps), D2 first */
 	uint32_t aux;       /* CPU: index into waits; GPU: index into groups; or ORR_NONE */
 	uint16_t ndeps;
 	uint8_t kind;  /* enum orr_task_kind */

@@ -52,9 +52,9 @@ int orr_replay_run(const struct orr_graph *g, const struct orr_replay_options *o
 void orr_replay_free(struct orr_replay *r);
 
 const struct orr_graph *orr_replay_graph(const struct orr_replay *r);
-/* Predicted start and end of every task, indexed like orr_graph_tasks(). */
-const int64_t *orr_replay_starts(const struct orr_replay *r);
-const int64_t *orr_replay_ends(const struct orr_replay *r);
+/* Predicted start and end of a task (an index into orr_graph_tasks()). */
+int64_t orr_replay_start(const struct orr_replay *r, uint32_t task);
+int64_t orr_replay_end(const struct orr_replay *r, uint32_t task);
 
 /*
  * What decided a task's time: ORR_NONE for the first task of a processor started at

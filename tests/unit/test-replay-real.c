@@ -217,7 +217,7 @@ static double timeline_error(const struct run *r, enum orr_task_kind kind)
 	for (uint32_t i = 0; i < orr_graph_task_count(r->g); i++) {
 		if (orr_graph_tasks(r->g)[i].kind != kind)
 			continue;
-		sum += fabs((double)(orr_replay_ends(r->r)[i] - orr_graph_task_end(r->g, i)));
+		sum += fabs((double)(orr_replay_end(r->r, i) - orr_graph_task_end(r->g, i)));
 		n++;
 	}
 	return n ? sum / (double)n : 0;
