@@ -76,6 +76,18 @@ static void errors(const struct run *r, double *ret_mean, double *ret_max, size_
 	*ret_n = n;
 }
 
+/* Replays a shared trace with every dependency and returns its step errors. */
+static void file_errors(const char *file, double *ret_mean, double *ret_max, size_t *ret_n)
+{
+	struct orr_trace *t = import_shared(file);
+	struct run r;
+
+	run(t, 0, 1, &r);
+	errors(&r, ret_mean, ret_max, ret_n);
+	run_free(&r);
+	orr_trace_free(t);
+}
+
 /* DESIGN.md's goal on every step-annotated trace: mean <= 1 %, max <= 3 %. */
 static void test_real_replay_accuracy(void **state)
 {
@@ -87,20 +99,15 @@ static void test_real_replay_accuracy(void **state)
 	};
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		struct orr_trace *t = import_shared(files[i]);
 		double mean, max;
 		size_t n;
-		struct run r;
 
-		run(t, 0, 1, &r);
-		errors(&r, &mean, &max, &n);
+		file_errors(files[i], &mean, &max, &n);
 		fprintf(stderr, "%s: %zu rank-steps, mean error %.3f%%, max %.3f%%\n", files[i], n,
 			100 * mean, 100 * max);
 		assert_true(n >= 1);
 		assert_true(mean <= 0.01);
 		assert_true(max <= 0.03);
-		run_free(&r);
-		orr_trace_free(t);
 	}
 }
 
@@ -118,16 +125,11 @@ static void test_real_every_file_replays(void **state)
 	};
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		struct orr_trace *t = import_shared(files[i]);
 		double mean, max;
 		size_t n;
-		struct run r;
 
-		run(t, 0, 1, &r);
-		errors(&r, &mean, &max, &n);
+		file_errors(files[i], &mean, &max, &n);
 		assert_true(max <= 0.03);
-		run_free(&r);
-		orr_trace_free(t);
 	}
 }
 
