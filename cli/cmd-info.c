@@ -10,12 +10,14 @@
 
 static const char usage_text[] =
 	"usage: orrery info [--format=text|json] TRACE\n\n"
-	"Reads TRACE (a Kineto/PyTorch-profiler .json, .json.gz or .json.zst file, a directory\n"
-	"of per-rank files, or a .tar/.tar.gz/.tar.zst of them) and prints, per rank, the\n"
-	"devices, threads and streams, event counts by kind, launches without a GPU task and\n"
-	"GPU tasks without a launch, collectives by type, and the measured step times; for\n"
-	"several ranks also the job step times; and what its execution graph holds: tasks,\n"
-	"dependencies by kind and how many of them were inferred by a heuristic.\n\n"
+	"Reads TRACE (a Kineto/PyTorch-profiler .json, .json.gz or .json.zst file, a native\n"
+	"file .orr, a directory of per-rank files, or a .tar/.tar.gz/.tar.zst of them) and\n"
+	"prints, per rank, what a native file records of its process and capture (host, pid,\n"
+	"producer, clock, dropped records), the devices, threads and streams, event counts by\n"
+	"kind, launches without a GPU task and GPU tasks without a launch, collectives by\n"
+	"type, and the measured step times; for several ranks also the job step times; and\n"
+	"what its execution graph holds: tasks, dependencies by kind and how many of them\n"
+	"were inferred by a heuristic.\n\n"
 	"  --format=FMT   text (default) or json (docs/orrery-info.md)\n"
 	"  -h, --help     this help\n";
 
@@ -253,6 +255,31 @@ static void json_collectives(struct json_out *j, const struct orr_trace *t,
 	json_close_array(j);
 }
 
+/* A rank read from a native file knows its process and how the capture went. */
+static bool has_capture(const struct orr_rank *r)
+{
+	return r->producer != ORR_STR_NONE || r->host != ORR_STR_NONE || r->pid >= 0;
+}
+
+static void json_capture(struct json_out *j, const struct orr_trace *t, const struct orr_rank *r)
+{
+	if (!has_capture(r))
+		return;
+	json_object(j, "capture");
+	json_str(j, "host", orr_trace_str(t, r->host));
+	json_int(j, "pid", r->pid);
+	json_int(j, "local_rank", r->local_rank);
+	json_str(j, "producer", orr_trace_str(t, r->producer));
+	json_str(j, "clock_source", orr_trace_str(t, r->clock_source));
+	json_int(j, "cupti_version", r->cupti_version);
+	json_int(j, "dropped_records", (int64_t)r->dropped_records);
+	json_int(j, "dropped_events", (int64_t)r->dropped_events);
+	json_int(j, "first_step", r->first_step);
+	json_int(j, "last_step", r->last_step);
+	json_int(j, "truncated", r->truncated);
+	json_close_object(j);
+}
+
 static void json_rank(struct json_out *j, const struct orr_trace *t, const struct orr_rank *r)
 {
 	struct rank_stats st;
@@ -265,6 +292,7 @@ static void json_rank(struct json_out *j, const struct orr_trace *t, const struc
 	json_int(j, "world_size", r->world_size);
 	json_str(j, "source", orr_trace_str(t, r->source));
 	json_str(j, "backend", orr_trace_str(t, r->backend));
+	json_capture(j, t, r);
 	json_places(j, t, r, &st);
 	json_counts(j, r, &st);
 	json_collectives(j, t, r);
@@ -293,6 +321,29 @@ static void print_json(const char *path, const struct orr_trace *t,
 	free(steps);
 	cli_graph_json(&j, gs);
 	json_end(&j);
+}
+
+static void text_capture(const struct orr_trace *t, const struct orr_rank *r)
+{
+	if (!has_capture(r))
+		return;
+	if (r->host != ORR_STR_NONE || r->pid >= 0) {
+		printf("  process  host %s, pid %lld",
+		       r->host ? orr_trace_str(t, r->host) : "unknown", (long long)r->pid);
+		if (r->local_rank >= 0)
+			printf(", local rank %d", r->local_rank);
+		printf("\n");
+	}
+	printf("  capture  %s, clock %s",
+	       r->producer ? orr_trace_str(t, r->producer) : "unknown producer",
+	       r->clock_source ? orr_trace_str(t, r->clock_source) : "unknown");
+	if (r->cupti_version)
+		printf(", CUPTI %u", r->cupti_version);
+	if (r->first_step >= 0)
+		printf(", steps %lld to %lld", (long long)r->first_step, (long long)r->last_step);
+	printf("\n  dropped  %llu activity records, %llu events%s\n",
+	       (unsigned long long)r->dropped_records, (unsigned long long)r->dropped_events,
+	       r->truncated ? "; truncated: the events of its complete frames only" : "");
 }
 
 static void text_places(const struct orr_trace *t, const struct orr_rank *r,
@@ -400,6 +451,7 @@ static void print_text(const char *path, const struct orr_trace *t,
 		if (r->world_size > 0)
 			printf(" of %d", r->world_size);
 		printf("  (%s)\n", orr_trace_str(t, r->source));
+		text_capture(t, r);
 		for (size_t d = 0; d < r->ndevices; d++)
 			printf("  device  %d: %s, %d SMs, %.1f GiB\n", r->devices[d].id,
 			       orr_trace_str(t, r->devices[d].name), r->devices[d].num_sms,
@@ -421,6 +473,11 @@ static void print_text(const char *path, const struct orr_trace *t,
 	cli_graph_text(gs);
 }
 
+static void warn(void *data, const char *msg)
+{
+	fprintf(stderr, "orrery: warning: %s\n", msg);
+}
+
 int cmd_info(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -428,6 +485,7 @@ int cmd_info(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
+	const struct orr_import_options iopts = { .warn = warn };
 	struct orr_trace *t = NULL;
 	struct orr_graph *g = NULL;
 	struct orr_graph_stats gs;
@@ -452,7 +510,7 @@ int cmd_info(int argc, char **argv)
 	if (optind != argc - 1)
 		return cli_usage_error("info",
 				       optind >= argc ? "no trace given" : "one trace at a time");
-	r = orr_trace_import(argv[optind], NULL, &t, &diag);
+	r = orr_trace_import(argv[optind], &iopts, &t, &diag);
 	if (r) {
 		cli_import_error(argv[optind], r, &diag);
 		return EXIT_FAIL;

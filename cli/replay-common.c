@@ -32,8 +32,14 @@ void cli_scales_release(struct cli_scales *s)
 	*s = (struct cli_scales){ 0 };
 }
 
+static void warn(void *data, const char *msg)
+{
+	fprintf(stderr, "orrery: warning: %s\n", msg);
+}
+
 int cli_replay_open(const char *path, const struct cli_scales *scales, struct cli_replay *ret)
 {
+	const struct orr_import_options iopts = { .warn = warn };
 	struct orr_replay_options opts = { 0 };
 	struct orr_diag diag;
 	int err;
@@ -41,7 +47,7 @@ int cli_replay_open(const char *path, const struct cli_scales *scales, struct cl
 	*ret = (struct cli_replay){ 0 };
 	if (scales)
 		opts = (struct orr_replay_options){ scales->v, scales->n };
-	err = orr_trace_import(path, NULL, &ret->t, &diag);
+	err = orr_trace_import(path, &iopts, &ret->t, &diag);
 	if (err) {
 		cli_import_error(path, err, &diag);
 		return EXIT_FAIL;

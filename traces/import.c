@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "orrery/native.h"
 #include "banned.h"
 
 struct import_ctx {
@@ -68,10 +69,17 @@ static bool ends_with(const char *s, const char *suffix)
 	return n >= m && strcasecmp(s + n - m, suffix) == 0;
 }
 
+/* A run directory's manifest is for people: the files carry their own headers. */
 static bool is_trace_name(const char *name)
 {
+	const char *base = strrchr(name, '/');
+
+	base = base ? base + 1 : name;
+	if (strcmp(base, ORR_NATIVE_MANIFEST) == 0)
+		return false;
 	return ends_with(name, ".json") || ends_with(name, ".json.gz") ||
-	       ends_with(name, ".json.zst") || ends_with(name, ".json.zstd");
+	       ends_with(name, ".json.zst") || ends_with(name, ".json.zstd") ||
+	       ends_with(name, ORR_NATIVE_SUFFIX);
 }
 
 /* gzip, zstd, xz, bzip2 or tar: anything libarchive must open for us. */
@@ -139,6 +147,32 @@ static int parse_json(struct import_ctx *c, const char *name, struct buf *b)
 	return 0;
 }
 
+static int parse_native(struct import_ctx *c, const char *name, struct buf *b)
+{
+	struct orr__rank_build *rb;
+	int r;
+
+	rb = orr__rank_new(c->t, orr_strtab_intern(c->t->strs, name, strlen(name)));
+	c->bytes += b->len;
+	r = orr__native_parse(c->t, rb, name, b->p, b->len, c->max_bytes, c->opts, c->diag);
+	if (r)
+		return r;
+	buf_release(b);
+	if (!rb->has_rank)
+		rb->pub.rank = rank_from_name(name);
+	orr__rank_finish_native(rb);
+	orr_debug("traces", "%s: native, rank %d, %zu events", name, rb->pub.rank, rb->pub.nevents);
+	return 0;
+}
+
+/* A file's bytes, decompressed when it came from a container: native or Kineto JSON. */
+static int parse_file(struct import_ctx *c, const char *name, struct buf *b)
+{
+	if (orr_native_detect(b->p, b->len))
+		return parse_native(c, name, b);
+	return parse_json(c, name, b);
+}
+
 static int import_memory(struct import_ctx *c, const char *name, struct buf *b, int depth);
 
 static int read_entry(struct import_ctx *c, struct archive *a, const char *name, struct buf *b)
@@ -199,7 +233,8 @@ static int import_archive(struct import_ctx *c, const char *name, struct archive
 	}
 	r = found ? 0
 		  : orr_diag_set(c->diag, ORR_ENOTRACE, name, -1, -1,
-				 "the archive has no *.json, *.json.gz or *.json.zst member");
+				 "the archive has no *.json, *.json.gz, *.json.zst or *.orr "
+				 "member");
 out:
 	free(member);
 	free(b.p);
@@ -229,7 +264,7 @@ static int import_memory(struct import_ctx *c, const char *name, struct buf *b, 
 	int r;
 
 	if (!is_container((const unsigned char *)b->p, b->len))
-		return parse_json(c, name, b);
+		return parse_file(c, name, b);
 	if (depth > 2)
 		return orr_diag_set(c->diag, ORR_EFORMAT, name, 0, -1,
 				    "archives nested more than twice");
@@ -325,7 +360,7 @@ static int import_file(struct import_ctx *c, const char *path)
 	}
 	if (map_plain(fd, (size_t)st.st_size, &b) == 0 ||
 	    (r = read_plain(c, path, fd, (size_t)st.st_size, &b)) == 0)
-		r = parse_json(c, path, &b);
+		r = parse_file(c, path, &b);
 out:
 	buf_release(&b);
 	close(fd);
@@ -358,8 +393,9 @@ static int import_dir(struct import_ctx *c, const char *path)
 	}
 	free(names);
 	if (!r && !found)
-		r = orr_diag_set(c->diag, ORR_ENOTRACE, path, -1, -1,
-				 "no *.json, *.json.gz or *.json.zst files in the directory");
+		r = orr_diag_set(
+			c->diag, ORR_ENOTRACE, path, -1, -1,
+			"no *.json, *.json.gz, *.json.zst or *.orr files in the directory");
 	return r;
 }
 
@@ -421,7 +457,7 @@ static int ctx_finish(struct import_ctx *c, int r, struct orr_trace **ret_trace)
 	if (orr_debug_enabled("traces")) {
 		double s = (double)(orr_now_ns() - c->start_ns) / 1e9;
 
-		orr_debug("traces", "imported %zu rank(s), %.1f MB of JSON in %.3f s (%.0f MB/s)",
+		orr_debug("traces", "imported %zu rank(s), %.1f MB of input in %.3f s (%.0f MB/s)",
 			  c->t->nranks, (double)c->bytes / 1e6, s, (double)c->bytes / 1e6 / s);
 	}
 	*ret_trace = c->t;

@@ -28,6 +28,8 @@ struct orr__vec {
 
 /* Appends one zeroed element and returns it; the pointer is valid until the next push. */
 void *orr__vec_push(struct orr__vec *v);
+/* Appends n elements (not zeroed) and returns the first. */
+void *orr__vec_extend(struct orr__vec *v, size_t n);
 #define ORR__AT(vec, type, i) (&((type *)(vec).p)[i])
 
 /* A flow endpoint (ac2g / async_cpu_to_gpu) waiting to be matched to its event. */
@@ -75,6 +77,8 @@ struct orr_trace *orr__trace_new(void);
 struct orr__rank_build *orr__rank_new(struct orr_trace *t, uint32_t source);
 /* Sorts, links flows and names, derives collectives from NCCL kernel names. */
 void orr__rank_finish(struct orr_trace *t, struct orr__rank_build *rb);
+/* For a finished model read back (a native file): sorts the events if they are not. */
+void orr__rank_finish_native(struct orr__rank_build *rb);
 void orr__rank_free(struct orr__rank_build *rb);
 
 /* Kineto "cat" -> enum orr_event_kind, or ORR_EVENT_KIND_COUNT when not modelled. */
@@ -89,6 +93,55 @@ enum orr_sync_kind orr__kineto_sync_kind(const char *s, size_t len);
  */
 int orr__kineto_parse(struct orr_trace *t, struct orr__rank_build *rb, const char *name, char *buf,
 		      size_t len, struct orr_diag *diag);
+
+/*
+ * The native format (traces/native-*.c, orrery/native.h).  The preamble is a zstd
+ * skippable frame: magic, length 12, "ORRERY\0\0", u32 version, all little-endian.
+ */
+#define ORR__NATIVE_PREAMBLE_BYTES 20
+extern const unsigned char orr__native_magic[16];
+/* Largest decompressed frame a reader accepts; the writer stays far below it. */
+#define ORR__NATIVE_MAX_FRAME_BYTES (256u << 20)
+#define ORR__NATIVE_MAX_WRITE_FRAME (32u << 20)
+/* Most inputs or dims of one op, or members of one collective, the writer takes. */
+#define ORR__NATIVE_MAX_ROW_ITEMS (1u << 22)
+/* Bounds on times, so that start + dur never overflows anywhere downstream. */
+#define ORR__NATIVE_MAX_TIME (INT64_C(1) << 62)
+
+/*
+ * Events store correlation and external id as the difference from the last event of
+ * the same kind on the same place (places folded modulo 256): calls on a thread and
+ * tasks on a stream count up in small steps.  The state is reset for every batch.
+ */
+#define ORR__NATIVE_SLOTS (256 * 16)
+static inline size_t orr__native_slot(uint32_t place, uint32_t kind)
+{
+	return (size_t)(place & 255) * 16 + (kind & 15);
+}
+
+/* Rows defined so far in a native file, which its events may refer to. */
+struct orr__native_rows {
+	uint64_t strings, places, ops, copies, syncs, colls;
+};
+
+/*
+ * NULL when e (with the file's own ids: name 0..strings, place, args and coll rows or
+ * ORR_NONE) is one the format accepts, else what is wrong with it.  The one rule for
+ * the writer and the reader.
+ */
+const char *orr__native_check_event(const struct orr_event *e, const struct orr__native_rows *n);
+/* Then: GPU kinds on streams, the others on threads, as the importers make them. */
+const char *orr__native_check_place(const struct orr_event *e, uint8_t place_kind);
+
+/*
+ * Reads one native file data[0..len) into rb (a new rank of t): header, tables, events,
+ * trailer.  A file cut short keeps its complete frames, sets pub.truncated and calls
+ * opts->warn; rb->has_rank tells whether the header gave the rank.  Errors fill diag
+ * with name and the byte offset of the frame.
+ */
+int orr__native_parse(struct orr_trace *t, struct orr__rank_build *rb, const char *name,
+		      const void *data, size_t len, uint64_t max_bytes,
+		      const struct orr_import_options *opts, struct orr_diag *diag);
 
 #ifdef __cplusplus
 }

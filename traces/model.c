@@ -19,6 +19,19 @@ void *orr__vec_push(struct orr__vec *v)
 	return e;
 }
 
+void *orr__vec_extend(struct orr__vec *v, size_t n)
+{
+	void *e;
+
+	if (!n)
+		return v->p;
+	if (n > v->cap - v->n)
+		v->p = orr_xgrow(v->p, v->elem, &v->cap, v->n + n);
+	e = (char *)v->p + v->n * v->elem;
+	v->n += n;
+	return e;
+}
+
 /* The 14 tables are declared together, places first and metas last: walk them as one array. */
 _Static_assert(offsetof(struct orr__rank_build, metas) - offsetof(struct orr__rank_build, places) ==
 		       13 * sizeof(struct orr__vec),
@@ -99,6 +112,10 @@ struct orr__rank_build *orr__rank_new(struct orr_trace *t, uint32_t source)
 
 	rb->pub.rank = -1;
 	rb->pub.world_size = -1;
+	rb->pub.pid = -1;
+	rb->pub.local_rank = -1;
+	rb->pub.first_step = -1;
+	rb->pub.last_step = -1;
 	rb->pub.source = source;
 	rb->last_place = UINT32_MAX;
 	rb->places.elem = sizeof(struct orr_place);
@@ -272,13 +289,8 @@ static void collectives_from_names(struct orr_trace *t, struct orr__rank_build *
 		if (ev[i].kind != ORR_EVENT_KERNEL || ev[i].coll != ORR_NONE)
 			continue;
 		name = orr_strtab_get(t->strs, ev[i].name);
-		if (strncmp(name, "ncclDevKernel_", 14) == 0)
-			op = name + 14;
-		else if (strncmp(name, "ncclKernel_", 11) == 0)
-			op = name + 11;
-		else
+		if (!orr_nccl_kernel_type(name, &op, &len))
 			continue;
-		len = strcspn(op, "_(<");
 		c = orr__vec_push(&rb->colls);
 		*c = (struct orr_collective){ .type = orr_strtab_intern(t->strs, op, len),
 					      .in_nelems = -1,
@@ -313,23 +325,14 @@ static void collective_bytes(struct orr_trace *t, struct orr__rank_build *rb)
 		rb->pub.n##field = (vec).n;            \
 	} while (0)
 
-void orr__rank_finish(struct orr_trace *t, struct orr__rank_build *rb)
+static void make_views(struct orr__rank_build *rb)
 {
-	link_flows(rb);
-	name_places(rb);
-	collectives_from_names(t, rb);
-	collective_bytes(t, rb);
-	if (!sorted(rb->events.p, rb->events.n))
-		qsort(rb->events.p, rb->events.n, sizeof(struct orr_event), cmp_event);
-	rb->pub.nflows = rb->flows.n;
 	free(rb->flows.p);
 	free(rb->metas.p);
 	memset(&rb->flows, 0, sizeof(rb->flows));
 	memset(&rb->metas, 0, sizeof(rb->metas));
-	rb->pub.places = rb->places.p;
-	rb->pub.nplaces = rb->places.n;
-	rb->pub.events = rb->events.p;
-	rb->pub.nevents = rb->events.n;
+	VIEW(places, rb->places, struct orr_place);
+	VIEW(events, rb->events, struct orr_event);
 	VIEW(ops, rb->ops, struct orr_op_args);
 	VIEW(inputs, rb->inputs, struct orr_input);
 	VIEW(dims, rb->dims, int64_t);
@@ -339,6 +342,42 @@ void orr__rank_finish(struct orr_trace *t, struct orr__rank_build *rb)
 	VIEW(comms, rb->comms, struct orr_comm);
 	VIEW(devices, rb->devices, struct orr_device);
 	VIEW(skipped, rb->skipped, struct orr_skipped);
-	rb->pub.collectives = rb->colls.p;
-	rb->pub.ncollectives = rb->colls.n;
+	VIEW(collectives, rb->colls, struct orr_collective);
+}
+
+void orr__rank_finish(struct orr_trace *t, struct orr__rank_build *rb)
+{
+	link_flows(rb);
+	name_places(rb);
+	collectives_from_names(t, rb);
+	collective_bytes(t, rb);
+	if (!sorted(rb->events.p, rb->events.n))
+		qsort(rb->events.p, rb->events.n, sizeof(struct orr_event), cmp_event);
+	rb->pub.nflows = rb->flows.n;
+	make_views(rb);
+}
+
+/*
+ * The model's order is start, longer first, place, then input order: a file written
+ * from a model is in it already and stays as it is (string ids, which cmp_event also
+ * compares, differ from one string table to another).  Anything else gets the total
+ * order of cmp_event.
+ */
+void orr__rank_finish_native(struct orr__rank_build *rb)
+{
+	const struct orr_event *ev = rb->events.p;
+	bool in_order = true;
+
+	for (size_t i = 1; i < rb->events.n && in_order; i++) {
+		const struct orr_event *a = &ev[i - 1], *b = &ev[i];
+		int c;
+
+		if (!(c = cmp_i64(a->start_ns, b->start_ns)) &&
+		    !(c = cmp_i64(b->dur_ns, a->dur_ns)))
+			c = cmp_i64(a->place, b->place);
+		in_order = c <= 0;
+	}
+	if (!in_order)
+		qsort(rb->events.p, rb->events.n, sizeof(struct orr_event), cmp_event);
+	make_views(rb);
 }

@@ -151,3 +151,21 @@ enum orr_sync_kind orr__kineto_sync_kind(const char *s, size_t len)
 			return (enum orr_sync_kind)k;
 	return ORR_SYNC_UNKNOWN;
 }
+
+bool orr_nccl_kernel_type(const char *name, const char **ret_type, size_t *ret_len)
+{
+	static const char *const prefixes[] = { "ncclDevKernel_", "ncclKernel_" };
+
+	for (size_t i = 0; i < 2; i++) {
+		const char *p = strstr(name, prefixes[i]);
+
+		if (p && (p == name || (p[-1] >= '0' && p[-1] <= '9') || p[-1] == ' ')) {
+			p += strlen(prefixes[i]);
+			/* Digits end it too: the mangled name goes on with the argument's length. */
+			*ret_len = strcspn(p, "_(<0123456789");
+			*ret_type = p;
+			return *ret_len > 0;
+		}
+	}
+	return false;
+}

@@ -197,6 +197,21 @@ struct orr_rank {
 	const struct orr_skipped *skipped; /* categories not in the model, with counts */
 	size_t nskipped;
 	uint64_t nflows; /* ac2g / async_cpu_to_gpu flow endpoints read */
+
+	/* What a native file says about its process; unknown (as here) for Kineto input. */
+	uint32_t host;          /* interned; ORR_STR_NONE when unknown */
+	uint32_t producer;      /* interned, e.g. "orrery-tracer 0.1.0"; ORR_STR_NONE */
+	uint32_t clock_source;  /* interned, e.g. "CLOCK_REALTIME"; ORR_STR_NONE */
+	int64_t pid;            /* -1 */
+	int32_t local_rank;     /* -1 */
+	uint32_t cupti_version; /* 0 */
+	/* 0 when unknown */
+	int32_t cuda_driver_version, cuda_runtime_version;
+	/* Activity records the capture lost, and events the tracer could not store. */
+	uint64_t dropped_records, dropped_events;
+	/* The recorded step window; -1 when not windowed. */
+	int64_t first_step, last_step;
+	bool truncated; /* the file was cut short: the events of its complete frames only */
 };
 
 struct orr_trace;
@@ -207,12 +222,19 @@ struct orr_import_options {
 	/* Called between files and every 64 MiB of input, from the importing thread. */
 	void (*progress)(void *data, const char *file, uint64_t done_bytes);
 	void *progress_data;
+	/*
+	 * Called, when set, for what the import survives: a native file cut short (its
+	 * complete frames are kept).  msg names the file and the byte offset.
+	 */
+	void (*warn)(void *data, const char *msg);
+	void *warn_data;
 };
 
 /*
- * Reads PATH: a Kineto JSON file (.json, .json.gz, .json.zst), a directory of per-rank
- * files, or a .tar / .tar.gz / .tar.zst of them.  Ranks come from distributedInfo.rank,
- * else from the file name (rank-3, rank3, worker3).  opts may be NULL.
+ * Reads PATH: a Kineto JSON file (.json, .json.gz, .json.zst) or a native file (.orr,
+ * orrery/native.h), a directory of per-rank files (a run directory's manifest.json is
+ * skipped), or a .tar / .tar.gz / .tar.zst of them.  Ranks come from distributedInfo.rank
+ * or the native header, else from the file name (rank-3, rank3, worker3).  opts may be NULL.
  */
 int orr_trace_import(const char *path, const struct orr_import_options *opts,
 		     struct orr_trace **ret_trace, struct orr_diag *reterr_diag);
@@ -233,6 +255,12 @@ const char *orr_call_name(enum orr_call call);
 enum orr_call orr_call_classify(const char *name);
 /* Element size of a dtype name as PyTorch writes it ("Float", "c10::BFloat16", ...); 0 if unknown. */
 int orr_dtype_bytes(const char *name);
+/*
+ * The collective of an NCCL kernel name, demangled or not:
+ * "ncclDevKernel_AllReduce_Sum_f32_RING_LL(...)" -> "AllReduce" (*ret_type, *ret_len
+ * point into name).  False for other names.
+ */
+bool orr_nccl_kernel_type(const char *name, const char **ret_type, size_t *ret_len);
 
 /*
  * Steps under DESIGN.md's definition.  Step k starts at its ProfilerStep#k annotation;
@@ -257,6 +285,18 @@ int orr_rank_steps(const struct orr_trace *t, const struct orr_rank *r, struct o
  * *ret_steps is malloc'ed.
  */
 int orr_trace_job_steps(const struct orr_trace *t, struct orr_step **ret_steps, size_t *ret_n);
+
+/*
+ * Chrome trace-event JSON in Kineto's dialect (traces/chrome-write.c), for Perfetto and
+ * for reading back: a one-rank file imports to the same model.  Every rank of t goes
+ * into one file (several ranks get distinct processes; such a file reads back as one
+ * rank), or with _rank only r.  Written to PATH.tmp.PID, renamed when complete; on
+ * failure nothing is left and reterr_diag names PATH.
+ */
+int orr_trace_write_chrome(const struct orr_trace *t, const char *path,
+			   struct orr_diag *reterr_diag);
+int orr_trace_write_chrome_rank(const struct orr_trace *t, const struct orr_rank *r,
+				const char *path, struct orr_diag *reterr_diag);
 
 #ifdef __cplusplus
 }

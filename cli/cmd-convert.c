@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: MIT */
+/* orrery convert: a trace in one format -> the same trace in another (native, Chrome JSON). */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "orrery/native.h"
+#include "banned.h"
+
+static const char usage_text[] =
+	"usage: orrery convert [--to native|chrome] -o OUT TRACE\n\n"
+	"Reads TRACE (a Kineto/PyTorch-profiler .json, .json.gz or .json.zst file, a native\n"
+	".orr file, a directory of per-rank files or a run directory, or a .tar/.tar.gz/.tar.zst\n"
+	"of them) and writes the same trace as OUT:\n\n"
+	"  native   OUT.orr for a one-rank trace, else a run directory OUT/ with rank-R.orr\n"
+	"           per rank and manifest.json (`orrery pack` makes one file of it)\n"
+	"  chrome   OUT.json: Chrome trace-event JSON as torch.profiler writes it, for\n"
+	"           Perfetto (ui.perfetto.dev) or chrome://tracing, every rank in one file;\n"
+	"           or a directory OUT/ with rank-R.json per rank, which reads back rank by rank\n\n"
+	"Without --to the format follows from OUT: .orr is native, .json is chrome, any other\n"
+	"name is a native run directory.  A directory OUT must not exist or be empty.  Output\n"
+	"is written under a temporary name and renamed when complete.\n\n"
+	"  -o, --output OUT   what to write (required)\n"
+	"  --to FORMAT        native or chrome (docs/orrery-convert.md)\n"
+	"  -h, --help         this help\n";
+
+#define PRODUCER "orrery convert " ORR_VERSION
+
+enum format { FORMAT_UNSET = -1, FORMAT_NATIVE, FORMAT_CHROME };
+
+struct options {
+	int to;
+	char *out; /* without trailing slashes */
+	const char *in;
+	bool out_dir; /* OUT is a directory of per-rank files */
+};
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n > m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* The format and layout from --to and OUT's name; -1 to go on, else the exit status. */
+static int decide_output(struct options *o)
+{
+	bool orr = ends_with(o->out, ORR_NATIVE_SUFFIX), json = ends_with(o->out, ".json");
+
+	o->out_dir = !orr && !json;
+	if (o->to == FORMAT_UNSET)
+		o->to = json ? FORMAT_CHROME : FORMAT_NATIVE;
+	if (orr && o->to == FORMAT_CHROME)
+		return cli_usage_error(
+			"convert", "'%s': a Chrome trace goes to FILE.json or a directory", o->out);
+	if (json && o->to == FORMAT_NATIVE)
+		return cli_usage_error(
+			"convert", "'%s': a native trace goes to FILE.orr or a directory", o->out);
+	return -1;
+}
+
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "to", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			if (!optarg[0])
+				return cli_usage_error("convert", "empty output name");
+			free(o->out);
+			o->out = orr_xstrdup(optarg);
+			for (size_t n = strlen(o->out); n > 1 && o->out[n - 1] == '/'; n--)
+				o->out[n - 1] = '\0';
+			break;
+		case 't':
+			if (strcmp(optarg, "native") == 0)
+				o->to = FORMAT_NATIVE;
+			else if (strcmp(optarg, "chrome") == 0)
+				o->to = FORMAT_CHROME;
+			else
+				return cli_usage_error("convert",
+						       "unknown format '%s' (native or chrome)",
+						       optarg);
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return EXIT_OK;
+		default:
+			return cli_usage_error("convert", "bad option");
+		}
+	}
+	if (optind != argc - 1)
+		return cli_usage_error("convert",
+				       optind >= argc ? "no trace given" : "one trace at a time");
+	o->in = argv[optind];
+	if (!o->out)
+		return cli_usage_error("convert", "no output given (-o OUT)");
+	return decide_output(o);
+}
+
+/* Bytes of a file, or of the regular files directly in a directory. */
+static uint64_t size_of(const char *path)
+{
+	struct stat st;
+	struct dirent *de;
+	uint64_t total = 0;
+	DIR *d;
+
+	if (stat(path, &st) < 0)
+		return 0;
+	if (!S_ISDIR(st.st_mode))
+		return (uint64_t)st.st_size;
+	d = opendir(path);
+	while (d && (de = readdir(d))) {
+		char *p = orr_xasprintf("%s/%s", path, de->d_name);
+
+		if (stat(p, &st) == 0 && S_ISREG(st.st_mode))
+			total += (uint64_t)st.st_size;
+		free(p);
+	}
+	if (d)
+		closedir(d);
+	return total;
+}
+
+/* Removes a directory this command made, with the files in it. */
+static void remove_dir(const char *path)
+{
+	struct dirent *de;
+	DIR *d = opendir(path);
+
+	while (d && (de = readdir(d))) {
+		char *p;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		p = orr_xasprintf("%s/%s", path, de->d_name);
+		remove(p);
+		free(p);
+	}
+	if (d)
+		closedir(d);
+	rmdir(path);
+}
+
+/* An OUT directory may be new or empty: rename() replaces an empty one. */
+static int check_out_dir(const char *out)
+{
+	struct stat st;
+	DIR *d;
+	struct dirent *de;
+	bool empty = true;
+
+	if (stat(out, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	d = opendir(out);
+	if (!d)
+		return -errno;
+	while (empty && (de = readdir(d)))
+		empty = strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0;
+	closedir(d);
+	return empty ? 0 : -ENOTEMPTY;
+}
+
+static void write_error(const char *path, int err, const struct orr_diag *d)
+{
+	cli_error("cannot write '%s': %s%s%s", path, orr_strerror(err), d->msg[0] ? ": " : "",
+		  d->msg);
+}
+
+/* The rank's process: from a native header, else the pid of its first thread. */
+static int64_t process_id(const struct orr_rank *r)
+{
+	for (size_t i = 0; r->pid < 0 && i < r->nplaces; i++)
+		if (r->places[i].kind == ORR_PLACE_THREAD)
+			return r->places[i].pid;
+	return r->pid;
+}
+
+static int write_manifest(const char *dir, const struct orr_trace *t, char **names)
+{
+	size_t n = orr_trace_rank_count(t);
+	struct orr_run_file *files = orr_xcalloc(n, sizeof(*files));
+	struct timespec now;
+	int err;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	for (size_t i = 0; i < n; i++) {
+		const struct orr_rank *r = orr_trace_get_rank(t, i);
+
+		files[i] = (struct orr_run_file){
+			.path = names[i],
+			.rank = r->rank,
+			.pid = process_id(r),
+			.host = r->host != ORR_STR_NONE ? orr_trace_str(t, r->host) : NULL,
+			.events = r->nevents,
+			.dropped_records = r->dropped_records,
+			.dropped_events = r->dropped_events,
+		};
+	}
+	err = orr_run_write_manifest(
+		dir, &(struct orr_run_manifest){
+			     .producer = PRODUCER,
+			     .created_unix_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec,
+			     .world_size = orr_trace_get_rank(t, 0)->world_size,
+			     .skip_steps = -1,
+			     .steps = -1,
+			     .exit_status = -1,
+			     .files = files,
+			     .nfiles = n,
+		     });
+	free(files);
+	return err;
+}
+
+/* One file per rank (and the manifest) in a new directory, renamed to OUT when complete. */
+static int write_dir(const struct options *o, const struct orr_trace *t)
+{
+	size_t n = orr_trace_rank_count(t);
+	char *tmp = orr_xasprintf("%s.tmp.%ld", o->out, (long)getpid());
+	char **names = orr_xcalloc(n, sizeof(*names));
+	struct orr_diag d;
+	int err = 0, ret = EXIT_FAIL;
+
+	orr_diag_clear(&d);
+	if ((err = check_out_dir(o->out)) || (mkdir(tmp, 0777) < 0 && (err = -errno))) {
+		cli_error("cannot write '%s': %s", o->out,
+			  err == -ENOTEMPTY ? "it exists and is not empty" : orr_strerror(err));
+		goto out;
+	}
+	for (size_t i = 0; i < n && !err; i++) {
+		const struct orr_rank *r = orr_trace_get_rank(t, i);
+		char *path;
+
+		names[i] = orr_xasprintf("rank-%d%s", r->rank,
+					 o->to == FORMAT_NATIVE ? ORR_NATIVE_SUFFIX : ".json");
+		path = orr_xasprintf("%s/%s", tmp, names[i]);
+		err = o->to == FORMAT_NATIVE ? orr_native_write_rank(path, t, r, PRODUCER, &d)
+					     : orr_trace_write_chrome_rank(t, r, path, &d);
+		free(path);
+		if (err) {
+			char *final = orr_xasprintf("%s/%s", o->out, names[i]);
+
+			write_error(final, err, &d);
+			free(final);
+		}
+	}
+	if (!err && o->to == FORMAT_NATIVE && (err = write_manifest(tmp, t, names)))
+		cli_error("cannot write '%s/%s': %s", o->out, ORR_NATIVE_MANIFEST,
+			  orr_strerror(err));
+	if (!err && rename(tmp, o->out) < 0) {
+		err = -errno;
+		cli_error("cannot write '%s': %s", o->out, orr_strerror(err));
+	}
+	if (err)
+		remove_dir(tmp);
+	else
+		ret = EXIT_OK;
+out:
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	free(tmp);
+	return ret;
+}
+
+static int write_file(const struct options *o, const struct orr_trace *t)
+{
+	struct orr_diag d;
+	size_t n = orr_trace_rank_count(t);
+	int err;
+
+	orr_diag_clear(&d);
+	if (o->to == FORMAT_NATIVE && n != 1) {
+		cli_error("cannot write '%s': '%s' has %zu ranks and a native file holds one; "
+			  "give a directory",
+			  o->out, o->in, n);
+		return EXIT_FAIL;
+	}
+	err = o->to == FORMAT_NATIVE
+		      ? orr_native_write_rank(o->out, t, orr_trace_get_rank(t, 0), PRODUCER, &d)
+		      : orr_trace_write_chrome(t, o->out, &d);
+	if (err) {
+		write_error(o->out, err, &d);
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+static void warn(void *data, const char *msg)
+{
+	fprintf(stderr, "orrery: warning: %s\n", msg);
+}
+
+static void summary(const struct options *o, const struct orr_trace *t)
+{
+	uint64_t in = size_of(o->in), out = size_of(o->out), events = 0;
+	size_t n = orr_trace_rank_count(t);
+
+	for (size_t i = 0; i < n; i++)
+		events += orr_trace_get_rank(t, i)->nevents;
+	fprintf(stderr, "%s -> %s (%s): %zu rank%s, %llu events, %llu -> %llu bytes", o->in, o->out,
+		o->to == FORMAT_NATIVE ? "native" : "chrome", n, n == 1 ? "" : "s",
+		(unsigned long long)events, (unsigned long long)in, (unsigned long long)out);
+	if (in && out)
+		fprintf(stderr, " (%.1fx %s)",
+			in >= out ? (double)in / (double)out : (double)out / (double)in,
+			in >= out ? "smaller" : "larger");
+	fputc('\n', stderr);
+}
+
+int cmd_convert(int argc, char **argv)
+{
+	struct options o = { .to = FORMAT_UNSET };
+	struct orr_import_options iopts = { .warn = warn };
+	struct orr_trace *t = NULL;
+	struct orr_diag d;
+	int ret, err;
+
+	ret = parse_options(argc, argv, &o);
+	if (ret >= 0)
+		goto out;
+	err = orr_trace_import(o.in, &iopts, &t, &d);
+	if (err) {
+		cli_import_error(o.in, err, &d);
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	ret = o.out_dir ? write_dir(&o, t) : write_file(&o, t);
+	if (ret == EXIT_OK)
+		summary(&o, t);
+out:
+	orr_trace_free(t);
+	free(o.out);
+	return ret;
+}

@@ -1,0 +1,246 @@
+#!/bin/bash
+# CLI tests of `orrery convert` and `orrery pack` (suite golden), run from the source root
+# with $ORRERY set (tests/meson.build):
+#
+#   run-convert.sh native-dir TRACE    convert to a run directory, then pack it: the files,
+#                                      the manifest, and `info` of each equal to TRACE's
+#   run-convert.sh native-file TRACE   a one-rank trace to FILE.orr; several ranks refused
+#   run-convert.sh chrome TRACE        to one Chrome JSON file (check-chrome.py) and to a
+#                                      directory of per-rank files that reads back as TRACE
+#   run-convert.sh chain TRACE         Kineto -> native -> Chrome -> native: `info` unchanged
+#   run-convert.sh bad FILE            convert of a missing, malformed or truncated FILE:
+#                                      exit 1, one "orrery: error: " line naming FILE,
+#                                      nothing written, for each kind of output
+#   run-convert.sh bad-pack            pack of what is not a run: the same
+#   run-convert.sh usage               usage errors (exit 2), --help, an OUT in the way
+#
+# `info --format=json` outputs are compared by same-info.py; Chrome JSON files cannot
+# carry the skipped categories and the producer's flow count, so those are left out.
+set -uo pipefail
+
+golden=tests/golden
+orrery=${ORRERY:?ORRERY is not set (run through meson test)}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+run() {
+	echo "+ orrery $*" >&2
+	"$orrery" "$@" >"$work/out" 2>"$work/err"
+	rc=$?
+}
+
+show() {
+	echo "--- stdout:" >&2
+	head -n 20 "$work/out" >&2
+	echo "--- stderr:" >&2
+	head -n 20 "$work/err" >&2
+}
+
+expect_rc() {
+	if [[ $rc != "$1" ]]; then
+		show
+		fail "exit status $rc, expected $1"
+	fi
+}
+
+expect_in() {
+	if ! grep -qF -- "$2" "$work/$1"; then
+		show
+		fail "std$1 lacks '$2'"
+	fi
+}
+
+# A successful conversion: exit 0, nothing on stdout, one summary line on stderr.
+convert_ok() {
+	run convert "$@"
+	expect_rc 0
+	[[ -s $work/out ]] && { show; fail "output on stdout"; }
+	[[ $(wc -l <"$work/err") == 1 ]] || { show; fail "not one summary line on stderr"; }
+	expect_in err " -> "
+}
+
+# `info --format=json` of $2 holds what that of $1 holds; $3: keys to leave out.
+same_info() {
+	"$orrery" info --format=json "$1" >"$work/a.json" || fail "info '$1' failed"
+	"$orrery" info --format=json "$2" >"$work/b.json" || fail "info '$2' failed"
+	python3 "$golden/same-info.py" "$work/a.json" "$work/b.json" --ignore "${3:-}" ||
+		fail "'$2' does not read back as '$1'"
+}
+
+# Nothing but the names given is in $work/dir (no output, no temporary file).
+only_in() {
+	local dir=$1 want=$2 got
+
+	got=$(cd "$dir" && ls -A | tr '\n' ' ')
+	[[ $got == "$want" ]] || fail "'$dir' holds '$got', expected '$want'"
+}
+
+need_python() {
+	command -v python3 >/dev/null || { echo "skipped: no python3" >&2; exit 77; }
+}
+
+# One failing command: exit 1, nothing on stdout, one error line naming $1.
+expect_error_naming() {
+	expect_rc 1
+	[[ -s $work/out ]] && { show; fail "output on stdout"; }
+	[[ $(wc -l <"$work/err") == 1 ]] || { show; fail "not one line on stderr"; }
+	[[ $(head -c 15 "$work/err") == "orrery: error: " ]] || { show; fail "no 'orrery: error: '"; }
+	expect_in err "$1"
+	cat "$work/err" >&2
+}
+
+mode=${1:-}
+shift || true
+case $mode in
+native-dir)
+	need_python
+	trace=$1
+	mkdir "$work/o"
+	convert_ok "$trace" -o "$work/o/run"
+	only_in "$work/o" "run "
+	only_in "$work/o/run" "manifest.json rank-0.orr rank-1.orr "
+	python3 - "$work/o/run/manifest.json" <<-'EOF' || fail "bad manifest"
+		import json, sys
+		m = json.load(open(sys.argv[1]))
+		assert m["format"] == "orrery-run" and m["version"] == 1, m
+		assert m["producer"].startswith("orrery convert "), m
+		assert [f["path"] for f in m["files"]] == ["rank-0.orr", "rank-1.orr"], m
+		assert [f["rank"] for f in m["files"]] == [0, 1] and m["world_size"] == 2, m
+		assert all(f["events"] > 0 for f in m["files"]), m
+	EOF
+	same_info "$trace" "$work/o/run"
+	# pack: RUN.tar.zst by default, -o otherwise; both read as the directory does.
+	run pack "$work/o/run/"
+	expect_rc 0
+	[[ -s $work/out ]] && { show; fail "output on stdout"; }
+	only_in "$work/o" "run run.tar.zst "
+	same_info "$trace" "$work/o/run.tar.zst"
+	run pack -o "$work/o/other.tar.zst" "$work/o/run"
+	expect_rc 0
+	cmp -s "$work/o/run.tar.zst" "$work/o/other.tar.zst" || fail "two packs of one run differ"
+	# An empty directory is a fine OUT; a non-empty one is refused and left alone.
+	mkdir "$work/o/empty"
+	convert_ok "$trace" -o "$work/o/empty"
+	only_in "$work/o/empty" "manifest.json rank-0.orr rank-1.orr "
+	run convert "$trace" -o "$work/o/run"
+	expect_error_naming "$work/o/run"
+	expect_in err "not empty"
+	only_in "$work/o/run" "manifest.json rank-0.orr rank-1.orr "
+	;;
+native-file)
+	need_python
+	dir=$1
+	mkdir "$work/o"
+	convert_ok "$dir/rank-1.trace.json" -o "$work/o/r1.orr"
+	same_info "$dir/rank-1.trace.json" "$work/o/r1.orr"
+	convert_ok "$work/o/r1.orr" -o "$work/o/again.orr"
+	same_info "$dir/rank-1.trace.json" "$work/o/again.orr"
+	run convert "$dir" -o "$work/o/both.orr"
+	expect_error_naming "$work/o/both.orr"
+	expect_in err "give a directory"
+	only_in "$work/o" "again.orr r1.orr "
+	# A native file cut inside its first frame, or with junk after the magic, is refused.
+	head -c 30 "$work/o/r1.orr" >"$work/cut.orr"
+	head -c 20 "$work/o/r1.orr" >"$work/junk.orr"
+	printf 'not a zstd frame at all' >>"$work/junk.orr"
+	for f in cut.orr junk.orr; do
+		run convert "$work/$f" -o "$work/o/x.json"
+		expect_error_naming "$work/$f"
+		only_in "$work/o" "again.orr r1.orr "
+	done
+	;;
+chrome)
+	need_python
+	trace=$1
+	convert_ok "$trace" -o "$work/all.json"
+	python3 "$golden/check-chrome.py" "$work/all.json" --ranks 0,1 --min-flows 1 \
+		--min-waits 1 || fail "invalid Chrome trace"
+	convert_ok --to chrome "$trace" -o "$work/ranks"
+	only_in "$work/ranks" "rank-0.json rank-1.json "
+	same_info "$trace" "$work/ranks" skipped,flows
+	for r in 0 1; do
+		python3 "$golden/check-chrome.py" "$work/ranks/rank-$r.json" --ranks $r \
+			--min-flows 1 --min-waits 1 || fail "invalid Chrome trace"
+	done
+	convert_ok "$work/ranks/rank-0.json" -o "$work/r0.json"
+	same_info "$work/ranks/rank-0.json" "$work/r0.json"
+	;;
+chain)
+	need_python
+	trace=$1
+	convert_ok "$trace" -o "$work/native"
+	convert_ok --to chrome "$work/native" -o "$work/chrome"
+	convert_ok "$work/chrome" -o "$work/native2"
+	same_info "$trace" "$work/native2" skipped,flows
+	;;
+bad)
+	file=$1
+	mkdir "$work/o"
+	for out in out.orr out.json run; do
+		run convert "$file" -o "$work/o/$out"
+		expect_error_naming "$file"
+		only_in "$work/o" ""
+	done
+	;;
+bad-pack)
+	mkdir -p "$work/o" "$work/empty" "$work/junk" "$work/cut"
+	run pack -o "$work/o/x.tar.zst" "$work/missing"
+	expect_error_naming "$work/missing"
+	run pack -o "$work/o/x.tar.zst" "$work/empty"
+	expect_error_naming "$work/empty"
+	printf '{"traceEvents": []}' >"$work/junk/rank-0.orr"
+	run pack -o "$work/o/x.tar.zst" "$work/junk"
+	expect_error_naming "$work/junk/rank-0.orr"
+	printf 'x' >"$work/o/file"
+	run pack "$work/o/file"
+	expect_error_naming "$work/o/file"
+	only_in "$work/o" "file "
+	;;
+usage)
+	run convert
+	expect_rc 2
+	expect_in err "no trace given"
+	expect_in err "orrery convert --help"
+	run convert x.json
+	expect_rc 2
+	expect_in err "no output given"
+	run convert --to xml -o y x
+	expect_rc 2
+	expect_in err "unknown format 'xml'"
+	run convert --to chrome -o y.orr x
+	expect_rc 2
+	expect_in err "a Chrome trace goes to FILE.json"
+	run convert --to native -o y.json x
+	expect_rc 2
+	expect_in err "a native trace goes to FILE.orr"
+	run convert -o y a b
+	expect_rc 2
+	expect_in err "one trace at a time"
+	run pack
+	expect_rc 2
+	expect_in err "no run directory given"
+	expect_in err "orrery pack --help"
+	run pack a b
+	expect_rc 2
+	for cmd in convert pack; do
+		run "$cmd" --help
+		expect_rc 0
+		expect_in out "usage: orrery $cmd"
+		expect_in out "--output"
+		[[ -s $work/err ]] && { show; fail "output on stderr"; }
+	done
+	run --help
+	expect_in out "convert"
+	expect_in out "pack"
+	;;
+*)
+	echo "usage: $0 native-dir|native-file|chrome|chain TRACE | bad FILE | bad-pack | usage" >&2
+	exit 2
+	;;
+esac
+echo "ok" >&2

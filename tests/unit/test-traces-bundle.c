@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Run directories (traces/bundle.c): the manifest's exact text, packing a run into a
+ * .tar.zst that reads back as the directory does, and packing what is not a run.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <archive.h>
+#include <archive_entry.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "orrery/native.h"
+#include "orrery/trace.h"
+#include "model-compare.h"
+#include "test-util.h"
+
+/* ---- helpers ---- */
+
+static char *read_text(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+	int c;
+
+	assert_non_null(f);
+	while ((c = fgetc(f)) != EOF)
+		fputc(c, m);
+	fclose(f);
+	fclose(m);
+	return text;
+}
+
+static void write_text(const char *path, const char *text, size_t len)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(text, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+}
+
+static bool exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+/* Names in dir other than . and .., concatenated with spaces. */
+static char *listing(const char *dir)
+{
+	struct dirent **ents;
+	int n = scandir(dir, &ents, NULL, alphasort);
+	char *out = orr_xstrdup("");
+
+	assert_true(n >= 0);
+	for (int i = 0; i < n; i++) {
+		if (ents[i]->d_name[0] != '.') {
+			char *next = orr_xasprintf("%s%s%s", out, *out ? " " : "", ents[i]->d_name);
+
+			free(out);
+			out = next;
+		}
+		free(ents[i]);
+	}
+	free(ents);
+	return out;
+}
+
+/* The sample converted to a run directory DIR/run, as `orrery convert` makes one. */
+static char *make_run(const char *dir, struct orr_trace **ret_trace)
+{
+	const char *root = getenv("ORR_SOURCE_ROOT");
+	char *sample = orr_xasprintf("%s/traces/samples/tiny-2rank", root ? root : ".");
+	char *run = orr_xasprintf("%s/run", dir);
+	static const char *const names[] = { "rank-0.orr", "rank-1.orr" };
+	struct orr_run_file files[2];
+	struct orr_trace *t = NULL;
+	struct orr_diag d;
+
+	if (orr_trace_import(sample, NULL, &t, &d))
+		fail_msg("%s: %s", sample, d.msg);
+	assert_int_equal(orr_trace_rank_count(t), 2);
+	assert_int_equal(mkdir(run, 0777), 0);
+	for (size_t i = 0; i < 2; i++) {
+		const struct orr_rank *r = orr_trace_get_rank(t, i);
+		char *path = orr_xasprintf("%s/rank-%d.orr", run, r->rank);
+
+		if (orr_native_write_rank(path, t, r, "test", &d))
+			fail_msg("%s: %s", path, d.msg);
+		files[i] = (struct orr_run_file){
+			.path = names[i], .rank = r->rank, .pid = -1, .events = r->nevents
+		};
+		free(path);
+	}
+	assert_int_equal(orr_run_write_manifest(run, &(struct orr_run_manifest){ .producer = "test",
+										 .world_size = 2,
+										 .skip_steps = -1,
+										 .steps = -1,
+										 .exit_status = -1,
+										 .files = files,
+										 .nfiles = 2 }),
+			 0);
+	free(sample);
+	*ret_trace = t;
+	return run;
+}
+
+/* ---- the manifest ---- */
+
+static void test_bundle_manifest_text(void **state)
+{
+	static const char *const argv[] = { "torchrun", "--nproc-per-node=8", "say \"hi\"\n\\",
+					    "\x01\xff" };
+	struct orr_run_file files[] = {
+		{ "rank-0.orr", 0, 4242, "node-a", 100, 1, 2 },
+		{ "rank-1.orr", 1, 4243, NULL, 0, 0, 0 },
+	};
+	char *path = orr_xasprintf("%s/%s", (char *)*state, ORR_NATIVE_MANIFEST);
+	char *text;
+
+	assert_int_equal(orr_run_write_manifest(
+				 *state,
+				 &(struct orr_run_manifest){ .producer = "orrery record 0.1.0",
+							     .command = argv,
+							     .ncommand = 4,
+							     .created_unix_ns = 1767189312123456789,
+							     .world_size = 2,
+							     .skip_steps = 3,
+							     .steps = 5,
+							     .exit_status = 0,
+							     .files = files,
+							     .nfiles = 2 }),
+			 0);
+	text = read_text(path);
+	assert_string_equal(
+		text,
+		"{\n"
+		"  \"format\": \"orrery-run\",\n"
+		"  \"version\": 1,\n"
+		"  \"producer\": \"orrery record 0.1.0\",\n"
+		"  \"command\": [\"torchrun\", \"--nproc-per-node=8\", \"say \\\"hi\\\"\\u000a\\\\\", "
+		"\"\\u0001\\ufffd\"],\n"
+		"  \"created_unix_ns\": 1767189312123456789,\n"
+		"  \"world_size\": 2,\n"
+		"  \"skip_steps\": 3,\n"
+		"  \"steps\": 5,\n"
+		"  \"exit_status\": 0,\n"
+		"  \"files\": [\n"
+		"    {\"path\": \"rank-0.orr\", \"rank\": 0, \"pid\": 4242, \"host\": \"node-a\", "
+		"\"events\": 100, \"dropped_records\": 1, \"dropped_events\": 2},\n"
+		"    {\"path\": \"rank-1.orr\", \"rank\": 1, \"pid\": 4243, \"host\": null, "
+		"\"events\": 0, \"dropped_records\": 0, \"dropped_events\": 0}\n"
+		"  ]\n"
+		"}\n");
+	/* Only the manifest: no temporary file is left. */
+	free(text);
+	text = listing(*state);
+	assert_string_equal(text, ORR_NATIVE_MANIFEST);
+	free(text);
+	free(path);
+}
+
+/* The null case: nothing known; and a directory that does not exist. */
+static void test_bundle_manifest_empty_and_missing_dir(void **state)
+{
+	char *path = orr_xasprintf("%s/%s", (char *)*state, ORR_NATIVE_MANIFEST);
+	char *missing = orr_xasprintf("%s/missing", (char *)*state);
+	char *text;
+
+	assert_int_equal(orr_run_write_manifest(*state,
+						&(struct orr_run_manifest){ .world_size = -1,
+									    .skip_steps = -1,
+									    .steps = -1,
+									    .exit_status = -1 }),
+			 0);
+	text = read_text(path);
+	assert_string_equal(text, "{\n"
+				  "  \"format\": \"orrery-run\",\n"
+				  "  \"version\": 1,\n"
+				  "  \"producer\": null,\n"
+				  "  \"command\": [],\n"
+				  "  \"created_unix_ns\": 0,\n"
+				  "  \"world_size\": -1,\n"
+				  "  \"skip_steps\": -1,\n"
+				  "  \"steps\": -1,\n"
+				  "  \"exit_status\": -1,\n"
+				  "  \"files\": []\n"
+				  "}\n");
+	assert_int_equal(orr_run_write_manifest(missing, &(struct orr_run_manifest){ 0 }), -ENOENT);
+	free(text);
+	free(missing);
+	free(path);
+}
+
+/* ---- packing ---- */
+
+/* The members of an archive, "name:size" joined with spaces, in archive order. */
+static char *members(const char *path)
+{
+	struct archive *a = archive_read_new();
+	struct archive_entry *e;
+	char *out = orr_xstrdup("");
+
+	archive_read_support_filter_zstd(a);
+	archive_read_support_format_tar(a);
+	assert_int_equal(archive_read_open_filename(a, path, 65536), ARCHIVE_OK);
+	while (archive_read_next_header(a, &e) == ARCHIVE_OK) {
+		char *next = orr_xasprintf("%s%s%s:%lld", out, *out ? " " : "",
+					   archive_entry_pathname(e),
+					   (long long)archive_entry_size(e));
+
+		free(out);
+		out = next;
+	}
+	archive_read_free(a);
+	return out;
+}
+
+static void test_bundle_pack_reads_back_as_the_directory(void **state)
+{
+	struct orr_trace *t, *from_dir, *from_pack;
+	char *run = make_run(*state, &t);
+	char *out = orr_xasprintf("%s/run.tar.zst", (char *)*state);
+	char *want, *got;
+	struct orr_diag d;
+	struct stat st[3];
+	char *names[3];
+
+	assert_int_equal(orr_run_pack(run, out, &d), 0);
+	/* The manifest first, then the native files in name order; sizes as on disk. */
+	names[0] = orr_xasprintf("%s/%s", run, ORR_NATIVE_MANIFEST);
+	names[1] = orr_xasprintf("%s/rank-0.orr", run);
+	names[2] = orr_xasprintf("%s/rank-1.orr", run);
+	for (size_t i = 0; i < 3; i++)
+		assert_int_equal(stat(names[i], &st[i]), 0);
+	want = orr_xasprintf("manifest.json:%lld rank-0.orr:%lld rank-1.orr:%lld",
+			     (long long)st[0].st_size, (long long)st[1].st_size,
+			     (long long)st[2].st_size);
+	got = members(out);
+	assert_string_equal(got, want);
+	assert_int_equal(import_path(run, NULL, &from_dir, &d), 0);
+	assert_int_equal(import_path(out, NULL, &from_pack, &d), 0);
+	assert_same_model(from_dir, from_pack, 0);
+	/* And both are the trace they were written from, but for what Kineto lacks. */
+	assert_same_model(t, from_pack, MODEL_CMP_CHROME);
+	for (size_t i = 0; i < 3; i++)
+		free(names[i]);
+	orr_trace_free(from_pack);
+	orr_trace_free(from_dir);
+	orr_trace_free(t);
+	free(got);
+	free(want);
+	free(out);
+	free(run);
+}
+
+/* What is not a run: nothing is written, and the error names the culprit. */
+static void test_bundle_pack_refuses_bad_runs(void **state)
+{
+	const char *dir = *state;
+	char *out = orr_xasprintf("%s/out.tar.zst", dir);
+	char *missing = orr_xasprintf("%s/missing", dir);
+	char *empty = orr_xasprintf("%s/empty", dir);
+	char *bad = orr_xasprintf("%s/bad", dir);
+	char *bad_file = orr_xasprintf("%s/bad/rank-0.orr", dir);
+	char *short_file = orr_xasprintf("%s/bad/rank-0.orr", dir);
+	char *left;
+	struct orr_diag d;
+
+	assert_int_equal(orr_run_pack(missing, out, &d), -ENOENT);
+	assert_string_equal(d.file, missing);
+	assert_int_equal(mkdir(empty, 0777), 0);
+	assert_int_equal(orr_run_pack(empty, out, &d), ORR_ENOTRACE);
+	assert_string_equal(d.file, empty);
+	assert_int_equal(mkdir(bad, 0777), 0);
+	write_text(bad_file, "{\"traceEvents\": []}\n", 20);
+	assert_int_equal(orr_run_pack(bad, out, &d), ORR_EFORMAT);
+	assert_string_equal(d.file, bad_file);
+	write_text(short_file, "\x5e\x2a\x4d", 3);
+	assert_int_equal(orr_run_pack(bad, out, &d), ORR_EFORMAT);
+	assert_false(exists(out));
+	left = listing(dir);
+	assert_string_equal(left, "bad empty");
+	free(left);
+	free(short_file);
+	free(bad_file);
+	free(bad);
+	free(empty);
+	free(missing);
+	free(out);
+}
+
+static void test_bundle_pack_into_missing_dir_fails(void **state)
+{
+	struct orr_trace *t;
+	char *run = make_run(*state, &t);
+	char *out = orr_xasprintf("%s/no/such/dir/run.tar.zst", (char *)*state);
+	char *left;
+	struct orr_diag d;
+
+	assert_true(orr_run_pack(run, out, &d) < 0);
+	assert_string_equal(d.file, out);
+	left = listing(*state);
+	assert_string_equal(left, "run");
+	free(left);
+	orr_trace_free(t);
+	free(out);
+	free(run);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_bundle_manifest_text, tmpdir_setup,
+						tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_bundle_manifest_empty_and_missing_dir,
+						tmpdir_setup, tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_bundle_pack_reads_back_as_the_directory,
+						tmpdir_setup, tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_bundle_pack_refuses_bad_runs, tmpdir_setup,
+						tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_bundle_pack_into_missing_dir_fails,
+						tmpdir_setup, tmpdir_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL) ? 1 : 0;
+}

@@ -1,0 +1,469 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Chrome trace-event writer (traces/chrome-write.c): Kineto -> model -> Chrome JSON
+ * -> model gives the same model, on crafted traces, the sample and (run with the
+ * argument "real") every real trace in ../shared/traces/kineto ($ORR_SHARED_TRACES;
+ * the program then exits 77 when it is absent).
+ *
+ * What the JSON cannot carry, and so is left out of the comparison (MODEL_CMP_CHROME):
+ * - the source file name (the file read back is another one);
+ * - skipped categories: the model keeps only their counts, not the events;
+ * - nflows, the ac2g endpoints read: the writer draws one pair per launch and task
+ *   found in the model, not the producer's endpoints;
+ * - what only a native header says (host, producer, clock, pid, local rank, CUPTI and
+ *   CUDA versions, drops, step window, truncation): the Kineto importer reads none of
+ *   it (the writer still writes the versions under Kineto's keys).
+ * Everything else is compared with every index resolved, event by event in order.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "orrery/native.h"
+#include "orrery/trace.h"
+#include "model-compare.h"
+#include "test-util.h"
+
+/* ---- helpers ---- */
+
+static char *sample_path(void)
+{
+	const char *root = getenv("ORR_SOURCE_ROOT");
+
+	return orr_xasprintf("%s/traces/samples/tiny-2rank", root ? root : ".");
+}
+
+static struct orr_trace *import_ok(const char *path)
+{
+	struct orr_trace *t = NULL;
+	struct orr_diag d;
+
+	if (orr_trace_import(path, NULL, &t, &d))
+		fail_msg("cannot import %s: %s", path, d.msg);
+	return t;
+}
+
+static struct orr_trace *import_text(const char *text)
+{
+	struct orr_trace *t = NULL;
+	struct orr_diag d;
+
+	if (orr_trace_import_buffer("rank-0.json", text, strlen(text), NULL, &t, &d))
+		fail_msg("cannot import the test trace: %s (byte %lld)", d.msg,
+			 (long long)d.offset);
+	return t;
+}
+
+/* Writes one file per rank of t into dir, reads the directory back, compares. */
+static void round_trip_dir(const struct orr_trace *t, const char *dir)
+{
+	struct orr_trace *back;
+	struct orr_diag d;
+
+	for (size_t i = 0; i < orr_trace_rank_count(t); i++) {
+		const struct orr_rank *r = orr_trace_get_rank(t, i);
+		char *path = orr_xasprintf("%s/rank-%d.json", dir, r->rank);
+
+		if (orr_trace_write_chrome_rank(t, r, path, &d))
+			fail_msg("cannot write %s: %s", path, d.msg);
+		free(path);
+	}
+	back = import_ok(dir);
+	assert_same_model(t, back, MODEL_CMP_CHROME);
+	orr_trace_free(back);
+}
+
+/* The same through one file (one rank only). */
+static char *round_trip_file(const struct orr_trace *t, const char *dir, const char *name)
+{
+	char *path = orr_xasprintf("%s/%s", dir, name);
+	struct orr_trace *back;
+	struct orr_diag d;
+
+	if (orr_trace_write_chrome(t, path, &d))
+		fail_msg("cannot write %s: %s", path, d.msg);
+	back = import_ok(path);
+	assert_same_model(t, back, MODEL_CMP_CHROME);
+	orr_trace_free(back);
+	return path;
+}
+
+/* tests/golden/check-chrome.py on PATH with ARGS; skipped without python3. */
+static void check_with_python(const char *path, const char *args)
+{
+	const char *root = getenv("ORR_SOURCE_ROOT");
+	char *cmd;
+
+	if (system("python3 -c '' 2>/dev/null") != 0)
+		return;
+	cmd = orr_xasprintf("python3 '%s/tests/golden/check-chrome.py' '%s' %s", root ? root : ".",
+			    path, args);
+	if (system(cmd) != 0)
+		fail_msg("'%s' failed", cmd);
+	free(cmd);
+}
+
+static char *read_all(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *text = NULL;
+	size_t cap = 0, len = 0, n;
+
+	assert_non_null(f);
+	do {
+		cap += 65536;
+		text = orr_xrealloc(text, cap + 1);
+		n = fread(text + len, 1, cap - len, f);
+		len += n;
+	} while (len == cap);
+	text[len] = '\0';
+	fclose(f);
+	return text;
+}
+
+static size_t count_flag(const struct orr_trace *t, uint16_t flag)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k < orr_trace_rank_count(t); k++) {
+		const struct orr_rank *r = orr_trace_get_rank(t, k);
+
+		for (size_t i = 0; i < r->nevents; i++)
+			n += (r->events[i].flags & flag) != 0;
+	}
+	return n;
+}
+
+static bool dir_is_empty(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	bool empty = true;
+
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			empty = false;
+	closedir(d);
+	return empty;
+}
+
+/* ---- crafted traces ---- */
+
+/* Every field the importer reads, escapes in strings, flow-linked correlations. */
+static const char every_field[] =
+	"{\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 3, \"world_size\": 4,"
+	" \"pg_config\": [{\"pg_name\": \"0\", \"pg_desc\": \"default_pg\","
+	" \"backend_config\": \"cuda:nccl\", \"pg_size\": 4, \"ranks\": [0, 1, 2, 3]},"
+	" {\"pg_name\": 7, \"pg_desc\": \"tp\", \"ranks\": \"[2, 3]\"}]},\n"
+	" \"deviceProperties\": [{\"id\": 0, \"name\": \"H100 \\\"sxm\\\"\","
+	" \"totalGlobalMem\": 85029158912, \"computeMajor\": 9, \"computeMinor\": 0,"
+	" \"numSms\": 132}],\n"
+	" \"baseTimeNanoseconds\": 1000000000000,\n"
+	" \"traceEvents\": [\n"
+	"{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 10, \"tid\": 11,"
+	" \"args\": {\"name\": \"main \\u0001 \\\"q\\\" \\\\ \\u00e9 \\ud83d\\ude00\"}},\n"
+	"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 10, \"tid\": 11,"
+	" \"ts\": 1.5, \"dur\": 10.001, \"args\": {\"External id\": 5, \"Sequence number\": 9,"
+	" \"Input Dims\": [[2, 3], [3, 4], [], [[1], [2]], [5, [6]]],"
+	" \"Input type\": [\"float\", \"c10::BFloat16\", \"\", \"TensorList\", null, \"x\"]}},\n"
+	"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::add\", \"pid\": 10, \"tid\": 11,"
+	" \"ts\": 1.6, \"dur\": 0.5, \"args\": {\"Sequence number\": 10}},\n"
+	"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"record_param_comms\", \"pid\": 10,"
+	" \"tid\": 11, \"ts\": 2, \"dur\": 1, \"args\": {\"External id\": 6,"
+	" \"Collective name\": \"allreduce\", \"dtype\": \"Float\", \"In msg nelems\": 100,"
+	" \"Out msg nelems\": 100, \"Group size\": 4, \"Process Group Name\": \"0\","
+	" \"Process Group Description\": \"default_pg\","
+	" \"Process Group Ranks\": \"[0, 1, 2, 3]\", \"Seq\": 12}},\n"
+	"{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#1\", \"pid\": 10,"
+	" \"tid\": 11, \"ts\": 0, \"dur\": 100},\n"
+	"{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 10,"
+	" \"tid\": 11, \"ts\": 3, \"dur\": 2, \"args\": {\"External id\": 5}},\n"
+	"{\"ph\": \"s\", \"id\": 41, \"pid\": 10, \"tid\": 11, \"ts\": 3, \"cat\": \"ac2g\","
+	" \"name\": \"ac2g\"},\n"
+	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"gemm \\\"tab\\\"\\there\", \"pid\": 0,"
+	" \"tid\": 7, \"ts\": 6, \"dur\": 4, \"args\": {\"External id\": 5, \"device\": 0,"
+	" \"stream\": 7}},\n"
+	"{\"ph\": \"f\", \"id\": 41, \"pid\": 0, \"tid\": 7, \"ts\": 6, \"cat\": \"ac2g\","
+	" \"name\": \"ac2g\", \"bp\": \"e\"},\n"
+	"{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 10,"
+	" \"tid\": 11, \"ts\": 7, \"dur\": 1, \"args\": {\"correlation\": 42}},\n"
+	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)\","
+	" \"pid\": 0, \"tid\": 20, \"ts\": 8, \"dur\": 30, \"args\": {\"correlation\": 42,"
+	" \"device\": 0, \"stream\": 20}},\n"
+	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclDevKernel_SendRecv(x)\", \"pid\": 0,"
+	" \"tid\": 20, \"ts\": 40, \"dur\": 3, \"args\": {\"correlation\": 43, \"device\": 0,"
+	" \"stream\": 20, \"Collective name\": \"send\", \"Src Rank\": 3, \"Dst Rank\": 2,"
+	" \"dtype\": \"BFloat16\", \"In msg nelems\": 8}},\n"
+	"{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaMemcpyAsync\", \"pid\": 10,"
+	" \"tid\": 11, \"ts\": 9, \"dur\": 1, \"args\": {\"correlation\": 44}},\n"
+	"{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD\", \"pid\": 0, \"tid\": 13,"
+	" \"ts\": 10, \"dur\": 2, \"args\": {\"correlation\": 44, \"device\": 0, \"stream\": 13,"
+	" \"bytes\": 4096}},\n"
+	"{\"ph\": \"X\", \"cat\": \"gpu_memset\", \"name\": \"Memset (Device)\", \"pid\": 0,"
+	" \"tid\": 7, \"ts\": 12, \"dur\": 1, \"args\": {\"correlation\": 45, \"device\": 0}},\n"
+	"{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaEventRecord\", \"pid\": 10,"
+	" \"tid\": 11, \"ts\": 13, \"dur\": 1, \"args\": {\"correlation\": 46}},\n"
+	"{\"ph\": \"X\", \"cat\": \"cuda_event\", \"name\": \"cudaEvent\", \"pid\": 0, \"tid\": 13,"
+	" \"ts\": 13.5, \"dur\": 0.001, \"args\": {\"correlation\": 46, \"event_id\": 3,"
+	" \"stream\": 13, \"device\": 0}},\n"
+	"{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaStreamWaitEvent\", \"pid\": 10,"
+	" \"tid\": 11, \"ts\": 14, \"dur\": 1, \"args\": {\"correlation\": 47}},\n"
+	"{\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"Stream Wait Event\", \"pid\": 0,"
+	" \"tid\": 7, \"ts\": 14.5, \"dur\": 0.01, \"args\": {\"correlation\": 47,"
+	" \"cuda_sync_kind\": \"Stream Wait Event\", \"wait_on_stream\": 13,"
+	" \"wait_on_cuda_event_record_corr_id\": 46, \"wait_on_cuda_event_id\": 3,"
+	" \"stream\": 7, \"device\": 0}},\n"
+	"{\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"Event Sync\", \"pid\": 0, \"tid\": -1,"
+	" \"ts\": 15, \"dur\": 1, \"args\": {\"correlation\": 48, \"cuda_sync_kind\": \"Event Sync\","
+	" \"wait_on_stream\": -1, \"wait_on_cuda_event_record_corr_id\": -1,"
+	" \"wait_on_cuda_event_id\": 3, \"stream\": -1, \"device\": 0}},\n"
+	"{\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"Context Sync\", \"pid\": 0, \"tid\": 9,"
+	" \"ts\": 15.2, \"dur\": 1, \"args\": {}},\n"
+	"{\"ph\": \"X\", \"cat\": \"cuda_driver\", \"name\": \"cuLaunchKernel\", \"pid\": 10,"
+	" \"tid\": 12, \"ts\": 16, \"dur\": 1, \"args\": {\"correlation\": 49}},\n"
+	"{\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", \"name\": \"[memory]\","
+	" \"pid\": 10, \"tid\": 11, \"ts\": 17, \"args\": {\"Bytes\": 5}},\n"
+	"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"neg\", \"pid\": 10, \"tid\": 11,"
+	" \"ts\": -2.5, \"dur\": 0, \"args\": {\"External id\": -7}},\n"
+	"{\"ph\": \"X\", \"cat\": \"python_function\", \"name\": \"skipped.py\", \"pid\": 10,"
+	" \"tid\": 11, \"ts\": 1, \"dur\": 1}\n"
+	"]}\n";
+
+static void test_chrome_every_field_round_trips(void **state)
+{
+	struct orr_trace *t = import_text(every_field);
+	const struct orr_rank *r = orr_trace_get_rank(t, 0);
+	char *path;
+
+	/* What the crafted trace must hold for the test to mean anything. */
+	assert_int_equal(r->rank, 3);
+	assert_int_equal(count_flag(t, ORR_EVENT_F_FLOW_LINKED), 2);
+	assert_int_equal(r->ncollectives, 3);
+	assert_int_equal(r->ncomms, 2);
+	assert_true(r->nskipped > 0);
+	path = round_trip_file(t, *state, "every.json");
+	check_with_python(path, "--ranks 3 --min-flows 4 --min-waits 1");
+	free(path);
+	orr_trace_free(t);
+}
+
+/* The null case: a rank without events; and one event. */
+static void test_chrome_empty_and_one_event(void **state)
+{
+	struct orr_trace *t = import_text("{\"traceEvents\": []}");
+	char *path;
+
+	assert_int_equal(orr_trace_get_rank(t, 0)->nevents, 0);
+	path = round_trip_file(t, *state, "empty.json");
+	check_with_python(path, "--ranks ''");
+	free(path);
+	orr_trace_free(t);
+	t = import_text("[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 2,"
+			" \"tid\": 5, \"ts\": 1669783687389324.125, \"dur\": 3}]");
+	free(round_trip_file(t, *state, "one.json"));
+	orr_trace_free(t);
+}
+
+/* ---- the sample and the real traces ---- */
+
+static void test_chrome_sample_round_trips(void **state)
+{
+	char *sample = sample_path();
+	struct orr_trace *t = import_ok(sample);
+	char *path = orr_xasprintf("%s/rank-1.json", (char *)*state);
+
+	round_trip_dir(t, *state);
+	check_with_python(path, "--ranks 1 --min-flows 100 --min-waits 10");
+	free(path);
+	free(sample);
+	orr_trace_free(t);
+}
+
+/* Two ranks in one file: valid, one process per rank and device, read back as one rank. */
+static void test_chrome_two_ranks_in_one_file(void **state)
+{
+	char *sample = sample_path();
+	struct orr_trace *t = import_ok(sample), *back;
+	char *path = orr_xasprintf("%s/both.json", (char *)*state);
+	const struct orr_rank *r0 = orr_trace_get_rank(t, 0), *r1 = orr_trace_get_rank(t, 1);
+	struct orr_diag d;
+
+	assert_int_equal(orr_trace_write_chrome(t, path, &d), 0);
+	check_with_python(path, "--ranks 0,1 --min-flows 200 --min-waits 20");
+	back = import_ok(path);
+	assert_int_equal(orr_trace_rank_count(back), 1);
+	assert_int_equal(orr_trace_get_rank(back, 0)->nevents, r0->nevents + r1->nevents);
+	/* The ranks' threads and streams stay apart. */
+	assert_int_equal(orr_trace_get_rank(back, 0)->nplaces, r0->nplaces + r1->nplaces);
+	orr_trace_free(back);
+	orr_trace_free(t);
+	free(path);
+	free(sample);
+}
+
+static void test_chrome_real_traces_round_trip(void **state)
+{
+	const char *dir = shared_kineto();
+	struct dirent **names;
+	size_t done = 0;
+	int n;
+
+	if (!dir)
+		import_shared(NULL); /* skips */
+	n = scandir(dir, &names, NULL, alphasort);
+	assert_true(n > 0);
+	for (int i = 0; i < n; i++) {
+		if (names[i]->d_name[0] != '.') {
+			struct orr_trace *t = import_shared(names[i]->d_name);
+			char *out =
+				orr_xasprintf("%s/%s.out.json", (char *)*state, names[i]->d_name);
+			struct orr_trace *back;
+			struct orr_diag d;
+
+			if (orr_trace_write_chrome(t, out, &d))
+				fail_msg("cannot write %s: %s", out, d.msg);
+			back = import_ok(out);
+			assert_same_model(t, back, MODEL_CMP_CHROME);
+			char *args = orr_xasprintf("--ranks %d", orr_trace_get_rank(t, 0)->rank);
+
+			check_with_python(out, args);
+			free(args);
+			orr_trace_free(back);
+			orr_trace_free(t);
+			remove(out);
+			free(out);
+			done++;
+		}
+		free(names[i]);
+	}
+	free(names);
+	assert_true(done >= 14);
+}
+
+/* ---- strings a JSON file cannot hold as they are ---- */
+
+/* A native trace may hold any bytes: what is not UTF-8 becomes U+FFFD. */
+static void test_chrome_invalid_utf8_is_replaced(void **state)
+{
+	char *native = orr_xasprintf("%s/bad-utf8.orr", (char *)*state);
+	char *json = orr_xasprintf("%s/bad-utf8.json", (char *)*state);
+	struct orr_native_header h = { .rank = 0,
+				       .world_size = 1,
+				       .local_rank = -1,
+				       .pid = 1,
+				       .cupti_version = 130001,
+				       .cuda_driver_version = 13000,
+				       .cuda_runtime_version = 12080 };
+	struct orr_native_writer *w;
+	struct orr_place pl = { .pid = 1, .tid = 1, .device = -1, .kind = ORR_PLACE_THREAD };
+	uint32_t name, place;
+	struct orr_trace *t, *back;
+	char *text;
+	struct orr_diag d;
+
+	assert_int_equal(orr_native_writer_open(native, &h, NULL, &w), 0);
+	assert_int_equal(orr_native_writer_string(w,
+						  "a\xff"
+						  "b\xc3(\xed\xa0\x80z",
+						  9, &name),
+			 0);
+	assert_int_equal(orr_native_writer_place(w, &pl, &place), 0);
+	assert_int_equal(
+		orr_native_writer_event(w, &(struct orr_event){ .start_ns = 5,
+								.dur_ns = 2,
+								.correlation = -1,
+								.external_id = -1,
+								.name = name,
+								.place = place,
+								.args = ORR_NONE,
+								.coll = ORR_NONE,
+								.kind = ORR_EVENT_ANNOTATION }),
+		0);
+	assert_int_equal(orr_native_writer_close(w, &(struct orr_native_counts){ .first_step = -1,
+										 .last_step = -1 }),
+			 0);
+	t = import_ok(native);
+	assert_int_equal(orr_trace_write_chrome(t, json, &d), 0);
+	check_with_python(json, "--ranks 0");
+	/* What Kineto has keys for, from the native header. */
+	text = read_all(json);
+	assert_non_null(strstr(text, "\"cupti_version\":130001,\n\"cuda_runtime_version\":12080,\n"
+				     "\"cuda_driver_version\":13000,"));
+	free(text);
+	back = import_ok(json);
+	assert_string_equal(orr_trace_str(back, orr_trace_get_rank(back, 0)->events[0].name),
+			    "a\xef\xbf\xbd"
+			    "b\xef\xbf\xbd(\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdz");
+	orr_trace_free(back);
+	orr_trace_free(t);
+	free(json);
+	free(native);
+}
+
+/* ---- failures ---- */
+
+static void test_chrome_write_fails_cleanly(void **state)
+{
+	struct orr_trace *t = import_text(every_field);
+	char *missing = orr_xasprintf("%s/no-such-dir/x.json", (char *)*state);
+	char *dir = orr_xasprintf("%s/a-dir", (char *)*state);
+	struct orr_diag d;
+	int r;
+
+	r = orr_trace_write_chrome(t, missing, &d);
+	assert_int_equal(r, -ENOENT);
+	assert_string_equal(d.file, missing);
+	/* A directory in the way: the temporary file is written, the rename fails. */
+	assert_int_equal(mkdir(dir, 0777), 0);
+	r = orr_trace_write_chrome(t, dir, &d);
+	assert_true(r < 0);
+	assert_string_equal(d.file, dir);
+	assert_true(dir_is_empty(dir));
+	assert_int_equal(rmdir(dir), 0);
+	assert_true(dir_is_empty(*state));
+	orr_trace_free(t);
+	free(dir);
+	free(missing);
+}
+
+/* "real": the round trip of the real traces alone (a test of its own: it is the long one). */
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_chrome_every_field_round_trips, tmpdir_setup,
+						tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_chrome_empty_and_one_event, tmpdir_setup,
+						tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_chrome_sample_round_trips, tmpdir_setup,
+						tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_chrome_two_ranks_in_one_file, tmpdir_setup,
+						tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_chrome_invalid_utf8_is_replaced, tmpdir_setup,
+						tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_chrome_write_fails_cleanly, tmpdir_setup,
+						tmpdir_teardown),
+	};
+	const struct CMUnitTest real[] = {
+		cmocka_unit_test_setup_teardown(test_chrome_real_traces_round_trip, tmpdir_setup,
+						tmpdir_teardown),
+	};
+
+	if (argc > 1 && strcmp(argv[1], "real") == 0) {
+		int failed = cmocka_run_group_tests(real, NULL, NULL);
+
+		/* meson's "skipped" when the real traces are absent */
+		return failed ? 1 : shared_kineto() ? 0 : 77;
+	}
+	return cmocka_run_group_tests(tests, NULL, NULL) ? 1 : 0;
+}

@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Run directories: the manifest beside the per-process native files, and packing a run
+ * into one .tar.zst with libarchive (pax format, zstd filter).  Both write to a
+ * temporary name and rename it when complete, so that a reader never sees half a file.
+ */
+#include <archive.h>
+#include <archive_entry.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "orrery/native.h"
+#include "internal.h"
+#include "json-text.h"
+#include "banned.h"
+
+/* ---- the manifest ---- */
+
+static void put_opt_str(FILE *f, const char *key, const char *s, const char *after)
+{
+	fprintf(f, "\"%s\": ", key);
+	if (s)
+		orr__json_string(f, s);
+	else
+		fputs("null", f);
+	fputs(after, f);
+}
+
+static void put_files(FILE *f, const struct orr_run_manifest *m)
+{
+	fputs("  \"files\": [", f);
+	for (size_t i = 0; i < m->nfiles; i++) {
+		const struct orr_run_file *rf = &m->files[i];
+
+		fputs(i ? ",\n    {" : "\n    {", f);
+		put_opt_str(f, "path", rf->path, ", ");
+		fprintf(f, "\"rank\": %d, \"pid\": %lld, ", rf->rank, (long long)rf->pid);
+		put_opt_str(f, "host", rf->host, ", ");
+		fprintf(f, "\"events\": %llu, \"dropped_records\": %llu, \"dropped_events\": %llu}",
+			(unsigned long long)rf->events, (unsigned long long)rf->dropped_records,
+			(unsigned long long)rf->dropped_events);
+	}
+	fputs(m->nfiles ? "\n  ]\n" : "]\n", f);
+}
+
+static void put_manifest(FILE *f, const struct orr_run_manifest *m)
+{
+	fprintf(f, "{\n  \"format\": \"orrery-run\",\n  \"version\": 1,\n  ");
+	put_opt_str(f, "producer", m->producer, ",\n");
+	fputs("  \"command\": [", f);
+	for (size_t i = 0; i < m->ncommand; i++) {
+		if (i)
+			fputs(", ", f);
+		orr__json_string(f, m->command[i] ? m->command[i] : "");
+	}
+	fprintf(f,
+		"],\n  \"created_unix_ns\": %lld,\n  \"world_size\": %d,\n"
+		"  \"skip_steps\": %lld,\n  \"steps\": %lld,\n  \"exit_status\": %d,\n",
+		(long long)m->created_unix_ns, m->world_size, (long long)m->skip_steps,
+		(long long)m->steps, m->exit_status);
+	put_files(f, m);
+	fputs("}\n", f);
+}
+
+int orr_run_write_manifest(const char *dir, const struct orr_run_manifest *m)
+{
+	char *path = orr_xasprintf("%s/%s", dir, ORR_NATIVE_MANIFEST);
+	char *tmp = orr_xasprintf("%s.tmp.%ld", path, (long)getpid());
+	FILE *f = fopen(tmp, "we");
+	int err = 0;
+
+	if (!f) {
+		err = -errno;
+		goto out;
+	}
+	errno = 0;
+	put_manifest(f, m);
+	if (fflush(f) != 0 || ferror(f))
+		err = errno ? -errno : -EIO;
+	if (fclose(f) != 0 && !err)
+		err = errno ? -errno : -EIO;
+	if (!err && rename(tmp, path) != 0)
+		err = -errno;
+	if (err)
+		remove(tmp);
+out:
+	free(tmp);
+	free(path);
+	return err;
+}
+
+/* ---- packing ---- */
+
+static bool is_native_name(const char *name)
+{
+	size_t n = strlen(name), m = strlen(ORR_NATIVE_SUFFIX);
+
+	return name[0] != '.' && n > m && strcmp(name + n - m, ORR_NATIVE_SUFFIX) == 0;
+}
+
+static int archive_fail(struct archive *a, struct orr_diag *d, const char *file)
+{
+	int err = archive_errno(a) > 0 ? -archive_errno(a) : ORR_EARCHIVE;
+
+	return orr_diag_set(d, err, file, -1, -1, "%s",
+			    archive_error_string(a) ? archive_error_string(a) : "");
+}
+
+#define BLOCK_BYTES (1 << 20)
+
+/* Copies an open file into the archive; it must not change size meanwhile. */
+static int copy_data(struct archive *a, int fd, const char *path, int64_t size, bool native,
+		     struct orr_diag *d)
+{
+	char *block = orr_xmalloc(BLOCK_BYTES);
+	int64_t done = 0;
+	int r = 0;
+
+	if (native && size < 12) {
+		r = orr_diag_set(d, ORR_EFORMAT, path, 0, -1, "%s",
+				 "too short to be a native trace file");
+		goto out;
+	}
+	for (;;) {
+		ssize_t n = read(fd, block, BLOCK_BYTES);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = orr_diag_set(d, -errno, path, done, -1, "%s", "read failed");
+			goto out;
+		}
+		if (n == 0 || done + n > size)
+			break;
+		if (done == 0 && native && !orr_native_detect(block, (size_t)n)) {
+			r = orr_diag_set(d, ORR_EFORMAT, path, 0, -1, "%s",
+					 "not a native trace file (no orrery magic)");
+			goto out;
+		}
+		if (archive_write_data(a, block, (size_t)n) != n) {
+			r = archive_fail(a, d, path);
+			goto out;
+		}
+		done += n;
+	}
+	if (done != size)
+		r = orr_diag_set(d, -EIO, path, done, -1, "%s",
+				 "the file changed while it was being packed");
+out:
+	free(block);
+	return r;
+}
+
+static int add_file(struct archive *a, const char *dir, const char *name, struct orr_diag *d)
+{
+	char *path = orr_xasprintf("%s/%s", dir, name);
+	struct archive_entry *e = NULL;
+	struct stat st;
+	int fd, r;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		r = orr_diag_set(d, -errno, path, -1, -1, "%s", "cannot open");
+		goto out;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		r = orr_diag_set(d, -EINVAL, path, -1, -1, "%s", "not a regular file");
+		goto out;
+	}
+	e = archive_entry_new();
+	archive_entry_set_pathname(e, name);
+	archive_entry_set_filetype(e, AE_IFREG);
+	archive_entry_set_perm(e, 0644);
+	archive_entry_set_size(e, st.st_size);
+	archive_entry_set_mtime(e, st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+	if (archive_write_header(a, e) != ARCHIVE_OK) {
+		r = archive_fail(a, d, path);
+		goto out;
+	}
+	r = copy_data(a, fd, path, st.st_size, is_native_name(name), d);
+out:
+	archive_entry_free(e);
+	if (fd >= 0)
+		close(fd);
+	free(path);
+	return r;
+}
+
+/* The manifest (when there is one), then every *.orr, in name order. */
+static int list_run(const char *dir, char ***ret_names, size_t *ret_n, struct orr_diag *d)
+{
+	struct dirent **ents = NULL;
+	int n = scandir(dir, &ents, NULL, alphasort);
+	char **names = NULL;
+	size_t count = 0, cap = 0, natives = 0;
+
+	if (n < 0)
+		return orr_diag_set(d, -errno, dir, -1, -1, "%s", "cannot read the directory");
+	for (int i = 0; i < n; i++) {
+		const char *name = ents[i]->d_name;
+
+		if (strcmp(name, ORR_NATIVE_MANIFEST) == 0) {
+			ORR_VEC_PUSH(names, count, cap, NULL);
+			memmove(names + 1, names, (count - 1) * sizeof(*names));
+			names[0] = orr_xstrdup(name);
+		} else if (is_native_name(name)) {
+			ORR_VEC_PUSH(names, count, cap, orr_xstrdup(name));
+			natives++;
+		}
+		free(ents[i]);
+	}
+	free(ents);
+	*ret_names = names;
+	*ret_n = count;
+	if (!natives)
+		return orr_diag_set(d, ORR_ENOTRACE, dir, -1, -1, "%s",
+				    "no *" ORR_NATIVE_SUFFIX " files in the run directory");
+	return 0;
+}
+
+static int write_archive(const char *dir, char *const *names, size_t n, const char *tmp,
+			 const char *out, struct orr_diag *d)
+{
+	struct archive *a = archive_write_new();
+	int r = 0;
+
+	if (!a) {
+		fputs("orrery: error: out of memory\n", stderr);
+		exit(1);
+	}
+	if (archive_write_add_filter_zstd(a) < ARCHIVE_WARN ||
+	    archive_write_set_format_pax_restricted(a) != ARCHIVE_OK ||
+	    archive_write_open_filename(a, tmp) != ARCHIVE_OK) {
+		r = archive_fail(a, d, out);
+		goto out;
+	}
+	for (size_t i = 0; i < n && !r; i++)
+		r = add_file(a, dir, names[i], d);
+	if (archive_write_close(a) != ARCHIVE_OK && !r)
+		r = archive_fail(a, d, out);
+out:
+	archive_write_free(a);
+	return r;
+}
+
+int orr_run_pack(const char *dir, const char *out, struct orr_diag *reterr_diag)
+{
+	char *tmp = orr_xasprintf("%s.tmp.%ld", out, (long)getpid());
+	char **names = NULL;
+	size_t n = 0;
+	int r;
+
+	orr_diag_clear(reterr_diag);
+	r = list_run(dir, &names, &n, reterr_diag);
+	if (!r)
+		r = write_archive(dir, names, n, tmp, out, reterr_diag);
+	if (!r && rename(tmp, out) != 0)
+		r = orr_diag_set(reterr_diag, -errno, out, -1, -1, "%s", "");
+	if (r)
+		remove(tmp);
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	free(tmp);
+	return r;
+}
