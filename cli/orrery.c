@@ -20,6 +20,9 @@ static const struct command commands[] = {
 	{ "replay", cmd_replay, "replay the execution graph: predicted vs measured step times" },
 	{ "critical-path", cmd_critical_path,
 	  "what the predicted time of each step is made of, along its critical path" },
+	{ "convert", cmd_convert, "write a trace in another format: native (.orr) or Chrome JSON" },
+	{ "pack", cmd_pack, "pack a run directory into one .tar.zst" },
+	{ "record", cmd_record, "run a command under the CUPTI tracer: record a few steps" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -1,0 +1,142 @@
+#!/bin/bash
+# orrery record on a real training loop (bench/gpu/README.md): run on a machine with an
+# NVIDIA GPU, the CUDA toolkit and PyTorch, from anywhere:
+#
+#   bash bench/gpu/run.sh            # OUT=DIR to choose where results go
+#
+# Builds orrery with the tracer (BUILD_DIR, default build-gpu), then runs bench/gpu/gpt.py
+# plain, under `orrery record`, and under torch.profiler, ROUNDS times each, alternating;
+# checks replay accuracy, tracer overhead and kernel counts; writes OUT/results.json and
+# the packed recorded run.  Exits 1 when a check fails.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+build=${BUILD_DIR:-$root/build-gpu}
+out=${OUT:-$build/bench-gpu}
+cuda=${CUDA_HOME:-/usr/local/cuda}
+warmup=${WARMUP:-10}
+steps=${STEPS:-20}
+rounds=${ROUNDS:-2}
+python=${PYTHON:-python3}
+gpt=$root/bench/gpu/gpt.py
+
+say() { echo "run.sh: $*" >&2; }
+die() {
+	say "$*"
+	exit 1
+}
+
+# meson directly: `make build` would try apt, and the GPU machine has no network.
+check_build_deps() {
+	local missing=()
+	for p in meson ninja pkg-config protoc-c; do
+		command -v $p >/dev/null || missing+=("$p")
+	done
+	for p in simdjson libarchive igraph libprotobuf-c libzstd; do
+		pkg-config --exists $p 2>/dev/null || missing+=("$p (pkg-config)")
+	done
+	[[ -f $cuda/include/cupti.h ]] || missing+=("$cuda/include/cupti.h (CUDA_HOME)")
+	((${#missing[@]} == 0)) || die "cannot build orrery here, missing: ${missing[*]}"
+}
+
+build_orrery() {
+	if [[ ! -f $build/meson-private/coredata.dat ]]; then
+		check_build_deps
+		meson setup "$build" "$root" -Dbuildtype=release -Dtests=disabled \
+			-Dcupti=enabled -Dcudadir="$cuda" >&2
+	fi
+	ninja -C "$build" >&2
+	[[ -x $build/cli/orrery ]] || die "no $build/cli/orrery after the build"
+}
+
+median_of() { # FILE.jsonl...: the median ms of the measured steps
+	"$python" - "$@" <<'EOF'
+import json, statistics, sys
+ms = [r["ms"] for f in sys.argv[1:] for r in map(json.loads, open(f)) if r["measured"]]
+print(statistics.median(ms))
+EOF
+}
+
+main() {
+	build_orrery
+	orrery=$build/cli/orrery
+	"$python" -c 'import torch; assert torch.cuda.is_available()' ||
+		die "PyTorch with CUDA is not usable by $python"
+	# Only a directory this script made (or an empty one) is emptied.
+	if [[ -d $out && -n $(ls -A "$out") && ! -e $out/.bench-gpu ]]; then
+		die "OUT=$out is not empty and was not made by run.sh"
+	fi
+	rm -rf "$out"
+	mkdir -p "$out"
+	: >"$out/.bench-gpu"
+	local common=(--warmup "$warmup" --steps "$steps")
+	for r in $(seq "$rounds"); do
+		say "round $r/$rounds: plain"
+		"$python" "$gpt" --mode plain "${common[@]}" --times "$out/plain-$r.jsonl"
+		say "round $r/$rounds: orrery record"
+		"$orrery" record -o "$out/run-$r" --skip "$warmup" --steps "$steps" -- \
+			"$python" "$gpt" --mode orrery "${common[@]}" --times "$out/orrery-$r.jsonl"
+		say "round $r/$rounds: torch.profiler"
+		"$python" "$gpt" --mode torch-profiler "${common[@]}" --times "$out/torch-$r.jsonl" \
+			--trace "$out/torch-trace-$r.json" --counts "$out/torch-kernels-$r.json"
+	done
+	"$orrery" info --format=json "$out/run-1" >"$out/info-orrery.json"
+	"$orrery" info --format=json "$out/torch-trace-1.json" >"$out/info-torch.json"
+	"$orrery" replay --format=json "$out/run-1" >"$out/replay.json"
+	"$orrery" replay "$out/run-1" >"$out/replay.txt"
+	"$orrery" pack -o "$out/run.tar.zst" "$out/run-1"
+	# Kernels by name, as Chrome JSON like torch.profiler's, to compare name by name.
+	"$orrery" convert --to chrome -o "$out/run-1.json" "$out/run-1"
+	plain=$(median_of "$out"/plain-*.jsonl)
+	traced=$(median_of "$out"/orrery-*.jsonl)
+	torchp=$(median_of "$out"/torch-*.jsonl)
+	"$python" - "$out" "$plain" "$traced" "$torchp" "$warmup" "$steps" "$rounds" <<'EOF'
+import json, subprocess, sys
+out, plain, traced, torchp = sys.argv[1], *map(float, sys.argv[2:5])
+warmup, steps, rounds = map(int, sys.argv[5:8])
+load = lambda name: json.load(open("%s/%s" % (out, name)))
+info_o, info_t, replay = load("info-orrery.json"), load("info-torch.json"), load("replay.json")
+kern_o = sum(r["events"]["kernel"] for r in info_o["ranks"])
+kern_t = sum(r["events"]["kernel"] for r in info_t["ranks"])
+def by_name(path):
+    counts = {}
+    for e in json.load(open(path)).get("traceEvents", []):
+        if e.get("cat") == "kernel" and e.get("ph") == "X":
+            counts[e.get("name", "")] = counts.get(e.get("name", ""), 0) + 1
+    return counts
+names_o, names_t = by_name("%s/run-1.json" % out), by_name("%s/torch-trace-1.json" % out)
+differ = {n: [names_o.get(n, 0), names_t.get(n, 0)] for n in sorted(set(names_o) | set(names_t))
+          if names_o.get(n, 0) != names_t.get(n, 0)}
+steps_o = [s["step"] for s in info_o["ranks"][0]["steps"]]
+summ = replay["summary"]
+try:
+    gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
+                          "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
+except OSError:
+    gpu = None
+res = {
+    "gpu": gpu, "warmup": warmup, "steps": steps, "rounds": rounds,
+    "median_step_ms": {"plain": plain, "orrery": traced, "torch_profiler": torchp},
+    "overhead": {"orrery": traced / plain - 1, "torch_profiler": torchp / plain - 1},
+    "kernels": {"orrery": kern_o, "torch_profiler": kern_t, "names": len(names_t),
+                "names_differ_orrery_vs_torch_profiler": differ},
+    "recorded_steps": steps_o,
+    "replay": {"mean_error": summ["mean_error"], "max_error": summ["max_error"],
+               "rank_steps": summ["rank_steps"]},
+}
+res["checks"] = {
+    "replay_mean_error_le_1pct": summ["mean_error"] is not None and summ["mean_error"] <= 0.01,
+    "orrery_overhead_le_1pct": res["overhead"]["orrery"] <= 0.01,
+    "kernel_counts_equal": kern_o == kern_t and not differ,
+    "recorded_steps_are_the_window": steps_o == list(range(warmup, warmup + steps)),
+}
+json.dump(res, open("%s/results.json" % out, "w"), indent=1)
+print(json.dumps(res, indent=1))
+failed = [k for k, ok in res["checks"].items() if not ok]
+print("run.sh: %s" % ("all checks pass" if not failed else "FAILED: " + ", ".join(failed)),
+      file=sys.stderr)
+sys.exit(1 if failed else 0)
+EOF
+}
+
+main "$@"

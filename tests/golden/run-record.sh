@@ -1,0 +1,330 @@
+#!/bin/bash
+# `orrery record` without a GPU, run from the source root with $ORRERY set:
+#
+#   run-record.sh CASE TRACER_BUILT
+#
+# CASE is usage, tracer, env, status, signal, no-cuda or summary; TRACER_BUILT is yes or
+# no (whether meson built liborrery-tracer.so).  The commands recorded here never touch
+# CUDA, so the tracer is never loaded: what is checked is what orrery record controls
+# (the environment, the run directory, statuses, signals, the summary and manifest).
+# shellcheck disable=SC2016 # the recorded commands expand their own variables
+set -uo pipefail
+
+orrery=${ORRERY:?ORRERY is not set (run through meson test)}
+case_=${1:?usage: $0 CASE yes|no}
+built=${2:?usage: $0 CASE yes|no}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+root=$PWD
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+# Runs orrery with the arguments given; sets rc, leaves $work/out and $work/err.
+run() {
+	echo "+ orrery $*" >&2
+	"$orrery" "$@" >"$work/out" 2>"$work/err"
+	rc=$?
+}
+
+show() {
+	echo "--- stdout:" >&2
+	head -n 30 "$work/out" >&2
+	echo "--- stderr:" >&2
+	head -n 30 "$work/err" >&2
+}
+
+expect_rc() {
+	[[ $rc == "$1" ]] || { show; fail "exit status $rc, expected $1"; }
+}
+
+expect_in() {
+	grep -qF -- "$2" "$work/$1" || { show; fail "std$1 lacks '$2'"; }
+}
+
+expect_not_in() {
+	grep -qF -- "$2" "$work/$1" && { show; fail "std$1 has '$2'"; }
+	return 0
+}
+
+# The value of VAR in an `env` dump.
+env_of() {
+	sed -n "s/^$2=//p" "$1"
+}
+
+# Fake tracer and libcupti, so that the cases below run whether the tracer was built or not.
+fake_tracer() {
+	: >"$work/fake-tracer.so"
+	: >"$work/fake-cupti.so"
+	export ORR_TRACER=$work/fake-tracer.so ORR_CUPTI=$work/fake-cupti.so
+}
+
+case $case_ in
+usage)
+	fake_tracer
+	run record
+	expect_rc 2
+	expect_in err "no command given"
+	expect_in err "orrery record --help"
+	run record -o "$work/d"
+	expect_rc 2
+	expect_in err "no command given"
+	for bad in x -1 '' 1x 99999999999 +3; do
+		run record --steps "$bad" -- true
+		expect_rc 2
+		expect_in err "bad --steps '$bad'"
+		run record --skip "$bad" -- true
+		expect_rc 2
+		expect_in err "bad --skip '$bad'"
+	done
+	run record -o '' -- true
+	expect_rc 2
+	expect_in err "empty run directory name"
+	run record --step-prefix '' -- true
+	expect_rc 2
+	expect_in err "empty --step-prefix"
+	run record --frobnicate -- true
+	expect_rc 2
+	expect_in err "orrery record --help"
+	[[ -e $work/d ]] && fail "a usage error created the run directory"
+	run record --help
+	expect_rc 0
+	expect_in out "usage: orrery record"
+	for opt in --steps --skip --step-prefix -o -q; do
+		expect_in out "$opt"
+	done
+	[[ -s $work/err ]] && { show; fail "output on stderr"; }
+	run --help
+	expect_in out "record"
+	;;
+tracer)
+	# Without ORR_TRACER: the tracer of this build, or one clear line when there is none.
+	unset ORR_TRACER ORR_CUPTI
+	cd "$work" || fail "cd"
+	if [[ $built == no ]]; then
+		run record -o d -- true
+		expect_rc 1
+		[[ $(cat "$work/err") == "orrery: error: this orrery was built without CUPTI (no CUDA toolkit found at build time); rebuild with -Dcupti=enabled -Dcudadir=..." ]] ||
+			{ show; fail "not the one line about a build without CUPTI"; }
+		[[ -e d ]] && fail "the run directory was created"
+		# A tracer named by ORR_TRACER still needs a libcupti.
+		: >t.so
+		ORR_TRACER=t.so run record -o d -- true
+		expect_rc 1
+		expect_in err "set ORR_CUPTI"
+	else
+		run record -o d -- sh -c 'env >"$ORR_RECORD_DIR/../env.txt"'
+		expect_rc 1 # nothing used CUDA
+		tracer=$(env_of env.txt CUDA_INJECTION64_PATH)
+		cupti=$(env_of env.txt NVTX_INJECTION64_PATH)
+		[[ $tracer == /* && -f $tracer && $(basename "$tracer") == liborrery-tracer.so ]] ||
+			fail "CUDA_INJECTION64_PATH='$tracer' is not this build's tracer"
+		[[ $cupti == /* && -f $cupti && $(basename "$cupti") == libcupti.so* ]] ||
+			fail "NVTX_INJECTION64_PATH='$cupti' is not a libcupti"
+	fi
+	# A missing ORR_TRACER file is an error, whatever the build.
+	ORR_TRACER=$work/none.so run record -o d2 -- true
+	expect_rc 1
+	expect_in err "ORR_TRACER='$work/none.so' is not a file"
+	;;
+env)
+	fake_tracer
+	cd "$work" || fail "cd"
+	export PYTHONPATH=/old/path
+	export CUDA_INJECTION64_PATH=/other/tool.so
+	run record --skip 10 --steps 5 --step-prefix 'iteration ' -o runs/r1 -- \
+		sh -c 'env >"$ORR_RECORD_DIR/../env.txt"'
+	expect_rc 1
+	expect_in err "no process initialized CUDA"
+	expect_in err "CUDA_INJECTION64_PATH was '/other/tool.so'"
+	e=runs/env.txt
+	[[ -f $e ]] || fail "the command did not run"
+	[[ $(env_of $e CUDA_INJECTION64_PATH) == "$work/fake-tracer.so" ]] || fail "CUDA_INJECTION64_PATH"
+	[[ $(env_of $e NVTX_INJECTION64_PATH) == "$work/fake-cupti.so" ]] || fail "NVTX_INJECTION64_PATH"
+	[[ $(env_of $e ORR_RECORD_DIR) == "$(cd runs/r1 && pwd -P)" ]] || fail "ORR_RECORD_DIR"
+	[[ $(env_of $e ORR_RECORD_SKIP) == 10 ]] || fail "ORR_RECORD_SKIP"
+	[[ $(env_of $e ORR_RECORD_STEPS) == 5 ]] || fail "ORR_RECORD_STEPS"
+	[[ $(env_of $e ORR_RECORD_STEP_PREFIX) == "iteration " ]] || fail "ORR_RECORD_STEP_PREFIX"
+	pp=$(env_of $e PYTHONPATH)
+	[[ $pp == */tracer/python:/old/path && -f ${pp%%:*}/orrery_record.py ]] ||
+		fail "PYTHONPATH='$pp'"
+	# The defaults; a default-named run directory in the current directory.
+	unset PYTHONPATH
+	run record -q -- sh -c 'env >"$ORR_RECORD_DIR/../env2.txt"'
+	expect_rc 1
+	[[ $(env_of env2.txt ORR_RECORD_SKIP) == 0 && $(env_of env2.txt ORR_RECORD_STEPS) == 0 ]] ||
+		fail "default ORR_RECORD_SKIP/STEPS"
+	[[ $(env_of env2.txt ORR_RECORD_STEP_PREFIX) == "ProfilerStep#" ]] || fail "default prefix"
+	[[ $(env_of env2.txt PYTHONPATH) == */tracer/python ]] || fail "PYTHONPATH without an old one"
+	d=$(env_of env2.txt ORR_RECORD_DIR)
+	[[ $(basename "$d") =~ ^orrery-run-[0-9]{8}-[0-9]{6}$ && $(dirname "$d") == "$(pwd -P)" ]] ||
+		fail "default run directory '$d'"
+	# The module imports under orrery record.
+	if command -v python3 >/dev/null; then
+		run record -o r3 -- python3 -c 'import orrery_record; assert orrery_record.active()'
+		expect_rc 1
+		expect_in err "no process initialized CUDA"
+		expect_not_in err "Error"
+	fi
+	;;
+status)
+	fake_tracer
+	cd "$work" || fail "cd"
+	run record -q -o s1 -- sh -c 'exit 3'
+	expect_rc 3
+	run record -q -o s2 -- sh -c 'kill -TERM $$'
+	expect_rc 143
+	expect_in err "no process initialized CUDA"
+	run record -o s3 -- ./no-such-command
+	expect_rc 127
+	expect_in err "orrery: error: cannot run './no-such-command': No such file or directory"
+	[[ -e s3 ]] && fail "the run directory of a command that never ran was left"
+	: >not-exec
+	run record -o s4 -- ./not-exec
+	expect_rc 126
+	expect_in err "cannot run './not-exec'"
+	# A directory in the way: not empty, or not a directory.
+	run record -o s1 -- true
+	expect_rc 1
+	expect_in err "'s1' exists and is not empty"
+	expect_in err "-o"
+	run record -o not-exec -- true
+	expect_rc 1
+	expect_in err "'not-exec' exists and is not a directory"
+	mkdir empty
+	run record -q -o empty -- true
+	expect_rc 1
+	expect_in err "no process initialized CUDA"
+	# Every recorded command leaves its manifest, with its exit status.
+	grep -q '"exit_status": *3' s1/manifest.json || fail "manifest of s1: $(cat s1/manifest.json)"
+	grep -q '"exit_status": *143' s2/manifest.json || fail "manifest of s2"
+	;;
+signal)
+	fake_tracer
+	cd "$work" || fail "cd"
+	# A SIGTERM sent to orrery alone reaches the command, which decides how to end.
+	"$orrery" record -q -o g1 -- sh -c \
+		'trap "kill \$!; echo term >>got; exit 42" TERM; : >ready; sleep 30 & wait' \
+		2>"$work/err" &
+	pid=$!
+	for _ in $(seq 200); do [[ -e ready ]] && break; sleep 0.05; done
+	[[ -e ready ]] || fail "the command did not start"
+	kill -TERM $pid
+	wait $pid
+	rc=$?
+	expect_rc 42
+	[[ $(cat got) == term ]] || fail "the command got '$(cat got)', expected one TERM"
+	# Ctrl-C on a terminal reaches the command directly (it is in orrery's process group);
+	# orrery outlives it and exits with its status.  (Whether orrery also forwarded it
+	# cannot be seen from here: the two SIGINTs would merge while pending.)
+	command -v python3 >/dev/null || { echo "skipped: no python3 for a terminal" >&2; exit 77; }
+	rc=$(python3 - "$orrery" "$work" <<'EOF'
+import os, pty, sys, time
+orrery, work = sys.argv[1:3]
+pid, fd = pty.fork()
+if pid == 0:
+    os.chdir(work)
+    os.execv(orrery, [orrery, "record", "-q", "-o", "g2", "--", "sh", "-c",
+                      'trap "kill $!; echo int >>got2; exit 43" INT; : >ready2; sleep 30 & wait'])
+for _ in range(200):
+    if os.path.exists(os.path.join(work, "ready2")):
+        break
+    time.sleep(0.05)
+time.sleep(0.1)
+os.write(fd, b"\x03")
+while True:
+    try:
+        if not os.read(fd, 4096):
+            break
+    except OSError:
+        break
+_, status = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(status))
+EOF
+	)
+	expect_rc 43
+	[[ $(cat got2) == int ]] || fail "the command got '$(cat got2)', expected INT"
+	;;
+no-cuda)
+	fake_tracer
+	cd "$work" || fail "cd"
+	run record -o n1 -- true
+	expect_rc 1
+	expect_in err "orrery: error: no process initialized CUDA under the tracer: 'n1' holds no .orr file"
+	expect_in err "CUPTI version"
+	expect_in err "torch.profiler"
+	expect_not_in err "orrery replay"
+	# The tracer's log lines are shown, prefixed with its pid.
+	run record -q -o n2 -- sh -c 'printf "CUPTI 130001 does not match\nsecond\n" >"$ORR_RECORD_DIR/tracer-4242.log"; exit 5'
+	expect_rc 5
+	expect_in err "orrery: tracer[4242]: CUPTI 130001 does not match"
+	expect_in err "orrery: tracer[4242]: second"
+	expect_in err "no process initialized CUDA"
+	;;
+summary)
+	# A native file made by `orrery convert` inside the recorded command stands in for
+	# the tracer's; one left under its temporary name by a dead process is recovered.
+	fake_tracer
+	"$orrery" convert --help >/dev/null 2>&1 || { echo "skipped: no orrery convert" >&2; exit 77; }
+	sample=$root/traces/samples/tiny-2rank
+	r0=$sample/rank-0.trace.json
+	r1=$sample/rank-1.trace.json
+	cd "$work" || fail "cd"
+	"$orrery" convert "$r1" -o r1.orr >/dev/null 2>&1 || fail "orrery convert $r1"
+	run record --skip 1 --steps 2 -o m1 -- sh -c '
+		"$0" convert "$1" -o "$ORR_RECORD_DIR/rank-0-1.orr" || exit 9
+		cp "$2" "$ORR_RECORD_DIR/rank-1-$$.orr.tmp.$$"
+		echo "tracer says hello" >"$ORR_RECORD_DIR/tracer-1.log"' "$orrery" "$r0" r1.orr
+	expect_rc 0
+	expect_in err "orrery: recorded 2 processes in 'm1'"
+	expect_in err "  rank 0  pid "
+	expect_in err "  rank 1  pid "
+	expect_in err "kernels"
+	expect_in err "orrery: tracer[1]: tracer says hello"
+	expect_in err "orrery: replay it with: orrery replay m1"
+	ls m1/*.tmp.* >/dev/null 2>&1 && fail "the unfinished file was not renamed"
+	[[ $(ls m1/*.orr | wc -l) == 2 ]] || fail "expected 2 native files in m1"
+	command -v python3 >/dev/null || { echo "skipped: no python3 for the manifest" >&2; exit 77; }
+	python3 - m1/manifest.json "$work/out" "$work/err" <<'EOF' || fail "manifest"
+import json, sys
+m = json.load(open(sys.argv[1]))
+assert m["format"] == "orrery-run" and m["version"] == 1, m
+assert m["producer"].startswith("orrery record "), m["producer"]
+assert m["command"][0] == "sh" and m["command"][1] == "-c", m["command"]
+assert m["skip_steps"] == 1 and m["steps"] == 2 and m["exit_status"] == 0, m
+assert m["world_size"] == 2, m["world_size"]
+assert m["created_unix_ns"] > 1.6e18, m["created_unix_ns"]
+files = sorted(m["files"], key=lambda f: f["rank"])
+assert [f["rank"] for f in files] == [0, 1], files
+assert files[0]["path"] == "rank-0-1.orr", files[0]
+assert files[1]["path"].startswith("rank-1-") and files[1]["path"].endswith(".orr"), files[1]
+err = open(sys.argv[3]).read()
+for f in files:
+    assert f["events"] > 0 and f["dropped_records"] == 0, f
+    assert ("%d events" % f["events"]) in err, (f, err)
+EOF
+	# The run directory replays like any trace.
+	run replay m1
+	expect_rc 0
+	# A temporary file of a process still running is left alone.
+	run record -o m2 -- sh -c 'cp "$1" "$ORR_RECORD_DIR/rank-0-7.orr"
+		: >"$ORR_RECORD_DIR/rank-3-$2.orr.tmp.$2"' sh r1.orr $$
+	expect_rc 0
+	expect_in err "orrery: warning: process $$ is still writing 'm2/rank-3-$$.orr.tmp.$$'"
+	expect_in err "orrery: recorded 1 process in 'm2'"
+	[[ -e m2/rank-3-$$.orr.tmp.$$ ]] || fail "the file of a running process was moved"
+	# An unreadable native file fails the recording, without hiding the others.
+	run record -o m3 -- sh -c 'cp "$1" "$ORR_RECORD_DIR/rank-0-7.orr"
+		echo junk >"$ORR_RECORD_DIR/rank-1-8.orr"' sh r1.orr
+	expect_rc 1
+	expect_in err "orrery: error: cannot import 'm3/rank-1-8.orr'"
+	expect_in err "orrery: recorded 1 process in 'm3'"
+	expect_not_in err "no process initialized CUDA"
+	;;
+*)
+	fail "unknown case '$case_'"
+	;;
+esac
+echo "ok" >&2
