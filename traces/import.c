@@ -168,8 +168,15 @@ static int parse_native(struct import_ctx *c, const char *name, struct buf *b)
 /* A file's bytes, decompressed when it came from a container: native or Kineto JSON. */
 static int parse_file(struct import_ctx *c, const char *name, struct buf *b)
 {
+	size_t n = strlen(name), sn = sizeof(ORR_NATIVE_SUFFIX) - 1;
+
 	if (orr_native_detect(b->p, b->len))
 		return parse_native(c, name, b);
+	/* A .orr name promises a native file: say what its first bytes should have been. */
+	if (n > sn && memcmp(name + n - sn, ORR_NATIVE_SUFFIX, sn) == 0)
+		return orr_diag_set(c->diag, b->len ? ORR_EFORMAT : ORR_EEMPTY, name, 0, -1,
+				    b->len ? "expected a native orrery file (its magic frame)"
+					   : "the file is empty");
 	return parse_json(c, name, b);
 }
 
