@@ -49,6 +49,7 @@ void json_close_object(struct json_out *j);
 void json_close_array(struct json_out *j);
 void json_str(struct json_out *j, const char *key, const char *value);
 void json_int(struct json_out *j, const char *key, int64_t value);
+void json_bool(struct json_out *j, const char *key, bool value);
 /* "%.6g"; null when value is NaN or infinite, so that the output stays JSON. */
 void json_double(struct json_out *j, const char *key, double value);
 /* S as a quoted, escaped JSON string, for writers that lay out their own JSON. */

@@ -276,7 +276,7 @@ static void json_capture(struct json_out *j, const struct orr_trace *t, const st
 	json_int(j, "dropped_events", (int64_t)r->dropped_events);
 	json_int(j, "first_step", r->first_step);
 	json_int(j, "last_step", r->last_step);
-	json_int(j, "truncated", r->truncated);
+	json_bool(j, "truncated", r->truncated);
 	json_close_object(j);
 }
 

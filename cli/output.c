@@ -181,6 +181,12 @@ void json_int(struct json_out *j, const char *key, int64_t value)
 	fprintf(j->f, "%lld", (long long)value);
 }
 
+void json_bool(struct json_out *j, const char *key, bool value)
+{
+	json_key(j, key);
+	fputs(value ? "true" : "false", j->f);
+}
+
 void json_double(struct json_out *j, const char *key, double value)
 {
 	json_key(j, key);
