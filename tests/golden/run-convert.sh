@@ -18,42 +18,8 @@
 # carry the skipped categories and the producer's flow count, so those are left out.
 set -uo pipefail
 
-golden=tests/golden
-orrery=${ORRERY:?ORRERY is not set (run through meson test)}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
-
-run() {
-	echo "+ orrery $*" >&2
-	"$orrery" "$@" >"$work/out" 2>"$work/err"
-	rc=$?
-}
-
-show() {
-	echo "--- stdout:" >&2
-	head -n 20 "$work/out" >&2
-	echo "--- stderr:" >&2
-	head -n 20 "$work/err" >&2
-}
-
-expect_rc() {
-	if [[ $rc != "$1" ]]; then
-		show
-		fail "exit status $rc, expected $1"
-	fi
-}
-
-expect_in() {
-	if ! grep -qF -- "$2" "$work/$1"; then
-		show
-		fail "std$1 lacks '$2'"
-	fi
-}
+# shellcheck source=SCRIPTDIR/golden-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/golden-lib.sh"
 
 # A successful conversion: exit 0, nothing on stdout, one summary line on stderr.
 convert_ok() {

@@ -10,39 +10,11 @@
 # shellcheck disable=SC2016 # the recorded commands expand their own variables
 set -uo pipefail
 
-orrery=${ORRERY:?ORRERY is not set (run through meson test)}
 case_=${1:?usage: $0 CASE yes|no}
 built=${2:?usage: $0 CASE yes|no}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 root=$PWD
-
-fail() {
-	echo "FAIL: $*" >&2
-	exit 1
-}
-
-# Runs orrery with the arguments given; sets rc, leaves $work/out and $work/err.
-run() {
-	echo "+ orrery $*" >&2
-	"$orrery" "$@" >"$work/out" 2>"$work/err"
-	rc=$?
-}
-
-show() {
-	echo "--- stdout:" >&2
-	head -n 30 "$work/out" >&2
-	echo "--- stderr:" >&2
-	head -n 30 "$work/err" >&2
-}
-
-expect_rc() {
-	[[ $rc == "$1" ]] || { show; fail "exit status $rc, expected $1"; }
-}
-
-expect_in() {
-	grep -qF -- "$2" "$work/$1" || { show; fail "std$1 lacks '$2'"; }
-}
+# shellcheck source=SCRIPTDIR/golden-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/golden-lib.sh"
 
 expect_not_in() {
 	grep -qF -- "$2" "$work/$1" && { show; fail "std$1 has '$2'"; }

@@ -1,0 +1,46 @@
+#!/bin/bash
+# What the CLI test scripts of suite `golden` share; sourced by run-golden.sh,
+# run-convert.sh and run-record.sh, from the source root with $ORRERY set.
+#   run ARGS...         runs orrery; sets rc, leaves $work/out and $work/err
+#   show                prints the start of both outputs (on a failure)
+#   fail MSG            fails the test
+#   expect_rc N         the last run exited N
+#   expect_in out|err TEXT   the last run printed TEXT (grep -F) there
+# shellcheck disable=SC2034 # golden is used by the scripts that source this
+
+golden=tests/golden
+orrery=${ORRERY:?ORRERY is not set (run through meson test)}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+run() {
+	echo "+ orrery $*" >&2
+	"$orrery" "$@" >"$work/out" 2>"$work/err"
+	rc=$?
+}
+
+show() {
+	echo "--- stdout:" >&2
+	head -n 30 "$work/out" >&2
+	echo "--- stderr:" >&2
+	head -n 30 "$work/err" >&2
+}
+
+expect_rc() {
+	if [[ $rc != "$1" ]]; then
+		show
+		fail "exit status $rc, expected $1"
+	fi
+}
+
+expect_in() {
+	if ! grep -qF -- "$2" "$work/$1"; then
+		show
+		fail "std$1 lacks '$2'"
+	fi
+}
