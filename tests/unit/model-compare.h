@@ -2,7 +2,8 @@
 /*
  * Comparing two trace models field by field, with every index resolved (string ids,
  * side-table rows and member lists differ from one import to another; what they mean
- * must not).  Used by the round trips of test-traces-chrome.c and test-traces-bundle.c.
+ * must not).  Used by the round trips of test-traces-chrome.c, test-traces-bundle.c and
+ * test-traces-native.c.
  * Include after <cmocka.h>.
  */
 #ifndef ORRERY_TEST_MODEL_COMPARE_H
@@ -21,6 +22,8 @@ enum {
 	 * number of ac2g endpoints read (the writer draws its own), and what only a native
 	 * header says (host, producer, clock, pid, versions, drops, step window). */
 	MODEL_CMP_CHROME = 1,
+	/* A native file written by a converter: its producer is the writer, not the source's. */
+	MODEL_CMP_NATIVE = 2,
 };
 
 /* A growable string: what an element means, with its indices resolved. */
@@ -186,7 +189,8 @@ static inline void cmp_header(struct cmp_text *f, const struct orr_trace *t,
 		cmp_printf(f, "skipped '%s' %llu\n", orr_trace_str(t, r->skipped[i].category),
 			   (unsigned long long)r->skipped[i].count);
 	cmp_printf(f, "host '%s' producer '%s' clock '%s' pid %lld local %d cupti %u cuda %d %d\n",
-		   orr_trace_str(t, r->host), orr_trace_str(t, r->producer),
+		   orr_trace_str(t, r->host),
+		   flags & MODEL_CMP_NATIVE ? "" : orr_trace_str(t, r->producer),
 		   orr_trace_str(t, r->clock_source), (long long)r->pid, r->local_rank,
 		   r->cupti_version, r->cuda_driver_version, r->cuda_runtime_version);
 	cmp_printf(f, "dropped %llu %llu steps %lld %lld truncated %d\n",
