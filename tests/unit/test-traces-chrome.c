@@ -312,43 +312,27 @@ static void test_chrome_two_ranks_in_one_file(void **state)
 	free(sample);
 }
 
+static void chrome_round_trip(struct orr_trace *t, const char *name, void *tmpdir)
+{
+	char *out = orr_xasprintf("%s/%s.out.json", (char *)tmpdir, name);
+	char *args = orr_xasprintf("--ranks %d", orr_trace_get_rank(t, 0)->rank);
+	struct orr_trace *back;
+	struct orr_diag d;
+
+	if (orr_trace_write_chrome(t, out, &d))
+		fail_msg("cannot write %s: %s", out, d.msg);
+	back = import_ok(out);
+	assert_same_model(t, back, MODEL_CMP_CHROME);
+	check_with_python(out, args);
+	free(args);
+	orr_trace_free(back);
+	remove(out);
+	free(out);
+}
+
 static void test_chrome_real_traces_round_trip(void **state)
 {
-	const char *dir = shared_kineto();
-	struct dirent **names;
-	size_t done = 0;
-	int n;
-
-	if (!dir)
-		import_shared(NULL); /* skips */
-	n = scandir(dir, &names, NULL, alphasort);
-	assert_true(n > 0);
-	for (int i = 0; i < n; i++) {
-		if (names[i]->d_name[0] != '.') {
-			struct orr_trace *t = import_shared(names[i]->d_name);
-			char *out =
-				orr_xasprintf("%s/%s.out.json", (char *)*state, names[i]->d_name);
-			struct orr_trace *back;
-			struct orr_diag d;
-
-			if (orr_trace_write_chrome(t, out, &d))
-				fail_msg("cannot write %s: %s", out, d.msg);
-			back = import_ok(out);
-			assert_same_model(t, back, MODEL_CMP_CHROME);
-			char *args = orr_xasprintf("--ranks %d", orr_trace_get_rank(t, 0)->rank);
-
-			check_with_python(out, args);
-			free(args);
-			orr_trace_free(back);
-			orr_trace_free(t);
-			remove(out);
-			free(out);
-			done++;
-		}
-		free(names[i]);
-	}
-	free(names);
-	assert_true(done >= 14);
+	assert_true(for_each_shared_trace(chrome_round_trip, *state) >= 14);
 }
 
 /* ---- strings a JSON file cannot hold as they are ---- */

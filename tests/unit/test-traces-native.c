@@ -98,31 +98,17 @@ static struct orr_trace *round_trip(const struct orr_trace *t, const char *dir)
 
 /* ---- round trips ---- */
 
+static void round_trip_shared(struct orr_trace *t, const char *name, void *tmpdir)
+{
+	char *out = orr_xasprintf("%s/%s.native", (char *)tmpdir, name);
+
+	orr_trace_free(round_trip(t, out));
+	free(out);
+}
+
 static void test_native_round_trip_every_shared_trace(void **state)
 {
-	const char *dir = shared_kineto();
-	struct dirent **names;
-	size_t done = 0;
-	int n;
-
-	if (!dir)
-		import_shared(NULL); /* skips */
-	n = scandir(dir, &names, NULL, alphasort);
-	assert_true(n > 0);
-	for (int i = 0; i < n; i++) {
-		if (names[i]->d_name[0] != '.') {
-			struct orr_trace *t = import_shared(names[i]->d_name);
-			char *out = orr_xasprintf("%s/%d", (char *)*state, i);
-
-			orr_trace_free(round_trip(t, out));
-			orr_trace_free(t);
-			free(out);
-			done++;
-		}
-		free(names[i]);
-	}
-	free(names);
-	assert_true(done >= 14);
+	assert_true(for_each_shared_trace(round_trip_shared, *state) >= 14);
 }
 
 static void test_native_round_trip_sample(void **state)

@@ -22,29 +22,14 @@
 #include "orrery/trace.h"
 #include "test-util.h"
 
+static void has_events(struct orr_trace *t, const char *name, void *data)
+{
+	assert_true(orr_trace_get_rank(t, 0)->nevents > 0);
+}
+
 static void test_real_every_file_imports(void **state)
 {
-	const char *dir = shared_kineto();
-	struct dirent **names;
-	size_t imported = 0;
-	int n;
-
-	if (!dir)
-		import_shared(NULL); /* skips */
-	n = scandir(dir, &names, NULL, alphasort);
-	assert_true(n > 0);
-	for (int i = 0; i < n; i++) {
-		if (names[i]->d_name[0] != '.') {
-			struct orr_trace *t = import_shared(names[i]->d_name);
-
-			assert_true(orr_trace_get_rank(t, 0)->nevents > 0);
-			orr_trace_free(t);
-			imported++;
-		}
-		free(names[i]);
-	}
-	free(names);
-	assert_true(imported >= 14);
+	assert_true(for_each_shared_trace(has_events, NULL) >= 14);
 }
 
 static void test_real_step_times_match_readme(void **state)

@@ -3,6 +3,7 @@
 #ifndef ORRERY_TEST_UTIL_H
 #define ORRERY_TEST_UTIL_H
 
+#include <dirent.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -75,6 +76,38 @@ static inline struct orr_trace *import_shared(const char *file)
 	if (import_path(dir, file, &t, &d))
 		fail_msg("%s: %s", file ? file : dir, d.msg);
 	return t;
+}
+
+/*
+ * Imports every file or directory of ../shared/traces/kineto in name order and calls
+ * fn(t, name, data) on each (fn frees nothing; t is freed after it).  Skips the test
+ * when the traces are absent; returns how many there were.
+ */
+static inline size_t
+for_each_shared_trace(void (*fn)(struct orr_trace *t, const char *name, void *data), void *data)
+{
+	const char *dir = shared_kineto();
+	struct dirent **names;
+	size_t done = 0;
+	int n;
+
+	if (!dir)
+		import_shared(NULL); /* skips */
+	n = scandir(dir, &names, NULL, alphasort);
+	if (n <= 0)
+		fail_msg("%s: no traces", dir);
+	for (int i = 0; i < n; i++) {
+		if (names[i]->d_name[0] != '.') {
+			struct orr_trace *t = import_shared(names[i]->d_name);
+
+			fn(t, names[i]->d_name, data);
+			orr_trace_free(t);
+			done++;
+		}
+		free(names[i]);
+	}
+	free(names);
+	return done;
 }
 
 #endif
