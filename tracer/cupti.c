@@ -11,7 +11,8 @@
  *     the activity kinds, start the writer thread, install atexit / SIGTERM handlers.
  *   CUPTI's buffer callbacks (any thread): take a buffer from the bounded pool, or queue
  *     a full one for the writer.  No I/O, one short mutex.
- *   The NVTX callback (the job's threads): counts step markers (window.c).
+ *   The NVTX callback (the job's threads): counts step markers (window.c); decodes the
+ *     payload of an NCCL call and pushes the call's external id while it runs (nccl.c).
  *   The writer thread: reads full buffers, turns records into events (session*.c),
  *     and at the end of the window, at exit or on SIGTERM disables the kinds, flushes,
  *     writes the file.  cuptiActivityGetNumDroppedRecords is called there, holding no lock.
@@ -35,6 +36,11 @@
 #define EXIT_WAIT_S      30        /* atexit waits this long for the file */
 #define SIGTERM_WAIT_MS  5000      /* the SIGTERM handler waits this long */
 #define HOLD_FOR_DEVICES 4         /* buffers held until one brings the DEVICE records */
+#define NCCL_EXT_KIND    CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1
+
+#ifndef NVTX_PAYLOAD_TYPE_EXT /* nvtx3/nvToolsExtPayload.h */
+#define NVTX_PAYLOAD_TYPE_EXT ((int32_t)0xDFBD0009)
+#endif
 
 int InitializeInjection(void) __attribute__((visibility("default")));
 
@@ -56,7 +62,10 @@ static struct {
 	sem_t done;          /* posted when closed */
 	struct sigaction old_term;
 	bool dropped_logged;
-	struct orr__buf *held; /* buffers waiting for the DEVICE records */
+	struct orr__nccl nccl;
+	bool nccl_ready;
+	_Atomic(nvtxDomainHandle_t) nccl_domain; /* learnt from its first decoded payload */
+	struct orr__buf *held;                   /* buffers waiting for the DEVICE records */
 	size_t nheld;
 	bool holding;
 } T = { .init_lock = PTHREAD_MUTEX_INITIALIZER };
@@ -124,7 +133,44 @@ static const char *nvtx_message(CUpti_CallbackId cbid, const void *p)
 	return a && a->messageType == NVTX_MESSAGE_TYPE_ASCII ? a->message.ascii : NULL;
 }
 
-/* Step markers, counted in real time; the work for any other NVTX call is a compare. */
+/* A range on a domain with an NCCL payload: the call's external id is pushed for its run. */
+static void nccl_push(const nvtxDomainRangePushEx_params *p)
+{
+	const nvtxEventAttributes_t *a = p->core.eventAttrib;
+	struct orr__nvtx_payload pd;
+	struct orr__nccl_call c;
+	uint64_t id;
+	bool pushed = false;
+
+	if (a && a->payloadType == NVTX_PAYLOAD_TYPE_EXT && a->reserved0 >= 1 &&
+	    a->payload.ullValue) {
+		memcpy(&pd, (const void *)(uintptr_t)a->payload.ullValue, sizeof(pd));
+		if (orr__nccl_decode(&pd, &c)) {
+			atomic_store(&T.nccl_domain, p->domain);
+			id = orr__nccl_add(&T.nccl, &c);
+			if (id && !orr__nccl_range_full())
+				pushed = cuptiActivityPushExternalCorrelationId(
+						 NCCL_EXT_KIND, id) == CUPTI_SUCCESS;
+			orr__nccl_range_push(pushed);
+			return;
+		}
+	}
+	if (p->domain && p->domain == atomic_load(&T.nccl_domain))
+		orr__nccl_range_push(false);
+}
+
+static void nccl_pop(const nvtxDomainRangePop_params *p)
+{
+	uint64_t last;
+
+	if (p->domain && p->domain == atomic_load(&T.nccl_domain) && orr__nccl_range_pop())
+		cuptiActivityPopExternalCorrelationId(NCCL_EXT_KIND, &last);
+}
+
+/*
+ * Step markers, counted in real time, and NCCL's ranges; the work for any other NVTX call
+ * is a compare.
+ */
 static void CUPTIAPI on_callback(void *data, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 				 const void *cbdata)
 {
@@ -134,6 +180,12 @@ static void CUPTIAPI on_callback(void *data, CUpti_CallbackDomain domain, CUpti_
 	int64_t step;
 
 	if (domain != CUPTI_CB_DOMAIN_NVTX || !d || !d->functionParams)
+		return;
+	if (T.nccl_ready && cbid == CUPTI_CBID_NVTX_nvtxDomainRangePushEx)
+		nccl_push(d->functionParams);
+	else if (T.nccl_ready && cbid == CUPTI_CBID_NVTX_nvtxDomainRangePop)
+		nccl_pop(d->functionParams);
+	if (!T.win.windowed)
 		return;
 	msg = nvtx_message(cbid, d->functionParams);
 	if (!msg || strncmp(msg, T.win.prefix, T.win.prefix_len) != 0)
@@ -264,6 +316,9 @@ static void finish(bool stop_tracing)
 			 (unsigned long long)atomic_load(&T.q.declined), T.q.max_bufs,
 			 T.q.buf_bytes);
 	orr__session_log_summary(&sum, T.cfg.path);
+	if (T.nccl_ready && orr__nccl_lost(&T.nccl))
+		orr__log("%llu NCCL calls were not found when their launch arrived",
+			 (unsigned long long)orr__nccl_lost(&T.nccl));
 	atomic_store(&T.closed, true);
 	sem_post(&T.done);
 }
@@ -377,6 +432,26 @@ static bool version_ok(void)
 	return true;
 }
 
+/* NCCL's payloads: without them a collective has only the type its kernel's name gives. */
+static void enable_nccl(void)
+{
+	CUptiResult r;
+
+	if (orr__nccl_init(&T.nccl)) {
+		orr__log("NCCL payloads not decoded: no mutex");
+		return;
+	}
+	if ((r = cuptiEnableCallback(1, T.sub, CUPTI_CB_DOMAIN_NVTX,
+				     CUPTI_CBID_NVTX_nvtxDomainRangePushEx)) != CUPTI_SUCCESS ||
+	    (r = cuptiEnableCallback(1, T.sub, CUPTI_CB_DOMAIN_NVTX,
+				     CUPTI_CBID_NVTX_nvtxDomainRangePop)) != CUPTI_SUCCESS) {
+		orr__log("NVTX callbacks unavailable (%s): NCCL payloads not decoded",
+			 result_name(r));
+		return;
+	}
+	T.nccl_ready = true;
+}
+
 static bool subscribe(void)
 {
 	static const CUpti_CallbackId steps[] = {
@@ -409,6 +484,7 @@ static bool subscribe(void)
 				 result_name(r));
 			break;
 		}
+	enable_nccl();
 	return true;
 }
 
@@ -503,6 +579,7 @@ static bool new_session(void)
 			    .cupti_version = T.cupti_version },
 		.window = &T.win,
 		.api_name = api_name,
+		.nccl = T.nccl_ready ? &T.nccl : NULL,
 	};
 	int r = orr__session_new(&sc, &T.session);
 

@@ -142,6 +142,91 @@ struct orr__nvtx_name {
 
 void orr__nvtx_parse(const char *s, struct orr__nvtx_name *ret);
 
+/* ---- NCCL's NVTX payloads (nccl.c) ---- */
+
+/*
+ * NCCL (2.16.2 and later) pushes each API call as an NVTX range on its "NCCL" domain with
+ * an extended payload: nvtxPayloadData_t {schemaId, size, payload}, schemaId =
+ * NVTX_PAYLOAD_SCHEMA_ID_STATIC_START + NVTX_SID_<call>.  The payload points into the
+ * caller's stack, so it is decoded in the NVTX callback.  Each decoded collective gets a
+ * number (its external id, ORR__NCCL_EXT_TAG | n) that the callback pushes as CUPTI's
+ * external correlation id while the range is open: the kernel launch inside the call
+ * carries it, and the session attaches the call's collective to that launch.
+ */
+#define ORR__NVTX_SCHEMA_STATIC_START (UINT64_C(1) << 24)
+#define ORR__NCCL_EXT_TAG             (UINT64_C(1) << 62)
+#define ORR__NCCL_CALLS               16384 /* calls remembered for the writer thread */
+#define ORR__NCCL_COMMS               256
+#define ORR__NCCL_PAIRS               1024
+#define ORR__NCCL_MAX_DEPTH           64 /* NCCL ranges open on one thread, tracked */
+
+/* nvtxPayloadData_t as nvToolsExtPayload.h lays it out. */
+struct orr__nvtx_payload {
+	uint64_t schema_id;
+	size_t size;
+	const void *payload;
+};
+
+struct orr__nccl_call {
+	uint64_t id;      /* ORR__NCCL_EXT_TAG | n once numbered; 0 = not numbered */
+	const char *type; /* static: "AllReduce", "Send", "CommInitRank", ... */
+	bool comm_info;   /* a communicator's creation (or end): comm, nranks, myrank */
+	bool p2p;         /* Send or Recv: peer is the other rank */
+	bool has_comm;    /* NCCL >= 2.25 payloads name the communicator (its hash) */
+	uint64_t comm;
+	int64_t bytes;          /* "Message size [bytes]", per rank; -1 */
+	int32_t root, peer;     /* -1 */
+	int32_t nranks, myrank; /* -1; a collective's come from its communicator's creation */
+	int64_t sequence;       /* the call's number on its communicator (or rank pair), -1 */
+};
+
+/* Decodes one payload of NCCL's layouts (by schema id and size); false for others. */
+bool orr__nccl_decode(const struct orr__nvtx_payload *pd, struct orr__nccl_call *ret);
+
+struct orr__nccl_comm {
+	uint64_t hash;
+	int32_t nranks, myrank;
+	int64_t calls;
+	bool used;
+};
+
+struct orr__nccl_pair {
+	uint64_t comm;
+	int32_t lo, hi;
+	int64_t calls;
+	bool used;
+};
+
+struct orr__nccl {
+	pthread_mutex_t lock;         /* held briefly by the NVTX callback and the writer */
+	struct orr__nccl_call *calls; /* ORR__NCCL_CALLS, by number */
+	uint64_t next;
+	struct orr__nccl_comm comms[ORR__NCCL_COMMS];
+	struct orr__nccl_pair pairs[ORR__NCCL_PAIRS];
+	uint64_t lost; /* calls that could not be numbered or were overwritten */
+};
+
+int orr__nccl_init(struct orr__nccl *n);
+void orr__nccl_release(struct orr__nccl *n);
+/*
+ * Numbers a decoded call: learns a communicator from its creation, or fills in the
+ * sequence, nranks and myrank of a collective and remembers it.  Returns its id, 0 when
+ * there is nothing to attach (a communicator's creation, no memory).
+ */
+uint64_t orr__nccl_add(struct orr__nccl *n, struct orr__nccl_call *c);
+/* The call numbered id, while it is remembered. */
+bool orr__nccl_find(struct orr__nccl *n, uint64_t id, struct orr__nccl_call *ret);
+uint64_t orr__nccl_lost(struct orr__nccl *n);
+
+/*
+ * The NCCL ranges open on the calling thread, and whether each pushed an external id
+ * (so that the range's pop pops it).  Beyond ORR__NCCL_MAX_DEPTH nothing is pushed.
+ */
+bool orr__nccl_range_full(void);
+void orr__nccl_range_push(bool pushed);
+/* True when the innermost open range pushed an external id. */
+bool orr__nccl_range_pop(void);
+
 /* ---- flat activity records (filled by cupti-records.c, or by the tests) ---- */
 
 enum orr__trec_kind {
@@ -281,10 +366,11 @@ struct orr__session_config {
 	/* The name of a runtime (driver false) or driver API by cbid, or NULL. */
 	const char *(*api_name)(void *data, bool driver, uint32_t cbid);
 	void *api_name_data;
-	size_t max_pending; /* GPU records held until close; 0 = 1 << 16 */
-	size_t max_syncs;   /* syncs waiting for their event record; 0 = 1 << 14 */
-	size_t max_events;  /* CUDA events remembered, per generation; 0 = 1 << 16 */
-	size_t max_open;    /* open NVTX ranges; 0 = 1 << 16 */
+	size_t max_pending;     /* GPU records held until close; 0 = 1 << 16 */
+	size_t max_syncs;       /* syncs waiting for their event record; 0 = 1 << 14 */
+	size_t max_events;      /* CUDA events remembered, per generation; 0 = 1 << 16 */
+	size_t max_open;        /* open NVTX ranges; 0 = 1 << 16 */
+	struct orr__nccl *nccl; /* NCCL calls by external id (cupti.c's); NULL = none */
 };
 
 /* What a session did, for the log and the tests. */
@@ -298,6 +384,7 @@ struct orr__summary {
 	uint64_t syncs_exact, syncs_fallback, syncs_unresolved;
 	uint64_t restarts; /* speculative files thrown away at the first step marker */
 	uint64_t overhead_records;
+	uint64_t nccl_calls; /* kernel launches given their NCCL call's collective */
 	int64_t overhead_ns;
 	bool no_markers; /* windowed, but no step marker was ever seen */
 	bool written;    /* the file exists under its final name */

@@ -2,8 +2,11 @@
 /*
  * What each flat record becomes in the trace model (orrery/trace.h):
  *   RUNTIME/DRIVER   a call on its thread, sub = orr_call_classify(name);
+ *                    a launch inside an NCCL call (its external id is the call's,
+ *                    nccl.c) gets the call's collective: communicator, sequence, bytes;
  *   KERNEL/MEMCPY/MEMSET  a GPU task on (device, stream), with its launch's correlation;
- *                    an NCCL kernel also gets a collective of the type its name gives;
+ *                    an NCCL kernel also gets a collective of the type its name gives
+ *                    (orr_trace_import() gives it its launch's, when the launch has one);
  *   SYNC             a sync record with orr_sync_args (pairing.c fills the event record);
  *   MARKER           NVTX: step markers become "ProfilerStep#N" annotations, emit_nvtx
  *                    ranges ops (name, sequence, input shapes), other ranges annotations,
@@ -49,6 +52,64 @@ static void note_cpu(struct orr__session *s, int64_t end_ns)
 		s->last_cpu_ns = end_ns;
 }
 
+/* "nccl:<hash>" names a communicator; "nccl:<hash>:<lo>-<hi>" a pair of its ranks. */
+static int nccl_pg_name(struct orr__session *s, const struct orr__nccl_call *c, uint32_t *ret_id)
+{
+	char buf[64];
+	int n;
+
+	if (c->p2p && c->myrank >= 0 && c->peer >= 0)
+		n = snprintf(buf, sizeof(buf), "nccl:%016llx:%d-%d", (unsigned long long)c->comm,
+			     c->myrank < c->peer ? c->myrank : c->peer,
+			     c->myrank < c->peer ? c->peer : c->myrank);
+	else
+		n = snprintf(buf, sizeof(buf), "nccl:%016llx", (unsigned long long)c->comm);
+	return orr__session_str(s, buf, (size_t)n, ret_id);
+}
+
+/* A collective's bytes in and out of this rank; NCCL gives AllGather's input, RS's output. */
+static void nccl_bytes(const struct orr__nccl_call *c, struct orr_collective *co)
+{
+	co->in_bytes = co->out_bytes = c->bytes;
+	if (c->bytes < 0 || c->nranks < 1 || c->bytes > INT64_MAX / c->nranks)
+		return;
+	if (!strcmp(c->type, "AllGather"))
+		co->out_bytes = c->bytes * c->nranks;
+	else if (!strcmp(c->type, "ReduceScatter"))
+		co->in_bytes = c->bytes * c->nranks;
+}
+
+/* The collective of the NCCL call a launch belongs to, when external_id names one. */
+static int nccl_collective(struct orr__session *s, int64_t external_id, uint32_t *ret_coll)
+{
+	struct orr__nccl_call c;
+	struct orr_collective co = { .in_nelems = -1,
+				     .out_nelems = -1,
+				     .sequence = -1,
+				     .group_size = -1,
+				     .src_rank = -1,
+				     .dst_rank = -1 };
+	int r;
+
+	if (!s->cfg.nccl || external_id < 0 ||
+	    !orr__nccl_find(s->cfg.nccl, (uint64_t)external_id, &c))
+		return 0;
+	if (orr__session_str(s, c.type, strlen(c.type), &co.type) ||
+	    (c.has_comm && nccl_pg_name(s, &c, &co.pg_name)))
+		return -1;
+	nccl_bytes(&c, &co);
+	co.sequence = c.sequence;
+	co.group_size = c.nranks;
+	if (c.p2p && c.myrank >= 0) {
+		co.src_rank = !strcmp(c.type, "Send") ? c.myrank : c.peer;
+		co.dst_rank = !strcmp(c.type, "Send") ? c.peer : c.myrank;
+	}
+	if ((r = orr_native_writer_collective(s->w, &co, NULL, 0, ret_coll)))
+		return orr__session_fail(s, r);
+	s->sum.nccl_calls++;
+	return 0;
+}
+
 void orr__session_cpu(struct orr__session *s, const struct orr__trec *r)
 {
 	bool driver = r->kind == ORR__TREC_DRIVER;
@@ -73,6 +134,8 @@ void orr__session_cpu(struct orr__session *s, const struct orr__trec *r)
 			s->max_corr = r->correlation;
 		s->any_corr = true;
 	}
+	if (ev.sub == ORR_CALL_LAUNCH && nccl_collective(s, ev.external_id, &ev.coll))
+		return;
 	note_cpu(s, r->start_ns + ev.dur_ns);
 	orr__session_put(s, &ev);
 }

@@ -242,6 +242,10 @@ void orr__session_log_summary(const struct orr__summary *sum, const char *path)
 		orr__log("%llu event syncs or stream waits could not be paired with their event "
 			 "record",
 			 (unsigned long long)sum->syncs_unresolved);
+	if (sum->nccl_calls)
+		orr__log("%llu NCCL kernel launches carry their call's communicator, size and "
+			 "sequence",
+			 (unsigned long long)sum->nccl_calls);
 	if (sum->overhead_records)
 		orr__log("CUPTI overhead: %llu records, %.3f ms",
 			 (unsigned long long)sum->overhead_records, (double)sum->overhead_ns / 1e6);

@@ -230,7 +230,10 @@ static bool derived_collective(const struct chrome *c, const struct orr_event *e
 	       co->src_rank == -1 && co->dst_rank == -1 && co->nmembers == 0;
 }
 
-/* Kineto's record_param_comms keys; the byte counts follow from nelems and dtype. */
+/*
+ * Kineto's record_param_comms keys; the byte counts follow from nelems and dtype, and are
+ * written (under orrery's own keys) only when there are no nelems (the tracer's NCCL calls).
+ */
 static void put_coll_args(struct chrome *c, const struct orr_collective *co)
 {
 	arg_str(c, "Collective name", co->type);
@@ -240,6 +243,10 @@ static void put_coll_args(struct chrome *c, const struct orr_collective *co)
 		arg_i64(c, "In msg nelems", co->in_nelems);
 	if (co->out_nelems != -1)
 		arg_i64(c, "Out msg nelems", co->out_nelems);
+	if (co->in_nelems == -1 && co->in_bytes != -1)
+		arg_i64(c, "In msg bytes", co->in_bytes);
+	if (co->out_nelems == -1 && co->out_bytes != -1)
+		arg_i64(c, "Out msg bytes", co->out_bytes);
 	if (co->group_size != -1)
 		arg_i64(c, "Group size", co->group_size);
 	if (co->pg_name != ORR_STR_NONE)

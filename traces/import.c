@@ -160,7 +160,7 @@ static int parse_native(struct import_ctx *c, const char *name, struct buf *b)
 	buf_release(b);
 	if (!rb->has_rank)
 		rb->pub.rank = rank_from_name(name);
-	orr__rank_finish_native(rb);
+	orr__rank_finish_native(c->t, rb);
 	orr_debug("traces", "%s: native, rank %d, %zu events", name, rb->pub.rank, rb->pub.nevents);
 	return 0;
 }

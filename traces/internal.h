@@ -75,10 +75,13 @@ struct orr_trace {
 
 struct orr_trace *orr__trace_new(void);
 struct orr__rank_build *orr__rank_new(struct orr_trace *t, uint32_t source);
-/* Sorts, links flows and names, derives collectives from NCCL kernel names. */
+/* Sorts, links flows and names, derives collectives from launches and NCCL kernel names. */
 void orr__rank_finish(struct orr_trace *t, struct orr__rank_build *rb);
-/* For a finished model read back (a native file): sorts the events if they are not. */
-void orr__rank_finish_native(struct orr__rank_build *rb);
+/*
+ * For a finished model read back (a native file): sorts the events if they are not, and
+ * gives NCCL kernels their launch's collective (the tracer's).
+ */
+void orr__rank_finish_native(struct orr_trace *t, struct orr__rank_build *rb);
 void orr__rank_free(struct orr__rank_build *rb);
 
 /* Kineto "cat" -> enum orr_event_kind, or ORR_EVENT_KIND_COUNT when not modelled. */

@@ -471,7 +471,8 @@ void kineto_parser::arg(string_view key, ondemand::value v, int kind, raw_args &
 		input_dims(v, a);
 	else if (key == "Input type" && kind == ORR_EVENT_OP)
 		input_types(v, a);
-	else if (kind == ORR_EVENT_OP || kind == ORR_EVENT_KERNEL)
+	else if (kind == ORR_EVENT_OP || kind == ORR_EVENT_KERNEL || kind == ORR_EVENT_RUNTIME ||
+		 kind == ORR_EVENT_DRIVER)
 		coll_field(key, v, a);
 }
 
@@ -570,6 +571,10 @@ void kineto_parser::coll_field(string_view key, ondemand::value v, raw_args &a)
 		c.in_nelems = get_int(v, "expected an integer for 'In msg nelems'");
 	else if (key == "Out msg nelems")
 		c.out_nelems = get_int(v, "expected an integer for 'Out msg nelems'");
+	else if (key == "In msg bytes") /* orrery's, when there are no nelems */
+		c.in_bytes = get_int(v, "expected an integer for 'In msg bytes'");
+	else if (key == "Out msg bytes")
+		c.out_bytes = get_int(v, "expected an integer for 'Out msg bytes'");
 	else if (key == "Group size")
 		c.group_size = (int32_t)get_int(v, "expected an integer for 'Group size'");
 	else if (key == "Process Group Name" || key == "Process Group ID")

@@ -305,6 +305,88 @@ static void collectives_from_names(struct orr_trace *t, struct orr__rank_build *
 	}
 }
 
+struct launch_coll {
+	int64_t corr;
+	uint32_t coll;
+};
+
+static int cmp_launch_coll(const void *pa, const void *pb)
+{
+	const struct launch_coll *a = pa, *b = pb;
+
+	return cmp_i64(a->corr, b->corr);
+}
+
+static bool launch_with_coll(const struct orr_event *e)
+{
+	return (e->kind == ORR_EVENT_RUNTIME || e->kind == ORR_EVENT_DRIVER) &&
+	       e->sub == ORR_CALL_LAUNCH && e->coll != ORR_NONE && e->correlation >= 0;
+}
+
+/* Removes the collectives no event refers to (a kernel's, replaced by its launch's). */
+static void drop_unused_collectives(struct orr__rank_build *rb)
+{
+	struct orr_event *ev = rb->events.p;
+	struct orr_collective *c = rb->colls.p;
+	uint32_t *map = orr_xcalloc(rb->colls.n ? rb->colls.n : 1, sizeof(*map));
+	size_t kept = 0;
+
+	for (size_t i = 0; i < rb->events.n; i++)
+		if (ev[i].coll < rb->colls.n)
+			map[ev[i].coll] = 1;
+	for (size_t j = 0; j < rb->colls.n; j++) {
+		if (!map[j])
+			continue;
+		c[kept] = c[j];
+		map[j] = (uint32_t)kept++;
+	}
+	for (size_t i = 0; i < rb->events.n; i++)
+		if (ev[i].coll < rb->colls.n)
+			ev[i].coll = map[ev[i].coll];
+	rb->colls.n = kept;
+	free(map);
+}
+
+/*
+ * An NCCL kernel whose launch carries a collective (the tracer gives a launch inside an
+ * NCCL call the call's communicator, sequence and bytes) takes the launch's.
+ */
+static void collectives_from_launches(struct orr_trace *t, struct orr__rank_build *rb)
+{
+	struct orr_event *ev = rb->events.p;
+	struct launch_coll *lc, key, *hit;
+	size_t n = 0;
+	bool replaced = false;
+
+	for (size_t i = 0; i < rb->events.n; i++)
+		n += launch_with_coll(&ev[i]);
+	if (!n)
+		return;
+	lc = orr_xmalloc(n * sizeof(*lc));
+	n = 0;
+	for (size_t i = 0; i < rb->events.n; i++)
+		if (launch_with_coll(&ev[i]))
+			lc[n++] = (struct launch_coll){ ev[i].correlation, ev[i].coll };
+	qsort(lc, n, sizeof(*lc), cmp_launch_coll);
+	for (size_t i = 0; i < rb->events.n; i++) {
+		const char *type;
+		size_t len;
+
+		if (ev[i].kind != ORR_EVENT_KERNEL || ev[i].correlation < 0)
+			continue;
+		key.corr = ev[i].correlation;
+		hit = bsearch(&key, lc, n, sizeof(*lc), cmp_launch_coll);
+		if (hit && hit->coll != ev[i].coll &&
+		    orr_nccl_kernel_type(orr_strtab_get(t->strs, ev[i].name), &type, &len)) {
+			ev[i].coll = hit->coll;
+			replaced = true;
+		}
+	}
+	free(lc);
+	if (replaced)
+		drop_unused_collectives(rb);
+}
+
 static void collective_bytes(struct orr_trace *t, struct orr__rank_build *rb)
 {
 	struct orr_collective *c = rb->colls.p;
@@ -349,6 +431,7 @@ void orr__rank_finish(struct orr_trace *t, struct orr__rank_build *rb)
 {
 	link_flows(rb);
 	name_places(rb);
+	collectives_from_launches(t, rb);
 	collectives_from_names(t, rb);
 	collective_bytes(t, rb);
 	if (!sorted(rb->events.p, rb->events.n))
@@ -363,7 +446,7 @@ void orr__rank_finish(struct orr_trace *t, struct orr__rank_build *rb)
  * compares, differ from one string table to another).  Anything else gets the total
  * order of cmp_event.
  */
-void orr__rank_finish_native(struct orr__rank_build *rb)
+void orr__rank_finish_native(struct orr_trace *t, struct orr__rank_build *rb)
 {
 	const struct orr_event *ev = rb->events.p;
 	bool in_order = true;
@@ -379,5 +462,6 @@ void orr__rank_finish_native(struct orr__rank_build *rb)
 	}
 	if (!in_order)
 		qsort(rb->events.p, rb->events.n, sizeof(struct orr_event), cmp_event);
+	collectives_from_launches(t, rb);
 	make_views(rb);
 }

@@ -49,8 +49,8 @@ struct fixture {
 	struct orr_trace *t;
 };
 
-static inline int fixture_new_with(struct fixture *f, const char *dir, int64_t skip, int64_t steps,
-				   const char *prefix, size_t max_open)
+static inline int fixture_start(struct fixture *f, const char *dir, int64_t skip, int64_t steps,
+				const char *prefix, size_t max_open, struct orr__nccl *nccl)
 {
 	struct orr__session_config c = {
 		.path = f->path,
@@ -65,6 +65,7 @@ static inline int fixture_new_with(struct fixture *f, const char *dir, int64_t s
 		.window = &f->win,
 		.api_name = api_names,
 		.max_open = max_open,
+		.nccl = nccl,
 	};
 
 	orr__window_init(&f->win, skip, steps, prefix);
@@ -73,6 +74,12 @@ static inline int fixture_new_with(struct fixture *f, const char *dir, int64_t s
 		return -ENAMETOOLONG;
 	f->t = NULL;
 	return orr__session_new(&c, &f->s);
+}
+
+static inline int fixture_new_with(struct fixture *f, const char *dir, int64_t skip, int64_t steps,
+				   const char *prefix, size_t max_open)
+{
+	return fixture_start(f, dir, skip, steps, prefix, max_open, NULL);
 }
 
 static inline int fixture_new(struct fixture *f, const char *dir, int64_t skip, int64_t steps)
