@@ -5,12 +5,14 @@
  * by its kind, only to the struct of the CUPTI headers the tracer was built with
  * (tracer/cupti.c refuses to run with a libcupti of another version): Kernel10, API,
  * Memcpy6, MemcpyPtoP4, Memset4, Synchronization2, CudaEvent2, ExternalCorrelation,
- * Marker2, MarkerData2, Overhead3, Device5, Context3, Stream, Name.
+ * Marker2, MarkerData2, Overhead3, Device5, Context3, Stream, Name.  Also the NVTX
+ * callback's parameters of nvtxDomainRangePushEx, for NCCL's payloads.
  */
 #include <string.h>
 
 #include <cupti_activity.h>
 #include <cupti_version.h>
+#include <generated_nvtx_meta.h>
 
 #include "internal.h"
 #include "banned.h"
@@ -244,4 +246,20 @@ bool orr__cupti_translate(const void *record, struct orr__trec *r)
 		break;
 	}
 	return r->kind != ORR__TREC_NONE;
+}
+
+#ifndef NVTX_PAYLOAD_TYPE_EXT /* nvtx3/nvToolsExtPayload.h */
+#define NVTX_PAYLOAD_TYPE_EXT ((int32_t)0xDFBD0009)
+#endif
+
+bool orr__cupti_nvtx_payload(const void *params, struct orr__nvtx_payload *ret)
+{
+	const nvtxEventAttributes_t *a =
+		((const nvtxDomainRangePushEx_params *)params)->core.eventAttrib;
+
+	if (!a || a->payloadType != NVTX_PAYLOAD_TYPE_EXT || a->reserved0 < 1 ||
+	    !a->payload.ullValue)
+		return false;
+	memcpy(ret, (const void *)(uintptr_t)a->payload.ullValue, sizeof(*ret));
+	return true;
 }

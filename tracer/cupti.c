@@ -38,10 +38,6 @@
 #define HOLD_FOR_DEVICES 4         /* buffers held until one brings the DEVICE records */
 #define NCCL_EXT_KIND    CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1
 
-#ifndef NVTX_PAYLOAD_TYPE_EXT /* nvtx3/nvToolsExtPayload.h */
-#define NVTX_PAYLOAD_TYPE_EXT ((int32_t)0xDFBD0009)
-#endif
-
 int InitializeInjection(void) __attribute__((visibility("default")));
 
 static struct {
@@ -136,24 +132,19 @@ static const char *nvtx_message(CUpti_CallbackId cbid, const void *p)
 /* A range on a domain with an NCCL payload: the call's external id is pushed for its run. */
 static void nccl_push(const nvtxDomainRangePushEx_params *p)
 {
-	const nvtxEventAttributes_t *a = p->core.eventAttrib;
 	struct orr__nvtx_payload pd;
 	struct orr__nccl_call c;
 	uint64_t id;
 	bool pushed = false;
 
-	if (a && a->payloadType == NVTX_PAYLOAD_TYPE_EXT && a->reserved0 >= 1 &&
-	    a->payload.ullValue) {
-		memcpy(&pd, (const void *)(uintptr_t)a->payload.ullValue, sizeof(pd));
-		if (orr__nccl_decode(&pd, &c)) {
-			atomic_store(&T.nccl_domain, p->domain);
-			id = orr__nccl_add(&T.nccl, &c);
-			if (id && !orr__nccl_range_full())
-				pushed = cuptiActivityPushExternalCorrelationId(
-						 NCCL_EXT_KIND, id) == CUPTI_SUCCESS;
-			orr__nccl_range_push(pushed);
-			return;
-		}
+	if (orr__cupti_nvtx_payload(p, &pd) && orr__nccl_decode(&pd, &c)) {
+		atomic_store(&T.nccl_domain, p->domain);
+		id = orr__nccl_add(&T.nccl, &c);
+		if (id && !orr__nccl_range_full())
+			pushed = cuptiActivityPushExternalCorrelationId(NCCL_EXT_KIND, id) ==
+				 CUPTI_SUCCESS;
+		orr__nccl_range_push(pushed);
+		return;
 	}
 	if (p->domain && p->domain == atomic_load(&T.nccl_domain))
 		orr__nccl_range_push(false);

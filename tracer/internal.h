@@ -409,5 +409,10 @@ void orr__session_log_summary(const struct orr__summary *sum, const char *path);
 
 /* Fills r from one CUPTI activity record; false for kinds the tracer does not use. */
 bool orr__cupti_translate(const void *record, struct orr__trec *r);
+/*
+ * The first extended payload (nvtxPayloadData_t) of the attributes in an NVTX callback's
+ * nvtxDomainRangePushEx_params; false when it has none.
+ */
+bool orr__cupti_nvtx_payload(const void *params, struct orr__nvtx_payload *ret);
 
 #endif

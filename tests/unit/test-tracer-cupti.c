@@ -3,7 +3,8 @@
  * The path from CUDA 13 activity records to a native file, without a GPU: real
  * CUpti_Activity* structs (as CUPTI lays them in its buffers) through cupti-records.c,
  * the session and the native writer, then read back with orr_trace_import().  API names
- * come from libcupti's own table (cuptiGetCallbackName needs no GPU).
+ * come from libcupti's own table (cuptiGetCallbackName needs no GPU).  NCCL's range
+ * attributes are built with NVTX's own payload macro.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +16,10 @@
 #include <string.h>
 
 #include <cupti.h>
+#include <generated_nvtx_meta.h>
+/* CUDA 13.0's C definition of this helper lacks a closing parenthesis. */
+#define NVTX_POINTER_AS_PAYLOAD_ULLVALUE(p) ((uint64_t)(uintptr_t)(p))
+#include <nvtx3/nvToolsExtPayload.h>
 
 #include "../../tracer/internal.h"
 #include "test-util.h"
@@ -401,11 +406,45 @@ static void test_records_to_native_file(void **state)
 	orr__window_release(&win);
 }
 
+/* The attributes as NCCL's NVTX3_FUNC_WITH_PARAMS builds them, seen by the NVTX callback. */
+static void test_nvtx_payload_of_nccl_push(void **state)
+{
+	struct {
+		uint64_t comm;
+		size_t bytes;
+		int op;
+	} ar = { 0xabcull, 4096, 0 };
+	nvtxPayloadData_t pd;
+	nvtxEventAttributes_t a = { .version = NVTX_VERSION,
+				    .size = NVTX_EVENT_ATTRIB_STRUCT_SIZE };
+	nvtxDomainRangePushEx_params p = { .domain = (nvtxDomainHandle_t)&ar,
+					   .core = { .eventAttrib = &a } };
+	struct orr__nvtx_payload got;
+	struct orr__nccl_call c;
+
+	(void)state;
+	NVTX_PAYLOAD_EVTATTR_SET_DATA(a, &pd, NVTX_PAYLOAD_SCHEMA_ID_STATIC_START + 5, &ar,
+				      sizeof(ar))
+	assert_true(orr__cupti_nvtx_payload(&p, &got));
+	assert_true(got.schema_id == NVTX_PAYLOAD_SCHEMA_ID_STATIC_START + 5);
+	assert_int_equal(got.size, sizeof(ar));
+	assert_ptr_equal(got.payload, &ar);
+	assert_true(orr__nccl_decode(&got, &c));
+	assert_string_equal(c.type, "AllReduce");
+	assert_true(c.comm == 0xabcull);
+	assert_int_equal(c.bytes, 4096);
+	a.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64; /* a plain payload */
+	assert_false(orr__cupti_nvtx_payload(&p, &got));
+	p.core.eventAttrib = NULL;
+	assert_false(orr__cupti_nvtx_payload(&p, &got));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_translate_gpu),
 		cmocka_unit_test(test_translate_cpu),
+		cmocka_unit_test(test_nvtx_payload_of_nccl_push),
 		cmocka_unit_test_setup_teardown(test_records_to_native_file, tmpdir_setup,
 						tmpdir_teardown),
 	};
