@@ -132,7 +132,7 @@ bench_import() {
 
 	# The trace: regenerated when the size, the seed or the generator changes.
 	mkdir -p "$bench_dir"
-	stamp="size_mb=$size_mb seed=$seed gen=$(sha256sum bench/gen-kineto.c | cut -c1-16)"
+	stamp="size_mb=$size_mb seed=$seed gen=$(cat bench/gen-kineto*.c bench/gen-kineto.h | sha256sum | cut -c1-16)"
 	if [[ -f $file && -f $file.stamp ]] &&
 		[[ $(<"$file.stamp") == "$stamp $(stat -c %s "$file")" ]]; then
 		echo "trace: reusing $file" >&2
