@@ -7,9 +7,16 @@
  * one in the build tree, one where `meson install` puts it.  An orrery run from its
  * build tree prefers the build tree's files, an installed one the installed files, so
  * that two builds side by side never load each other's tracer.
+ *
+ * libcupti 13.0.0 crashes in nvtxNameOsThreadA (NVIDIA/NVTX#125), which NCCL calls to
+ * name its threads: with that version NVTX is not injected (the tracer still records
+ * CUDA, without steps, op names or NCCL payloads).
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -176,12 +183,36 @@ static void set_int(const char *var, int64_t value)
 	setenv(var, buf, 1);
 }
 
+#define CUPTI_NVTX_BROKEN 130000u /* 13.0.0: NVIDIA/NVTX#125 */
+
+/* cuptiGetVersion() of the libcupti at PATH (it needs no GPU); 0 when it cannot be asked. */
+static uint32_t cupti_version(const char *path)
+{
+	void *h = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+	int (*get_version)(uint32_t *);
+	uint32_t v = 0;
+
+	if (!h)
+		return 0;
+	*(void **)&get_version = dlsym(h, "cuptiGetVersion");
+	if (!get_version || get_version(&v) != 0)
+		v = 0;
+	return v; /* left loaded: unloading CUPTI is not something it promises to survive */
+}
+
 void record_setenv(const struct record_paths *p, const struct record_options *o, const char *absdir)
 {
 	const char *pythonpath = getenv("PYTHONPATH");
 
 	set_replacing("CUDA_INJECTION64_PATH", p->tracer);
-	set_replacing("NVTX_INJECTION64_PATH", p->cupti);
+	if (cupti_version(p->cupti) == CUPTI_NVTX_BROKEN)
+		fprintf(stderr,
+			"orrery: warning: %s is CUPTI 13.0.0, which crashes in nvtxNameOsThreadA "
+			"(NVIDIA/NVTX#125): NVTX is not captured (no step window, op names or NCCL "
+			"payloads); use the libcupti of CUDA 13.0 Update 1 or later (ORR_CUPTI)\n",
+			p->cupti);
+	else
+		set_replacing("NVTX_INJECTION64_PATH", p->cupti);
 	setenv("ORR_RECORD_DIR", absdir, 1);
 	set_int("ORR_RECORD_SKIP", o->skip < 0 ? 0 : o->skip);
 	set_int("ORR_RECORD_STEPS", o->steps < 0 ? 0 : o->steps);

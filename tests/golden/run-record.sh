@@ -3,7 +3,7 @@
 #
 #   run-record.sh CASE TRACER_BUILT
 #
-# CASE is usage, tracer, env, status, signal, no-cuda or summary; TRACER_BUILT is yes or
+# CASE is usage, tracer, env, cupti-version, status, signal, no-cuda or summary; TRACER_BUILT is yes or
 # no (whether meson built liborrery-tracer.so).  The commands recorded here never touch
 # CUDA, so the tracer is never loaded: what is checked is what orrery record controls
 # (the environment, the run directory, statuses, signals, the summary and manifest).
@@ -218,6 +218,30 @@ EOF
 	)
 	expect_rc 43
 	[[ $(cat got2) == int ]] || fail "the command got '$(cat got2)', expected INT"
+	;;
+cupti-version)
+	# A libcupti whose cuptiGetVersion() says 13.0.0 (NVIDIA/NVTX#125) gets no NVTX
+	# injection and a warning; 13.0 Update 1 gets it.  The fakes need a C compiler.
+	command -v "${CC:-cc}" >/dev/null || { echo "skipped: no C compiler" >&2; exit 77; }
+	fake_tracer
+	cd "$work" || fail "cd"
+	for v in 130000 130001; do
+		printf 'int cuptiGetVersion(unsigned *v) { *v = %su; return 0; }\n' $v >cupti-$v.c
+		"${CC:-cc}" -shared -fPIC -o "$work/cupti-$v.so" cupti-$v.c || fail "cc"
+		ORR_CUPTI=$work/cupti-$v.so run record -o r-$v -- \
+			sh -c 'env >"$ORR_RECORD_DIR/../env-$0.txt"' $v
+		expect_rc 1
+		[[ -f env-$v.txt ]] || fail "the command did not run"
+	done
+	[[ -z $(env_of env-130000.txt NVTX_INJECTION64_PATH) ]] || fail "NVTX injected with 13.0.0"
+	[[ $(env_of env-130000.txt CUDA_INJECTION64_PATH) == "$work/fake-tracer.so" ]] ||
+		fail "CUDA_INJECTION64_PATH with 13.0.0"
+	[[ $(env_of env-130001.txt NVTX_INJECTION64_PATH) == "$work/cupti-130001.so" ]] ||
+		fail "NVTX not injected with 13.0 U1"
+	ORR_CUPTI=$work/cupti-130000.so run record -o r-w -- true
+	expect_in err "is CUPTI 13.0.0, which crashes in nvtxNameOsThreadA"
+	ORR_CUPTI=$work/cupti-130001.so run record -o r-x -- true
+	expect_not_in err "nvtxNameOsThreadA"
 	;;
 no-cuda)
 	fake_tracer
