@@ -217,6 +217,8 @@ uint64_t orr__nccl_add(struct orr__nccl *n, struct orr__nccl_call *c);
 /* The call numbered id, while it is remembered. */
 bool orr__nccl_find(struct orr__nccl *n, uint64_t id, struct orr__nccl_call *ret);
 uint64_t orr__nccl_lost(struct orr__nccl *n);
+/* Copies up to max communicators whose creation was seen into out; returns how many. */
+size_t orr__nccl_comms(struct orr__nccl *n, struct orr__nccl_comm *out, size_t max);
 
 /*
  * The NCCL ranges open on the calling thread, and whether each pushed an external id

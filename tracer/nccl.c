@@ -275,6 +275,18 @@ uint64_t orr__nccl_lost(struct orr__nccl *n)
 	return lost;
 }
 
+size_t orr__nccl_comms(struct orr__nccl *n, struct orr__nccl_comm *out, size_t max)
+{
+	size_t k = 0;
+
+	pthread_mutex_lock(&n->lock);
+	for (size_t i = 0; i < ORR__NCCL_COMMS && k < max; i++)
+		if (n->comms[i].used && n->comms[i].nranks > 0)
+			out[k++] = n->comms[i];
+	pthread_mutex_unlock(&n->lock);
+	return k;
+}
+
 /* ---- the ranges open on this thread ---- */
 
 static _Thread_local uint64_t range_pushed; /* bit d: the range at depth d pushed an id */

@@ -110,6 +110,28 @@ static int nccl_collective(struct orr__session *s, int64_t external_id, uint32_t
 	return 0;
 }
 
+void orr__session_nccl_comms(struct orr__session *s)
+{
+	struct orr__nccl_comm cm[ORR__NCCL_COMMS];
+	size_t n = orr__nccl_comms(s->cfg.nccl, cm, ORR__NCCL_COMMS);
+	struct orr__nccl_call c = { 0 };
+	struct orr_comm row = { 0 };
+	int r;
+
+	if (n && orr__session_str(s, "nccl", 4, &row.backend))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		c.comm = cm[i].hash;
+		row.size = cm[i].nranks;
+		if (nccl_pg_name(s, &c, &row.name))
+			return;
+		if ((r = orr_native_writer_comm(s->w, &row, NULL, 0))) {
+			orr__session_fail(s, r);
+			return;
+		}
+	}
+}
+
 void orr__session_cpu(struct orr__session *s, const struct orr__trec *r)
 {
 	bool driver = r->kind == ORR__TREC_DRIVER;

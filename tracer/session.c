@@ -189,6 +189,8 @@ void orr__session_close(struct orr__session *s, struct orr__summary *sum)
 		orr__session_finish_records(s);
 		s->sum.dropped_events += orr__pairing_lost(s->pairing);
 	}
+	if (s->w && s->cfg.nccl)
+		orr__session_nccl_comms(s);
 	c = (struct orr_native_counts){
 		.dropped_records = s->sum.dropped_records,
 		.dropped_events = s->sum.dropped_events,

@@ -121,6 +121,8 @@ void orr__session_sync(struct orr__session *s, const struct orr__trec *r);
 void orr__session_marker(struct orr__session *s, const struct orr__trec *r);
 /* The pairing's emit callback: writes the sync row and its event. */
 void orr__session_emit_sync(void *data, struct orr__held_sync *h, enum orr__resolution how);
+/* At close: the NCCL communicators whose creation the tracer saw, as comm rows. */
+void orr__session_nccl_comms(struct orr__session *s);
 /* At close: open ranges, the last instant step marker, pending GPU records. */
 void orr__session_finish_records(struct orr__session *s);
 /* Forgets ranges and the instant step marker (their ids belong to a thrown-away file). */

@@ -379,9 +379,51 @@ static void test_nccl_session_launches(void **state)
 	launch = find(f.t, r, ORR_EVENT_DRIVER, "cuLaunchKernel", 0);
 	assert_non_null(launch);
 	assert_int_not_equal(launch->coll, ORR_NONE);
+	/* The communicator, from its creation. */
+	assert_int_equal(r->ncomms, 1);
+	assert_string_equal(orr_trace_str(f.t, r->comms[0].name), "nccl:5eedc0ffee000001");
+	assert_string_equal(orr_trace_str(f.t, r->comms[0].backend), "nccl");
+	assert_int_equal(r->comms[0].size, 2);
+	assert_int_equal(r->comms[0].nmembers, 0);
 	round_trips(f.t, *state);
 	fixture_free(&f);
 	orr__nccl_release(&n);
+}
+
+/* Every allocation of the session failing in turn: calls are dropped and counted, never a crash. */
+static void test_nccl_session_allocation_failures(void **state)
+{
+	bool dropped = false, complete = false;
+
+	for (int64_t k = 0; k < 80 && !complete; k++) {
+		struct fixture f;
+		struct orr__nccl n;
+		const struct orr_rank *r;
+		int rc;
+
+		assert_int_equal(orr__nccl_init(&n), 0);
+		orr__talloc_fail_after(k);
+		rc = fixture_start(&f, *state, 0, 0, "ProfilerStep#", 0, &n);
+		if (rc) {
+			orr__talloc_fail_after(-1);
+			assert_int_equal(rc, -ENOMEM);
+			orr__window_release(&f.win);
+			orr__nccl_release(&n);
+			continue;
+		}
+		feed_rank(f.s, &n, 0, 1000);
+		fixture_close(&f);
+		orr__talloc_fail_after(-1);
+		assert_true(f.sum.written);
+		r = fixture_import(&f);
+		assert_int_equal(r->nevents, f.sum.events);
+		dropped |= f.sum.dropped_events > 0;
+		complete = f.sum.dropped_events == 0 && f.sum.nccl_calls == 2 && r->ncomms == 1;
+		fixture_free(&f);
+		orr__nccl_release(&n);
+	}
+	assert_true(dropped);
+	assert_true(complete);
 }
 
 /* Writes rank `rank`'s file into dir, with its clock offset by skew_ns. */
@@ -443,6 +485,8 @@ int main(void)
 		cmocka_unit_test(test_nccl_calls_bounded),
 		cmocka_unit_test(test_nccl_range_stack),
 		cmocka_unit_test_setup_teardown(test_nccl_session_launches, tmpdir_setup,
+						tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_nccl_session_allocation_failures, tmpdir_setup,
 						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_nccl_ranks_pair_exactly, tmpdir_setup,
 						tmpdir_teardown),
