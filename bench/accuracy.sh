@@ -5,9 +5,12 @@
 #   bench/accuracy.sh [TRACES_DIR]
 #
 # Runs `orrery replay --format=json` on every step-annotated trace in TRACES_DIR
-# (default ../shared/traces/kineto) and on the two pyper ranks as one 2-rank job, and
-# prints a Markdown table: rank-steps, mean and max error, job steps and their max
-# error, and the graph's inferred edges per kind (inferred/all).  Exits 1 when a trace misses the goal.
+# (default ../shared/traces/kineto), on the two pyper ranks as one 2-rank job and on
+# the 8-rank astrasim-megatron-tp8 job, and prints two Markdown tables: per trace
+# (rank-steps, mean and max error, job steps and their max error, the graph's inferred
+# edges per kind, what was found by timing) and per rank-step (measured, predicted,
+# error, the time the graph cannot explain and the trust signal).  Exits 1 when a
+# trace misses the goal.
 #
 # Environment:
 #   BUILD_DIR   the meson build directory (default build)
@@ -42,32 +45,48 @@ inputs=(
 	"$traces/hta-pyper-sampled-rank0.json.gz"
 	"$traces/hta-pyper-sampled-rank1.json.gz"
 	"$traces/hta-recsys-rank3.json.gz"
+	"$traces/hta-recsys-gpulag-rank0.json.gz"
 	"$work/pyper"
+	"$traces/astrasim-megatron-tp8"
 )
 
 for input in "${inputs[@]}"; do
 	name=$(basename "$input")
 	[[ $input == "$work/pyper" ]] && name="hta-pyper-sampled-rank{0,1} (one job)"
+	[[ -d $input && $input != "$work/pyper" ]] && name="$name/ (one job)"
 	"$orrery" replay --format=json "$input" >"$work/out.json" ||
 		die "orrery replay failed on '$input'"
-	python3 - "$name" "$work/out.json" <<'EOF'
+	python3 - "$name" "$work/out.json" "$work/steps" <<'EOF'
 import json, sys
-name, path = sys.argv[1], sys.argv[2]
+name, path, steps_path = sys.argv[1], sys.argv[2], sys.argv[3]
 d = json.load(open(path))
-steps = [s for r in d["ranks"] for s in r["steps"]]
-errs = [s["error"] for s in steps]
+steps = [(r["rank"], s) for r in d["ranks"] for s in r["steps"]]
+errs = [s["error"] for _, s in steps]
 job = d.get("job") or []
 jerr = max((s["error"] for s in job), default=None) if len(d["ranks"]) > 1 else None
-edges = d.get("graph", {}).get("edges", {})
+g = d.get("graph", {})
+edges = g.get("edges", {})
 inf = ", ".join(f"{k} {e['inferred']}/{e['count']}" for k, e in sorted(edges.items()) if e["inferred"])
+timed = f"{g.get('graph_nodes', 0)} / {g.get('timed_waits', 0)} / {g.get('delayed', {}).get('tasks', 0)}"
 print(f"| {name} | {len(errs)} | {100 * sum(errs) / len(errs):.3f} % | {100 * max(errs):.3f} % | "
-      f"{'%d, max %.3f %%' % (len(job), 100 * jerr) if jerr is not None else '-'} | {inf or '-'} |")
+      f"{'%d, max %.3f %%' % (len(job), 100 * jerr) if jerr is not None else '-'} | {inf or '-'} | {timed} |")
+with open(steps_path, "a") as f:
+    for rank, s in steps:
+        u = s.get("unexplained_ns", {})
+        f.write(f"| {name} | {rank} | {s['step']} | {s['measured_ns'] / 1e6:.3f} | "
+                f"{s['predicted_ns'] / 1e6:.3f} | {100 * s['error']:.3f} % | "
+                f"{u.get('total', 0) / 1e6:.3f} ({100 * s.get('unexplained_share', 0):.1f} %) | "
+                f"{s.get('trust', '-')} |\n")
 ok = sum(errs) / len(errs) <= 0.01 and max(errs) <= 0.03
 open(path + ".ok", "w").write("1" if ok else "0")
 EOF
 	[[ $(cat "$work/out.json.ok") == 1 ]] || failed=1
 done >"$work/rows"
-echo "| trace | rank-steps | mean error | max error | job steps | inferred edges |"
-echo "|---|---|---|---|---|---|"
+echo "| trace | rank-steps | mean error | max error | job steps | inferred edges (inferred/all) | by timing: graph nodes / stream waits / delays kept |"
+echo "|---|---|---|---|---|---|---|"
 cat "$work/rows"
+echo
+echo "| trace | rank | step | measured ms | predicted ms | error | unexplained ms (share) | trust |"
+echo "|---|---|---|---|---|---|---|---|"
+cat "$work/steps"
 exit "${failed:-0}"

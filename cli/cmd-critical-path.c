@@ -12,7 +12,7 @@
 
 static const char usage_text[] =
 	"usage: orrery critical-path [--format=text|json] [--top N] [--scale GLOB=FACTOR]...\n"
-	"                            TRACE\n\n"
+	"                            [--comm GLOB]... TRACE\n\n"
 	"Replays TRACE and follows, for each job step, the chain of tasks that decided its\n"
 	"predicted end, across threads, streams and ranks.  Prints the time on that path by\n"
 	"category (GPU compute, communication, launch calls, other CPU work, idle latencies)\n"
@@ -22,6 +22,8 @@ static const char usage_text[] =
 	"  --top N             how many ops to list per step (default 10)\n"
 	"  --scale GLOB=F      multiply the duration of GPU tasks whose name matches GLOB\n"
 	"                      by F before replaying (repeatable), as in orrery replay\n"
+	"  --comm GLOB         count GPU tasks whose name matches GLOB as communication\n"
+	"                      (repeatable), as in orrery replay\n"
 	"  -h, --help          this help\n";
 
 #define NAME_MAX_TEXT 80 /* longer names are cut in text output */
@@ -30,6 +32,7 @@ struct options {
 	int format;
 	size_t top;
 	struct cli_scales scales;
+	struct cli_globs comm;
 	const char *trace;
 };
 
@@ -260,6 +263,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "format", required_argument, NULL, 'f' },
 		{ "top", required_argument, NULL, 'n' },
 		{ "scale", required_argument, NULL, 's' },
+		{ "comm", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -285,6 +289,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return cli_usage_error("critical-path",
 						       "bad --scale '%s' (GLOB=FACTOR)", optarg);
 			break;
+		case 'c':
+			if (cli_globs_add(&o->comm, optarg) < 0)
+				return cli_usage_error("critical-path", "empty --comm pattern");
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return EXIT_OK;
@@ -308,7 +316,7 @@ int cmd_critical_path(int argc, char **argv)
 	ret = parse_options(argc, argv, &o);
 	if (ret >= 0)
 		goto out;
-	ret = cli_replay_open(o.trace, &o.scales, &cr);
+	ret = cli_replay_open(o.trace, &o.scales, &o.comm, &cr);
 	if (ret != EXIT_OK)
 		goto out;
 	report(&o, cr.r);
@@ -316,5 +324,6 @@ int cmd_critical_path(int argc, char **argv)
 out:
 	cli_replay_close(&cr);
 	cli_scales_release(&o.scales);
+	cli_globs_release(&o.comm);
 	return ret;
 }

@@ -9,7 +9,7 @@
 
 static const char usage_text[] =
 	"usage: orrery replay [--format=text|json|csv] [--scale GLOB=FACTOR]...\n"
-	"                     [--timeline OUT.json] TRACE\n\n"
+	"                     [--comm GLOB]... [--timeline OUT.json] TRACE\n\n"
 	"Builds the execution graph of TRACE and replays it; prints, per rank and step, the\n"
 	"measured and predicted step time, their error and the busy-timeline distance; the\n"
 	"job step times of several ranks; the mean and max error; the breakdown of GPU time\n"
@@ -18,6 +18,9 @@ static const char usage_text[] =
 	"  --format=FMT        text (default), json or csv (docs/orrery-replay.md)\n"
 	"  --scale GLOB=F      multiply the duration of GPU tasks whose name matches GLOB\n"
 	"                      by F (repeatable), e.g. 'nccl*=0.5' or '*gemm*=2'\n"
+	"  --comm GLOB         count GPU tasks whose name matches GLOB as communication\n"
+	"                      (repeatable), e.g. '*all_to_all*'; NCCL, NVSHMEM and DeepEP\n"
+	"                      kernels are communication without it\n"
 	"  --timeline FILE     also write the measured and predicted timelines to FILE, a\n"
 	"                      Chrome trace-event JSON file for Perfetto or chrome://tracing\n"
 	"  -h, --help          this help\n";
@@ -26,6 +29,7 @@ struct options {
 	int format;
 	const char *timeline;
 	struct cli_scales scales;
+	struct cli_globs comm;
 	const char *trace;
 };
 
@@ -35,6 +39,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	static const struct option opts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "scale", required_argument, NULL, 's' },
+		{ "comm", required_argument, NULL, 'c' },
 		{ "timeline", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -54,6 +59,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if (cli_scales_add(&o->scales, optarg) < 0)
 				return cli_usage_error("replay", "bad --scale '%s' (GLOB=FACTOR)",
 						       optarg);
+			break;
+		case 'c':
+			if (cli_globs_add(&o->comm, optarg) < 0)
+				return cli_usage_error("replay", "empty --comm pattern");
 			break;
 		case 't':
 			if (!optarg[0])
@@ -97,7 +106,7 @@ int cmd_replay(int argc, char **argv)
 	ret = parse_options(argc, argv, &o);
 	if (ret >= 0)
 		goto out;
-	ret = cli_replay_open(o.trace, &o.scales, &cr);
+	ret = cli_replay_open(o.trace, &o.scales, &o.comm, &cr);
 	if (ret != EXIT_OK)
 		goto out;
 	if (o.timeline) {
@@ -113,5 +122,6 @@ int cmd_replay(int argc, char **argv)
 out:
 	cli_replay_close(&cr);
 	cli_scales_release(&o.scales);
+	cli_globs_release(&o.comm);
 	return ret;
 }

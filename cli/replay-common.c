@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* What `orrery replay` and `orrery critical-path` share: --scale, loading, step errors. */
+/* What `orrery replay` and `orrery critical-path` share: --scale, --comm, loading, step errors. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,28 +32,46 @@ void cli_scales_release(struct cli_scales *s)
 	*s = (struct cli_scales){ 0 };
 }
 
+int cli_globs_add(struct cli_globs *g, const char *glob)
+{
+	if (!glob[0])
+		return -1;
+	ORR_VEC_PUSH(g->v, g->n, g->cap, glob);
+	return 0;
+}
+
+void cli_globs_release(struct cli_globs *g)
+{
+	free(g->v);
+	*g = (struct cli_globs){ 0 };
+}
+
 static void warn(void *data, const char *msg)
 {
 	fprintf(stderr, "orrery: warning: %s\n", msg);
 }
 
-int cli_replay_open(const char *path, const struct cli_scales *scales, struct cli_replay *ret)
+int cli_replay_open(const char *path, const struct cli_scales *scales, const struct cli_globs *comm,
+		    struct cli_replay *ret)
 {
 	const struct orr_import_options iopts = { .warn = warn };
 	struct orr_replay_options opts = { 0 };
+	struct orr_graph_options gopts = { 0 };
 	struct orr_diag diag;
 	int err;
 
 	*ret = (struct cli_replay){ 0 };
 	if (scales)
 		opts = (struct orr_replay_options){ scales->v, scales->n };
+	if (comm)
+		gopts = (struct orr_graph_options){ .comm_globs = comm->v, .ncomm_globs = comm->n };
 	err = orr_trace_import(path, &iopts, &ret->t, &diag);
 	if (err) {
 		cli_import_error(path, err, &diag);
 		return EXIT_FAIL;
 	}
 	orr_diag_clear(&diag);
-	err = orr_graph_build(ret->t, NULL, &ret->g, &diag);
+	err = orr_graph_build(ret->t, &gopts, &ret->g, &diag);
 	if (!err)
 		err = orr_replay_run(ret->g, &opts, &ret->r, &diag);
 	if (err) {

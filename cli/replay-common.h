@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cli/replay-common.h — what `orrery replay` and `orrery critical-path` share: the
- * --scale option, loading a trace up to a finished replay, the numbers reported per
+ * --scale and --comm options, loading a trace up to a finished replay, the numbers reported per
  * rank-step (cli/replay-report.c), the names of ops on a critical path (cli/op-names.c)
  * and the Perfetto timeline (cli/timeline.c).
  */
@@ -23,6 +23,16 @@ struct cli_scales {
 int cli_scales_add(struct cli_scales *s, const char *arg);
 void cli_scales_release(struct cli_scales *s);
 
+/* The --comm GLOB options given, in order; the patterns are borrowed from argv. */
+struct cli_globs {
+	const char **v;
+	size_t n, cap;
+};
+
+/* Adds one GLOB; -1 when it is empty. */
+int cli_globs_add(struct cli_globs *g, const char *glob);
+void cli_globs_release(struct cli_globs *g);
+
 /* A trace, its graph and its replay. */
 struct cli_replay {
 	struct orr_trace *t;
@@ -31,11 +41,12 @@ struct cli_replay {
 };
 
 /*
- * Imports PATH, builds its graph and replays it with the scales (may be NULL).  Returns
- * EXIT_OK, or EXIT_FAIL after reporting the failure once.  cli_replay_close() releases
- * what it holds in both cases.
+ * Imports PATH, builds its graph with the --comm globs and replays it with the scales
+ * (either may be NULL).  Returns EXIT_OK, or EXIT_FAIL after reporting the failure once.
+ * cli_replay_close() releases what it holds in both cases.
  */
-int cli_replay_open(const char *path, const struct cli_scales *scales, struct cli_replay *ret);
+int cli_replay_open(const char *path, const struct cli_scales *scales, const struct cli_globs *comm,
+		    struct cli_replay *ret);
 void cli_replay_close(struct cli_replay *cr);
 
 /* |predicted - measured| / measured of a step; NaN when the measured time is not positive. */
@@ -50,6 +61,9 @@ struct cli_row {
 	double error;
 	double busy_l1;
 	struct orr_breakdown measured, predicted;
+	struct orr_unexplained unexplained; /* over the measured window (the trust signal) */
+	double unexplained_share;           /* total / measured step time; NaN when it is 0 */
+	bool trust_low;                     /* unexplained_share > ORR_TRUST_MAX_UNEXPLAINED */
 };
 
 /* Everything `orrery replay` prints. */
@@ -63,6 +77,8 @@ struct cli_report {
 	size_t njob;
 	double mean_error, max_error;         /* over rank-steps; NaN when there is none */
 	double job_mean_error, job_max_error; /* over job steps */
+	size_t trust_low;                     /* rank-steps of low trust */
+	double max_unexplained_share;         /* over rank-steps; NaN when there is none */
 	struct orr_graph_stats stats;
 };
 

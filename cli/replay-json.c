@@ -27,6 +27,18 @@ static void json_step(struct json_out *j, const struct cli_row *row)
 	json_int(j, "predicted_start_ns", row->s.predicted_start_ns);
 }
 
+/* The trust signal of a rank-step. */
+static void json_trust(struct json_out *j, const struct cli_row *row)
+{
+	json_object(j, "unexplained_ns");
+	json_int(j, "gpu_idle", row->unexplained.gpu_idle_ns);
+	json_int(j, "cpu_blocked", row->unexplained.cpu_blocked_ns);
+	json_int(j, "total", row->unexplained.total_ns);
+	json_close_object(j);
+	json_double(j, "unexplained_share", row->unexplained_share);
+	json_str(j, "trust", row->trust_low ? "low" : "high");
+}
+
 static void json_ranks(struct json_out *j, const struct cli_report *rep)
 {
 	size_t i = 0;
@@ -46,6 +58,7 @@ static void json_ranks(struct json_out *j, const struct cli_report *rep)
 			json_breakdown(j, "measured", &rep->rows[i].measured);
 			json_breakdown(j, "predicted", &rep->rows[i].predicted);
 			json_close_object(j);
+			json_trust(j, &rep->rows[i]);
 			json_close_object(j);
 		}
 		json_close_array(j);
@@ -63,6 +76,9 @@ static void json_summary(struct json_out *j, const struct cli_report *rep)
 	json_int(j, "job_steps", (int64_t)rep->njob);
 	json_double(j, "job_mean_error", rep->job_mean_error);
 	json_double(j, "job_max_error", rep->job_max_error);
+	json_int(j, "trust_low_steps", (int64_t)rep->trust_low);
+	json_double(j, "max_unexplained_share", rep->max_unexplained_share);
+	json_double(j, "trust_max_unexplained_share", ORR_TRUST_MAX_UNEXPLAINED);
 	json_close_object(j);
 }
 

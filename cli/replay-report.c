@@ -2,7 +2,8 @@
 /*
  * What `orrery replay` reports: per rank-step the measured and predicted step time,
  * their error, the busy-timeline L1 distance and the Lumos breakdown of both; the job
- * steps; the mean and max errors; what the graph holds.  Gathered once by
+ * steps; the mean and max errors; the time the graph cannot explain and the trust it
+ * leaves in each step; what the graph holds.  Gathered once by
  * cli_report_init(), then printed as text or CSV here and as JSON in replay-json.c.
  */
 #include <math.h>
@@ -29,6 +30,17 @@ static void summarise(const struct cli_row *rows, size_t n, double *ret_mean, do
 	*ret_max = k ? max : NAN;
 }
 
+/* The trust signal of a rank-step: what the graph cannot explain in its measured window. */
+static void trust(const struct orr_graph *g, size_t rank, struct cli_row *row)
+{
+	int64_t len = row->s.measured_end_ns - row->s.measured_start_ns;
+
+	orr_graph_unexplained(g, rank, row->s.measured_start_ns, row->s.measured_end_ns,
+			      &row->unexplained);
+	row->unexplained_share = len > 0 ? (double)row->unexplained.total_ns / (double)len : NAN;
+	row->trust_low = row->unexplained_share > ORR_TRUST_MAX_UNEXPLAINED;
+}
+
 static void add_rank_rows(struct cli_report *rep, const struct orr_replay *r, size_t rank,
 			  size_t *cap)
 {
@@ -49,6 +61,7 @@ static void add_rank_rows(struct cli_report *rep, const struct orr_replay *r, si
 				     &row.measured);
 		orr_replay_breakdown(r, rank, true, s[k].predicted_start_ns, s[k].predicted_end_ns,
 				     &row.predicted);
+		trust(g, rank, &row);
 		ORR_VEC_PUSH(rep->rows, rep->nrows, *cap, row);
 	}
 	free(s);
@@ -72,6 +85,14 @@ void cli_report_init(struct cli_report *rep, const char *path, const struct orr_
 	free(job);
 	summarise(rep->rows, rep->nrows, &rep->mean_error, &rep->max_error);
 	summarise(rep->job, rep->njob, &rep->job_mean_error, &rep->job_max_error);
+	rep->max_unexplained_share = rep->nrows ? 0 : NAN;
+	for (size_t i = 0; i < rep->nrows; i++) {
+		double f = rep->rows[i].unexplained_share;
+
+		rep->trust_low += rep->rows[i].trust_low;
+		if (isfinite(f) && f > rep->max_unexplained_share)
+			rep->max_unexplained_share = f;
+	}
 	orr_graph_get_stats(g, &rep->stats);
 }
 
@@ -127,6 +148,32 @@ static void text_times(const struct cli_report *rep)
 		       percent(rep->job_max_error, b, sizeof(b)));
 }
 
+/* One line per rank-step with unexplained time, and a summary. */
+static void text_trust(const struct cli_report *rep)
+{
+	char st[32], a[32], b[32], c[32], f[32];
+
+	putchar('\n');
+	for (size_t i = 0; i < rep->nrows; i++) {
+		const struct cli_row *row = &rep->rows[i];
+
+		if (row->unexplained.total_ns <= 0)
+			continue;
+		printf("rank %d step %s: unexplained %s ms, %s of the step (GPU idle %s ms, CPU "
+		       "blocked %s ms): trust %s\n",
+		       row->rank, cli_step_label(row->s.step, st, sizeof(st)),
+		       cli_ms(row->unexplained.total_ns, a, sizeof(a)),
+		       percent(row->unexplained_share, f, sizeof(f)),
+		       cli_ms(row->unexplained.gpu_idle_ns, b, sizeof(b)),
+		       cli_ms(row->unexplained.cpu_blocked_ns, c, sizeof(c)),
+		       row->trust_low ? "low" : "high");
+	}
+	printf("trust: low on %zu of %zu rank-steps (unexplained time above %g%% of the step), "
+	       "max unexplained %s\n",
+	       rep->trust_low, rep->nrows, 100 * ORR_TRUST_MAX_UNEXPLAINED,
+	       percent(rep->max_unexplained_share, a, sizeof(a)));
+}
+
 static void text_pair(int64_t measured_ns, int64_t predicted_ns)
 {
 	char m[32], p[32], cell[80];
@@ -159,6 +206,7 @@ void cli_report_text(const struct cli_report *rep)
 {
 	printf("%s: %zu rank%s replayed\n\n", rep->path, rep->nranks, rep->nranks == 1 ? "" : "s");
 	text_times(rep);
+	text_trust(rep);
 	text_breakdown(rep);
 	cli_graph_text(&rep->stats);
 }
@@ -190,13 +238,16 @@ static void csv_row(const struct cli_row *row, bool job)
 	       (long long)(row->s.predicted_end_ns - row->s.predicted_start_ns));
 	csv_number(row->error);
 	if (job) {
-		fputs(",,,,,,,,,\n", stdout);
+		fputs(",,,,,,,,,,,,,,\n", stdout);
 		return;
 	}
 	csv_number(row->busy_l1);
 	csv_breakdown(&row->measured);
 	csv_breakdown(&row->predicted);
-	putchar('\n');
+	printf(",%lld,%lld,%lld", (long long)row->unexplained.gpu_idle_ns,
+	       (long long)row->unexplained.cpu_blocked_ns, (long long)row->unexplained.total_ns);
+	csv_number(row->unexplained_share);
+	printf(",%s\n", row->trust_low ? "low" : "high");
 }
 
 void cli_report_csv(const struct cli_report *rep)
@@ -204,7 +255,8 @@ void cli_report_csv(const struct cli_report *rep)
 	fputs("rank,step,measured_ns,predicted_ns,error,busy_l1,"
 	      "measured_exposed_compute_ns,measured_overlapped_ns,measured_exposed_comm_ns,"
 	      "measured_other_ns,predicted_exposed_compute_ns,predicted_overlapped_ns,"
-	      "predicted_exposed_comm_ns,predicted_other_ns\n",
+	      "predicted_exposed_comm_ns,predicted_other_ns,unexplained_gpu_idle_ns,"
+	      "unexplained_cpu_blocked_ns,unexplained_ns,unexplained_share,trust\n",
 	      stdout);
 	for (size_t i = 0; i < rep->nrows; i++)
 		csv_row(&rep->rows[i], false);

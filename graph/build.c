@@ -13,6 +13,12 @@
 void orr__add_edge(struct orr__rank_ctx *c, uint32_t dst, uint32_t src, enum orr_dep_kind kind,
 		   int64_t lat_ns, uint8_t flags)
 {
+	const struct orr__pending *last = c->npend ? &c->pend[c->npend - 1] : NULL;
+
+	/* Two stream waits in a row before one launch name the same edge once. */
+	if (last && last->dst == dst && last->dep.src == src && last->dep.kind == kind &&
+	    last->dep.lat_ns == lat_ns && last->dep.flags == flags)
+		return;
 	ORR_VEC_PUSH(c->pend, c->npend, c->cap_pend,
 		     ((struct orr__pending){
 			     .dst = dst,
@@ -48,7 +54,16 @@ uint32_t orr__new_wait(struct orr_graph *g, enum orr_wait_kind kind, uint32_t ta
 	return (uint32_t)(g->nwaits - 1);
 }
 
-/* Lays the rank's pending edges out per task, in task order (a counting sort by task). */
+static bool kept(const struct orr__rank_ctx *c, const struct orr__pending *p)
+{
+	return !c->g->drop_inferred || !(p->dep.flags & ORR_DEP_F_INFERRED);
+}
+
+/*
+ * Lays the rank's pending edges out per task, in task order (a counting sort by task);
+ * with drop_inferred, inferred edges are left out (and not counted) only here, so every
+ * pass before saw them as usual.
+ */
 static void lay_out_edges(struct orr__rank_ctx *c)
 {
 	struct orr_graph *g = c->g;
@@ -56,7 +71,7 @@ static void lay_out_edges(struct orr__rank_ctx *c)
 
 	g->deps = orr_xgrow(g->deps, sizeof(*g->deps), &g->cap_deps, g->ndeps + c->npend + 1);
 	for (size_t i = 0; i < c->npend; i++)
-		if (at[ORR__LOCAL(c, c->pend[i].dst)] < UINT16_MAX)
+		if (kept(c, &c->pend[i]) && at[ORR__LOCAL(c, c->pend[i].dst)] < UINT16_MAX)
 			at[ORR__LOCAL(c, c->pend[i].dst)]++;
 	for (uint32_t l = 0; l < c->ntasks; l++) {
 		struct orr_task *t = &g->tasks[c->base + l];
@@ -70,14 +85,40 @@ static void lay_out_edges(struct orr__rank_ctx *c)
 		const struct orr__pending *p = &c->pend[i];
 		struct orr_task *t = &g->tasks[p->dst];
 
+		if (!kept(c, p))
+			continue;
 		if (at[ORR__LOCAL(c, p->dst)] >= t->first_dep + t->ndeps)
 			continue; /* more than UINT16_MAX edges into one task */
 		g->deps[at[ORR__LOCAL(c, p->dst)]++] = p->dep;
 		g->stats.edges[p->dep.kind]++;
 		g->stats.inferred[p->dep.kind] += p->dep.flags & ORR_DEP_F_INFERRED;
 		g->stats.held += (p->dep.flags & ORR_DEP_F_HELD) != 0;
+		g->stats.spin_waits += (p->dep.flags & ORR_DEP_F_SPIN) != 0;
 	}
 	free(at);
+}
+
+/*
+ * drop_inferred: a blocking call whose wait was guessed no longer waits.  It keeps the
+ * cost it has with the wait (its own work only), and its measured span is remembered.
+ */
+static void drop_inferred_waits(struct orr__rank_ctx *c)
+{
+	struct orr_graph *g = c->g;
+
+	for (uint32_t t = c->base; t < c->base + c->ntasks; t++) {
+		struct orr_task *task = &g->tasks[t];
+
+		if (task->kind != ORR_TASK_CPU || task->aux == ORR_NONE ||
+		    !(g->waits[task->aux].flags & ORR_DEP_F_INFERRED) ||
+		    g->waits[task->aux].kind == ORR_WAIT_RECORD)
+			continue;
+		ORR_VEC_PUSH(g->unwaited, g->nunwaited, g->cap_unwaited,
+			     ((struct orr__unwaited){ .task = t, .wait = task->aux }));
+		g->stats.edges[ORR_DEP_SYNC]--;
+		g->stats.inferred[ORR_DEP_SYNC]--;
+		task->aux = ORR_NONE;
+	}
 }
 
 static int cmp_corr(const void *a, const void *b)
@@ -110,6 +151,7 @@ static void release_ctx(struct orr__rank_ctx *c)
 	free(c->poll_lo);
 	free(c->last_ev);
 	free(c->launcher);
+	free(c->by_graph);
 	free(c->lstart);
 	free(c->corrs);
 	free(c->syncs);
@@ -122,14 +164,21 @@ static void build_rank(struct orr_graph *g, uint32_t ri, const struct orr_rank *
 	struct orr__rank_ctx c = { .g = g, .r = r, .rank = ri };
 
 	orr__collect_tasks(&c);
+	orr__mark_comm(&c);
 	map_syncs(&c);
 	orr__link_launches(&c);
 	orr__set_gpu_latencies(&c);
 	orr__add_waits(&c);
 	orr__link_stream_waits(&c);
 	orr__link_held(&c);
+	if (!g->no_delays)
+		orr__keep_delays(&c);
 	orr__link_threads(&c);
+	orr__link_spins(&c);
 	lay_out_edges(&c);
+	if (g->drop_inferred)
+		drop_inferred_waits(&c);
+	orr__explain_rank(&c);
 	g->ranks[ri] = (struct orr_graph_rank){
 		.rank = r,
 		.first_proc = c.first_proc,
@@ -159,6 +208,8 @@ int orr_graph_build(const struct orr_trace *t, const struct orr_graph_options *o
 
 	g->trace = t;
 	g->skip = opts ? opts->skip_deps : 0;
+	g->drop_inferred = opts && opts->drop_inferred;
+	g->no_delays = opts && opts->no_delays;
 	g->nranks = orr_trace_rank_count(t);
 	g->ranks = orr_xcalloc(g->nranks + 1, sizeof(*g->ranks));
 	for (size_t i = 0; i < g->nranks; i++) {
@@ -169,8 +220,11 @@ int orr_graph_build(const struct orr_trace *t, const struct orr_graph_options *o
 					    "more than %u events in one graph", UINT32_MAX - 1);
 		}
 	}
+	g->comm_names = orr__comm_names_new(opts);
 	for (size_t i = 0; i < g->nranks; i++)
 		build_rank(g, (uint32_t)i, orr_trace_get_rank(t, i));
+	orr__comm_names_free(g->comm_names);
+	g->comm_names = NULL;
 	orr__link_ranks(g);
 	count_tasks(g);
 	orr_debug("graph", "%zu ranks, %zu procs, %zu tasks, %zu edges, %zu waits, %zu groups",
@@ -190,5 +244,8 @@ void orr_graph_free(struct orr_graph *g)
 	free(g->waits);
 	free(g->groups);
 	free(g->members);
+	free(g->unwaited);
+	free(g->delays);
+	orr__explain_free(g);
 	free(g);
 }

@@ -86,13 +86,32 @@ int64_t orr_graph_task_start(const struct orr_graph *g, uint32_t task)
 	return orr_graph_task_event(g, task)->start_ns;
 }
 
+/* The wait a CPU task was untied from by drop_inferred, or ORR_NONE. */
+static uint32_t unwaited(const struct orr_graph *g, uint32_t task)
+{
+	size_t lo = 0, hi = g->nunwaited;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (g->unwaited[mid].task < task)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < g->nunwaited && g->unwaited[lo].task == task ? g->unwaited[lo].wait : ORR_NONE;
+}
+
 int64_t orr_graph_task_end(const struct orr_graph *g, uint32_t task)
 {
 	const struct orr_task *t = &g->tasks[task];
+	uint32_t w = t->aux;
 	int64_t span = t->dur_ns;
 
-	if (t->kind == ORR_TASK_CPU && t->aux != ORR_NONE)
-		span = g->waits[t->aux].span_ns;
+	if (t->kind == ORR_TASK_CPU && w == ORR_NONE && g->nunwaited)
+		w = unwaited(g, task);
+	if (t->kind == ORR_TASK_CPU && w != ORR_NONE)
+		span = g->waits[w].span_ns;
 	return orr_graph_task_start(g, task) + span;
 }
 

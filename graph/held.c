@@ -16,8 +16,7 @@
 #include "internal.h"
 #include "banned.h"
 
-/* Per GPU task of the rank, the earliest start its explicit edges allow (measured). */
-static int64_t *explicit_ready(const struct orr__rank_ctx *c)
+int64_t *orr__explicit_ready(const struct orr__rank_ctx *c)
 {
 	int64_t *ready = orr_xmalloc((c->ntasks + 1) * sizeof(*ready));
 
@@ -84,7 +83,7 @@ void orr__link_held(struct orr__rank_ctx *c)
 
 	if (g->skip & (1u << ORR_DEP_CROSS_STREAM))
 		return;
-	ready = explicit_ready(c);
+	ready = orr__explicit_ready(c);
 	for (uint32_t p = c->first_proc; p < g->nprocs; p++) {
 		const struct orr_proc *pr = &g->procs[p];
 		const struct orr__device_lat *d;

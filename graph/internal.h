@@ -19,6 +19,18 @@
 /* D4 heuristic: how many launches back to look for the producer on another stream. */
 #define ORR__WAIT_LOOKBACK 64
 
+/*
+ * D5 without a call (spin.c): a gap between two calls inside one op is taken for a wait
+ * on a communication kernel the op launched when it is at least ORR__SPIN_MIN_GAP_NS and
+ * ORR__SPIN_GAP_FACTOR times the thread's median gap long (framework code between two
+ * launches takes microseconds), and that kernel ended in the gap's last tenth, at most
+ * ORR__SPIN_WAKE_NS before the next call (a poll of mapped host memory sees the flag
+ * within a microsecond or two; the library then allocates its outputs and calls again).
+ */
+#define ORR__SPIN_MIN_GAP_NS 100000
+#define ORR__SPIN_GAP_FACTOR 10
+#define ORR__SPIN_WAKE_NS    50000
+
 struct orr_graph {
 	const struct orr_trace *trace;
 	struct orr_graph_rank *ranks;
@@ -37,6 +49,27 @@ struct orr_graph {
 	size_t nmembers, cap_members;
 	struct orr_graph_stats stats;
 	uint32_t skip; /* 1u << ORR_DEP_* not built */
+	/* During orr_graph_build(): communication kernel names (comm.c). */
+	struct orr__comm_names *comm_names;
+	struct orr__unexplained *unexplained; /* per rank: what it cannot explain (explain.c) */
+	bool drop_inferred;
+	bool no_delays;
+	/* drop_inferred: the CPU tasks whose inferred wait was left out, in task order */
+	struct orr__unwaited *unwaited;
+	size_t nunwaited, cap_unwaited;
+	/* GPU tasks that waited for what the trace does not show, in task order (delay.c) */
+	struct orr__delay *delays;
+	size_t ndelays, cap_delays;
+};
+
+struct orr__delay {
+	uint32_t task;
+	int64_t ns;
+};
+
+/* A CPU task no longer tied to its wait, which still gives its measured span. */
+struct orr__unwaited {
+	uint32_t task, wait;
 };
 
 /* An edge waiting for its task's edges to be laid out. */
@@ -56,6 +89,11 @@ struct orr__device_lat {
 	int32_t device;
 	int64_t launch_ns; /* launching call's start -> its task's start, on an idle stream */
 	int64_t gap_ns;    /* a task's end -> the next queued task's start on its stream */
+	/* The launch pipeline's allowance: a task starting within this of its last known
+	 * dependency is explained by it.  Twice the median launch latency: the upper tail
+	 * of the measured latencies is no measure of the pipeline, since it holds the very
+	 * waits the graph looks for. */
+	int64_t late_ns;
 };
 
 /* One rank while it is built; task and proc indices are graph-wide. */
@@ -71,7 +109,8 @@ struct orr__rank_ctx {
 	int64_t *poll_lo;     /* per task: start of the next-to-last poll of a folded run, or -1 */
 	uint32_t *last_ev;    /* per task: its last folded event */
 	uint32_t *launcher;   /* per task: GPU: the call that launched it; CPU: first GPU task */
-	int64_t *lstart;      /* per GPU task: its launcher's start (its own start if none) */
+	uint8_t *by_graph; /* per task: GPU: its launcher is a CUDA-graph launch by stream order */
+	int64_t *lstart;   /* per GPU task: its launcher's start (its own start if none) */
 	struct orr__corr *corrs; /* sorted by corr */
 	size_t ncorrs;
 	struct orr__corr *syncs; /* SYNC records by correlation: task field = event index */
@@ -113,9 +152,30 @@ void orr__add_waits(struct orr__rank_ctx *c);
 
 /* held.c: GPU tasks held back by a kernel of another stream. */
 void orr__link_held(struct orr__rank_ctx *c);
+/* Per task of the rank (local index), the earliest measured start its pending edges
+ * allow, INT64_MIN for none; malloc'ed. */
+int64_t *orr__explicit_ready(const struct orr__rank_ctx *c);
+
+/* delay.c: GPU tasks that waited for something the trace does not show. */
+void orr__keep_delays(struct orr__rank_ctx *c);
 
 /* threads.c: D6. */
 void orr__link_threads(struct orr__rank_ctx *c);
+
+/* spin.c: D5 edges for gaps in which a thread spins on a flag a kernel writes. */
+void orr__link_spins(struct orr__rank_ctx *c);
+
+/*
+ * comm.c: communication kernels by name (built-in patterns and the options' globs),
+ * matched once per name id over the whole build.
+ */
+struct orr__comm_names *orr__comm_names_new(const struct orr_graph_options *opts);
+void orr__comm_names_free(struct orr__comm_names *n);
+void orr__mark_comm(struct orr__rank_ctx *c);
+
+/* explain.c: the rank's measured time its edges cannot explain (the trust signal). */
+void orr__explain_rank(struct orr__rank_ctx *c);
+void orr__explain_free(struct orr_graph *g);
 
 /* ranks.c: D7 over all ranks once every rank is built. */
 void orr__link_ranks(struct orr_graph *g);

@@ -50,6 +50,67 @@ static void find_launchers(struct orr__rank_ctx *c)
 	}
 }
 
+static bool is_graph_launch(const struct orr__rank_ctx *c, uint32_t call)
+{
+	const struct orr_event *e = &c->r->events[c->g->tasks[call].event];
+
+	return (e->kind == ORR_EVENT_RUNTIME || e->kind == ORR_EVENT_DRIVER) &&
+	       e->sub == ORR_CALL_GRAPH_LAUNCH;
+}
+
+/* Gives GPU tasks [from, to) of a stream the launch `call`, when they could be its nodes. */
+static void adopt(struct orr__rank_ctx *c, uint32_t from, uint32_t to, uint32_t call)
+{
+	for (uint32_t t = from; t < to; t++) {
+		uint32_t l = ORR__LOCAL(c, t);
+
+		if (ORR__START(c, t) < ORR__START(c, call))
+			continue; /* started before the launch: not one of its nodes */
+		c->launcher[l] = call;
+		c->lstart[l] = ORR__START(c, call);
+		c->by_graph[l] = 1;
+		c->g->stats.unlaunched--;
+		c->g->stats.graph_nodes++;
+	}
+}
+
+/*
+ * Kineto gives some kernels of a CUDA graph no correlation id.  A stream runs its work
+ * in the order it was launched, and cudaGraphLaunch enqueues every node of the graph
+ * at once, so tasks without a launch that sit on a stream right after a node of a
+ * graph launch (or right before its first node), with no other launch in between,
+ * are that launch's nodes.
+ */
+static void adopt_graph_nodes(struct orr__rank_ctx *c)
+{
+	const struct orr_graph *g = c->g;
+
+	for (size_t p = c->first_proc; p < g->nprocs; p++) {
+		const struct orr_proc *pr = &g->procs[p];
+		uint32_t end = pr->first_task + pr->ntasks, prev = ORR_NONE;
+
+		if (pr->kind != ORR_TASK_GPU)
+			continue;
+		for (uint32_t t = pr->first_task; t < end; t++) {
+			uint32_t run = t, next;
+
+			if (c->launcher[ORR__LOCAL(c, t)] != ORR_NONE) {
+				prev = c->launcher[ORR__LOCAL(c, t)];
+				continue;
+			}
+			while (t < end && c->launcher[ORR__LOCAL(c, t)] == ORR_NONE)
+				t++;
+			next = t < end ? c->launcher[ORR__LOCAL(c, t)] : ORR_NONE;
+			if (prev != ORR_NONE && is_graph_launch(c, prev))
+				adopt(c, run, t, prev);
+			else if (next != ORR_NONE && is_graph_launch(c, next))
+				adopt(c, run, t, next);
+			if (next != ORR_NONE)
+				prev = next;
+		}
+	}
+}
+
 static struct samples *find_device(struct samples *v, size_t n, int32_t device)
 {
 	for (size_t i = 0; i < n; i++)
@@ -119,7 +180,7 @@ static void sample_task(struct orr__rank_ctx *c, struct samples *s, const struct
 	uint32_t l = ORR__LOCAL(c, t), call = c->launcher[l];
 	int64_t start = ORR__START(c, t);
 
-	if (call == ORR_NONE)
+	if (call == ORR_NONE || c->by_graph[l])
 		return;
 	if (t == p->first_task || ORR__END(c, t - 1) < ORR__START(c, call))
 		ORR_VEC_PUSH(s->lat, s->nlat, s->cap_lat, start - ORR__START(c, call));
@@ -151,6 +212,7 @@ static void measure_latencies(struct orr__rank_ctx *c)
 			.launch_ns = quantile(v[i].lat, v[i].nlat, 1, 2),
 			.gap_ns = quantile(v[i].gap, v[i].ngap, 1, 10),
 		};
+		c->devs[i].late_ns = 2 * c->devs[i].launch_ns;
 		free(v[i].lat);
 		free(v[i].gap);
 	}
@@ -171,9 +233,11 @@ const struct orr__device_lat *orr__device_lat(const struct orr__rank_ctx *c, uin
 
 void orr__link_launches(struct orr__rank_ctx *c)
 {
+	c->by_graph = orr_xcalloc(c->ntasks + 1, sizeof(*c->by_graph));
 	for (uint32_t l = 0; l < c->ntasks; l++)
 		c->launcher[l] = ORR_NONE;
 	find_launchers(c);
+	adopt_graph_nodes(c);
 }
 
 /*
@@ -211,7 +275,9 @@ void orr__set_gpu_latencies(struct orr__rank_ctx *c)
 				g->tasks[t].gap_ns = d->gap_ns;
 			if (call != ORR_NONE && !(g->skip & (1u << ORR_DEP_LAUNCH)))
 				orr__add_edge(c, t, call, ORR_DEP_LAUNCH,
-					      launch_latency(c, d, pr, t, call), 0);
+					      launch_latency(c, d, pr, t, call),
+					      c->by_graph[ORR__LOCAL(c, t)] ? ORR_DEP_F_INFERRED
+									    : 0);
 		}
 	}
 }

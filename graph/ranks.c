@@ -176,7 +176,7 @@ void orr__link_ranks(struct orr_graph *g)
 	for (size_t a = 0, b; a < n; a = b) {
 		for (b = a + 1; b < n && same_instance(&v[a], &v[b]); b++)
 			;
-		if (b - a >= 2)
+		if (b - a >= 2 && (v[a].exact || !g->drop_inferred))
 			add_group(g, v, a, b);
 	}
 	free(v);

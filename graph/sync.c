@@ -80,6 +80,38 @@ static uint32_t previous_call(const struct orr__rank_ctx *c, uint32_t t, enum or
 
 /* ---- D4 ---- */
 
+/*
+ * The GPU task that ended last in (lo, hi] on a stream other than not_proc of device
+ * `device` (-1: any), or ORR_NONE.
+ */
+static uint32_t ended_within(const struct orr__rank_ctx *c, int64_t lo, int64_t hi,
+			     uint32_t not_proc, int32_t device)
+{
+	uint32_t best = ORR_NONE;
+
+	for (uint32_t p = c->first_proc; p < c->g->nprocs; p++) {
+		const struct orr_proc *pr = &c->g->procs[p];
+		uint32_t a = 0, b = pr->ntasks;
+
+		if (pr->kind != ORR_TASK_GPU || p == not_proc ||
+		    (device >= 0 && c->r->places[pr->place].device != device))
+			continue;
+		/* Ends along a stream are in order: the last end <= hi. */
+		while (a < b) {
+			uint32_t mid = a + (b - a) / 2;
+
+			if (ORR__END(c, pr->first_task + mid) <= hi)
+				a = mid + 1;
+			else
+				b = mid;
+		}
+		if (a && ORR__END(c, pr->first_task + a - 1) > lo &&
+		    (best == ORR_NONE || ORR__END(c, pr->first_task + a - 1) > ORR__END(c, best)))
+			best = pr->first_task + a - 1;
+	}
+	return best;
+}
+
 static int cmp_lstart(const void *a, const void *b, void *data)
 {
 	const struct orr__rank_ctx *c = data;
@@ -125,6 +157,64 @@ static uint32_t producer_elsewhere(const struct orr__rank_ctx *c, const uint32_t
 	return ORR_NONE;
 }
 
+/* The earliest measured start that consumer t's launch and stream order allow. */
+static int64_t launch_ready(const struct orr__rank_ctx *c, uint32_t t)
+{
+	const struct orr_proc *pr = &c->g->procs[c->g->tasks[t].proc];
+	const struct orr__device_lat *d = orr__device_lat(c, c->g->tasks[t].proc);
+	int64_t ready = INT64_MIN;
+
+	if (c->launcher[ORR__LOCAL(c, t)] != ORR_NONE)
+		ready = c->lstart[ORR__LOCAL(c, t)] + d->launch_ns;
+	if (t > pr->first_task && ORR__END(c, t - 1) + d->gap_ns > ready)
+		ready = ORR__END(c, t - 1) + d->gap_ns;
+	return ready;
+}
+
+/*
+ * A stream wait whose event record the trace does not show (Kineto leaves
+ * cudaEventRecord out of older traces), when the guessed producer does not explain
+ * the consumer's start: the consumer started later than its launch, its stream and
+ * the guess allow, by more than the launch pipeline's allowance.  A stream that waits
+ * for an event starts its next task as soon as the work recorded before the event
+ * ends, so the producer is the task of another stream of the device that ended last
+ * within that allowance before the consumer started, and was launched before the wait
+ * (an event records only work launched before it, and the record precedes the wait).
+ * Adds the edge (latency: the measured time between them) and returns true; false
+ * when no such task ended there.
+ */
+static bool launched_before(const struct orr__rank_ctx *c, uint32_t k, int64_t t_ns)
+{
+	const struct orr_proc *pr = &c->g->procs[c->g->tasks[k].proc];
+
+	/* A stream runs its work in launch order: a task without a launch was launched
+	 * before the next task of its stream that has one. */
+	for (; k < pr->first_task + pr->ntasks; k++)
+		if (c->launcher[ORR__LOCAL(c, k)] != ORR_NONE)
+			return c->lstart[ORR__LOCAL(c, k)] < t_ns;
+	return false;
+}
+
+static bool timed_producer(struct orr__rank_ctx *c, uint32_t w, uint32_t cons, uint32_t *prod)
+{
+	const struct orr__device_lat *d = orr__device_lat(c, c->g->tasks[cons].proc);
+	int32_t device = c->r->places[c->g->procs[c->g->tasks[cons].proc].place].device;
+	int64_t start = ORR__START(c, cons), ready = launch_ready(c, cons);
+	uint32_t p = *prod, k;
+
+	if (p != ORR_NONE && c->g->tasks[p].proc != c->g->tasks[cons].proc &&
+	    ORR__END(c, p) <= start && ORR__END(c, p) > ready)
+		ready = ORR__END(c, p);
+	if (ready == INT64_MIN || start - ready <= d->late_ns)
+		return false;
+	k = ended_within(c, start - d->late_ns - 1, start, c->g->tasks[cons].proc, device);
+	if (k == ORR_NONE || ORR__END(c, k) <= ready || !launched_before(c, k, ORR__START(c, w)))
+		return false;
+	orr__add_edge(c, cons, k, ORR_DEP_CROSS_STREAM, start - ORR__END(c, k), ORR_DEP_F_INFERRED);
+	c->g->stats.timed_waits++;
+	return true;
+}
+
 static void link_wait(struct orr__rank_ctx *c, uint32_t w, const uint32_t *order, size_t n)
 {
 	const struct orr_sync_args *a =
@@ -158,7 +248,11 @@ static void link_wait(struct orr__rank_ctx *c, uint32_t w, const uint32_t *order
 	}
 	if (b != ORR_NONE)
 		cons = orr__launched_after(c, b, ORR__START(c, w));
-	if (prod == ORR_NONE || cons == ORR_NONE || c->g->tasks[prod].proc == b)
+	if (cons == ORR_NONE)
+		return;
+	if (!a && timed_producer(c, w, cons, &prod))
+		return;
+	if (prod == ORR_NONE || c->g->tasks[prod].proc == b)
 		return;
 	if (!a && ORR__START(c, cons) < ORR__END(c, prod)) {
 		c->g->stats.edges_rejected++; /* the guess is contradicted by the trace */
@@ -279,33 +373,6 @@ static void wait_device_sync(struct orr__rank_ctx *c, uint32_t t)
 		       false);
 }
 
-/* The GPU task that ended last in (lo, hi], or ORR_NONE. */
-static uint32_t ended_within(const struct orr__rank_ctx *c, int64_t lo, int64_t hi)
-{
-	uint32_t best = ORR_NONE;
-
-	for (uint32_t p = c->first_proc; p < c->g->nprocs; p++) {
-		const struct orr_proc *pr = &c->g->procs[p];
-		uint32_t a = 0, b = pr->ntasks;
-
-		if (pr->kind != ORR_TASK_GPU)
-			continue;
-		/* Ends along a stream are in order: the last end <= hi. */
-		while (a < b) {
-			uint32_t mid = a + (b - a) / 2;
-
-			if (ORR__END(c, pr->first_task + mid) <= hi)
-				a = mid + 1;
-			else
-				b = mid;
-		}
-		if (a && ORR__END(c, pr->first_task + a - 1) > lo &&
-		    (best == ORR_NONE || ORR__END(c, pr->first_task + a - 1) > ORR__END(c, best)))
-			best = pr->first_task + a - 1;
-	}
-	return best;
-}
-
 /* cudaEventSynchronize, or a polling run: an exact event, else a heuristic. */
 static void wait_event(struct orr__rank_ctx *c, uint32_t t, int64_t corr, bool poll)
 {
@@ -318,7 +385,7 @@ static void wait_event(struct orr__rank_ctx *c, uint32_t t, int64_t corr, bool p
 	} else if (on != ORR_NONE) {
 		attach(c, t, ORR_WAIT_STREAM, on, true);
 	} else if (poll) {
-		gpu = ended_within(c, c->poll_lo[ORR__LOCAL(c, t)], ORR__END(c, t));
+		gpu = ended_within(c, c->poll_lo[ORR__LOCAL(c, t)], ORR__END(c, t), ORR_NONE, -1);
 		if (gpu != ORR_NONE)
 			attach(c, t, ORR_WAIT_TASK, gpu, true);
 	} else if ((rec = previous_call(c, t, ORR_CALL_EVENT_RECORD, 4096)) != ORR_NONE &&

@@ -129,7 +129,10 @@ static void offer(struct sim *s, uint32_t p)
 	if (t > pr->first_task) {
 		t0 = s->ts[t - 1].end + task->gap_ns;
 		c = t - 1;
-	} else if (pr->kind == ORR_TASK_CPU || !task->ndeps) {
+	} else if (pr->kind == ORR_TASK_CPU || !task->ndeps ||
+		   s->deps[task->first_dep].kind != ORR_DEP_LAUNCH) {
+		/* A thread's first call, and a stream's first task when it was launched
+		 * before the capture began: no earlier than measured. */
 		t0 = pr->first_start_ns;
 	}
 	for (uint32_t d = task->first_dep; d < task->first_dep + task->ndeps; d++) {

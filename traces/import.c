@@ -140,6 +140,11 @@ static int parse_json(struct import_ctx *c, const char *name, struct buf *b)
 		return r;
 	/* The text is no longer needed: give its memory back before sorting. */
 	buf_release(b);
+	/* Several ranks in one file (orr_trace_write_chrome()): each its own. */
+	if (rb->nparts)
+		return orr__chrome_split(c->t, rb, name, c->diag);
+	if ((r = orr__chrome_check_one(c->t, rb, name, c->diag)))
+		return r;
 	if (!rb->has_rank)
 		rb->pub.rank = rank_from_name(name);
 	orr__rank_finish(c->t, rb);

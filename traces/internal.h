@@ -2,7 +2,7 @@
 /*
  * traces/internal.h — what the trace subsystem's files share: the mutable rank
  * under construction, the trace object, and the Kineto JSON parser's C entry point
- * (the only C++ in the tree, traces/kineto-json.cpp).
+ * (the only C++ in the tree, traces/kineto/kineto-json.cpp).
  */
 #ifndef ORRERY_TRACES_INTERNAL_H
 #define ORRERY_TRACES_INTERNAL_H
@@ -39,11 +39,18 @@ struct orr__flow {
 	int64_t pid, tid; /* as written: (pid, tid) on CPU, (device, stream) on GPU */
 };
 
-/* A thread_name / process_name metadata record, resolved at the end. */
+/*
+ * A thread_name / process_name metadata record, resolved at the end.  A process of a
+ * file with several ranks (traces/chrome/chrome-split.c) also says its rank and its own pid,
+ * or the device it stands for.
+ */
 struct orr__meta {
 	int64_t pid, tid;
+	int64_t id;   /* args "pid" or "device", when has_id */
+	int64_t rank; /* args "rank", -1 when absent */
 	uint32_t name;
-	uint8_t thread; /* thread_name rather than process_name */
+	uint8_t thread;      /* thread_name rather than process_name */
+	uint8_t has_id, gpu; /* gpu: id is a device */
 };
 
 struct orr__rank_build {
@@ -53,6 +60,10 @@ struct orr__rank_build {
 	uint32_t last_place; /* lookup cache */
 	struct orr__vec places, events, ops, inputs, dims, copies, syncs, colls, members, comms,
 		devices, skipped, flows, metas;
+	bool gpu_device_arg; /* a GPU event named its device in args */
+	/* The ranks a file with several declares ("orreryRanks"), owned until split. */
+	struct orr__rank_build **parts;
+	size_t nparts, parts_cap;
 };
 
 /* Sizes of every table, to undo a partly parsed window. */
@@ -75,6 +86,8 @@ struct orr_trace {
 
 struct orr_trace *orr__trace_new(void);
 struct orr__rank_build *orr__rank_new(struct orr_trace *t, uint32_t source);
+/* A new rank of rb's file, in rb->parts (not yet in the trace). */
+struct orr__rank_build *orr__rank_new_part(struct orr__rank_build *rb);
 /* Sorts, links flows and names, derives collectives from launches and NCCL kernel names. */
 void orr__rank_finish(struct orr_trace *t, struct orr__rank_build *rb);
 /*
@@ -98,7 +111,22 @@ int orr__kineto_parse(struct orr_trace *t, struct orr__rank_build *rb, const cha
 		      size_t len, struct orr_diag *diag);
 
 /*
- * The native format (traces/native-*.c, orrery/native.h).  The preamble is a zstd
+ * Chrome JSON of several ranks in one file (orr_trace_write_chrome(), traces/chrome/).
+ * orr__chrome_split(): a file parsed into rb that declared its ranks (rb->nparts > 0):
+ * its places, events, rows, flows and thread names go to the rank whose process they
+ * are on, those ranks are finished and take rb's place in t, and rb is freed.  A
+ * declaration that does not cover every process is refused.
+ * orr__chrome_check_one(): a file without the declaration is one rank; one that names
+ * its processes after several ranks (an older orrery's) is refused.
+ * Both refuse with ORR_ERANK and a diag that says how to write the trace readable.
+ */
+int orr__chrome_split(struct orr_trace *t, struct orr__rank_build *rb, const char *name,
+		      struct orr_diag *diag);
+int orr__chrome_check_one(const struct orr_trace *t, const struct orr__rank_build *rb,
+			  const char *name, struct orr_diag *diag);
+
+/*
+ * The native format (traces/native/, orrery/native.h).  The preamble is a zstd
  * skippable frame: magic, length 12, "ORRERY\0\0", u32 version, all little-endian.
  */
 #define ORR__NATIVE_PREAMBLE_BYTES 20

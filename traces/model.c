@@ -106,7 +106,7 @@ struct orr_trace *orr__trace_new(void)
 	return t;
 }
 
-struct orr__rank_build *orr__rank_new(struct orr_trace *t, uint32_t source)
+static struct orr__rank_build *rank_alloc(uint32_t source)
 {
 	struct orr__rank_build *rb = orr_xcalloc(1, sizeof(*rb));
 
@@ -132,8 +132,23 @@ struct orr__rank_build *orr__rank_new(struct orr_trace *t, uint32_t source)
 	rb->skipped.elem = sizeof(struct orr_skipped);
 	rb->flows.elem = sizeof(struct orr__flow);
 	rb->metas.elem = sizeof(struct orr__meta);
+	return rb;
+}
+
+struct orr__rank_build *orr__rank_new(struct orr_trace *t, uint32_t source)
+{
+	struct orr__rank_build *rb = rank_alloc(source);
+
 	ORR_VEC_PUSH(t->ranks, t->nranks, t->cap, rb);
 	return rb;
+}
+
+struct orr__rank_build *orr__rank_new_part(struct orr__rank_build *rb)
+{
+	struct orr__rank_build *part = rank_alloc(rb->pub.source);
+
+	ORR_VEC_PUSH(rb->parts, rb->nparts, rb->parts_cap, part);
+	return part;
 }
 
 void orr__rank_free(struct orr__rank_build *rb)
@@ -146,6 +161,9 @@ void orr__rank_free(struct orr__rank_build *rb)
 	v = tables(rb, &n);
 	for (size_t i = 0; i < n; i++)
 		free(v[i].p);
+	for (size_t i = 0; i < rb->nparts; i++)
+		orr__rank_free(rb->parts[i]);
+	free(rb->parts);
 	free(rb);
 }
 

@@ -15,7 +15,9 @@
  *                    cudaStreamWaitEvent(B, e)
  *   D5 GPU -> CPU    a blocking call (stream/device/event synchronize, blocking copy,
  *                    event-query polling) ends when the awaited GPU work ends; stored
- *                    as a struct orr_wait and resolved during replay
+ *                    as a struct orr_wait and resolved during replay; a gap in which
+ *                    a thread spun on a flag a communication kernel writes, without a
+ *                    call, is an edge kernel -> next call (ORR_DEP_F_SPIN)
  *   D6 cross-thread  a thread idle while another one works hands off and waits
  *   D7 cross-rank    the members of one collective instance on different ranks
  *
@@ -23,7 +25,8 @@
  * lat_ns; a D2 edge counts from the call's start instead (a kernel starts while its
  * launch call still runs, and a blocking copy's copy runs while its call waits).
  * D2 latencies and the GPU tasks' stream gaps are per-device constants measured on
- * the trace; D6 latencies are the measured wake-up times (docs/orrery-replay.md).
+ * the trace; D6 and spin latencies are the measured wake-up times
+ * (docs/replay-method.md).
  *
  * Ownership: the graph borrows the trace, which must outlive it.  Arrays returned by
  * the getters are owned by the graph and valid until orr_graph_free().
@@ -57,7 +60,7 @@ enum orr_dep_kind {
 
 enum orr_task_kind { ORR_TASK_CPU, ORR_TASK_GPU };
 
-#define ORR_TASK_F_COMM   0x1 /* GPU: a collective or point-to-point communication kernel */
+#define ORR_TASK_F_COMM   0x1 /* GPU: a collective, or a communication name (comm_globs) */
 #define ORR_TASK_F_LAUNCH 0x2 /* CPU: launches GPU work (kernel, copy, set, graph) */
 #define ORR_TASK_F_POLL   0x4 /* CPU: a folded run of cudaEventQuery polls */
 
@@ -76,6 +79,7 @@ struct orr_task {
 
 #define ORR_DEP_F_INFERRED 0x1 /* found by a documented heuristic, not from exact ids */
 #define ORR_DEP_F_HELD     0x2 /* D4 without an event: held back while another stream filled the GPU */
+#define ORR_DEP_F_SPIN     0x4 /* D5 without a call: the thread spun on a flag the kernel writes */
 
 struct orr_dep {
 	int64_t lat_ns;
@@ -130,14 +134,19 @@ struct orr_graph_stats {
 	uint64_t edges[ORR_DEP_COUNT];
 	uint64_t inferred[ORR_DEP_COUNT];
 	uint64_t waits[ORR_WAIT_KIND_COUNT];
-	uint64_t polls;             /* cudaEventQuery runs folded into one waiting task */
-	uint64_t folded_calls;      /* nested calls folded into their parent */
-	uint64_t unlaunched;        /* GPU tasks whose launching call is not in the trace */
-	uint64_t waits_dropped;     /* waits whose awaited work ended after the call returned */
-	uint64_t edges_rejected;    /* guessed edges whose task started before their source ended */
-	uint64_t held;              /* D4 edges of ORR_DEP_F_HELD */
-	uint64_t groups;            /* collective instances coupled across ranks (D7) */
-	uint64_t groups_rejected;   /* candidate instances whose measured times cannot be one */
+	uint64_t polls;           /* cudaEventQuery runs folded into one waiting task */
+	uint64_t folded_calls;    /* nested calls folded into their parent */
+	uint64_t unlaunched;      /* GPU tasks whose launching call is not in the trace */
+	uint64_t graph_nodes;     /* GPU tasks without a correlation given to a graph launch */
+	uint64_t waits_dropped;   /* waits whose awaited work ended after the call returned */
+	uint64_t edges_rejected;  /* guessed edges whose task started before their source ended */
+	uint64_t held;            /* D4 edges of ORR_DEP_F_HELD */
+	uint64_t timed_waits;     /* D4 edges of stream waits whose producer is found by timing */
+	uint64_t delayed;         /* GPU tasks that waited for what the trace does not show */
+	uint64_t delayed_ns;      /* ... and their delays, summed */
+	uint64_t spin_waits;      /* D5 edges of ORR_DEP_F_SPIN: gaps spent waiting for a kernel */
+	uint64_t groups;          /* collective instances coupled across ranks (D7) */
+	uint64_t groups_rejected; /* candidate instances whose measured times cannot be one */
 	uint64_t collectives_alone; /* communication tasks not coupled to any other rank */
 };
 
@@ -145,6 +154,20 @@ struct orr_graph_options {
 	/* Dependency kinds not to build, as a bit mask of 1u << ORR_DEP_*; for what-ifs
 	 * and tests (D1, D3 cannot be removed). */
 	uint32_t skip_deps;
+	/* Build every edge, then leave out those flagged ORR_DEP_F_INFERRED, every inferred
+	 * D5 wait and every collective group matched by inference; nothing else changes
+	 * (gaps and costs stay as with them), so the result is the same graph minus those
+	 * constraints.  The stats then count no inferred edge (waits[] still counts every
+	 * wait found), and a task's measured interval stays as with them. */
+	bool drop_inferred;
+	/* GPU tasks whose name matches one of these fnmatch(3) patterns count as
+	 * communication (ORR_TASK_F_COMM), besides those with a collective and those with
+	 * a built-in NCCL, NVSHMEM or DeepEP name.  Borrowed during orr_graph_build(). */
+	const char *const *comm_globs;
+	size_t ncomm_globs;
+	/* Do not keep the delays nothing in the graph explains (orr_graph_task_delay()):
+	 * GPU tasks start as soon as their known dependencies allow; for ablations. */
+	bool no_delays;
 };
 
 struct orr_graph;
@@ -169,6 +192,13 @@ size_t orr_graph_group_count(const struct orr_graph *g);
 const uint32_t *orr_graph_members(const struct orr_graph *g);
 void orr_graph_get_stats(const struct orr_graph *g, struct orr_graph_stats *ret_stats);
 
+/*
+ * How long GPU task `task` started after everything the graph knows it depends on
+ * (beyond the launch pipeline's allowance): a wait for something the trace does not
+ * show, kept as measured; 0 for most tasks.
+ */
+int64_t orr_graph_task_delay(const struct orr_graph *g, uint32_t task);
+
 /* The measured interval of a task (a folded task spans all it folds). */
 int64_t orr_graph_task_start(const struct orr_graph *g, uint32_t task);
 int64_t orr_graph_task_end(const struct orr_graph *g, uint32_t task);
@@ -178,6 +208,33 @@ const char *orr_graph_task_name(const struct orr_graph *g, uint32_t task);
 void orr_graph_proc_label(const struct orr_graph *g, uint32_t proc, char *buf, size_t size);
 
 const char *orr_dep_kind_name(enum orr_dep_kind kind); /* "D2 launch", ... */
+
+/*
+ * The trust signal: measured time the graph cannot explain (graph/explain.c,
+ * docs/replay-method.md).  GPU idle: a GPU task started later than its edges and its
+ * stream predecessor allow, by more than the device's launch latency; the excess
+ * beyond that latency.  CPU blocked: a blocking call (synchronize, polling, blocking
+ * copy) whose awaited work was not identified; its whole measured duration.  Each is
+ * the union over the rank's streams (threads) within [start_ns, end_ns) of the measured
+ * timeline of graph rank `rank`; total is the union of both, so it never exceeds the
+ * window.
+ */
+struct orr_unexplained {
+	int64_t gpu_idle_ns;
+	int64_t cpu_blocked_ns;
+	int64_t total_ns;
+};
+
+void orr_graph_unexplained(const struct orr_graph *g, size_t rank, int64_t start_ns, int64_t end_ns,
+			   struct orr_unexplained *ret);
+
+/*
+ * A step whose unexplained time exceeds this share of it may be predicted wrong by as
+ * much (the replay keeps that time as measured, or cannot say what it waited for), which
+ * is DESIGN.md's limit on one rank-step's error (3 %): its prediction, and any what-if
+ * built on it, is not to be trusted.
+ */
+#define ORR_TRUST_MAX_UNEXPLAINED 0.03
 
 /*
  * Explains why the tasks with done[i] == false can never run: finds a cycle among

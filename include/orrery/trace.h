@@ -234,7 +234,10 @@ struct orr_import_options {
  * Reads PATH: a Kineto JSON file (.json, .json.gz, .json.zst) or a native file (.orr,
  * orrery/native.h), a directory of per-rank files (a run directory's manifest.json is
  * skipped), or a .tar / .tar.gz / .tar.zst of them.  Ranks come from distributedInfo.rank
- * or the native header, else from the file name (rank-3, rank3, worker3).  opts may be NULL.
+ * or the native header, else from the file name (rank-3, rank3, worker3).  A Chrome file
+ * of several ranks (orr_trace_write_chrome()) gives its ranks; one whose processes are
+ * named after several ranks without saying which is which fails with ORR_ERANK.  opts
+ * may be NULL.
  */
 int orr_trace_import(const char *path, const struct orr_import_options *opts,
 		     struct orr_trace **ret_trace, struct orr_diag *reterr_diag);
@@ -287,11 +290,14 @@ int orr_rank_steps(const struct orr_trace *t, const struct orr_rank *r, struct o
 int orr_trace_job_steps(const struct orr_trace *t, struct orr_step **ret_steps, size_t *ret_n);
 
 /*
- * Chrome trace-event JSON in Kineto's dialect (traces/chrome-write.c), for Perfetto and
- * for reading back: a one-rank file imports to the same model.  Every rank of t goes
- * into one file (several ranks get distinct processes; such a file reads back as one
- * rank), or with _rank only r.  Written to PATH.tmp.PID, renamed when complete; on
- * failure nothing is left and reterr_diag names PATH.
+ * Chrome trace-event JSON in Kineto's dialect (traces/chrome/chrome-write.c), for Perfetto and
+ * for reading back: the file imports to the same model.  Every rank of t goes into one
+ * file, or with _rank only r.  One rank is a Kineto file as torch.profiler writes it.
+ * Several get processes of their own (distinct pids, named "rank R" and "rank R GPU D",
+ * whose args say the rank and the process's own pid or device) and their Kineto headers
+ * in a top-level "orreryRanks"; such a file reads back as those ranks.  Written to
+ * PATH.tmp.PID, renamed when complete; on failure nothing is left and reterr_diag names
+ * PATH.
  */
 int orr_trace_write_chrome(const struct orr_trace *t, const char *path,
 			   struct orr_diag *reterr_diag);

@@ -7,6 +7,9 @@
 #   run-convert.sh native-file TRACE   a one-rank trace to FILE.orr; several ranks refused
 #   run-convert.sh chrome TRACE        to one Chrome JSON file (check-chrome.py) and to a
 #                                      directory of per-rank files that reads back as TRACE
+#   run-convert.sh chrome-file TRACE   several ranks in one Chrome JSON file read back as
+#                                      TRACE (info, replay, and converted to native); a
+#                                      file of ranks an older orrery wrote is refused
 #   run-convert.sh chain TRACE         Kineto -> native -> Chrome -> native: `info` unchanged
 #   run-convert.sh bad FILE            convert of a missing, malformed or truncated FILE:
 #                                      exit 1, one "orrery: error: " line naming FILE,
@@ -136,6 +139,29 @@ chrome)
 	convert_ok "$work/ranks/rank-0.json" -o "$work/r0.json"
 	same_info "$work/ranks/rank-0.json" "$work/r0.json"
 	;;
+chrome-file)
+	need_python
+	trace=$1
+	convert_ok "$trace" -o "$work/all.json"
+	same_info "$trace" "$work/all.json" skipped,flows
+	# replay gives every rank's steps as from TRACE (all but the line naming the input)
+	"$orrery" replay "$trace" | tail -n +2 >"$work/a.txt" || fail "replay '$trace' failed"
+	"$orrery" replay "$work/all.json" | tail -n +2 >"$work/b.txt" || fail "replay failed"
+	diff -u "$work/a.txt" "$work/b.txt" >&2 || fail "replay of the file differs from TRACE's"
+	grep -q '^1 ' "$work/b.txt" || fail "no rank 1 in the replay of the file"
+	convert_ok "$work/all.json" -o "$work/run"
+	only_in "$work/run" "manifest.json rank-0.orr rank-1.orr "
+	same_info "$trace" "$work/run" skipped,flows
+	# Processes named after two ranks without orrery's table of them: refused, saying how.
+	bad=$golden/bad/ranks-in-one-file.json
+	for out in x.json run2; do
+		run convert "$bad" -o "$work/$out"
+		expect_error_naming "$bad"
+		expect_in err "named after ranks 0 and 1"
+		expect_in err "write one file per rank instead (orrery convert --to chrome TRACE -o DIR)"
+		[[ -e $work/$out ]] && fail "'$work/$out' was written"
+	done
+	;;
 chain)
 	need_python
 	trace=$1
@@ -205,7 +231,7 @@ usage)
 	expect_in out "pack"
 	;;
 *)
-	echo "usage: $0 native-dir|native-file|chrome|chain TRACE | bad FILE | bad-pack | usage" >&2
+	echo "usage: $0 native-dir|native-file|chrome|chrome-file|chain TRACE | bad FILE | bad-pack | usage" >&2
 	exit 2
 	;;
 esac

@@ -118,6 +118,9 @@ usage)
 		run replay --timeline= x
 		expect_rc 2
 		expect_in err "empty --timeline"
+		run replay --comm= x
+		expect_rc 2
+		expect_in err "empty --comm pattern"
 		run replay a b
 		expect_rc 2
 		expect_in err "one trace at a time"
@@ -138,6 +141,9 @@ usage)
 		run critical-path --scale '*=' x
 		expect_rc 2
 		expect_in err "bad --scale"
+		run critical-path --comm '' x
+		expect_rc 2
+		expect_in err "empty --comm pattern"
 		;;
 	unknown-command)
 		run inof x

@@ -31,7 +31,10 @@ static void run(struct orr_trace *t, uint32_t skip, double gpu_scale, struct run
 	int err;
 
 	*ret = (struct run){ .t = t };
-	err = orr_graph_build(t, &(struct orr_graph_options){ .skip_deps = skip }, &ret->g, &d);
+	/* An ablation (skip) keeps no delays: they would stand in for the missing edges. */
+	err = orr_graph_build(t,
+			      &(struct orr_graph_options){ .skip_deps = skip, .no_delays = skip },
+			      &ret->g, &d);
 	if (!err)
 		err = orr_replay_run(ret->g, &(struct orr_replay_options){ &all, gpu_scale != 1 },
 				     &ret->r, &d);
@@ -95,7 +98,7 @@ static void test_real_replay_accuracy(void **state)
 		"hta-ddp-dense-rank1.json.gz",     "hta-ddp-nsres-rank0.json.gz",
 		"hta-ddp-resnet-rank0.json.gz",    "hta-microbench-event-sync.json.gz",
 		"hta-pyper-sampled-rank0.json.gz", "hta-pyper-sampled-rank1.json.gz",
-		"hta-recsys-rank3.json.gz",
+		"hta-recsys-rank3.json.gz",        "hta-recsys-gpulag-rank0.json.gz",
 	};
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
@@ -183,6 +186,44 @@ static void test_real_pyper_coupled(void **state)
 	free(tmp);
 }
 
+/*
+ * The 8-rank Megatron TP=8 job, coupled: every rank-step and the job step within 1 %,
+ * its all-reduces coupled across the ranks.
+ */
+static void test_real_megatron_tp8_coupled(void **state)
+{
+	const char *dir = shared_kineto();
+	char *path;
+	struct orr_trace *t = NULL;
+	struct orr_replay_step *job;
+	struct orr_graph_stats st;
+	struct orr_diag d;
+	double mean, max;
+	size_t n;
+	struct run r;
+
+	if (!dir)
+		import_shared(NULL); /* skips */
+	path = orr_xasprintf("%s/astrasim-megatron-tp8", dir);
+	assert_int_equal(orr_trace_import(path, NULL, &t, &d), 0);
+	free(path);
+	assert_int_equal(orr_trace_rank_count(t), 8);
+	run(t, 0, 1, &r);
+	orr_graph_get_stats(r.g, &st);
+	assert_true(st.groups >= 81);
+	errors(&r, &mean, &max, &n);
+	fprintf(stderr, "astrasim-megatron-tp8: %zu rank-steps, mean error %.3f%%, max %.3f%%\n", n,
+		100 * mean, 100 * max);
+	assert_int_equal(n, 8);
+	assert_true(max <= 0.01);
+	orr_replay_job_steps(r.r, &job, &n);
+	assert_int_equal(n, 1);
+	assert_true(fabs(step_ratio(&job[0]) - 1) <= 0.01);
+	free(job);
+	run_free(&r);
+	orr_trace_free(t);
+}
+
 /* nsres steps 102-105 keep the GPU busy: twice the GPU time, at least 1.6x the step. */
 static void test_real_gpu_bound_scales(void **state)
 {
@@ -262,14 +303,76 @@ static void test_real_microbench_needs_d4_d5(void **state)
 	}
 }
 
+/*
+ * The trust signal on every shared trace: per rank-step, the share of the step the
+ * graph cannot explain is finite and within the step; the traces the graph explains
+ * (exact sync records, DDP without sampling) are trusted on every step.
+ */
+static void trust_of(struct orr_trace *t, const char *name, void *data)
+{
+	size_t *low = data;
+	struct run r;
+
+	run(t, 0, 1, &r);
+	*low = 0;
+	for (size_t i = 0; i < orr_graph_rank_count(r.g); i++) {
+		struct orr_replay_step *s;
+		size_t ns;
+
+		orr_replay_steps(r.r, i, &s, &ns);
+		for (size_t k = 0; k < ns; k++) {
+			int64_t len = s[k].measured_end_ns - s[k].measured_start_ns;
+			struct orr_unexplained u;
+			double share;
+
+			orr_graph_unexplained(r.g, i, s[k].measured_start_ns, s[k].measured_end_ns,
+					      &u);
+			share = len > 0 ? (double)u.total_ns / (double)len : 0;
+			fprintf(stderr,
+				"%s rank %zu step %lld: unexplained %.2f%% (GPU idle %.3f ms, "
+				"CPU blocked %.3f ms) trust %s\n",
+				name, i, (long long)s[k].step, 100 * share, u.gpu_idle_ns / 1e6,
+				u.cpu_blocked_ns / 1e6,
+				share > ORR_TRUST_MAX_UNEXPLAINED ? "low" : "high");
+			assert_true(isfinite(share));
+			assert_true(u.gpu_idle_ns >= 0 && u.gpu_idle_ns <= len);
+			assert_true(u.cpu_blocked_ns >= 0 && u.cpu_blocked_ns <= len);
+			assert_true(u.total_ns >= u.gpu_idle_ns && u.total_ns >= u.cpu_blocked_ns);
+			assert_true(u.total_ns <= u.gpu_idle_ns + u.cpu_blocked_ns &&
+				    u.total_ns <= len);
+			*low += share > ORR_TRUST_MAX_UNEXPLAINED;
+		}
+		free(s);
+	}
+	run_free(&r);
+}
+
+static void test_real_trust(void **state)
+{
+	static const char *const trusted[] = { "hta-microbench-event-sync.json.gz",
+					       "hta-ddp-resnet-rank0.json.gz" };
+	size_t low;
+
+	assert_true(for_each_shared_trace(trust_of, &low) >= 1);
+	for (size_t i = 0; i < sizeof(trusted) / sizeof(trusted[0]); i++) {
+		struct orr_trace *t = import_shared(trusted[i]);
+
+		trust_of(t, trusted[i], &low);
+		assert_int_equal(low, 0);
+		orr_trace_free(t);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_real_replay_accuracy),
 		cmocka_unit_test(test_real_every_file_replays),
 		cmocka_unit_test(test_real_pyper_coupled),
+		cmocka_unit_test(test_real_megatron_tp8_coupled),
 		cmocka_unit_test(test_real_gpu_bound_scales),
 		cmocka_unit_test(test_real_microbench_needs_d4_d5),
+		cmocka_unit_test(test_real_trust),
 	};
 	int failed = cmocka_run_group_tests(tests, NULL, NULL);
 

@@ -15,108 +15,7 @@
 #include <string.h>
 
 #include "orrery/replay.h"
-
-#define US 1000
-
-struct doc {
-	char *s;
-	size_t n, cap;
-};
-
-static void add(struct doc *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add(struct doc *d, const char *fmt, ...)
-{
-	va_list ap;
-	int len;
-
-	va_start(ap, fmt);
-	len = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	d->s = orr_xgrow(d->s, 1, &d->cap, d->n + (size_t)len + 2);
-	va_start(ap, fmt);
-	vsnprintf(d->s + d->n, (size_t)len + 1, fmt, ap);
-	va_end(ap);
-	d->n += (size_t)len;
-}
-
-static void sep(struct doc *d)
-{
-	add(d, "%s", d->n > 1 && d->s[d->n - 1] != '[' ? ",\n" : "\n");
-}
-
-static void begin(struct doc *d, int rank, int world)
-{
-	d->n = 0;
-	if (rank >= 0)
-		add(d, "{\"distributedInfo\": {\"rank\": %d, \"world_size\": %d},\n", rank, world);
-	else
-		add(d, "{");
-	add(d, "\"traceEvents\": [");
-}
-
-static void call(struct doc *d, const char *name, int tid, double ts, double dur, int corr)
-{
-	sep(d);
-	add(d,
-	    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"%s\", \"pid\": 1, \"tid\": %d,"
-	    " \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"correlation\": %d}}",
-	    name, tid, ts, dur, corr);
-}
-
-static void kernel(struct doc *d, const char *name, int stream, double ts, double dur, int corr,
-		   const char *extra)
-{
-	sep(d);
-	add(d,
-	    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"%s\", \"pid\": 0, \"tid\": %d,"
-	    " \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"correlation\": %d, \"stream\": %d,"
-	    " \"device\": 0%s}}",
-	    name, stream, ts, dur, corr, stream, extra ? extra : "");
-}
-
-static void copy(struct doc *d, const char *name, int stream, double ts, double dur, int corr)
-{
-	sep(d);
-	add(d,
-	    "{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"%s\", \"pid\": 0, \"tid\": %d,"
-	    " \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"correlation\": %d, \"stream\": %d,"
-	    " \"device\": 0}}",
-	    name, stream, ts, dur, corr, stream);
-}
-
-/* A cuda_sync record: stream `on` waits for the event recorded (corr rec) on `from`. */
-static void sync_rec(struct doc *d, const char *name, int on, double ts, int corr, int from,
-		     int rec)
-{
-	sep(d);
-	add(d,
-	    "{\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"%s\", \"pid\": 0, \"tid\": %d,"
-	    " \"ts\": %.3f, \"dur\": 0, \"args\": {\"correlation\": %d, \"stream\": %d,"
-	    " \"wait_on_stream\": %d, \"wait_on_cuda_event_record_corr_id\": %d, \"device\": 0}}",
-	    name, on, ts, corr, on, from, rec);
-}
-
-static void step(struct doc *d, int k, double ts, double dur)
-{
-	sep(d);
-	add(d,
-	    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#%d\", \"pid\": 1,"
-	    " \"tid\": 1, \"ts\": %.3f, \"dur\": %.3f}",
-	    k, ts, dur);
-}
-
-static struct orr_trace *import_doc(struct doc *d, const char *name)
-{
-	struct orr_trace *t = NULL;
-	struct orr_diag diag;
-	int r;
-
-	add(d, "]}");
-	r = orr_trace_import_buffer(name, d->s, d->n, NULL, &t, &diag);
-	if (r)
-		fail_msg("import failed: %s: %s", orr_errname(r), diag.msg);
-	return t;
-}
+#include "trace-doc.h"
 
 struct run {
 	struct orr_trace *t;
@@ -130,7 +29,10 @@ static int replay(struct orr_trace *t, uint32_t skip, const struct orr_scale *sc
 	int err;
 
 	*ret = (struct run){ .t = t };
-	err = orr_graph_build(t, &(struct orr_graph_options){ .skip_deps = skip }, &ret->g, diag);
+	/* An ablation (skip) keeps no delays: they would stand in for the missing edges. */
+	err = orr_graph_build(t,
+			      &(struct orr_graph_options){ .skip_deps = skip, .no_delays = skip },
+			      &ret->g, diag);
 	if (!err)
 		err = orr_replay_run(ret->g, &(struct orr_replay_options){ scales, n }, &ret->r,
 				     diag);
@@ -594,6 +496,68 @@ static void test_critical_path_covers_window(void **state)
 	orr_trace_free(t);
 }
 
+/* Without inferred edges and waits: the exact ones stay, the guessed ones go, costs stay. */
+static void test_drop_inferred_keeps_exact(void **state)
+{
+	struct orr_graph_options drop = { .drop_inferred = true };
+	struct doc d = { 0 };
+	struct orr_trace *t = two_streams();
+	struct orr_graph_stats st;
+	struct orr_diag diag;
+	struct run r;
+
+	/* Nothing inferred: the same edges and times. */
+	r = (struct run){ .t = t };
+	assert_int_equal(orr_graph_build(t, &drop, &r.g, &diag), 0);
+	assert_int_equal(orr_replay_run(r.g, NULL, &r.r, &diag), 0);
+	orr_graph_get_stats(r.g, &st);
+	assert_int_equal(st.edges[ORR_DEP_CROSS_STREAM], 1);
+	assert_int_equal(st.edges[ORR_DEP_LAUNCH], 3);
+	assert_int_equal(st.edges[ORR_DEP_SYNC], 1);
+	assert_int_equal(pstart(&r, "B"), 105 * US);
+	assert_int_equal(pend(&r, "cudaStreamSynchronize"), 116 * US);
+	run_free(&r);
+	orr_trace_free(t);
+
+	/* An inferred polling wait and two inferred hand-offs; the exact sync stays. */
+	begin(&d, -1, 0);
+	call(&d, "cudaLaunchKernel", 1, 0, 5, 1);
+	kernel(&d, "spin", 7, 5, 500, 1, NULL);
+	call(&d, "cudaEventQuery", 1, 100, 2, 2);
+	call(&d, "cudaEventQuery", 1, 300, 2, 3);
+	call(&d, "cudaEventQuery", 1, 503, 3, 4);
+	call(&d, "cuLaunchKernel", 2, 2000, 5, 5);
+	kernel(&d, "bwd", 7, 2005, 1000, 5, NULL);
+	call(&d, "cudaStreamSynchronize", 2, 2010, 1000, 6);
+	sync_rec(&d, "Stream Sync", 7, 2010, 6, -1, -1);
+	call(&d, "cudaLaunchKernelExC", 1, 3020, 5, 9);
+	kernel(&d, "opt", 8, 3025, 1, 9, NULL);
+	t = import_doc(&d, "inferred.json");
+	free(d.s);
+	run_ok(t, 0, NULL, 0, &r);
+	orr_graph_get_stats(r.g, &st);
+	assert_int_equal(st.inferred[ORR_DEP_SYNC], 1);
+	assert_int_equal(st.inferred[ORR_DEP_CROSS_THREAD], 2);
+	run_free(&r);
+
+	r = (struct run){ .t = t };
+	assert_int_equal(orr_graph_build(t, &drop, &r.g, &diag), 0);
+	assert_int_equal(orr_replay_run(r.g, NULL, &r.r, &diag), 0);
+	orr_graph_get_stats(r.g, &st);
+	for (int k = 0; k < ORR_DEP_COUNT; k++)
+		assert_int_equal(st.inferred[k], 0);
+	assert_int_equal(st.edges[ORR_DEP_CROSS_THREAD], 0);
+	assert_int_equal(st.edges[ORR_DEP_SYNC], 1); /* the stream sync */
+	assert_int_equal(st.edges[ORR_DEP_LAUNCH], 3);
+	/* The polls keep their own 1 us and their measured span, but no longer wait. */
+	assert_int_equal(pend(&r, "cudaEventQuery"), 101 * US);
+	assert_int_equal(orr_graph_task_end(r.g, task(&r, "cudaEventQuery")), 506 * US);
+	/* Thread 2 keeps its own start; its sync still returns 5 us after bwd ends. */
+	assert_int_equal(pend(&r, "cudaStreamSynchronize"), 3010 * US);
+	run_free(&r);
+	orr_trace_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -608,6 +572,7 @@ int main(void)
 		cmocka_unit_test(test_null_and_one_task),
 		cmocka_unit_test(test_replay_is_deterministic),
 		cmocka_unit_test(test_critical_path_covers_window),
+		cmocka_unit_test(test_drop_inferred_keeps_exact),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

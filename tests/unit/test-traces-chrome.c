@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The Chrome trace-event writer (traces/chrome-write.c): Kineto -> model -> Chrome JSON
- * -> model gives the same model, on crafted traces, the sample and (run with the
- * argument "real") every real trace in ../shared/traces/kineto ($ORR_SHARED_TRACES;
- * the program then exits 77 when it is absent).
+ * The Chrome trace-event writer (traces/chrome/chrome-write.c): Kineto -> model -> Chrome JSON
+ * -> model gives the same model, rank by rank, on crafted traces of one, two and eight
+ * ranks, the sample and (run with the argument "real") every real trace in
+ * ../shared/traces/kineto ($ORR_SHARED_TRACES; the program then exits 77 when it is
+ * absent), several ranks in one file as well as one file per rank; and files of several
+ * ranks that cannot be split are refused (traces/chrome/chrome-split.c).
  *
  * What the JSON cannot carry, and so is left out of the comparison (MODEL_CMP_CHROME):
  * - the source file name (the file read back is another one);
@@ -290,32 +292,125 @@ static void test_chrome_sample_round_trips(void **state)
 	orr_trace_free(t);
 }
 
-/* Two ranks in one file: valid, one process per rank and device, read back as one rank. */
+/* check-chrome.py's "--ranks R,R,..." for every rank of t. */
+static char *ranks_arg(const struct orr_trace *t)
+{
+	char *args = orr_xstrdup("--ranks ");
+
+	for (size_t i = 0; i < orr_trace_rank_count(t); i++) {
+		char *more =
+			orr_xasprintf("%s%s%d", args, i ? "," : "", orr_trace_get_rank(t, i)->rank);
+
+		free(args);
+		args = more;
+	}
+	return args;
+}
+
+/* Two ranks in one file: one process per rank and device, read back rank by rank. */
 static void test_chrome_two_ranks_in_one_file(void **state)
 {
 	char *sample = sample_path();
-	struct orr_trace *t = import_ok(sample), *back;
-	char *path = orr_xasprintf("%s/both.json", (char *)*state);
-	const struct orr_rank *r0 = orr_trace_get_rank(t, 0), *r1 = orr_trace_get_rank(t, 1);
-	struct orr_diag d;
+	struct orr_trace *t = import_ok(sample);
+	char *path;
 
-	assert_int_equal(orr_trace_write_chrome(t, path, &d), 0);
+	assert_int_equal(orr_trace_rank_count(t), 2);
+	path = round_trip_file(t, *state, "both.json");
 	check_with_python(path, "--ranks 0,1 --min-flows 200 --min-waits 20");
+	free(path);
+	orr_trace_free(t);
+	free(sample);
+}
+
+/* text with its one OLD replaced by NEW, malloc'ed. */
+static char *replace_once(const char *text, const char *old, const char *new)
+{
+	const char *at = strstr(text, old);
+
+	assert_non_null(at);
+	return orr_xasprintf("%.*s%s%s", (int)(at - text), text, new, at + strlen(old));
+}
+
+/*
+ * every_field as rank R of a job of N: every rank on device 0 and in a process with pid
+ * 10 (as in a container per rank), so that only the file can keep them apart; its own
+ * clock origin, and one event of its own.
+ */
+static void write_rank_text(const char *dir, int rank, int n)
+{
+	char *info = orr_xasprintf("\"rank\": %d, \"world_size\": %d", rank, n);
+	char *base =
+		orr_xasprintf("\"baseTimeNanoseconds\": %lld", 1000000000000LL + rank * 1000003LL);
+	char *own = orr_xasprintf(",\n{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\":"
+				  " \"rank %d only\", \"pid\": 10, \"tid\": 11, \"ts\": %d,"
+				  " \"dur\": 1}\n]}\n",
+				  rank, 20 + rank);
+	char *a = replace_once(every_field, "\"rank\": 3, \"world_size\": 4", info);
+	char *b = replace_once(a, "\"baseTimeNanoseconds\": 1000000000000", base);
+	char *c = replace_once(b, "\n]}\n", own);
+	char *path = orr_xasprintf("%s/rank-%d.json", dir, rank);
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_int_equal(fputs(c, f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+	free(path);
+	free(c);
+	free(b);
+	free(a);
+	free(own);
+	free(base);
+	free(info);
+}
+
+/* N crafted ranks -> one Chrome file -> N ranks again, each as it was. */
+static void n_ranks_in_one_file(const char *tmp, int n)
+{
+	char *dir = orr_xasprintf("%s/ranks", tmp), *name = orr_xasprintf("%d-ranks.json", n);
+	char *path, *args;
+	struct orr_trace *t, *back;
+
+	assert_int_equal(mkdir(dir, 0777), 0);
+	for (int k = 0; k < n; k++)
+		write_rank_text(dir, k, n);
+	t = import_ok(dir);
+	assert_int_equal(orr_trace_rank_count(t), n);
+	path = round_trip_file(t, tmp, name);
+	args = ranks_arg(t);
+	check_with_python(path, args);
+	/* What assert_same_model() compared, seen from the outside. */
 	back = import_ok(path);
-	assert_int_equal(orr_trace_rank_count(back), 1);
-	assert_int_equal(orr_trace_get_rank(back, 0)->nevents, r0->nevents + r1->nevents);
-	/* The ranks' threads and streams stay apart. */
-	assert_int_equal(orr_trace_get_rank(back, 0)->nplaces, r0->nplaces + r1->nplaces);
+	for (int k = 0; k < n; k++) {
+		const struct orr_rank *r = orr_trace_get_rank(back, (size_t)k);
+
+		assert_int_equal(r->rank, k);
+		assert_int_equal(r->world_size, n);
+		assert_int_equal(r->base_time_ns, 1000000000000LL + k * 1000003LL);
+		assert_int_equal(r->places[0].pid, 10);
+	}
+	assert_int_equal(count_flag(back, ORR_EVENT_F_FLOW_LINKED), 2 * n);
 	orr_trace_free(back);
 	orr_trace_free(t);
+	free(args);
 	free(path);
-	free(sample);
+	free(name);
+	free(dir);
+}
+
+static void test_chrome_two_crafted_ranks_in_one_file(void **state)
+{
+	n_ranks_in_one_file(*state, 2);
+}
+
+static void test_chrome_eight_crafted_ranks_in_one_file(void **state)
+{
+	n_ranks_in_one_file(*state, 8);
 }
 
 static void chrome_round_trip(struct orr_trace *t, const char *name, void *tmpdir)
 {
 	char *out = orr_xasprintf("%s/%s.out.json", (char *)tmpdir, name);
-	char *args = orr_xasprintf("--ranks %d", orr_trace_get_rank(t, 0)->rank);
+	char *args = ranks_arg(t);
 	struct orr_trace *back;
 	struct orr_diag d;
 
@@ -333,6 +428,127 @@ static void chrome_round_trip(struct orr_trace *t, const char *name, void *tmpdi
 static void test_chrome_real_traces_round_trip(void **state)
 {
 	assert_true(for_each_shared_trace(chrome_round_trip, *state) >= 14);
+}
+
+/* ---- files of several ranks that cannot be split ---- */
+
+/* Two declared ranks: rank 0 on pid 1 (its own 100), rank 1's device 0 on pid 2. */
+#define TWO_RANKS                                                                        \
+	"{\"orreryRanks\": [{\"distributedInfo\": {\"rank\": 0}},"                       \
+	" {\"distributedInfo\": {\"rank\": 1}}],\n \"traceEvents\": [\n"                 \
+	"{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 0,"            \
+	" \"args\": {\"name\": \"rank 0\", \"rank\": 0, \"pid\": 100}},\n"               \
+	"{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 2, \"tid\": 0,"            \
+	" \"args\": {\"name\": \"rank 1 GPU 0\", \"rank\": 1, \"device\": 0}},\n"        \
+	"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op\", \"pid\": 1, \"tid\": 7," \
+	" \"ts\": 1, \"dur\": 1},\n"                                                     \
+	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 2, \"tid\": 7,"  \
+	" \"ts\": 1, \"dur\": 1}"
+#define END "\n]}\n"
+
+/* A file written by hand in the writer's form splits as it says. */
+static void test_chrome_declared_ranks_split(void **state)
+{
+	struct orr_trace *t = import_text(TWO_RANKS END);
+	const struct orr_rank *r0 = orr_trace_get_rank(t, 0), *r1 = orr_trace_get_rank(t, 1);
+
+	(void)state;
+	assert_int_equal(orr_trace_rank_count(t), 2);
+	assert_int_equal(r0->rank, 0);
+	assert_int_equal(r0->nplaces, 1);
+	assert_int_equal(r0->places[0].kind, ORR_PLACE_THREAD);
+	assert_int_equal(r0->places[0].pid, 100);
+	assert_int_equal(r0->nevents, 1);
+	assert_int_equal(r1->rank, 1);
+	assert_int_equal(r1->nplaces, 1);
+	assert_int_equal(r1->places[0].kind, ORR_PLACE_STREAM);
+	assert_int_equal(r1->places[0].pid, 0);
+	assert_int_equal(r1->places[0].device, 0);
+	assert_int_equal(r1->nevents, 1);
+	orr_trace_free(t);
+}
+
+/* Refused, with ORR_ERANK, the file, what is wrong and how to write it readable. */
+static void test_chrome_unsplittable_refused(void **state)
+{
+	static const struct {
+		const char *text, *says;
+	} cases[] = {
+		/* An older orrery's file: processes named after ranks, nothing declared. */
+		{ "{\"traceEvents\": [\n"
+		  "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 0,"
+		  " \"args\": {\"name\": \"rank 0\"}},\n"
+		  "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 2, \"tid\": 0,"
+		  " \"args\": {\"name\": \"rank 1 GPU 0\"}},\n"
+		  "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op\", \"pid\": 1, \"tid\": 7,"
+		  " \"ts\": 1, \"dur\": 1}" END,
+		  "named after ranks 0 and 1" },
+		{ "{\"orreryRanks\": [{\"distributedInfo\": {\"world_size\": 2}}],"
+		  " \"traceEvents\": []}",
+		  "entry 0 has no distributedInfo.rank" },
+		{ "{\"orreryRanks\": [{\"distributedInfo\": {\"rank\": 0}},"
+		  " {\"distributedInfo\": {\"rank\": 0}}], \"traceEvents\": []}",
+		  "lists rank 0 twice" },
+		{ TWO_RANKS ",\n{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 3, \"tid\": 0,"
+			    " \"args\": {\"name\": \"rank 2\", \"rank\": 2, \"pid\": 5}}" END,
+		  "process 3 is named after rank 2, which 'orreryRanks' does not list" },
+		{ TWO_RANKS ",\n{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 3, \"tid\": 0,"
+			    " \"args\": {\"name\": \"rank 1\", \"rank\": 1}}" END,
+		  "process 3 of rank 1 gives neither its 'pid' nor a valid 'device'" },
+		{ TWO_RANKS ",\n{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 2, \"tid\": 0,"
+			    " \"args\": {\"name\": \"rank 1\", \"rank\": 1, \"pid\": 5}}" END,
+		  "process 2 is named twice" },
+		{ TWO_RANKS ",\n{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op\", \"pid\": 9,"
+			    " \"tid\": 7, \"ts\": 1, \"dur\": 1}" END,
+		  "events on process 9, which no process_name with a 'rank' claims" },
+		{ TWO_RANKS ",\n{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op\", \"pid\": 2,"
+			    " \"tid\": 7, \"ts\": 1, \"dur\": 1}" END,
+		  "process 2 holds CPU events but is named as a device" },
+		{ TWO_RANKS ",\n{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 2,"
+			    " \"tid\": 7, \"ts\": 2, \"dur\": 1, \"args\": {\"device\": 0}}" END,
+		  "GPU events name their 'device'" },
+		/* Flow ids are correlation x 2 + index: 9 is rank 1's, not rank 0's. */
+		{ TWO_RANKS ",\n{\"ph\": \"s\", \"id\": 9, \"pid\": 1, \"tid\": 7, \"ts\": 1,"
+			    " \"cat\": \"ac2g\", \"name\": \"ac2g\"}" END,
+		  "flow 9 on process 1 is not rank 0's" },
+		{ TWO_RANKS ",\n{\"ph\": \"f\", \"id\": 9, \"pid\": 4, \"tid\": 7, \"ts\": 1,"
+			    " \"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"}" END,
+		  "a flow on process 4, which no process_name with a 'rank' claims" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct orr_trace *t = NULL;
+		struct orr_diag d;
+		int r = orr_trace_import_buffer("both.json", cases[i].text, strlen(cases[i].text),
+						NULL, &t, &d);
+
+		if (r != ORR_ERANK || !strstr(d.msg, cases[i].says) ||
+		    !strstr(d.msg, "write one file per rank instead (orrery convert --to chrome "
+				   "TRACE -o DIR)") ||
+		    strcmp(d.file, "both.json") != 0)
+			fail_msg("case %zu: %d '%s': %s, expected '%s'", i, r, d.file, d.msg,
+				 cases[i].says);
+		assert_null(t);
+	}
+}
+
+/* One rank's processes may be named after it: an orrery-written file of one rank. */
+static void test_chrome_one_named_rank_is_one_rank(void **state)
+{
+	struct orr_trace *t = import_text(
+		"{\"traceEvents\": [\n"
+		"{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 0,"
+		" \"args\": {\"name\": \"rank 4\"}},\n"
+		"{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 0, \"tid\": 0,"
+		" \"args\": {\"name\": \"rank 4 GPU 0\"}},\n"
+		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op\", \"pid\": 1, \"tid\": 7,"
+		" \"ts\": 1, \"dur\": 1}" END);
+
+	(void)state;
+	assert_int_equal(orr_trace_rank_count(t), 1);
+	assert_int_equal(orr_trace_get_rank(t, 0)->nevents, 1);
+	orr_trace_free(t);
 }
 
 /* ---- strings a JSON file cannot hold as they are ---- */
@@ -433,6 +649,13 @@ int main(int argc, char **argv)
 						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_chrome_two_ranks_in_one_file, tmpdir_setup,
 						tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_chrome_two_crafted_ranks_in_one_file,
+						tmpdir_setup, tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_chrome_eight_crafted_ranks_in_one_file,
+						tmpdir_setup, tmpdir_teardown),
+		cmocka_unit_test(test_chrome_declared_ranks_split),
+		cmocka_unit_test(test_chrome_unsplittable_refused),
+		cmocka_unit_test(test_chrome_one_named_rank_is_one_rank),
 		cmocka_unit_test_setup_teardown(test_chrome_invalid_utf8_is_replaced, tmpdir_setup,
 						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_chrome_write_fails_cleanly, tmpdir_setup,

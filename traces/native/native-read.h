@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * traces/native-read.h — the native reader's state, shared by native-read.c (frames,
+ * traces/native/native-read.h — the native reader's state, shared by native-read.c (frames,
  * records, header, trailer) and native-tables.c (the batches of rows).
  */
 #ifndef ORRERY_TRACES_NATIVE_READ_H
@@ -8,7 +8,7 @@
 
 #include <zstd.h>
 
-#include "internal.h"
+#include "../internal.h"
 #include "orrery.pb-c.h"
 
 struct orr__native_reader {

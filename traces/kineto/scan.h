@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * traces/scan.h — a byte-level JSON structure scanner.  It validates structure
+ * traces/kineto/scan.h — a byte-level JSON structure scanner.  It validates structure
  * (strings, brackets, depth) without building anything, for the parts of a Kineto
  * file that are walked rather than parsed, and to find exact event boundaries when
  * the fast guess fails.  All positions are byte offsets into buf[0..len).

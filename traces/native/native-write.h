@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * traces/native-write.h — the native writer's state, shared by native-write.c (the
+ * traces/native/native-write.h — the native writer's state, shared by native-write.c (the
  * API: rows in, frames out) and native-pack.c (opening, and rows -> protobuf records).
  */
 #ifndef ORRERY_TRACES_NATIVE_WRITE_H
@@ -8,7 +8,7 @@
 
 #include <zstd.h>
 
-#include "internal.h"
+#include "../internal.h"
 #include "orrery.pb-c.h"
 
 /* A growable array that reports allocation failure instead of aborting. */

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "internal.h"
+#include "../internal.h"
 #include "orrery/native.h"
 #include "banned.h"
 

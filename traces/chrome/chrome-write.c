@@ -11,8 +11,10 @@
  * - A collective the importer derives from an NCCL kernel's name is not written.
  * - Cross-stream waits are flow v2 attributes (bind_id, flow_out/flow_in) on the two
  *   complete events: Perfetto draws them, Kineto readers ignore them.
- * - Several ranks in one file (for viewing) get processes of their own, flow ids
- *   unique per rank, and GPU events no "device", so that their places stay apart.
+ * - Several ranks in one file get processes of their own, named after their rank and
+ *   saying their own pid or device, flow ids unique per rank, GPU events no "device",
+ *   and each rank's header in "orreryRanks", so that viewers keep them apart and the
+ *   importer splits them again (traces/chrome/chrome-split.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,8 +22,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
-#include "json-text.h"
+#include "../internal.h"
+#include "../json-text.h"
 #include "banned.h"
 
 /* Sorted correlation ids of one rank. */
@@ -391,9 +393,33 @@ static void put_meta(struct chrome *c, const char *what, int64_t pid, int64_t ti
 }
 
 /*
- * One process per CPU process and per device of the rank, named after the rank; with
- * several ranks their pids are numbered anew.  Thread names as the trace has them.
+ * The process of a place, named after its rank.  With several ranks in the file its pid
+ * is numbered anew, and its args say its rank and its own pid, or the device it stands
+ * for, which the importer reads to split the file (traces/chrome/chrome-split.c).
  */
+static void put_process(struct chrome *c, int64_t wpid, const struct orr_place *p)
+{
+	bool gpu = p->kind == ORR_PLACE_STREAM;
+	char name[64];
+
+	if (gpu)
+		snprintf(name, sizeof(name), "rank %d GPU %d", c->r->rank, p->device);
+	else
+		snprintf(name, sizeof(name), "rank %d", c->r->rank);
+	next_event(c);
+	fprintf(c->f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%lld,\"tid\":0,\"args\":{",
+		(long long)wpid);
+	c->first_arg = true;
+	arg_key(c, "name");
+	orr__json_string(c->f, name);
+	if (c->multi) {
+		arg_i64(c, "rank", c->r->rank);
+		arg_i64(c, gpu ? "device" : "pid", gpu ? p->device : p->pid);
+	}
+	fputs("}}", c->f);
+}
+
+/* One process per CPU process and per device of the rank; thread names as the trace has them. */
 static void put_places(struct chrome *c)
 {
 	const struct orr_rank *r = c->r;
@@ -402,7 +428,6 @@ static void put_places(struct chrome *c)
 	for (size_t i = 0; i < r->nplaces; i++) {
 		const struct orr_place *p = &r->places[i];
 		size_t j = 0;
-		char name[64];
 
 		while (j < i && (r->places[j].kind != p->kind || r->places[j].pid != p->pid))
 			j++;
@@ -410,11 +435,7 @@ static void put_places(struct chrome *c)
 			c->wpid[i] = c->wpid[j];
 		} else {
 			c->wpid[i] = c->multi ? c->next_pid++ : p->pid;
-			if (p->kind == ORR_PLACE_STREAM)
-				snprintf(name, sizeof(name), "rank %d GPU %d", r->rank, p->device);
-			else
-				snprintf(name, sizeof(name), "rank %d", r->rank);
-			put_meta(c, "process_name", c->wpid[i], 0, name);
+			put_process(c, c->wpid[i], p);
 		}
 		if (p->name != ORR_STR_NONE)
 			put_meta(c, "thread_name", c->wpid[i], p->tid, str(c, p->name));
@@ -437,10 +458,9 @@ static void put_devices(struct chrome *c, const struct orr_rank *r)
 			(long long)d->total_mem_bytes, d->compute_major, d->compute_minor,
 			d->num_sms);
 	}
-	fputs("],\n", f);
+	fputc(']', f);
 }
 
-/* distributedInfo; with several ranks in the file, without a rank. */
 static void put_distributed(struct chrome *c, const struct orr_rank *r)
 {
 	FILE *f = c->f;
@@ -449,8 +469,7 @@ static void put_distributed(struct chrome *c, const struct orr_rank *r)
 	fputs("\"distributedInfo\":{", f);
 	if (r->backend != ORR_STR_NONE)
 		arg_str(c, "backend", r->backend);
-	if (!c->multi)
-		arg_i64(c, "rank", r->rank);
+	arg_i64(c, "rank", r->rank);
 	if (r->world_size > 0)
 		arg_i64(c, "world_size", r->world_size);
 	if (r->ncomms) {
@@ -473,25 +492,56 @@ static void put_distributed(struct chrome *c, const struct orr_rank *r)
 		}
 		fputc(']', f);
 	}
-	fputs("},\n", f);
+	fputc('}', f);
 }
 
-static void put_header(struct chrome *c, const struct orr_rank *r)
+/*
+ * Kineto's header keys of one rank, SEP between them: deviceProperties, distributedInfo,
+ * Kineto's own keys for what a native header knows, and baseTimeNanoseconds when not 0.
+ */
+static void put_rank_header(struct chrome *c, const struct orr_rank *r, int64_t base_ns,
+			    const char *sep)
+{
+	FILE *f = c->f;
+
+	put_devices(c, r);
+	fputs(sep, f);
+	put_distributed(c, r);
+	if (r->cupti_version)
+		fprintf(f, "%s\"cupti_version\":%u", sep, r->cupti_version);
+	if (r->cuda_runtime_version)
+		fprintf(f, "%s\"cuda_runtime_version\":%d", sep, r->cuda_runtime_version);
+	if (r->cuda_driver_version)
+		fprintf(f, "%s\"cuda_driver_version\":%d", sep, r->cuda_driver_version);
+	if (base_ns)
+		fprintf(f, "%s\"baseTimeNanoseconds\":%lld", sep, (long long)base_ns);
+}
+
+/*
+ * One rank: its header at the top level, as Kineto writes it.  Several: "orreryRanks",
+ * each rank's header in file order (that of the flow ids), and the file's time origin.
+ */
+static void put_header(struct chrome *c, const struct orr_rank *only)
 {
 	FILE *f = c->f;
 
 	fputs("{\n\"schemaVersion\":1,\n", f);
-	put_devices(c, r);
-	put_distributed(c, r);
-	/* Kineto's own keys for what the native header knows. */
-	if (r->cupti_version)
-		fprintf(f, "\"cupti_version\":%u,\n", r->cupti_version);
-	if (r->cuda_runtime_version)
-		fprintf(f, "\"cuda_runtime_version\":%d,\n", r->cuda_runtime_version);
-	if (r->cuda_driver_version)
-		fprintf(f, "\"cuda_driver_version\":%d,\n", r->cuda_driver_version);
-	if (c->base_ns)
-		fprintf(f, "\"baseTimeNanoseconds\":%lld,\n", (long long)c->base_ns);
+	if (!c->multi) {
+		put_rank_header(c, only ? only : orr_trace_get_rank(c->t, 0), c->base_ns, ",\n");
+		fputs(",\n", f);
+	} else {
+		fputs("\"orreryRanks\":[", f);
+		for (size_t i = 0; i < c->nranks; i++) {
+			const struct orr_rank *r = orr_trace_get_rank(c->t, i);
+
+			fputs(i ? ",\n{" : "\n{", f);
+			put_rank_header(c, r, r->base_time_ns, ",");
+			fputc('}', f);
+		}
+		fputs("],\n", f);
+		if (c->base_ns)
+			fprintf(f, "\"baseTimeNanoseconds\":%lld,\n", (long long)c->base_ns);
+	}
 	fputs("\"displayTimeUnit\":\"ms\",\n\"traceEvents\":[", f);
 }
 
@@ -550,7 +600,7 @@ static void put_file(struct chrome *c, const struct orr_rank *only)
 	for (size_t i = 1; i < n; i++)
 		if (orr_trace_get_rank(c->t, i)->base_time_ns < c->base_ns)
 			c->base_ns = orr_trace_get_rank(c->t, i)->base_time_ns;
-	put_header(c, first);
+	put_header(c, only);
 	for (size_t i = 0; i < n; i++)
 		put_rank(c, only ? only : orr_trace_get_rank(c->t, i), i);
 	fputs("\n]}\n", c->f);

@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "internal.h"
+#include "../internal.h"
 #include "native-write.h"
 #include "orrery/native.h"
 #include "banned.h"

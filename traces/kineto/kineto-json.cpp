@@ -11,6 +11,10 @@
  * the guess (a cut inside a string or an object cannot parse).  When it fails, the
  * window is rolled back and cut exactly by the scanner (scan.h), which also gives
  * malformed input its byte offset.  Everything outside traceEvents is small.
+ *
+ * A file of several ranks that orrery wrote is read as one rank with what it says about
+ * them (its "orreryRanks" into rank builds of their own, process_name's rank, pid and
+ * device), which traces/chrome/chrome-split.c then splits.
  */
 #include <simdjson.h>
 
@@ -18,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-#include "internal.h"
+#include "../internal.h"
 #include "scan.h"
 
 using namespace simdjson;
@@ -157,6 +161,8 @@ struct raw_args {
 	int64_t bytes = -1, wait_on_stream = -1, record_corr = -1, event_id = -1;
 	enum orr_sync_kind sync = ORR_SYNC_UNKNOWN;
 	string_view meta_name;
+	int64_t meta_rank = -1, meta_pid = -1; /* process_name of a file with several ranks */
+	bool has_meta_pid = false, has_device = false;
 	bool has_coll = false;
 	struct orr_collective coll = {
 		ORR_STR_NONE, ORR_STR_NONE, ORR_STR_NONE, ORR_STR_NONE, -1, -1, -1,
@@ -206,6 +212,7 @@ private:
 	void members(ondemand::value v, uint32_t *first, uint32_t *n);
 	void distributed_info(ondemand::object obj);
 	void device_properties(ondemand::array arr);
+	void declared_rank(ondemand::object obj);
 	uint32_t intern(string_view s);
 	string_view raw_key(simdjson_result<ondemand::field> &f) const;
 	uint8_t call_class(uint32_t name);
@@ -343,6 +350,10 @@ void kineto_parser::store(raw_event &e)
 		m->tid = e.tid.value;
 		m->name = intern(a.meta_name);
 		m->thread = e.name == "thread_name";
+		m->rank = a.meta_rank;
+		m->gpu = a.has_device;
+		m->has_id = a.has_device || a.has_meta_pid;
+		m->id = a.has_device ? a.device : a.meta_pid;
 		return;
 	}
 	if ((p == ph::flow_start || p == ph::flow_end) &&
@@ -393,6 +404,7 @@ void kineto_parser::store(raw_event &e)
 
 		if (device < INT32_MIN || device > INT32_MAX)
 			throw bad_event{ "device id out of range" };
+		rb_->gpu_device_arg |= a.device >= 0;
 		ev.place = orr__place(rb_, ORR_PLACE_STREAM, device, stream, (int32_t)device);
 	} else {
 		if (!e.pid.numeric || !e.tid.numeric)
@@ -426,6 +438,20 @@ void kineto_parser::store(raw_event &e)
 
 /* ---- args ---- */
 
+/*
+ * An integer in a metadata record's args (a process's rank, pid): other writers' keys
+ * of the same name, of any type, are not ours and are ignored.
+ */
+static bool meta_int(ondemand::value v, int64_t *ret)
+{
+	int64_t x;
+
+	if (v.type() != ondemand::json_type::number || v.get_int64().get(x) != SUCCESS)
+		return false;
+	*ret = x;
+	return true;
+}
+
 void kineto_parser::args(string_view raw, int kind, raw_args &a)
 {
 	ondemand::document doc;
@@ -451,7 +477,7 @@ void kineto_parser::arg(string_view key, ondemand::value v, int kind, raw_args &
 	else if (key == "stream")
 		a.stream = get_int(v, "expected an integer for args 'stream'");
 	else if (key == "device")
-		a.device = get_int(v, "expected an integer for args 'device'");
+		a.device = get_int(v, "expected an integer for args 'device'"), a.has_device = true;
 	else if (key == "Sequence number")
 		a.sequence = get_int(v, "expected an integer for args 'Sequence number'");
 	else if (key == "bytes")
@@ -467,6 +493,10 @@ void kineto_parser::arg(string_view key, ondemand::value v, int kind, raw_args &
 		a.sync = sync_kind_of(v.get_string());
 	else if (key == "name" && kind == ORR_EVENT_KIND_COUNT)
 		a.meta_name = v.get_string();
+	else if (key == "rank" && kind == ORR_EVENT_KIND_COUNT)
+		meta_int(v, &a.meta_rank);
+	else if (key == "pid" && kind == ORR_EVENT_KIND_COUNT)
+		a.has_meta_pid = meta_int(v, &a.meta_pid);
 	else if (key == "Input Dims" && kind == ORR_EVENT_OP)
 		input_dims(v, a);
 	else if (key == "Input type" && kind == ORR_EVENT_OP)
@@ -665,6 +695,39 @@ void kineto_parser::device_properties(ondemand::array arr)
 	}
 }
 
+/*
+ * One entry of "orreryRanks" (a file of several ranks): the Kineto header keys of one
+ * of its ranks, read into a rank of its own.
+ */
+void kineto_parser::declared_rank(ondemand::object obj)
+{
+	struct orr__rank_build *file = rb_;
+
+	rb_ = orr__rank_new_part(file);
+	try {
+		for (auto field : obj) {
+			string_view key = field.unescaped_key();
+			ondemand::value v = field.value();
+
+			if (key == "distributedInfo") {
+				distributed_info(v.get_object());
+			} else if (key == "deviceProperties") {
+				device_properties(v.get_array());
+			} else if (key == "baseTimeNanoseconds") {
+				if (v.get_int64().get(rb_->pub.base_time_ns) != SUCCESS)
+					throw bad_event{
+						"expected an integer 'baseTimeNanoseconds'"
+					};
+				rb_->has_base = true;
+			}
+		}
+	} catch (...) {
+		rb_ = file;
+		throw;
+	}
+	rb_ = file;
+}
+
 /* ---- windows over traceEvents ---- */
 
 /* The last "}" ws "," ws "{" (or "}" ws "]") at or before pos + WINDOW_BYTES. */
@@ -773,7 +836,8 @@ int kineto_parser::events(size_t pos, size_t *ret_end)
 
 int kineto_parser::top_value(string_view key, size_t pos, size_t end)
 {
-	if (key != "distributedInfo" && key != "deviceProperties" && key != "baseTimeNanoseconds")
+	if (key != "distributedInfo" && key != "deviceProperties" && key != "baseTimeNanoseconds" &&
+	    key != "orreryRanks")
 		return 0;
 	try {
 		ondemand::document doc =
@@ -786,6 +850,9 @@ int kineto_parser::top_value(string_view key, size_t pos, size_t end)
 			rb_->has_base = true;
 		} else if (key == "distributedInfo") {
 			distributed_info(doc.get_object());
+		} else if (key == "orreryRanks") {
+			for (auto elem : doc.get_array())
+				declared_rank(elem.get_object());
 		} else {
 			device_properties(doc.get_array());
 		}

@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The trust signal: measured time the graph cannot explain, found once per rank while
+ * the graph is built, from the measured times and the rank's edges only.
+ *
+ *   GPU idle     a GPU task's explicit edges (D2 from the call's start, every other
+ *                edge from its source's end, each plus its latency) and its stream
+ *                predecessor (end plus the stream gap) give the earliest start the
+ *                graph allows, `ready` (less any delay delay.c kept, which lengthened
+ *                them all alike).  A task that started later than ready plus the
+ *                device's launch allowance (late_ns, launch.c: a task starting within
+ *                it of its last dependency is explained by the launch pipeline; delay.c
+ *                and sync.c use the same bound) waited for something the graph does
+ *                not hold, and [ready + allowance, start) is unexplained.  The replay
+ *                keeps such a delay as measured, so it does not move in a what-if.
+ *                The first task of a stream without edges has nothing to explain.
+ *   CPU blocked  a blocking call (stream, device or event synchronize, a polling run,
+ *                a synchronous copy or a copy into pageable memory, as sync.c lists
+ *                them) without a wait: its whole measured interval.  The replay keeps
+ *                such a call's measured duration, so it is right on the trace but does
+ *                not move when the work it waited for does; the call's own cost (a few
+ *                microseconds) is counted too, which errs towards distrust.  A call that
+ *                is its thread's last task and the source of no edge delays nothing in
+ *                the replay (a watchdog thread polling its events until the capture
+ *                ends) and is left out.
+ *
+ * Per rank the intervals of each kind, and of both, are merged into disjoint sorted
+ * lists, so that a window's unexplained time is a union (two streams idle at once
+ * count once) and a lookup costs a binary search plus the intervals inside it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "banned.h"
+
+struct span {
+	int64_t start_ns, end_ns;
+};
+
+enum { GPU, CPU, ALL, NKINDS };
+
+struct orr__unexplained {
+	struct span *v[NKINDS]; /* disjoint, in time order */
+	size_t n[NKINDS];
+};
+
+struct spans {
+	struct span *v;
+	size_t n, cap;
+};
+
+static void push(struct spans *s, int64_t start_ns, int64_t end_ns)
+{
+	if (end_ns > start_ns)
+		ORR_VEC_PUSH(s->v, s->n, s->cap, ((struct span){ start_ns, end_ns }));
+}
+
+static int cmp_span(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+}
+
+/* Sorts and merges s in place; returns the merged count. */
+static size_t merge(struct span *v, size_t n)
+{
+	size_t k = 0;
+
+	qsort(v, n, sizeof(*v), cmp_span);
+	for (size_t i = 0; i < n; i++) {
+		if (k && v[i].start_ns <= v[k - 1].end_ns) {
+			if (v[i].end_ns > v[k - 1].end_ns)
+				v[k - 1].end_ns = v[i].end_ns;
+			continue;
+		}
+		v[k++] = v[i];
+	}
+	return k;
+}
+
+/* The earliest start of GPU task t its edges and stream predecessor allow, or INT64_MIN. */
+static int64_t ready_of(const struct orr__rank_ctx *c, uint32_t t)
+{
+	const struct orr_graph *g = c->g;
+	const struct orr_task *task = &g->tasks[t];
+	int64_t ready = INT64_MIN;
+
+	for (uint32_t d = task->first_dep; d < task->first_dep + task->ndeps; d++) {
+		const struct orr_dep *dep = &g->deps[d];
+		int64_t at;
+
+		if (dep->kind != ORR_DEP_LAUNCH)
+			at = ORR__END(c, dep->src);
+		else if (dep->src == c->launcher[ORR__LOCAL(c, t)])
+			at = c->lstart[ORR__LOCAL(c, t)]; /* at hand, unlike the call's event */
+		else
+			at = ORR__START(c, dep->src);
+
+		if (at + dep->lat_ns > ready)
+			ready = at + dep->lat_ns;
+	}
+	if (t > g->procs[task->proc].first_task && ORR__END(c, t - 1) + task->gap_ns > ready)
+		ready = ORR__END(c, t - 1) + task->gap_ns;
+	/* A delay kept by delay.c lengthened every edge into t and its gap alike. */
+	return ready == INT64_MIN ? ready : ready - orr_graph_task_delay(g, t);
+}
+
+static void gpu_idle(const struct orr__rank_ctx *c, const struct orr_proc *pr, uint32_t p,
+		     struct spans *s)
+{
+	int64_t allow = orr__device_lat(c, p)->late_ns;
+
+	for (uint32_t t = pr->first_task; t < pr->first_task + pr->ntasks; t++) {
+		int64_t ready = ready_of(c, t);
+
+		if (ready != INT64_MIN)
+			push(s, ready + allow, ORR__START(c, t));
+	}
+}
+
+/* Whether a name contains a string, remembered for the last name asked (names repeat). */
+struct memo {
+	bool valid, found;
+	uint32_t name;
+};
+
+static bool name_has(const struct orr_trace *tr, struct memo *m, uint32_t name, const char *needle)
+{
+	if (!m->valid || m->name != name)
+		*m = (struct memo){ true, strstr(orr_trace_str(tr, name), needle) != NULL, name };
+	return m->found;
+}
+
+/* A blocking call (sync.c's list) that waits for nothing the graph identified. */
+static bool blocks_unexplained(const struct orr__rank_ctx *c, uint32_t t, struct memo *memo)
+{
+	const struct orr_graph *g = c->g;
+	const struct orr_task *task = &g->tasks[t];
+	const struct orr_event *e = &c->r->events[task->event];
+	uint32_t copy;
+
+	if (task->aux != ORR_NONE && g->waits[task->aux].kind != ORR_WAIT_RECORD)
+		return false;
+	if (task->flags & ORR_TASK_F_POLL)
+		return true;
+	if (e->kind != ORR_EVENT_RUNTIME && e->kind != ORR_EVENT_DRIVER)
+		return false;
+	switch (e->sub) {
+	case ORR_CALL_STREAM_SYNC:
+	case ORR_CALL_DEVICE_SYNC:
+	case ORR_CALL_EVENT_SYNC:
+		return true;
+	case ORR_CALL_MEMCPY:
+		if (!name_has(g->trace, &memo[0], e->name, "Async"))
+			return true;
+		copy = c->launcher[ORR__LOCAL(c, t)];
+		return copy != ORR_NONE &&
+		       name_has(g->trace, &memo[1], c->r->events[g->tasks[copy].event].name,
+				"-> Pageable");
+	default:
+		return false;
+	}
+}
+
+static void keep(struct orr__unexplained *u, int kind, struct spans *s)
+{
+	u->n[kind] = merge(s->v, s->n);
+	u->v[kind] = s->v;
+	*s = (struct spans){ 0 };
+}
+
+/* Whether task t, the last of its thread, is the source of an edge of the rank. */
+static bool has_edge_out(const struct orr__rank_ctx *c, uint32_t t)
+{
+	const struct orr_graph *g = c->g;
+
+	for (uint32_t k = c->base; k < c->base + c->ntasks; k++)
+		for (uint32_t d = g->tasks[k].first_dep;
+		     d < g->tasks[k].first_dep + g->tasks[k].ndeps; d++)
+			if (g->deps[d].src == t)
+				return true;
+	return false;
+}
+
+/* The blocking calls of thread pr that wait for nothing the graph identified. */
+static void cpu_blocked(const struct orr__rank_ctx *c, const struct orr_proc *pr, struct spans *s)
+{
+	uint32_t last = pr->first_task + pr->ntasks - 1;
+	struct memo memo[2] = { 0 };
+
+	for (uint32_t t = pr->first_task; t < last; t++)
+		if (blocks_unexplained(c, t, memo))
+			push(s, ORR__START(c, t), ORR__END(c, t));
+	if (blocks_unexplained(c, last, memo) && has_edge_out(c, last))
+		push(s, ORR__START(c, last), ORR__END(c, last));
+}
+
+void orr__explain_rank(struct orr__rank_ctx *c)
+{
+	struct orr_graph *g = c->g;
+	struct orr__unexplained *u;
+	struct spans gpu = { 0 }, cpu = { 0 }, all = { 0 };
+
+	if (!g->unexplained)
+		g->unexplained = orr_xcalloc(g->nranks + 1, sizeof(*g->unexplained));
+	u = &g->unexplained[c->rank];
+	for (uint32_t p = c->first_proc; p < g->nprocs; p++) {
+		const struct orr_proc *pr = &g->procs[p];
+
+		if (pr->kind == ORR_TASK_GPU)
+			gpu_idle(c, pr, p, &gpu);
+		else
+			cpu_blocked(c, pr, &cpu);
+	}
+	keep(u, GPU, &gpu);
+	keep(u, CPU, &cpu);
+	all.v = orr_xmalloc((u->n[GPU] + u->n[CPU] + 1) * sizeof(*all.v));
+	memcpy(all.v, u->v[GPU], u->n[GPU] * sizeof(*all.v));
+	memcpy(all.v + u->n[GPU], u->v[CPU], u->n[CPU] * sizeof(*all.v));
+	all.n = u->n[GPU] + u->n[CPU];
+	keep(u, ALL, &all);
+}
+
+void orr__explain_free(struct orr_graph *g)
+{
+	for (size_t i = 0; g->unexplained && i < g->nranks; i++)
+		for (int k = 0; k < NKINDS; k++)
+			free(g->unexplained[i].v[k]);
+	free(g->unexplained);
+}
+
+/* Length of the overlap of [start_ns, end_ns) with the disjoint sorted spans v[0..n). */
+static int64_t overlap(const struct span *v, size_t n, int64_t start_ns, int64_t end_ns)
+{
+	size_t lo = 0, hi = n;
+	int64_t sum = 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].end_ns <= start_ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < n && v[i].start_ns < end_ns; i++) {
+		int64_t a = v[i].start_ns > start_ns ? v[i].start_ns : start_ns;
+		int64_t b = v[i].end_ns < end_ns ? v[i].end_ns : end_ns;
+
+		sum += b - a;
+	}
+	return sum;
+}
+
+void orr_graph_unexplained(const struct orr_graph *g, size_t rank, int64_t start_ns, int64_t end_ns,
+			   struct orr_unexplained *ret)
+{
+	const struct orr__unexplained *u = g->unexplained ? &g->unexplained[rank] : NULL;
+
+	*ret = (struct orr_unexplained){ 0 };
+	if (!u || end_ns <= start_ns)
+		return;
+	ret->gpu_idle_ns = overlap(u->v[GPU], u->n[GPU], start_ns, end_ns);
+	ret->cpu_blocked_ns = overlap(u->v[CPU], u->n[CPU], start_ns, end_ns);
+	ret->total_ns = overlap(u->v[ALL], u->n[ALL], start_ns, end_ns);
+}

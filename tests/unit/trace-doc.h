@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Small Kineto JSON traces written by the tests themselves: a growing document, one
+ * helper per kind of event, and its import.  Times are microseconds, as Kineto writes
+ * them.  Include after <cmocka.h>.
+ */
+#ifndef ORRERY_TEST_TRACE_DOC_H
+#define ORRERY_TEST_TRACE_DOC_H
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "orrery/trace.h"
+
+#define US 1000
+
+struct doc {
+	char *s;
+	size_t n, cap;
+};
+
+static inline void add(struct doc *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static inline void add(struct doc *d, const char *fmt, ...)
+{
+	va_list ap;
+	int len;
+
+	va_start(ap, fmt);
+	len = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	d->s = orr_xgrow(d->s, 1, &d->cap, d->n + (size_t)len + 2);
+	va_start(ap, fmt);
+	vsnprintf(d->s + d->n, (size_t)len + 1, fmt, ap);
+	va_end(ap);
+	d->n += (size_t)len;
+}
+
+static inline void sep(struct doc *d)
+{
+	add(d, "%s", d->n > 1 && d->s[d->n - 1] != '[' ? ",\n" : "\n");
+}
+
+/* Starts a trace; rank < 0 writes no distributedInfo. */
+static inline void begin(struct doc *d, int rank, int world)
+{
+	d->n = 0;
+	if (rank >= 0)
+		add(d, "{\"distributedInfo\": {\"rank\": %d, \"world_size\": %d},\n", rank, world);
+	else
+		add(d, "{");
+	add(d, "\"traceEvents\": [");
+}
+
+/* A runtime call on thread tid. */
+static inline void call(struct doc *d, const char *name, int tid, double ts, double dur, int corr)
+{
+	sep(d);
+	add(d,
+	    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"%s\", \"pid\": 1, \"tid\": %d,"
+	    " \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"correlation\": %d}}",
+	    name, tid, ts, dur, corr);
+}
+
+/* A kernel on stream `stream` of device 0; corr < 0 writes none; extra: more args. */
+static inline void kernel(struct doc *d, const char *name, int stream, double ts, double dur,
+			  int corr, const char *extra)
+{
+	char c[32] = "";
+
+	if (corr >= 0)
+		snprintf(c, sizeof(c), "\"correlation\": %d, ", corr);
+	sep(d);
+	add(d,
+	    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"%s\", \"pid\": 0, \"tid\": %d,"
+	    " \"ts\": %.3f, \"dur\": %.3f, \"args\": {%s\"stream\": %d, \"device\": 0%s}}",
+	    name, stream, ts, dur, c, stream, extra ? extra : "");
+}
+
+static inline void copy(struct doc *d, const char *name, int stream, double ts, double dur,
+			int corr)
+{
+	sep(d);
+	add(d,
+	    "{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"%s\", \"pid\": 0, \"tid\": %d,"
+	    " \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"correlation\": %d, \"stream\": %d,"
+	    " \"device\": 0}}",
+	    name, stream, ts, dur, corr, stream);
+}
+
+/* A cuda_sync record: stream `on` waits for the event recorded (corr rec) on `from`. */
+static inline void sync_rec(struct doc *d, const char *name, int on, double ts, int corr, int from,
+			    int rec)
+{
+	sep(d);
+	add(d,
+	    "{\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"%s\", \"pid\": 0, \"tid\": %d,"
+	    " \"ts\": %.3f, \"dur\": 0, \"args\": {\"correlation\": %d, \"stream\": %d,"
+	    " \"wait_on_stream\": %d, \"wait_on_cuda_event_record_corr_id\": %d, \"device\": 0}}",
+	    name, on, ts, corr, on, from, rec);
+}
+
+static inline void step(struct doc *d, int k, double ts, double dur)
+{
+	sep(d);
+	add(d,
+	    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#%d\", \"pid\": 1,"
+	    " \"tid\": 1, \"ts\": %.3f, \"dur\": %.3f}",
+	    k, ts, dur);
+}
+
+/* Closes the document and imports it (failing the test on an error). */
+static inline struct orr_trace *import_doc(struct doc *d, const char *name)
+{
+	struct orr_trace *t = NULL;
+	struct orr_diag diag;
+	int r;
+
+	add(d, "]}");
+	r = orr_trace_import_buffer(name, d->s, d->n, NULL, &t, &diag);
+	if (r)
+		fail_msg("import failed: %s: %s", orr_errname(r), diag.msg);
+	return t;
+}
+
+#endif
