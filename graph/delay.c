@@ -33,7 +33,7 @@ static void keep(struct orr__rank_ctx *c, uint32_t t, int64_t delay)
 void orr__keep_delays(struct orr__rank_ctx *c)
 {
 	struct orr_graph *g = c->g;
-	int64_t *ready = orr__explicit_ready(c);
+	int64_t *ready = orr__gpu_ready(c);
 	int64_t *delay = orr_xcalloc(c->ntasks + 1, sizeof(*delay));
 	size_t first = g->ndelays;
 
@@ -47,8 +47,6 @@ void orr__keep_delays(struct orr__rank_ctx *c)
 		for (uint32_t t = pr->first_task; t < pr->first_task + pr->ntasks; t++) {
 			int64_t r = ready[ORR__LOCAL(c, t)];
 
-			if (t > pr->first_task && ORR__END(c, t - 1) + g->tasks[t].gap_ns > r)
-				r = ORR__END(c, t - 1) + g->tasks[t].gap_ns;
 			if (r == INT64_MIN || ORR__START(c, t) - r <= d->late_ns)
 				continue;
 			delay[ORR__LOCAL(c, t)] = ORR__START(c, t) - r;

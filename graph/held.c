@@ -16,8 +16,9 @@
 #include "internal.h"
 #include "banned.h"
 
-int64_t *orr__explicit_ready(const struct orr__rank_ctx *c)
+int64_t *orr__gpu_ready(const struct orr__rank_ctx *c)
 {
+	const struct orr_graph *g = c->g;
 	int64_t *ready = orr_xmalloc((c->ntasks + 1) * sizeof(*ready));
 
 	for (uint32_t l = 0; l < c->ntasks; l++)
@@ -30,6 +31,18 @@ int64_t *orr__explicit_ready(const struct orr__rank_ctx *c)
 		at += p->dep.lat_ns;
 		if (at > ready[ORR__LOCAL(c, p->dst)])
 			ready[ORR__LOCAL(c, p->dst)] = at;
+	}
+	for (uint32_t p = c->first_proc; p < g->nprocs; p++) {
+		const struct orr_proc *pr = &g->procs[p];
+
+		if (pr->kind != ORR_TASK_GPU)
+			continue;
+		for (uint32_t t = pr->first_task + 1; t < pr->first_task + pr->ntasks; t++) {
+			int64_t at = ORR__END(c, t - 1) + g->tasks[t].gap_ns;
+
+			if (at > ready[ORR__LOCAL(c, t)])
+				ready[ORR__LOCAL(c, t)] = at;
+		}
 	}
 	return ready;
 }
@@ -83,7 +96,7 @@ void orr__link_held(struct orr__rank_ctx *c)
 
 	if (g->skip & (1u << ORR_DEP_CROSS_STREAM))
 		return;
-	ready = orr__explicit_ready(c);
+	ready = orr__gpu_ready(c);
 	for (uint32_t p = c->first_proc; p < g->nprocs; p++) {
 		const struct orr_proc *pr = &g->procs[p];
 		const struct orr__device_lat *d;
@@ -95,8 +108,6 @@ void orr__link_held(struct orr__rank_ctx *c)
 			int64_t r = ready[ORR__LOCAL(c, t)];
 			uint32_t k;
 
-			if (t > pr->first_task && ORR__END(c, t - 1) + d->gap_ns > r)
-				r = ORR__END(c, t - 1) + d->gap_ns;
 			if (r == INT64_MIN || ORR__START(c, t) - r <= d->launch_ns)
 				continue;
 			k = holder(c, t, r, d->launch_ns);

@@ -143,6 +143,8 @@ const struct orr__device_lat *orr__device_lat(const struct orr__rank_ctx *c, uin
 uint32_t orr__launched_before(const struct orr__rank_ctx *c, uint32_t p, int64_t t_ns);
 /* The first GPU task of stream proc p launched after t_ns, or ORR_NONE. */
 uint32_t orr__launched_after(const struct orr__rank_ctx *c, uint32_t p, int64_t t_ns);
+/* How many tasks of stream pr ended by t_ns. */
+uint32_t orr__ended_by(const struct orr__rank_ctx *c, const struct orr_proc *pr, int64_t t_ns);
 /* The stream proc of the last GPU task launched by thread task `task` or before it. */
 uint32_t orr__last_launch_stream(const struct orr__rank_ctx *c, uint32_t task);
 
@@ -152,9 +154,10 @@ void orr__add_waits(struct orr__rank_ctx *c);
 
 /* held.c: GPU tasks held back by a kernel of another stream. */
 void orr__link_held(struct orr__rank_ctx *c);
-/* Per task of the rank (local index), the earliest measured start its pending edges
- * allow, INT64_MIN for none; malloc'ed. */
-int64_t *orr__explicit_ready(const struct orr__rank_ctx *c);
+/* Per GPU task of the rank (local index), the earliest measured start its pending
+ * edges and its stream predecessor (end plus the task's gap) allow; INT64_MIN for none.
+ * malloc'ed. */
+int64_t *orr__gpu_ready(const struct orr__rank_ctx *c);
 
 /* delay.c: GPU tasks that waited for something the trace does not show. */
 void orr__keep_delays(struct orr__rank_ctx *c);

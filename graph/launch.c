@@ -326,3 +326,19 @@ uint32_t orr__last_launch_stream(const struct orr__rank_ctx *c, uint32_t task)
 	}
 	return ORR_NONE;
 }
+
+uint32_t orr__ended_by(const struct orr__rank_ctx *c, const struct orr_proc *pr, int64_t t_ns)
+{
+	uint32_t lo = 0, hi = pr->ntasks;
+
+	/* Tasks of a stream do not overlap: their ends are in order. */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (ORR__END(c, pr->first_task + mid) <= t_ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}

@@ -70,19 +70,11 @@ static uint32_t awaited_kernel(const struct orr__rank_ctx *c, uint32_t t, uint32
 
 	for (uint32_t q = c->first_proc; q < g->nprocs; q++) {
 		const struct orr_proc *pr = &g->procs[q];
-		uint32_t a = 0, b = pr->ntasks;
+		uint32_t a;
 
 		if (pr->kind != ORR_TASK_GPU)
 			continue;
-		/* Ends along a stream are in order: the last end <= hi, then backwards. */
-		while (a < b) {
-			uint32_t mid = a + (b - a) / 2;
-
-			if (ORR__END(c, pr->first_task + mid) <= hi)
-				a = mid + 1;
-			else
-				b = mid;
-		}
+		a = orr__ended_by(c, pr, hi); /* the last end <= hi, then backwards */
 		for (uint32_t n = 0; a > 0 && n < SPIN_LOOKBACK; a--, n++) {
 			uint32_t k = pr->first_task + a - 1, call = c->launcher[ORR__LOCAL(c, k)];
 

@@ -91,20 +91,12 @@ static uint32_t ended_within(const struct orr__rank_ctx *c, int64_t lo, int64_t 
 
 	for (uint32_t p = c->first_proc; p < c->g->nprocs; p++) {
 		const struct orr_proc *pr = &c->g->procs[p];
-		uint32_t a = 0, b = pr->ntasks;
+		uint32_t a;
 
 		if (pr->kind != ORR_TASK_GPU || p == not_proc ||
 		    (device >= 0 && c->r->places[pr->place].device != device))
 			continue;
-		/* Ends along a stream are in order: the last end <= hi. */
-		while (a < b) {
-			uint32_t mid = a + (b - a) / 2;
-
-			if (ORR__END(c, pr->first_task + mid) <= hi)
-				a = mid + 1;
-			else
-				b = mid;
-		}
+		a = orr__ended_by(c, pr, hi);
 		if (a && ORR__END(c, pr->first_task + a - 1) > lo &&
 		    (best == ORR_NONE || ORR__END(c, pr->first_task + a - 1) > ORR__END(c, best)))
 			best = pr->first_task + a - 1;

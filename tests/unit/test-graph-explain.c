@@ -15,54 +15,19 @@
 #include <stdlib.h>
 
 #include "orrery/graph.h"
+#include "trace-doc.h"
 
-#define US     1000
 #define ORIGIN 0
 #define FAR    (1000000 * US)
 
-struct doc {
-	char *s;
-	size_t n, cap;
-};
-
-static void add(struct doc *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add(struct doc *d, const char *fmt, ...)
-{
-	va_list ap;
-	int len;
-
-	va_start(ap, fmt);
-	len = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	d->s = orr_xgrow(d->s, 1, &d->cap, d->n + (size_t)len + 2);
-	va_start(ap, fmt);
-	vsnprintf(d->s + d->n, (size_t)len + 1, fmt, ap);
-	va_end(ap);
-	d->n += (size_t)len;
-}
-
-static void sep(struct doc *d)
-{
-	add(d, "%s", d->n > 1 && d->s[d->n - 1] != '[' ? ",\n" : "\n");
-}
-
 static void call(struct doc *d, const char *name, double ts, double dur, int corr)
 {
-	sep(d);
-	add(d,
-	    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"%s\", \"pid\": 1, \"tid\": 1,"
-	    " \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"correlation\": %d}}",
-	    name, ts, dur, corr);
+	doc_call(d, name, 1, ts, dur, corr);
 }
 
 static void kernel(struct doc *d, const char *name, int stream, double ts, double dur, int corr)
 {
-	sep(d);
-	add(d,
-	    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"%s\", \"pid\": 0, \"tid\": %d,"
-	    " \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"correlation\": %d, \"stream\": %d,"
-	    " \"device\": 0}}",
-	    name, stream, ts, dur, corr, stream);
+	doc_kernel(d, name, stream, ts, dur, corr, NULL);
 }
 
 /* A call and its kernel on stream 7 `lat` later, lasting 1 us. */
@@ -78,8 +43,7 @@ static void launch(struct doc *d, const char *name, double ts, double lat, int c
  */
 static void begin(struct doc *d)
 {
-	d->n = 0;
-	add(d, "{\"traceEvents\": [");
+	doc_begin(d, -1, 0);
 	for (int k = 0; k < 20; k++)
 		launch(d, "warm", 10 * k, 5, 100 + k);
 }
@@ -90,10 +54,7 @@ static struct orr_graph *build(struct doc *d, uint32_t skip, struct orr_trace **
 	struct orr_diag diag;
 	int r;
 
-	add(d, "]}");
-	r = orr_trace_import_buffer("explain.json", d->s, d->n, NULL, ret_trace, &diag);
-	if (r)
-		fail_msg("import failed: %s: %s", orr_errname(r), diag.msg);
+	*ret_trace = doc_import(d, "explain.json");
 	r = orr_graph_build(*ret_trace, &(struct orr_graph_options){ .skip_deps = skip }, &g,
 			    &diag);
 	if (r)
@@ -178,8 +139,7 @@ static void test_explain_sync_without_stream_is_blocked(void **state)
 	struct orr_graph *g;
 	struct orr_unexplained u;
 
-	d.n = 0;
-	add(&d, "{\"traceEvents\": [");
+	doc_begin(&d, -1, 0);
 	call(&d, "cudaStreamSynchronize", 0, 100, 1);
 	call(&d, "cudaLaunchKernel", 200, 5, 2);
 	kernel(&d, "after", 7, 205, 1, 2);
@@ -206,7 +166,7 @@ static void test_explain_sync_with_wait_is_explained(void **state)
 
 	for (int skip = 0; skip < 2; skip++) {
 		d.n = 0;
-		add(&d, "{\"traceEvents\": [");
+		doc_begin(&d, -1, 0);
 		call(&d, "cudaLaunchKernel", 0, 5, 1);
 		kernel(&d, "gemm", 7, 5, 1000, 1);
 		call(&d, "cudaDeviceSynchronize", 10, 996, 2);
@@ -227,13 +187,12 @@ static void test_explain_copies(void **state)
 	struct orr_trace *t;
 	struct orr_graph *g;
 
-	d.n = 0;
-	add(&d, "{\"traceEvents\": [");
+	doc_begin(&d, -1, 0);
 	call(&d, "cudaMemcpy", 0, 300, 1);
-	sep(&d);
-	add(&d, "{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy DtoH (Device -> "
-		"Pageable)\", \"pid\": 0, \"tid\": 7, \"ts\": 100, \"dur\": 199, \"args\": "
-		"{\"correlation\": 1, \"stream\": 7, \"device\": 0}}");
+	doc_sep(&d);
+	doc_add(&d, "{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy DtoH (Device -> "
+		    "Pageable)\", \"pid\": 0, \"tid\": 7, \"ts\": 100, \"dur\": 199, \"args\": "
+		    "{\"correlation\": 1, \"stream\": 7, \"device\": 0}}");
 	call(&d, "cudaMemcpyAsync", 400, 300, 2); /* no copy in the trace: not blocking */
 	call(&d, "cudaMemcpy", 800, 300, 3);      /* synchronous, its copy missing */
 	call(&d, "cudaLaunchKernel", 1200, 5, 4);
@@ -257,7 +216,7 @@ static void test_explain_trailing_poll_delays_nothing(void **state)
 
 	for (int more = 0; more < 2; more++) {
 		d.n = 0;
-		add(&d, "{\"traceEvents\": [");
+		doc_begin(&d, -1, 0);
 		call(&d, "cudaLaunchKernel", 0, 5, 1);
 		kernel(&d, "k", 7, 5, 1, 1);
 		for (int k = 0; k < 3; k++)

@@ -78,20 +78,20 @@ static void test_graph_nodes_join_their_launch(void **state)
 	uint32_t graph;
 
 	(void)state;
-	begin(&d, -1, 0);
-	kernel(&d, "P", 8, 0, 5, -1, NULL);
-	call(&d, "cudaGraphLaunch", 1, 0, 10, 1);
-	call(&d, "cudaLaunchKernel", 1, 12, 5, 2);
-	call(&d, "cudaLaunchKernel", 1, 18, 5, 3);
-	kernel(&d, "G1", 7, 20, 10, 1, NULL);
-	kernel(&d, "L", 8, 25, 10, 3, NULL);
-	kernel(&d, "G2", 7, 31, 10, -1, NULL);
-	kernel(&d, "G3", 7, 42, 10, -1, NULL);
-	call(&d, "cudaGraphLaunch", 1, 50, 5, 4);
-	kernel(&d, "K", 7, 53, 10, 2, NULL);
-	kernel(&d, "X", 9, 60, 5, -1, NULL);
-	kernel(&d, "Y", 9, 70, 5, 4, NULL);
-	run(import_doc(&d, "graph-nodes.json"), NULL, 0, &r);
+	doc_begin(&d, -1, 0);
+	doc_kernel(&d, "P", 8, 0, 5, -1, NULL);
+	doc_call(&d, "cudaGraphLaunch", 1, 0, 10, 1);
+	doc_call(&d, "cudaLaunchKernel", 1, 12, 5, 2);
+	doc_call(&d, "cudaLaunchKernel", 1, 18, 5, 3);
+	doc_kernel(&d, "G1", 7, 20, 10, 1, NULL);
+	doc_kernel(&d, "L", 8, 25, 10, 3, NULL);
+	doc_kernel(&d, "G2", 7, 31, 10, -1, NULL);
+	doc_kernel(&d, "G3", 7, 42, 10, -1, NULL);
+	doc_call(&d, "cudaGraphLaunch", 1, 50, 5, 4);
+	doc_kernel(&d, "K", 7, 53, 10, 2, NULL);
+	doc_kernel(&d, "X", 9, 60, 5, -1, NULL);
+	doc_kernel(&d, "Y", 9, 70, 5, 4, NULL);
+	run(doc_import(&d, "graph-nodes.json"), NULL, 0, &r);
 	free(d.s);
 
 	assert_int_equal(r.st.graph_nodes, 3);
@@ -123,15 +123,15 @@ static struct orr_trace *hidden_record(void)
 	struct doc d = { 0 };
 	struct orr_trace *t;
 
-	begin(&d, -1, 0);
-	call(&d, "cudaLaunchKernel", 1, 0, 5, 1);
-	call(&d, "cudaLaunchKernel", 1, 8, 5, 2);
-	kernel(&d, "K1", 7, 10, 1000, 1, NULL);
-	call(&d, "cudaStreamWaitEvent", 1, 20, 2, 3);
-	call(&d, "cudaLaunchKernel", 1, 30, 5, 4);
-	kernel(&d, "Klate", 7, 1010, 2000, 2, NULL);
-	kernel(&d, "K2", 8, 1012, 10, 4, NULL);
-	t = import_doc(&d, "hidden-record.json");
+	doc_begin(&d, -1, 0);
+	doc_call(&d, "cudaLaunchKernel", 1, 0, 5, 1);
+	doc_call(&d, "cudaLaunchKernel", 1, 8, 5, 2);
+	doc_kernel(&d, "K1", 7, 10, 1000, 1, NULL);
+	doc_call(&d, "cudaStreamWaitEvent", 1, 20, 2, 3);
+	doc_call(&d, "cudaLaunchKernel", 1, 30, 5, 4);
+	doc_kernel(&d, "Klate", 7, 1010, 2000, 2, NULL);
+	doc_kernel(&d, "K2", 8, 1012, 10, 4, NULL);
+	t = doc_import(&d, "hidden-record.json");
 	free(d.s);
 	return t;
 }
@@ -167,14 +167,14 @@ static void test_unexplained_delay_kept(void **state)
 	struct run r;
 
 	(void)state;
-	begin(&d, -1, 0);
-	call(&d, "cudaLaunchKernel", 1, 0, 5, 1);
-	kernel(&d, "A", 7, 10, 10, 1, NULL);
-	call(&d, "cudaLaunchKernel", 1, 30, 5, 2);
-	kernel(&d, "B", 7, 40, 10, 2, NULL);
-	call(&d, "cudaLaunchKernel", 1, 60, 5, 3);
-	kernel(&d, "C", 7, 5070, 10, 3, NULL);
-	t = import_doc(&d, "delay.json");
+	doc_begin(&d, -1, 0);
+	doc_call(&d, "cudaLaunchKernel", 1, 0, 5, 1);
+	doc_kernel(&d, "A", 7, 10, 10, 1, NULL);
+	doc_call(&d, "cudaLaunchKernel", 1, 30, 5, 2);
+	doc_kernel(&d, "B", 7, 40, 10, 2, NULL);
+	doc_call(&d, "cudaLaunchKernel", 1, 60, 5, 3);
+	doc_kernel(&d, "C", 7, 5070, 10, 3, NULL);
+	t = doc_import(&d, "delay.json");
 	free(d.s);
 
 	run(t, NULL, 0, &r);

@@ -99,19 +99,19 @@ static struct orr_trace *two_streams(void)
 	struct doc d = { 0 };
 	struct orr_trace *t;
 
-	begin(&d, -1, 0);
-	call(&d, "cudaLaunchKernel", 1, 0, 5, 1);
-	kernel(&d, "A", 7, 5, 100, 1, NULL);
-	call(&d, "cudaEventRecord", 1, 10, 2, 2);
-	call(&d, "cudaStreamWaitEvent", 1, 14, 2, 3);
-	sync_rec(&d, "Stream Wait Event", 8, 15, 3, 7, 2);
-	call(&d, "cuLaunchKernel", 1, 20, 5, 4);
-	kernel(&d, "B", 8, 105, 10, 4, NULL);
-	call(&d, "cudaStreamSynchronize", 1, 30, 86, 5);
-	sync_rec(&d, "Stream Sync", 8, 30, 5, -1, -1);
-	call(&d, "cudaLaunchKernelExC", 1, 120, 5, 6);
-	kernel(&d, "C", 7, 125, 1, 6, NULL);
-	t = import_doc(&d, "two-streams.json");
+	doc_begin(&d, -1, 0);
+	doc_call(&d, "cudaLaunchKernel", 1, 0, 5, 1);
+	doc_kernel(&d, "A", 7, 5, 100, 1, NULL);
+	doc_call(&d, "cudaEventRecord", 1, 10, 2, 2);
+	doc_call(&d, "cudaStreamWaitEvent", 1, 14, 2, 3);
+	doc_sync(&d, "Stream Wait Event", 8, 15, 3, 7, 2);
+	doc_call(&d, "cuLaunchKernel", 1, 20, 5, 4);
+	doc_kernel(&d, "B", 8, 105, 10, 4, NULL);
+	doc_call(&d, "cudaStreamSynchronize", 1, 30, 86, 5);
+	doc_sync(&d, "Stream Sync", 8, 30, 5, -1, -1);
+	doc_call(&d, "cudaLaunchKernelExC", 1, 120, 5, 6);
+	doc_kernel(&d, "C", 7, 125, 1, 6, NULL);
+	t = doc_import(&d, "two-streams.json");
 	free(d.s);
 	return t;
 }
@@ -154,14 +154,14 @@ static void test_sync_waits_for_scaled_kernel(void **state)
 	size_t n;
 	struct run r;
 
-	begin(&d, -1, 0);
-	step(&d, 1, 0, 1020);
-	call(&d, "cudaLaunchKernel", 1, 0, 5, 1);
-	kernel(&d, "gemm_128x64", 7, 5, 1000, 1, NULL);
-	call(&d, "cudaDeviceSynchronize", 1, 10, 996, 2);
-	call(&d, "cudaLaunchKernelExC", 1, 1010, 5, 3);
-	kernel(&d, "tail", 7, 1015, 1, 3, NULL);
-	t = import_doc(&d, "sync.json");
+	doc_begin(&d, -1, 0);
+	doc_step(&d, 1, 0, 1020);
+	doc_call(&d, "cudaLaunchKernel", 1, 0, 5, 1);
+	doc_kernel(&d, "gemm_128x64", 7, 5, 1000, 1, NULL);
+	doc_call(&d, "cudaDeviceSynchronize", 1, 10, 996, 2);
+	doc_call(&d, "cudaLaunchKernelExC", 1, 1010, 5, 3);
+	doc_kernel(&d, "tail", 7, 1015, 1, 3, NULL);
+	t = doc_import(&d, "sync.json");
 	free(d.s);
 
 	run_ok(t, 0, NULL, 0, &r);
@@ -196,12 +196,12 @@ static void test_blocking_copy_ends_with_its_copy(void **state)
 	struct orr_scale half = { "work", 0.5 };
 	struct run r;
 
-	begin(&d, -1, 0);
-	call(&d, "cudaLaunchKernel", 1, 0, 5, 1);
-	kernel(&d, "work", 7, 5, 500, 1, NULL);
-	call(&d, "cudaMemcpy", 1, 10, 600, 2);
-	copy(&d, "Memcpy DtoH (Device -> Pageable)", 7, 505, 100, 2);
-	t = import_doc(&d, "copy.json");
+	doc_begin(&d, -1, 0);
+	doc_call(&d, "cudaLaunchKernel", 1, 0, 5, 1);
+	doc_kernel(&d, "work", 7, 5, 500, 1, NULL);
+	doc_call(&d, "cudaMemcpy", 1, 10, 600, 2);
+	doc_copy(&d, "Memcpy DtoH (Device -> Pageable)", 7, 505, 100, 2);
+	t = doc_import(&d, "copy.json");
 	free(d.s);
 
 	run_ok(t, 0, NULL, 0, &r);
@@ -223,16 +223,16 @@ static void test_thread_handoff(void **state)
 	struct orr_graph_stats st;
 	struct run r;
 
-	begin(&d, -1, 0);
-	call(&d, "cudaLaunchKernel", 1, 0, 5, 1);
-	kernel(&d, "fwd", 7, 5, 100, 1, NULL);
-	call(&d, "cuLaunchKernel", 2, 1000, 5, 3);
-	kernel(&d, "bwd", 7, 1005, 1000, 3, NULL);
-	call(&d, "cudaStreamSynchronize", 2, 1010, 1000, 4);
-	sync_rec(&d, "Stream Sync", 7, 1010, 4, -1, -1);
-	call(&d, "cudaLaunchKernelExC", 1, 2020, 5, 9);
-	kernel(&d, "opt", 7, 2025, 1, 9, NULL);
-	t = import_doc(&d, "handoff.json");
+	doc_begin(&d, -1, 0);
+	doc_call(&d, "cudaLaunchKernel", 1, 0, 5, 1);
+	doc_kernel(&d, "fwd", 7, 5, 100, 1, NULL);
+	doc_call(&d, "cuLaunchKernel", 2, 1000, 5, 3);
+	doc_kernel(&d, "bwd", 7, 1005, 1000, 3, NULL);
+	doc_call(&d, "cudaStreamSynchronize", 2, 1010, 1000, 4);
+	doc_sync(&d, "Stream Sync", 7, 1010, 4, -1, -1);
+	doc_call(&d, "cudaLaunchKernelExC", 1, 2020, 5, 9);
+	doc_kernel(&d, "opt", 7, 2025, 1, 9, NULL);
+	t = doc_import(&d, "handoff.json");
 	free(d.s);
 
 	run_ok(t, 0, &twice, 1, &r);
@@ -258,15 +258,15 @@ static void test_polling_waits_for_kernel(void **state)
 	struct orr_graph_stats st;
 	struct run r;
 
-	begin(&d, -1, 0);
-	call(&d, "cudaLaunchKernel", 1, 0, 5, 1);
-	kernel(&d, "spin", 7, 5, 500, 1, NULL);
-	call(&d, "cudaEventQuery", 1, 100, 2, 2);
-	call(&d, "cudaEventQuery", 1, 300, 2, 3);
-	call(&d, "cudaEventQuery", 1, 503, 3, 4);
-	call(&d, "cudaLaunchKernelExC", 1, 510, 5, 5);
-	kernel(&d, "next", 7, 515, 1, 5, NULL);
-	t = import_doc(&d, "poll.json");
+	doc_begin(&d, -1, 0);
+	doc_call(&d, "cudaLaunchKernel", 1, 0, 5, 1);
+	doc_kernel(&d, "spin", 7, 5, 500, 1, NULL);
+	doc_call(&d, "cudaEventQuery", 1, 100, 2, 2);
+	doc_call(&d, "cudaEventQuery", 1, 300, 2, 3);
+	doc_call(&d, "cudaEventQuery", 1, 503, 3, 4);
+	doc_call(&d, "cudaLaunchKernelExC", 1, 510, 5, 5);
+	doc_kernel(&d, "next", 7, 515, 1, 5, NULL);
+	t = doc_import(&d, "poll.json");
 	free(d.s);
 
 	run_ok(t, 0, &twice, 1, &r);
@@ -301,25 +301,25 @@ static struct orr_trace *two_ranks(const char *dir)
 	struct orr_trace *t = NULL;
 	struct orr_diag diag;
 
-	begin(&d, 0, 2);
-	call(&d, "cudaLaunchKernel", 1, 0, 5, 1);
-	kernel(&d, "ncclKernel_AllReduce_RING_LL_Sum_float", 20, 5, 500, 1, ALLREDUCE);
-	call(&d, "cudaStreamSynchronize", 1, 10, 500, 2);
-	sync_rec(&d, "Stream Sync", 20, 10, 2, -1, -1);
-	add(&d, "]}");
+	doc_begin(&d, 0, 2);
+	doc_call(&d, "cudaLaunchKernel", 1, 0, 5, 1);
+	doc_kernel(&d, "ncclKernel_AllReduce_RING_LL_Sum_float", 20, 5, 500, 1, ALLREDUCE);
+	doc_call(&d, "cudaStreamSynchronize", 1, 10, 500, 2);
+	doc_sync(&d, "Stream Sync", 20, 10, 2, -1, -1);
+	doc_add(&d, "]}");
 	write_file(dir, "rank-0.json", &d);
 
-	begin(&d, 1, 2);
-	call(&d, "cudaLaunchKernel", 1, 0, 5, 1);
-	kernel(&d, "pre", 7, 5, 395, 1, NULL);
-	call(&d, "cudaEventRecord", 1, 10, 2, 2);
-	call(&d, "cudaStreamWaitEvent", 1, 14, 2, 3);
-	sync_rec(&d, "Stream Wait Event", 20, 15, 3, 7, 2);
-	call(&d, "cudaLaunchKernelExC", 1, 20, 5, 4);
-	kernel(&d, "ncclKernel_AllReduce_RING_LL_Sum_float", 20, 400, 105, 4, ALLREDUCE);
-	call(&d, "cudaStreamSynchronize", 1, 30, 480, 5);
-	sync_rec(&d, "Stream Sync", 20, 30, 5, -1, -1);
-	add(&d, "]}");
+	doc_begin(&d, 1, 2);
+	doc_call(&d, "cudaLaunchKernel", 1, 0, 5, 1);
+	doc_kernel(&d, "pre", 7, 5, 395, 1, NULL);
+	doc_call(&d, "cudaEventRecord", 1, 10, 2, 2);
+	doc_call(&d, "cudaStreamWaitEvent", 1, 14, 2, 3);
+	doc_sync(&d, "Stream Wait Event", 20, 15, 3, 7, 2);
+	doc_call(&d, "cudaLaunchKernelExC", 1, 20, 5, 4);
+	doc_kernel(&d, "ncclKernel_AllReduce_RING_LL_Sum_float", 20, 400, 105, 4, ALLREDUCE);
+	doc_call(&d, "cudaStreamSynchronize", 1, 30, 480, 5);
+	doc_sync(&d, "Stream Sync", 20, 30, 5, -1, -1);
+	doc_add(&d, "]}");
 	write_file(dir, "rank-1.json", &d);
 	free(d.s);
 	if (orr_trace_import(dir, NULL, &t, &diag))
@@ -396,18 +396,18 @@ static void test_cycle_is_reported(void **state)
 	struct orr_diag diag;
 	struct run r;
 
-	begin(&d, -1, 0);
-	call(&d, "cudaStreamWaitEvent", 1, 0, 1, 1);
-	sync_rec(&d, "Stream Wait Event", 8, 0, 1, 7, 6);
-	call(&d, "cudaLaunchKernel", 1, 2, 1, 2);
-	kernel(&d, "X", 8, 3, 10, 2, NULL);
-	call(&d, "cudaStreamWaitEvent", 1, 4, 1, 3);
-	sync_rec(&d, "Stream Wait Event", 7, 4, 3, 8, 5);
-	call(&d, "cudaLaunchKernelExC", 1, 6, 1, 4);
-	kernel(&d, "Y", 7, 7, 10, 4, NULL);
-	call(&d, "cudaEventRecord", 1, 8, 1, 5);
-	call(&d, "cuEventRecord", 1, 10, 1, 6);
-	t = import_doc(&d, "cycle.json");
+	doc_begin(&d, -1, 0);
+	doc_call(&d, "cudaStreamWaitEvent", 1, 0, 1, 1);
+	doc_sync(&d, "Stream Wait Event", 8, 0, 1, 7, 6);
+	doc_call(&d, "cudaLaunchKernel", 1, 2, 1, 2);
+	doc_kernel(&d, "X", 8, 3, 10, 2, NULL);
+	doc_call(&d, "cudaStreamWaitEvent", 1, 4, 1, 3);
+	doc_sync(&d, "Stream Wait Event", 7, 4, 3, 8, 5);
+	doc_call(&d, "cudaLaunchKernelExC", 1, 6, 1, 4);
+	doc_kernel(&d, "Y", 7, 7, 10, 4, NULL);
+	doc_call(&d, "cudaEventRecord", 1, 8, 1, 5);
+	doc_call(&d, "cuEventRecord", 1, 10, 1, 6);
+	t = doc_import(&d, "cycle.json");
 	free(d.s);
 
 	assert_int_equal(replay(t, 0, NULL, 0, &r, &diag), ORR_ECYCLE);
@@ -427,9 +427,9 @@ static void test_null_and_one_task(void **state)
 	size_t n;
 	struct run r;
 
-	begin(&d, -1, 0);
-	step(&d, 3, 10, 50);
-	t = import_doc(&d, "empty.json");
+	doc_begin(&d, -1, 0);
+	doc_step(&d, 3, 10, 50);
+	t = doc_import(&d, "empty.json");
 	run_ok(t, 0, NULL, 0, &r);
 	assert_int_equal(orr_graph_task_count(r.g), 0);
 	orr_replay_steps(r.r, 0, &s, &n);
@@ -440,9 +440,9 @@ static void test_null_and_one_task(void **state)
 	run_free(&r);
 	orr_trace_free(t);
 
-	begin(&d, -1, 0);
-	kernel(&d, "alone", 7, 10, 20, 1, NULL);
-	t = import_doc(&d, "one.json");
+	doc_begin(&d, -1, 0);
+	doc_kernel(&d, "alone", 7, 10, 20, 1, NULL);
+	t = doc_import(&d, "one.json");
 	free(d.s);
 	run_ok(t, 0, NULL, 0, &r);
 	assert_int_equal(orr_graph_task_count(r.g), 1);
@@ -520,19 +520,19 @@ static void test_drop_inferred_keeps_exact(void **state)
 	orr_trace_free(t);
 
 	/* An inferred polling wait and two inferred hand-offs; the exact sync stays. */
-	begin(&d, -1, 0);
-	call(&d, "cudaLaunchKernel", 1, 0, 5, 1);
-	kernel(&d, "spin", 7, 5, 500, 1, NULL);
-	call(&d, "cudaEventQuery", 1, 100, 2, 2);
-	call(&d, "cudaEventQuery", 1, 300, 2, 3);
-	call(&d, "cudaEventQuery", 1, 503, 3, 4);
-	call(&d, "cuLaunchKernel", 2, 2000, 5, 5);
-	kernel(&d, "bwd", 7, 2005, 1000, 5, NULL);
-	call(&d, "cudaStreamSynchronize", 2, 2010, 1000, 6);
-	sync_rec(&d, "Stream Sync", 7, 2010, 6, -1, -1);
-	call(&d, "cudaLaunchKernelExC", 1, 3020, 5, 9);
-	kernel(&d, "opt", 8, 3025, 1, 9, NULL);
-	t = import_doc(&d, "inferred.json");
+	doc_begin(&d, -1, 0);
+	doc_call(&d, "cudaLaunchKernel", 1, 0, 5, 1);
+	doc_kernel(&d, "spin", 7, 5, 500, 1, NULL);
+	doc_call(&d, "cudaEventQuery", 1, 100, 2, 2);
+	doc_call(&d, "cudaEventQuery", 1, 300, 2, 3);
+	doc_call(&d, "cudaEventQuery", 1, 503, 3, 4);
+	doc_call(&d, "cuLaunchKernel", 2, 2000, 5, 5);
+	doc_kernel(&d, "bwd", 7, 2005, 1000, 5, NULL);
+	doc_call(&d, "cudaStreamSynchronize", 2, 2010, 1000, 6);
+	doc_sync(&d, "Stream Sync", 7, 2010, 6, -1, -1);
+	doc_call(&d, "cudaLaunchKernelExC", 1, 3020, 5, 9);
+	doc_kernel(&d, "opt", 8, 3025, 1, 9, NULL);
+	t = doc_import(&d, "inferred.json");
 	free(d.s);
 	run_ok(t, 0, NULL, 0, &r);
 	orr_graph_get_stats(r.g, &st);

@@ -18,62 +18,22 @@
 #include <string.h>
 
 #include "orrery/replay.h"
-
-#define US 1000
-
-struct doc {
-	char *s;
-	size_t n, cap;
-};
-
-static void add(struct doc *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add(struct doc *d, const char *fmt, ...)
-{
-	va_list ap;
-	int len;
-
-	va_start(ap, fmt);
-	len = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	d->s = orr_xgrow(d->s, 1, &d->cap, d->n + (size_t)len + 2);
-	va_start(ap, fmt);
-	vsnprintf(d->s + d->n, (size_t)len + 1, fmt, ap);
-	va_end(ap);
-	d->n += (size_t)len;
-}
-
-static void sep(struct doc *d)
-{
-	add(d, "%s", d->n > 1 && d->s[d->n - 1] != '[' ? ",\n" : "\n");
-}
+#include "trace-doc.h"
 
 static void call(struct doc *d, double ts, double dur, int corr)
 {
-	sep(d);
-	add(d,
-	    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1,"
-	    " \"tid\": 1, \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"correlation\": %d}}",
-	    ts, dur, corr);
+	doc_call(d, "cudaLaunchKernel", 1, ts, dur, corr);
 }
 
 static void kernel(struct doc *d, const char *name, int stream, double ts, double dur, int corr)
 {
-	sep(d);
-	add(d,
-	    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"%s\", \"pid\": 0, \"tid\": %d,"
-	    " \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"correlation\": %d, \"stream\": %d,"
-	    " \"device\": 0}}",
-	    name, stream, ts, dur, corr, stream);
+	doc_kernel(d, name, stream, ts, dur, corr, NULL);
 }
 
 /* An op or annotation (cat "cpu_op" or "user_annotation") on the thread. */
 static void region(struct doc *d, const char *cat, const char *name, double ts, double dur)
 {
-	sep(d);
-	add(d,
-	    "{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"%s\", \"pid\": 1, \"tid\": 1,"
-	    " \"ts\": %.3f, \"dur\": %.3f}",
-	    cat, name, ts, dur);
+	doc_region(d, cat, name, 1, ts, dur);
 }
 
 #define DEEP_EP "void deep_ep::intranode::dispatch<8, 768>(int4*, float*)"
@@ -89,10 +49,9 @@ static struct orr_trace *spin_trace(const struct spin_case *sc)
 {
 	struct doc d = { 0 };
 	struct orr_trace *t = NULL;
-	struct orr_diag diag;
 	static const char *const gemms[] = { "gemm0", "gemm1", "gemm2", "gemm3", "gemm4" };
 
-	add(&d, "{\"traceEvents\": [");
+	doc_begin(&d, -1, 0);
 	region(&d, "user_annotation", "ProfilerStep#1", 0, 20300);
 	for (int i = 0; i < 5; i++) {
 		call(&d, 10 * i, 5, i + 1);
@@ -107,9 +66,7 @@ static struct orr_trace *spin_trace(const struct spin_case *sc)
 	kernel(&d, "after", 7, 20088, 100, 11);
 	call(&d, 20200, 5, 12);
 	kernel(&d, "tail", 7, 20205, 10, 12);
-	add(&d, "]}");
-	if (orr_trace_import_buffer("spin.json", d.s, d.n, NULL, &t, &diag))
-		fail_msg("import failed: %s", diag.msg);
+	t = doc_import(&d, "spin.json");
 	free(d.s);
 	return t;
 }
@@ -325,7 +282,7 @@ static void test_builtin_comm_names(void **state)
 	struct orr_diag diag;
 	struct run r = { 0 };
 
-	add(&d, "{\"traceEvents\": [");
+	doc_begin(&d, -1, 0);
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		call(&d, 10.0 * (double)i, 2, (int)i + 1);
 		kernel(&d, names[i].name, 7, 10.0 * (double)i + 3, 5, (int)i + 1);
@@ -333,9 +290,7 @@ static void test_builtin_comm_names(void **state)
 		call(&d, 10.0 * (double)i + 5, 2, (int)i + 101);
 		kernel(&d, names[i].name, 8, 10.0 * (double)i + 8, 1, (int)i + 101);
 	}
-	add(&d, "]}");
-	if (orr_trace_import_buffer("names.json", d.s, d.n, NULL, &t, &diag))
-		fail_msg("import failed: %s", diag.msg);
+	t = doc_import(&d, "names.json");
 	free(d.s);
 	assert_int_equal(orr_graph_build(t, NULL, &r.g, &diag), 0);
 	for (uint32_t i = 0; i < orr_graph_task_count(r.g); i++) {

@@ -20,8 +20,9 @@ struct doc {
 	size_t n, cap;
 };
 
-static inline void add(struct doc *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static inline void add(struct doc *d, const char *fmt, ...)
+static inline void doc_add(struct doc *d, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static inline void doc_add(struct doc *d, const char *fmt, ...)
 {
 	va_list ap;
 	int len;
@@ -36,87 +37,100 @@ static inline void add(struct doc *d, const char *fmt, ...)
 	d->n += (size_t)len;
 }
 
-static inline void sep(struct doc *d)
+static inline void doc_sep(struct doc *d)
 {
-	add(d, "%s", d->n > 1 && d->s[d->n - 1] != '[' ? ",\n" : "\n");
+	doc_add(d, "%s", d->n > 1 && d->s[d->n - 1] != '[' ? ",\n" : "\n");
 }
 
 /* Starts a trace; rank < 0 writes no distributedInfo. */
-static inline void begin(struct doc *d, int rank, int world)
+static inline void doc_begin(struct doc *d, int rank, int world)
 {
 	d->n = 0;
 	if (rank >= 0)
-		add(d, "{\"distributedInfo\": {\"rank\": %d, \"world_size\": %d},\n", rank, world);
+		doc_add(d, "{\"distributedInfo\": {\"rank\": %d, \"world_size\": %d},\n", rank,
+			world);
 	else
-		add(d, "{");
-	add(d, "\"traceEvents\": [");
+		doc_add(d, "{");
+	doc_add(d, "\"traceEvents\": [");
 }
 
 /* A runtime call on thread tid. */
-static inline void call(struct doc *d, const char *name, int tid, double ts, double dur, int corr)
+static inline void doc_call(struct doc *d, const char *name, int tid, double ts, double dur,
+			    int corr)
 {
-	sep(d);
-	add(d,
-	    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"%s\", \"pid\": 1, \"tid\": %d,"
-	    " \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"correlation\": %d}}",
-	    name, tid, ts, dur, corr);
+	doc_sep(d);
+	doc_add(d,
+		"{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"%s\", \"pid\": 1, \"tid\": %d,"
+		" \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"correlation\": %d}}",
+		name, tid, ts, dur, corr);
 }
 
 /* A kernel on stream `stream` of device 0; corr < 0 writes none; extra: more args. */
-static inline void kernel(struct doc *d, const char *name, int stream, double ts, double dur,
-			  int corr, const char *extra)
+static inline void doc_kernel(struct doc *d, const char *name, int stream, double ts, double dur,
+			      int corr, const char *extra)
 {
 	char c[32] = "";
 
 	if (corr >= 0)
 		snprintf(c, sizeof(c), "\"correlation\": %d, ", corr);
-	sep(d);
-	add(d,
-	    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"%s\", \"pid\": 0, \"tid\": %d,"
-	    " \"ts\": %.3f, \"dur\": %.3f, \"args\": {%s\"stream\": %d, \"device\": 0%s}}",
-	    name, stream, ts, dur, c, stream, extra ? extra : "");
+	doc_sep(d);
+	doc_add(d,
+		"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"%s\", \"pid\": 0, \"tid\": %d,"
+		" \"ts\": %.3f, \"dur\": %.3f, \"args\": {%s\"stream\": %d, \"device\": 0%s}}",
+		name, stream, ts, dur, c, stream, extra ? extra : "");
 }
 
-static inline void copy(struct doc *d, const char *name, int stream, double ts, double dur,
-			int corr)
+static inline void doc_copy(struct doc *d, const char *name, int stream, double ts, double dur,
+			    int corr)
 {
-	sep(d);
-	add(d,
-	    "{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"%s\", \"pid\": 0, \"tid\": %d,"
-	    " \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"correlation\": %d, \"stream\": %d,"
-	    " \"device\": 0}}",
-	    name, stream, ts, dur, corr, stream);
+	doc_sep(d);
+	doc_add(d,
+		"{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"%s\", \"pid\": 0, \"tid\": %d,"
+		" \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"correlation\": %d, \"stream\": %d,"
+		" \"device\": 0}}",
+		name, stream, ts, dur, corr, stream);
 }
 
 /* A cuda_sync record: stream `on` waits for the event recorded (corr rec) on `from`. */
-static inline void sync_rec(struct doc *d, const char *name, int on, double ts, int corr, int from,
+static inline void doc_sync(struct doc *d, const char *name, int on, double ts, int corr, int from,
 			    int rec)
 {
-	sep(d);
-	add(d,
-	    "{\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"%s\", \"pid\": 0, \"tid\": %d,"
-	    " \"ts\": %.3f, \"dur\": 0, \"args\": {\"correlation\": %d, \"stream\": %d,"
-	    " \"wait_on_stream\": %d, \"wait_on_cuda_event_record_corr_id\": %d, \"device\": 0}}",
-	    name, on, ts, corr, on, from, rec);
+	doc_sep(d);
+	doc_add(d,
+		"{\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"%s\", \"pid\": 0, \"tid\": %d,"
+		" \"ts\": %.3f, \"dur\": 0, \"args\": {\"correlation\": %d, \"stream\": %d,"
+		" \"wait_on_stream\": %d, \"wait_on_cuda_event_record_corr_id\": %d, \"device\": 0}}",
+		name, on, ts, corr, on, from, rec);
 }
 
-static inline void step(struct doc *d, int k, double ts, double dur)
+static inline void doc_step(struct doc *d, int k, double ts, double dur)
 {
-	sep(d);
-	add(d,
-	    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#%d\", \"pid\": 1,"
-	    " \"tid\": 1, \"ts\": %.3f, \"dur\": %.3f}",
-	    k, ts, dur);
+	doc_sep(d);
+	doc_add(d,
+		"{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#%d\", \"pid\": 1,"
+		" \"tid\": 1, \"ts\": %.3f, \"dur\": %.3f}",
+		k, ts, dur);
+}
+
+/* An op or annotation (cat "cpu_op" or "user_annotation") on thread tid. */
+static inline void doc_region(struct doc *d, const char *cat, const char *name, int tid, double ts,
+			      double dur)
+{
+	doc_sep(d);
+	doc_add(d,
+		"{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"%s\", \"pid\": 1, \"tid\": %d,"
+		" \"ts\": %.3f, \"dur\": %.3f}",
+		cat, name, tid, ts, dur);
 }
 
 /* Closes the document and imports it (failing the test on an error). */
-static inline struct orr_trace *import_doc(struct doc *d, const char *name)
+static inline struct orr_trace *doc_import(struct doc *d, const char *name)
 {
 	struct orr_trace *t = NULL;
 	struct orr_diag diag;
 	int r;
 
-	add(d, "]}");
+	doc_add(d, "]}");
 	r = orr_trace_import_buffer(name, d->s, d->n, NULL, &t, &diag);
 	if (r)
 		fail_msg("import failed: %s: %s", orr_errname(r), diag.msg);
