@@ -3,7 +3,9 @@
  * The replay object, and moving measured time points onto the predicted timeline:
  * step boundaries are annotations on a thread, so they move with the thread's tasks
  * (a point inside a task keeps its offset into it; a point between tasks keeps its
- * distance from the task before it, up to the next task's start).
+ * distance from the task before it, up to the next task's start, unless the graph
+ * cut that gap to a wait's wake-up latency and the point lies in the work after the
+ * wake-up: then it keeps its distance to the next task).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -104,7 +106,7 @@ int64_t orr_replay_map_time(const struct orr_replay *r, size_t rank, uint32_t pl
 	const struct orr_graph *g = r->g;
 	uint32_t p = r->place_proc[r->place_base[rank] + place], t;
 	const struct orr_proc *pr;
-	int64_t mstart, mend, mapped;
+	int64_t mstart, mend, mapped, to_next;
 
 	if (p == ORR_NONE)
 		return t_ns; /* nothing on this place moves */
@@ -119,8 +121,17 @@ int64_t orr_replay_map_time(const struct orr_replay *r, size_t rank, uint32_t pl
 		mapped = r->ts[t].start + (t_ns - mstart);
 		return mapped < r->ts[t].end ? mapped : r->ts[t].end;
 	}
+	if (t + 1 == pr->first_task + pr->ntasks)
+		return r->ts[t].end + (t_ns - mend);
+	/*
+	 * A gap the graph cut to a wake-up latency (a wait on another thread or a kernel)
+	 * was a wait followed by that much work: a point in the work keeps its distance
+	 * to the next task, a point in the wait its distance from the task before.
+	 */
+	to_next = orr_graph_task_start(g, t + 1) - t_ns;
+	if (to_next <= orr_graph_tasks(g)[t + 1].gap_ns &&
+	    orr_graph_tasks(g)[t + 1].gap_ns < orr_graph_task_start(g, t + 1) - mend)
+		return r->ts[t + 1].start - to_next;
 	mapped = r->ts[t].end + (t_ns - mend);
-	if (t + 1 < pr->first_task + pr->ntasks && mapped > r->ts[t + 1].start)
-		mapped = r->ts[t + 1].start;
-	return mapped;
+	return mapped < r->ts[t + 1].start ? mapped : r->ts[t + 1].start;
 }

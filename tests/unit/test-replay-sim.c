@@ -250,6 +250,50 @@ static void test_thread_handoff(void **state)
 	orr_trace_free(t);
 }
 
+/*
+ * The hand-off above with steps: step 2 starts 4 us before the main thread's next call,
+ * in the work after its wake-up, so the boundary moves with that call when the
+ * backward pass takes longer.
+ */
+static void test_step_boundary_after_wakeup(void **state)
+{
+	struct doc d = { 0 };
+	struct orr_trace *t;
+	struct orr_scale twice = { "bwd", 2 };
+	struct orr_replay_step *s;
+	size_t n;
+	struct run r;
+
+	doc_begin(&d, -1, 0);
+	doc_step(&d, 1, 0, 2016);
+	doc_call(&d, "cudaLaunchKernel", 1, 0, 5, 1);
+	doc_kernel(&d, "fwd", 7, 5, 100, 1, NULL);
+	doc_call(&d, "cuLaunchKernel", 2, 1000, 5, 3);
+	doc_kernel(&d, "bwd", 7, 1005, 1000, 3, NULL);
+	doc_call(&d, "cudaStreamSynchronize", 2, 1010, 1000, 4);
+	doc_sync(&d, "Stream Sync", 7, 1010, 4, -1, -1);
+	doc_step(&d, 2, 2016, 20);
+	doc_call(&d, "cudaLaunchKernelExC", 1, 2020, 5, 9);
+	doc_kernel(&d, "opt", 7, 2025, 1, 9, NULL);
+	t = doc_import(&d, "handoff-steps.json");
+	free(d.s);
+
+	run_ok(t, 0, NULL, 0, &r);
+	orr_replay_steps(r.r, 0, &s, &n);
+	assert_int_equal(n, 2);
+	assert_int_equal(s[0].predicted_end_ns - s[0].predicted_start_ns, 2016 * US);
+	free(s);
+	run_free(&r);
+
+	run_ok(t, 0, &twice, 1, &r);
+	orr_replay_steps(r.r, 0, &s, &n);
+	/* The main thread resumes at 3020; the boundary stays 4 us before it. */
+	assert_int_equal(s[0].predicted_end_ns - s[0].predicted_start_ns, 3016 * US);
+	free(s);
+	run_free(&r);
+	orr_trace_free(t);
+}
+
 static void test_polling_waits_for_kernel(void **state)
 {
 	struct doc d = { 0 };
@@ -565,6 +609,7 @@ int main(void)
 		cmocka_unit_test(test_sync_waits_for_scaled_kernel),
 		cmocka_unit_test(test_blocking_copy_ends_with_its_copy),
 		cmocka_unit_test(test_thread_handoff),
+		cmocka_unit_test(test_step_boundary_after_wakeup),
 		cmocka_unit_test(test_polling_waits_for_kernel),
 		cmocka_unit_test_setup_teardown(test_collective_waits_for_late_rank, tmpdir_setup,
 						tmpdir_teardown),
