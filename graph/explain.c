@@ -68,6 +68,8 @@ static size_t merge(struct span *v, size_t n)
 {
 	size_t k = 0;
 
+	if (!n)
+		return 0;
 	qsort(v, n, sizeof(*v), cmp_span);
 	for (size_t i = 0; i < n; i++) {
 		if (k && v[i].start_ns <= v[k - 1].end_ns) {
@@ -217,8 +219,10 @@ void orr__explain_rank(struct orr__rank_ctx *c)
 	keep(u, GPU, &gpu);
 	keep(u, CPU, &cpu);
 	all.v = orr_xmalloc((u->n[GPU] + u->n[CPU] + 1) * sizeof(*all.v));
-	memcpy(all.v, u->v[GPU], u->n[GPU] * sizeof(*all.v));
-	memcpy(all.v + u->n[GPU], u->v[CPU], u->n[CPU] * sizeof(*all.v));
+	if (u->n[GPU])
+		memcpy(all.v, u->v[GPU], u->n[GPU] * sizeof(*all.v));
+	if (u->n[CPU])
+		memcpy(all.v + u->n[GPU], u->v[CPU], u->n[CPU] * sizeof(*all.v));
 	all.n = u->n[GPU] + u->n[CPU];
 	keep(u, ALL, &all);
 }

@@ -224,6 +224,57 @@ static void test_real_megatron_tp8_coupled(void **state)
 	orr_trace_free(t);
 }
 
+/*
+ * hta-recsys-gpulag-rank0: GPU work waits for what the trace does not show (about
+ * 140 ms of idle GPU per step); without the delays kept as measured the replay runs
+ * that work early and misses by tens of percent, with them it meets the goal, and the
+ * trust signal says how much of each step rests on them.
+ */
+static void test_real_gpulag_delays_and_trust(void **state)
+{
+	struct orr_trace *t = import_shared("hta-recsys-gpulag-rank0.json.gz");
+	struct orr_graph_options opts = { .no_delays = true };
+	struct orr_graph_stats st;
+	double mean, max;
+	size_t n;
+	struct run r = { .t = t };
+	struct orr_diag d;
+
+	assert_int_equal(orr_graph_build(t, &opts, &r.g, &d), 0);
+	assert_int_equal(orr_replay_run(r.g, NULL, &r.r, &d), 0);
+	errors(&r, &mean, &max, &n);
+	fprintf(stderr, "gpulag without delays: mean error %.3f%%, max %.3f%%\n", 100 * mean,
+		100 * max);
+	assert_true(mean > 0.05);
+	run_free(&r);
+
+	run(t, 0, 1, &r);
+	orr_graph_get_stats(r.g, &st);
+	errors(&r, &mean, &max, &n);
+	fprintf(stderr, "gpulag: %llu stream waits by timing, %llu delays (%.3f ms): mean %.3f%%\n",
+		(unsigned long long)st.timed_waits, (unsigned long long)st.delayed,
+		(double)st.delayed_ns / 1e6, 100 * mean);
+	assert_true(st.timed_waits > 0 && st.delayed > 0);
+	assert_true(mean <= 0.01 && max <= 0.03);
+	for (size_t i = 0; i < orr_graph_rank_count(r.g); i++) {
+		struct orr_replay_step *s;
+
+		orr_replay_steps(r.r, i, &s, &n);
+		for (size_t k = 0; k < n; k++) {
+			struct orr_unexplained u;
+
+			orr_graph_unexplained(r.g, i, s[k].measured_start_ns, s[k].measured_end_ns,
+					      &u);
+			assert_true((double)u.total_ns >
+				    ORR_TRUST_MAX_UNEXPLAINED * (double)(s[k].measured_end_ns -
+									 s[k].measured_start_ns));
+		}
+		free(s);
+	}
+	run_free(&r);
+	orr_trace_free(t);
+}
+
 /* nsres steps 102-105 keep the GPU busy: twice the GPU time, at least 1.6x the step. */
 static void test_real_gpu_bound_scales(void **state)
 {
@@ -370,6 +421,7 @@ int main(void)
 		cmocka_unit_test(test_real_every_file_replays),
 		cmocka_unit_test(test_real_pyper_coupled),
 		cmocka_unit_test(test_real_megatron_tp8_coupled),
+		cmocka_unit_test(test_real_gpulag_delays_and_trust),
 		cmocka_unit_test(test_real_gpu_bound_scales),
 		cmocka_unit_test(test_real_microbench_needs_d4_d5),
 		cmocka_unit_test(test_real_trust),
