@@ -162,6 +162,7 @@ static void release_ctx(struct orr__rank_ctx *c)
 static void build_rank(struct orr_graph *g, uint32_t ri, const struct orr_rank *r)
 {
 	struct orr__rank_ctx c = { .g = g, .r = r, .rank = ri };
+	int64_t *ready;
 
 	orr__collect_tasks(&c);
 	orr__mark_comm(&c);
@@ -170,9 +171,10 @@ static void build_rank(struct orr_graph *g, uint32_t ri, const struct orr_rank *
 	orr__set_gpu_latencies(&c);
 	orr__add_waits(&c);
 	orr__link_stream_waits(&c);
-	orr__link_held(&c);
-	if (!g->no_delays)
-		orr__keep_delays(&c);
+	ready = orr__gpu_ready(&c);
+	orr__link_held(&c, ready);
+	orr__find_delays(&c, ready);
+	free(ready);
 	orr__link_threads(&c);
 	orr__link_spins(&c);
 	lay_out_edges(&c);

@@ -12,31 +12,33 @@
  * task starts that long after whichever of its dependencies ends last (its stream gap
  * and every edge into it grow by the delay).  Each such task is counted, and its delay
  * is what orr_graph_task_delay() returns, so reports can say how much of a step the
- * graph cannot explain.
+ * graph cannot explain.  With no_delays they are found and reported, not kept.
  */
 #include <stdlib.h>
 
 #include "internal.h"
 #include "banned.h"
 
-static void keep(struct orr__rank_ctx *c, uint32_t t, int64_t delay)
+/* Lengthens the stream gap and every pending edge of each delayed task by its delay. */
+static void keep(struct orr__rank_ctx *c)
 {
 	struct orr_graph *g = c->g;
+	int64_t *delay = orr_xcalloc(c->ntasks + 1, sizeof(*delay));
 
-	g->tasks[t].gap_ns += delay;
-	ORR_VEC_PUSH(g->delays, g->ndelays, g->cap_delays,
-		     ((struct orr__delay){ .task = t, .ns = delay }));
-	g->stats.delayed++;
-	g->stats.delayed_ns += (uint64_t)delay;
+	for (size_t i = c->first_delay; i < g->ndelays; i++) {
+		g->tasks[g->delays[i].task].gap_ns += g->delays[i].ns;
+		delay[ORR__LOCAL(c, g->delays[i].task)] = g->delays[i].ns;
+	}
+	for (size_t i = 0; i < c->npend; i++)
+		c->pend[i].dep.lat_ns += delay[ORR__LOCAL(c, c->pend[i].dst)];
+	free(delay);
 }
 
-void orr__keep_delays(struct orr__rank_ctx *c)
+void orr__find_delays(struct orr__rank_ctx *c, const int64_t *ready)
 {
 	struct orr_graph *g = c->g;
-	int64_t *ready = orr__gpu_ready(c);
-	int64_t *delay = orr_xcalloc(c->ntasks + 1, sizeof(*delay));
-	size_t first = g->ndelays;
 
+	c->first_delay = g->ndelays;
 	for (uint32_t p = c->first_proc; p < g->nprocs; p++) {
 		const struct orr_proc *pr = &g->procs[p];
 		const struct orr__device_lat *d;
@@ -45,19 +47,18 @@ void orr__keep_delays(struct orr__rank_ctx *c)
 			continue;
 		d = orr__device_lat(c, p);
 		for (uint32_t t = pr->first_task; t < pr->first_task + pr->ntasks; t++) {
-			int64_t r = ready[ORR__LOCAL(c, t)];
+			int64_t r = ready[ORR__LOCAL(c, t)], late = ORR__START(c, t) - r;
 
-			if (r == INT64_MIN || ORR__START(c, t) - r <= d->late_ns)
+			if (r == INT64_MIN || late <= d->late_ns)
 				continue;
-			delay[ORR__LOCAL(c, t)] = ORR__START(c, t) - r;
-			keep(c, t, ORR__START(c, t) - r);
+			ORR_VEC_PUSH(g->delays, g->ndelays, g->cap_delays,
+				     ((struct orr__delay){ .task = t, .ns = late }));
+			g->stats.delayed++;
+			g->stats.delayed_ns += (uint64_t)late;
 		}
 	}
-	if (g->ndelays > first)
-		for (size_t i = 0; i < c->npend; i++)
-			c->pend[i].dep.lat_ns += delay[ORR__LOCAL(c, c->pend[i].dst)];
-	free(delay);
-	free(ready);
+	if (g->ndelays > c->first_delay && !g->no_delays)
+		keep(c);
 }
 
 int64_t orr_graph_task_delay(const struct orr_graph *g, uint32_t task)

@@ -6,14 +6,14 @@
  *   GPU idle     a GPU task's explicit edges (D2 from the call's start, every other
  *                edge from its source's end, each plus its latency) and its stream
  *                predecessor (end plus the stream gap) give the earliest start the
- *                graph allows, `ready` (less any delay delay.c kept, which lengthened
- *                them all alike).  A task that started later than ready plus the
+ *                graph allows, `ready`.  A task that started later than ready plus the
  *                device's launch allowance (late_ns, launch.c: a task starting within
- *                it of its last dependency is explained by the launch pipeline; delay.c
- *                and sync.c use the same bound) waited for something the graph does
- *                not hold, and [ready + allowance, start) is unexplained.  The replay
- *                keeps such a delay as measured, so it does not move in a what-if.
- *                The first task of a stream without edges has nothing to explain.
+ *                it of its last dependency is explained by the launch pipeline; sync.c
+ *                uses the same bound) waited for something the graph does not hold:
+ *                delay.c finds these delays, and [ready + allowance, start) is
+ *                unexplained.  The replay keeps such a delay as measured, so it does
+ *                not move in a what-if.  The first task of a stream without edges has
+ *                nothing to explain.
  *   CPU blocked  a blocking call (stream, device or event synchronize, a polling run,
  *                a synchronous copy or a copy into pageable memory, as sync.c lists
  *                them) without a wait: its whole measured interval.  The replay keeps
@@ -82,43 +82,17 @@ static size_t merge(struct span *v, size_t n)
 	return k;
 }
 
-/* The earliest start of GPU task t its edges and stream predecessor allow, or INT64_MIN. */
-static int64_t ready_of(const struct orr__rank_ctx *c, uint32_t t)
+/* The rank's delays (delay.c): each from its task's ready time plus the allowance. */
+static void gpu_idle(const struct orr__rank_ctx *c, struct spans *s)
 {
 	const struct orr_graph *g = c->g;
-	const struct orr_task *task = &g->tasks[t];
-	int64_t ready = INT64_MIN;
 
-	for (uint32_t d = task->first_dep; d < task->first_dep + task->ndeps; d++) {
-		const struct orr_dep *dep = &g->deps[d];
-		int64_t at;
+	for (size_t i = c->first_delay; i < g->ndelays; i++) {
+		uint32_t t = g->delays[i].task;
+		int64_t start = ORR__START(c, t);
 
-		if (dep->kind != ORR_DEP_LAUNCH)
-			at = ORR__END(c, dep->src);
-		else if (dep->src == c->launcher[ORR__LOCAL(c, t)])
-			at = c->lstart[ORR__LOCAL(c, t)]; /* at hand, unlike the call's event */
-		else
-			at = ORR__START(c, dep->src);
-
-		if (at + dep->lat_ns > ready)
-			ready = at + dep->lat_ns;
-	}
-	if (t > g->procs[task->proc].first_task && ORR__END(c, t - 1) + task->gap_ns > ready)
-		ready = ORR__END(c, t - 1) + task->gap_ns;
-	/* A delay kept by delay.c lengthened every edge into t and its gap alike. */
-	return ready == INT64_MIN ? ready : ready - orr_graph_task_delay(g, t);
-}
-
-static void gpu_idle(const struct orr__rank_ctx *c, const struct orr_proc *pr, uint32_t p,
-		     struct spans *s)
-{
-	int64_t allow = orr__device_lat(c, p)->late_ns;
-
-	for (uint32_t t = pr->first_task; t < pr->first_task + pr->ntasks; t++) {
-		int64_t ready = ready_of(c, t);
-
-		if (ready != INT64_MIN)
-			push(s, ready + allow, ORR__START(c, t));
+		push(s, start - g->delays[i].ns + orr__device_lat(c, g->tasks[t].proc)->late_ns,
+		     start);
 	}
 }
 
@@ -208,14 +182,10 @@ void orr__explain_rank(struct orr__rank_ctx *c)
 	if (!g->unexplained)
 		g->unexplained = orr_xcalloc(g->nranks + 1, sizeof(*g->unexplained));
 	u = &g->unexplained[c->rank];
-	for (uint32_t p = c->first_proc; p < g->nprocs; p++) {
-		const struct orr_proc *pr = &g->procs[p];
-
-		if (pr->kind == ORR_TASK_GPU)
-			gpu_idle(c, pr, p, &gpu);
-		else
-			cpu_blocked(c, pr, &cpu);
-	}
+	gpu_idle(c, &gpu);
+	for (uint32_t p = c->first_proc; p < g->nprocs; p++)
+		if (g->procs[p].kind == ORR_TASK_CPU)
+			cpu_blocked(c, &g->procs[p], &cpu);
 	keep(u, GPU, &gpu);
 	keep(u, CPU, &cpu);
 	all.v = orr_xmalloc((u->n[GPU] + u->n[CPU] + 1) * sizeof(*all.v));

@@ -89,14 +89,12 @@ static uint32_t holder(const struct orr__rank_ctx *c, uint32_t t, int64_t ready,
 	return best;
 }
 
-void orr__link_held(struct orr__rank_ctx *c)
+void orr__link_held(struct orr__rank_ctx *c, int64_t *ready)
 {
 	struct orr_graph *g = c->g;
-	int64_t *ready;
 
 	if (g->skip & (1u << ORR_DEP_CROSS_STREAM))
 		return;
-	ready = orr__gpu_ready(c);
 	for (uint32_t p = c->first_proc; p < g->nprocs; p++) {
 		const struct orr_proc *pr = &g->procs[p];
 		const struct orr__device_lat *d;
@@ -111,11 +109,12 @@ void orr__link_held(struct orr__rank_ctx *c)
 			if (r == INT64_MIN || ORR__START(c, t) - r <= d->launch_ns)
 				continue;
 			k = holder(c, t, r, d->launch_ns);
-			if (k != ORR_NONE)
-				orr__add_edge(c, t, k, ORR_DEP_CROSS_STREAM,
-					      ORR__START(c, t) - ORR__END(c, k),
-					      ORR_DEP_F_INFERRED | ORR_DEP_F_HELD);
+			if (k == ORR_NONE)
+				continue;
+			orr__add_edge(c, t, k, ORR_DEP_CROSS_STREAM,
+				      ORR__START(c, t) - ORR__END(c, k),
+				      ORR_DEP_F_INFERRED | ORR_DEP_F_HELD);
+			ready[ORR__LOCAL(c, t)] = ORR__START(c, t); /* the holder explains it */
 		}
 	}
-	free(ready);
 }

@@ -110,7 +110,9 @@ struct orr__rank_ctx {
 	uint32_t *last_ev;    /* per task: its last folded event */
 	uint32_t *launcher;   /* per task: GPU: the call that launched it; CPU: first GPU task */
 	uint8_t *by_graph; /* per task: GPU: its launcher is a CUDA-graph launch by stream order */
-	int64_t *lstart;   /* per GPU task: its launcher's start (its own start if none) */
+	/* per GPU task: its launcher's start; without one, the earlier of its own start and
+	 * its launcher's start of the next launched task of its stream (launch.c) */
+	int64_t *lstart;
 	struct orr__corr *corrs; /* sorted by corr */
 	size_t ncorrs;
 	struct orr__corr *syncs; /* SYNC records by correlation: task field = event index */
@@ -119,6 +121,7 @@ struct orr__rank_ctx {
 	size_t npend, cap_pend;
 	struct orr__device_lat *devs;
 	size_t ndevs;
+	size_t first_delay; /* the rank's delays: g->delays[first_delay .. g->ndelays) */
 };
 
 #define ORR__LOCAL(c, task) ((task) - (c)->base)
@@ -153,14 +156,15 @@ void orr__link_stream_waits(struct orr__rank_ctx *c);
 void orr__add_waits(struct orr__rank_ctx *c);
 
 /* held.c: GPU tasks held back by a kernel of another stream. */
-void orr__link_held(struct orr__rank_ctx *c);
+/* ready: orr__gpu_ready(), brought up to date for the tasks given a holder. */
+void orr__link_held(struct orr__rank_ctx *c, int64_t *ready);
 /* Per GPU task of the rank (local index), the earliest measured start its pending
  * edges and its stream predecessor (end plus the task's gap) allow; INT64_MIN for none.
  * malloc'ed. */
 int64_t *orr__gpu_ready(const struct orr__rank_ctx *c);
 
 /* delay.c: GPU tasks that waited for something the trace does not show. */
-void orr__keep_delays(struct orr__rank_ctx *c);
+void orr__find_delays(struct orr__rank_ctx *c, const int64_t *ready);
 
 /* threads.c: D6. */
 void orr__link_threads(struct orr__rank_ctx *c);

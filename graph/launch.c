@@ -231,6 +231,32 @@ const struct orr__device_lat *orr__device_lat(const struct orr__rank_ctx *c, uin
 	return &no_device;
 }
 
+/*
+ * A task without a launch was launched before it started, and, since a stream runs its
+ * work in launch order, before the next task of its stream that has one: its launch
+ * time is taken as the earlier of the two, so launch times grow along every stream.
+ */
+static void bound_unlaunched(struct orr__rank_ctx *c)
+{
+	const struct orr_graph *g = c->g;
+
+	for (size_t p = c->first_proc; p < g->nprocs; p++) {
+		const struct orr_proc *pr = &g->procs[p];
+		int64_t bound = INT64_MAX;
+
+		if (pr->kind != ORR_TASK_GPU)
+			continue;
+		for (uint32_t t = pr->first_task + pr->ntasks; t-- > pr->first_task;) {
+			uint32_t l = ORR__LOCAL(c, t);
+
+			if (c->launcher[l] != ORR_NONE)
+				bound = c->lstart[l];
+			else if (bound < c->lstart[l])
+				c->lstart[l] = bound;
+		}
+	}
+}
+
 void orr__link_launches(struct orr__rank_ctx *c)
 {
 	c->by_graph = orr_xcalloc(c->ntasks + 1, sizeof(*c->by_graph));
@@ -238,6 +264,7 @@ void orr__link_launches(struct orr__rank_ctx *c)
 		c->launcher[l] = ORR_NONE;
 	find_launchers(c);
 	adopt_graph_nodes(c);
+	bound_unlaunched(c);
 }
 
 /*

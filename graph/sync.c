@@ -175,24 +175,12 @@ static int64_t launch_ready(const struct orr__rank_ctx *c, uint32_t t)
  * Adds the edge (latency: the measured time between them) and returns true; false
  * when no such task ended there.
  */
-static bool launched_before(const struct orr__rank_ctx *c, uint32_t k, int64_t t_ns)
-{
-	const struct orr_proc *pr = &c->g->procs[c->g->tasks[k].proc];
-
-	/* A stream runs its work in launch order: a task without a launch was launched
-	 * before the next task of its stream that has one. */
-	for (; k < pr->first_task + pr->ntasks; k++)
-		if (c->launcher[ORR__LOCAL(c, k)] != ORR_NONE)
-			return c->lstart[ORR__LOCAL(c, k)] < t_ns;
-	return false;
-}
-
-static bool timed_producer(struct orr__rank_ctx *c, uint32_t w, uint32_t cons, uint32_t *prod)
+static bool timed_producer(struct orr__rank_ctx *c, uint32_t w, uint32_t cons, uint32_t p)
 {
 	const struct orr__device_lat *d = orr__device_lat(c, c->g->tasks[cons].proc);
 	int32_t device = c->r->places[c->g->procs[c->g->tasks[cons].proc].place].device;
 	int64_t start = ORR__START(c, cons), ready = launch_ready(c, cons);
-	uint32_t p = *prod, k;
+	uint32_t k;
 
 	if (p != ORR_NONE && c->g->tasks[p].proc != c->g->tasks[cons].proc &&
 	    ORR__END(c, p) <= start && ORR__END(c, p) > ready)
@@ -200,7 +188,7 @@ static bool timed_producer(struct orr__rank_ctx *c, uint32_t w, uint32_t cons, u
 	if (ready == INT64_MIN || start - ready <= d->late_ns)
 		return false;
 	k = ended_within(c, start - d->late_ns - 1, start, c->g->tasks[cons].proc, device);
-	if (k == ORR_NONE || ORR__END(c, k) <= ready || !launched_before(c, k, ORR__START(c, w)))
+	if (k == ORR_NONE || ORR__END(c, k) <= ready || c->lstart[ORR__LOCAL(c, k)] >= ORR__START(c, w))
 		return false;
 	orr__add_edge(c, cons, k, ORR_DEP_CROSS_STREAM, start - ORR__END(c, k), ORR_DEP_F_INFERRED);
 	c->g->stats.timed_waits++;
@@ -242,7 +230,7 @@ static void link_wait(struct orr__rank_ctx *c, uint32_t w, const uint32_t *order
 		cons = orr__launched_after(c, b, ORR__START(c, w));
 	if (cons == ORR_NONE)
 		return;
-	if (!a && timed_producer(c, w, cons, &prod))
+	if (!a && timed_producer(c, w, cons, prod))
 		return;
 	if (prod == ORR_NONE || c->g->tasks[prod].proc == b)
 		return;
