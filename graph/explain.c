@@ -96,48 +96,13 @@ static void gpu_idle(const struct orr__rank_ctx *c, struct spans *s)
 	}
 }
 
-/* Whether a name contains a string, remembered for the last name asked (names repeat). */
-struct memo {
-	bool valid, found;
-	uint32_t name;
-};
-
-static bool name_has(const struct orr_trace *tr, struct memo *m, uint32_t name, const char *needle)
+/* A blocking call (sync.c marks them) that waits for nothing the graph identified. */
+static bool blocks_unexplained(const struct orr_graph *g, uint32_t t)
 {
-	if (!m->valid || m->name != name)
-		*m = (struct memo){ true, strstr(orr_trace_str(tr, name), needle) != NULL, name };
-	return m->found;
-}
-
-/* A blocking call (sync.c's list) that waits for nothing the graph identified. */
-static bool blocks_unexplained(const struct orr__rank_ctx *c, uint32_t t, struct memo *memo)
-{
-	const struct orr_graph *g = c->g;
 	const struct orr_task *task = &g->tasks[t];
-	const struct orr_event *e = &c->r->events[task->event];
-	uint32_t copy;
 
-	if (task->aux != ORR_NONE && g->waits[task->aux].kind != ORR_WAIT_RECORD)
-		return false;
-	if (task->flags & ORR_TASK_F_POLL)
-		return true;
-	if (e->kind != ORR_EVENT_RUNTIME && e->kind != ORR_EVENT_DRIVER)
-		return false;
-	switch (e->sub) {
-	case ORR_CALL_STREAM_SYNC:
-	case ORR_CALL_DEVICE_SYNC:
-	case ORR_CALL_EVENT_SYNC:
-		return true;
-	case ORR_CALL_MEMCPY:
-		if (!name_has(g->trace, &memo[0], e->name, "Async"))
-			return true;
-		copy = c->launcher[ORR__LOCAL(c, t)];
-		return copy != ORR_NONE &&
-		       name_has(g->trace, &memo[1], c->r->events[g->tasks[copy].event].name,
-				"-> Pageable");
-	default:
-		return false;
-	}
+	return (task->flags & ORR_TASK_F_BLOCKING) &&
+	       (task->aux == ORR_NONE || g->waits[task->aux].kind == ORR_WAIT_RECORD);
 }
 
 static void keep(struct orr__unexplained *u, int kind, struct spans *s)
@@ -164,12 +129,11 @@ static bool has_edge_out(const struct orr__rank_ctx *c, uint32_t t)
 static void cpu_blocked(const struct orr__rank_ctx *c, const struct orr_proc *pr, struct spans *s)
 {
 	uint32_t last = pr->first_task + pr->ntasks - 1;
-	struct memo memo[2] = { 0 };
 
 	for (uint32_t t = pr->first_task; t < last; t++)
-		if (blocks_unexplained(c, t, memo))
+		if (blocks_unexplained(c->g, t))
 			push(s, ORR__START(c, t), ORR__END(c, t));
-	if (blocks_unexplained(c, last, memo) && has_edge_out(c, last))
+	if (blocks_unexplained(c->g, last) && has_edge_out(c, last))
 		push(s, ORR__START(c, last), ORR__END(c, last));
 }
 

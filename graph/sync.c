@@ -188,7 +188,8 @@ static bool timed_producer(struct orr__rank_ctx *c, uint32_t w, uint32_t cons, u
 	if (ready == INT64_MIN || start - ready <= d->late_ns)
 		return false;
 	k = ended_within(c, start - d->late_ns - 1, start, c->g->tasks[cons].proc, device);
-	if (k == ORR_NONE || ORR__END(c, k) <= ready || c->lstart[ORR__LOCAL(c, k)] >= ORR__START(c, w))
+	if (k == ORR_NONE || ORR__END(c, k) <= ready ||
+	    c->lstart[ORR__LOCAL(c, k)] >= ORR__START(c, w))
 		return false;
 	orr__add_edge(c, cons, k, ORR_DEP_CROSS_STREAM, start - ORR__END(c, k), ORR_DEP_F_INFERRED);
 	c->g->stats.timed_waits++;
@@ -375,34 +376,59 @@ static void wait_event(struct orr__rank_ctx *c, uint32_t t, int64_t corr, bool p
 	}
 }
 
-/* cudaMemcpy (not Async), or any copy into pageable host memory, blocks until it ends. */
-static void wait_copy(struct orr__rank_ctx *c, uint32_t t)
-{
-	const struct orr_trace *tr = c->g->trace;
-	uint32_t gpu = c->launcher[ORR__LOCAL(c, t)];
-	const char *call = orr_trace_str(tr, c->r->events[c->g->tasks[t].event].name);
-	const char *copy;
+/* Whether name id `name` contains needle; remembers the last name asked (names repeat). */
+struct memo {
+	uint32_t name;
+	bool found;
+};
 
-	if (gpu == ORR_NONE)
+static bool name_has(const struct orr__rank_ctx *c, struct memo *m, uint32_t name,
+		     const char *needle)
+{
+	if (m->name != name)
+		*m = (struct memo){ name,
+				    strstr(orr_trace_str(c->g->trace, name), needle) != NULL };
+	return m->found;
+}
+
+/*
+ * cudaMemcpy (not Async), or any copy into pageable host memory, blocks until its copy
+ * ends: marked blocking, and waits for its copy when the trace has it.
+ */
+static void wait_copy(struct orr__rank_ctx *c, uint32_t t, struct memo memo[2])
+{
+	uint32_t gpu = c->launcher[ORR__LOCAL(c, t)];
+
+	if (name_has(c, &memo[0], c->r->events[c->g->tasks[t].event].name, "Async") &&
+	    (gpu == ORR_NONE ||
+	     !name_has(c, &memo[1], c->r->events[c->g->tasks[gpu].event].name, "-> Pageable")))
 		return;
-	copy = orr_trace_str(tr, c->r->events[c->g->tasks[gpu].event].name);
-	if (!strstr(call, "Async") || strstr(copy, "-> Pageable"))
+	c->g->tasks[t].flags |= ORR_TASK_F_BLOCKING;
+	if (gpu != ORR_NONE)
 		attach(c, t, ORR_WAIT_TASK, gpu, false);
 }
 
 void orr__add_waits(struct orr__rank_ctx *c)
 {
+	struct memo memo[2] = { { ORR_NONE, false }, { ORR_NONE, false } };
+
 	for (uint32_t t = c->base; t < c->base + c->ntasks; t++) {
-		const struct orr_task *task = &c->g->tasks[t];
+		struct orr_task *task = &c->g->tasks[t];
 		int64_t corr = c->r->events[c->last_ev[ORR__LOCAL(c, t)]].correlation;
+		enum orr_call call;
 
 		if (task->kind != ORR_TASK_CPU || task->aux != ORR_NONE)
 			continue;
 		if (task->flags & ORR_TASK_F_POLL) {
+			task->flags |= ORR_TASK_F_BLOCKING;
 			wait_event(c, t, corr, true);
 			continue;
 		}
-		switch (call_of(c, t)) {
+		call = call_of(c, t);
+		if (call == ORR_CALL_STREAM_SYNC || call == ORR_CALL_DEVICE_SYNC ||
+		    call == ORR_CALL_EVENT_SYNC)
+			task->flags |= ORR_TASK_F_BLOCKING;
+		switch (call) {
 		case ORR_CALL_STREAM_SYNC:
 			wait_stream_sync(c, t, corr);
 			break;
@@ -413,7 +439,7 @@ void orr__add_waits(struct orr__rank_ctx *c)
 			wait_event(c, t, corr, false);
 			break;
 		case ORR_CALL_MEMCPY:
-			wait_copy(c, t);
+			wait_copy(c, t, memo);
 			break;
 		default:
 			break;

@@ -60,9 +60,10 @@ enum orr_dep_kind {
 
 enum orr_task_kind { ORR_TASK_CPU, ORR_TASK_GPU };
 
-#define ORR_TASK_F_COMM   0x1 /* GPU: a collective, or a communication name (comm_globs) */
-#define ORR_TASK_F_LAUNCH 0x2 /* CPU: launches GPU work (kernel, copy, set, graph) */
-#define ORR_TASK_F_POLL   0x4 /* CPU: a folded run of cudaEventQuery polls */
+#define ORR_TASK_F_COMM     0x1 /* GPU: a collective, or a communication name (comm_globs) */
+#define ORR_TASK_F_LAUNCH   0x2 /* CPU: launches GPU work (kernel, copy, set, graph) */
+#define ORR_TASK_F_POLL     0x4 /* CPU: a folded run of cudaEventQuery polls */
+#define ORR_TASK_F_BLOCKING 0x8 /* CPU: blocks until GPU work ends (D5), its wait found or not */
 
 /* 40 bytes. */
 struct orr_task {
@@ -165,8 +166,9 @@ struct orr_graph_options {
 	 * a built-in NCCL, NVSHMEM or DeepEP name.  Borrowed during orr_graph_build(). */
 	const char *const *comm_globs;
 	size_t ncomm_globs;
-	/* Do not keep the delays nothing in the graph explains (orr_graph_task_delay()):
-	 * GPU tasks start as soon as their known dependencies allow; for ablations. */
+	/* Do not keep the delays nothing in the graph explains (orr_graph_task_delay()
+	 * still reports them): GPU tasks start as soon as their known dependencies allow;
+	 * for ablations. */
 	bool no_delays;
 };
 
