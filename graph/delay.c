@@ -47,9 +47,12 @@ void orr__find_delays(struct orr__rank_ctx *c, const int64_t *ready)
 			continue;
 		d = orr__device_lat(c, p);
 		for (uint32_t t = pr->first_task; t < pr->first_task + pr->ntasks; t++) {
-			int64_t r = ready[ORR__LOCAL(c, t)], late = ORR__START(c, t) - r;
+			int64_t r = ready[ORR__LOCAL(c, t)], late;
 
-			if (r == INT64_MIN || late <= d->late_ns)
+			if (r == INT64_MIN)
+				continue;
+			late = ORR__START(c, t) - r;
+			if (late <= d->late_ns)
 				continue;
 			ORR_VEC_PUSH(g->delays, g->ndelays, g->cap_delays,
 				     ((struct orr__delay){ .task = t, .ns = late }));
