@@ -22,8 +22,16 @@ int cmd_convert(int argc, char **argv);
 int cmd_pack(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 
-/* "orrery: error: ..." on stderr. */
+/*
+ * "orrery: error: ..." on stderr, one line: the message is escaped as text
+ * (orr_text_escape()), so that names and paths in it cannot break the line or drive
+ * the terminal.
+ */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "orrery: warning: ..." on stderr, escaped in the same way. */
+void cli_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* An orr_import_options.warn callback that prints the message with cli_warning(). */
+void cli_import_warn(void *data, const char *msg);
 /* Reports a failed import with its diagnostic, once. */
 void cli_import_error(const char *path, int err, const struct orr_diag *diag);
 /* Prints "orrery: error: ..." plus "see 'orrery CMD --help'" and returns EXIT_USAGE. */
@@ -59,6 +67,14 @@ void json_write_string(FILE *f, const char *s);
 struct orr_graph_stats;
 void cli_graph_text(const struct orr_graph_stats *st);
 void cli_graph_json(struct json_out *j, const struct orr_graph_stats *st);
+
+/*
+ * S for a text report: S itself when it holds nothing to escape, else its escaped
+ * copy (orr_text_escape()), valid until eight more copies have been made: enough for
+ * the arguments of one printf().  Every name from a trace and every path goes through
+ * it before it reaches the terminal.
+ */
+const char *cli_text(const char *s);
 
 /* Milliseconds with three decimals from nanoseconds, e.g. "345.823". */
 const char *cli_ms(int64_t ns, char *buf, size_t size);

@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,9 +25,11 @@ static const char usage_text[] =
 	"           Perfetto (ui.perfetto.dev) or chrome://tracing, every rank in one file;\n"
 	"           or a directory OUT/ with rank-R.json per rank (a Kineto file each); both\n"
 	"           read back rank by rank\n\n"
-	"Without --to the format follows from OUT: .orr is native, .json is chrome, any other\n"
-	"name is a native run directory.  A directory OUT must not exist or be empty.  Output\n"
-	"is written under a temporary name and renamed when complete.\n\n"
+	"Without --to the format follows from OUT: .orr is native, .json is chrome (in any\n"
+	"case), any other name is a run directory.  A directory OUT must not exist or be\n"
+	"empty, and OUT must not be inside TRACE.  Output is written under a temporary name\n"
+	"and renamed when complete; an existing device or FIFO (/dev/null) is written in\n"
+	"place, as one file (native for one rank, or --to chrome).\n\n"
 	"  -o, --output OUT   what to write (required)\n"
 	"  --to FORMAT        native or chrome (docs/orrery-convert.md)\n"
 	"  -h, --help         this help\n";
@@ -42,11 +45,12 @@ struct options {
 	bool out_dir; /* OUT is a directory of per-rank files */
 };
 
+/* Suffixes in any case, as the importer reads them. */
 static bool ends_with(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), m = strlen(suffix);
 
-	return n > m && strcmp(s + n - m, suffix) == 0;
+	return n > m && strcasecmp(s + n - m, suffix) == 0;
 }
 
 /* The format and layout from --to and OUT's name; -1 to go on, else the exit status. */
@@ -54,7 +58,7 @@ static int decide_output(struct options *o)
 {
 	bool orr = ends_with(o->out, ORR_NATIVE_SUFFIX), json = ends_with(o->out, ".json");
 
-	o->out_dir = !orr && !json;
+	o->out_dir = !orr && !json && !orr_outfile_is_special(o->out);
 	if (o->to == FORMAT_UNSET)
 		o->to = json ? FORMAT_CHROME : FORMAT_NATIVE;
 	if (orr && o->to == FORMAT_CHROME)
@@ -137,26 +141,6 @@ static uint64_t size_of(const char *path)
 	return total;
 }
 
-/* Removes a directory this command made, with the files in it. */
-static void remove_dir(const char *path)
-{
-	struct dirent *de;
-	DIR *d = opendir(path);
-
-	while (d && (de = readdir(d))) {
-		char *p;
-
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		p = orr_xasprintf("%s/%s", path, de->d_name);
-		remove(p);
-		free(p);
-	}
-	if (d)
-		closedir(d);
-	rmdir(path);
-}
-
 /* An OUT directory may be new or empty: rename() replaces an empty one. */
 static int check_out_dir(const char *out)
 {
@@ -233,17 +217,20 @@ static int write_manifest(const char *dir, const struct orr_trace *t, char **nam
 static int write_dir(const struct options *o, const struct orr_trace *t)
 {
 	size_t n = orr_trace_rank_count(t);
-	char *tmp = orr_xasprintf("%s.tmp.%ld", o->out, (long)getpid());
 	char **names = orr_xcalloc(n, sizeof(*names));
+	struct orr_outfile out;
+	const char *tmp;
 	struct orr_diag d;
 	int err = 0, ret = EXIT_FAIL;
 
 	orr_diag_clear(&d);
-	if ((err = check_out_dir(o->out)) || (mkdir(tmp, 0777) < 0 && (err = -errno))) {
+	if ((err = check_out_dir(o->out)) ||
+	    (err = orr_outfile_open(&out, o->out, ORR_OUTFILE_DIR))) {
 		cli_error("cannot write '%s': %s", o->out,
 			  err == -ENOTEMPTY ? "it exists and is not empty" : orr_strerror(err));
 		goto out;
 	}
+	tmp = orr_outfile_dir(&out);
 	for (size_t i = 0; i < n && !err; i++) {
 		const struct orr_rank *r = orr_trace_get_rank(t, i);
 		char *path;
@@ -264,19 +251,16 @@ static int write_dir(const struct options *o, const struct orr_trace *t)
 	if (!err && o->to == FORMAT_NATIVE && (err = write_manifest(tmp, t, names)))
 		cli_error("cannot write '%s/%s': %s", o->out, ORR_NATIVE_MANIFEST,
 			  orr_strerror(err));
-	if (!err && rename(tmp, o->out) < 0) {
-		err = -errno;
-		cli_error("cannot write '%s': %s", o->out, orr_strerror(err));
-	}
 	if (err)
-		remove_dir(tmp);
+		orr_outfile_abort(&out);
+	else if ((err = orr_outfile_commit(&out, false)))
+		cli_error("cannot write '%s': %s", o->out, orr_strerror(err));
 	else
 		ret = EXIT_OK;
 out:
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
-	free(tmp);
 	return ret;
 }
 
@@ -336,6 +320,14 @@ int cmd_convert(int argc, char **argv)
 	ret = parse_options(argc, argv, &o);
 	if (ret >= 0)
 		goto out;
+	/* Written into TRACE, OUT would change (or become part of) what it was made from. */
+	if (orr_outfile_inside(o.out, o.in)) {
+		cli_error("cannot write '%s': it is inside the trace '%s'; write it elsewhere",
+			  o.out, o.in);
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	orr_outfile_catch_signals();
 	err = orr_trace_import(o.in, &iopts, &t, &d);
 	if (err) {
 		cli_import_error(o.in, err, &d);

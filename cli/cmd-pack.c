@@ -16,8 +16,9 @@ static const char usage_text[] =
 	"Packs the run directory RUN (manifest.json and one .orr file per process, as\n"
 	"`orrery record` and `orrery convert` write it) into one .tar.zst archive, which every\n"
 	"command reads as it reads RUN.  Each .orr file is read first: a file that cannot be\n"
-	"read is an error, and nothing is written.  OUT defaults to RUN.tar.zst; it is written\n"
-	"under a temporary name and renamed when complete.\n\n"
+	"read is an error, and nothing is written; so is a symbolic link in RUN.  OUT defaults\n"
+	"to RUN.tar.zst and must not be inside RUN; it is written under a temporary name and\n"
+	"renamed when complete (a device or FIFO is written in place).\n\n"
 	"  -o, --output OUT   the archive to write (default: RUN.tar.zst)\n"
 	"  -h, --help         this help\n";
 
@@ -135,8 +136,15 @@ int cmd_pack(int argc, char **argv)
 		cli_error("cannot pack '%s': not a run directory", o.run);
 		goto out;
 	}
+	if (orr_outfile_inside(o.out, o.run)) {
+		cli_error("cannot write '%s': it is inside the run directory '%s'; write it "
+			  "elsewhere",
+			  o.out, o.run);
+		goto out;
+	}
 	if (check_run(o.run, &files, &bytes) != EXIT_OK)
 		goto out;
+	orr_outfile_catch_signals();
 	err = orr_run_pack(o.run, o.out, &d);
 	if (err) {
 		char buf[1024];

@@ -114,15 +114,40 @@ static int parse_options(int argc, char **argv, struct record_options *o)
 	return -1;
 }
 
+/* The directories this command made (parents first), to remove when nothing was recorded. */
+struct made {
+	char **dirs;
+	size_t n, cap;
+};
+
+static void made_add(struct made *m, const char *dir)
+{
+	ORR_VEC_PUSH(m->dirs, m->n, m->cap, orr_xstrdup(dir));
+}
+
+/* Forgets what was made; with remove, removes it first, deepest first, where empty. */
+static void made_release(struct made *m, bool remove)
+{
+	for (size_t i = m->n; i-- > 0;) {
+		if (remove)
+			rmdir(m->dirs[i]);
+		free(m->dirs[i]);
+	}
+	free(m->dirs);
+	*m = (struct made){ 0 };
+}
+
 /* mkdir -p, for the parents of the run directory. */
-static int make_parents(const char *dir)
+static int make_parents(const char *dir, struct made *m)
 {
 	char *p = orr_xstrdup(dir);
 	int r = 0;
 
 	for (char *s = strchr(p + 1, '/'); s && !r; s = strchr(s + 1, '/')) {
 		*s = '\0';
-		if (mkdir(p, 0777) < 0 && errno != EEXIST)
+		if (s[-1] != '/' && mkdir(p, 0777) == 0)
+			made_add(m, p);
+		else if (s[-1] != '/' && errno != EEXIST)
 			r = -errno;
 		*s = '/';
 	}
@@ -144,14 +169,14 @@ static bool dir_is_empty(const char *dir)
 	return empty;
 }
 
-/* Creates the run directory, or accepts an empty one; *ret_created says which. */
-static int make_run_dir(const char *dir, bool *ret_created)
+/* Creates the run directory (and its parents, in m), or accepts an empty one. */
+static int make_run_dir(const char *dir, struct made *m)
 {
 	struct stat st;
-	int err = make_parents(dir);
+	int err = make_parents(dir, m);
 
 	if (!err && mkdir(dir, 0777) == 0) {
-		*ret_created = true;
+		made_add(m, dir);
 		return EXIT_OK;
 	}
 	if (!err)
@@ -167,12 +192,13 @@ static int make_run_dir(const char *dir, bool *ret_created)
 			cli_error("'%s' exists and is not empty; name another run directory with "
 				  "-o, or remove it",
 				  dir);
+			made_release(m, true);
 			return EXIT_FAIL;
 		}
-		*ret_created = false;
 		return EXIT_OK;
 	}
 	cli_error("cannot create '%s': %s", dir, orr_strerror(err));
+	made_release(m, true);
 	return EXIT_FAIL;
 }
 
@@ -308,7 +334,7 @@ int cmd_record(int argc, char **argv)
 	struct record_paths paths = { 0 };
 	struct record_result res = { .exit_status = -1 };
 	char *dir = NULL, *absdir = NULL;
-	bool created = false;
+	struct made made = { 0 };
 	int ret;
 
 	ret = parse_options(argc, argv, &o);
@@ -319,27 +345,29 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	dir = o.dir ? orr_xstrdup(o.dir) : default_dir();
 	o.dir = dir;
-	ret = make_run_dir(dir, &created);
+	ret = make_run_dir(dir, &made);
 	if (ret != EXIT_OK)
 		goto out;
 	absdir = realpath(dir, NULL);
 	if (!absdir) {
 		cli_error("cannot resolve '%s': %s", dir, orr_strerror(-errno));
 		ret = EXIT_FAIL;
-		goto out;
+		goto clean;
 	}
 	record_setenv(&paths, &o, absdir);
 	fflush(NULL);
 	res.created_unix_ns = unix_now_ns();
 	if (run_command(o.argv, &res.exit_status) != EXIT_OK) {
-		/* Nothing ran: leave no trace of the attempt. */
-		if (created && dir_is_empty(dir))
-			rmdir(dir);
 		ret = res.exit_status;
-		goto out;
+		goto clean;
 	}
+	orr_outfile_catch_signals();
 	ret = record_report(&o, &res);
+clean:
+	/* Nothing recorded (the report then writes no manifest): leave no trace of the attempt. */
+	made_release(&made, dir_is_empty(dir));
 out:
+	made_release(&made, false);
 	record_paths_release(&paths);
 	free(absdir);
 	free(dir);

@@ -13,14 +13,15 @@ static void text_capture(const struct orr_trace *t, const struct orr_rank *r)
 		return;
 	if (r->host != ORR_STR_NONE || r->pid >= 0) {
 		printf("  process  host %s, pid %lld",
-		       r->host ? orr_trace_str(t, r->host) : "unknown", (long long)r->pid);
+		       r->host ? cli_text(orr_trace_str(t, r->host)) : "unknown",
+		       (long long)r->pid);
 		if (r->local_rank >= 0)
 			printf(", local rank %d", r->local_rank);
 		printf("\n");
 	}
 	printf("  capture  %s, clock %s",
-	       r->producer ? orr_trace_str(t, r->producer) : "unknown producer",
-	       r->clock_source ? orr_trace_str(t, r->clock_source) : "unknown");
+	       r->producer ? cli_text(orr_trace_str(t, r->producer)) : "unknown producer",
+	       r->clock_source ? cli_text(orr_trace_str(t, r->clock_source)) : "unknown");
 	if (r->cupti_version)
 		printf(", CUPTI %u", r->cupti_version);
 	if (r->first_step >= 0)
@@ -40,8 +41,8 @@ static void text_places(const struct orr_trace *t, const struct orr_rank *r,
 
 		if (p->kind == ORR_PLACE_THREAD)
 			printf("  thread  pid %lld tid %lld%s%s: %zu events\n", (long long)p->pid,
-			       (long long)p->tid, p->name ? " " : "", orr_trace_str(t, p->name),
-			       st->place_events[i]);
+			       (long long)p->tid, p->name ? " " : "",
+			       cli_text(orr_trace_str(t, p->name)), st->place_events[i]);
 	}
 	for (size_t i = 0; i < r->nplaces; i++) {
 		const struct orr_place *p = &r->places[i];
@@ -78,8 +79,8 @@ static void text_counts(const struct orr_trace *t, const struct orr_rank *r,
 		printf("  flows  %llu endpoints (%zu events linked through them)\n",
 		       (unsigned long long)r->nflows, st->flow_linked);
 	for (size_t i = 0; i < r->nskipped; i++)
-		printf("%s %s %llu%s",
-		       i ? "," : "  skipped categories:", orr_trace_str(t, r->skipped[i].category),
+		printf("%s %s %llu%s", i ? "," : "  skipped categories:",
+		       cli_text(orr_trace_str(t, r->skipped[i].category)),
 		       (unsigned long long)r->skipped[i].count, i + 1 == r->nskipped ? "\n" : "");
 }
 
@@ -91,13 +92,13 @@ static void text_collectives(const struct orr_trace *t, const struct orr_rank *r
 
 	for (size_t i = 0; i < n; i++)
 		printf("  collective  %s: %zu kernels, %s ms, %lld bytes\n",
-		       orr_trace_str(t, rows[i].type), rows[i].count,
+		       cli_text(orr_trace_str(t, rows[i].type)), rows[i].count,
 		       cli_ms(rows[i].dur_ns, ms, sizeof(ms)), (long long)rows[i].bytes);
 	free(rows);
 	for (size_t i = 0; i < r->ncomms; i++) {
-		printf("  communicator  '%s'%s%s size %d ranks", orr_trace_str(t, r->comms[i].name),
-		       r->comms[i].desc ? " " : "", orr_trace_str(t, r->comms[i].desc),
-		       r->comms[i].size);
+		printf("  communicator  '%s'%s%s size %d ranks",
+		       cli_text(orr_trace_str(t, r->comms[i].name)), r->comms[i].desc ? " " : "",
+		       cli_text(orr_trace_str(t, r->comms[i].desc)), r->comms[i].size);
 		for (uint32_t m = 0; m < r->comms[i].nmembers && m < 16; m++)
 			printf("%s%d", m ? "," : " ", r->members[r->comms[i].first_member + m]);
 		printf("%s\n", r->comms[i].nmembers > 16 ? ",..." : "");
@@ -123,7 +124,7 @@ void info_print_text(const char *path, const struct orr_trace *t, const struct o
 	struct orr_step *steps;
 	size_t nsteps;
 
-	printf("%s: %zu rank%s\n", path, orr_trace_rank_count(t),
+	printf("%s: %zu rank%s\n", cli_text(path), orr_trace_rank_count(t),
 	       orr_trace_rank_count(t) == 1 ? "" : "s");
 	for (size_t i = 0; i < orr_trace_rank_count(t); i++) {
 		const struct orr_rank *r = orr_trace_get_rank(t, i);
@@ -133,11 +134,12 @@ void info_print_text(const char *path, const struct orr_trace *t, const struct o
 		printf("\nrank %d", r->rank);
 		if (r->world_size > 0)
 			printf(" of %d", r->world_size);
-		printf("  (%s)\n", orr_trace_str(t, r->source));
+		printf("  (%s)\n", cli_text(orr_trace_str(t, r->source)));
 		text_capture(t, r);
 		for (size_t d = 0; d < r->ndevices; d++)
 			printf("  device  %d: %s, %d SMs, %.1f GiB\n", r->devices[d].id,
-			       orr_trace_str(t, r->devices[d].name), r->devices[d].num_sms,
+			       cli_text(orr_trace_str(t, r->devices[d].name)),
+			       r->devices[d].num_sms,
 			       (double)r->devices[d].total_mem_bytes / (1u << 30));
 		text_places(t, r, &st);
 		text_counts(t, r, &st);

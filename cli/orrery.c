@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* main: global options and the command table, from which help and "did you mean" come. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,7 +92,49 @@ static int unknown_command(const char *name)
 	return EXIT_USAGE;
 }
 
-int main(int argc, char **argv)
+/*
+ * A standard stream the caller closed (`>&-`) gets /dev/null, so that no file a command
+ * opens takes its number: a trace or an output would receive the report.  Standard
+ * output gets it read-only, so that writing the report fails and is reported.
+ */
+static void open_std_fds(void)
+{
+	for (int fd = 0; fd <= 2; fd++) {
+		int nfd;
+
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		nfd = open("/dev/null", fd == 2 ? O_WRONLY : O_RDONLY);
+		if (nfd >= 0 && nfd != fd)
+			close(nfd);
+	}
+}
+
+/*
+ * Every command's report ends here: a full disk, a closed or broken standard output is
+ * an error, once, for every command.  stdio drops the buffer of a failed write, so
+ * commands leave the flush to this function, where errno still says why.  A closed
+ * pipe (`| head`) ends quietly: by SIGPIPE, or with status 1 when SIGPIPE is ignored.
+ */
+static int close_stdout(int ret)
+{
+	int err = 0;
+
+	errno = 0;
+	if (fflush(stdout) != 0)
+		err = errno ? errno : EIO;
+	else if (ferror(stdout))
+		err = EIO; /* failed earlier, the reason is gone */
+	if (fclose(stdout) != 0 && !err)
+		err = errno ? errno : EIO;
+	if (!err)
+		return ret;
+	if (err != EPIPE)
+		cli_error("cannot write standard output: %s", strerror(err));
+	return EXIT_FAIL;
+}
+
+static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "verbose", no_argument, NULL, 'v' },
@@ -138,4 +181,10 @@ int main(int argc, char **argv)
 		}
 	}
 	return unknown_command(argv[optind]);
+}
+
+int main(int argc, char **argv)
+{
+	open_std_fds();
+	return close_stdout(run(argc, argv));
 }

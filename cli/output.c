@@ -8,15 +8,70 @@
 #include "cli.h"
 #include "banned.h"
 
+/* "orrery: LEVEL: " and the message, escaped: its names come from traces and users. */
+static void vreport(const char *level, const char *fmt, va_list ap)
+{
+	va_list aq;
+	char *msg, *text;
+	int len;
+
+	va_copy(aq, ap);
+	len = vsnprintf(NULL, 0, fmt, aq);
+	va_end(aq);
+	msg = orr_xmalloc(len > 0 ? (size_t)len + 1 : 1);
+	msg[0] = '\0';
+	if (len > 0)
+		vsnprintf(msg, (size_t)len + 1, fmt, ap);
+	text = orr_text_escape_dup(msg);
+	fprintf(stderr, "orrery: %s: %s", level, text);
+	free(text);
+	free(msg);
+}
+
 void cli_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("orrery: error: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vreport("error", fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+void cli_warning(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport("warning", fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void cli_import_warn(void *data, const char *msg)
+{
+	(void)data;
+	cli_warning("%s", msg);
+}
+
+/*
+ * Escaped copies live in a ring, so that one printf() can take several of them; a slot is
+ * freed when it comes round again.  Most names need no copy at all.
+ */
+#define TEXT_SLOTS 8
+
+const char *cli_text(const char *s)
+{
+	static char *ring[TEXT_SLOTS];
+	static size_t next;
+	char **slot;
+
+	if (!s || orr_text_is_plain(s))
+		return s;
+	slot = &ring[next++ % TEXT_SLOTS];
+	free(*slot);
+	*slot = orr_text_escape_dup(s);
+	return *slot;
 }
 
 void cli_import_error(const char *path, int err, const struct orr_diag *diag)
@@ -33,9 +88,8 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("orrery: error: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vreport("error", fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "\nsee 'orrery %s --help'\n", cmd);
 	return EXIT_USAGE;
@@ -66,32 +120,7 @@ const char *cli_ms(int64_t ns, char *buf, size_t size)
 
 void json_write_string(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '"':
-			fputs("\\\"", f);
-			break;
-		case '\\':
-			fputs("\\\\", f);
-			break;
-		case '\n':
-			fputs("\\n", f);
-			break;
-		case '\t':
-			fputs("\\t", f);
-			break;
-		case '\r':
-			fputs("\\r", f);
-			break;
-		default:
-			if (*p < 0x20)
-				fprintf(f, "\\u%04x", *p);
-			else
-				fputc(*p, f);
-		}
-	}
-	fputc('"', f);
+	orr_json_write_string(f, s);
 }
 
 static void json_key(struct json_out *j, const char *key)

@@ -46,8 +46,8 @@ static bool has_suffix(const char *s, const char *suffix)
 	return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-/* Names in DIR that match keep(), sorted; *ret_n of them. */
-static char **list_dir(const char *dir, bool (*keep)(const char *), size_t *ret_n)
+/* Names in DIR that match keep(), sorted; *ret_n of them.  Dot names only if dots. */
+static char **list_dir(const char *dir, bool (*keep)(const char *), bool dots, size_t *ret_n)
 {
 	struct dirent **ents = NULL;
 	int n = scandir(dir, &ents, NULL, alphasort);
@@ -55,7 +55,7 @@ static char **list_dir(const char *dir, bool (*keep)(const char *), size_t *ret_
 	size_t k = 0;
 
 	for (int i = 0; i < n; i++) {
-		if (ents[i]->d_name[0] != '.' && keep(ents[i]->d_name))
+		if ((dots || ents[i]->d_name[0] != '.') && keep(ents[i]->d_name))
 			names[k++] = orr_xstrdup(ents[i]->d_name);
 		free(ents[i]);
 	}
@@ -76,16 +76,31 @@ static bool is_native(const char *name)
 	return has_suffix(name, ORR_NATIVE_SUFFIX);
 }
 
-/* "X.orr.tmp.PID": a file its writer never closed. */
-static bool is_unfinished(const char *name)
+/*
+ * ".X.orr.tmp.PID.RANDOM" (common/outfile.c): a file its writer never closed.  The
+ * length of X.orr, or 0 when NAME is not one; *ret_pid is the writer's process.
+ */
+static size_t unfinished(const char *name, long *ret_pid)
 {
 	static const char tmp[] = ORR_NATIVE_SUFFIX ".tmp.";
-	const char *t = strstr(name, tmp), *pid;
+	const char *rnd = strrchr(name, '.'), *pid = rnd;
+	size_t m = sizeof(tmp) - 1;
 
-	if (!t)
-		return false;
-	pid = t + sizeof(tmp) - 1;
-	return *pid && strspn(pid, "0123456789") == strlen(pid);
+	if (name[0] != '.' || !rnd || rnd == name || !rnd[1] || strchr(rnd + 1, '/'))
+		return 0;
+	while (pid > name && pid[-1] >= '0' && pid[-1] <= '9')
+		pid--;
+	if (pid == rnd || (size_t)(pid - name) < m + 2 || strncmp(pid - m, tmp, m) != 0)
+		return 0;
+	*ret_pid = strtol(pid, NULL, 10);
+	return (size_t)(pid - name) - 1 - strlen(".tmp.");
+}
+
+static bool is_unfinished(const char *name)
+{
+	long pid;
+
+	return unfinished(name, &pid) > 0;
 }
 
 static bool is_log(const char *name)
@@ -100,12 +115,13 @@ static bool is_log(const char *name)
 static void recover_unfinished(const char *dir)
 {
 	size_t n;
-	char **names = list_dir(dir, is_unfinished, &n);
+	char **names = list_dir(dir, is_unfinished, true, &n);
 
 	for (size_t i = 0; i < n; i++) {
+		long pid = 0;
+		size_t len = unfinished(names[i], &pid);
 		char *tmp = orr_xasprintf("%s/%s", dir, names[i]);
-		char *final = orr_xstrndup(tmp, (size_t)(strstr(tmp + strlen(dir), ".tmp.") - tmp));
-		long pid = strtol(strrchr(names[i], '.') + 1, NULL, 10);
+		char *final = orr_xasprintf("%s/%.*s", dir, (int)len, names[i] + 1);
 
 		if (pid > 0 && kill((pid_t)pid, 0) == 0)
 			fprintf(stderr, "orrery: warning: process %ld is still writing '%s'\n", pid,
@@ -257,7 +273,7 @@ static void print_log(const char *dir, const char *name)
 static void print_logs(const char *dir)
 {
 	size_t n;
-	char **names = list_dir(dir, is_log, &n);
+	char **names = list_dir(dir, is_log, false, &n);
 
 	for (size_t i = 0; i < n; i++)
 		print_log(dir, names[i]);
@@ -325,7 +341,7 @@ int record_report(const struct record_options *o, const struct record_result *re
 	int ret = EXIT_OK;
 
 	recover_unfinished(o->dir);
-	names = list_dir(o->dir, is_native, &n);
+	names = list_dir(o->dir, is_native, false, &n);
 	for (size_t i = 0; i < n; i++)
 		unreadable += !add_proc(&run, names[i]);
 	free_names(names, n);
@@ -335,7 +351,10 @@ int record_report(const struct record_options *o, const struct record_result *re
 		print_summary(&run, res->exit_status);
 	if (!run.nprocs && !unreadable)
 		no_process(o);
-	if (write_manifest(&run, res) != EXIT_OK || !run.nprocs || unreadable)
+	/* Nothing recorded: no manifest, so that cmd_record() removes what it made. */
+	if (!run.nprocs && !unreadable)
+		ret = EXIT_FAIL;
+	else if (write_manifest(&run, res) != EXIT_OK || !run.nprocs || unreadable)
 		ret = EXIT_FAIL;
 	if (run.nprocs && !o->quiet)
 		fprintf(stderr, "orrery: replay it with: orrery replay %s\n", o->dir);

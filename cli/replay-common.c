@@ -17,7 +17,8 @@ int cli_scales_add(struct cli_scales *s, const char *arg)
 	if (!eq || eq == arg)
 		return -1;
 	f = strtod(eq + 1, &end);
-	if (end == eq + 1 || *end || !(f >= 0) || !isfinite(f))
+	/* Beyond ORR_SCALE_MAX a millisecond kernel would outlast 2^62 ns in a few steps. */
+	if (end == eq + 1 || *end || !(f >= 0 && f <= ORR_SCALE_MAX))
 		return -1;
 	ORR_VEC_PUSH(s->v, s->n, s->cap,
 		     ((struct orr_scale){ orr_xstrndup(arg, (size_t)(eq - arg)), f }));
@@ -92,10 +93,10 @@ void cli_replay_close(struct cli_replay *cr)
 
 double cli_step_error(const struct orr_replay_step *s)
 {
-	int64_t m = s->measured_end_ns - s->measured_start_ns;
-	int64_t p = s->predicted_end_ns - s->predicted_start_ns;
+	int64_t m = orr_time_sub(s->measured_end_ns, s->measured_start_ns);
+	int64_t p = orr_time_sub(s->predicted_end_ns, s->predicted_start_ns);
 
-	return m > 0 ? fabs((double)(p - m)) / (double)m : NAN;
+	return m > 0 ? fabs((double)p - (double)m) / (double)m : NAN;
 }
 
 const char *cli_step_label(int64_t step, char *buf, size_t size)

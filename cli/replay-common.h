@@ -19,7 +19,7 @@ struct cli_scales {
 	size_t n, cap;
 };
 
-/* Adds one GLOB=FACTOR; -1 when it is malformed or FACTOR is negative or not finite. */
+/* Adds one GLOB=FACTOR; -1 when it is malformed or FACTOR is not from 0 to ORR_SCALE_MAX. */
 int cli_scales_add(struct cli_scales *s, const char *arg);
 void cli_scales_release(struct cli_scales *s);
 
@@ -103,8 +103,8 @@ uint32_t cli_op_name_at(const struct cli_op_names *n, uint32_t task, int64_t t_n
 
 /*
  * Writes the measured and predicted timelines of every rank as a Chrome/Perfetto
- * trace-event JSON file: to PATH.tmp, renamed to PATH when complete.  Returns 0 or a
- * negative errno (nothing is left behind then).
+ * trace-event JSON file, as orr_outfile_open() writes (a temporary renamed when
+ * complete).  Returns 0 or a negative errno (nothing is left behind then).
  */
 int cli_timeline_write(const struct orr_replay *r, const char *path);
 

@@ -204,7 +204,8 @@ static void text_breakdown(const struct cli_report *rep)
 
 void cli_report_text(const struct cli_report *rep)
 {
-	printf("%s: %zu rank%s replayed\n\n", rep->path, rep->nranks, rep->nranks == 1 ? "" : "s");
+	printf("%s: %zu rank%s replayed\n\n", cli_text(rep->path), rep->nranks,
+	       rep->nranks == 1 ? "" : "s");
 	text_times(rep);
 	text_trust(rep);
 	text_breakdown(rep);

@@ -191,7 +191,7 @@ static void put_all(struct timeline *tl)
 
 int cli_timeline_write(const struct orr_replay *r, const char *path)
 {
-	char *tmp = orr_xasprintf("%s.tmp", path);
+	struct orr_outfile out;
 	struct timeline tl = {
 		.g = orr_replay_graph(r),
 		.r = r,
@@ -200,22 +200,15 @@ int cli_timeline_write(const struct orr_replay *r, const char *path)
 	int err = 0;
 
 	tl.origin_ns = origin(&tl);
-	tl.f = fopen(tmp, "w");
-	if (!tl.f) {
-		err = -errno;
-		goto out;
-	}
-	errno = 0;
-	put_all(&tl);
-	if (ferror(tl.f))
-		err = errno ? -errno : -EIO;
-	if (fclose(tl.f) != 0 && !err)
-		err = -errno;
-	if (!err && rename(tmp, path) != 0)
-		err = -errno;
+	orr_outfile_catch_signals();
+	err = orr_outfile_open(&out, path, 0);
 	if (err)
-		remove(tmp);
-out:
-	free(tmp);
-	return err;
+		return err;
+	tl.f = orr_outfile_stream(&out);
+	if (!tl.f) {
+		orr_outfile_abort(&out);
+		return -ENOMEM;
+	}
+	put_all(&tl);
+	return orr_outfile_commit(&out, false);
 }

@@ -85,9 +85,14 @@ int orr_diag_set(struct orr_diag *d, int err, const char *file, int64_t offset, 
 	return err;
 }
 
+/*
+ * The file and the message come from users and traces: escaped here, so that every
+ * report of a diagnostic stays one line that cannot drive the terminal.  Escaping
+ * makes a byte four at most.
+ */
 const char *orr_diag_format(const struct orr_diag *d, int err, char *buf, size_t size)
 {
-	char where[64] = "";
+	char where[64] = "", file[sizeof(d->file) * 4], msg[sizeof(d->msg) * 4];
 
 	if (d->offset >= 0 && d->event >= 0)
 		snprintf(where, sizeof(where), " at byte %lld (event %lld)", (long long)d->offset,
@@ -96,11 +101,14 @@ const char *orr_diag_format(const struct orr_diag *d, int err, char *buf, size_t
 		snprintf(where, sizeof(where), " at byte %lld", (long long)d->offset);
 	else if (d->event >= 0)
 		snprintf(where, sizeof(where), " at event %lld", (long long)d->event);
-	snprintf(buf, size, "%s%s%s%s%s%s", d->file[0] ? "'" : "", d->file, d->file[0] ? "': " : "",
-		 orr_strerror(err), where, "");
-	if (d->msg[0]) {
+	orr_text_escape(file, sizeof(file), d->file);
+	orr_text_escape(msg, sizeof(msg), d->msg);
+	snprintf(buf, size, "%s%s%s%s%s", file[0] ? "'" : "", file, file[0] ? "': " : "",
+		 orr_strerror(err), where);
+	if (msg[0]) {
 		size_t len = strlen(buf);
-		snprintf(buf + len, size - len, ": %s", d->msg);
+
+		snprintf(buf + len, size - len, ": %s", msg);
 	}
 	return buf;
 }

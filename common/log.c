@@ -30,15 +30,17 @@ bool orr_debug_enabled(const char *subsystem)
 
 void orr_debug(const char *subsystem, const char *fmt, ...)
 {
+	char msg[1024], text[sizeof(msg) * 4];
 	va_list ap;
 
 	if (!orr_debug_enabled(subsystem))
 		return;
-	fprintf(stderr, "orrery[%s]: ", subsystem);
+	/* Messages name files and ops: escaped, so that each stays one line of text. */
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	orr_text_escape(text, sizeof(text), msg);
+	fprintf(stderr, "orrery[%s]: %s\n", subsystem, text);
 }
 
 int64_t orr_now_ns(void)

@@ -79,7 +79,8 @@ static uint32_t holder(const struct orr__rank_ctx *c, uint32_t t, int64_t ready,
 		    c->r->places[g->procs[q].place].device != device)
 			continue;
 		k = started_before(c, q, start);
-		if (k == ORR_NONE || ORR__END(c, k) < start - slack || ORR__END(c, k) <= ready)
+		if (k == ORR_NONE || ORR__END(c, k) < orr_time_sub(start, slack) ||
+		    ORR__END(c, k) <= ready)
 			continue;
 		if (c->r->events[g->tasks[k].event].kind != ORR_EVENT_KERNEL)
 			continue;

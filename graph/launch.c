@@ -183,9 +183,9 @@ static void sample_task(struct orr__rank_ctx *c, struct samples *s, const struct
 	if (call == ORR_NONE || c->by_graph[l])
 		return;
 	if (t == p->first_task || ORR__END(c, t - 1) < ORR__START(c, call))
-		ORR_VEC_PUSH(s->lat, s->nlat, s->cap_lat, start - ORR__START(c, call));
+		ORR_VEC_PUSH(s->lat, s->nlat, s->cap_lat, orr_time_sub(start, ORR__START(c, call)));
 	else if (ORR__END(c, call) < ORR__END(c, t - 1))
-		ORR_VEC_PUSH(s->gap, s->ngap, s->cap_gap, start - ORR__END(c, t - 1));
+		ORR_VEC_PUSH(s->gap, s->ngap, s->cap_gap, orr_time_sub(start, ORR__END(c, t - 1)));
 }
 
 static void measure_latencies(struct orr__rank_ctx *c)
@@ -279,7 +279,7 @@ static int64_t launch_latency(const struct orr__rank_ctx *c, const struct orr__d
 
 	if ((t == pr->first_task || ORR__END(c, t - 1) <= call_start) && start >= call_start &&
 	    start <= ORR__END(c, call))
-		return start - call_start;
+		return start - call_start; /* 0 <= it <= the call's duration */
 	return d->launch_ns;
 }
 

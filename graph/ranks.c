@@ -121,7 +121,8 @@ static void rank_keys(const struct orr_graph *g, size_t ri, struct key **v, size
 	}
 	free(steps);
 	/* Ordinals within (communicator, stream, step) replace start times. */
-	qsort(*v + first, *n - first, sizeof(**v), cmp_key);
+	if (*n > first) /* *v is NULL while nothing was added: no qsort(NULL, 0) */
+		qsort(*v + first, *n - first, sizeof(**v), cmp_key);
 	for (size_t i = first, k = 0; i < *n; i++) {
 		struct key *x = &(*v)[i];
 

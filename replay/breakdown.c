@@ -5,7 +5,6 @@
  * run at each moment.  Copies and sets count as compute (GPU work that is not
  * communication).
  */
-#include <math.h>
 #include <stdlib.h>
 
 #include "internal.h"
@@ -65,18 +64,15 @@ void orr_replay_breakdown(const struct orr_replay *r, size_t rank, bool predicte
 
 	*ret = (struct orr_breakdown){ 0 };
 	for (size_t i = 0; i <= n; i++) {
-		int64_t t = i < n ? v[i].t : end_ns, span = t - prev;
+		int64_t t = i < n ? v[i].t : end_ns, span = orr_time_sub(t, prev);
+		int64_t *to = running[0] && running[1] ? &ret->overlapped_ns
+			      : running[0]             ? &ret->exposed_compute_ns
+			      : running[1]             ? &ret->exposed_comm_ns
+						       : &ret->other_ns;
 
-		if (span > 0) {
-			if (running[0] && running[1])
-				ret->overlapped_ns += span;
-			else if (running[0])
-				ret->exposed_compute_ns += span;
-			else if (running[1])
-				ret->exposed_comm_ns += span;
-			else
-				ret->other_ns += span;
-		}
+		/* Predicted windows are not bounded as measured ones are: saturate. */
+		if (span > 0)
+			*to = orr_time_add(*to, span);
 		prev = t > prev ? t : prev;
 		if (i < n)
 			running[v[i].comm] += v[i].delta;
@@ -84,47 +80,87 @@ void orr_replay_breakdown(const struct orr_replay *r, size_t rank, bool predicte
 	free(v);
 }
 
-/* Busy nanoseconds of each bin of [from, to), the bins counted from `from`. */
-static void busy_bins(const struct orr_replay *r, size_t rank, bool predicted, int64_t from,
-		      int64_t to, int64_t *bins)
+/*
+ * The busy timeline as the intervals in which any stream runs, merged, relative to
+ * `from`: [v[2i], v[2i+1]) for i < *ret_n / 2.  As many as the tasks, however long
+ * the step: a bin per millisecond would let an 88-byte file ask for gigabytes.
+ */
+static uint64_t *busy_spans(const struct orr_replay *r, size_t rank, bool predicted, int64_t from,
+			    int64_t to, size_t *ret_n)
 {
-	size_t n;
+	size_t n, k = 0;
 	struct edge *v = gpu_edges(r, rank, predicted, from, to, &n);
-	int64_t running = 0, prev = from;
+	uint64_t *b = orr_xmalloc((n + 1) * sizeof(*b));
+	int64_t running = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		if (running > 0) {
-			/* Busy over [prev, v[i].t): spread it over the bins it touches. */
-			for (int64_t t = prev; t < v[i].t;) {
-				size_t b = (size_t)((t - from) / ORR_BUSY_BIN_NS);
-				int64_t bin_end = from + (int64_t)(b + 1) * ORR_BUSY_BIN_NS;
-				int64_t until = v[i].t < bin_end ? v[i].t : bin_end;
+		bool was = running > 0;
 
-				bins[b] += until - t;
-				t = until;
-			}
-		}
-		prev = v[i].t;
 		running += v[i].delta;
+		/* Times are clipped to [from, to): the difference is never negative. */
+		if (was != (running > 0))
+			b[k++] = (uint64_t)orr_time_sub(v[i].t, from);
 	}
 	free(v);
+	*ret_n = k;
+	return b;
+}
+
+/*
+ * Sum over 1 ms bins of |measured busy - predicted busy|, walking only the boundaries:
+ * a stretch of whole bins in which neither timeline changes adds its count at once.
+ */
+struct l1_sweep {
+	uint64_t t;       /* swept up to here */
+	int64_t d;        /* measured - predicted busy ns in t's bin so far */
+	int rate;         /* measured busy (0/1) - predicted busy (0/1) */
+	uint64_t whole;   /* whole bins of difference */
+	uint64_t part_ns; /* |d| of bins cut by a boundary */
+};
+
+static void sweep_to(struct l1_sweep *w, uint64_t until)
+{
+	uint64_t rate = (uint64_t)(w->rate < 0 ? -w->rate : w->rate);
+
+	while (w->t < until) {
+		uint64_t bin_end = (w->t / ORR_BUSY_BIN_NS + 1) * ORR_BUSY_BIN_NS;
+		uint64_t to = until < bin_end ? until : bin_end, k;
+
+		w->d += w->rate * (int64_t)(to - w->t);
+		w->t = to;
+		if (to < bin_end)
+			break;
+		w->part_ns += (uint64_t)(w->d < 0 ? -w->d : w->d);
+		w->d = 0;
+		k = (until - w->t) / ORR_BUSY_BIN_NS;
+		w->whole += k * rate;
+		w->t += k * ORR_BUSY_BIN_NS;
+	}
 }
 
 double orr_replay_busy_l1(const struct orr_replay *r, size_t rank,
 			  const struct orr_replay_step *step)
 {
-	int64_t lm = step->measured_end_ns - step->measured_start_ns;
-	int64_t lp = step->predicted_end_ns - step->predicted_start_ns;
-	int64_t len = lm > lp ? lm : lp;
-	size_t nbins = len > 0 ? (size_t)((len + ORR_BUSY_BIN_NS - 1) / ORR_BUSY_BIN_NS) : 0;
-	int64_t *m = orr_xcalloc(nbins + 1, sizeof(*m)), *p = orr_xcalloc(nbins + 1, sizeof(*p));
-	double l1 = 0;
+	size_t nm, np, i = 0, j = 0;
+	uint64_t *m =
+		busy_spans(r, rank, false, step->measured_start_ns, step->measured_end_ns, &nm);
+	uint64_t *p =
+		busy_spans(r, rank, true, step->predicted_start_ns, step->predicted_end_ns, &np);
+	struct l1_sweep w = { 0 };
 
-	busy_bins(r, rank, false, step->measured_start_ns, step->measured_end_ns, m);
-	busy_bins(r, rank, true, step->predicted_start_ns, step->predicted_end_ns, p);
-	for (size_t b = 0; b < nbins; b++)
-		l1 += fabs((double)(m[b] - p[b])) / ORR_BUSY_BIN_NS;
+	while (i < nm || j < np) {
+		uint64_t t = j == np || (i < nm && m[i] < p[j]) ? m[i] : p[j];
+
+		sweep_to(&w, t);
+		while (i < nm && m[i] == t)
+			i++;
+		while (j < np && p[j] == t)
+			j++;
+		/* Inside a measured (predicted) span after an odd number of boundaries. */
+		w.rate = (int)(i & 1) - (int)(j & 1);
+	}
+	w.part_ns += (uint64_t)(w.d < 0 ? -w.d : w.d);
 	free(m);
 	free(p);
-	return l1;
+	return (double)w.whole + (double)w.part_ns / ORR_BUSY_BIN_NS;
 }

@@ -113,25 +113,26 @@ int64_t orr_replay_map_time(const struct orr_replay *r, size_t rank, uint32_t pl
 	pr = &orr_graph_procs(g)[p];
 	t = task_at(g, pr, t_ns);
 	if (t == ORR_NONE)
-		return r->ts[pr->first_task].start -
-		       (orr_graph_task_start(g, pr->first_task) - t_ns);
+		return orr_time_sub(r->ts[pr->first_task].start,
+				    orr_time_sub(orr_graph_task_start(g, pr->first_task), t_ns));
 	mstart = orr_graph_task_start(g, t);
 	mend = orr_graph_task_end(g, t);
 	if (t_ns < mend) {
-		mapped = r->ts[t].start + (t_ns - mstart);
+		mapped = orr_time_add(r->ts[t].start, orr_time_sub(t_ns, mstart));
 		return mapped < r->ts[t].end ? mapped : r->ts[t].end;
 	}
 	if (t + 1 == pr->first_task + pr->ntasks)
-		return r->ts[t].end + (t_ns - mend);
+		return orr_time_add(r->ts[t].end, orr_time_sub(t_ns, mend));
 	/*
 	 * A gap the graph cut to a wake-up latency (a wait on another thread or a kernel)
 	 * was a wait followed by that much work: a point in the work keeps its distance
 	 * to the next task, a point in the wait its distance from the task before.
 	 */
-	to_next = orr_graph_task_start(g, t + 1) - t_ns;
+	to_next = orr_time_sub(orr_graph_task_start(g, t + 1), t_ns);
 	if (to_next <= orr_graph_tasks(g)[t + 1].gap_ns &&
-	    orr_graph_tasks(g)[t + 1].gap_ns < orr_graph_task_start(g, t + 1) - mend)
-		return r->ts[t + 1].start - to_next;
-	mapped = r->ts[t].end + (t_ns - mend);
+	    orr_graph_tasks(g)[t + 1].gap_ns < orr_time_sub(orr_graph_task_start(g, t + 1), mend))
+		return orr_time_sub(r->ts[t + 1].start, to_next);
+	/* Measured points are bounded (ORR_TIME_MAX), predicted ones may not be: saturate. */
+	mapped = orr_time_add(r->ts[t].end, orr_time_sub(t_ns, mend));
 	return mapped < r->ts[t + 1].start ? mapped : r->ts[t + 1].start;
 }

@@ -11,6 +11,7 @@
  * at time t, every launch that started before t has run, so the work it waits for is
  * exactly the work launched so far.
  */
+#include <errno.h>
 #include <fnmatch.h>
 #include <math.h>
 #include <stdlib.h>
@@ -43,6 +44,9 @@ struct sim {
 	struct heap_item *heap;   /* one heap per rank: heap[hbase[r] .. hbase[r] + hn[r]) */
 	size_t *hbase, *hn;
 	int64_t *lb;       /* per proc: the earliest its waiting collective member can end */
+	uint32_t *lbheap;  /* per rank, laid out as heap: procs with a finite lb, min first */
+	uint32_t *lbpos;   /* per proc: its index in its rank's lbheap, or ORR_NONE */
+	size_t *lbn;       /* per rank: procs in lbheap */
 	int64_t *transfer; /* per group: the smallest member duration */
 	size_t ndone;
 };
@@ -93,13 +97,81 @@ static struct heap_item heap_pop(struct sim *s, uint32_t r)
 	return top;
 }
 
+/*
+ * ---- the smallest lb of each rank ----
+ * Asked before every task a rank runs: a scan of the rank's processors made a rank of
+ * 200,000 threads quadratic.  Few processors wait in a collective at once; an indexed
+ * heap keeps their minimum.
+ */
+
+static void lb_swap(struct sim *s, uint32_t *h, size_t i, size_t j)
+{
+	uint32_t tmp = h[i];
+
+	h[i] = h[j];
+	h[j] = tmp;
+	s->lbpos[h[i]] = (uint32_t)i;
+	s->lbpos[h[j]] = (uint32_t)j;
+}
+
+static void lb_sift(struct sim *s, uint32_t *h, size_t n, size_t i)
+{
+	while (i && s->lb[h[i]] < s->lb[h[(i - 1) / 2]]) {
+		lb_swap(s, h, i, (i - 1) / 2);
+		i = (i - 1) / 2;
+	}
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= n)
+			break;
+		if (c + 1 < n && s->lb[h[c + 1]] < s->lb[h[c]])
+			c++;
+		if (s->lb[h[c]] >= s->lb[h[i]])
+			break;
+		lb_swap(s, h, i, c);
+		i = c;
+	}
+}
+
+/* lb[p] = v; INT64_MAX takes p out of its rank's heap. */
+static void lb_set(struct sim *s, uint32_t p, int64_t v)
+{
+	uint32_t r = s->procs[p].rank, i = s->lbpos[p];
+	uint32_t *h = &s->lbheap[s->hbase[r]];
+
+	s->lb[p] = v;
+	if (v == INT64_MAX) {
+		if (i == ORR_NONE)
+			return;
+		s->lbpos[p] = ORR_NONE;
+		if (i == --s->lbn[r])
+			return;
+		h[i] = h[s->lbn[r]];
+		s->lbpos[h[i]] = i;
+		lb_sift(s, h, s->lbn[r], i);
+		return;
+	}
+	if (i == ORR_NONE) {
+		i = (uint32_t)s->lbn[r]++;
+		h[i] = p;
+		s->lbpos[p] = i;
+	}
+	lb_sift(s, h, s->lbn[r], i);
+}
+
 /* ---- tasks ---- */
 
 static int64_t duration(const struct sim *s, uint32_t t)
 {
 	int64_t d = s->tasks[t].dur_ns;
+	double f;
 
-	return s->scale ? (int64_t)llround((double)d * s->scale[t]) : d;
+	if (!s->scale)
+		return d;
+	/* check_range() refuses a replay where this bound is reached. */
+	f = (double)d * s->scale[t];
+	return f < (double)ORR_TIME_MAX ? (int64_t)llround(f) : ORR_TIME_MAX;
 }
 
 static bool popped(const struct sim *s, uint32_t t)
@@ -290,7 +362,7 @@ static void arrive(struct sim *s, uint32_t t)
 		s->last[gi] = t;
 	if (++s->arrived[gi] < gr->n) {
 		/* Whoever arrives later, the instance cannot end before this. */
-		s->lb[s->tasks[t].proc] = s->ts[t].start + s->transfer[gi];
+		lb_set(s, s->tasks[t].proc, orr_time_add(s->ts[t].start, s->transfer[gi]));
 		return;
 	}
 	end = s->ts[s->last[gi]].start + s->transfer[gi];
@@ -299,7 +371,7 @@ static void arrive(struct sim *s, uint32_t t)
 
 		if (m != s->last[gi])
 			s->ts[m].cause = s->last[gi] | ORR__CAUSE_ENDS;
-		s->lb[s->tasks[m].proc] = INT64_MAX;
+		lb_set(s, s->tasks[m].proc, INT64_MAX);
 		finish(s, m, end);
 	}
 }
@@ -344,7 +416,8 @@ static float name_factor(const struct orr_graph *g, const struct orr_replay_opti
 	for (size_t i = 0; i < o->nscales; i++)
 		if (fnmatch(o->scales[i].glob, s, 0) == 0)
 			f *= o->scales[i].factor;
-	return (float)f;
+	/* Several large factors would overflow a float: past this any duration is refused. */
+	return f < (double)ORR_TIME_MAX ? (float)f : (float)ORR_TIME_MAX;
 }
 
 /* Per GPU task, the product of the factors whose glob matches its name (cached by name). */
@@ -414,12 +487,16 @@ static void sim_init(struct sim *s, struct orr_replay *r, const struct orr_repla
 		.hbase = orr_xcalloc(orr_graph_rank_count(g) + 1, sizeof(size_t)),
 		.hn = orr_xcalloc(orr_graph_rank_count(g) + 1, sizeof(size_t)),
 		.lb = orr_xmalloc((np + 1) * sizeof(int64_t)),
+		.lbheap = orr_xmalloc((np + 1) * sizeof(uint32_t)),
+		.lbpos = orr_xmalloc((np + 1) * sizeof(uint32_t)),
+		.lbn = orr_xcalloc(orr_graph_rank_count(g) + 1, sizeof(size_t)),
 		.transfer = orr_xmalloc((ng + 1) * sizeof(int64_t)),
 	};
 	for (size_t t = 0; t < n; t++)
 		s->ts[t] = (struct orr__tstate){ .wait_head = ORR_NONE, .state = ST_PENDING };
 	memset(s->snapshot, 0xff, (nw + 1) * sizeof(uint32_t));
 	memset(s->last, 0xff, (ng + 1) * sizeof(uint32_t));
+	memset(s->lbpos, 0xff, (np + 1) * sizeof(uint32_t));
 	for (size_t p = 0; p < np; p++) {
 		s->head[p] = s->launched[p] = s->procs[p].first_task;
 		s->lb[p] = INT64_MAX;
@@ -448,6 +525,9 @@ static void sim_release(struct sim *s)
 	free(s->hbase);
 	free(s->hn);
 	free(s->lb);
+	free(s->lbheap);
+	free(s->lbpos);
+	free(s->lbn);
 	free(s->transfer);
 }
 
@@ -466,12 +546,7 @@ static int stuck(struct sim *s, size_t n, struct orr_diag *reterr_diag)
 /* Rank r cannot be affected by another rank before this time (its waiting collectives). */
 static int64_t safe_time(const struct sim *s, uint32_t r)
 {
-	const struct orr_graph_rank *gr = orr_graph_get_rank(s->g, r);
-	int64_t t = INT64_MAX;
-
-	for (uint32_t p = gr->first_proc; p < gr->first_proc + gr->nprocs; p++)
-		t = s->lb[p] < t ? s->lb[p] : t;
-	return t;
+	return s->lbn[r] ? s->lb[s->lbheap[s->hbase[r]]] : INT64_MAX;
 }
 
 /*
@@ -508,6 +583,63 @@ static bool run_earliest(struct sim *s)
 	return true;
 }
 
+/* |x| as an unsigned sum's term, without overflowing at INT64_MIN. */
+static uint64_t mag(int64_t x)
+{
+	return x < 0 ? (uint64_t)0 - (uint64_t)x : (uint64_t)x;
+}
+
+/*
+ * Factors in [0, ORR_SCALE_MAX], and a predicted timeline within ORR_TIME_MAX of its
+ * first start: no predicted time is later than the latest first start plus every
+ * duration, gap, latency and return time, so when those add up to no more than
+ * ORR_TIME_MAX no sum in the simulation overflows.
+ */
+static int check_range(const struct sim *s, const struct orr_replay_options *o,
+		       struct orr_diag *reterr_diag)
+{
+	const struct orr_graph *g = s->g;
+	size_t n = orr_graph_task_count(g), nd = 0, nw = 0;
+	struct orr_graph_stats st;
+	uint64_t total = 0;
+
+	for (size_t i = 0; o && i < o->nscales; i++)
+		if (!(o->scales[i].factor >= 0 && o->scales[i].factor <= ORR_SCALE_MAX))
+			return orr_diag_set(reterr_diag, -ERANGE, NULL, -1, -1,
+					    "scale factor %g for '%.64s' is not from 0 to %g",
+					    o->scales[i].factor, o->scales[i].glob, ORR_SCALE_MAX);
+	for (size_t t = 0; t < n; t++) {
+		double d = (double)s->tasks[t].dur_ns * (s->scale ? s->scale[t] : 1);
+
+		if (d > (double)ORR_TIME_MAX)
+			return orr_diag_set(
+				reterr_diag, -ERANGE, NULL, -1, -1,
+				"'%.64s' scaled by %g lasts %.3g ns, past 2^62 ns",
+				orr_trace_str(orr_graph_trace(g),
+					      orr_graph_task_event(g, (uint32_t)t)->name),
+				s->scale ? s->scale[t] : 1.0, d);
+		total += mag(duration(s, (uint32_t)t)) + mag(s->tasks[t].gap_ns);
+		nd = s->tasks[t].first_dep + s->tasks[t].ndeps > nd
+			     ? s->tasks[t].first_dep + s->tasks[t].ndeps
+			     : nd;
+		if (total > ORR_TIME_MAX)
+			break;
+	}
+	for (size_t d = 0; d < nd && total <= ORR_TIME_MAX; d++)
+		total += mag(s->deps[d].lat_ns);
+	orr_graph_get_stats(g, &st);
+	for (size_t k = 0; k < ORR_WAIT_KIND_COUNT; k++)
+		nw += st.waits[k];
+	for (size_t w = 0; w < nw && total <= ORR_TIME_MAX; w++)
+		total += mag(s->waits[w].ret_ns);
+	if (total > ORR_TIME_MAX)
+		return orr_diag_set(reterr_diag, -ERANGE, NULL, -1, -1,
+				    "the %sdurations, gaps and latencies add up to more than 2^62 "
+				    "ns (about 146 years)",
+				    s->scale ? "scaled " : "");
+	return 0;
+}
+
 int orr__simulate(struct orr_replay *r, const struct orr_replay_options *opts,
 		  struct orr_diag *reterr_diag)
 {
@@ -516,6 +648,10 @@ int orr__simulate(struct orr_replay *r, const struct orr_replay_options *opts,
 	int err = 0;
 
 	sim_init(&s, r, opts);
+	if ((err = check_range(&s, opts, reterr_diag))) {
+		sim_release(&s);
+		return err;
+	}
 	for (uint32_t p = 0; p < np; p++)
 		offer(&s, p);
 	for (;;) {

@@ -10,28 +10,62 @@
 #include "internal.h"
 #include "banned.h"
 
-/* The annotation event of measured step s, or NULL. */
-static const struct orr_event *annotation_of(const struct orr_trace *t, const struct orr_rank *r,
-					     const struct orr_step *s)
-{
-	size_t lo = 0, hi = r->nevents;
+/* A step annotation: its step, start and event, sorted by the three. */
+struct ann {
+	int64_t step, start_ns;
+	size_t event;
+};
 
-	while (lo < hi) { /* events are sorted by start: the first at the step's start */
+static int cmp_ann(const void *a, const void *b)
+{
+	const struct ann *x = a, *y = b;
+
+	if (x->step != y->step)
+		return (x->step > y->step) - (x->step < y->step);
+	if (x->start_ns != y->start_ns)
+		return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+	return (x->event > y->event) - (x->event < y->event);
+}
+
+/* The step annotations of r, sorted; one pass and one sort however many share a start. */
+static struct ann *annotations(const struct orr_trace *t, const struct orr_rank *r, size_t *ret_n)
+{
+	struct ann *v = NULL;
+	size_t n = 0, cap = 0;
+
+	for (size_t i = 0; i < r->nevents; i++) {
+		const struct orr_event *e = &r->events[i];
+		int64_t step;
+
+		if (e->kind != ORR_EVENT_ANNOTATION && e->kind != ORR_EVENT_OP)
+			continue;
+		step = orr_step_number(orr_trace_str(t, e->name));
+		if (step >= 0)
+			ORR_VEC_PUSH(v, n, cap, ((struct ann){ step, e->start_ns, i }));
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_ann);
+	*ret_n = n;
+	return v;
+}
+
+/* The annotation event of measured step s (the first in event order), or NULL. */
+static const struct orr_event *annotation_of(const struct orr_rank *r, const struct ann *v,
+					     size_t n, const struct orr_step *s)
+{
+	struct ann key = { s->step, s->start_ns, 0 };
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (r->events[mid].start_ns < s->start_ns)
+		if (cmp_ann(&v[mid], &key) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	for (size_t i = lo; i < r->nevents && r->events[i].start_ns <= s->start_ns; i++) {
-		const struct orr_event *e = &r->events[i];
-
-		if (e->start_ns == s->start_ns &&
-		    (e->kind == ORR_EVENT_ANNOTATION || e->kind == ORR_EVENT_OP) &&
-		    orr_step_number(orr_trace_str(t, e->name)) == s->step)
-			return e;
-	}
+	if (lo < n && v[lo].step == s->step && v[lo].start_ns == s->start_ns)
+		return &r->events[v[lo].event];
 	return NULL;
 }
 
@@ -88,15 +122,17 @@ void orr_replay_steps(const struct orr_replay *r, size_t rank, struct orr_replay
 	struct orr_step *m;
 	struct orr_replay_step *v;
 	const struct orr_event *ann = NULL;
-	size_t n;
+	struct ann *anns;
+	size_t n, nanns;
 
 	orr_rank_steps(t, rk, &m, &n);
+	anns = annotations(t, rk, &nanns);
 	v = orr_xcalloc(n + 1, sizeof(*v));
 	for (size_t i = 0; i < n; i++) {
 		v[i] = (struct orr_replay_step){ .step = m[i].step,
 						 .measured_start_ns = m[i].start_ns,
 						 .measured_end_ns = m[i].end_ns };
-		ann = m[i].step >= 0 ? annotation_of(t, rk, &m[i]) : NULL;
+		ann = m[i].step >= 0 ? annotation_of(rk, anns, nanns, &m[i]) : NULL;
 		if (!ann) {
 			whole_window(r, rank, &v[i]);
 			continue;
@@ -111,6 +147,7 @@ void orr_replay_steps(const struct orr_replay *r, size_t rank, struct orr_replay
 		v[n - 1].predicted_end_ns =
 			launched_end(r, rank, ann->start_ns, ann->start_ns + ann->dur_ns, end);
 	}
+	free(anns);
 	free(m);
 	*ret_steps = v;
 	*ret_n = n;
@@ -144,13 +181,11 @@ void orr_replay_job_steps(const struct orr_replay *r, struct orr_replay_step **r
 			njob = n;
 			continue;
 		}
-		/* Keep the steps this rank has too, widened to cover it. */
-		for (size_t j = 0; j < njob; j++) {
-			size_t m = 0;
-
-			while (m < n && s[m].step != job[j].step)
+		/* Keep the steps this rank has too, widened to cover it; both are in step order. */
+		for (size_t j = 0, m = 0; j < njob; j++) {
+			while (m < n && s[m].step < job[j].step)
 				m++;
-			if (m == n)
+			if (m == n || s[m].step != job[j].step)
 				continue;
 			job[k] = job[j];
 			widen(&job[k], &s[m]);

@@ -71,28 +71,19 @@ static void put_manifest(FILE *f, const struct orr_run_manifest *m)
 int orr_run_write_manifest(const char *dir, const struct orr_run_manifest *m)
 {
 	char *path = orr_xasprintf("%s/%s", dir, ORR_NATIVE_MANIFEST);
-	char *tmp = orr_xasprintf("%s.tmp.%ld", path, (long)getpid());
-	FILE *f = fopen(tmp, "we");
-	int err = 0;
+	struct orr_outfile out;
+	FILE *f;
+	int err = orr_outfile_open(&out, path, 0);
 
-	if (!f) {
-		err = -errno;
-		goto out;
-	}
-	errno = 0;
-	put_manifest(f, m);
-	if (fflush(f) != 0 || ferror(f))
-		err = errno ? -errno : -EIO;
-	if (fclose(f) != 0 && !err)
-		err = errno ? -errno : -EIO;
-	if (!err && rename(tmp, path) != 0)
-		err = -errno;
-	if (err)
-		remove(tmp);
-out:
-	free(tmp);
 	free(path);
-	return err;
+	if (err)
+		return err;
+	if (!(f = orr_outfile_stream(&out))) {
+		orr_outfile_abort(&out);
+		return -ENOMEM;
+	}
+	put_manifest(f, m);
+	return orr_outfile_commit(&out, false);
 }
 
 /* ---- packing ---- */
@@ -164,9 +155,13 @@ static int add_file(struct archive *a, const char *dir, const char *name, struct
 	struct stat st;
 	int fd, r;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* A symbolic link is refused, not followed: it may lead anywhere (docs/orrery-pack.md). */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0) {
-		r = orr_diag_set(d, -errno, path, -1, -1, "%s", "cannot open");
+		r = orr_diag_set(d, -errno, path, -1, -1, "%s",
+				 errno == ELOOP
+					 ? "a symbolic link (orrery pack does not follow links)"
+					 : "cannot open");
 		goto out;
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
@@ -224,8 +219,8 @@ static int list_run(const char *dir, char ***ret_names, size_t *ret_n, struct or
 	return 0;
 }
 
-static int write_archive(const char *dir, char *const *names, size_t n, const char *tmp,
-			 const char *out, struct orr_diag *d)
+static int write_archive(const char *dir, char *const *names, size_t n, int fd, const char *out,
+			 struct orr_diag *d)
 {
 	struct archive *a = archive_write_new();
 	int r = 0;
@@ -236,7 +231,7 @@ static int write_archive(const char *dir, char *const *names, size_t n, const ch
 	}
 	if (archive_write_add_filter_zstd(a) < ARCHIVE_WARN ||
 	    archive_write_set_format_pax_restricted(a) != ARCHIVE_OK ||
-	    archive_write_open_filename(a, tmp) != ARCHIVE_OK) {
+	    archive_write_open_fd(a, fd) != ARCHIVE_OK) {
 		r = archive_fail(a, d, out);
 		goto out;
 	}
@@ -251,22 +246,24 @@ out:
 
 int orr_run_pack(const char *dir, const char *out, struct orr_diag *reterr_diag)
 {
-	char *tmp = orr_xasprintf("%s.tmp.%ld", out, (long)getpid());
+	struct orr_outfile of;
 	char **names = NULL;
 	size_t n = 0;
 	int r;
 
 	orr_diag_clear(reterr_diag);
 	r = list_run(dir, &names, &n, reterr_diag);
-	if (!r)
-		r = write_archive(dir, names, n, tmp, out, reterr_diag);
-	if (!r && rename(tmp, out) != 0)
-		r = orr_diag_set(reterr_diag, -errno, out, -1, -1, "%s", "");
-	if (r)
-		remove(tmp);
+	if (!r && (r = orr_outfile_open(&of, out, 0)))
+		orr_diag_set(reterr_diag, r, out, -1, -1, "%s", "");
+	else if (!r) {
+		r = write_archive(dir, names, n, orr_outfile_fd(&of), out, reterr_diag);
+		if (r)
+			orr_outfile_abort(&of);
+		else if ((r = orr_outfile_commit(&of, false)))
+			orr_diag_set(reterr_diag, r, out, -1, -1, "%s", "");
+	}
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
-	free(tmp);
 	return r;
 }

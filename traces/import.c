@@ -2,7 +2,9 @@
 /*
  * Finding and reading trace files: a file (plain or compressed), a directory of
  * per-rank files, or an archive of them.  libarchive handles every container and
- * compression; plain JSON files are read straight into a padded buffer.
+ * compression; plain files are read straight into a padded buffer.  Only regular files
+ * and directories are opened; every byte is counted against the limits (limits.c) as it
+ * arrives, and the first bytes decide what a file is before the rest is read.
  */
 #include <archive.h>
 #include <archive_entry.h>
@@ -10,9 +12,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -23,24 +25,22 @@
 struct import_ctx {
 	struct orr_trace *t;
 	const struct orr_import_options *opts;
-	uint64_t max_bytes;
+	struct orr__limits lim;
 	struct orr_diag *diag;
-	uint64_t bytes; /* JSON text parsed */
+	uint64_t bytes;     /* JSON text parsed */
+	uint64_t run_bytes; /* read and decompressed, every file and member */
 	int64_t start_ns;
 };
 
-/* A buffer with ORR__JSON_PADDING spare bytes after len; mapped (not malloc'ed) if map_bytes. */
+/* A malloc'ed buffer with ORR__JSON_PADDING spare bytes after len. */
 struct buf {
 	char *p;
-	size_t len, cap, map_bytes;
+	size_t len, cap;
 };
 
 static void buf_release(struct buf *b)
 {
-	if (b->map_bytes)
-		munmap(b->p, b->map_bytes);
-	else
-		free(b->p);
+	free(b->p);
 	*b = (struct buf){ 0 };
 }
 
@@ -82,17 +82,74 @@ static bool is_trace_name(const char *name)
 	       ends_with(name, ORR_NATIVE_SUFFIX);
 }
 
-/* gzip, zstd, xz, bzip2 or tar: anything libarchive must open for us. */
-static bool is_container(const unsigned char *p, size_t n)
+/* A compressed JSON file by its name: one stream, never a tar archive. */
+static bool is_compressed_json_name(const char *name)
 {
-	return (n >= 2 && p[0] == 0x1f && p[1] == 0x8b) ||
-	       (n >= 4 && p[0] == 0x28 && p[1] == 0xb5 && p[2] == 0x2f && p[3] == 0xfd) ||
-	       (n >= 6 && memcmp(p,
-				 "\xfd"
-				 "7zXZ",
-				 5) == 0) ||
-	       (n >= 3 && memcmp(p, "BZh", 3) == 0) ||
-	       (n >= 262 && memcmp(p + 257, "ustar", 5) == 0);
+	return ends_with(name, ".json.gz") || ends_with(name, ".json.zst") ||
+	       ends_with(name, ".json.zstd") || ends_with(name, ".json.xz") ||
+	       ends_with(name, ".json.bz2");
+}
+
+/*
+ * A member named .x, or inside a directory named .x: hidden, as a directory's dot files
+ * are (macOS puts ._NAME AppleDouble files beside every file it archives).
+ */
+static bool is_hidden_member(const char *path)
+{
+	for (const char *p = path; *p;) {
+		size_t n = strcspn(p, "/");
+
+		if (p[0] == '.' && !(n == 1 || (n == 2 && p[1] == '.')))
+			return true;
+		p += n;
+		p += *p == '/';
+	}
+	return false;
+}
+
+/* gzip, zstd, xz, bzip2 or tar: anything libarchive must open for us. */
+static const char *container_kind(const unsigned char *p, size_t n)
+{
+	if (n >= 2 && p[0] == 0x1f && p[1] == 0x8b)
+		return "gzip";
+	if (n >= 4 && p[0] == 0x28 && p[1] == 0xb5 && p[2] == 0x2f && p[3] == 0xfd)
+		return "zstd";
+	if (n >= 6 && memcmp(p,
+			     "\xfd"
+			     "7zXZ",
+			     5) == 0)
+		return "xz";
+	if (n >= 3 && memcmp(p, "BZh", 3) == 0)
+		return "bzip2";
+	if (n >= 262 && memcmp(p + 257, "ustar", 5) == 0)
+		return "tar";
+	return NULL;
+}
+
+/* Why libarchive took a container's first bytes for none of its formats. */
+static int container_fail(struct import_ctx *c, const char *name, const unsigned char *p, size_t n)
+{
+	const char *kind = container_kind(p, n);
+
+	if (strcmp(kind, "gzip") == 0 && n >= 3 && p[2] != 8)
+		return orr_diag_set(c->diag, ORR_EARCHIVE, name, 2, -1,
+				    "a gzip header with compression method %u (expected 8, "
+				    "deflate)",
+				    p[2]);
+	if (strcmp(kind, "tar") == 0 && n >= 512) {
+		unsigned sum = 0, want = 0;
+
+		for (size_t i = 0; i < 512; i++)
+			sum += i >= 148 && i < 156 ? ' ' : p[i];
+		for (size_t i = 148; i < 156 && p[i] >= '0' && p[i] <= '7'; i++)
+			want = want * 8 + (unsigned)(p[i] - '0');
+		if (sum != want)
+			return orr_diag_set(c->diag, ORR_EARCHIVE, name, 148, -1,
+					    "a tar header whose checksum does not match its "
+					    "bytes");
+	}
+	return orr_diag_set(c->diag, ORR_EARCHIVE, name, 0, -1,
+			    "starts like a %s stream, but its header is not valid", kind);
 }
 
 /* rank-3, rank_3, rank3, worker3 (any case) in the file's own name. */
@@ -126,6 +183,170 @@ static int rank_from_name(const char *path)
 	return -1;
 }
 
+/* The first bytes of a file or member decide what it is before the rest is read. */
+#define SNIFF_BYTES 512
+/* A plain file is read in pieces, checked as they come; the first piece is small. */
+#define FIRST_READ_BYTES 65536
+#define READ_BYTES       (64u << 20)
+
+enum kind { KIND_UNKNOWN, KIND_CONTAINER, KIND_NATIVE, KIND_JSON };
+
+/* A file or archive member being read into memory, checked as its bytes arrive. */
+struct stream {
+	struct buf b;
+	const char *name;
+	enum kind kind;
+	bool decompressed; /* from a container: its size says nothing about its bytes */
+	size_t checked;    /* bytes of b checked as JSON text */
+	uint64_t ws_run;   /* whitespace at the end of those */
+};
+
+static bool is_ws(char ch)
+{
+	return ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t';
+}
+
+/* A byte for a message: 'x', or its value when it is not printable ASCII. */
+static const char *describe_byte(unsigned char ch, char *buf, size_t size)
+{
+	if (ch > 0x20 && ch < 0x7f)
+		snprintf(buf, size, "'%c'", ch);
+	else
+		snprintf(buf, size, "byte 0x%02x", ch);
+	return buf;
+}
+
+static int sniff(struct import_ctx *c, struct stream *s, bool at_end)
+{
+	const unsigned char *p = (const unsigned char *)s->b.p;
+	size_t n = s->b.len, pos = 0;
+	char what[32];
+
+	if (!at_end && n < SNIFF_BYTES)
+		return 0;
+	if (container_kind(p, n)) {
+		s->kind = KIND_CONTAINER;
+		return 0;
+	}
+	if (orr_native_detect(p, n)) {
+		s->kind = KIND_NATIVE;
+		return 0;
+	}
+	/* A .orr name promises a native file: say what its first bytes should have been. */
+	if (ends_with(s->name, ORR_NATIVE_SUFFIX))
+		return orr_diag_set(c->diag, n ? ORR_EFORMAT : ORR_EEMPTY, s->name, 0, -1,
+				    n ? "expected a native orrery file (its magic frame)"
+				      : "the file is empty");
+	/* JSON: an optional UTF-8 byte order mark, whitespace, then '{' or '['. */
+	if (n >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0)
+		pos = 3;
+	while (pos < n && is_ws((char)p[pos]))
+		pos++;
+	if (pos == n) {
+		s->kind = at_end ? KIND_JSON : KIND_UNKNOWN;
+		return 0;
+	}
+	if (p[pos] != '{' && p[pos] != '[')
+		return orr_diag_set(c->diag, ORR_EFORMAT, s->name, (int64_t)pos, -1,
+				    "expected a Kineto JSON trace ('{' or '[') or a native orrery "
+				    "file, found %s",
+				    describe_byte(p[pos], what, sizeof(what)));
+	s->kind = KIND_JSON;
+	return 0;
+}
+
+/*
+ * JSON text never holds a NUL byte.  Decompressed text holds no run of whitespace longer
+ * than the string limit: a few bytes of zstd can stand for gigabytes of spaces, which
+ * would otherwise all be kept in memory before the parser saw them.
+ */
+static int check_text(struct import_ctx *c, struct stream *s)
+{
+	const char *p = s->b.p, *nul;
+	size_t from = s->checked, to = s->b.len, i;
+	uint64_t cap = c->lim.max[ORR__LIMIT_STRING_BYTES];
+
+	nul = memchr(p + from, '\0', to - from);
+	if (nul)
+		return orr_diag_set(c->diag, ORR_EMALFORMED, s->name, nul - p, -1,
+				    "a NUL byte, which JSON text never holds");
+	s->checked = to;
+	if (!s->decompressed)
+		return 0;
+	if (to - from > cap) {
+		/* A piece longer than the limit can hide a run inside it: look at every byte. */
+		for (i = from; i < to; i++) {
+			s->ws_run = is_ws(p[i]) ? s->ws_run + 1 : 0;
+			if (s->ws_run > cap)
+				goto fail;
+		}
+		return 0;
+	}
+	/* Otherwise only runs that reach a piece's ends can grow past it. */
+	for (i = from; i < to && is_ws(p[i]); i++)
+		s->ws_run++;
+	if (s->ws_run > cap)
+		goto fail;
+	if (i < to) {
+		s->ws_run = 0;
+		for (i = to; i > from && is_ws(p[i - 1]); i--)
+			s->ws_run++;
+	}
+	return 0;
+fail:
+	return orr__limit_fail(&c->lim, ORR__LIMIT_STRING_BYTES, c->diag, s->name,
+			       (int64_t)(to - s->ws_run), -1);
+}
+
+/* After bytes were added to s (at_end: all of them). */
+static int stream_check(struct import_ctx *c, struct stream *s, bool at_end)
+{
+	int r;
+
+	if (s->kind == KIND_UNKNOWN && (r = sniff(c, s, at_end)))
+		return r;
+	/* Still unknown: nothing but whitespace so far. */
+	if (s->kind == KIND_UNKNOWN && s->decompressed &&
+	    s->b.len > c->lim.max[ORR__LIMIT_STRING_BYTES])
+		return orr__limit_fail(&c->lim, ORR__LIMIT_STRING_BYTES, c->diag, s->name, 0, -1);
+	if (s->kind == KIND_JSON)
+		return check_text(c, s);
+	return 0;
+}
+
+/* The file and run limits, for size more bytes of s. */
+static int stream_grow(struct import_ctx *c, struct stream *s, uint64_t size)
+{
+	if (size > c->lim.max[ORR__LIMIT_FILE_BYTES] - s->b.len)
+		return orr__limit_fail(&c->lim, ORR__LIMIT_FILE_BYTES, c->diag, s->name,
+				       (int64_t)s->b.len, -1);
+	if (size > c->lim.max[ORR__LIMIT_RUN_BYTES] - c->run_bytes)
+		return orr__limit_fail(&c->lim, ORR__LIMIT_RUN_BYTES, c->diag, s->name,
+				       (int64_t)s->b.len, -1);
+	return 0;
+}
+
+static int stream_add(struct import_ctx *c, struct stream *s, const void *data, size_t size)
+{
+	int r;
+
+	if ((r = stream_grow(c, s, size)))
+		return r;
+	c->run_bytes += size;
+	buf_reserve(&s->b, s->b.len + size);
+	if (size)
+		memcpy(s->b.p + s->b.len, data, size);
+	s->b.len += size;
+	return stream_check(c, s, false);
+}
+
+static int check_rank_count(struct import_ctx *c, const char *name)
+{
+	if (c->t->nranks > c->lim.max[ORR__LIMIT_RANKS])
+		return orr__limit_fail(&c->lim, ORR__LIMIT_RANKS, c->diag, name, -1, -1);
+	return 0;
+}
+
 static int parse_json(struct import_ctx *c, const char *name, struct buf *b)
 {
 	struct orr__rank_build *rb;
@@ -135,21 +356,23 @@ static int parse_json(struct import_ctx *c, const char *name, struct buf *b)
 		return orr_diag_set(c->diag, ORR_EEMPTY, name, -1, -1, "the file is empty");
 	rb = orr__rank_new(c->t, orr_strtab_intern(c->t->strs, name, strlen(name)));
 	c->bytes += b->len;
-	r = orr__kineto_parse(c->t, rb, name, b->p, b->len, c->diag);
-	if (r)
+	r = orr__kineto_parse(c->t, rb, name, b->p, b->len, &c->lim, c->diag);
+	/* Times within +-ORR_TIME_MAX, for every format (traces/model.c). */
+	if (r || (r = orr__rank_check_times(c->t, rb, name, c->diag)))
 		return r;
 	/* The text is no longer needed: give its memory back before sorting. */
 	buf_release(b);
 	/* Several ranks in one file (orr_trace_write_chrome()): each its own. */
 	if (rb->nparts)
-		return orr__chrome_split(c->t, rb, name, c->diag);
+		return (r = orr__chrome_split(c->t, rb, name, c->diag)) ? r
+									: check_rank_count(c, name);
 	if ((r = orr__chrome_check_one(c->t, rb, name, c->diag)))
 		return r;
 	if (!rb->has_rank)
 		rb->pub.rank = rank_from_name(name);
 	orr__rank_finish(c->t, rb);
 	orr_debug("traces", "%s: rank %d, %zu events", name, rb->pub.rank, rb->pub.nevents);
-	return 0;
+	return check_rank_count(c, name);
 }
 
 static int parse_native(struct import_ctx *c, const char *name, struct buf *b)
@@ -159,82 +382,97 @@ static int parse_native(struct import_ctx *c, const char *name, struct buf *b)
 
 	rb = orr__rank_new(c->t, orr_strtab_intern(c->t->strs, name, strlen(name)));
 	c->bytes += b->len;
-	r = orr__native_parse(c->t, rb, name, b->p, b->len, c->max_bytes, c->opts, c->diag);
-	if (r)
+	r = orr__native_parse(c->t, rb, name, b->p, b->len, &c->lim, &c->run_bytes, c->opts,
+			      c->diag);
+	/* Times within +-ORR_TIME_MAX, for every format (traces/model.c). */
+	if (r || (r = orr__rank_check_times(c->t, rb, name, c->diag)))
 		return r;
 	buf_release(b);
 	if (!rb->has_rank)
 		rb->pub.rank = rank_from_name(name);
 	orr__rank_finish_native(c->t, rb);
 	orr_debug("traces", "%s: native, rank %d, %zu events", name, rb->pub.rank, rb->pub.nevents);
-	return 0;
-}
-
-/* A file's bytes, decompressed when it came from a container: native or Kineto JSON. */
-static int parse_file(struct import_ctx *c, const char *name, struct buf *b)
-{
-	size_t n = strlen(name), sn = sizeof(ORR_NATIVE_SUFFIX) - 1;
-
-	if (orr_native_detect(b->p, b->len))
-		return parse_native(c, name, b);
-	/* A .orr name promises a native file: say what its first bytes should have been. */
-	if (n > sn && memcmp(name + n - sn, ORR_NATIVE_SUFFIX, sn) == 0)
-		return orr_diag_set(c->diag, b->len ? ORR_EFORMAT : ORR_EEMPTY, name, 0, -1,
-				    b->len ? "expected a native orrery file (its magic frame)"
-					   : "the file is empty");
-	return parse_json(c, name, b);
+	return check_rank_count(c, name);
 }
 
 static int import_memory(struct import_ctx *c, const char *name, struct buf *b, int depth);
 
-static int read_entry(struct import_ctx *c, struct archive *a, const char *name, struct buf *b)
+/* A file or member read whole: an archive in it, a native file or Kineto JSON. */
+static int stream_parse(struct import_ctx *c, struct stream *s, int depth)
 {
-	b->len = 0;
+	switch (s->kind) {
+	case KIND_CONTAINER:
+		return import_memory(c, s->name, &s->b, depth);
+	case KIND_NATIVE:
+		return parse_native(c, s->name, &s->b);
+	default:
+		return parse_json(c, s->name, &s->b);
+	}
+}
+
+static int read_entry(struct import_ctx *c, struct archive *a, struct stream *s)
+{
+	int r;
+
 	for (;;) {
 		const void *block;
 		size_t size;
 		la_int64_t offset;
-		int r = archive_read_data_block(a, &block, &size, &offset);
 
+		r = archive_read_data_block(a, &block, &size, &offset);
 		if (r == ARCHIVE_EOF)
 			break;
 		if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
-			return orr_diag_set(c->diag, ORR_ETRUNCATED, name, (int64_t)b->len, -1,
-					    "%s",
+			return orr_diag_set(c->diag, ORR_ETRUNCATED, s->name, (int64_t)s->b.len, -1,
+					    "cannot decompress: %s",
 					    archive_error_string(a) ? archive_error_string(a)
-								    : "cannot decompress");
-		if (b->len + size > c->max_bytes)
-			return orr_diag_set(c->diag, ORR_ETOOBIG, name, (int64_t)b->len, -1,
-					    "larger than %llu bytes once decompressed",
-					    (unsigned long long)c->max_bytes);
-		buf_reserve(b, b->len + size);
-		memcpy(b->p + b->len, block, size);
-		b->len += size;
+								    : "unreadable data");
+		if ((r = stream_add(c, s, block, size)))
+			return r;
+		/* A bomb: a few bytes that stand for gigabytes. */
+		if (s->b.len > ORR__RATIO_FLOOR_BYTES &&
+		    s->b.len / (uint64_t)(archive_filter_bytes(a, -1) | 1) >
+			    c->lim.max[ORR__LIMIT_RATIO])
+			return orr__limit_fail(&c->lim, ORR__LIMIT_RATIO, c->diag, s->name,
+					       (int64_t)s->b.len, -1);
 	}
-	buf_pad(b);
+	if ((r = stream_check(c, s, true)))
+		return r;
+	buf_pad(&s->b);
 	return 0;
 }
 
-/* Every trace member of an opened archive (or the one stream of a compressed file). */
-static int import_archive(struct import_ctx *c, const char *name, struct archive *a, int depth)
+/*
+ * Every trace member of an opened archive (or the one stream of a compressed file).
+ * head[0..nhead) are the container's first bytes, for saying what is wrong with them.
+ */
+static int import_archive(struct import_ctx *c, const char *name, struct archive *a,
+			  const unsigned char *head, size_t nhead, int depth)
 {
 	struct archive_entry *entry;
-	struct buf b = { 0 };
+	struct stream s = { 0 };
 	char *member = NULL;
-	size_t found = 0;
+	size_t found = 0, seen = 0;
 	int r;
 
 	while ((r = archive_read_next_header(a, &entry)) == ARCHIVE_OK) {
 		bool raw = archive_format(a) == ARCHIVE_FORMAT_RAW;
 		const char *path = archive_entry_pathname(entry);
 
-		if (!raw &&
-		    (archive_entry_filetype(entry) != AE_IFREG || !path || !is_trace_name(path)))
+		/* Neither a compression nor tar: libarchive refused the header it saw. */
+		if (raw && archive_filter_count(a) <= 1) {
+			r = container_fail(c, name, head, nhead);
+			goto out;
+		}
+		seen++;
+		if (!raw && (archive_entry_filetype(entry) != AE_IFREG || !path ||
+			     !is_trace_name(path) || is_hidden_member(path)))
 			continue;
 		free(member);
 		member = raw ? orr_xstrdup(name) : orr_xasprintf("%s:%s", name, path);
-		if ((r = read_entry(c, a, member, &b)) ||
-		    (r = import_memory(c, member, &b, depth + 1)))
+		buf_release(&s.b);
+		s = (struct stream){ .name = member, .decompressed = true };
+		if ((r = read_entry(c, a, &s)) || (r = stream_parse(c, &s, depth + 1)))
 			goto out;
 		found++;
 	}
@@ -243,17 +481,23 @@ static int import_archive(struct import_ctx *c, const char *name, struct archive
 				 archive_error_string(a) ? archive_error_string(a) : "unreadable");
 		goto out;
 	}
-	r = found ? 0
-		  : orr_diag_set(c->diag, ORR_ENOTRACE, name, -1, -1,
+	if (found)
+		r = 0;
+	else if (!seen)
+		r = orr_diag_set(c->diag, ORR_ENOTRACE, name, -1, -1,
+				 "an empty tar archive (its first block is zeros)");
+	else
+		r = orr_diag_set(c->diag, ORR_ENOTRACE, name, -1, -1,
 				 "the archive has no *.json, *.json.gz, *.json.zst or *.orr "
 				 "member");
 out:
 	free(member);
-	free(b.p);
+	buf_release(&s.b);
 	return r;
 }
 
-static struct archive *archive_new(void)
+/* raw_only: a compressed file (NAME.json.gz), never read as a tar archive. */
+static struct archive *archive_new(bool raw_only)
 {
 	struct archive *a = archive_read_new();
 
@@ -265,120 +509,144 @@ static struct archive *archive_new(void)
 	archive_read_support_filter_zstd(a);
 	archive_read_support_filter_xz(a);
 	archive_read_support_filter_bzip2(a);
-	archive_read_support_format_tar(a);
+	if (!raw_only)
+		archive_read_support_format_tar(a);
 	archive_read_support_format_raw(a);
 	return a;
 }
 
+/* b holds a container (container_kind()). */
 static int import_memory(struct import_ctx *c, const char *name, struct buf *b, int depth)
 {
 	struct archive *a;
 	int r;
 
-	if (!is_container((const unsigned char *)b->p, b->len))
-		return parse_file(c, name, b);
 	if (depth > 2)
 		return orr_diag_set(c->diag, ORR_EFORMAT, name, 0, -1,
 				    "archives nested more than twice");
-	a = archive_new();
+	a = archive_new(is_compressed_json_name(name));
 	if (archive_read_open_memory(a, b->p, b->len) != ARCHIVE_OK)
 		r = orr_diag_set(c->diag, ORR_EARCHIVE, name, 0, -1, "%s",
 				 archive_error_string(a) ? archive_error_string(a) : "unreadable");
 	else
-		r = import_archive(c, name, a, depth);
+		r = import_archive(c, name, a, (const unsigned char *)b->p, b->len, depth);
 	archive_read_free(a);
 	return r;
 }
 
-static int read_plain(struct import_ctx *c, const char *path, int fd, size_t size, struct buf *b)
+static int changed(struct import_ctx *c, const char *path, size_t at, size_t size)
 {
-	buf_reserve(b, size);
-	while (b->len < size) {
-		ssize_t n = read(fd, b->p + b->len, size - b->len);
+	return orr_diag_set(c->diag, -EIO, path, (int64_t)at, -1,
+			    "the file changed while it was read (it had %zu bytes)", size);
+}
+
+/*
+ * A plain file, read (not mapped: a mapping of a file cut short meanwhile dies of
+ * SIGBUS) in pieces that are checked as they come, the first one small, so that a file
+ * that is not a trace is refused before the rest is read.
+ */
+static int read_plain(struct import_ctx *c, int fd, size_t size, struct stream *s)
+{
+	struct stat st;
+	int r;
+
+	if ((r = stream_grow(c, s, size)))
+		return r;
+	buf_reserve(&s->b, size);
+	while (s->b.len < size) {
+		size_t piece = s->b.len ? READ_BYTES : FIRST_READ_BYTES;
+		size_t want = size - s->b.len < piece ? size - s->b.len : piece;
+		ssize_t n = read(fd, s->b.p + s->b.len, want);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			return orr_diag_set(c->diag, -errno, path, (int64_t)b->len, -1,
+			return orr_diag_set(c->diag, -errno, s->name, (int64_t)s->b.len, -1,
 					    "read failed");
 		if (n == 0)
-			break;
-		b->len += (size_t)n;
+			return changed(c, s->name, s->b.len, size);
+		s->b.len += (size_t)n;
+		c->run_bytes += (uint64_t)n;
+		/* Bytes read while the file was cut short may be zeros: say what happened. */
+		if ((r = stream_check(c, s, s->b.len == size)))
+			return fstat(fd, &st) == 0 && (size_t)st.st_size != size
+				       ? changed(c, s->name, s->b.len, size)
+				       : r;
 	}
-	buf_pad(b);
+	/* One byte more is one too many: the file grew. */
+	if (read(fd, s->b.p + s->b.len, 1) > 0)
+		return changed(c, s->name, s->b.len, size);
+	buf_pad(&s->b);
 	return 0;
 }
 
-/*
- * A plain file is mapped privately (the parser writes two bytes per window) over an
- * anonymous reservation a page longer, so the padding after it reads as zeros.  This
- * spares the kernel zeroing and copying a buffer as large as the file.
- */
-static int map_plain(int fd, size_t size, struct buf *b)
+static const char *file_type(mode_t mode)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t total = (size + ORR__JSON_PADDING + page - 1) / page * page + page;
-	char *p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (p == MAP_FAILED)
-		return -errno;
-	if (mmap(p, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED | MAP_POPULATE, fd, 0) ==
-	    MAP_FAILED) {
-		int err = -errno;
-
-		munmap(p, total);
-		return err;
-	}
-	*b = (struct buf){ .p = p, .len = size, .cap = total, .map_bytes = total };
-	return 0;
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	if (S_ISDIR(mode))
+		return "a directory";
+	return "not a file";
 }
 
 static int import_file(struct import_ctx *c, const char *path)
 {
-	unsigned char head[512];
-	struct buf b = { 0 };
+	unsigned char head[SNIFF_BYTES];
+	struct stream s = { .name = path };
 	struct stat st;
 	ssize_t nhead;
 	int fd, r;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return orr_diag_set(c->diag, -errno, path, -1, -1, "cannot open");
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		r = orr_diag_set(c->diag, -EINVAL, path, -1, -1, "not a regular file");
+	if (fstat(fd, &st) < 0) {
+		r = orr_diag_set(c->diag, -errno, path, -1, -1, "cannot open");
 		goto out;
 	}
+	if (!S_ISREG(st.st_mode)) {
+		r = orr_diag_set(c->diag, -EINVAL, path, -1, -1, "not a regular file (%s)",
+				 file_type(st.st_mode));
+		goto out;
+	}
+	(void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	if (st.st_size == 0) {
 		r = orr_diag_set(c->diag, ORR_EEMPTY, path, -1, -1, "the file is empty");
 		goto out;
 	}
-	if ((uint64_t)st.st_size > c->max_bytes) {
-		r = orr_diag_set(c->diag, ORR_ETOOBIG, path, -1, -1, "larger than %llu bytes",
-				 (unsigned long long)c->max_bytes);
+	if ((uint64_t)st.st_size > c->lim.max[ORR__LIMIT_FILE_BYTES]) {
+		r = orr__limit_fail(&c->lim, ORR__LIMIT_FILE_BYTES, c->diag, path, -1, -1);
 		goto out;
 	}
 	nhead = pread(fd, head, sizeof(head), 0);
-	if (nhead > 0 && is_container(head, (size_t)nhead)) {
-		struct archive *a = archive_new();
+	if (nhead > 0 && container_kind(head, (size_t)nhead)) {
+		struct archive *a = archive_new(is_compressed_json_name(path));
 
 		if (archive_read_open_fd(a, fd, 1 << 20) != ARCHIVE_OK)
 			r = orr_diag_set(c->diag, ORR_EARCHIVE, path, 0, -1, "%s",
 					 archive_error_string(a) ? archive_error_string(a)
 								 : "unreadable");
 		else
-			r = import_archive(c, path, a, 1);
+			r = import_archive(c, path, a, head, (size_t)nhead, 1);
 		archive_read_free(a);
 		goto out;
 	}
-	if (map_plain(fd, (size_t)st.st_size, &b) == 0 ||
-	    (r = read_plain(c, path, fd, (size_t)st.st_size, &b)) == 0)
-		r = parse_file(c, path, &b);
+	if (!(r = read_plain(c, fd, (size_t)st.st_size, &s)))
+		r = stream_parse(c, &s, 1);
 out:
-	buf_release(&b);
+	buf_release(&s.b);
 	close(fd);
 	return r;
 }
 
+/* Files whose name starts with '.' are hidden (macOS's ._NAME beside every file). */
 static int import_dir(struct import_ctx *c, const char *path)
 {
 	struct dirent **names = NULL;
@@ -444,18 +712,17 @@ static int check_ranks(struct import_ctx *c)
 	return 0;
 }
 
-static void ctx_init(struct import_ctx *c, const struct orr_import_options *opts,
-		     struct orr_diag *diag)
+static int ctx_init(struct import_ctx *c, const struct orr_import_options *opts,
+		    struct orr_diag *diag)
 {
-	c->t = orr__trace_new();
-	c->opts = opts;
-	c->max_bytes = opts && opts->max_bytes ? opts->max_bytes : ORR__MAX_JSON_BYTES;
-	if (c->max_bytes > ORR__MAX_JSON_BYTES)
-		c->max_bytes = ORR__MAX_JSON_BYTES;
-	c->diag = diag;
-	c->bytes = 0;
-	c->start_ns = orr_now_ns();
+	*c = (struct import_ctx){
+		.t = orr__trace_new(),
+		.opts = opts,
+		.diag = diag,
+		.start_ns = orr_now_ns(),
+	};
 	orr_diag_clear(diag);
+	return orr__limits_init(&c->lim, opts, diag);
 }
 
 static int ctx_finish(struct import_ctx *c, int r, struct orr_trace **ret_trace)
@@ -483,8 +750,9 @@ int orr_trace_import(const char *path, const struct orr_import_options *opts,
 	struct stat st;
 	int r;
 
-	ctx_init(&c, opts, reterr_diag);
-	if (stat(path, &st) < 0)
+	if ((r = ctx_init(&c, opts, reterr_diag)))
+		;
+	else if (stat(path, &st) < 0)
 		r = orr_diag_set(reterr_diag, -errno, path, -1, -1, "cannot open");
 	else if (S_ISDIR(st.st_mode))
 		r = import_dir(&c, path);
@@ -498,21 +766,14 @@ int orr_trace_import_buffer(const char *name, const void *data, size_t size,
 			    struct orr_diag *reterr_diag)
 {
 	struct import_ctx c;
-	struct buf b = { 0 };
+	struct stream s = { .name = name };
 	int r;
 
-	ctx_init(&c, opts, reterr_diag);
-	if (size > c.max_bytes) {
-		r = orr_diag_set(reterr_diag, ORR_ETOOBIG, name, -1, -1, "larger than %llu bytes",
-				 (unsigned long long)c.max_bytes);
-	} else {
-		buf_reserve(&b, size);
-		if (size)
-			memcpy(b.p, data, size);
-		b.len = size;
-		buf_pad(&b);
-		r = import_memory(&c, name, &b, 1);
+	if (!(r = ctx_init(&c, opts, reterr_diag)) && !(r = stream_add(&c, &s, data, size)) &&
+	    !(r = stream_check(&c, &s, true))) {
+		buf_pad(&s.b);
+		r = stream_parse(&c, &s, 1);
 	}
-	free(b.p);
+	buf_release(&s.b);
 	return ctx_finish(&c, r, ret_trace);
 }

@@ -15,10 +15,53 @@ extern "C" {
 
 /* Bytes readable past the end of a buffer handed to the JSON parser (simdjson's need). */
 #define ORR__JSON_PADDING 64
-/* The largest single JSON document simdjson accepts is 4 GiB. */
-#define ORR__MAX_JSON_BYTES 0xFFFFFF00ull
-/* Longest string accepted in a trace (names, kernel signatures). */
+/* Longest string the native writer stores (names, kernel signatures). */
 #define ORR__MAX_STRING_BYTES (1u << 20)
+
+/*
+ * What an import accepts (docs/limits.md): each from orr_import_options when set there,
+ * else from its environment variable, else the default.  The X-macro gives the index,
+ * the variable, the default and what is counted, for the one message they all share.
+ */
+#define ORR__LIMITS(X)                                                                    \
+	X(FILE_BYTES, "ORR_MAX_FILE_BYTES", UINT64_C(4) << 30, "bytes once decompressed") \
+	X(RUN_BYTES, "ORR_MAX_RUN_BYTES", UINT64_C(256) << 30,                            \
+	  "bytes once decompressed, all files of the run together")                       \
+	X(EVENTS, "ORR_MAX_EVENTS", UINT64_C(64) << 20, "events in one rank")             \
+	X(RANKS, "ORR_MAX_RANKS", UINT64_C(65536), "ranks")                               \
+	X(PLACES, "ORR_MAX_PLACES", UINT64_C(65536), "threads and streams in one rank")   \
+	X(STRING_BYTES, "ORR_MAX_STRING_BYTES", UINT64_C(1) << 20,                        \
+	  "bytes in one string or run of whitespace")                                     \
+	X(DEPTH, "ORR_MAX_DEPTH", UINT64_C(1024), "levels of nested arrays and objects")  \
+	X(RATIO, "ORR_MAX_RATIO", UINT64_C(1000),                                         \
+	  "times its compressed size (past the first 64 MiB)")
+
+/* Decompressed bytes of one stream or frame before ORR__LIMIT_RATIO applies. */
+#define ORR__RATIO_FLOOR_BYTES (UINT64_C(64) << 20)
+
+enum orr__limit {
+#define ORR__LIMIT_ENUM(name, env, def, what) ORR__LIMIT_##name,
+	ORR__LIMITS(ORR__LIMIT_ENUM) ORR__LIMIT_COUNT
+#undef ORR__LIMIT_ENUM
+};
+
+struct orr__limits {
+	uint64_t max[ORR__LIMIT_COUNT];
+};
+
+/*
+ * Fills l from opts (may be NULL), the environment and the defaults.  A variable that is
+ * not a positive integer (with an optional K, M, G or T suffix, powers of 1024) fails
+ * with a diag naming it.
+ */
+int orr__limits_init(struct orr__limits *l, const struct orr_import_options *opts,
+		     struct orr_diag *diag);
+/*
+ * "more than N <what> (ORR_MAX_X=N; set ORR_MAX_X higher to read it)" for file at
+ * offset/event (-1 when unknown); returns ORR_ETOOBIG.
+ */
+int orr__limit_fail(const struct orr__limits *l, enum orr__limit which, struct orr_diag *diag,
+		    const char *file, int64_t offset, int64_t event);
 
 /* A growable array of fixed-size elements. */
 struct orr__vec {
@@ -53,11 +96,22 @@ struct orr__meta {
 	uint8_t has_id, gpu; /* gpu: id is a device */
 };
 
+/*
+ * A hash index over a table's rows (traces/model.c): slots hold row + 1, 0 is empty.
+ * Rows pushed directly are indexed at the next lookup; a rollback leaves stale slots,
+ * which lookups skip.
+ */
+struct orr__index {
+	uint32_t *slot;
+	size_t cap, used, n; /* n: rows indexed so far */
+};
+
 struct orr__rank_build {
 	struct orr_rank pub;
 	bool has_rank; /* pub.rank came from the file's own metadata */
 	bool has_base;
 	uint32_t last_place; /* lookup cache */
+	struct orr__index place_index, skipped_index;
 	struct orr__vec places, events, ops, inputs, dims, copies, syncs, colls, members, comms,
 		devices, skipped, flows, metas;
 	bool gpu_device_arg; /* a GPU event named its device in args */
@@ -96,6 +150,13 @@ void orr__rank_finish(struct orr_trace *t, struct orr__rank_build *rb);
  */
 void orr__rank_finish_native(struct orr_trace *t, struct orr__rank_build *rb);
 void orr__rank_free(struct orr__rank_build *rb);
+/*
+ * Fails with ORR_EMALFORMED and a diag naming NAME and the event unless every event's
+ * start, duration and end, and the base time, are within +-ORR_TIME_MAX ns.  For every
+ * format, before the rank is finished (events still in input order).
+ */
+int orr__rank_check_times(const struct orr_trace *t, const struct orr__rank_build *rb,
+			  const char *name, struct orr_diag *diag);
 
 /* Kineto "cat" -> enum orr_event_kind, or ORR_EVENT_KIND_COUNT when not modelled. */
 int orr__kineto_kind(const char *cat, size_t len);
@@ -108,7 +169,7 @@ enum orr_sync_kind orr__kineto_sync_kind(const char *s, size_t len);
  * Errors fill diag with name, byte offset and event index.
  */
 int orr__kineto_parse(struct orr_trace *t, struct orr__rank_build *rb, const char *name, char *buf,
-		      size_t len, struct orr_diag *diag);
+		      size_t len, const struct orr__limits *limits, struct orr_diag *diag);
 
 /*
  * Chrome JSON of several ranks in one file (orr_trace_write_chrome(), traces/chrome/).
@@ -137,7 +198,7 @@ extern const unsigned char orr__native_magic[16];
 /* Most inputs or dims of one op, or members of one collective, the writer takes. */
 #define ORR__NATIVE_MAX_ROW_ITEMS (1u << 22)
 /* Bounds on times, so that start + dur never overflows anywhere downstream. */
-#define ORR__NATIVE_MAX_TIME (INT64_C(1) << 62)
+#define ORR__NATIVE_MAX_TIME ORR_TIME_MAX
 
 /*
  * Events store correlation and external id as the difference from the last event of
@@ -167,12 +228,15 @@ const char *orr__native_check_place(const struct orr_event *e, uint8_t place_kin
 /*
  * Reads one native file data[0..len) into rb (a new rank of t): header, tables, events,
  * trailer.  A file cut short keeps its complete frames, sets pub.truncated and calls
- * opts->warn; rb->has_rank tells whether the header gave the rank.  Errors fill diag
- * with name and the byte offset of the frame.
+ * opts->warn; rb->has_rank tells whether the header gave the rank.  Decompressed frames
+ * count against the limits' FILE_BYTES and (added to *run_bytes) RUN_BYTES, rows against
+ * EVENTS, PLACES and STRING_BYTES.
+ * Errors fill diag with name and the byte offset of the frame.
  */
 int orr__native_parse(struct orr_trace *t, struct orr__rank_build *rb, const char *name,
-		      const void *data, size_t len, uint64_t max_bytes,
-		      const struct orr_import_options *opts, struct orr_diag *diag);
+		      const void *data, size_t len, const struct orr__limits *limits,
+		      uint64_t *run_bytes, const struct orr_import_options *opts,
+		      struct orr_diag *diag);
 
 #ifdef __cplusplus
 }

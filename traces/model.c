@@ -62,6 +62,83 @@ void orr__rank_rollback(struct orr__rank_build *rb, const struct orr__mark *m)
 	rb->last_place = UINT32_MAX;
 }
 
+/* ---- hash indexes: a lookup per event must not scan every thread or category ---- */
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 31;
+	x *= UINT64_C(0x7fb5d329728ea185);
+	x ^= x >> 27;
+	x *= UINT64_C(0x81dadef4bc2dd44d);
+	return x ^ (x >> 33);
+}
+
+static uint64_t place_key(enum orr_place_kind kind, int64_t pid, int64_t tid)
+{
+	return mix(mix((uint64_t)pid ^ ((uint64_t)kind << 63)) ^ (uint64_t)tid);
+}
+
+static uint64_t place_hash(const struct orr__vec *v, size_t i)
+{
+	const struct orr_place *p = ORR__AT(*v, struct orr_place, i);
+
+	return place_key((enum orr_place_kind)p->kind, p->pid, p->tid);
+}
+
+static uint64_t skipped_hash(const struct orr__vec *v, size_t i)
+{
+	return mix(ORR__AT(*v, struct orr_skipped, i)->category);
+}
+
+static void index_put(struct orr__index *ix, uint64_t h, size_t row)
+{
+	size_t k = (size_t)h & (ix->cap - 1);
+
+	while (ix->slot[k])
+		k = (k + 1) & (ix->cap - 1);
+	ix->slot[k] = (uint32_t)row + 1;
+	ix->used++;
+}
+
+/* Indexes the rows of v not indexed yet (pushed since, or after a rollback). */
+static void index_sync(struct orr__index *ix, const struct orr__vec *v,
+		       uint64_t (*hash)(const struct orr__vec *, size_t))
+{
+	if (ix->n > v->n)
+		ix->n = v->n;
+	for (; ix->n < v->n; ix->n++) {
+		if ((ix->used + 1) * 2 > ix->cap) {
+			/* Rebuilt from the live rows: stale slots go. */
+			ix->cap = ix->cap ? ix->cap * 2 : 64;
+			free(ix->slot);
+			ix->slot = orr_xcalloc(ix->cap, sizeof(*ix->slot));
+			ix->used = 0;
+			for (size_t i = 0; i < ix->n; i++)
+				index_put(ix, hash(v, i), i);
+		}
+		index_put(ix, hash(v, ix->n), ix->n);
+	}
+}
+
+static uint32_t find_place(struct orr__rank_build *rb, enum orr_place_kind kind, int64_t pid,
+			   int64_t tid)
+{
+	const struct orr_place *p = rb->places.p;
+	struct orr__index *ix = &rb->place_index;
+
+	index_sync(ix, &rb->places, place_hash);
+	if (!ix->cap)
+		return UINT32_MAX;
+	for (size_t k = (size_t)place_key(kind, pid, tid) & (ix->cap - 1); ix->slot[k];
+	     k = (k + 1) & (ix->cap - 1)) {
+		uint32_t i = ix->slot[k] - 1;
+
+		if (i < rb->places.n && p[i].kind == kind && p[i].pid == pid && p[i].tid == tid)
+			return i;
+	}
+	return UINT32_MAX;
+}
+
 uint32_t orr__place(struct orr__rank_build *rb, enum orr_place_kind kind, int64_t pid, int64_t tid,
 		    int32_t device)
 {
@@ -71,11 +148,10 @@ uint32_t orr__place(struct orr__rank_build *rb, enum orr_place_kind kind, int64_
 
 	if (i < rb->places.n && p[i].kind == kind && p[i].pid == pid && p[i].tid == tid)
 		return i;
-	for (i = 0; i < rb->places.n; i++) {
-		if (p[i].kind == kind && p[i].pid == pid && p[i].tid == tid) {
-			rb->last_place = i;
-			return i;
-		}
+	i = find_place(rb, kind, pid, tid);
+	if (i != UINT32_MAX) {
+		rb->last_place = i;
+		return i;
 	}
 	np = orr__vec_push(&rb->places);
 	*np = (struct orr_place){ .kind = kind, .pid = pid, .tid = tid, .device = device };
@@ -86,9 +162,14 @@ uint32_t orr__place(struct orr__rank_build *rb, enum orr_place_kind kind, int64_
 void orr__count_skipped(struct orr__rank_build *rb, uint32_t category)
 {
 	struct orr_skipped *s = rb->skipped.p;
+	struct orr__index *ix = &rb->skipped_index;
 
-	for (size_t i = 0; i < rb->skipped.n; i++) {
-		if (s[i].category == category) {
+	index_sync(ix, &rb->skipped, skipped_hash);
+	for (size_t k = ix->cap ? (size_t)mix(category) & (ix->cap - 1) : 0; ix->cap && ix->slot[k];
+	     k = (k + 1) & (ix->cap - 1)) {
+		uint32_t i = ix->slot[k] - 1;
+
+		if (i < rb->skipped.n && s[i].category == category) {
 			s[i].count++;
 			return;
 		}
@@ -163,6 +244,8 @@ void orr__rank_free(struct orr__rank_build *rb)
 		free(v[i].p);
 	for (size_t i = 0; i < rb->nparts; i++)
 		orr__rank_free(rb->parts[i]);
+	free(rb->place_index.slot);
+	free(rb->skipped_index.slot);
 	free(rb->parts);
 	free(rb);
 }
@@ -285,12 +368,16 @@ static void name_places(struct orr__rank_build *rb)
 	const struct orr__meta *m = rb->metas.p;
 	struct orr_place *p = rb->places.p;
 
+	/* Names threads and streams alike (Kineto names a stream's row so); the last wins. */
 	for (size_t i = 0; i < rb->metas.n; i++) {
+		uint32_t j;
+
 		if (!m[i].thread)
 			continue;
-		for (size_t j = 0; j < rb->places.n; j++)
-			if (p[j].pid == m[i].pid && p[j].tid == m[i].tid)
-				p[j].name = m[i].name;
+		if ((j = find_place(rb, ORR_PLACE_THREAD, m[i].pid, m[i].tid)) != UINT32_MAX)
+			p[j].name = m[i].name;
+		if ((j = find_place(rb, ORR_PLACE_STREAM, m[i].pid, m[i].tid)) != UINT32_MAX)
+			p[j].name = m[i].name;
 	}
 }
 
@@ -429,8 +516,12 @@ static void make_views(struct orr__rank_build *rb)
 {
 	free(rb->flows.p);
 	free(rb->metas.p);
+	free(rb->place_index.slot);
+	free(rb->skipped_index.slot);
 	memset(&rb->flows, 0, sizeof(rb->flows));
 	memset(&rb->metas, 0, sizeof(rb->metas));
+	memset(&rb->place_index, 0, sizeof(rb->place_index));
+	memset(&rb->skipped_index, 0, sizeof(rb->skipped_index));
 	VIEW(places, rb->places, struct orr_place);
 	VIEW(events, rb->events, struct orr_event);
 	VIEW(ops, rb->ops, struct orr_op_args);
@@ -443,6 +534,47 @@ static void make_views(struct orr__rank_build *rb)
 	VIEW(devices, rb->devices, struct orr_device);
 	VIEW(skipped, rb->skipped, struct orr_skipped);
 	VIEW(collectives, rb->colls, struct orr_collective);
+}
+
+static const char *time_problem(const struct orr_event *e)
+{
+	if (e->start_ns < -ORR_TIME_MAX || e->start_ns > ORR_TIME_MAX)
+		return "a start within +-2^62 ns";
+	if (e->dur_ns < 0 || e->dur_ns > ORR_TIME_MAX)
+		return "a duration from 0 to 2^62 ns";
+	if (e->start_ns + e->dur_ns > ORR_TIME_MAX) /* cannot overflow: both are bounded */
+		return "an end (start + duration) of at most 2^62 ns";
+	return NULL;
+}
+
+/*
+ * One check for every format, so that no sum or difference of two times overflows
+ * downstream.  Before sorting, the events are in the file's order: the index is the
+ * event's among those the model keeps (the file's own index when it has no metadata or
+ * skipped categories before it), and the kind and name say which it is.
+ */
+int orr__rank_check_times(const struct orr_trace *t, const struct orr__rank_build *rb,
+			  const char *name, struct orr_diag *diag)
+{
+	const struct orr_event *ev = rb->events.p;
+
+	if (rb->pub.base_time_ns < -ORR_TIME_MAX || rb->pub.base_time_ns > ORR_TIME_MAX)
+		return orr_diag_set(diag, ORR_EMALFORMED, name, -1, -1,
+				    "expected a base time within +-2^62 ns (about 146 years), got "
+				    "%lld ns",
+				    (long long)rb->pub.base_time_ns);
+	for (size_t i = 0; i < rb->events.n; i++) {
+		const char *what = time_problem(&ev[i]);
+
+		if (what)
+			return orr_diag_set(diag, ORR_EMALFORMED, name, -1, (int64_t)i,
+					    "%s '%.64s': expected %s (about 146 years), "
+					    "got start %lld ns, duration %lld ns",
+					    orr_event_kind_name((enum orr_event_kind)ev[i].kind),
+					    orr_trace_str(t, ev[i].name), what,
+					    (long long)ev[i].start_ns, (long long)ev[i].dur_ns);
+	}
+	return 0;
 }
 
 void orr__rank_finish(struct orr_trace *t, struct orr__rank_build *rb)

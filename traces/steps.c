@@ -164,13 +164,11 @@ int orr_trace_job_steps(const struct orr_trace *t, struct orr_step **ret_steps, 
 			njob = n;
 			continue;
 		}
-		/* Keep the steps this rank has too, widened to cover it. */
-		for (size_t j = 0; j < njob; j++) {
-			size_t m = 0;
-
-			while (m < n && s[m].step != job[j].step)
+		/* Keep the steps this rank has too, widened to cover it; both are in step order. */
+		for (size_t j = 0, m = 0; j < njob; j++) {
+			while (m < n && s[m].step < job[j].step)
 				m++;
-			if (m == n)
+			if (m == n || s[m].step != job[j].step)
 				continue;
 			job[k] = job[j];
 			if (s[m].start_ns < job[k].start_ns)

@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -119,6 +120,70 @@ void orr_debug(const char *subsystem, const char *fmt, ...) __attribute__((forma
 
 /* Monotonic clock in nanoseconds, for progress and benchmarks. */
 int64_t orr_now_ns(void);
+
+/*
+ * Names from traces and paths, made safe to show (common/escape.c; docs/limits.md).
+ * Text: C0 controls, DEL and bytes that are not UTF-8 become \n, \t, \r or \xNN; C1
+ * controls, U+2028/U+2029 and the bidirectional overrides and isolates become \uNNNN;
+ * valid UTF-8 and backslashes stay as they are, so the escaping is idempotent.
+ * orr_text_escape() is snprintf-like: it writes at most size bytes, NUL included,
+ * and returns the length of the whole escaped text.
+ */
+size_t orr_text_escape(char *buf, size_t size, const char *s);
+/* True when orr_text_escape() would change nothing. */
+bool orr_text_is_plain(const char *s);
+/* An escaped copy, to free(). */
+char *orr_text_escape_dup(const char *s);
+/* The length of the valid UTF-8 sequence at s (1 for ASCII), or 0. */
+size_t orr_utf8_len(const char *s);
+/*
+ * s as a quoted JSON string: '"' and '\\' escaped, control characters (C0, DEL, C1,
+ * U+2028, U+2029, bidirectional controls) written as \uNNNN, and bytes that are not
+ * UTF-8 as \ufffd, so that the output is always valid JSON.
+ */
+void orr_json_write_string(FILE *f, const char *s);
+
+/*
+ * Outputs (common/outfile.c; docs/limits.md, "Outputs"): the one way to write a file or
+ * a directory.  A regular output is written to ".NAME.tmp.PID.RANDOM" in its directory
+ * (O_CREAT|O_EXCL|O_NOFOLLOW, an unguessable name) and renamed over NAME by commit, so
+ * that readers see the old output or the new one; a symbolic link at NAME is replaced,
+ * never followed.  Replacing keeps the old file's permission bits; a new file gets
+ * 0666 & ~umask.  Anything else that exists at NAME (a character device, a FIFO,
+ * /dev/stdout) is written in place.  With ORR_OUTFILE_DIR, a directory is made instead
+ * (NAME must not exist or be empty); write its members into orr_outfile_dir().
+ * No orr_xmalloc, no abort, no printing, so that the tracer uses it too.  Functions return 0 or
+ * -errno; after a failed open, commit or abort nothing is left.  One orr_outfile
+ * belongs to one thread; it must stay where it is between open and commit or abort.
+ */
+#define ORR_OUTFILE_DIR 1u
+struct orr_outfile {
+	char path[4096], tmp[4096];
+	FILE *stream;
+	int fd, slot, err;
+	unsigned mode;
+	bool active, direct, is_dir, keep_mode;
+};
+int orr_outfile_open(struct orr_outfile *o, const char *path, unsigned flags);
+/* A buffered stream on the file (the outfile closes it), or NULL (ENOMEM). */
+FILE *orr_outfile_stream(struct orr_outfile *o);
+int orr_outfile_fd(const struct orr_outfile *o);
+/* The temporary directory of an ORR_OUTFILE_DIR output. */
+const char *orr_outfile_dir(const struct orr_outfile *o);
+/* Flushes, closes (fsync first when sync) and renames; on failure removes the temporary. */
+int orr_outfile_commit(struct orr_outfile *o, bool sync);
+/* Closes and removes the temporary (with a directory's members); NULL or closed is fine. */
+void orr_outfile_abort(struct orr_outfile *o);
+/*
+ * SIGINT, SIGTERM and SIGHUP (those not ignored and not caught already) remove every
+ * live temporary, then end the process as the signal would have.  For programs, not
+ * for the tracer.
+ */
+void orr_outfile_catch_signals(void);
+/* True when PATH exists and is not a file or a directory, or names a descriptor. */
+bool orr_outfile_is_special(const char *path);
+/* True when OUT would be IN itself or inside the directory IN (real paths compared). */
+bool orr_outfile_inside(const char *out, const char *in);
 
 #ifdef __cplusplus
 }

@@ -19,8 +19,9 @@
  * ORR_EVENT_KIND_COUNT, sub in range for the kind (0 where unused), GPU kinds (kernel,
  * memcpy, memset, sync, CUDA event) on stream places and the others on threads, args only
  * for kinds with a table, duration >= 0, times within +-2^62 ns.
- * Output goes to "PATH.tmp.PID" and is renamed to PATH by a successful close, so a
- * reader never sees a half-written file under the final name.
+ * Output goes to a temporary ".NAME.tmp.PID.RANDOM" beside PATH and is renamed to PATH
+ * by a successful close (orr_outfile_open(), orrery/common.h), so a reader never sees a
+ * half-written file under the final name.
  *
  * Thread safety: one writer belongs to one thread at a time.
  */
@@ -88,7 +89,7 @@ struct orr_native_writer_options {
 
 struct orr_native_writer;
 
-/* Creates PATH.tmp.PID and writes the magic and the header.  opts may be NULL. */
+/* Creates PATH's temporary and writes the magic and the header.  opts may be NULL. */
 int orr_native_writer_open(const char *path, const struct orr_native_header *h,
 			   const struct orr_native_writer_options *opts,
 			   struct orr_native_writer **ret_w);

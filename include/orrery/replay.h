@@ -14,7 +14,9 @@
  *
  * Ownership: a replay borrows its graph (which borrows the trace); both must outlive
  * it.  Functions returning arrays through ret_* hand out malloc'ed memory (free()).
- * Errors: orr_replay_run() returns 0, or ORR_ECYCLE with the cycle in reterr_diag.
+ * Errors: orr_replay_run() returns 0, ORR_ECYCLE with the cycle in reterr_diag, or
+ * -ERANGE when a scale factor or the predicted timeline is out of range (reterr_diag
+ * says which).
  * Thread safety: a finished replay is immutable; replays of one graph may run in
  * parallel.
  */
@@ -33,7 +35,12 @@
 extern "C" {
 #endif
 
-/* Multiplies the duration of every GPU task whose name matches glob (fnmatch(3)). */
+/*
+ * Multiplies the duration of every GPU task whose name matches glob (fnmatch(3)).
+ * A factor is from 0 to ORR_SCALE_MAX; a larger one, or scaled durations past
+ * ORR_TIME_MAX (alone or added up), fail orr_replay_run() with -ERANGE.
+ */
+#define ORR_SCALE_MAX 1e6
 struct orr_scale {
 	const char *glob;
 	double factor;

@@ -101,6 +101,34 @@ struct orr_event {
 
 #define ORR_EVENT_F_FLOW_LINKED 0x1 /* correlation came from an ac2g/async_cpu_to_gpu flow */
 
+/*
+ * Every imported time is within +-ORR_TIME_MAX ns (2^62 ns, about 146 years) of the
+ * epoch: start_ns, dur_ns (0..ORR_TIME_MAX), start_ns + dur_ns and base_time_ns; an
+ * import fails otherwise (docs/limits.md).  The sum of two such times fits in an
+ * int64_t, and their difference but at the very ends; what adds up more (predicted
+ * times, sums over events, scaled durations) saturates with orr_time_add/_sub().
+ */
+#define ORR_TIME_MAX (INT64_C(1) << 62)
+
+/* a + b and a - b, clamped to [INT64_MIN, INT64_MAX] instead of overflowing. */
+static inline int64_t orr_time_add(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+static inline int64_t orr_time_sub(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_sub_overflow(a, b, &r))
+		return b < 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
 /* One tensor input of an op: dims[first_dim .. first_dim+ndims), dtype interned. */
 struct orr_input {
 	uint32_t first_dim;
@@ -217,8 +245,20 @@ struct orr_rank {
 struct orr_trace;
 
 struct orr_import_options {
-	/* Largest decompressed input accepted, per file; 0 = 64 GiB. */
-	uint64_t max_bytes;
+	/*
+	 * Limits (docs/limits.md); 0 takes the environment variable (ORR_MAX_FILE_BYTES,
+	 * ORR_MAX_RUN_BYTES, ORR_MAX_EVENTS, ORR_MAX_RANKS, ORR_MAX_PLACES,
+	 * ORR_MAX_STRING_BYTES, ORR_MAX_DEPTH, ORR_MAX_RATIO), else the default.  Passing
+	 * one fails with ORR_ETOOBIG and a diag naming the limit.
+	 */
+	uint64_t max_bytes;        /* decompressed bytes per file; 4 GiB */
+	uint64_t max_run_bytes;    /* decompressed bytes of all files together; 256 GiB */
+	uint64_t max_events;       /* events per rank; 64 Mi */
+	uint64_t max_ranks;        /* ranks; 65,536 */
+	uint64_t max_places;       /* threads and streams per rank; 65,536 */
+	uint64_t max_string_bytes; /* one string, or one run of JSON whitespace; 1 MiB */
+	uint64_t max_depth;        /* JSON nesting; 1,024 */
+	uint64_t max_ratio;        /* decompressed / compressed, past 64 MiB; 1,000 */
 	/* Called between files and every 64 MiB of input, from the importing thread. */
 	void (*progress)(void *data, const char *file, uint64_t done_bytes);
 	void *progress_data;
@@ -236,8 +276,9 @@ struct orr_import_options {
  * skipped), or a .tar / .tar.gz / .tar.zst of them.  Ranks come from distributedInfo.rank
  * or the native header, else from the file name (rank-3, rank3, worker3).  A Chrome file
  * of several ranks (orr_trace_write_chrome()) gives its ranks; one whose processes are
- * named after several ranks without saying which is which fails with ORR_ERANK.  opts
- * may be NULL.
+ * named after several ranks without saying which is which fails with ORR_ERANK.  Only
+ * regular files and directories are read (a FIFO fails at once); names starting with '.'
+ * in directories and archives are skipped.  opts may be NULL.
  */
 int orr_trace_import(const char *path, const struct orr_import_options *opts,
 		     struct orr_trace **ret_trace, struct orr_diag *reterr_diag);
@@ -295,9 +336,9 @@ int orr_trace_job_steps(const struct orr_trace *t, struct orr_step **ret_steps, 
  * file, or with _rank only r.  One rank is a Kineto file as torch.profiler writes it.
  * Several get processes of their own (distinct pids, named "rank R" and "rank R GPU D",
  * whose args say the rank and the process's own pid or device) and their Kineto headers
- * in a top-level "orreryRanks"; such a file reads back as those ranks.  Written to
- * PATH.tmp.PID, renamed when complete; on failure nothing is left and reterr_diag names
- * PATH.
+ * in a top-level "orreryRanks"; such a file reads back as those ranks.  Written as
+ * orr_outfile_open() writes (a temporary renamed when complete, devices and FIFOs in
+ * place); on failure nothing is left and reterr_diag names PATH.
  */
 int orr_trace_write_chrome(const struct orr_trace *t, const char *path,
 			   struct orr_diag *reterr_diag);

@@ -69,7 +69,7 @@ timeline)
 	expect_rc 0
 	[[ -s $work/err ]] && { show; fail "unexpected output on stderr"; }
 	expect_in out "error over"
-	[[ -e $work/timeline.json.tmp ]] && fail "the temporary file was left behind"
+	compgen -G "$work/.timeline.json.tmp.*" >/dev/null && fail "the temporary file was left behind"
 	python3 "$golden/check-timeline.py" "$work/timeline.json" || fail "invalid timeline"
 	# Where it cannot be written: one error line, nothing on stdout, nothing left.
 	run replay --timeline "$work/no-such-dir/timeline.json" "$trace"
@@ -110,7 +110,8 @@ usage)
 		run replay --format=xml x
 		expect_rc 2
 		expect_in err "unknown format 'xml'"
-		for bad in nccl '=2' 'nccl*=' 'nccl*=x' 'nccl*=-1' 'nccl*=inf' 'nccl*=nan'; do
+		for bad in nccl '=2' 'nccl*=' 'nccl*=x' 'nccl*=-1' 'nccl*=inf' 'nccl*=nan' \
+			'*=1e30' 'nccl*=1e12' '*=1000001' '*=1e-400x'; do
 			run replay --scale "$bad" x
 			expect_rc 2
 			expect_in err "bad --scale '$bad'"
@@ -141,6 +142,9 @@ usage)
 		run critical-path --scale '*=' x
 		expect_rc 2
 		expect_in err "bad --scale"
+		run critical-path --scale '*=1e30' x
+		expect_rc 2
+		expect_in err "FACTOR from 0 to 1e6"
 		run critical-path --comm '' x
 		expect_rc 2
 		expect_in err "empty --comm pattern"

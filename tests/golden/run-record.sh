@@ -115,7 +115,8 @@ env)
 	[[ -f $e ]] || fail "the command did not run"
 	[[ $(env_of $e CUDA_INJECTION64_PATH) == "$work/fake-tracer.so" ]] || fail "CUDA_INJECTION64_PATH"
 	[[ $(env_of $e NVTX_INJECTION64_PATH) == "$work/fake-cupti.so" ]] || fail "NVTX_INJECTION64_PATH"
-	[[ $(env_of $e ORR_RECORD_DIR) == "$(cd runs/r1 && pwd -P)" ]] || fail "ORR_RECORD_DIR"
+	# (r1 itself is gone: nothing was recorded.)
+	[[ $(env_of $e ORR_RECORD_DIR) == "$(cd runs && pwd -P)/r1" ]] || fail "ORR_RECORD_DIR"
 	[[ $(env_of $e ORR_RECORD_SKIP) == 10 ]] || fail "ORR_RECORD_SKIP"
 	[[ $(env_of $e ORR_RECORD_STEPS) == 5 ]] || fail "ORR_RECORD_STEPS"
 	[[ $(env_of $e ORR_RECORD_STEP_PREFIX) == "iteration " ]] || fail "ORR_RECORD_STEP_PREFIX"
@@ -158,9 +159,10 @@ status)
 	expect_rc 126
 	expect_in err "cannot run './not-exec'"
 	# A directory in the way: not empty, or not a directory.
-	run record -o s1 -- true
+	mkdir full && : >full/x
+	run record -o full -- true
 	expect_rc 1
-	expect_in err "'s1' exists and is not empty"
+	expect_in err "'full' exists and is not empty"
 	expect_in err "-o"
 	run record -o not-exec -- true
 	expect_rc 1
@@ -169,9 +171,9 @@ status)
 	run record -q -o empty -- true
 	expect_rc 1
 	expect_in err "no process initialized CUDA"
-	# Every recorded command leaves its manifest, with its exit status.
-	grep -q '"exit_status": *3' s1/manifest.json || fail "manifest of s1: $(cat s1/manifest.json)"
-	grep -q '"exit_status": *143' s2/manifest.json || fail "manifest of s2"
+	# A command that recorded nothing leaves nothing (no directory holding only a manifest).
+	[[ -e s1 || -e s2 ]] && fail "the run directory of an empty recording was left"
+	[[ -d empty && ! -e empty/manifest.json ]] || fail "the given empty directory changed"
 	;;
 signal)
 	fake_tracer
@@ -271,7 +273,7 @@ summary)
 	"$orrery" convert "$r1" -o r1.orr >/dev/null 2>&1 || fail "orrery convert $r1"
 	run record --skip 1 --steps 2 -o m1 -- sh -c '
 		"$0" convert "$1" -o "$ORR_RECORD_DIR/rank-0-1.orr" || exit 9
-		cp "$2" "$ORR_RECORD_DIR/rank-1-$$.orr.tmp.$$"
+		cp "$2" "$ORR_RECORD_DIR/.rank-1-$$.orr.tmp.$$.abcdefghijkl"
 		echo "tracer says hello" >"$ORR_RECORD_DIR/tracer-1.log"' "$orrery" "$r0" r1.orr
 	expect_rc 0
 	expect_in err "orrery: recorded 2 processes in 'm1'"
@@ -280,7 +282,7 @@ summary)
 	expect_in err "kernels"
 	expect_in err "orrery: tracer[1]: tracer says hello"
 	expect_in err "orrery: replay it with: orrery replay m1"
-	ls m1/*.tmp.* >/dev/null 2>&1 && fail "the unfinished file was not renamed"
+	compgen -G 'm1/.*.tmp.*' >/dev/null && fail "the unfinished file was not renamed"
 	[[ $(ls m1/*.orr | wc -l) == 2 ]] || fail "expected 2 native files in m1"
 	command -v python3 >/dev/null || { echo "skipped: no python3 for the manifest" >&2; exit 77; }
 	python3 - m1/manifest.json "$work/out" "$work/err" <<'EOF' || fail "manifest"
@@ -306,11 +308,11 @@ EOF
 	expect_rc 0
 	# A temporary file of a process still running is left alone.
 	run record -o m2 -- sh -c 'cp "$1" "$ORR_RECORD_DIR/rank-0-7.orr"
-		: >"$ORR_RECORD_DIR/rank-3-$2.orr.tmp.$2"' sh r1.orr $$
+		: >"$ORR_RECORD_DIR/.rank-3-$2.orr.tmp.$2.abcdefghijkl"' sh r1.orr $$
 	expect_rc 0
-	expect_in err "orrery: warning: process $$ is still writing 'm2/rank-3-$$.orr.tmp.$$'"
+	expect_in err "orrery: warning: process $$ is still writing 'm2/.rank-3-$$.orr.tmp.$$.abcdefghijkl'"
 	expect_in err "orrery: recorded 1 process in 'm2'"
-	[[ -e m2/rank-3-$$.orr.tmp.$$ ]] || fail "the file of a running process was moved"
+	[[ -e m2/.rank-3-$$.orr.tmp.$$.abcdefghijkl ]] || fail "the file of a running process was moved"
 	# An unreadable native file fails the recording, without hiding the others.
 	run record -o m3 -- sh -c 'cp "$1" "$ORR_RECORD_DIR/rank-0-7.orr"
 		echo junk >"$ORR_RECORD_DIR/rank-1-8.orr"' sh r1.orr

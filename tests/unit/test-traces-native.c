@@ -62,7 +62,7 @@ static size_t count_entries(const char *dir)
 
 	assert_true(n >= 0);
 	for (int i = 0; i < n; i++) {
-		k += names[i]->d_name[0] != '.';
+		k += strcmp(names[i]->d_name, ".") != 0 && strcmp(names[i]->d_name, "..") != 0;
 		free(names[i]);
 	}
 	free(names);
@@ -686,8 +686,9 @@ static void test_native_huge_sizes_are_refused(void **state)
 	p = read_whole(path, &n);
 	o.max_bytes = n;
 	assert_int_equal(import_bytes(p, n, &d, &o, &t), ORR_ETOOBIG);
-	snprintf(limit, sizeof(limit), "%zu per file", n);
+	snprintf(limit, sizeof(limit), "more than %zu bytes once decompressed", n);
 	assert_non_null(strstr(d.msg, limit));
+	assert_non_null(strstr(d.msg, "ORR_MAX_FILE_BYTES"));
 	free(p);
 	free(path);
 }
@@ -705,7 +706,7 @@ static void test_native_abort_leaves_nothing(void **state)
 
 	assert_int_equal(mkdir(dir, 0755), 0);
 	assert_int_equal(orr_native_writer_open(path, &header0, NULL, &w), 0);
-	assert_int_equal(count_entries(dir), 1); /* the temporary file only */
+	assert_int_equal(count_entries(dir), 1); /* the temporary file only, a dot name */
 	assert_int_equal(access(path, F_OK), -1);
 	assert_int_equal(orr_native_writer_place(w, &p, &index), 0);
 	assert_int_equal(orr_native_writer_flush(w), 0);

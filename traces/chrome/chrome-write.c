@@ -609,34 +609,22 @@ static void put_file(struct chrome *c, const struct orr_rank *only)
 static int write_file(const struct orr_trace *t, const struct orr_rank *only, const char *path,
 		      struct orr_diag *d)
 {
-	char *tmp = orr_xasprintf("%s.tmp.%ld", path, (long)getpid());
+	struct orr_outfile out;
 	struct chrome c = { .t = t };
-	int err = 0;
+	int err;
 
-	if (!only && orr_trace_rank_count(t) == 0) {
-		err = orr_diag_set(d, ORR_EEMPTY, path, -1, -1, "no rank to write");
-		goto out;
-	}
-	c.f = fopen(tmp, "we");
+	if (!only && orr_trace_rank_count(t) == 0)
+		return orr_diag_set(d, ORR_EEMPTY, path, -1, -1, "no rank to write");
+	if ((err = orr_outfile_open(&out, path, 0)))
+		return orr_diag_set(d, err, path, -1, -1, "%s", "");
+	c.f = orr_outfile_stream(&out);
 	if (!c.f) {
-		err = orr_diag_set(d, -errno, path, -1, -1, "%s", "");
-		goto out;
+		orr_outfile_abort(&out);
+		return orr_diag_set(d, -ENOMEM, path, -1, -1, "%s", "");
 	}
-	setvbuf(c.f, NULL, _IOFBF, 1 << 20);
-	errno = 0;
 	put_file(&c, only);
-	if (fflush(c.f) != 0 || ferror(c.f))
-		err = errno ? -errno : -EIO;
-	if (fclose(c.f) != 0 && !err)
-		err = errno ? -errno : -EIO;
-	if (!err && rename(tmp, path) != 0)
-		err = -errno;
-	if (err) {
-		remove(tmp);
+	if ((err = orr_outfile_commit(&out, false)))
 		orr_diag_set(d, err, path, -1, -1, "%s", "");
-	}
-out:
-	free(tmp);
 	return err;
 }
 

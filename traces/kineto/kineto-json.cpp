@@ -18,6 +18,8 @@
  */
 #include <simdjson.h>
 
+#include <cstdarg>
+#include <cstdio>
 #include <cstring>
 #include <string_view>
 #include <vector>
@@ -40,6 +42,64 @@ constexpr size_t WINDOW_BYTES = ORR__WINDOW_BYTES;
 struct bad_event {
 	const char *what;
 };
+
+/* A limit passed (orr__limit_fail()). */
+struct limit_hit {
+	enum orr__limit which;
+};
+
+/* What a simdjson type error says about the value, for messages. */
+const char *type_name(ondemand::json_type t)
+{
+	switch (t) {
+	case ondemand::json_type::array:
+		return "an array";
+	case ondemand::json_type::object:
+		return "an object";
+	case ondemand::json_type::number:
+		return "a number";
+	case ondemand::json_type::string:
+		return "a string";
+	case ondemand::json_type::boolean:
+		return "a boolean";
+	default:
+		return "null";
+	}
+}
+
+/* What a key of an event or its args holds, where it is not a number. */
+const char *expected_type(string_view key)
+{
+	static const char *const strings[] = {
+		"ph",
+		"cat",
+		"cuda_sync_kind",
+		"dtype",
+		"Collective name",
+		"name",
+		"backend",
+		"pg_desc",
+		"Process Group Description",
+	};
+
+	for (const char *k : strings)
+		if (key == k)
+			return "a string";
+	if (key == "args")
+		return "an object";
+	if (key == "Input Dims" || key == "Input type")
+		return "an array";
+	if (key == "Process Group Ranks")
+		return "an array or a string";
+	return "another type";
+}
+
+bool is_value_error(error_code e)
+{
+	return e == INCORRECT_TYPE || e == NUMBER_ERROR || e == NUMBER_OUT_OF_RANGE ||
+	       e == STRING_ERROR || e == UTF8_ERROR || e == T_ATOM_ERROR || e == F_ATOM_ERROR ||
+	       e == N_ATOM_ERROR;
+}
 
 int64_t get_int(ondemand::value v, const char *what)
 {
@@ -186,9 +246,15 @@ struct raw_event {
 class kineto_parser {
 public:
 	kineto_parser(struct orr_trace *t, struct orr__rank_build *rb, const char *name, char *buf,
-		      size_t len, struct orr_diag *diag)
-		: t_(t), rb_(rb), name_(name), buf_(buf), len_(len), diag_(diag)
+		      size_t len, const struct orr__limits *limits, struct orr_diag *diag)
+		: t_(t), rb_(rb), name_(name), buf_(buf), len_(len), limits_(limits), diag_(diag)
 	{
+		size_t depth = (size_t)limits->max[ORR__LIMIT_DEPTH];
+
+		/* simdjson counts the window's own brackets as a level. */
+		if (parser_.allocate(WINDOW_BYTES, depth + 1) != SUCCESS ||
+		    args_parser_.allocate(4096, depth + 1) != SUCCESS)
+			throw std::bad_alloc();
 	}
 	int run();
 
@@ -200,8 +266,17 @@ private:
 	size_t guess_cut(size_t pos) const;
 	int fail(int err, int64_t offset, int64_t event, const char *what);
 	int fail_scan(const struct orr__scan_error &e);
+	int fail_limit(enum orr__limit which, int64_t offset, int64_t event);
+	[[noreturn]] void bad_value(const char *where, string_view key, ondemand::value v,
+				    error_code err);
+	size_t max_depth() const
+	{
+		return (size_t)limits_->max[ORR__LIMIT_DEPTH];
+	}
 
 	void event(ondemand::object obj);
+	void event_field(string_view key, ondemand::value v, raw_event &e);
+	void arg_field(string_view key, ondemand::value v, int kind, raw_args &a);
 	void store(raw_event &e);
 	void args(string_view raw, int kind, raw_args &a);
 	void event_args(ondemand::value v, raw_event &e);
@@ -222,8 +297,11 @@ private:
 	const char *name_;
 	char *buf_;
 	size_t len_;
+	const struct orr__limits *limits_;
 	struct orr_diag *diag_;
 	ondemand::parser parser_, args_parser_;
+	int64_t field_at_ = -1; /* the key of the event's field being read, -1 */
+	char msg_[256];         /* bad_event::what when it is formatted */
 	int64_t nevents_ = 0;
 	bool saw_events_ = false;
 	std::vector<uint8_t> call_cache_; /* enum orr_call + 1 by name id, 0 = not yet */
@@ -254,8 +332,8 @@ uint8_t kineto_parser::call_class(uint32_t name)
 
 uint32_t kineto_parser::intern(string_view s)
 {
-	if (s.size() > ORR__MAX_STRING_BYTES)
-		throw bad_event{ "string longer than 1 MiB" };
+	if (s.size() > limits_->max[ORR__LIMIT_STRING_BYTES])
+		throw limit_hit{ ORR__LIMIT_STRING_BYTES };
 	return orr_strtab_intern(t_->strs, s.data(), s.size());
 }
 
@@ -268,7 +346,34 @@ int kineto_parser::fail(int err, int64_t offset, int64_t event, const char *what
 
 int kineto_parser::fail_scan(const struct orr__scan_error &e)
 {
+	if (e.err == ORR_ETOOBIG)
+		return fail_limit(ORR__LIMIT_DEPTH, (int64_t)e.offset, -1);
 	return fail(e.err, (int64_t)e.offset, -1, e.what);
+}
+
+int kineto_parser::fail_limit(enum orr__limit which, int64_t offset, int64_t event)
+{
+	if (offset > (int64_t)len_)
+		offset = (int64_t)len_;
+	return orr__limit_fail(limits_, which, diag_, name_, offset, event);
+}
+
+/* A value of the wrong type (or a bad number or string) under key: say which and what. */
+void kineto_parser::bad_value(const char *where, string_view key, ondemand::value v, error_code err)
+{
+	ondemand::json_type t;
+	const char *found = "";
+
+	if (err == INCORRECT_TYPE && v.type().get(t) == SUCCESS)
+		found = type_name(t);
+	if (err == INCORRECT_TYPE)
+		snprintf(msg_, sizeof(msg_), "expected %s for %s'%.*s'%s%s", expected_type(key),
+			 where, (int)(key.size() > 64 ? 64 : key.size()), key.data(),
+			 *found ? ", found " : "", found);
+	else
+		snprintf(msg_, sizeof(msg_), "%s'%.*s': %s", where,
+			 (int)(key.size() > 64 ? 64 : key.size()), key.data(), error_message(err));
+	throw bad_event{ msg_ };
 }
 
 } /* namespace */
@@ -283,6 +388,22 @@ void kineto_parser::event(ondemand::object obj)
 		string_view key = raw_key(field);
 		ondemand::value v = field.value();
 
+		field_at_ = key.data() - 1 - buf_;
+		try {
+			event_field(key, v, e);
+		} catch (const simdjson_error &err) {
+			if (!is_value_error(err.error()))
+				throw;
+			bad_value("", key, v, err.error());
+		}
+	}
+	field_at_ = -1;
+	store(e);
+}
+
+void kineto_parser::event_field(string_view key, ondemand::value v, raw_event &e)
+{
+	{
 		if (key == "ph")
 			e.ph = v.get_string();
 		else if (key == "cat")
@@ -303,7 +424,6 @@ void kineto_parser::event(ondemand::object obj)
 		else if (key == "args")
 			event_args(v, e);
 	}
-	store(e);
 }
 
 /*
@@ -319,7 +439,7 @@ void kineto_parser::event_args(ondemand::value v, raw_event &e)
 		if (v.get_object().get(obj) != SUCCESS)
 			throw bad_event{ "expected an object for 'args'" };
 		for (auto field : obj)
-			arg(raw_key(field), field.value(), kind, e.a);
+			arg_field(raw_key(field), field.value(), kind, e.a);
 		e.args_done = true;
 		return;
 	}
@@ -327,8 +447,11 @@ void kineto_parser::event_args(ondemand::value v, raw_event &e)
 	struct orr__scan_error se;
 	size_t end;
 
-	if (orr__scan_value(buf_, len_, (size_t)(start - buf_), &end, &se))
+	if (orr__scan_value(buf_, len_, (size_t)(start - buf_), max_depth(), &end, &se)) {
+		if (se.err == ORR_ETOOBIG)
+			throw limit_hit{ ORR__LIMIT_DEPTH };
 		throw bad_event{ se.what };
+	}
 	e.args = string_view(start, (size_t)(buf_ + end - start));
 }
 
@@ -411,6 +534,10 @@ void kineto_parser::store(raw_event &e)
 			throw bad_event{ "expected numeric 'pid' and 'tid'" };
 		ev.place = orr__place(rb_, ORR_PLACE_THREAD, e.pid.value, e.tid.value, -1);
 	}
+	if (rb_->places.n > limits_->max[ORR__LIMIT_PLACES])
+		throw limit_hit{ ORR__LIMIT_PLACES };
+	if (rb_->events.n >= limits_->max[ORR__LIMIT_EVENTS])
+		throw limit_hit{ ORR__LIMIT_EVENTS };
 	if (kind == ORR_EVENT_RUNTIME || kind == ORR_EVENT_DRIVER) {
 		ev.sub = call_class(ev.name);
 	} else if (kind == ORR_EVENT_OP && a.ninputs + (a.sequence >= 0) > 0) {
@@ -465,7 +592,18 @@ void kineto_parser::args(string_view raw, int kind, raw_args &a)
 	if (doc.get_object().get(obj) != SUCCESS)
 		throw bad_event{ "expected an object for 'args'" };
 	for (auto field : obj)
-		arg(raw_key(field), field.value(), kind, a);
+		arg_field(raw_key(field), field.value(), kind, a);
+}
+
+void kineto_parser::arg_field(string_view key, ondemand::value v, int kind, raw_args &a)
+{
+	try {
+		arg(key, v, kind, a);
+	} catch (const simdjson_error &err) {
+		if (!is_value_error(err.error()))
+			throw;
+		bad_value("args ", key, v, err.error());
+	}
 }
 
 void kineto_parser::arg(string_view key, ondemand::value v, int kind, raw_args &a)
@@ -787,10 +925,21 @@ int kineto_parser::window(size_t start, size_t cut, bool exact)
 		int err = e.error() == UNCLOSED_STRING || e.error() == INCOMPLETE_ARRAY_OR_OBJECT
 				  ? ORR_ETRUNCATED
 				  : ORR_EMALFORMED;
-		r = exact ? fail(err, at, nevents_, error_message(e.error())) : ORR_EMALFORMED;
+		if (!exact)
+			r = ORR_EMALFORMED;
+		else if (e.error() == DEPTH_ERROR)
+			r = fail_limit(ORR__LIMIT_DEPTH, at, nevents_);
+		else
+			r = fail(err, field_at_ >= at ? field_at_ : at, nevents_,
+				 error_message(e.error()));
 	} catch (const bad_event &e) {
-		r = exact ? fail(ORR_EMALFORMED, at, nevents_, e.what) : ORR_EMALFORMED;
+		r = exact ? fail(ORR_EMALFORMED, field_at_ >= at ? field_at_ : at, nevents_, e.what)
+			  : ORR_EMALFORMED;
+	} catch (const limit_hit &e) {
+		r = exact ? fail_limit(e.which, field_at_ >= at ? field_at_ : at, nevents_)
+			  : ORR_EMALFORMED;
 	}
+	field_at_ = -1;
 	buf_[start - 1] = before;
 	buf_[cut + 1] = after;
 	if (r) {
@@ -815,7 +964,7 @@ int kineto_parser::events(size_t pos, size_t *ret_end)
 		}
 		cut = guess_cut(pos);
 		if (cut == SIZE_MAX || window(pos, cut, false) != 0) {
-			if (orr__scan_events(buf_, len_, pos, WINDOW_BYTES, &cut, &se))
+			if (orr__scan_events(buf_, len_, pos, WINDOW_BYTES, max_depth(), &cut, &se))
 				return fail(se.err, (int64_t)se.offset, -1, se.what);
 			if ((r = window(pos, cut, true)))
 				return r;
@@ -857,9 +1006,16 @@ int kineto_parser::top_value(string_view key, size_t pos, size_t end)
 			device_properties(doc.get_array());
 		}
 	} catch (const simdjson_error &e) {
-		return fail(ORR_EMALFORMED, (int64_t)pos, -1, error_message(e.error()));
+		if (e.error() == DEPTH_ERROR)
+			return fail_limit(ORR__LIMIT_DEPTH, (int64_t)pos, -1);
+		snprintf(msg_, sizeof(msg_), "'%.*s': %s", (int)key.size(), key.data(),
+			 e.error() == INCORRECT_TYPE ? "a value of another type than expected"
+						     : error_message(e.error()));
+		return fail(ORR_EMALFORMED, (int64_t)pos, -1, msg_);
 	} catch (const bad_event &e) {
 		return fail(ORR_EMALFORMED, (int64_t)pos, -1, e.what);
+	} catch (const limit_hit &e) {
+		return fail_limit(e.which, (int64_t)pos, -1);
 	}
 	return 0;
 }
@@ -867,9 +1023,13 @@ int kineto_parser::top_value(string_view key, size_t pos, size_t end)
 int kineto_parser::top_level()
 {
 	struct orr__scan_error se;
-	size_t pos = orr__scan_ws(buf_, len_, 0), end;
+	size_t pos = 0, end;
 	int r;
 
+	/* A UTF-8 byte order mark, as some editors and Windows tools write. */
+	if (len_ >= 3 && memcmp(buf_, "\xef\xbb\xbf", 3) == 0)
+		pos = 3;
+	pos = orr__scan_ws(buf_, len_, pos);
 	if (pos >= len_)
 		return fail(ORR_EEMPTY, -1, -1, "no JSON value");
 	if (buf_[pos] == '[') { /* JSON Array Format: the events alone */
@@ -900,7 +1060,7 @@ int kineto_parser::top_level()
 				if ((r = events(vpos + 1, &end)))
 					return r;
 			} else {
-				if (orr__scan_value(buf_, len_, vpos, &end, &se))
+				if (orr__scan_value(buf_, len_, vpos, max_depth(), &end, &se))
 					return fail_scan(se);
 				if ((r = top_value(key, vpos, end)))
 					return r;
@@ -952,14 +1112,15 @@ int kineto_parser::run()
 }
 
 extern "C" int orr__kineto_parse(struct orr_trace *t, struct orr__rank_build *rb, const char *name,
-				 char *buf, size_t len, struct orr_diag *diag)
+				 char *buf, size_t len, const struct orr__limits *limits,
+				 struct orr_diag *diag)
 {
-	kineto_parser p(t, rb, name, buf, len, diag);
-
 	try {
+		kineto_parser p(t, rb, name, buf, len, limits, diag);
+
 		return p.run();
 	} catch (const std::bad_alloc &) {
-		fputs("orrery: error: out of memory\n", stderr);
+		fprintf(stderr, "orrery: error: cannot import '%s': out of memory\n", name);
 		exit(1);
 	}
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* A byte-level JSON structure scanner: see scan.h. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "orrery/common.h"
@@ -65,55 +66,71 @@ static int scan_scalar(const char *buf, size_t len, size_t pos, size_t *ret_end,
 	return 0;
 }
 
-int orr__scan_value(const char *buf, size_t len, size_t pos, size_t *ret_end,
+int orr__scan_value(const char *buf, size_t len, size_t pos, size_t max_depth, size_t *ret_end,
 		    struct orr__scan_error *reterr)
 {
-	char stack[ORR__SCAN_MAX_DEPTH];
-	size_t depth = 0;
-	int r;
+	char local[ORR__SCAN_STACK_DEPTH], *stack = local;
+	size_t depth = 0, cap = sizeof(local);
+	int r = 0;
 
 	pos = orr__scan_ws(buf, len, pos);
 	do {
-		if (pos >= len)
-			return fail(reterr, ORR_ETRUNCATED, len, "unexpected end of input");
+		if (pos >= len) {
+			r = fail(reterr, ORR_ETRUNCATED, len, "unexpected end of input");
+			goto out;
+		}
 		switch (buf[pos]) {
 		case '"':
 			if ((r = orr__scan_string(buf, len, pos, &pos, reterr)))
-				return r;
+				goto out;
 			break;
 		case '{':
 		case '[':
-			if (depth == ORR__SCAN_MAX_DEPTH)
-				return fail(reterr, ORR_ETOOBIG, pos, "nesting deeper than 1024");
+			if (depth == max_depth) {
+				r = fail(reterr, ORR_ETOOBIG, pos, "nested too deep");
+				goto out;
+			}
+			if (depth == cap) {
+				cap *= 2;
+				stack = stack == local ? memcpy(orr_xmalloc(cap), local, depth)
+						       : orr_xrealloc(stack, cap);
+			}
 			stack[depth++] = buf[pos] == '{' ? '}' : ']';
 			pos++;
 			break;
 		case '}':
 		case ']':
-			if (!depth || stack[depth - 1] != buf[pos])
-				return fail(reterr, ORR_EMALFORMED, pos, "unbalanced bracket");
+			if (!depth || stack[depth - 1] != buf[pos]) {
+				r = fail(reterr, ORR_EMALFORMED, pos, "unbalanced bracket");
+				goto out;
+			}
 			depth--;
 			pos++;
 			break;
 		case ',':
 		case ':':
-			if (!depth)
-				return fail(reterr, ORR_EMALFORMED, pos, "expected a JSON value");
+			if (!depth) {
+				r = fail(reterr, ORR_EMALFORMED, pos, "expected a JSON value");
+				goto out;
+			}
 			pos++;
 			break;
 		default:
 			if ((r = scan_scalar(buf, len, pos, &pos, reterr)))
-				return r;
+				goto out;
 			break;
 		}
 		pos = orr__scan_ws(buf, len, pos);
 	} while (depth);
 	*ret_end = pos;
-	return 0;
+out:
+	if (stack != local)
+		free(stack);
+	return r;
 }
 
-int orr__scan_events(const char *buf, size_t len, size_t pos, size_t min_bytes, size_t *ret_cut,
-		     struct orr__scan_error *reterr)
+int orr__scan_events(const char *buf, size_t len, size_t pos, size_t min_bytes, size_t max_depth,
+		     size_t *ret_cut, struct orr__scan_error *reterr)
 {
 	size_t start = pos, end;
 	int r;
@@ -124,7 +141,7 @@ int orr__scan_events(const char *buf, size_t len, size_t pos, size_t min_bytes, 
 				    "unterminated 'traceEvents' array");
 		if (buf[pos] != '{')
 			return fail(reterr, ORR_EMALFORMED, pos, "expected an event object");
-		if ((r = orr__scan_value(buf, len, pos, &end, reterr)))
+		if ((r = orr__scan_value(buf, len, pos, max_depth, &end, reterr)))
 			return r;
 		*ret_cut = end - 1;
 		while (buf[*ret_cut] != '}')

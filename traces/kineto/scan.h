@@ -16,11 +16,11 @@
 extern "C" {
 #endif
 
-/* simdjson's own default, so both agree on what is too deep. */
-#define ORR__SCAN_MAX_DEPTH 1024
+/* Depths up to this need no allocation (the limit itself is ORR__LIMIT_DEPTH). */
+#define ORR__SCAN_STACK_DEPTH 1024
 
 struct orr__scan_error {
-	int err;       /* ORR_EMALFORMED, ORR_ETRUNCATED, ORR_ETOOBIG */
+	int err;       /* ORR_EMALFORMED, ORR_ETRUNCATED, ORR_ETOOBIG (deeper than max_depth) */
 	size_t offset; /* where it went wrong */
 	const char *what;
 };
@@ -30,16 +30,19 @@ size_t orr__scan_ws(const char *buf, size_t len, size_t pos);
 /* buf[pos] is '"': *ret_end is just past the closing quote. */
 int orr__scan_string(const char *buf, size_t len, size_t pos, size_t *ret_end,
 		     struct orr__scan_error *reterr);
-/* Any JSON value starting at pos (after whitespace): *ret_end is just past it. */
-int orr__scan_value(const char *buf, size_t len, size_t pos, size_t *ret_end,
+/*
+ * Any JSON value starting at pos (after whitespace), nested at most max_depth deep:
+ * *ret_end is just past it.
+ */
+int orr__scan_value(const char *buf, size_t len, size_t pos, size_t max_depth, size_t *ret_end,
 		    struct orr__scan_error *reterr);
 /*
  * pos is the '{' of an event inside an array.  Walks whole events separated by commas
  * until past pos + min_bytes or the closing ']', and sets *ret_cut to the '}' of the
  * last event walked.
  */
-int orr__scan_events(const char *buf, size_t len, size_t pos, size_t min_bytes, size_t *ret_cut,
-		     struct orr__scan_error *reterr);
+int orr__scan_events(const char *buf, size_t len, size_t pos, size_t min_bytes, size_t max_depth,
+		     size_t *ret_cut, struct orr__scan_error *reterr);
 
 /*
  * A JSON number of microseconds (s[0..n), trailing whitespace allowed) to integer

@@ -357,8 +357,7 @@ void orr__native_writer_free(struct orr_native_writer *w)
 	free(w->slots);
 	free(w->place_kinds.p);
 	ZSTD_freeCCtx(w->cctx);
-	free(w->path);
-	free(w->tmp);
+	free(w->out);
 	free(w);
 }
 
@@ -435,7 +434,6 @@ static int writer_new(const char *path, const struct orr_native_writer_options *
 {
 	struct orr_native_writer *w = calloc(1, sizeof(*w));
 	int level = opts && opts->zstd_level ? opts->zstd_level : 3;
-	size_t n = strlen(path) + 32;
 
 	if (!w)
 		return -ENOMEM;
@@ -447,12 +445,10 @@ static int writer_new(const char *path, const struct orr_native_writer_options *
 	w->fsync_on_close = opts && opts->fsync_on_close;
 	w->nslots = 1024;
 	w->slots = calloc(w->nslots, sizeof(*w->slots));
-	w->path = strdup(path);
-	w->tmp = malloc(n);
+	w->out = calloc(1, sizeof(*w->out));
 	w->cctx = ZSTD_createCCtx();
-	if (!w->slots || !w->path || !w->tmp || !w->cctx)
+	if (!w->slots || !w->out || !w->cctx)
 		return -ENOMEM;
-	snprintf(w->tmp, n, "%s.tmp.%jd", path, (intmax_t)getpid());
 	/* One frame per call of ZSTD_compress2(): the content size goes into its header. */
 	if (ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, level)) ||
 	    ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1)))
@@ -474,11 +470,9 @@ int orr_native_writer_open(const char *path, const struct orr_native_header *h,
 	pre[18] = pre[19] = 0;
 	if ((r = writer_new(path, opts, &w)) || (r = put_header(w, h)))
 		goto out;
-	w->fd = open(w->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (w->fd < 0) {
-		r = -errno;
+	if ((r = orr_outfile_open(w->out, path, 0)))
 		goto out;
-	}
+	w->fd = orr_outfile_fd(w->out);
 	if ((r = orr__native_write_all(w->fd, pre, sizeof(pre))))
 		goto out;
 	*ret_w = w;

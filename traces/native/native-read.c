@@ -32,12 +32,19 @@ int orr__native_fail(struct orr__native_reader *rd, int err, const char *fmt, ..
 			    "record %zu of the frame: %s", rd->record, msg);
 }
 
+int orr__native_limit(struct orr__native_reader *rd, enum orr__limit which)
+{
+	struct orr_diag d;
+
+	orr__limit_fail(rd->limits, which, &d, rd->name, -1, -1);
+	return orr__native_fail(rd, ORR_ETOOBIG, "%s", d.msg);
+}
+
 /* Bytes from the file: no NUL (the model's strings are C strings), bounded length. */
 int orr__native_text(struct orr__native_reader *rd, ProtobufCBinaryData b, uint32_t *ret_id)
 {
-	if (b.len > ORR__MAX_STRING_BYTES)
-		return orr__native_fail(rd, ORR_ETOOBIG, "a string of %zu bytes (at most %u)",
-					b.len, ORR__MAX_STRING_BYTES);
+	if (b.len > rd->limits->max[ORR__LIMIT_STRING_BYTES])
+		return orr__native_limit(rd, ORR__LIMIT_STRING_BYTES);
 	if (b.len && memchr(b.data, '\0', b.len))
 		return orr__native_fail(rd, ORR_EMALFORMED, "expected a string without NUL bytes");
 	*ret_id = orr_strtab_intern(rd->t->strs, (const char *)b.data, b.len);
@@ -204,6 +211,11 @@ static int read_records(struct orr__native_reader *rd, const uint8_t *p, size_t 
 		orrery__native__record__free_unpacked(m, &pb_allocator);
 		if (r)
 			return r;
+		/* Checked per record: a frame of 256 MiB holds tens of millions of rows. */
+		if (rd->rb->events.n > rd->limits->max[ORR__LIMIT_EVENTS])
+			return orr__native_limit(rd, ORR__LIMIT_EVENTS);
+		if (rd->rb->places.n > rd->limits->max[ORR__LIMIT_PLACES])
+			return orr__native_limit(rd, ORR__LIMIT_PLACES);
 		pos += (size_t)len;
 	}
 	rd->record = SIZE_MAX;
@@ -241,12 +253,17 @@ static int decompress(struct orr__native_reader *rd, const uint8_t *p, size_t cs
 	if (size == ZSTD_CONTENTSIZE_UNKNOWN || size == ZSTD_CONTENTSIZE_ERROR)
 		return orr__native_fail(rd, ORR_EMALFORMED,
 					"expected a zstd frame that declares its size");
-	if (size > ORR__NATIVE_MAX_FRAME_BYTES || size > rd->max_bytes - rd->total)
+	if (size > ORR__NATIVE_MAX_FRAME_BYTES)
 		return orr__native_fail(rd, ORR_ETOOBIG,
-					"a frame of %llu bytes once decompressed (at most %u per "
-					"frame, %llu per file)",
-					size, ORR__NATIVE_MAX_FRAME_BYTES,
-					(unsigned long long)rd->max_bytes);
+					"a frame of %llu bytes once decompressed (the format "
+					"allows %u)",
+					size, ORR__NATIVE_MAX_FRAME_BYTES);
+	if (size > ORR__RATIO_FLOOR_BYTES && size / csize > rd->limits->max[ORR__LIMIT_RATIO])
+		return orr__native_limit(rd, ORR__LIMIT_RATIO);
+	if (size > rd->limits->max[ORR__LIMIT_FILE_BYTES] - rd->total)
+		return orr__native_limit(rd, ORR__LIMIT_FILE_BYTES);
+	if (size > rd->limits->max[ORR__LIMIT_RUN_BYTES] - *rd->run_bytes)
+		return orr__native_limit(rd, ORR__LIMIT_RUN_BYTES);
 	if (size + 1 > rd->outcap) {
 		free(rd->out);
 		rd->outcap = (size_t)size + 1;
@@ -258,6 +275,7 @@ static int decompress(struct orr__native_reader *rd, const uint8_t *p, size_t cs
 					ZSTD_isError(z) ? ZSTD_getErrorName(z)
 							: "not the size its header declares");
 	rd->total += size;
+	*rd->run_bytes += size;
 	return read_records(rd, rd->out, (size_t)size);
 }
 
@@ -321,8 +339,9 @@ static int check_preamble(struct orr__native_reader *rd, const uint8_t *p, size_
 }
 
 int orr__native_parse(struct orr_trace *t, struct orr__rank_build *rb, const char *name,
-		      const void *data, size_t len, uint64_t max_bytes,
-		      const struct orr_import_options *opts, struct orr_diag *diag)
+		      const void *data, size_t len, const struct orr__limits *limits,
+		      uint64_t *run_bytes, const struct orr_import_options *opts,
+		      struct orr_diag *diag)
 {
 	struct orr__native_reader rd = {
 		.t = t,
@@ -330,7 +349,8 @@ int orr__native_parse(struct orr_trace *t, struct orr__rank_build *rb, const cha
 		.name = name,
 		.diag = diag,
 		.opts = opts,
-		.max_bytes = max_bytes,
+		.limits = limits,
+		.run_bytes = run_bytes,
 		.record = SIZE_MAX,
 		.event = -1,
 	};

@@ -17,11 +17,13 @@ struct orr__native_reader {
 	const char *name;
 	struct orr_diag *diag;
 	const struct orr_import_options *opts;
-	uint64_t max_bytes, total; /* decompressed bytes: the limit, and so far */
-	int64_t frame_off;         /* where the frame being read starts in the file */
-	size_t record;             /* its record being read, SIZE_MAX between records */
-	int64_t event;             /* the event at fault, -1 */
-	size_t nframes;            /* complete frames read */
+	const struct orr__limits *limits;
+	uint64_t total;      /* decompressed bytes so far */
+	uint64_t *run_bytes; /* of the whole import */
+	int64_t frame_off;   /* where the frame being read starts in the file */
+	size_t record;       /* its record being read, SIZE_MAX between records */
+	int64_t event;       /* the event at fault, -1 */
+	size_t nframes;      /* complete frames read */
 	bool header, trailer;
 	int64_t *last;  /* correlation, external id per slot: 2 * ORR__NATIVE_SLOTS */
 	uint32_t *strs; /* the file's string id - 1 -> the trace's */
@@ -34,6 +36,8 @@ struct orr__native_reader {
 /* Fills the diag (file, frame offset, record, event) and returns err. */
 int orr__native_fail(struct orr__native_reader *rd, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* The same for a limit passed (orr__limit_fail()). */
+int orr__native_limit(struct orr__native_reader *rd, enum orr__limit which);
 /* Checks bytes of the file and interns them. */
 int orr__native_text(struct orr__native_reader *rd, ProtobufCBinaryData b, uint32_t *ret_id);
 

@@ -398,7 +398,7 @@ int orr_native_writer_event(struct orr_native_writer *w, const struct orr_event 
 int orr_native_writer_close(struct orr_native_writer *w, const struct orr_native_counts *c)
 {
 	Orrery__Native__Trailer tr = ORRERY__NATIVE__TRAILER__INIT;
-	int r, fd = w->fd;
+	int r;
 
 	tr.dropped_records = c->dropped_records;
 	tr.dropped_events = c->dropped_events;
@@ -407,15 +407,11 @@ int orr_native_writer_close(struct orr_native_writer *w, const struct orr_native
 	tr.last_step = c->last_step;
 	tr.events = w->nevents;
 	r = flush(w, &tr);
-	if (!r && w->fsync_on_close && fsync(fd) < 0)
-		r = -errno;
 	w->fd = -1;
-	if (close(fd) < 0 && !r)
-		r = -errno;
-	if (!r && rename(w->tmp, w->path) < 0)
-		r = -errno;
 	if (r)
-		unlink(w->tmp);
+		orr_outfile_abort(w->out);
+	else
+		r = orr_outfile_commit(w->out, w->fsync_on_close);
 	orr__native_writer_free(w);
 	return r;
 }
@@ -424,9 +420,7 @@ void orr_native_writer_abort(struct orr_native_writer *w)
 {
 	if (!w)
 		return;
-	if (w->fd >= 0) {
-		close(w->fd);
-		unlink(w->tmp);
-	}
+	if (w->out)
+		orr_outfile_abort(w->out);
 	orr__native_writer_free(w);
 }

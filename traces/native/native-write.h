@@ -43,9 +43,9 @@ struct orr__native_pending {
 };
 
 struct orr_native_writer {
-	int fd;
-	int err; /* a failed write: every later call returns it */
-	char *path, *tmp;
+	int fd;                  /* out's, -1 once closed */
+	int err;                 /* a failed write: every later call returns it */
+	struct orr_outfile *out; /* the temporary and the final name (common/outfile.c) */
 	bool fsync_on_close;
 	size_t frame_bytes, pending_bytes;
 	ZSTD_CCtx *cctx;

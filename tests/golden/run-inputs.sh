@@ -1,0 +1,69 @@
+#!/bin/bash
+# Inputs the importer refuses (docs/limits.md, docs/orrery-info.md), through the CLI, in
+# suite `golden`, from the source root with $ORRERY set:
+#
+#   run-inputs.sh fifo               a FIFO given alone or as a member of a run directory
+#                                    fails at once (never waits for a writer), one line
+#   run-inputs.sh limit VAR EDGE TRACE   `orrery info TRACE` passes with VAR=EDGE and
+#                                    fails with VAR=EDGE-1, one line naming VAR and TRACE
+#   run-inputs.sh accepted TRACE     `orrery info TRACE` exits 0 (a BOM, ._ members)
+set -uo pipefail
+
+# shellcheck source=SCRIPTDIR/golden-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/golden-lib.sh"
+
+one_error_line() {
+	[[ -s $work/out ]] && { show; fail "output on stdout"; }
+	[[ $(wc -l <"$work/err") == 1 ]] || { show; fail "not one line on stderr"; }
+	expect_in err "orrery: error: "
+	expect_in err "$1"
+}
+
+mode=${1:-}
+shift || true
+case $mode in
+fifo)
+	command -v timeout >/dev/null || { echo "skipped: no timeout" >&2; exit 77; }
+	mkfifo "$work/f.json" || fail "mkfifo"
+	for cmd in info replay convert; do
+		args=("$cmd" "$work/f.json")
+		[[ $cmd == convert ]] && args=(convert -o "$work/out.json" "$work/f.json")
+		echo "+ timeout 10 orrery ${args[*]}" >&2
+		timeout 10 "$orrery" "${args[@]}" >"$work/out" 2>"$work/err"
+		rc=$?
+		[[ $rc == 124 ]] && fail "orrery $cmd waited on a FIFO"
+		expect_rc 1
+		one_error_line "not a regular file (a FIFO)"
+	done
+	mkdir "$work/run"
+	cp traces/samples/tiny-2rank/* "$work/run/"
+	mkfifo "$work/run/rank9.json"
+	timeout 10 "$orrery" info "$work/run" >"$work/out" 2>"$work/err"
+	rc=$?
+	[[ $rc == 124 ]] && fail "orrery info waited on a FIFO member"
+	expect_rc 1
+	one_error_line "rank9.json"
+	;;
+limit)
+	var=$1 edge=$2 trace=$3
+	export "$var=$edge"
+	run info "$trace"
+	expect_rc 0
+	export "$var=$((edge - 1))"
+	run info "$trace"
+	expect_rc 1
+	one_error_line "$var"
+	expect_in err "$trace"
+	cat "$work/err" >&2
+	;;
+accepted)
+	run info "$1"
+	expect_rc 0
+	[[ -s $work/err ]] && { show; fail "output on stderr"; }
+	;;
+*)
+	echo "usage: $0 fifo | limit VAR EDGE TRACE | accepted TRACE" >&2
+	exit 2
+	;;
+esac
+echo "ok" >&2

@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: MIT */
+/* Names made safe to show: text escaping, JSON strings, diagnostics (common/escape.c). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "orrery/common.h"
+
+/* The escaped text of s, checked against the length orr_text_escape() announces. */
+static char *text(const char *s)
+{
+	char *e = orr_text_escape_dup(s);
+
+	assert_int_equal(orr_text_escape(NULL, 0, s), strlen(e));
+	return e;
+}
+
+static void expect_text(const char *s, const char *want)
+{
+	char *e = text(s);
+
+	assert_string_equal(e, want);
+	assert_true(orr_text_is_plain(s) == (strcmp(s, want) == 0));
+	free(e);
+}
+
+static char *json(const char *s)
+{
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&buf, &size);
+
+	assert_non_null(f);
+	orr_json_write_string(f, s);
+	assert_int_equal(fclose(f), 0);
+	return buf;
+}
+
+static void expect_json(const char *s, const char *want)
+{
+	char *j = json(s);
+
+	assert_string_equal(j, want);
+	free(j);
+}
+
+static void test_escape_valid_utf8_is_kept(void **state)
+{
+	expect_text("", "");
+	expect_text("aten::mm", "aten::mm");
+	expect_text("void at::native::elementwise<float>(int, \"x\")",
+		    "void at::native::elementwise<float>(int, \"x\")");
+	expect_text("back\\slash", "back\\slash");
+	expect_text("\xe7\x9f\xa9\xe9\x98\xb5\xe4\xb9\x98\xe6\xb3\x95",
+		    "\xe7\x9f\xa9\xe9\x98\xb5\xe4\xb9\x98\xe6\xb3\x95"); /* CJK */
+	expect_text("caf\xc3\xa9 \xc2\xa0 \xf0\x9f\x9a\x80 \xf4\x8f\xbf\xbf",
+		    "caf\xc3\xa9 \xc2\xa0 \xf0\x9f\x9a\x80 \xf4\x8f\xbf\xbf");
+	expect_text("\xef\xbf\xbd", "\xef\xbf\xbd"); /* U+FFFD itself */
+}
+
+static void test_escape_c0_and_del_are_visible(void **state)
+{
+	expect_text("a\nb", "a\\nb");
+	expect_text("a\tb\rc", "a\\tb\\rc");
+	expect_text("k\x1b]0;pwned\x07\x1b[2J", "k\\x1b]0;pwned\\x07\\x1b[2J");
+	expect_text("\x01\x1f\x7f", "\\x01\\x1f\\x7f");
+}
+
+static void test_escape_c1_and_bidi_are_visible(void **state)
+{
+	expect_text("\xc2\x80", "\\u0080");
+	expect_text("a\xc2\x9b"
+		    "31m",
+		    "a\\u009b31m"); /* CSI */
+	expect_text("\xc2\x9f\xc2\xa0", "\\u009f\xc2\xa0");
+	expect_text("x\xe2\x80\xa8y\xe2\x80\xa9", "x\\u2028y\\u2029");
+	expect_text("\xe2\x80\xae"
+		    "abc\xe2\x81\xa9",
+		    "\\u202eabc\\u2069");
+}
+
+static void test_escape_invalid_utf8_is_replaced(void **state)
+{
+	expect_text("\xff\xfe", "\\xff\\xfe");
+	expect_text("at\xc0\xaf", "at\\xc0\\xaf");               /* overlong '/' */
+	expect_text("\xe0\x80\xaf", "\\xe0\\x80\\xaf");          /* overlong, 3 bytes */
+	expect_text("\xf0\x80\x80\xaf", "\\xf0\\x80\\x80\\xaf"); /* overlong, 4 bytes */
+	expect_text("\xed\xa0\x80", "\\xed\\xa0\\x80");          /* a surrogate */
+	expect_text("\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80"); /* past U+10FFFF */
+	expect_text("\xf5\x80\x80\x80", "\\xf5\\x80\\x80\\x80");
+	expect_text("\x80x", "\\x80x");                                /* a lone continuation */
+	expect_text("\xe4\xb8", "\\xe4\\xb8");                         /* truncated at the end */
+	expect_text("\xe4\xb8!", "\\xe4\\xb8!");                       /* truncated before ASCII */
+	expect_text("\xe4\xb8\xe4\xb8\x80", "\\xe4\\xb8\xe4\xb8\x80"); /* then a valid one */
+}
+
+static void test_escape_is_idempotent_and_clean(void **state)
+{
+	static const char *const names[] = {
+		"k\x1b]0;pwned\x07\x1b[2J\nfake line",
+		"g\xff\xfe\x1b[2J\x01\"\\\n",
+		"\xc2\x85\xe2\x80\xae\xed\xa0\x80\xc0",
+		"plain",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char *once = text(names[i]), *twice = text(once);
+
+		assert_string_equal(once, twice);
+		assert_true(orr_text_is_plain(once));
+		for (const char *p = once; *p; p += orr_utf8_len(p)) {
+			assert_true((unsigned char)*p >= 0x20 && *p != 0x7f);
+			assert_int_not_equal(orr_utf8_len(p), 0);
+		}
+		free(once);
+		free(twice);
+	}
+}
+
+static void test_escape_into_a_small_buffer(void **state)
+{
+	char buf[8];
+
+	assert_int_equal(orr_text_escape(buf, sizeof(buf),
+					 "a\x1b"
+					 "bcdefgh"),
+			 12);
+	assert_string_equal(buf, "a\\x1bbc");
+	assert_int_equal(orr_text_escape(buf, 1, "abc"), 3);
+	assert_string_equal(buf, "");
+	assert_int_equal(orr_text_escape(NULL, 0, "\n"), 2);
+}
+
+static void test_escape_json_strings(void **state)
+{
+	expect_json("aten::mm", "\"aten::mm\"");
+	expect_json("\xe7\x9f\xa9\xe9\x98\xb5", "\"\xe7\x9f\xa9\xe9\x98\xb5\"");
+	expect_json("say \"hi\"\\", "\"say \\\"hi\\\"\\\\\"");
+	expect_json("k\x1b[2J\n\t\x7f", "\"k\\u001b[2J\\u000a\\u0009\\u007f\"");
+	expect_json("\xc2\x85\xe2\x80\xa8\xe2\x80\xae", "\"\\u0085\\u2028\\u202e\"");
+	expect_json("g\xff\xfe!", "\"g\\ufffd\\ufffd!\"");
+	expect_json("\xc0\xaf\xed\xa0\x80\xe4\xb8",
+		    "\"\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\"");
+}
+
+static void test_escape_diag_stays_one_line(void **state)
+{
+	struct orr_diag d;
+	char buf[2048];
+
+	orr_diag_set(&d, ORR_EMALFORMED, "dir/a\nb\x1b[2J.json", 12, -1, "bad name '%s'",
+		     "x\ry\xff");
+	assert_string_equal(orr_diag_format(&d, ORR_EMALFORMED, buf, sizeof(buf)),
+			    "'dir/a\\nb\\x1b[2J.json': malformed input at byte 12: bad name "
+			    "'x\\ry\\xff'");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_escape_valid_utf8_is_kept),
+		cmocka_unit_test(test_escape_c0_and_del_are_visible),
+		cmocka_unit_test(test_escape_c1_and_bidi_are_visible),
+		cmocka_unit_test(test_escape_invalid_utf8_is_replaced),
+		cmocka_unit_test(test_escape_is_idempotent_and_clean),
+		cmocka_unit_test(test_escape_into_a_small_buffer),
+		cmocka_unit_test(test_escape_json_strings),
+		cmocka_unit_test(test_escape_diag_stays_one_line),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the importer refuses (docs/limits.md, DESIGN.md "Bad input"): each limit at its
+ * edge (just under passes, just over fails naming its variable), special files, files
+ * that are no trace from their first bytes, bombs, and what it accepts that it used to
+ * refuse (a UTF-8 byte order mark, macOS ._ members in archives).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "orrery/trace.h"
+#include "test-util.h"
+
+/* Two threads, three events, names of 13 bytes at most, nested 3 deep (args' array). */
+static const char trace[] =
+	"{\"traceEvents\": [\n"
+	" {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::matmul\", \"pid\": 1, \"tid\": 1,"
+	"  \"ts\": 0, \"dur\": 5, \"args\": {\"Input Dims\": [[2, 3]]}},\n"
+	" {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::add\", \"pid\": 1, \"tid\": 2,"
+	"  \"ts\": 1, \"dur\": 5},\n"
+	" {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::sigmoid\", \"pid\": 1, \"tid\": 1,"
+	"  \"ts\": 6, \"dur\": 1}]}\n";
+
+static const char deep[] = "{\"distributedInfo\": {\"x\": [[1]]}, \"traceEvents\": []}";
+
+static char *write_file(const char *dir, const char *name, const void *data, size_t n)
+{
+	char *path = orr_xasprintf("%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(data, 1, n, f), n);
+	assert_int_equal(fclose(f), 0);
+	return path;
+}
+
+static void run_in(const char *dir, const char *cmd)
+{
+	char *line = orr_xasprintf("cd '%s' && %s", dir, cmd);
+
+	if (system(line) != 0)
+		fail_msg("'%s' failed", line);
+	free(line);
+}
+
+/* Imports path with the variable var set to value (NULL: unset); the diag in *d. */
+static int import_with(const char *path, const char *var, const char *value, struct orr_diag *d)
+{
+	struct orr_trace *t = NULL;
+	int r;
+
+	if (var)
+		assert_int_equal(setenv(var, value, 1), 0);
+	r = orr_trace_import(path, NULL, &t, d);
+	if (var)
+		unsetenv(var);
+	orr_trace_free(t);
+	return r;
+}
+
+/* value passes, value - 1 fails with ORR_ETOOBIG and a message naming var. */
+static void check_edge(const char *path, const char *var, uint64_t value)
+{
+	char buf[32];
+	struct orr_diag d;
+
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)value);
+	if (import_with(path, var, buf, &d) != 0)
+		fail_msg("%s=%s: %s", var, buf, d.msg);
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)value - 1);
+	assert_int_equal(import_with(path, var, buf, &d), ORR_ETOOBIG);
+	if (!strstr(d.msg, var) || !strstr(d.msg, "more than"))
+		fail_msg("%s=%s: '%s'", var, buf, d.msg);
+	assert_non_null(strstr(d.file, path));
+}
+
+static void test_limits_each_at_its_edge(void **state)
+{
+	const char *dir = *state;
+	size_t n = strlen(trace);
+	char *one = write_file(dir, "one.json", trace, n);
+	char *run = orr_xasprintf("%s/run", dir), *gz;
+
+	check_edge(one, "ORR_MAX_FILE_BYTES", n);
+	check_edge(one, "ORR_MAX_EVENTS", 3);
+	check_edge(one, "ORR_MAX_PLACES", 2);
+	check_edge(one, "ORR_MAX_STRING_BYTES", 13);
+	/* Nesting, in a value the scanner walks (docs/limits.md): 3 deep. */
+	free(write_file(dir, "deep.json", deep, strlen(deep)));
+	free(one);
+	one = orr_xasprintf("%s/deep.json", dir);
+	check_edge(one, "ORR_MAX_DEPTH", 3);
+	/* Compressed: the decompressed size counts. */
+	run_in(dir, "gzip -k one.json");
+	gz = orr_xasprintf("%s/one.json.gz", dir);
+	check_edge(gz, "ORR_MAX_FILE_BYTES", n);
+	/* Two ranks of the same size: the run's bytes and its ranks. */
+	assert_int_equal(mkdir(run, 0755), 0);
+	free(write_file(run, "rank0.json", trace, n));
+	free(write_file(run, "rank1.json", trace, n));
+	check_edge(run, "ORR_MAX_RUN_BYTES", 2 * n);
+	check_edge(run, "ORR_MAX_RANKS", 2);
+	free(gz);
+	free(run);
+	free(one);
+}
+
+static void test_limits_bad_variable_is_refused(void **state)
+{
+	char *one = write_file(*state, "one.json", trace, strlen(trace));
+	struct orr_diag d;
+
+	assert_int_equal(import_with(one, "ORR_MAX_EVENTS", "lots", &d), -EINVAL);
+	assert_non_null(strstr(d.msg, "ORR_MAX_EVENTS"));
+	assert_int_equal(import_with(one, "ORR_MAX_EVENTS", "0", &d), -EINVAL);
+	assert_int_equal(import_with(one, "ORR_MAX_FILE_BYTES", "1K", &d), 0);
+	assert_int_equal(import_with(one, "ORR_MAX_FILE_BYTES", "1X", &d), -EINVAL);
+	free(one);
+}
+
+static void test_limits_options_override(void **state)
+{
+	char *one = write_file(*state, "one.json", trace, strlen(trace));
+	struct orr_import_options o = { .max_events = 2 };
+	struct orr_trace *t = NULL;
+	struct orr_diag d;
+
+	assert_int_equal(orr_trace_import(one, &o, &t, &d), ORR_ETOOBIG);
+	assert_non_null(strstr(d.msg, "events"));
+	o.max_events = 3;
+	assert_int_equal(orr_trace_import(one, &o, &t, &d), 0);
+	orr_trace_free(t);
+	free(one);
+}
+
+/* Whitespace bombs (decompressed), in a compressed file and in an archive member. */
+static void test_limits_whitespace_bomb(void **state)
+{
+	const char *dir = *state;
+	size_t ws = (2u << 20) + 10;
+	char *text = orr_xmalloc(ws + 64), *p;
+	struct orr_diag d;
+
+	strcpy(text, "{\"traceEvents\": [");
+	memset(text + strlen(text), ' ', ws);
+	strcpy(text + 17 + ws, "]}");
+	free(write_file(dir, "bomb.json", text, strlen(text)));
+	run_in(dir, "zstd -q -k bomb.json && gzip -k bomb.json && mkdir m && cp bomb.json "
+		    "m/rank0.json && tar czf bomb.tar.gz -C m rank0.json");
+	for (const char *const *f =
+		     (const char *const[]){ "bomb.json.zst", "bomb.json.gz", "bomb.tar.gz", NULL };
+	     *f; f++) {
+		p = orr_xasprintf("%s/%s", dir, *f);
+		assert_int_equal(import_with(p, NULL, NULL, &d), ORR_ETOOBIG);
+		assert_non_null(strstr(d.msg, "ORR_MAX_STRING_BYTES"));
+		assert_int_equal(d.offset, 17);
+		/* Raised, it reads (an empty trace). */
+		assert_int_equal(import_with(p, "ORR_MAX_STRING_BYTES", "4M", &d), 0);
+		free(p);
+	}
+	/* A plain file of that size is only bound by the file limit. */
+	p = orr_xasprintf("%s/bomb.json", dir);
+	assert_int_equal(import_with(p, NULL, NULL, &d), 0);
+	free(p);
+	free(text);
+}
+
+/* A zstd stream past 64 MiB at more than 1000 times its size. */
+static void test_limits_ratio(void **state)
+{
+	const char *dir = *state;
+	char *p;
+	struct orr_diag d;
+
+	run_in(dir, "{ printf '{\"traceEvents\": [], \"x\": \"'; head -c 70000000 /dev/zero | tr "
+		    "'\\0' a; printf '\"}'; } | zstd -q -19 > ratio.json.zst");
+	p = orr_xasprintf("%s/ratio.json.zst", dir);
+	assert_int_equal(import_with(p, NULL, NULL, &d), ORR_ETOOBIG);
+	assert_non_null(strstr(d.msg, "ORR_MAX_RATIO"));
+	assert_int_equal(import_with(p, "ORR_MAX_RATIO", "1000000", &d), 0);
+	free(p);
+}
+
+/* Garbage is refused at its first bytes: NULs, text, a BOM before text. */
+static void test_limits_first_bytes(void **state)
+{
+	static const char bom[] = "\xef\xbb\xbf{\"traceEvents\": []}";
+	static const char bom_junk[] = "\xef\xbb\xbfhello";
+	char zeros[4096] = { 0 };
+	struct orr_trace *t = NULL;
+	struct orr_diag d;
+	char *p;
+
+	assert_int_equal(orr_trace_import_buffer("bom.json", bom, strlen(bom), NULL, &t, &d), 0);
+	orr_trace_free(t);
+	assert_int_equal(orr_trace_import_buffer("j.json", bom_junk, strlen(bom_junk), NULL, &t,
+						 &d),
+			 ORR_EFORMAT);
+	assert_int_equal(d.offset, 3);
+	assert_non_null(strstr(d.msg, "'h'"));
+	p = write_file(*state, "zeros.json", zeros, sizeof(zeros));
+	assert_int_equal(import_with(p, NULL, NULL, &d), ORR_EFORMAT);
+	assert_int_equal(d.offset, 0);
+	assert_non_null(strstr(d.msg, "0x00"));
+	free(p);
+	/* A NUL later on, in a valid start. */
+	memcpy(zeros, "{\"traceEvents\": [", 17);
+	p = write_file(*state, "nul.json", zeros, sizeof(zeros));
+	assert_int_equal(import_with(p, NULL, NULL, &d), ORR_EMALFORMED);
+	assert_int_equal(d.offset, 17);
+	assert_non_null(strstr(d.msg, "NUL"));
+	free(p);
+}
+
+/* A FIFO is refused at once, given alone or in a directory; so is a device. */
+static void test_limits_special_files(void **state)
+{
+	char *fifo = orr_xasprintf("%s/f.json", (char *)*state);
+	char *run = orr_xasprintf("%s/run", (char *)*state), *member;
+	struct orr_diag d;
+
+	assert_int_equal(mkfifo(fifo, 0644), 0);
+	assert_int_equal(import_with(fifo, NULL, NULL, &d), -EINVAL);
+	assert_non_null(strstr(d.msg, "not a regular file (a FIFO)"));
+	assert_int_equal(mkdir(run, 0755), 0);
+	free(write_file(run, "rank0.json", trace, strlen(trace)));
+	member = orr_xasprintf("%s/rank1.json", run);
+	assert_int_equal(mkfifo(member, 0644), 0);
+	assert_int_equal(import_with(run, NULL, NULL, &d), -EINVAL);
+	assert_non_null(strstr(d.file, "rank1.json"));
+	assert_int_equal(import_with("/dev/null", NULL, NULL, &d), -EINVAL);
+	assert_non_null(strstr(d.msg, "a character device"));
+	free(member);
+	free(run);
+	free(fifo);
+}
+
+/* macOS's ._NAME and other dot members are skipped in archives as in directories. */
+static void test_limits_dot_members_skipped(void **state)
+{
+	const char *dir = *state;
+	char *p;
+	struct orr_diag d;
+
+	free(write_file(dir, "rank0.json", trace, strlen(trace)));
+	free(write_file(dir, "._rank0.json", "\0\5\26\7junk", 8));
+	run_in(dir, "mkdir .hidden && cp ._rank0.json .hidden/rank1.json && "
+		    "tar cf a.tar ._rank0.json rank0.json .hidden/rank1.json && "
+		    "tar czf a.tar.gz ._rank0.json rank0.json");
+	p = orr_xasprintf("%s/a.tar", dir);
+	if (import_with(p, NULL, NULL, &d))
+		fail_msg("%s", d.msg);
+	free(p);
+	p = orr_xasprintf("%s/a.tar.gz", dir);
+	assert_int_equal(import_with(p, NULL, NULL, &d), 0);
+	free(p);
+}
+
+/* A corrupt gzip or tar header says so, not "nested more than twice". */
+static void test_limits_corrupt_containers_say_why(void **state)
+{
+	static const char gz[] = "\x1f\x8b\x09\x00garbage-not-gzip";
+	char tar[1024] = { 0 };
+	struct orr_trace *t = NULL;
+	struct orr_diag d;
+
+	assert_int_equal(orr_trace_import_buffer("x.json.gz", gz, sizeof(gz) - 1, NULL, &t, &d),
+			 ORR_EARCHIVE);
+	assert_non_null(strstr(d.msg, "compression method 9"));
+	memcpy(tar, "rank0.json", 10);
+	memcpy(tar + 148, "0000000", 7);
+	memcpy(tar + 257, "ustar", 5);
+	assert_int_equal(orr_trace_import_buffer("x.tar", tar, sizeof(tar), NULL, &t, &d),
+			 ORR_EARCHIVE);
+	assert_non_null(strstr(d.msg, "checksum"));
+	(void)state;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(f) cmocka_unit_test_setup_teardown(f, tmpdir_setup, tmpdir_teardown)
+		T(test_limits_each_at_its_edge),
+		T(test_limits_bad_variable_is_refused),
+		T(test_limits_options_override),
+		T(test_limits_whitespace_bomb),
+		T(test_limits_ratio),
+		T(test_limits_first_bytes),
+		T(test_limits_special_files),
+		T(test_limits_dot_members_skipped),
+		T(test_limits_corrupt_containers_say_why),
+#undef T
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

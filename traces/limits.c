@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Import limits (docs/limits.md).  They bound what a small or hostile input can make the
+ * importer read and allocate: a 26 KB native file that decompresses to gigabytes, a
+ * compressed file of whitespace, an archive of many such members.  The defaults leave
+ * real jobs far inside them; each can be raised by its option or environment variable,
+ * and every refusal says which and how.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "internal.h"
+#include "banned.h"
+
+static const char *const env_names[] = {
+#define ORR__LIMIT_ENV(name, env, def, what) env,
+	ORR__LIMITS(ORR__LIMIT_ENV)
+#undef ORR__LIMIT_ENV
+};
+
+static const uint64_t defaults[] = {
+#define ORR__LIMIT_DEF(name, env, def, what) def,
+	ORR__LIMITS(ORR__LIMIT_DEF)
+#undef ORR__LIMIT_DEF
+};
+
+static const char *const whats[] = {
+#define ORR__LIMIT_WHAT(name, env, def, what) what,
+	ORR__LIMITS(ORR__LIMIT_WHAT)
+#undef ORR__LIMIT_WHAT
+};
+
+/* "123", "64K", "4G": a positive count, the suffix a power of 1024. */
+static bool parse_count(const char *s, uint64_t *ret)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+	const char *p = s;
+
+	if (*p < '0' || *p > '9')
+		return false;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return false;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	switch (*p) {
+	case 'K':
+	case 'k':
+		shift = 10;
+		break;
+	case 'M':
+	case 'm':
+		shift = 20;
+		break;
+	case 'G':
+	case 'g':
+		shift = 30;
+		break;
+	case 'T':
+	case 't':
+		shift = 40;
+		break;
+	case '\0':
+		break;
+	default:
+		return false;
+	}
+	if (shift && *++p)
+		return false;
+	if (v == 0 || v > UINT64_MAX >> shift)
+		return false;
+	*ret = v << shift;
+	return true;
+}
+
+int orr__limits_init(struct orr__limits *l, const struct orr_import_options *opts,
+		     struct orr_diag *diag)
+{
+	for (size_t i = 0; i < ORR__LIMIT_COUNT; i++) {
+		const char *env = getenv(env_names[i]);
+
+		l->max[i] = defaults[i];
+		if (env && *env && !parse_count(env, &l->max[i]))
+			return orr_diag_set(diag, -EINVAL, "", -1, -1,
+					    "%s='%.64s': expected a positive integer, optionally "
+					    "followed by K, M, G or T",
+					    env_names[i], env);
+	}
+	if (!opts)
+		return 0;
+	if (opts->max_bytes)
+		l->max[ORR__LIMIT_FILE_BYTES] = opts->max_bytes;
+	if (opts->max_run_bytes)
+		l->max[ORR__LIMIT_RUN_BYTES] = opts->max_run_bytes;
+	if (opts->max_events)
+		l->max[ORR__LIMIT_EVENTS] = opts->max_events;
+	if (opts->max_ranks)
+		l->max[ORR__LIMIT_RANKS] = opts->max_ranks;
+	if (opts->max_places)
+		l->max[ORR__LIMIT_PLACES] = opts->max_places;
+	if (opts->max_string_bytes)
+		l->max[ORR__LIMIT_STRING_BYTES] = opts->max_string_bytes;
+	if (opts->max_depth)
+		l->max[ORR__LIMIT_DEPTH] = opts->max_depth;
+	if (opts->max_ratio)
+		l->max[ORR__LIMIT_RATIO] = opts->max_ratio;
+	return 0;
+}
+
+int orr__limit_fail(const struct orr__limits *l, enum orr__limit which, struct orr_diag *diag,
+		    const char *file, int64_t offset, int64_t event)
+{
+	return orr_diag_set(diag, ORR_ETOOBIG, file, offset, event,
+			    "more than %llu %s: raise the limit %s to read it",
+			    (unsigned long long)l->max[which], whats[which], env_names[which]);
+}
