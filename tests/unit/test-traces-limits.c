@@ -151,9 +151,9 @@ static void test_limits_whitespace_bomb(void **state)
 	char *text = orr_xmalloc(ws + 64), *p;
 	struct orr_diag d;
 
-	strcpy(text, "{\"traceEvents\": [");
-	memset(text + strlen(text), ' ', ws);
-	strcpy(text + 17 + ws, "]}");
+	memcpy(text, "{\"traceEvents\": [", 17);
+	memset(text + 17, ' ', ws);
+	memcpy(text + 17 + ws, "]}", 3);
 	free(write_file(dir, "bomb.json", text, strlen(text)));
 	run_in(dir, "zstd -q -k bomb.json && gzip -k bomb.json && mkdir m && cp bomb.json "
 		    "m/rank0.json && tar czf bomb.tar.gz -C m rank0.json");
