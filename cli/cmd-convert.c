@@ -287,11 +287,6 @@ static int write_file(const struct options *o, const struct orr_trace *t)
 	return EXIT_OK;
 }
 
-static void warn(void *data, const char *msg)
-{
-	fprintf(stderr, "orrery: warning: %s\n", msg);
-}
-
 static void summary(const struct options *o, const struct orr_trace *t)
 {
 	uint64_t in = size_of(o->in), out = size_of(o->out), events = 0;
@@ -299,9 +294,10 @@ static void summary(const struct options *o, const struct orr_trace *t)
 
 	for (size_t i = 0; i < n; i++)
 		events += orr_trace_get_rank(t, i)->nevents;
-	fprintf(stderr, "%s -> %s (%s): %zu rank%s, %llu events, %llu -> %llu bytes", o->in, o->out,
-		o->to == FORMAT_NATIVE ? "native" : "chrome", n, n == 1 ? "" : "s",
-		(unsigned long long)events, (unsigned long long)in, (unsigned long long)out);
+	fprintf(stderr, "%s -> %s (%s): %zu rank%s, %llu events, %llu -> %llu bytes",
+		cli_text(o->in), cli_text(o->out), o->to == FORMAT_NATIVE ? "native" : "chrome", n,
+		n == 1 ? "" : "s", (unsigned long long)events, (unsigned long long)in,
+		(unsigned long long)out);
 	if (in && out)
 		fprintf(stderr, " (%.1fx %s)",
 			in >= out ? (double)in / (double)out : (double)out / (double)in,
@@ -312,7 +308,7 @@ static void summary(const struct options *o, const struct orr_trace *t)
 int cmd_convert(int argc, char **argv)
 {
 	struct options o = { .to = FORMAT_UNSET };
-	struct orr_import_options iopts = { .warn = warn };
+	struct orr_import_options iopts = { .warn = cli_import_warn };
 	struct orr_trace *t = NULL;
 	struct orr_diag d;
 	int ret, err;

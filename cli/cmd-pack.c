@@ -62,18 +62,13 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return -1;
 }
 
-static void warn(void *data, const char *msg)
-{
-	fprintf(stderr, "orrery: warning: %s\n", msg);
-}
-
 /*
  * Every native file of the run must read: one at a time, so that checking a large run
  * takes the memory of its largest rank only.
  */
 static int check_run(const char *run, size_t *ret_files, uint64_t *ret_bytes)
 {
-	struct orr_import_options opts = { .warn = warn };
+	struct orr_import_options opts = { .warn = cli_import_warn };
 	struct dirent **ents = NULL;
 	int n = scandir(run, &ents, NULL, alphasort), ret = EXIT_OK;
 	size_t len = strlen(ORR_NATIVE_SUFFIX);
@@ -153,9 +148,9 @@ int cmd_pack(int argc, char **argv)
 		goto out;
 	}
 	if (stat(o.out, &st) == 0)
-		fprintf(stderr, "%s -> %s: %zu native file%s, %llu -> %llu bytes\n", o.run, o.out,
-			files, files == 1 ? "" : "s", (unsigned long long)bytes,
-			(unsigned long long)st.st_size);
+		fprintf(stderr, "%s -> %s: %zu native file%s, %llu -> %llu bytes\n",
+			cli_text(o.run), cli_text(o.out), files, files == 1 ? "" : "s",
+			(unsigned long long)bytes, (unsigned long long)st.st_size);
 	ret = EXIT_OK;
 out:
 	free(o.run);

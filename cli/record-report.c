@@ -125,21 +125,17 @@ static void recover_unfinished(const char *dir)
 
 		if (pid > 0 && kill((pid_t)pid, 0) == 0)
 			fprintf(stderr, "orrery: warning: process %ld is still writing '%s'\n", pid,
-				tmp);
+				cli_text(tmp));
 		else if (access(final, F_OK) == 0)
-			fprintf(stderr, "orrery: warning: '%s' left beside '%s'\n", tmp, final);
+			fprintf(stderr, "orrery: warning: '%s' left beside '%s'\n", cli_text(tmp),
+				cli_text(final));
 		else if (rename(tmp, final) < 0)
-			fprintf(stderr, "orrery: warning: cannot rename '%s': %s\n", tmp,
+			fprintf(stderr, "orrery: warning: cannot rename '%s': %s\n", cli_text(tmp),
 				orr_strerror(-errno));
 		free(final);
 		free(tmp);
 	}
 	free_names(names, n);
-}
-
-static void warn_import(void *data, const char *msg)
-{
-	fprintf(stderr, "orrery: warning: %s\n", msg);
 }
 
 static void count_steps(const struct orr_trace *t, const struct orr_rank *r, struct proc *p)
@@ -163,7 +159,7 @@ static void count_steps(const struct orr_trace *t, const struct orr_rank *r, str
 /* Imports DIR/NAME and adds it to the run; false (reported) when it cannot be read. */
 static bool add_proc(struct run *run, const char *name)
 {
-	struct orr_import_options opts = { .warn = warn_import };
+	struct orr_import_options opts = { .warn = cli_import_warn };
 	char *path = orr_xasprintf("%s/%s", run->o->dir, name);
 	struct orr_trace *t = NULL;
 	struct orr_diag diag;
@@ -206,7 +202,7 @@ static void print_proc(const struct proc *p)
 	if (p->pid >= 0)
 		snprintf(pid, sizeof(pid), "%lld", (long long)p->pid);
 	fprintf(stderr, "  rank %s  pid %s  host %s: %llu events, %llu kernels, ", rank, pid,
-		p->host ? p->host : "?", (unsigned long long)p->events,
+		p->host ? cli_text(p->host) : "?", (unsigned long long)p->events,
 		(unsigned long long)p->kernels);
 	if (!p->nsteps)
 		fputs("no steps marked", stderr);
@@ -227,7 +223,7 @@ static void print_summary(const struct run *run, int status)
 	uint64_t events = 0, kernels = 0, records = 0, dropped = 0;
 
 	fprintf(stderr, "orrery: recorded %zu process%s in '%s'; the command exited with %d\n",
-		run->nprocs, run->nprocs == 1 ? "" : "es", run->o->dir, status);
+		run->nprocs, run->nprocs == 1 ? "" : "es", cli_text(run->o->dir), status);
 	for (size_t i = 0; i < run->nprocs; i++) {
 		const struct proc *p = &run->procs[i];
 
@@ -259,12 +255,14 @@ static void print_log(const char *dir, const char *name)
 	while ((len = getline(&line, &cap, f)) > 0) {
 		if (line[len - 1] == '\n')
 			line[--len] = '\0';
+		if (len > 300)
+			line[len = 300] = '\0'; /* a cut character is escaped below */
 		if (len && n++ < MAX_LOG_LINES)
-			fprintf(stderr, "orrery: tracer[%ld]: %.300s\n", pid, line);
+			fprintf(stderr, "orrery: tracer[%ld]: %s\n", pid, cli_text(line));
 	}
 	if (n > MAX_LOG_LINES)
 		fprintf(stderr, "orrery: tracer[%ld]: ... %zu more lines in '%s'\n", pid,
-			n - MAX_LOG_LINES, path);
+			n - MAX_LOG_LINES, cli_text(path));
 	free(line);
 	fclose(f);
 	free(path);
@@ -357,7 +355,7 @@ int record_report(const struct record_options *o, const struct record_result *re
 	else if (write_manifest(&run, res) != EXIT_OK || !run.nprocs || unreadable)
 		ret = EXIT_FAIL;
 	if (run.nprocs && !o->quiet)
-		fprintf(stderr, "orrery: replay it with: orrery replay %s\n", o->dir);
+		fprintf(stderr, "orrery: replay it with: orrery replay %s\n", cli_text(o->dir));
 	for (size_t i = 0; i < run.nprocs; i++) {
 		free(run.procs[i].name);
 		free(run.procs[i].host);

@@ -47,15 +47,10 @@ void cli_globs_release(struct cli_globs *g)
 	*g = (struct cli_globs){ 0 };
 }
 
-static void warn(void *data, const char *msg)
-{
-	fprintf(stderr, "orrery: warning: %s\n", msg);
-}
-
 int cli_replay_open(const char *path, const struct cli_scales *scales, const struct cli_globs *comm,
 		    struct cli_replay *ret)
 {
-	const struct orr_import_options iopts = { .warn = warn };
+	const struct orr_import_options iopts = { .warn = cli_import_warn };
 	struct orr_replay_options opts = { 0 };
 	struct orr_graph_options gopts = { 0 };
 	struct orr_diag diag;
