@@ -44,6 +44,30 @@ uint32_t orr__find_corr(const struct orr__corr *v, size_t n, int64_t corr)
 	return lo < n && v[lo].corr == corr ? v[lo].task : ORR_NONE;
 }
 
+size_t orr__find_task(const void *v, size_t n, size_t size, uint32_t task)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint32_t at;
+
+		memcpy(&at, (const char *)v + mid * size, sizeof(at));
+		if (at < task)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < n) {
+		uint32_t at;
+
+		memcpy(&at, (const char *)v + lo * size, sizeof(at));
+		if (at == task)
+			return lo;
+	}
+	return n;
+}
+
 uint32_t orr__new_wait(struct orr_graph *g, enum orr_wait_kind kind, uint32_t target, bool inferred)
 {
 	ORR_VEC_PUSH(g->waits, g->nwaits, g->cap_waits,
@@ -162,7 +186,6 @@ static void release_ctx(struct orr__rank_ctx *c)
 static void build_rank(struct orr_graph *g, uint32_t ri, const struct orr_rank *r)
 {
 	struct orr__rank_ctx c = { .g = g, .r = r, .rank = ri };
-	int64_t *ready;
 
 	orr__collect_tasks(&c);
 	orr__mark_comm(&c);
@@ -171,10 +194,7 @@ static void build_rank(struct orr_graph *g, uint32_t ri, const struct orr_rank *
 	orr__set_gpu_latencies(&c);
 	orr__add_waits(&c);
 	orr__link_stream_waits(&c);
-	ready = orr__gpu_ready(&c);
-	orr__link_held(&c, ready);
-	orr__find_delays(&c, ready);
-	free(ready);
+	orr__late_tasks(&c);
 	orr__link_threads(&c);
 	orr__link_spins(&c);
 	lay_out_edges(&c);

@@ -19,6 +19,41 @@
 #include "internal.h"
 #include "banned.h"
 
+/*
+ * Per GPU task of the rank (local index), the earliest measured start its pending edges
+ * and its stream predecessor (end plus the task's gap) allow; INT64_MIN for none.
+ */
+static int64_t *gpu_ready(const struct orr__rank_ctx *c)
+{
+	const struct orr_graph *g = c->g;
+	int64_t *ready = orr_xmalloc((c->ntasks + 1) * sizeof(*ready));
+
+	for (uint32_t l = 0; l < c->ntasks; l++)
+		ready[l] = INT64_MIN;
+	for (size_t i = 0; i < c->npend; i++) {
+		const struct orr__pending *p = &c->pend[i];
+		int64_t at = p->dep.kind == ORR_DEP_LAUNCH ? ORR__START(c, p->dep.src)
+							   : ORR__END(c, p->dep.src);
+
+		at += p->dep.lat_ns;
+		if (at > ready[ORR__LOCAL(c, p->dst)])
+			ready[ORR__LOCAL(c, p->dst)] = at;
+	}
+	for (uint32_t p = c->first_proc; p < g->nprocs; p++) {
+		const struct orr_proc *pr = &g->procs[p];
+
+		if (pr->kind != ORR_TASK_GPU)
+			continue;
+		for (uint32_t t = pr->first_task + 1; t < pr->first_task + pr->ntasks; t++) {
+			int64_t at = ORR__END(c, t - 1) + g->tasks[t].gap_ns;
+
+			if (at > ready[ORR__LOCAL(c, t)])
+				ready[ORR__LOCAL(c, t)] = at;
+		}
+	}
+	return ready;
+}
+
 /* Lengthens the stream gap and every pending edge of each delayed task by its delay. */
 static void keep(struct orr__rank_ctx *c)
 {
@@ -34,9 +69,10 @@ static void keep(struct orr__rank_ctx *c)
 	free(delay);
 }
 
-void orr__find_delays(struct orr__rank_ctx *c, const int64_t *ready)
+void orr__late_tasks(struct orr__rank_ctx *c)
 {
 	struct orr_graph *g = c->g;
+	int64_t *ready = gpu_ready(c);
 
 	c->first_delay = g->ndelays;
 	for (uint32_t p = c->first_proc; p < g->nprocs; p++) {
@@ -49,7 +85,7 @@ void orr__find_delays(struct orr__rank_ctx *c, const int64_t *ready)
 		for (uint32_t t = pr->first_task; t < pr->first_task + pr->ntasks; t++) {
 			int64_t r = ready[ORR__LOCAL(c, t)], late;
 
-			if (r == INT64_MIN)
+			if (r == INT64_MIN || orr__link_holder(c, t, r, d))
 				continue;
 			late = ORR__START(c, t) - r;
 			if (late <= d->late_ns)
@@ -60,21 +96,14 @@ void orr__find_delays(struct orr__rank_ctx *c, const int64_t *ready)
 			g->stats.delayed_ns += (uint64_t)late;
 		}
 	}
+	free(ready);
 	if (g->ndelays > c->first_delay && !g->no_delays)
 		keep(c);
 }
 
 int64_t orr_graph_task_delay(const struct orr_graph *g, uint32_t task)
 {
-	size_t lo = 0, hi = g->ndelays;
+	size_t i = orr__find_task(g->delays, g->ndelays, sizeof(*g->delays), task);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (g->delays[mid].task < task)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < g->ndelays && g->delays[lo].task == task ? g->delays[lo].ns : 0;
+	return i < g->ndelays ? g->delays[i].ns : 0;
 }

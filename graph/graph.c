@@ -89,17 +89,9 @@ int64_t orr_graph_task_start(const struct orr_graph *g, uint32_t task)
 /* The wait a CPU task was untied from by drop_inferred, or ORR_NONE. */
 static uint32_t unwaited(const struct orr_graph *g, uint32_t task)
 {
-	size_t lo = 0, hi = g->nunwaited;
+	size_t i = orr__find_task(g->unwaited, g->nunwaited, sizeof(*g->unwaited), task);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (g->unwaited[mid].task < task)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < g->nunwaited && g->unwaited[lo].task == task ? g->unwaited[lo].wait : ORR_NONE;
+	return i < g->nunwaited ? g->unwaited[i].wait : ORR_NONE;
 }
 
 int64_t orr_graph_task_end(const struct orr_graph *g, uint32_t task)

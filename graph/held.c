@@ -11,41 +11,8 @@
  * measured time from the holder's end to the task's start (negative when the task
  * slipped into the holder's last wave).  A longer holder then holds it longer.
  */
-#include <stdlib.h>
-
 #include "internal.h"
 #include "banned.h"
-
-int64_t *orr__gpu_ready(const struct orr__rank_ctx *c)
-{
-	const struct orr_graph *g = c->g;
-	int64_t *ready = orr_xmalloc((c->ntasks + 1) * sizeof(*ready));
-
-	for (uint32_t l = 0; l < c->ntasks; l++)
-		ready[l] = INT64_MIN;
-	for (size_t i = 0; i < c->npend; i++) {
-		const struct orr__pending *p = &c->pend[i];
-		int64_t at = p->dep.kind == ORR_DEP_LAUNCH ? ORR__START(c, p->dep.src)
-							   : ORR__END(c, p->dep.src);
-
-		at += p->dep.lat_ns;
-		if (at > ready[ORR__LOCAL(c, p->dst)])
-			ready[ORR__LOCAL(c, p->dst)] = at;
-	}
-	for (uint32_t p = c->first_proc; p < g->nprocs; p++) {
-		const struct orr_proc *pr = &g->procs[p];
-
-		if (pr->kind != ORR_TASK_GPU)
-			continue;
-		for (uint32_t t = pr->first_task + 1; t < pr->first_task + pr->ntasks; t++) {
-			int64_t at = ORR__END(c, t - 1) + g->tasks[t].gap_ns;
-
-			if (at > ready[ORR__LOCAL(c, t)])
-				ready[ORR__LOCAL(c, t)] = at;
-		}
-	}
-	return ready;
-}
 
 /* The last task of proc q starting before t_ns, or ORR_NONE. */
 static uint32_t started_before(const struct orr__rank_ctx *c, uint32_t q, int64_t t_ns)
@@ -90,32 +57,17 @@ static uint32_t holder(const struct orr__rank_ctx *c, uint32_t t, int64_t ready,
 	return best;
 }
 
-void orr__link_held(struct orr__rank_ctx *c, int64_t *ready)
+bool orr__link_holder(struct orr__rank_ctx *c, uint32_t t, int64_t ready,
+		      const struct orr__device_lat *d)
 {
-	struct orr_graph *g = c->g;
+	uint32_t k;
 
-	if (g->skip & (1u << ORR_DEP_CROSS_STREAM))
-		return;
-	for (uint32_t p = c->first_proc; p < g->nprocs; p++) {
-		const struct orr_proc *pr = &g->procs[p];
-		const struct orr__device_lat *d;
-
-		if (pr->kind != ORR_TASK_GPU)
-			continue;
-		d = orr__device_lat(c, p);
-		for (uint32_t t = pr->first_task; t < pr->first_task + pr->ntasks; t++) {
-			int64_t r = ready[ORR__LOCAL(c, t)];
-			uint32_t k;
-
-			if (r == INT64_MIN || ORR__START(c, t) - r <= d->launch_ns)
-				continue;
-			k = holder(c, t, r, d->launch_ns);
-			if (k == ORR_NONE)
-				continue;
-			orr__add_edge(c, t, k, ORR_DEP_CROSS_STREAM,
-				      ORR__START(c, t) - ORR__END(c, k),
-				      ORR_DEP_F_INFERRED | ORR_DEP_F_HELD);
-			ready[ORR__LOCAL(c, t)] = ORR__START(c, t); /* the holder explains it */
-		}
-	}
+	if ((c->g->skip & (1u << ORR_DEP_CROSS_STREAM)) || ORR__START(c, t) - ready <= d->launch_ns)
+		return false;
+	k = holder(c, t, ready, d->launch_ns);
+	if (k == ORR_NONE)
+		return false;
+	orr__add_edge(c, t, k, ORR_DEP_CROSS_STREAM, ORR__START(c, t) - ORR__END(c, k),
+		      ORR_DEP_F_INFERRED | ORR_DEP_F_HELD);
+	return true;
 }

@@ -62,6 +62,7 @@ struct orr_graph {
 	size_t ndelays, cap_delays;
 };
 
+/* Records found with orr__find_task() start with their task. */
 struct orr__delay {
 	uint32_t task;
 	int64_t ns;
@@ -132,6 +133,9 @@ struct orr__rank_ctx {
 void orr__add_edge(struct orr__rank_ctx *c, uint32_t dst, uint32_t src, enum orr_dep_kind kind,
 		   int64_t lat_ns, uint8_t flags);
 uint32_t orr__find_corr(const struct orr__corr *v, size_t n, int64_t corr);
+/* The record of v[0..n) (each `size` bytes, starting with its uint32_t task, sorted by
+ * it) whose task is `task`, or n. */
+size_t orr__find_task(const void *v, size_t n, size_t size, uint32_t task);
 uint32_t orr__new_wait(struct orr_graph *g, enum orr_wait_kind kind, uint32_t target,
 		       bool inferred);
 
@@ -155,16 +159,13 @@ uint32_t orr__last_launch_stream(const struct orr__rank_ctx *c, uint32_t task);
 void orr__link_stream_waits(struct orr__rank_ctx *c);
 void orr__add_waits(struct orr__rank_ctx *c);
 
-/* held.c: GPU tasks held back by a kernel of another stream. */
-/* ready: orr__gpu_ready(), brought up to date for the tasks given a holder. */
-void orr__link_held(struct orr__rank_ctx *c, int64_t *ready);
-/* Per GPU task of the rank (local index), the earliest measured start its pending
- * edges and its stream predecessor (end plus the task's gap) allow; INT64_MIN for none.
- * malloc'ed. */
-int64_t *orr__gpu_ready(const struct orr__rank_ctx *c);
+/* held.c: whether GPU task t, later than ready by more than the launch latency, was
+ * held back by a kernel of another stream (the edge is added). */
+bool orr__link_holder(struct orr__rank_ctx *c, uint32_t t, int64_t ready,
+		      const struct orr__device_lat *d);
 
-/* delay.c: GPU tasks that waited for something the trace does not show. */
-void orr__find_delays(struct orr__rank_ctx *c, const int64_t *ready);
+/* delay.c: GPU tasks that started late: held by a full GPU, else a delay kept. */
+void orr__late_tasks(struct orr__rank_ctx *c);
 
 /* threads.c: D6. */
 void orr__link_threads(struct orr__rank_ctx *c);
