@@ -266,6 +266,8 @@ static int check_text(struct import_ctx *c, struct stream *s)
 	size_t from = s->checked, to = s->b.len, i;
 	uint64_t cap = c->lim.max[ORR__LIMIT_STRING_BYTES];
 
+	if (from >= to)
+		return 0; /* nothing new (an empty input has no buffer yet) */
 	nul = memchr(p + from, '\0', to - from);
 	if (nul)
 		return orr_diag_set(c->diag, ORR_EMALFORMED, s->name, nul - p, -1,
