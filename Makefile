@@ -11,6 +11,9 @@ FUZZ_DIR     ?= build-fuzz
 MESON_FLAGS  ?=
 TEST_FLAGS   ?= --print-errorlogs --no-suite gpu --no-suite slow
 FUZZ_SECONDS ?= 20
+# `make fuzz-long`: each target this long (an hour), e.g. FUZZ_TARGETS="kineto replay".
+FUZZ_LONG_SECONDS ?= 3600
+FUZZ_TARGETS ?=
 DEMO_TRACE   ?= traces/samples/tiny-2rank
 
 # WERROR=1 builds with warnings as errors (CI does).
@@ -29,7 +32,7 @@ SOURCES_CMD := git ls-files -z -- '*.c' '*.h' '*.cpp'
 # meson itself treats a directory with coredata.dat as configured.
 configured = test -f $(1)/meson-private/coredata.dat
 
-.PHONY: all deps build demo test asan fuzz format check-format bench clean
+.PHONY: all deps build demo test asan fuzz fuzz-long fuzz-build format check-format bench clean
 
 all: build
 
@@ -55,11 +58,18 @@ asan: deps
 	$(MESON) compile -C $(ASAN_DIR)
 	$(ASAN_ENV) $(MESON) test -C $(ASAN_DIR) $(TEST_FLAGS)
 
-fuzz: deps
+fuzz-build: deps
 	@$(call configured,$(FUZZ_DIR)) || \
 		CC=clang CXX=clang++ $(MESON) setup $(FUZZ_FLAGS) $(MESON_FLAGS) $(FUZZ_DIR)
 	$(MESON) compile -C $(FUZZ_DIR)
-	FUZZ_SECONDS=$(FUZZ_SECONDS) bash scripts/fuzz-smoke.sh $(FUZZ_DIR)
+
+fuzz: fuzz-build
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_TARGETS="$(FUZZ_TARGETS)" \
+		bash scripts/fuzz-smoke.sh $(FUZZ_DIR)
+
+fuzz-long: fuzz-build
+	FUZZ_SECONDS=$(FUZZ_LONG_SECONDS) FUZZ_TARGETS="$(FUZZ_TARGETS)" FUZZ_WORK=fuzz-long \
+		bash scripts/fuzz-smoke.sh $(FUZZ_DIR)
 
 format:
 	$(SOURCES_CMD) | xargs -0 -r clang-format -i

@@ -187,10 +187,27 @@ static int named_fd(const char *path)
 
 /* ---- open, commit, abort ---- */
 
+/*
+ * FD moved to 3 or above.  A process that closed its standard descriptors (a daemon,
+ * a job the tracer is a guest in) must not find its later output going into ours.
+ */
+static int above_stdio(int fd)
+{
+	int high, err;
+
+	if (fd < 0 || fd > 2)
+		return fd;
+	high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	err = errno;
+	close(fd);
+	errno = err;
+	return high;
+}
+
 static int open_direct(struct orr_outfile *o, int fd)
 {
 	if (fd < 0)
-		fd = open(o->path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+		fd = above_stdio(open(o->path, O_WRONLY | O_CLOEXEC | O_NOCTTY));
 	if (fd < 0)
 		return -errno;
 	o->fd = fd;
@@ -217,6 +234,12 @@ static int open_temp(struct orr_outfile *o, bool exists)
 		} else {
 			o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 				     mode);
+			if (o->fd >= 0 && (o->fd = above_stdio(o->fd)) < 0) {
+				int err = errno;
+
+				unlink(o->tmp);
+				return -err;
+			}
 			if (o->fd >= 0)
 				break;
 		}
@@ -247,6 +270,8 @@ int orr_outfile_open(struct orr_outfile *o, const char *path, unsigned flags)
 		return -ENAMETOOLONG;
 	memcpy(o->path, path, len + 1);
 	if (!o->is_dir && (fd = named_fd(path)) >= 0) {
+		if (flags & ORR_OUTFILE_REGULAR)
+			return -EEXIST;
 		fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 		return fd < 0 ? -errno : open_direct(o, fd);
 	}
@@ -257,8 +282,11 @@ int orr_outfile_open(struct orr_outfile *o, const char *path, unsigned flags)
 		return -errno;
 	if (exists && S_ISDIR(st.st_mode) && !o->is_dir)
 		return -EISDIR;
-	if (exists && !S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+	if (exists && !S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
+		if (flags & ORR_OUTFILE_REGULAR)
+			return -EEXIST;
 		return o->is_dir ? -ENOTDIR : open_direct(o, -1);
+	}
 	/* A symbolic link in the way is replaced, never followed: its target is kept. */
 	if (exists && (lstat(path, &lst) < 0 || S_ISLNK(lst.st_mode)))
 		exists = false;

@@ -81,17 +81,20 @@ int orr__session_fail(struct orr__session *s, int err)
 
 static int open_writer(struct orr__session *s, int64_t t_ns)
 {
+	/* A FIFO planted at the name would block the writer: only a regular file is made. */
+	struct orr_native_writer_options o = { .regular_only = true };
 	struct orr_native_header h = s->cfg.header;
 	int r;
 
 	h.devices = s->devices;
 	h.ndevices = s->ndevices;
 	h.base_time_ns = t_ns;
-	r = orr_native_writer_open(s->path, &h, NULL, &s->w);
+	r = orr_native_writer_open(s->path, &h, &o, &s->w);
 	if (r) {
 		s->w = NULL;
 		s->open_failed = true;
-		orr__log("cannot create %s: %s; nothing will be recorded", s->path, strerror(-r));
+		orr__log("cannot create %s: %s; nothing will be recorded", s->path,
+			 r == -EEXIST ? "it exists and is not a regular file" : strerror(-r));
 		return orr__session_fail(s, r);
 	}
 	s->speculative = s->win->windowed && atomic_load(&s->win->seen) == 0;

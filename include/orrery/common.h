@@ -150,13 +150,16 @@ void orr_json_write_string(FILE *f, const char *s);
  * that readers see the old output or the new one; a symbolic link at NAME is replaced,
  * never followed.  Replacing keeps the old file's permission bits; a new file gets
  * 0666 & ~umask.  Anything else that exists at NAME (a character device, a FIFO,
- * /dev/stdout) is written in place.  With ORR_OUTFILE_DIR, a directory is made instead
- * (NAME must not exist or be empty); write its members into orr_outfile_dir().
+ * /dev/stdout) is written in place, or with ORR_OUTFILE_REGULAR refused (-EEXIST): the
+ * tracer's file must not block its writer on a FIFO planted at its name.  With
+ * ORR_OUTFILE_DIR, a directory is made instead (NAME must not exist or be empty); write
+ * its members into orr_outfile_dir().  Descriptors are 3 or above.
  * No orr_xmalloc, no abort, no printing, so that the tracer uses it too.  Functions return 0 or
  * -errno; after a failed open, commit or abort nothing is left.  One orr_outfile
  * belongs to one thread; it must stay where it is between open and commit or abort.
  */
-#define ORR_OUTFILE_DIR 1u
+#define ORR_OUTFILE_DIR     1u
+#define ORR_OUTFILE_REGULAR 2u
 struct orr_outfile {
 	char path[4096], tmp[4096];
 	FILE *stream;

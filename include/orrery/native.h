@@ -85,6 +85,7 @@ struct orr_native_writer_options {
 	size_t frame_bytes;  /* uncompressed bytes per frame; 0 = 1 MiB */
 	int zstd_level;      /* 0 = 3 */
 	bool fsync_on_close; /* fsync the file before the rename */
+	bool regular_only;   /* an existing PATH that is not a regular file: -EEXIST */
 };
 
 struct orr_native_writer;

@@ -470,7 +470,8 @@ int orr_native_writer_open(const char *path, const struct orr_native_header *h,
 	pre[18] = pre[19] = 0;
 	if ((r = writer_new(path, opts, &w)) || (r = put_header(w, h)))
 		goto out;
-	if ((r = orr_outfile_open(w->out, path, 0)))
+	if ((r = orr_outfile_open(w->out, path,
+				  opts && opts->regular_only ? ORR_OUTFILE_REGULAR : 0)))
 		goto out;
 	w->fd = orr_outfile_fd(w->out);
 	if ((r = orr__native_write_all(w->fd, pre, sizeof(pre))))
