@@ -25,10 +25,8 @@ static void reports(const struct orr_replay *r)
 		for (size_t k = 0; k < n; k++) {
 			orr_replay_breakdown(r, i, true, s[k].predicted_start_ns,
 					     s[k].predicted_end_ns, &b);
-			/* Keep the bins few: the input's times are arbitrary. */
-			if (s[k].measured_end_ns - s[k].measured_start_ns < 64 * ORR_BUSY_BIN_NS &&
-			    s[k].predicted_end_ns - s[k].predicted_start_ns < 64 * ORR_BUSY_BIN_NS)
-				(void)orr_replay_busy_l1(r, i, &s[k]);
+			/* Every step, whatever its length: the cost is in intervals, not bins. */
+			(void)orr_replay_busy_l1(r, i, &s[k]);
 		}
 		free(s);
 	}
