@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * orrery/estimator.h — what a training step is made of and what each piece costs: the
+ * models the estimator fits on a trace's own kernels and collectives, and the hardware
+ * table it falls back to where a trace cannot constrain a model (DESIGN.md, "Estimator";
+ * ../shared/notes/estimator.md, C.3-C.4).
+ *
+ * Units: seconds are never used; times are nanoseconds (double where fitted), sizes
+ * bytes, rates per second.  Errors: functions return 0 or -errno (-EINVAL for input that
+ * cannot be fitted, -ENOMEM), with the reason in reterr_diag where one is taken.
+ * Thread safety: the hardware table is constant; fits share nothing.
+ */
+#ifndef ORRERY_ESTIMATOR_H
+#define ORRERY_ESTIMATOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "orrery/common.h"
+#include "orrery/graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- the hardware table (estimator/hardware.c; docs/hardware.md) ---- */
+
+/* Element types whose peak rate a GPU entry gives (dense, no sparsity). */
+enum orr_dtype {
+	ORR_DTYPE_FP64,
+	ORR_DTYPE_FP32,
+	ORR_DTYPE_TF32,
+	ORR_DTYPE_BF16,
+	ORR_DTYPE_FP16,
+	ORR_DTYPE_FP8,
+	ORR_DTYPE_INT8,
+	ORR_DTYPE_COUNT
+};
+
+/* "bf16", "fp8", ...; NULL for a value out of range. */
+const char *orr_dtype_name(enum orr_dtype t);
+
+/*
+ * One GPU as a vendor datasheet gives it, in the vendor's reference node (DGX, or the
+ * AMD platform).  Any number the datasheet does not give is 0 (unknown), never guessed.
+ * Rates are SI (1 GB/s = 1e9 B/s), capacities binary ("80GB" = 80 GiB).
+ */
+struct orr_gpu_spec {
+	const char *id;                     /* short, stable: "h100-sxm", "a100-80gb-sxm" */
+	const char *name;                   /* as the vendor names it */
+	const char *match;                  /* fnmatch(3) globs, '|'-separated, matched
+						 against a device name of a trace (CUDA's or
+						 ROCm's), case-insensitive */
+	double peak_flops[ORR_DTYPE_COUNT]; /* dense FLOP/s (OP/s for int8): half of a
+						 figure printed "with sparsity" */
+	double hbm_bytes_per_s;             /* memory bandwidth, bytes/s */
+	double hbm_bytes;                   /* memory capacity, bytes */
+	double link_bytes_per_s;            /* GPU-to-GPU inside a node (NVLink, Infinity
+						 Fabric), bytes/s per direction */
+	double nic_bytes_per_s;             /* network per GPU in the reference node,
+						 bytes/s per direction */
+	int gpus_per_node;                  /* in the reference node; 0 without one */
+	const char *source;                 /* the datasheet(s): title, publisher, URL */
+};
+
+/* The whole table, in a fixed order; *ret_n entries. */
+const struct orr_gpu_spec *orr_gpu_specs(size_t *ret_n);
+/* The entry whose id is id, or NULL. */
+const struct orr_gpu_spec *orr_gpu_spec_by_id(const char *id);
+/*
+ * The entry that a trace's device name (e.g. "NVIDIA H100 80GB HBM3") matches, or NULL
+ * (also for NULL or ""): the first in table order, whose entries come most specific
+ * first.
+ */
+const struct orr_gpu_spec *orr_gpu_spec_match(const char *device_name);
+
+/* ---- least-squares fits (estimator/fit.c) ---- */
+
+#define ORR_FIT_MAX_PARAMS 8
+
+/*
+ * y ≈ X·coef, with its errors: relative, |prediction / measurement - 1|, median and
+ * maximum over the samples (fit_*) and left out one at a time (loo_*; NAN when the
+ * design has rank below nparams or no more samples than parameters).
+ */
+struct orr_fit {
+	size_t nparams, samples, rank;
+	bool relative; /* rows weighted by 1/y: minimizes relative error */
+	double coef[ORR_FIT_MAX_PARAMS];
+	double fit_median, fit_max, loo_median, loo_max;
+};
+
+/*
+ * Fits x (n rows of k features, row-major) to y (n values; positive when relative) by
+ * LAPACK's dgelsd.  -EINVAL for k outside 1..ORR_FIT_MAX_PARAMS, n == 0 or a value that
+ * is not finite; -ENOMEM.  A rank below k is not an error: ret->rank says so, and the
+ * coefficients are the minimum-norm solution.  ret_loo, when not NULL, gets each
+ * sample's leave-one-out relative error (NAN where there is none).
+ */
+int orr_fit_linear(const double *x, const double *y, size_t n, size_t k, bool relative,
+		   struct orr_fit *ret, double *ret_loo);
+/* coef · xrow (f->nparams features). */
+double orr_fit_eval(const struct orr_fit *f, const double *xrow);
+
+/* ---- collectives (estimator/collective.c) ---- */
+
+enum orr_coll_kind {
+	ORR_COLL_UNKNOWN = -1,
+	ORR_COLL_ALL_REDUCE,
+	ORR_COLL_ALL_GATHER,
+	ORR_COLL_REDUCE_SCATTER,
+	ORR_COLL_ALL_TO_ALL,
+	ORR_COLL_BROADCAST,
+	ORR_COLL_REDUCE,
+	ORR_COLL_SEND_RECV,
+	ORR_COLL_KIND_COUNT
+};
+
+/*
+ * The kind of a collective type as traces write it ("allreduce", "nccl:all_reduce",
+ * "_allgather_base", "reduce_scatter_tensor", "AllReduce" from a kernel name, "send").
+ */
+enum orr_coll_kind orr_coll_kind_of(const char *type);
+/* "AllReduce", ...; NULL for ORR_COLL_UNKNOWN. */
+const char *orr_coll_kind_name(enum orr_coll_kind k);
+/*
+ * nccl-tests' bus-bandwidth factor F(n) for n ranks: 2(n-1)/n for all-reduce, (n-1)/n
+ * for all-gather, reduce-scatter and all-to-all, 1 for the others; 0 when n < 1 or the
+ * kind is unknown.
+ */
+double orr_coll_bus_factor(enum orr_coll_kind k, int n);
+
+/* One measured collective: the whole buffer S (nccl-tests' size), the ranks, the time. */
+struct orr_coll_sample {
+	double bytes;
+	int group;
+	double ns;
+};
+
+/*
+ * t(S, n) = alpha_ns + alpha_rank_ns·n + S·F(n) / bus_bytes_per_s within one band of
+ * sizes [lo_bytes, hi_bytes): NCCL picks its protocol (LL, LL128, Simple), channel count
+ * and chunking by size, so latency and bus bandwidth are fitted per band of sizes, one
+ * octave each, merged with its neighbours until it has enough samples (docs/estimator.md).
+ * The per-rank latency term is the ring's step count, fitted only when the samples
+ * have several group sizes (else 0, and per_rank_latency is false).
+ */
+struct orr_coll_band {
+	double lo_bytes, hi_bytes;
+	double alpha_ns, alpha_rank_ns, bus_bytes_per_s;
+	struct orr_fit fit;
+};
+
+#define ORR_COLL_MAX_BANDS 64
+
+struct orr_coll_model {
+	enum orr_coll_kind kind;
+	size_t nbands;
+	struct orr_coll_band bands[ORR_COLL_MAX_BANDS];
+	bool per_rank_latency;
+	bool constrained; /* false: the samples cannot separate latency from bandwidth */
+	/* Over all samples, relative: fitted, and each left out of its band's fit. */
+	size_t samples;
+	double fit_median, fit_max, loo_median, loo_max;
+};
+
+/*
+ * Fits samples of one kind and one link class.  -EINVAL for an unknown kind, no
+ * samples, or a sample without positive bytes and time or with a group its kind has
+ * no bus factor for; -ENOMEM.
+ */
+int orr_coll_model_fit(enum orr_coll_kind kind, const struct orr_coll_sample *s, size_t n,
+		       struct orr_coll_model *ret);
+/*
+ * Predicted nanoseconds for bytes over group ranks, from the band holding bytes (the
+ * first or last band beyond the samples' range); NAN when the model cannot say.
+ */
+double orr_coll_model_time(const struct orr_coll_model *m, double bytes, int group);
+
+/* Where a collective's bytes go: inside a node (NVLink, xGMI) or across the network. */
+enum orr_link { ORR_LINK_UNKNOWN, ORR_LINK_NODE, ORR_LINK_NETWORK };
+
+/* "node", "network", "unknown"; NULL out of range. */
+const char *orr_link_name(enum orr_link l);
+
+/* A collective instance of a trace as a sample (estimator/samples.c). */
+struct orr_coll_obs {
+	enum orr_coll_kind kind;
+	enum orr_link link;
+	bool alone;           /* seen on one rank: its time includes waiting for the others */
+	bool sized_by_caller; /* the trace gave no size: S is the calling op's tensor */
+	uint32_t task;        /* a member's GPU task in the graph */
+	struct orr_coll_sample s;
+};
+
+/*
+ * Every collective of g with a known kind, group size and size: one per instance
+ * coupled across ranks (time: its members' shortest kernel), one per collective kernel
+ * seen alone.  *ret is malloc'ed (free()); returns how many.
+ */
+size_t orr_coll_observe(const struct orr_graph *g, struct orr_coll_obs **ret);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ORRERY_ESTIMATOR_H */
