@@ -201,6 +201,40 @@ struct orr_coll_obs {
  */
 size_t orr_coll_observe(const struct orr_graph *g, struct orr_coll_obs **ret);
 
+/* ---- structure: what a rank's step is made of (estimator/structure.c) ---- */
+
+enum orr_value_how {
+	ORR_VALUE_UNKNOWN,  /* not determined: why says why */
+	ORR_VALUE_READ,     /* read from the trace: a shape, a group, its metadata */
+	ORR_VALUE_INFERRED, /* derived from values read: why says how */
+};
+
+/* "unknown", "read", "inferred"; NULL out of range. */
+const char *orr_value_how_name(enum orr_value_how h);
+
+struct orr_value {
+	int64_t value; /* 0 when unknown */
+	enum orr_value_how how;
+	char why[192];
+};
+
+/*
+ * A rank's phases and the transformer it runs, on this rank: layers is the rank's own
+ * (L/pp with pipelining), tokens = micro_batch x seq per micro-batch, every dimension
+ * the model's whole (not divided by tp).
+ */
+struct orr_structure {
+	int32_t rank;
+	bool forward, backward, optimizer, data_loading; /* phases seen */
+	bool gated_mlp;                                  /* FC1 is 2f/t wide (SwiGLU) */
+	struct orr_value layers, hidden, heads, head_dim, kv_groups, ffn, vocab, seq;
+	struct orr_value micro_batch, tokens, micro_batches;
+	struct orr_value tp, pp, dp, world;
+};
+
+/* The structure of graph rank `rank` (an index into the graph's ranks); -EINVAL past them. */
+int orr_structure_recover(const struct orr_graph *g, size_t rank, struct orr_structure *ret);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,551 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What a rank's training step is made of: its phases, and the transformer it runs,
+ * read from operand shapes (docs/estimator.md, "Structure").
+ *
+ * Shapes come from the ops' `Input Dims`.  The transformer's dimensions follow from
+ * what Megatron-style tensor parallelism does to each GEMM (notes/estimator.md, B.0),
+ * T tokens per micro-batch on the rank, t-way tensor parallelism:
+ *
+ *   norm          input [.., h]                          h, read
+ *   attention     scores [B, s, s] = [B, s, d]·[B, d, s]  s and d, read; B = b·a/t
+ *   QKV           T×h · h×(h + 2·g·d)/t                   column-parallel
+ *   projection    T×(a·d/t) · (a·d/t)×h                   row-parallel
+ *   FC1           T×h · h×(f/t), ×2 in N when gated       column-parallel
+ *   FC2           T×(f/t) · (f/t)×h                       row-parallel
+ *   logits        T×h · h×(V/t), once per micro-batch     vocabulary-parallel
+ *
+ * Each value says whether it was read from the trace or inferred (and from what), or
+ * why it could not be told.  Nothing is guessed: a rank whose shapes do not fit the
+ * pattern (a convolutional network, a recommender) gets "unknown" with the reason.
+ */
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdint.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "banned.h"
+
+/* ---- values ---- */
+
+static void set(struct orr_value *v, int64_t value, enum orr_value_how how, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void set(struct orr_value *v, int64_t value, enum orr_value_how how, const char *fmt, ...)
+{
+	va_list ap;
+
+	v->value = value;
+	v->how = how;
+	va_start(ap, fmt);
+	vsnprintf(v->why, sizeof(v->why), fmt, ap);
+	va_end(ap);
+}
+
+static bool known(const struct orr_value *v)
+{
+	return v->how != ORR_VALUE_UNKNOWN;
+}
+
+const char *orr_value_how_name(enum orr_value_how h)
+{
+	switch (h) {
+	case ORR_VALUE_UNKNOWN:
+		return "unknown";
+	case ORR_VALUE_READ:
+		return "read";
+	case ORR_VALUE_INFERRED:
+		return "inferred";
+	}
+	return NULL;
+}
+
+/* ---- counting ---- */
+
+/* Counts of keys (a GEMM's M, K, N; a norm's width), most frequent found by sorting. */
+struct tally {
+	struct gemm_key {
+		int64_t m, k, n;
+	} * v;
+	size_t n, cap;
+};
+
+static int cmp_gemm(const void *a, const void *b)
+{
+	const struct gemm_key *x = a, *y = b;
+
+	if (x->m != y->m)
+		return x->m < y->m ? -1 : 1;
+	if (x->k != y->k)
+		return x->k < y->k ? -1 : 1;
+	return (x->n > y->n) - (x->n < y->n);
+}
+
+/* Distinct keys with their counts, in key order. */
+struct group {
+	struct gemm_key key;
+	size_t count;
+};
+
+static size_t distinct(struct tally *t, struct group **ret)
+{
+	struct group *g = NULL;
+	size_t n = 0, cap = 0;
+
+	if (t->n)
+		qsort(t->v, t->n, sizeof(*t->v), cmp_gemm);
+	for (size_t i = 0; i < t->n; i++) {
+		if (n && cmp_gemm(&g[n - 1].key, &t->v[i]) == 0) {
+			g[n - 1].count++;
+			continue;
+		}
+		ORR_VEC_PUSH(g, n, cap, ((struct group){ t->v[i], 1 }));
+	}
+	*ret = g;
+	return n;
+}
+
+/* The value of field f (m, k or n) that the most entries have; 0 when none. */
+static int64_t mode_of(const struct group *g, size_t n, size_t f, size_t *ret_count)
+{
+	int64_t best = 0;
+	size_t best_count = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const int64_t *ki = &g[i].key.m;
+		size_t c = 0;
+
+		for (size_t j = 0; j < n; j++)
+			if ((&g[j].key.m)[f] == ki[f])
+				c += g[j].count;
+		if (c > best_count || (c == best_count && ki[f] > best)) {
+			best = ki[f];
+			best_count = c;
+		}
+	}
+	if (ret_count)
+		*ret_count = best_count;
+	return best;
+}
+
+/* ---- reading the rank ---- */
+
+struct scan {
+	const struct orr_trace *t;
+	const struct orr_rank *r;
+	const uint32_t *parent;
+	struct tally norms;  /* (0, 0, width) */
+	struct tally linear; /* forward 2-D GEMMs: (M, K, N) */
+	struct tally scores; /* attention: (B, s, d) */
+};
+
+static const char *event_name(const struct scan *s, const struct orr_event *e)
+{
+	return orr_trace_str(s->t, e->name);
+}
+
+static bool name_is(const char *name, const char *const *globs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (fnmatch(globs[i], name, FNM_CASEFOLD) == 0)
+			return true;
+	return false;
+}
+
+/* Autograd runs the backward pass: its ops sit inside evaluate_function or *Backward*. */
+static bool is_backward_name(const char *name)
+{
+	static const char *const globs[] = { "autograd::engine::evaluate_function*", "*Backward",
+					     "*Backward[0-9]*", "*_backward" };
+
+	return name_is(name, globs, sizeof(globs) / sizeof(globs[0]));
+}
+
+static bool in_backward(const struct scan *s, uint32_t e)
+{
+	for (int depth = 0; e != ORR_NONE && depth < 64; depth++, e = s->parent[e])
+		if (is_backward_name(event_name(s, &s->r->events[e])))
+			return true;
+	return false;
+}
+
+/* Input i of op event e (its dims in *ret_dims), or NULL. */
+static const struct orr_input *input(const struct scan *s, const struct orr_event *e, uint32_t i,
+				     const int64_t **ret_dims)
+{
+	const struct orr_op_args *a;
+	const struct orr_input *in;
+
+	if (e->kind != ORR_EVENT_OP || e->args >= s->r->nops)
+		return NULL;
+	a = &s->r->ops[e->args];
+	if (i >= a->ninputs || a->first_input + i >= s->r->ninputs)
+		return NULL;
+	in = &s->r->inputs[a->first_input + i];
+	if (in->is_list || (size_t)in->first_dim + in->ndims > s->r->ndims)
+		return NULL;
+	*ret_dims = s->r->dims + in->first_dim;
+	return in;
+}
+
+static void note_norm(struct scan *s, const struct orr_event *e)
+{
+	const int64_t *d;
+	const struct orr_input *in = input(s, e, 0, &d);
+
+	if (in && in->ndims >= 2 && d[in->ndims - 1] > 0)
+		ORR_VEC_PUSH(s->norms.v, s->norms.n, s->norms.cap,
+			     ((struct gemm_key){ 0, 0, d[in->ndims - 1] }));
+}
+
+/* aten::mm [M,K]·[K,N]; aten::addmm (bias, [M,K], [K,N]). */
+static void note_mm(struct scan *s, const struct orr_event *e, uint32_t first)
+{
+	const int64_t *a, *b;
+	const struct orr_input *x = input(s, e, first, &a), *w = input(s, e, first + 1, &b);
+
+	if (x && w && x->ndims == 2 && w->ndims == 2 && a[1] == b[0] && a[0] > 0 && b[1] > 0)
+		ORR_VEC_PUSH(s->linear.v, s->linear.n, s->linear.cap,
+			     ((struct gemm_key){ a[0], a[1], b[1] }));
+}
+
+/* Attention scores: baddbmm (C, [B,s,d], [B,d,s]) or bmm [B,s,d]·[B,d,s]. */
+static void note_bmm(struct scan *s, const struct orr_event *e, uint32_t first)
+{
+	const int64_t *a, *b;
+	const struct orr_input *x = input(s, e, first, &a), *y = input(s, e, first + 1, &b);
+
+	if (x && y && x->ndims == 3 && y->ndims == 3 && a[0] == b[0] && a[2] == b[1] &&
+	    a[1] == b[2] && a[1] > a[2] && a[2] > 0)
+		ORR_VEC_PUSH(s->scores.v, s->scores.n, s->scores.cap,
+			     ((struct gemm_key){ a[0], a[1], a[2] }));
+}
+
+static void scan_ops(struct scan *s, struct orr_structure *st)
+{
+	static const char *const norms[] = { "*layer_norm*", "*LayerNorm*", "*rms_norm*",
+					     "*RMSNorm*",    "*layernorm*", "*rmsnorm*" };
+	static const char *const optim[] = { "Optimizer.step*", "*optimizer*step*", "*Adam*step*",
+					     "*SGD.step*" };
+	static const char *const data[] = { "enumerate(DataLoader)*", "*DataLoader*",
+					    "*dataloader*" };
+
+	for (uint32_t i = 0; i < s->r->nevents; i++) {
+		const struct orr_event *e = &s->r->events[i];
+		const char *name;
+		bool back;
+
+		if (e->kind != ORR_EVENT_OP && e->kind != ORR_EVENT_ANNOTATION)
+			continue;
+		name = event_name(s, e);
+		if (name_is(name, optim, sizeof(optim) / sizeof(optim[0])))
+			st->optimizer = true;
+		if (name_is(name, data, sizeof(data) / sizeof(data[0])))
+			st->data_loading = true;
+		if (e->kind != ORR_EVENT_OP)
+			continue;
+		back = in_backward(s, i);
+		st->backward |= back;
+		if (back)
+			continue;
+		st->forward = true;
+		if (name_is(name, norms, sizeof(norms) / sizeof(norms[0])) &&
+		    !strstr(name, "backward"))
+			note_norm(s, e);
+		else if (strcmp(name, "aten::mm") == 0)
+			note_mm(s, e, 0);
+		else if (strcmp(name, "aten::addmm") == 0)
+			note_mm(s, e, 1);
+		else if (strcmp(name, "aten::bmm") == 0)
+			note_bmm(s, e, 0);
+		else if (strcmp(name, "aten::baddbmm") == 0)
+			note_bmm(s, e, 1);
+	}
+}
+
+/* ---- the transformer ---- */
+
+struct dims {
+	struct group *lin, *sc, *nm;
+	size_t nlin, nsc, nnm;
+};
+
+/* Forward GEMMs of T rows with K == k (or N == n when k is 0), ordered by N (or K). */
+static size_t gemms_with(const struct dims *d, int64_t tokens, int64_t k, int64_t n,
+			 struct group *out, size_t cap)
+{
+	size_t m = 0;
+
+	for (size_t i = 0; i < d->nlin && m < cap; i++) {
+		const struct gemm_key *g = &d->lin[i].key;
+
+		if (g->m == tokens && ((k && g->k == k) || (!k && g->n == n)))
+			out[m++] = d->lin[i];
+	}
+	return m;
+}
+
+static void layout(struct orr_structure *st, const struct dims *d)
+{
+	int64_t h = st->hidden.value, T = st->tokens.value, hd = st->head_dim.value, t;
+	struct group in[16], out[16];
+	size_t nin = gemms_with(d, T, h, 0, in, 16), nout = gemms_with(d, T, 0, h, out, 16);
+	size_t qkv = SIZE_MAX, fc1 = SIZE_MAX, logits = SIZE_MAX;
+
+	/* Row-parallel GEMMs end in h: the smaller K is the projection's a·d/t = h/t. */
+	if (nout < 2) {
+		set(&st->tp, 0, ORR_VALUE_UNKNOWN,
+		    "fewer than two forward GEMMs of %lld tokens give %lld-wide outputs "
+		    "(no attention projection and FC2)",
+		    (long long)T, (long long)h);
+		return;
+	}
+	if (out[0].key.k <= 0 || h % out[0].key.k) {
+		set(&st->tp, 0, ORR_VALUE_UNKNOWN,
+		    "the smallest row-parallel K (%lld) does not divide h",
+		    (long long)out[0].key.k);
+		return;
+	}
+	t = h / out[0].key.k;
+	set(&st->tp, t, ORR_VALUE_INFERRED,
+	    "h / the attention projection's K: %lld / %lld (T x %lld . %lld x %lld, %zu times)",
+	    (long long)h, (long long)out[0].key.k, (long long)out[0].key.k, (long long)out[0].key.k,
+	    (long long)h, out[0].count);
+	set(&st->ffn, out[nout - 1].key.k * t, ORR_VALUE_INFERRED,
+	    "FC2's K x tp: %lld x %lld (T x %lld . %lld x %lld, %zu times)",
+	    (long long)out[nout - 1].key.k, (long long)t, (long long)out[nout - 1].key.k,
+	    (long long)out[nout - 1].key.k, (long long)h, out[nout - 1].count);
+	/* Column-parallel GEMMs start from h: QKV, FC1 (f/t or 2f/t), logits (rarest, widest). */
+	for (size_t i = 0; i < nin; i++) {
+		int64_t n = in[i].key.n;
+
+		if (n * t == st->ffn.value || n * t == 2 * st->ffn.value)
+			fc1 = i;
+		else if (hd > 0 && n * t > h && (n * t - h) % (2 * hd) == 0 && n * t < 4 * h &&
+			 qkv == SIZE_MAX)
+			qkv = i;
+	}
+	for (size_t i = 0; i < nin; i++)
+		if (i != qkv && i != fc1 && (logits == SIZE_MAX || in[i].key.n > in[logits].key.n))
+			logits = i;
+	if (fc1 != SIZE_MAX)
+		st->gated_mlp = in[fc1].key.n * t == 2 * st->ffn.value;
+	if (qkv != SIZE_MAX) {
+		int64_t g = (in[qkv].key.n * t - h) / (2 * hd);
+
+		set(&st->kv_groups, g, ORR_VALUE_INFERRED,
+		    "QKV's N x tp = h + 2 x groups x head dim: %lld x %lld = %lld + 2 x %lld x %lld",
+		    (long long)in[qkv].key.n, (long long)t, (long long)h, (long long)g,
+		    (long long)hd);
+		set(&st->layers, (int64_t)in[qkv].count, ORR_VALUE_INFERRED,
+		    "QKV GEMMs (T x %lld . %lld x %lld) in the forward pass", (long long)h,
+		    (long long)h, (long long)in[qkv].key.n);
+	}
+	if (logits != SIZE_MAX) {
+		set(&st->vocab, in[logits].key.n * t, ORR_VALUE_INFERRED,
+		    "the logits' N x tp: %lld x %lld (T x %lld . %lld x %lld, %zu times)",
+		    (long long)in[logits].key.n, (long long)t, (long long)h, (long long)h,
+		    (long long)in[logits].key.n, in[logits].count);
+		set(&st->micro_batches, (int64_t)in[logits].count, ORR_VALUE_INFERRED,
+		    "logits GEMMs in the step: one per micro-batch");
+		if (known(&st->layers) && in[logits].count > 1 &&
+		    st->layers.value % (int64_t)in[logits].count == 0)
+			set(&st->layers, st->layers.value / (int64_t)in[logits].count,
+			    ORR_VALUE_INFERRED,
+			    "QKV GEMMs in the forward pass / micro-batches: %lld / %zu",
+			    (long long)st->layers.value, in[logits].count);
+	}
+}
+
+/* Every dimension the shapes gave, forgotten with one reason: they are not a transformer. */
+static void not_a_transformer(struct orr_structure *st, const char *why)
+{
+	struct orr_value *all[] = { &st->layers,   &st->hidden,        &st->heads,
+				    &st->head_dim, &st->kv_groups,     &st->ffn,
+				    &st->vocab,    &st->seq,           &st->micro_batch,
+				    &st->tokens,   &st->micro_batches, &st->tp };
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		set(all[i], 0, ORR_VALUE_UNKNOWN, "the shapes do not fit a transformer layer: %s",
+		    why);
+	st->gated_mlp = false;
+}
+
+/*
+ * The values hold together only if every one of them was found and the attention
+ * batch is micro-batch x heads / tp, which no value was derived from: a recommender's
+ * feature interaction is a batched GEMM too, but its "heads" and "batch" do not add up.
+ */
+static void coherent(struct orr_structure *st, int64_t b_heads, int64_t world)
+{
+	const struct orr_value *need[] = { &st->hidden, &st->heads,  &st->tokens, &st->micro_batch,
+					   &st->tp,     &st->layers, &st->ffn };
+	const char *names[] = { "hidden", "heads", "tokens", "micro-batch", "tp", "layers", "ffn" };
+	char why[160];
+
+	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++)
+		if (!known(need[i])) {
+			snprintf(why, sizeof(why), "no %s (%.100s)", names[i], need[i]->why);
+			not_a_transformer(st, why);
+			return;
+		}
+	if (st->head_dim.value < 2 || (world > 0 && world % st->tp.value)) {
+		snprintf(why, sizeof(why),
+			 "a head dimension of %lld and tp %lld in a world of %lld",
+			 (long long)st->head_dim.value, (long long)st->tp.value, (long long)world);
+		not_a_transformer(st, why);
+		return;
+	}
+	if (b_heads * st->tp.value != st->micro_batch.value * st->heads.value) {
+		snprintf(
+			why, sizeof(why),
+			"the attention batch (%lld) is not micro-batch x heads / tp (%lld x %lld / "
+			"%lld)",
+			(long long)b_heads, (long long)st->micro_batch.value,
+			(long long)st->heads.value, (long long)st->tp.value);
+		not_a_transformer(st, why);
+	}
+}
+
+static void transformer(struct orr_structure *st, struct scan *s)
+{
+	struct dims d;
+	size_t c, cs;
+	int64_t b_heads = 0, h;
+
+	d.nnm = distinct(&s->norms, &d.nm);
+	d.nlin = distinct(&s->linear, &d.lin);
+	d.nsc = distinct(&s->scores, &d.sc);
+	if (!d.nsc) {
+		not_a_transformer(st,
+				  "no attention (no forward [B, s, d] . [B, d, s] batched GEMM)");
+		goto out;
+	}
+	/* The attention scores' most frequent shape. */
+	mode_of(d.sc, d.nsc, 1, &cs);
+	for (size_t i = 0; i < d.nsc; i++)
+		if (d.sc[i].count == cs || i + 1 == d.nsc) {
+			set(&st->seq, d.sc[i].key.k, ORR_VALUE_READ,
+			    "attention scores [%lld, %lld, %lld] . [%lld, %lld, %lld], %zu times",
+			    (long long)d.sc[i].key.m, (long long)d.sc[i].key.k,
+			    (long long)d.sc[i].key.n, (long long)d.sc[i].key.m,
+			    (long long)d.sc[i].key.n, (long long)d.sc[i].key.k, d.sc[i].count);
+			set(&st->head_dim, d.sc[i].key.n, ORR_VALUE_READ,
+			    "the same GEMM's inner dimension");
+			b_heads = d.sc[i].key.m;
+			break;
+		}
+	if (!d.nnm) {
+		not_a_transformer(st, "no forward normalization op with shapes");
+		goto out;
+	}
+	h = mode_of(d.nm, d.nnm, 2, &c);
+	set(&st->hidden, h, ORR_VALUE_READ,
+	    "the last dimension of the normalization ops' input, %zu times", c);
+	if (!d.nlin) {
+		not_a_transformer(st, "no forward 2-D GEMM with shapes");
+		goto out;
+	}
+	h = mode_of(d.lin, d.nlin, 0, &c);
+	set(&st->tokens, h, ORR_VALUE_READ, "the rows of most forward 2-D GEMMs (%zu of %zu)", c,
+	    s->linear.n);
+	if (st->hidden.value % st->head_dim.value == 0)
+		set(&st->heads, st->hidden.value / st->head_dim.value, ORR_VALUE_INFERRED,
+		    "h / head dim: %lld / %lld", (long long)st->hidden.value,
+		    (long long)st->head_dim.value);
+	if (st->tokens.value % st->seq.value == 0)
+		set(&st->micro_batch, st->tokens.value / st->seq.value, ORR_VALUE_INFERRED,
+		    "tokens / sequence: %lld / %lld", (long long)st->tokens.value,
+		    (long long)st->seq.value);
+	layout(st, &d);
+	coherent(st, b_heads, s->r->world_size);
+out:
+	free(d.nm);
+	free(d.lin);
+	free(d.sc);
+}
+
+/* The tensor-parallel group: all-reduces of T·h elements (or reduce-scatters, with SP). */
+static void tp_group(struct orr_structure *st, const struct orr_coll_obs *o, size_t n,
+		     int64_t world)
+{
+	int group = 0;
+	size_t count = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if ((o[i].kind == ORR_COLL_ALL_REDUCE || o[i].kind == ORR_COLL_REDUCE_SCATTER) &&
+		    known(&st->tokens) && known(&st->hidden) &&
+		    (int64_t)o[i].s.bytes % (st->tokens.value * st->hidden.value) == 0 &&
+		    (int64_t)o[i].s.bytes / (st->tokens.value * st->hidden.value) <= 4) {
+			group = o[i].s.group;
+			count++;
+		}
+	if (!count)
+		return;
+	if (known(&st->tp) && st->tp.value != group) {
+		set(&st->tp, 0, ORR_VALUE_UNKNOWN,
+		    "the shapes say %lld, the activation all-reduces' group says %d",
+		    (long long)st->tp.value, group);
+		return;
+	}
+	set(&st->tp, group, ORR_VALUE_READ,
+	    "the group of the %zu all-reduces of T x h elements (the layers' outputs)", count);
+	(void)world;
+}
+
+static void layout_rest(struct orr_structure *st, const struct scan *s, int64_t world)
+{
+	bool p2p = false;
+
+	for (size_t i = 0; i < s->r->ncollectives; i++)
+		p2p |= orr_coll_kind_of(orr_trace_str(s->t, s->r->collectives[i].type)) ==
+		       ORR_COLL_SEND_RECV;
+	if (world > 0)
+		set(&st->world, world, ORR_VALUE_READ, "the trace's world size");
+	if (!p2p)
+		set(&st->pp, 1, ORR_VALUE_INFERRED,
+		    "no point-to-point transfers: no pipeline stage boundary");
+	else
+		set(&st->pp, 0, ORR_VALUE_UNKNOWN,
+		    "point-to-point transfers were seen, from a pipeline or from something else "
+		    "(an all-to-all made of sends)");
+	if (known(&st->world) && known(&st->tp) && known(&st->pp) && st->tp.value > 0 &&
+	    world % (st->tp.value * st->pp.value) == 0)
+		set(&st->dp, world / (st->tp.value * st->pp.value), ORR_VALUE_INFERRED,
+		    "world / (tp x pp): %lld / (%lld x %lld)", (long long)world,
+		    (long long)st->tp.value, (long long)st->pp.value);
+	else
+		set(&st->dp, 0, ORR_VALUE_UNKNOWN, "needs the world size, tp and pp");
+}
+
+int orr_structure_recover(const struct orr_graph *g, size_t rank, struct orr_structure *ret)
+{
+	const struct orr_graph_rank *gr;
+	struct scan s = { 0 };
+	struct orr_coll_obs *o;
+	size_t n;
+
+	memset(ret, 0, sizeof(*ret));
+	if (rank >= orr_graph_rank_count(g))
+		return -EINVAL;
+	gr = orr_graph_get_rank(g, rank);
+	s.t = orr_graph_trace(g);
+	s.r = gr->rank;
+	s.parent = orr__call_parents(s.r);
+	ret->rank = s.r->rank;
+	scan_ops(&s, ret);
+	transformer(ret, &s);
+	n = orr_coll_observe(g, &o);
+	tp_group(ret, o, n, s.r->world_size);
+	layout_rest(ret, &s, s.r->world_size);
+	free(o);
+	free(s.norms.v);
+	free(s.linear.v);
+	free(s.scores.v);
+	free((void *)s.parent);
+	return 0;
+}

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Structure recovery on real traces.  The Megatron TP=8 job must come out exactly as it
+ * was run: 40 layers, hidden 4096, 64 heads of 64, FFN 16384, vocabulary 51200,
+ * sequence 2048, micro-batch 4, TP 8 (PP 1, DP 1 in a world of 8), forward only.  Every
+ * other shared trace (ResNet, recommenders, micro-benchmarks) is no transformer, and
+ * must say so, with a reason, rather than guess.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "orrery/estimator.h"
+#include "test-util.h"
+
+static void check(const struct orr_value *v, int64_t want, enum orr_value_how how, const char *what)
+{
+	if (v->value != want || v->how != how)
+		fail_msg("%s: %lld (%s: %s), not %lld (%s)", what, (long long)v->value,
+			 orr_value_how_name(v->how), v->why, (long long)want,
+			 orr_value_how_name(how));
+	assert_true(v->why[0] != '\0');
+}
+
+static void test_structure_megatron_tp8(void **state)
+{
+	struct orr_trace *t = import_shared("astrasim-megatron-tp8");
+	struct orr_graph *g;
+	struct orr_structure s;
+	struct orr_diag d;
+
+	(void)state;
+	if (orr_graph_build(t, NULL, &g, &d))
+		fail_msg("%s", d.msg);
+	for (size_t r = 0; r < orr_graph_rank_count(g); r++) {
+		assert_int_equal(orr_structure_recover(g, r, &s), 0);
+		check(&s.layers, 40, ORR_VALUE_INFERRED, "layers");
+		check(&s.hidden, 4096, ORR_VALUE_READ, "hidden");
+		check(&s.heads, 64, ORR_VALUE_INFERRED, "heads");
+		check(&s.head_dim, 64, ORR_VALUE_READ, "head dim");
+		check(&s.kv_groups, 64, ORR_VALUE_INFERRED, "kv groups");
+		check(&s.ffn, 16384, ORR_VALUE_INFERRED, "ffn");
+		check(&s.vocab, 51200, ORR_VALUE_INFERRED, "vocab");
+		check(&s.seq, 2048, ORR_VALUE_READ, "seq");
+		check(&s.micro_batch, 4, ORR_VALUE_INFERRED, "micro-batch");
+		check(&s.tokens, 8192, ORR_VALUE_READ, "tokens");
+		check(&s.micro_batches, 1, ORR_VALUE_INFERRED, "micro-batches");
+		check(&s.tp, 8, ORR_VALUE_READ, "tp");
+		check(&s.pp, 1, ORR_VALUE_INFERRED, "pp");
+		check(&s.dp, 1, ORR_VALUE_INFERRED, "dp");
+		check(&s.world, 8, ORR_VALUE_READ, "world");
+		assert_true(s.forward);
+		assert_false(s.backward);
+		assert_false(s.optimizer);
+		assert_false(s.gated_mlp);
+	}
+	assert_int_equal(orr_structure_recover(g, orr_graph_rank_count(g), &s), -EINVAL);
+	orr_graph_free(g);
+	orr_trace_free(t);
+}
+
+/* Every other shared trace: no transformer, said with a reason; phases found. */
+static void no_transformer(struct orr_trace *t, const char *name, void *data)
+{
+	struct orr_graph *g;
+	struct orr_structure s;
+	struct orr_diag d;
+	size_t *n = data;
+
+	if (strcmp(name, "astrasim-megatron-tp8") == 0)
+		return;
+	if (orr_graph_build(t, NULL, &g, &d))
+		fail_msg("%s: %s", name, d.msg);
+	assert_int_equal(orr_structure_recover(g, 0, &s), 0);
+	if (s.layers.how != ORR_VALUE_UNKNOWN || s.hidden.how != ORR_VALUE_UNKNOWN ||
+	    s.tp.how != ORR_VALUE_UNKNOWN)
+		fail_msg("%s: a transformer? layers %lld (%s), hidden %lld, tp %lld", name,
+			 (long long)s.layers.value, s.layers.why, (long long)s.hidden.value,
+			 (long long)s.tp.value);
+	assert_non_null(strstr(s.layers.why, "not fit a transformer"));
+	assert_true(s.forward);
+	/* Training traces show their backward pass and optimizer. */
+	if (strncmp(name, "hta-ddp", 7) == 0 || strncmp(name, "param-linear", 12) == 0)
+		assert_true(s.backward && s.optimizer);
+	(*n)++;
+	orr_graph_free(g);
+}
+
+static void test_structure_others_say_unknown(void **state)
+{
+	size_t n = 0;
+
+	(void)state;
+	for_each_shared_trace(no_transformer, &n);
+	assert_true(n >= 10);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_structure_megatron_tp8),
+		cmocka_unit_test(test_structure_others_say_unknown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
