@@ -21,6 +21,8 @@ static const struct command commands[] = {
 	{ "replay", cmd_replay, "replay the execution graph: predicted vs measured step times" },
 	{ "critical-path", cmd_critical_path,
 	  "what the predicted time of each step is made of, along its critical path" },
+	{ "fit", cmd_fit,
+	  "what a step is made of, and cost models fitted on the trace's own collectives" },
 	{ "convert", cmd_convert, "write a trace in another format: native (.orr) or Chrome JSON" },
 	{ "pack", cmd_pack, "pack a run directory into one .tar.zst" },
 	{ "record", cmd_record, "run a command under the CUPTI tracer: record a few steps" },

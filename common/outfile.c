@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -216,7 +217,7 @@ static int open_direct(struct orr_outfile *o, int fd)
 	return 0;
 }
 
-static int open_temp(struct orr_outfile *o, bool exists)
+static int create_temp(struct orr_outfile *o, bool exists)
 {
 	/* Replacing a file: private until complete, then the old file's mode. */
 	mode_t mode = exists ? 0600 : 0666;
@@ -251,6 +252,24 @@ static int open_temp(struct orr_outfile *o, bool exists)
 	o->active = true;
 	live_add(o);
 	return 0;
+}
+
+/*
+ * The temporary is created and registered with the cleanup signals blocked: one that
+ * came in between would find a file the handler does not know, and leave it.
+ */
+static int open_temp(struct orr_outfile *o, bool exists)
+{
+	sigset_t block, old;
+	int r;
+
+	sigemptyset(&block);
+	for (size_t i = 0; i < NCLEANUP; i++)
+		sigaddset(&block, cleanup_signals[i]);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	r = create_temp(o, exists);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return r;
 }
 
 int orr_outfile_open(struct orr_outfile *o, const char *path, unsigned flags)

@@ -126,6 +126,40 @@ usage)
 		expect_rc 2
 		expect_in err "one trace at a time"
 		;;
+	fit-usage)
+		run fit
+		expect_rc 2
+		expect_in err "no trace given"
+		expect_in err "orrery fit --help"
+		run fit --format=csv x
+		expect_rc 2
+		expect_in err "unknown format 'csv'"
+		for bad in -1 x 3x '' 99999999999; do
+			run fit --rank "$bad" x
+			expect_rc 2
+			expect_in err "bad --rank '$bad'"
+		done
+		run fit a b
+		expect_rc 2
+		expect_in err "one trace at a time"
+		run fit --help
+		expect_rc 0
+		expect_in out "usage: orrery fit"
+		run fit --rank 5 traces/samples/tiny-2rank
+		expect_rc 1
+		expect_in err "no rank 5 in the trace"
+		# -o: the JSON report, in a file; never inside the trace.
+		run fit -o traces/samples/tiny-2rank/costs.json traces/samples/tiny-2rank
+		expect_rc 1
+		expect_in err "is inside the trace"
+		[[ -e traces/samples/tiny-2rank/costs.json ]] && fail "costs written into the trace"
+		run fit --format=json traces/samples/tiny-2rank
+		expect_rc 0
+		cp "$work/out" "$work/want.json"
+		run fit -o "$work/costs.json" traces/samples/tiny-2rank
+		expect_rc 0
+		cmp -s "$work/costs.json" "$work/want.json" || fail "-o differs from --format=json"
+		;;
 	critical-path-usage)
 		run critical-path
 		expect_rc 2

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * orrery fit: what a trace's training step is made of and what each piece costs: the
+ * structure of one rank and the cost models fitted on the trace's own collectives,
+ * with their errors (docs/orrery-fit.md).  -o writes the same as JSON for estimate and
+ * whatif (--costs), so that a sweep never fits again.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "fit.h"
+#include "banned.h"
+
+static const char usage_text[] =
+	"usage: orrery fit [--format=text|json] [--rank N] [-o COSTS.json] TRACE\n\n"
+	"Recovers the structure of a training step from TRACE (phases; the transformer's\n"
+	"layers, hidden size, heads, FFN, vocabulary, sequence, micro-batch; its TP, PP and\n"
+	"DP), each value read from the trace, inferred from what was read, or unknown with\n"
+	"the reason; and fits cost models on the trace's own collectives, with their fit and\n"
+	"leave-one-out errors.  Where the trace cannot constrain a model, it says so and\n"
+	"reports what the hardware table gives instead.\n\n"
+	"  --format=FMT   text (default) or json (docs/orrery-fit.md)\n"
+	"  --rank N       the rank whose structure is reported (default: the first)\n"
+	"  -o FILE        also write the JSON to FILE, for estimate and whatif --costs\n"
+	"  -h, --help     this help\n";
+
+struct options {
+	int format;
+	int64_t rank; /* global rank, -1: the first */
+	const char *out, *trace;
+};
+
+static int parse_rank(const char *s, int64_t *ret)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (end == s || *end || errno || v < 0 || v > INT32_MAX)
+		return -1;
+	*ret = v;
+	return 0;
+}
+
+/* Returns -1 to go on, else the exit status. */
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "rank", required_argument, NULL, 'r' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			o->format = cli_parse_format(optarg, false);
+			if (o->format < 0)
+				return cli_usage_error("fit", "unknown format '%s' (text or json)",
+						       optarg);
+			break;
+		case 'r':
+			if (parse_rank(optarg, &o->rank) < 0)
+				return cli_usage_error("fit", "bad --rank '%s' (a rank, 0 or more)",
+						       optarg);
+			break;
+		case 'o':
+			o->out = optarg;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return EXIT_OK;
+		default:
+			return cli_usage_error("fit", "bad option");
+		}
+	}
+	if (optind + 1 != argc)
+		return cli_usage_error("fit",
+				       optind == argc ? "no trace given" : "one trace at a time");
+	o->trace = argv[optind];
+	return -1;
+}
+
+/* The graph index of global rank `rank` (-1: the first); SIZE_MAX when absent. */
+static size_t rank_index(const struct orr_graph *g, int64_t rank)
+{
+	for (size_t i = 0; i < orr_graph_rank_count(g); i++)
+		if (rank < 0 || orr_graph_get_rank(g, i)->rank->rank == rank)
+			return i;
+	return SIZE_MAX;
+}
+
+static int load(const char *path, struct orr_trace **ret_t, struct orr_graph **ret_g)
+{
+	const struct orr_import_options iopts = { .warn = cli_import_warn };
+	struct orr_diag diag;
+	int err;
+
+	*ret_g = NULL;
+	err = orr_trace_import(path, &iopts, ret_t, &diag);
+	if (err) {
+		cli_import_error(path, err, &diag);
+		return EXIT_FAIL;
+	}
+	orr_diag_clear(&diag);
+	err = orr_graph_build(*ret_t, NULL, ret_g, &diag);
+	if (err) {
+		cli_error("%s: cannot build its graph: %s%s%s", path, orr_strerror(err),
+			  diag.msg[0] ? ": " : "", diag.msg);
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+static int write_costs(const struct cli_fit *f, const char *path)
+{
+	struct orr_outfile out;
+	FILE *s;
+	int err;
+
+	orr_outfile_catch_signals();
+	if ((err = orr_outfile_open(&out, path, 0)))
+		return err;
+	if (!(s = orr_outfile_stream(&out))) {
+		orr_outfile_abort(&out);
+		return -ENOMEM;
+	}
+	cli_fit_json(f, s);
+	return orr_outfile_commit(&out, false);
+}
+
+int cmd_fit(int argc, char **argv)
+{
+	struct options o = { .format = CLI_FORMAT_TEXT, .rank = -1 };
+	struct orr_trace *t = NULL;
+	struct orr_graph *g = NULL;
+	struct cli_fit f;
+	size_t ri;
+	int ret, err;
+
+	ret = parse_options(argc, argv, &o);
+	if (ret >= 0)
+		return ret;
+	/* Written into TRACE, the costs would become part of what is read next time. */
+	if (o.out && orr_outfile_inside(o.out, o.trace)) {
+		cli_error("cannot write '%s': it is inside the trace '%s'; write it elsewhere",
+			  o.out, o.trace);
+		return EXIT_FAIL;
+	}
+	ret = load(o.trace, &t, &g);
+	if (ret != EXIT_OK)
+		goto out;
+	ri = rank_index(g, o.rank);
+	if (ri == SIZE_MAX) {
+		cli_error("%s: no rank %lld in the trace", o.trace, (long long)o.rank);
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	cli_fit_run(g, ri, o.trace, &f);
+	if (o.out && (err = write_costs(&f, o.out))) {
+		cli_error("cannot write '%s': %s", o.out, orr_strerror(err));
+		ret = EXIT_FAIL;
+	} else {
+		if (o.format == CLI_FORMAT_JSON)
+			cli_fit_json(&f, stdout);
+		else
+			cli_fit_text(&f);
+		ret = EXIT_OK;
+	}
+	cli_fit_release(&f);
+out:
+	orr_graph_free(g);
+	orr_trace_free(t);
+	return ret;
+}

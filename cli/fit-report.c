@@ -1,0 +1,391 @@
+/* SPDX-License-Identifier: MIT */
+/* orrery fit: fitting the models on a graph, and their text and JSON reports. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "fit.h"
+#include "banned.h"
+
+/* ---- fitting ---- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, size_t n)
+{
+	if (!n)
+		return NAN;
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* How many distinct values v[0..n) holds (it sorts them). */
+static size_t count_distinct(double *v, size_t n)
+{
+	size_t d = 0;
+
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_double);
+	for (size_t i = 0; i < n; i++)
+		d += !i || v[i] != v[i - 1];
+	return d;
+}
+
+/* The device the rank's streams run on, by name; NULL when unknown. */
+static const char *rank_device(const struct orr_trace *t, const struct orr_rank *r)
+{
+	int32_t dev = -1;
+
+	for (size_t p = 0; p < r->nplaces && dev < 0; p++)
+		if (r->places[p].kind == ORR_PLACE_STREAM)
+			dev = r->places[p].device;
+	for (size_t d = 0; d < r->ndevices; d++)
+		if (r->devices[d].id == dev || (dev < 0 && d == 0))
+			return r->devices[d].name == ORR_STR_NONE
+				       ? NULL
+				       : orr_trace_str(t, r->devices[d].name);
+	return NULL;
+}
+
+/*
+ * The samples of one (kind, link): the coupled ones when there are any (their times
+ * are transfers), else those seen alone (their times include waiting).
+ */
+static void fit_class(const struct orr_coll_obs *o, size_t n, struct cli_fit_coll *c)
+{
+	struct orr_coll_sample *s = orr_xcalloc(n, sizeof(*s));
+	double *bytes = orr_xcalloc(3 * n + 1, sizeof(*bytes)), *ns = bytes + n, *bus = ns + n;
+	double *groups = orr_xcalloc(n + 1, sizeof(*groups));
+	size_t m = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (o[i].kind == c->kind && o[i].link == c->link) {
+			c->samples++;
+			c->coupled += !o[i].alone;
+			c->by_caller += o[i].sized_by_caller;
+		}
+	c->from_alone = c->coupled == 0;
+	for (size_t i = 0; i < n; i++) {
+		if (o[i].kind != c->kind || o[i].link != c->link || o[i].alone != c->from_alone)
+			continue;
+		s[m] = o[i].s;
+		bytes[m] = s[m].bytes;
+		ns[m] = s[m].ns;
+		bus[m] = s[m].bytes * orr_coll_bus_factor(c->kind, s[m].group) / s[m].ns * 1e9;
+		groups[m] = s[m].group;
+		m++;
+	}
+	c->err = orr_coll_model_fit(c->kind, s, m, &c->m);
+	c->median_bytes = median(bytes, m);
+	c->median_ns = median(ns, m);
+	c->median_bus_bytes_per_s = median(bus, m);
+	c->group = (int)median(groups, m);
+	c->sizes = count_distinct(bytes, m);
+	c->groups = count_distinct(groups, m);
+	free(groups);
+	free(bytes);
+	free(s);
+}
+
+void cli_fit_run(const struct orr_graph *g, size_t ri, const char *trace, struct cli_fit *ret)
+{
+	const struct orr_rank *r = orr_graph_get_rank(g, ri)->rank;
+	struct orr_coll_obs *o;
+	size_t cap = 0;
+
+	memset(ret, 0, sizeof(*ret));
+	ret->trace = trace;
+	ret->g = g;
+	ret->rank = r->rank;
+	ret->device = rank_device(orr_graph_trace(g), r);
+	ret->gpu = ret->device ? orr_gpu_spec_match(ret->device) : NULL;
+	orr_structure_recover(g, ri, &ret->st);
+	ret->nobs = orr_coll_observe(g, &o);
+	for (int k = 0; k < ORR_COLL_KIND_COUNT; k++)
+		for (int l = ORR_LINK_UNKNOWN; l <= ORR_LINK_NETWORK; l++) {
+			bool any = false;
+
+			for (size_t i = 0; i < ret->nobs && !any; i++)
+				any = (int)o[i].kind == k && (int)o[i].link == l;
+			if (!any)
+				continue;
+			ORR_VEC_PUSH(ret->coll, ret->ncoll, cap,
+				     ((struct cli_fit_coll){ .kind = k, .link = l }));
+			fit_class(o, ret->nobs, &ret->coll[ret->ncoll - 1]);
+		}
+	free(o);
+}
+
+void cli_fit_release(struct cli_fit *f)
+{
+	free(f->coll);
+	f->coll = NULL;
+	f->ncoll = 0;
+}
+
+/* The link bandwidth the hardware table gives for a link class, per direction; 0. */
+static double spec_link(const struct cli_fit *f, enum orr_link l)
+{
+	if (!f->gpu)
+		return 0;
+	return l == ORR_LINK_NETWORK ? f->gpu->nic_bytes_per_s : f->gpu->link_bytes_per_s;
+}
+
+/* ---- text ---- */
+
+struct named_value {
+	const char *name;
+	const struct orr_value *v;
+};
+
+static size_t structure_values(const struct orr_structure *s, struct named_value *v)
+{
+	size_t n = 0;
+
+#define V(field) v[n++] = (struct named_value){ #field, &s->field }
+	V(layers);
+	V(hidden);
+	V(heads);
+	V(head_dim);
+	V(kv_groups);
+	V(ffn);
+	V(vocab);
+	V(seq);
+	V(micro_batch);
+	V(tokens);
+	V(micro_batches);
+	V(tp);
+	V(pp);
+	V(dp);
+	V(world);
+#undef V
+	return n;
+}
+
+static const char *bytes_text(double b, char *buf, size_t size)
+{
+	if (b >= 1 << 30)
+		snprintf(buf, size, "%.1f GiB", b / (1 << 30));
+	else if (b >= 1 << 20)
+		snprintf(buf, size, "%.1f MiB", b / (1 << 20));
+	else if (b >= 1 << 10)
+		snprintf(buf, size, "%.1f KiB", b / (1 << 10));
+	else
+		snprintf(buf, size, "%.0f B", b);
+	return buf;
+}
+
+static void text_structure(const struct cli_fit *f)
+{
+	struct named_value v[16];
+	size_t n = structure_values(&f->st, v);
+	const struct orr_structure *s = &f->st;
+
+	printf("\nstructure of rank %d\n", (int)f->rank);
+	printf("  phases         %s%s%s%s\n", s->forward ? "forward" : "",
+	       s->backward ? ", backward" : "", s->optimizer ? ", optimizer" : "",
+	       s->data_loading ? ", data loading" : "");
+	/* Values unknown for one reason (no transformer) are said once. */
+	if (s->layers.how == ORR_VALUE_UNKNOWN)
+		printf("  %-14s %8s  %-8s  %s\n", "transformer", "?", "unknown",
+		       cli_text(s->layers.why));
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].v->how == ORR_VALUE_UNKNOWN && v[i].v != &s->layers &&
+		    strcmp(v[i].v->why, s->layers.why) == 0)
+			continue;
+		if (v[i].v->how == ORR_VALUE_UNKNOWN && v[i].v == &s->layers)
+			continue;
+		if (v[i].v->how == ORR_VALUE_UNKNOWN)
+			printf("  %-14s %8s  %-8s  %s\n", v[i].name, "?", "unknown",
+			       cli_text(v[i].v->why));
+		else
+			printf("  %-14s %8lld  %-8s  %s\n", v[i].name, (long long)v[i].v->value,
+			       orr_value_how_name(v[i].v->how), cli_text(v[i].v->why));
+	}
+	if (s->hidden.how != ORR_VALUE_UNKNOWN)
+		printf("  MLP            %s\n",
+		       s->gated_mlp ? "gated (FC1 is 2 x ffn / tp wide)" : "not gated");
+}
+
+static void text_band(const struct orr_coll_band *b)
+{
+	char lo[32], hi[32];
+
+	printf("    [%s, %s)  alpha %.1f us + %.2f us/rank, bus %.1f GB/s; %zu samples, "
+	       "error %.1f %% (max %.1f %%), left out %.1f %% (max %.1f %%)\n",
+	       bytes_text(b->lo_bytes, lo, sizeof(lo)),
+	       isinf(b->hi_bytes) ? "inf" : bytes_text(b->hi_bytes, hi, sizeof(hi)),
+	       b->alpha_ns / 1e3, b->alpha_rank_ns / 1e3, b->bus_bytes_per_s / 1e9, b->fit.samples,
+	       100 * b->fit.fit_median, 100 * b->fit.fit_max, 100 * b->fit.loo_median,
+	       100 * b->fit.loo_max);
+}
+
+static void text_coll(const struct cli_fit *f, const struct cli_fit_coll *c)
+{
+	double spec = spec_link(f, c->link);
+	char b[32];
+
+	printf("  %s, link %s: %zu samples (%zu coupled across ranks, %zu sized by their "
+	       "calling op), %zu size%s, %zu group size%s\n",
+	       orr_coll_kind_name(c->kind), orr_link_name(c->link), c->samples, c->coupled,
+	       c->by_caller, c->sizes, c->sizes == 1 ? "" : "s", c->groups,
+	       c->groups == 1 ? "" : "s");
+	if (c->from_alone)
+		printf("    seen on one rank each: times include waiting for the other ranks\n");
+	printf("    measured: median %s over %d ranks in %.3f ms, bus bandwidth %.1f GB/s",
+	       bytes_text(c->median_bytes, b, sizeof(b)), c->group, c->median_ns / 1e6,
+	       c->median_bus_bytes_per_s / 1e9);
+	if (spec > 0)
+		printf(" (%.0f %% of the %s's %.0f GB/s per direction, hardware table)",
+		       100 * c->median_bus_bytes_per_s / spec,
+		       c->link == ORR_LINK_NETWORK ? "NIC" : "GPU link", spec / 1e9);
+	printf("\n");
+	if (c->err) {
+		printf("    not fitted: %s\n", orr_strerror(c->err));
+		return;
+	}
+	if (!c->m.constrained) {
+		printf("    not constrained: %s; predictions fall back to the measured bus "
+		       "bandwidth%s\n",
+		       c->sizes == 1 ? "one size cannot separate latency from bandwidth"
+				     : "the sizes do not separate latency from bandwidth",
+		       spec > 0 ? " and the hardware table" : "");
+		return;
+	}
+	printf("    t = alpha + alpha_rank x n + S x F(n) / bus, in %zu band%s: error %.1f %% "
+	       "(max %.1f %%), left out %.1f %% (max %.1f %%)\n",
+	       c->m.nbands, c->m.nbands == 1 ? "" : "s", 100 * c->m.fit_median, 100 * c->m.fit_max,
+	       100 * c->m.loo_median, 100 * c->m.loo_max);
+	for (size_t i = 0; i < c->m.nbands; i++)
+		text_band(&c->m.bands[i]);
+}
+
+void cli_fit_text(const struct cli_fit *f)
+{
+	printf("%s: rank %d", cli_text(f->trace), (int)f->rank);
+	if (f->device)
+		printf(", %s", cli_text(f->device));
+	if (f->gpu)
+		printf(" (hardware table: %s)", f->gpu->id);
+	else if (f->device)
+		printf(" (not in the hardware table)");
+	printf("\n");
+	text_structure(f);
+	printf("\ncollectives: %zu samples\n", f->nobs);
+	if (!f->ncoll)
+		printf("  none with a known kind, group size and size\n");
+	for (size_t i = 0; i < f->ncoll; i++)
+		text_coll(f, &f->coll[i]);
+}
+
+/* ---- JSON ---- */
+
+static void json_fit(struct json_out *j, const char *key, const struct orr_fit *fit)
+{
+	json_object(j, key);
+	json_int(j, "samples", (int64_t)fit->samples);
+	json_int(j, "rank", (int64_t)fit->rank);
+	json_double(j, "fit_median", fit->fit_median);
+	json_double(j, "fit_max", fit->fit_max);
+	json_double(j, "loo_median", fit->loo_median);
+	json_double(j, "loo_max", fit->loo_max);
+	json_close_object(j);
+}
+
+static void json_structure(struct json_out *j, const struct orr_structure *s)
+{
+	struct named_value v[16];
+	size_t n = structure_values(s, v);
+
+	json_object(j, "structure");
+	json_int(j, "rank", s->rank);
+	json_object(j, "phases");
+	json_bool(j, "forward", s->forward);
+	json_bool(j, "backward", s->backward);
+	json_bool(j, "optimizer", s->optimizer);
+	json_bool(j, "data_loading", s->data_loading);
+	json_close_object(j);
+	json_bool(j, "gated_mlp", s->gated_mlp);
+	for (size_t i = 0; i < n; i++) {
+		json_object(j, v[i].name);
+		if (v[i].v->how == ORR_VALUE_UNKNOWN)
+			json_double(j, "value", NAN); /* null */
+		else
+			json_int(j, "value", v[i].v->value);
+		json_str(j, "how", orr_value_how_name(v[i].v->how));
+		json_str(j, "why", v[i].v->why);
+		json_close_object(j);
+	}
+	json_close_object(j);
+}
+
+static void json_coll(struct json_out *j, const struct cli_fit *f, const struct cli_fit_coll *c)
+{
+	json_object(j, NULL);
+	json_str(j, "kind", orr_coll_kind_name(c->kind));
+	json_str(j, "link", orr_link_name(c->link));
+	json_int(j, "samples", (int64_t)c->samples);
+	json_int(j, "coupled", (int64_t)c->coupled);
+	json_int(j, "sized_by_caller", (int64_t)c->by_caller);
+	json_int(j, "sizes", (int64_t)c->sizes);
+	json_int(j, "group_sizes", (int64_t)c->groups);
+	json_bool(j, "from_alone", c->from_alone);
+	json_object(j, "measured");
+	json_double(j, "median_bytes", c->median_bytes);
+	json_double(j, "median_ns", c->median_ns);
+	json_int(j, "group", c->group);
+	json_double(j, "bus_bytes_per_s", c->median_bus_bytes_per_s);
+	json_double(j, "spec_bytes_per_s", spec_link(f, c->link) > 0 ? spec_link(f, c->link) : NAN);
+	json_close_object(j);
+	json_bool(j, "fitted", c->err == 0);
+	json_bool(j, "constrained", c->err == 0 && c->m.constrained);
+	json_bool(j, "per_rank_latency", c->err == 0 && c->m.per_rank_latency);
+	json_double(j, "fit_median", c->err ? NAN : c->m.fit_median);
+	json_double(j, "fit_max", c->err ? NAN : c->m.fit_max);
+	json_double(j, "loo_median", c->err ? NAN : c->m.loo_median);
+	json_double(j, "loo_max", c->err ? NAN : c->m.loo_max);
+	json_array(j, "bands");
+	for (size_t i = 0; !c->err && i < c->m.nbands; i++) {
+		const struct orr_coll_band *b = &c->m.bands[i];
+
+		json_object(j, NULL);
+		json_double(j, "lo_bytes", b->lo_bytes);
+		json_double(j, "hi_bytes", b->hi_bytes); /* null: no upper end */
+		json_double(j, "alpha_ns", b->alpha_ns);
+		json_double(j, "alpha_rank_ns", b->alpha_rank_ns);
+		json_double(j, "bus_bytes_per_s", b->bus_bytes_per_s);
+		json_fit(j, "fit", &b->fit);
+		json_close_object(j);
+	}
+	json_close_array(j);
+	json_close_object(j);
+}
+
+void cli_fit_json(const struct cli_fit *f, FILE *out)
+{
+	struct json_out j;
+
+	json_begin(&j, out);
+	json_int(&j, "orrery_costs", 1);
+	json_str(&j, "trace", f->trace);
+	json_int(&j, "rank", f->rank);
+	json_object(&j, "device");
+	if (f->device)
+		json_str(&j, "name", f->device);
+	if (f->gpu)
+		json_str(&j, "spec", f->gpu->id);
+	json_close_object(&j);
+	json_structure(&j, &f->st);
+	json_int(&j, "collective_samples", (int64_t)f->nobs);
+	json_array(&j, "collectives");
+	for (size_t i = 0; i < f->ncoll; i++)
+		json_coll(&j, f, &f->coll[i]);
+	json_close_array(&j);
+	json_end(&j);
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli/fit.h — `orrery fit`'s results and their text and JSON reports (cli/fit-report.c).
+ */
+#ifndef ORRERY_CLI_FIT_H
+#define ORRERY_CLI_FIT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "orrery/estimator.h"
+
+/* The collectives of one kind and link class, and the model fitted on them. */
+struct cli_fit_coll {
+	enum orr_coll_kind kind;
+	enum orr_link link;
+	size_t samples, coupled, by_caller, sizes, groups;
+	bool from_alone; /* no coupled sample: fitted on times that include waiting */
+	int err;         /* the fit's error, 0 */
+	struct orr_coll_model m;
+	/* What was measured, for a model the samples cannot constrain. */
+	double median_bytes, median_ns, median_bus_bytes_per_s;
+	int group; /* the most frequent group size */
+};
+
+struct cli_fit {
+	const char *trace;
+	const struct orr_graph *g;
+	int32_t rank;
+	const char *device;             /* its name in the trace, or NULL */
+	const struct orr_gpu_spec *gpu; /* its entry in the hardware table, or NULL */
+	struct orr_structure st;
+	struct cli_fit_coll *coll;
+	size_t ncoll, nobs;
+};
+
+/* Fits everything on graph rank ri (an index); cli_fit_release() frees it. */
+void cli_fit_run(const struct orr_graph *g, size_t ri, const char *trace, struct cli_fit *ret);
+void cli_fit_release(struct cli_fit *f);
+void cli_fit_text(const struct cli_fit *f);
+/* The JSON document (docs/orrery-fit.md) to f. */
+void cli_fit_json(const struct cli_fit *f, FILE *out);
+
+#endif
