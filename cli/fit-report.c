@@ -164,6 +164,8 @@ static size_t structure_values(const struct orr_structure *s, struct named_value
 	V(pp);
 	V(dp);
 	V(world);
+	V(annotated_layers);
+	V(repeats);
 #undef V
 	return n;
 }
@@ -183,7 +185,7 @@ static const char *bytes_text(double b, char *buf, size_t size)
 
 static void text_structure(const struct cli_fit *f)
 {
-	struct named_value v[16];
+	struct named_value v[20];
 	size_t n = structure_values(&f->st, v);
 	const struct orr_structure *s = &f->st;
 
@@ -300,7 +302,7 @@ static void json_fit(struct json_out *j, const char *key, const struct orr_fit *
 
 static void json_structure(struct json_out *j, const struct orr_structure *s)
 {
-	struct named_value v[16];
+	struct named_value v[20];
 	size_t n = structure_values(s, v);
 
 	json_object(j, "structure");
@@ -312,6 +314,7 @@ static void json_structure(struct json_out *j, const struct orr_structure *s)
 	json_bool(j, "data_loading", s->data_loading);
 	json_close_object(j);
 	json_bool(j, "gated_mlp", s->gated_mlp);
+	json_int(j, "repeat_kernels", (int64_t)s->repeat_kernels);
 	for (size_t i = 0; i < n; i++) {
 		json_object(j, v[i].name);
 		if (v[i].v->how == ORR_VALUE_UNKNOWN)

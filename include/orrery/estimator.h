@@ -230,6 +230,13 @@ struct orr_structure {
 	struct orr_value layers, hidden, heads, head_dim, kv_groups, ffn, vocab, seq;
 	struct orr_value micro_batch, tokens, micro_batches;
 	struct orr_value tp, pp, dp, world;
+	/*
+	 * Without shapes: forward annotations named like a transformer layer, per step;
+	 * and the block of kernels the compute stream repeats (repeat_kernels long), which
+	 * is a layer's forward or backward when the trace is a transformer's.
+	 */
+	struct orr_value annotated_layers, repeats;
+	size_t repeat_kernels;
 };
 
 /* The structure of graph rank `rank` (an index into the graph's ranks); -EINVAL past them. */

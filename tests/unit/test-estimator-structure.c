@@ -17,6 +17,7 @@
 
 #include "orrery/estimator.h"
 #include "test-util.h"
+#include "trace-doc.h"
 
 static void check(const struct orr_value *v, int64_t want, enum orr_value_how how, const char *what)
 {
@@ -58,6 +59,10 @@ static void test_structure_megatron_tp8(void **state)
 		assert_false(s.backward);
 		assert_false(s.optimizer);
 		assert_false(s.gated_mlp);
+		/* Without the shapes, the kernels say the same: 40 repeats of a layer. */
+		check(&s.repeats, 40, ORR_VALUE_INFERRED, "repeats");
+		assert_int_equal(s.repeat_kernels, 14);
+		assert_int_equal(s.annotated_layers.how, ORR_VALUE_UNKNOWN);
 	}
 	assert_int_equal(orr_structure_recover(g, orr_graph_rank_count(g), &s), -EINVAL);
 	orr_graph_free(g);
@@ -100,11 +105,65 @@ static void test_structure_others_say_unknown(void **state)
 	assert_true(n >= 10);
 }
 
+/*
+ * Two steps of a 6-layer model whose layers are annotated (DecoderLayer, as Hugging Face
+ * names them) and run 4 kinds of kernel each, inside an embedding and a head, plus a
+ * loop of one kernel that must not count as a block; and a backward pass whose
+ * annotated layers must not count either.
+ */
+static void test_structure_annotations_and_period(void **state)
+{
+	static const char *const kernels[] = { "norm_kernel", "gemm_kernel", "attn_kernel",
+					       "gelu_kernel" };
+	struct doc d = { 0 };
+	struct orr_trace *t;
+	struct orr_graph *g;
+	struct orr_structure s;
+	struct orr_diag diag;
+	double ts = 0;
+
+	(void)state;
+	doc_begin(&d, 0, 1);
+	for (int step = 1; step <= 2; step++) {
+		double step_start = ts;
+
+		doc_kernel(&d, "embedding_kernel", 7, ts += 10, 5, -1, NULL);
+		for (int l = 0; l < 6; l++) {
+			doc_region(&d, "cpu_op", "LlamaDecoderLayer", 1, ts, 100);
+			doc_region(&d, "cpu_op", "aten::mm", 1, ts + 1, 10);
+			for (int k = 0; k < 4; k++)
+				doc_kernel(&d, kernels[k], 7, ts += 10, 5, -1, NULL);
+			ts += 100;
+		}
+		for (int k = 0; k < 20; k++) /* a loop of one kernel */
+			doc_kernel(&d, "fill_kernel", 7, ts += 10, 5, -1, NULL);
+		doc_region(&d, "cpu_op", "autograd::engine::evaluate_function: MmBackward0", 2, ts,
+			   400);
+		for (int l = 0; l < 3; l++)
+			doc_region(&d, "cpu_op", "LlamaDecoderLayer", 2, ts + 1 + l * 100, 50);
+		ts += 500;
+		doc_step(&d, step, step_start, ts - step_start);
+		ts += 10;
+	}
+	t = doc_import(&d, "layers.json");
+	if (orr_graph_build(t, NULL, &g, &diag))
+		fail_msg("%s", diag.msg);
+	assert_int_equal(orr_structure_recover(g, 0, &s), 0);
+	check(&s.annotated_layers, 6, ORR_VALUE_READ, "annotated layers");
+	check(&s.repeats, 6, ORR_VALUE_INFERRED, "repeats");
+	assert_int_equal(s.repeat_kernels, 4);
+	assert_true(s.backward);
+	orr_graph_free(g);
+	orr_trace_free(t);
+	free(d.s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_structure_megatron_tp8),
 		cmocka_unit_test(test_structure_others_say_unknown),
+		cmocka_unit_test(test_structure_annotations_and_period),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
