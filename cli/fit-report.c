@@ -213,6 +213,18 @@ static void text_structure(const struct cli_fit *f)
 	if (s->hidden.how != ORR_VALUE_UNKNOWN)
 		printf("  MLP            %s\n",
 		       s->gated_mlp ? "gated (FC1 is 2 x ffn / tp wide)" : "not gated");
+	for (size_t i = 0; i < s->ncomms; i++) {
+		const struct orr_comm_role *c = &s->comms[i];
+		char size[16] = "?";
+
+		if (c->size > 0)
+			snprintf(size, sizeof(size), "%d", (int)c->size);
+		printf("  communicator   %s%s%s%s%s, %s ranks, %zu collectives: %s, %s: %s\n",
+		       c->name ? "'" : "(unnamed)", c->name ? cli_text(c->name) : "",
+		       c->name ? "'" : "", c->desc ? " " : "", c->desc ? cli_text(c->desc) : "",
+		       size, c->collectives, orr_par_name(c->role), orr_value_how_name(c->how),
+		       cli_text(c->why));
+	}
 }
 
 static void text_band(const struct orr_coll_band *b)
@@ -315,6 +327,23 @@ static void json_structure(struct json_out *j, const struct orr_structure *s)
 	json_close_object(j);
 	json_bool(j, "gated_mlp", s->gated_mlp);
 	json_int(j, "repeat_kernels", (int64_t)s->repeat_kernels);
+	json_array(j, "communicators");
+	for (size_t i = 0; i < s->ncomms; i++) {
+		const struct orr_comm_role *c = &s->comms[i];
+
+		json_object(j, NULL);
+		if (c->name)
+			json_str(j, "name", c->name);
+		if (c->desc)
+			json_str(j, "desc", c->desc);
+		json_int(j, "size", c->size);
+		json_int(j, "collectives", (int64_t)c->collectives);
+		json_str(j, "role", orr_par_name(c->role));
+		json_str(j, "how", orr_value_how_name(c->how));
+		json_str(j, "why", c->why);
+		json_close_object(j);
+	}
+	json_close_array(j);
 	for (size_t i = 0; i < n; i++) {
 		json_object(j, v[i].name);
 		if (v[i].v->how == ORR_VALUE_UNKNOWN)

@@ -17,4 +17,19 @@ void orr__median_max(double *v, size_t n, double *ret_median, double *ret_max);
  */
 uint32_t *orr__call_parents(const struct orr_rank *r);
 
+/* The event of the call that launched GPU task t (its D2 edge), or ORR_NONE. */
+uint32_t orr__launch_event(const struct orr_graph *g, uint32_t t);
+/*
+ * S of a collective GPU task t of rank r whose trace gives no size: the tensor of the
+ * innermost op around its launch that records shapes, when that op has exactly one
+ * (estimator/samples.c); <= 0 when none.  parent: orr__call_parents(r).
+ */
+double orr__caller_bytes(const struct orr_graph *g, const uint32_t *parent,
+			 const struct orr_rank *r, uint32_t t);
+
+/* Communicator roles (estimator/roles.c): one collective of the rank, then decide. */
+void orr__roles_note(struct orr_structure *st, const struct orr_trace *t, const struct orr_rank *r,
+		     const struct orr_collective *co, bool backward, double bytes);
+void orr__roles_decide(struct orr_structure *st);
+
 #endif /* ORRERY_ESTIMATOR_INTERNAL_H */

@@ -83,8 +83,7 @@ static void trees_free(struct trees *tr)
 	free(tr->parents);
 }
 
-/* The event of the call that launched GPU task t, or ORR_NONE. */
-static uint32_t launch_event(const struct orr_graph *g, uint32_t t)
+uint32_t orr__launch_event(const struct orr_graph *g, uint32_t t)
 {
 	const struct orr_task *task = &orr_graph_tasks(g)[t];
 	const struct orr_dep *deps = orr_graph_deps(g);
@@ -133,23 +132,27 @@ static double tensor_bytes(const struct orr_trace *t, const struct orr_rank *r,
 }
 
 /* S from the innermost op around GPU task t's launch that records a tensor; <= 0. */
-static double caller_bytes(struct trees *tr, uint32_t t, uint32_t rank)
+double orr__caller_bytes(const struct orr_graph *g, const uint32_t *parent,
+			 const struct orr_rank *r, uint32_t t)
 {
-	const struct orr_rank *r = orr_graph_get_rank(tr->g, rank)->rank;
-	const uint32_t *parent;
-	uint32_t e = launch_event(tr->g, t);
+	uint32_t e = orr__launch_event(g, t);
 
 	if (e == ORR_NONE || e >= r->nevents)
 		return -1;
-	parent = parents_of(tr, rank);
 	for (int depth = 0; depth < 16 && (e = parent[e]) != ORR_NONE; depth++) {
 		bool has_tensor;
-		double b = tensor_bytes(orr_graph_trace(tr->g), r, &r->events[e], &has_tensor);
+		double b = tensor_bytes(orr_graph_trace(g), r, &r->events[e], &has_tensor);
 
 		if (has_tensor)
 			return b;
 	}
 	return -1;
+}
+
+static double caller_bytes(struct trees *tr, uint32_t t, uint32_t rank)
+{
+	return orr__caller_bytes(tr->g, parents_of(tr, rank), orr_graph_get_rank(tr->g, rank)->rank,
+				 t);
 }
 
 /* Task t's rank and collective, when it has one. */

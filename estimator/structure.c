@@ -674,6 +674,38 @@ static void annotated(struct orr_structure *st, const struct scan *s)
 		    example);
 }
 
+/* Each collective kernel of the rank, for its communicator's role. */
+static void roles(struct orr_structure *st, const struct orr_graph *g, size_t rank,
+		  const struct scan *s)
+{
+	static const char *const optim[] = { "Optimizer.step*", "*optimizer*step*" };
+	const struct orr_graph_rank *gr = orr_graph_get_rank(g, rank);
+	const struct orr_task *tasks = orr_graph_tasks(g);
+
+	for (uint32_t t = gr->first_task; t < gr->first_task + gr->ntasks; t++) {
+		const struct orr_event *e = &s->r->events[tasks[t].event];
+		const struct orr_collective *co;
+		uint32_t launch, a;
+		bool back = false;
+		double bytes;
+
+		if (tasks[t].kind != ORR_TASK_GPU || e->coll >= s->r->ncollectives)
+			continue;
+		co = &s->r->collectives[e->coll];
+		launch = orr__launch_event(g, t);
+		if (launch != ORR_NONE && launch < s->r->nevents) {
+			back = in_backward(s, launch);
+			for (a = launch; a != ORR_NONE && !back; a = s->parent[a])
+				back = name_is(event_name(s, &s->r->events[a]), optim, 2);
+		}
+		bytes = co->in_bytes > 0 ? (double)co->in_bytes : (double)co->out_bytes;
+		if (!(bytes > 0))
+			bytes = orr__caller_bytes(g, s->parent, s->r, t);
+		orr__roles_note(st, s->t, s->r, co, back, bytes);
+	}
+	orr__roles_decide(st);
+}
+
 int orr_structure_recover(const struct orr_graph *g, size_t rank, struct orr_structure *ret)
 {
 	const struct orr_graph_rank *gr;
@@ -693,6 +725,7 @@ int orr_structure_recover(const struct orr_graph *g, size_t rank, struct orr_str
 	transformer(ret, &s);
 	period(ret, &s);
 	annotated(ret, &s);
+	roles(ret, g, rank, &s);
 	n = orr_coll_observe(g, &o);
 	tp_group(ret, o, n, s.r->world_size);
 	layout_rest(ret, &s, s.r->world_size);

@@ -218,6 +218,34 @@ struct orr_value {
 	char why[192];
 };
 
+/* Kinds of parallelism a communicator serves. */
+enum orr_par {
+	ORR_PAR_UNKNOWN,
+	ORR_PAR_TP,
+	ORR_PAR_DP,
+	ORR_PAR_PP,
+	ORR_PAR_CP,
+	ORR_PAR_EP,
+	ORR_PAR_COUNT
+};
+
+/* "TP", "DP", ...; "unknown"; NULL out of range. */
+const char *orr_par_name(enum orr_par p);
+
+/* A communicator the rank used, and its role (estimator/roles.c). */
+struct orr_comm_role {
+	uint32_t name_id;        /* interned process-group name, ORR_STR_NONE for none */
+	const char *name, *desc; /* NULL when the trace gives none */
+	int32_t size;            /* ranks, -1 when unknown */
+	size_t collectives;      /* the rank's collective kernels on it */
+	size_t activations, stage_transfers, gradients, all_to_all; /* by what they carry */
+	enum orr_par role;
+	enum orr_value_how how;
+	char why[160];
+};
+
+#define ORR_MAX_COMM_ROLES 32
+
 /*
  * A rank's phases and the transformer it runs, on this rank: layers is the rank's own
  * (L/pp with pipelining), tokens = micro_batch x seq per micro-batch, every dimension
@@ -237,6 +265,9 @@ struct orr_structure {
 	 */
 	struct orr_value annotated_layers, repeats;
 	size_t repeat_kernels;
+	/* The communicators its collectives used (unnamed ones are one entry). */
+	struct orr_comm_role comms[ORR_MAX_COMM_ROLES];
+	size_t ncomms;
 };
 
 /* The structure of graph rank `rank` (an index into the graph's ranks); -EINVAL past them. */

@@ -63,6 +63,12 @@ static void test_structure_megatron_tp8(void **state)
 		check(&s.repeats, 40, ORR_VALUE_INFERRED, "repeats");
 		assert_int_equal(s.repeat_kernels, 14);
 		assert_int_equal(s.annotated_layers.how, ORR_VALUE_UNKNOWN);
+		/* One unnamed communicator; its forward all-reduces of T x h make it TP. */
+		assert_int_equal(s.ncomms, 1);
+		assert_int_equal(s.comms[0].role, ORR_PAR_TP);
+		assert_int_equal(s.comms[0].how, ORR_VALUE_INFERRED);
+		assert_int_equal(s.comms[0].collectives, 84);
+		assert_int_equal(s.comms[0].activations, 81);
 	}
 	assert_int_equal(orr_structure_recover(g, orr_graph_rank_count(g), &s), -EINVAL);
 	orr_graph_free(g);
@@ -88,6 +94,14 @@ static void no_transformer(struct orr_trace *t, const char *name, void *data)
 			 (long long)s.layers.value, s.layers.why, (long long)s.hidden.value,
 			 (long long)s.tp.value);
 	assert_non_null(strstr(s.layers.why, "not fit a transformer"));
+	/* DDP's gradient all-reduces, launched from the backward pass. */
+	if (strcmp(name, "hta-ddp-resnet-rank0.json.gz") == 0) {
+		assert_int_equal(s.ncomms, 1);
+		assert_string_equal(s.comms[0].desc, "default_pg");
+		assert_int_equal(s.comms[0].size, 2);
+		assert_int_equal(s.comms[0].role, ORR_PAR_DP);
+		assert_int_equal(s.comms[0].how, ORR_VALUE_INFERRED);
+	}
 	assert_true(s.forward);
 	/* Training traces show their backward pass and optimizer. */
 	if (strncmp(name, "hta-ddp", 7) == 0 || strncmp(name, "param-linear", 12) == 0)
@@ -158,12 +172,66 @@ static void test_structure_annotations_and_period(void **state)
 	free(d.s);
 }
 
+/* Communicators whose names say their role: Megatron-Core's and torchtitan's. */
+static void test_structure_named_communicators(void **state)
+{
+	static const struct {
+		const char *name, *desc;
+		enum orr_par role;
+	} pgs[] = {
+		{ "3", "TENSOR_MODEL_PARALLEL_GROUP", ORR_PAR_TP },
+		{ "4", "DATA_PARALLEL_GROUP", ORR_PAR_DP },
+		{ "5", "PIPELINE_MODEL_PARALLEL_GROUP", ORR_PAR_PP },
+		{ "6", "mesh_cp", ORR_PAR_CP },
+		{ "7", "EXPERT_MODEL_PARALLEL_GROUP", ORR_PAR_EP },
+		{ "8", "default_pg", ORR_PAR_UNKNOWN },
+	};
+	struct doc d = { 0 };
+	struct orr_trace *t;
+	struct orr_graph *g;
+	struct orr_structure s;
+	struct orr_diag diag;
+	char extra[256];
+
+	(void)state;
+	doc_begin(&d, 0, 8);
+	for (size_t i = 0; i < sizeof(pgs) / sizeof(pgs[0]); i++) {
+		snprintf(extra, sizeof(extra),
+			 ", \"Collective name\": \"allreduce\", \"Process Group Name\": \"%s\","
+			 " \"Process Group Description\": \"%s\", \"Group size\": 2,"
+			 " \"In msg nelems\": 4, \"dtype\": \"Float\"",
+			 pgs[i].name, pgs[i].desc);
+		doc_call(&d, "cudaLaunchKernel", 1, 10 + 100 * (double)i, 5, (int)i + 1);
+		doc_kernel(&d, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 20, 20 + 100 * (double)i,
+			   10, (int)i + 1, extra);
+	}
+	t = doc_import(&d, "pgs.json");
+	if (orr_graph_build(t, NULL, &g, &diag))
+		fail_msg("%s", diag.msg);
+	assert_int_equal(orr_structure_recover(g, 0, &s), 0);
+	assert_int_equal(s.ncomms, sizeof(pgs) / sizeof(pgs[0]));
+	for (size_t i = 0; i < s.ncomms; i++) {
+		assert_string_equal(s.comms[i].name, pgs[i].name);
+		assert_string_equal(s.comms[i].desc, pgs[i].desc);
+		assert_int_equal(s.comms[i].size, 2);
+		if (s.comms[i].role != pgs[i].role)
+			fail_msg("%s: %s, not %s", pgs[i].desc, orr_par_name(s.comms[i].role),
+				 orr_par_name(pgs[i].role));
+		assert_int_equal(s.comms[i].how, pgs[i].role == ORR_PAR_UNKNOWN ? ORR_VALUE_UNKNOWN
+										: ORR_VALUE_READ);
+	}
+	orr_graph_free(g);
+	orr_trace_free(t);
+	free(d.s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_structure_megatron_tp8),
 		cmocka_unit_test(test_structure_others_say_unknown),
 		cmocka_unit_test(test_structure_annotations_and_period),
+		cmocka_unit_test(test_structure_named_communicators),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
