@@ -106,6 +106,7 @@ void cli_fit_run(const struct orr_graph *g, size_t ri, const char *trace, struct
 	ret->device = rank_device(orr_graph_trace(g), r);
 	ret->gpu = ret->device ? orr_gpu_spec_match(ret->device) : NULL;
 	orr_structure_recover(g, ri, &ret->st);
+	orr_overlap_slowdown(r, &ret->overlap);
 	ret->nobs = orr_coll_observe(g, &o);
 	for (int k = 0; k < ORR_COLL_KIND_COUNT; k++)
 		for (int l = ORR_LINK_UNKNOWN; l <= ORR_LINK_NETWORK; l++) {
@@ -291,6 +292,16 @@ void cli_fit_text(const struct cli_fit *f)
 		printf(" (not in the hardware table)");
 	printf("\n");
 	text_structure(f);
+	printf("\nkernels beside collectives: %zu of %zu compute kernels overlap one\n",
+	       f->overlap.overlapped, f->overlap.kernels);
+	if (f->overlap.names)
+		printf("  slowdown %.3f (median over %zu kernel names, %zu kernels; from %.3f to "
+		       "%.3f)\n",
+		       f->overlap.slowdown, f->overlap.names, f->overlap.kernels_compared,
+		       f->overlap.slowdown_min, f->overlap.slowdown_max);
+	else
+		printf("  slowdown not measured: no kernel name ran twice beside a collective and "
+		       "twice without; 1 is assumed\n");
 	printf("\ncollectives: %zu samples\n", f->nobs);
 	if (!f->ncoll)
 		printf("  none with a known kind, group size and size\n");
@@ -414,6 +425,15 @@ void cli_fit_json(const struct cli_fit *f, FILE *out)
 		json_str(&j, "spec", f->gpu->id);
 	json_close_object(&j);
 	json_structure(&j, &f->st);
+	json_object(&j, "overlap");
+	json_int(&j, "kernels", (int64_t)f->overlap.kernels);
+	json_int(&j, "overlapped", (int64_t)f->overlap.overlapped);
+	json_int(&j, "names", (int64_t)f->overlap.names);
+	json_int(&j, "kernels_compared", (int64_t)f->overlap.kernels_compared);
+	json_double(&j, "slowdown", f->overlap.names ? f->overlap.slowdown : NAN);
+	json_double(&j, "slowdown_min", f->overlap.names ? f->overlap.slowdown_min : NAN);
+	json_double(&j, "slowdown_max", f->overlap.names ? f->overlap.slowdown_max : NAN);
+	json_close_object(&j);
 	json_int(&j, "collective_samples", (int64_t)f->nobs);
 	json_array(&j, "collectives");
 	for (size_t i = 0; i < f->ncoll; i++)

@@ -30,6 +30,7 @@ struct cli_fit {
 	const char *device;             /* its name in the trace, or NULL */
 	const struct orr_gpu_spec *gpu; /* its entry in the hardware table, or NULL */
 	struct orr_structure st;
+	struct orr_overlap overlap;
 	struct cli_fit_coll *coll;
 	size_t ncoll, nobs;
 };

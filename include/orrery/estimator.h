@@ -201,6 +201,23 @@ struct orr_coll_obs {
  */
 size_t orr_coll_observe(const struct orr_graph *g, struct orr_coll_obs **ret);
 
+/* ---- the slowdown of kernels overlapping collectives (estimator/overlap.c) ---- */
+
+/*
+ * For each kernel name seen at least twice with and twice without a collective kernel
+ * overlapping it on another stream of its GPU, the ratio of the two medians; slowdown
+ * is their median (1.2: 20 % slower beside a collective), 0 when no name qualifies.
+ */
+struct orr_overlap {
+	size_t kernels;          /* compute kernels of the rank */
+	size_t overlapped;       /* of which overlapped a collective */
+	size_t names;            /* names compared */
+	size_t kernels_compared; /* their instances */
+	double slowdown, slowdown_min, slowdown_max;
+};
+
+void orr_overlap_slowdown(const struct orr_rank *r, struct orr_overlap *ret);
+
 /* ---- structure: what a rank's step is made of (estimator/structure.c) ---- */
 
 enum orr_value_how {
