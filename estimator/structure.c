@@ -513,8 +513,15 @@ static void layout_rest(struct orr_structure *st, const struct scan *s, int64_t 
 		set(&st->pp, 0, ORR_VALUE_UNKNOWN,
 		    "point-to-point transfers were seen, from a pipeline or from something else "
 		    "(an all-to-all made of sends)");
-	if (known(&st->world) && known(&st->tp) && known(&st->pp) && st->tp.value > 0 &&
-	    world % (st->tp.value * st->pp.value) == 0)
+	if (st->dp.how == ORR_VALUE_READ) {
+		if (known(&st->world) && known(&st->tp) && known(&st->pp) &&
+		    st->tp.value * st->pp.value * st->dp.value != world)
+			set(&st->dp, 0, ORR_VALUE_UNKNOWN,
+			    "tp x pp x dp (%lld x %lld x %lld) is not the world size %lld",
+			    (long long)st->tp.value, (long long)st->pp.value,
+			    (long long)st->dp.value, (long long)world);
+	} else if (known(&st->world) && known(&st->tp) && known(&st->pp) && st->tp.value > 0 &&
+		   world % (st->tp.value * st->pp.value) == 0)
 		set(&st->dp, world / (st->tp.value * st->pp.value), ORR_VALUE_INFERRED,
 		    "world / (tp x pp): %lld / (%lld x %lld)", (long long)world,
 		    (long long)st->tp.value, (long long)st->pp.value);
@@ -674,6 +681,35 @@ static void annotated(struct orr_structure *st, const struct scan *s)
 		    example);
 }
 
+/*
+ * A TP or DP communicator of known size gives the degree itself (read): where the
+ * shapes gave none, or as a check of what they gave; dp from the world then gives way.
+ */
+static void layout_from_comms(struct orr_structure *st)
+{
+	for (size_t i = 0; i < st->ncomms; i++) {
+		const struct orr_comm_role *c = &st->comms[i];
+		struct orr_value *v = c->role == ORR_PAR_TP   ? &st->tp
+				      : c->role == ORR_PAR_DP ? &st->dp
+							      : NULL;
+
+		if (!v || c->size < 1 || c->how == ORR_VALUE_UNKNOWN)
+			continue;
+		if (v->how == ORR_VALUE_READ && v->value != c->size) {
+			set(v, 0, ORR_VALUE_UNKNOWN,
+			    "communicators of %s disagree: %lld and %d ranks",
+			    orr_par_name(c->role), (long long)v->value, (int)c->size);
+			continue;
+		}
+		if (v->how != ORR_VALUE_READ)
+			set(v, c->size, ORR_VALUE_READ,
+			    "the size of communicator '%.40s'%s%.40s, whose role is %s (%s)",
+			    c->name ? c->name : "(unnamed)", c->desc ? " " : "",
+			    c->desc ? c->desc : "", orr_par_name(c->role),
+			    orr_value_how_name(c->how));
+	}
+}
+
 /* Each collective kernel of the rank, for its communicator's role. */
 static void roles(struct orr_structure *st, const struct orr_graph *g, size_t rank,
 		  const struct scan *s)
@@ -704,6 +740,7 @@ static void roles(struct orr_structure *st, const struct orr_graph *g, size_t ra
 		orr__roles_note(st, s->t, s->r, co, back, bytes);
 	}
 	orr__roles_decide(st);
+	layout_from_comms(st);
 }
 
 int orr_structure_recover(const struct orr_graph *g, size_t rank, struct orr_structure *ret)
@@ -725,9 +762,9 @@ int orr_structure_recover(const struct orr_graph *g, size_t rank, struct orr_str
 	transformer(ret, &s);
 	period(ret, &s);
 	annotated(ret, &s);
-	roles(ret, g, rank, &s);
 	n = orr_coll_observe(g, &o);
 	tp_group(ret, o, n, s.r->world_size);
+	roles(ret, g, rank, &s);
 	layout_rest(ret, &s, s.r->world_size);
 	free(o);
 	free(s.norms.v);
