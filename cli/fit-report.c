@@ -93,6 +93,16 @@ static void fit_class(const struct orr_coll_obs *o, size_t n, struct cli_fit_col
 	free(s);
 }
 
+/* The GEMMs of every rank, and their model on the trace's GPU. */
+static void fit_gemms(const struct orr_graph *g, struct cli_fit *f)
+{
+	struct orr_gemm_sample *s;
+	size_t n = orr_gemm_observe(g, &s, &f->gemm_counts);
+
+	f->gemm_err = orr_gemm_model_fit(s, n, orr_gpu_spec_find(g), &f->gemm);
+	free(s);
+}
+
 void cli_fit_run(const struct orr_graph *g, size_t ri, const char *trace, struct cli_fit *ret)
 {
 	const struct orr_rank *r = orr_graph_get_rank(g, ri)->rank;
@@ -107,6 +117,7 @@ void cli_fit_run(const struct orr_graph *g, size_t ri, const char *trace, struct
 	ret->gpu = ret->device ? orr_gpu_spec_match(ret->device) : NULL;
 	orr_structure_recover(g, ri, &ret->st);
 	orr_overlap_slowdown(r, &ret->overlap);
+	fit_gemms(g, ret);
 	ret->nobs = orr_coll_observe(g, &o);
 	for (int k = 0; k < ORR_COLL_KIND_COUNT; k++)
 		for (int l = ORR_LINK_UNKNOWN; l <= ORR_LINK_NETWORK; l++) {
@@ -125,6 +136,8 @@ void cli_fit_run(const struct orr_graph *g, size_t ri, const char *trace, struct
 
 void cli_fit_release(struct cli_fit *f)
 {
+	if (!f->gemm_err)
+		orr_gemm_model_release(&f->gemm);
 	free(f->coll);
 	f->coll = NULL;
 	f->ncoll = 0;
@@ -281,6 +294,41 @@ static void text_coll(const struct cli_fit *f, const struct cli_fit_coll *c)
 		text_band(&c->m.bands[i]);
 }
 
+static void text_gemms(const struct cli_fit *f)
+{
+	const struct orr_gemm_counts *c = &f->gemm_counts;
+	const struct orr_gemm_model *m = &f->gemm;
+
+	printf("\nGEMMs (every rank): %zu samples from %zu kernels", c->samples, c->kernels);
+	if (c->outside || c->no_shapes || c->bad_shapes || c->incomplete)
+		printf(" (%zu outside a matrix-multiply op, %zu ops without shapes, %zu with "
+		       "shapes of no GEMM, %zu incomplete)",
+		       c->outside, c->no_shapes, c->bad_shapes, c->incomplete);
+	printf("\n");
+	if (f->gemm_err) {
+		printf("  not fitted: %s\n", orr_strerror(f->gemm_err));
+		return;
+	}
+	for (size_t i = 0; i < m->nclasses; i++) {
+		const struct orr_gemm_class *k = &m->classes[i];
+
+		printf("  %s %s: %zu samples, %zu shape%s: %s", orr_dtype_name(k->dtype),
+		       cli_text(k->family), k->samples, k->shapes, k->shapes == 1 ? "" : "s",
+		       orr_gemm_how_name(k->how));
+		if (k->how == ORR_GEMM_FIT)
+			printf(", error %.1f %% (max %.1f %%), left out %.1f %% (max %.1f %%)",
+			       100 * k->fit.fit_median, 100 * k->fit.fit_max,
+			       100 * k->fit.loo_median, 100 * k->fit.loo_max);
+		else
+			printf(" (%s)", cli_text(k->why));
+		printf("\n");
+	}
+	if (m->loso_predicted)
+		printf("  each shape left out: %zu of %zu predicted, median error %.1f %%, max "
+		       "%.1f %%\n",
+		       m->loso_predicted, m->nshapes, 100 * m->loso_median, 100 * m->loso_max);
+}
+
 void cli_fit_text(const struct cli_fit *f)
 {
 	printf("%s: rank %d", cli_text(f->trace), (int)f->rank);
@@ -302,6 +350,7 @@ void cli_fit_text(const struct cli_fit *f)
 	else
 		printf("  slowdown not measured: no kernel name ran twice beside a collective and "
 		       "twice without; 1 is assumed\n");
+	text_gemms(f);
 	printf("\ncollectives: %zu samples\n", f->nobs);
 	if (!f->ncoll)
 		printf("  none with a known kind, group size and size\n");
@@ -410,6 +459,60 @@ static void json_coll(struct json_out *j, const struct cli_fit *f, const struct 
 	json_close_object(j);
 }
 
+static void json_gemms(struct json_out *j, const struct cli_fit *f)
+{
+	const struct orr_gemm_counts *c = &f->gemm_counts;
+	const struct orr_gemm_model *m = &f->gemm;
+
+	json_object(j, "gemm");
+	json_int(j, "kernels", (int64_t)c->kernels);
+	json_int(j, "samples", (int64_t)c->samples);
+	json_int(j, "outside", (int64_t)c->outside);
+	json_int(j, "no_shapes", (int64_t)c->no_shapes);
+	json_int(j, "bad_shapes", (int64_t)c->bad_shapes);
+	json_int(j, "incomplete", (int64_t)c->incomplete);
+	json_bool(j, "fitted", f->gemm_err == 0);
+	json_array(j, "efficiency");
+	for (int d = 0; !f->gemm_err && d < ORR_DTYPE_COUNT; d++) {
+		if (!m->efficiency[d].samples)
+			continue;
+		json_object(j, NULL);
+		json_str(j, "math", orr_dtype_name(d));
+		json_double(j, "median", m->efficiency[d].median);
+		json_int(j, "samples", (int64_t)m->efficiency[d].samples);
+		json_bool(j, "fitted", m->efficiency[d].fitted);
+		json_close_object(j);
+	}
+	json_close_array(j);
+	json_array(j, "classes");
+	for (size_t i = 0; !f->gemm_err && i < m->nclasses; i++) {
+		const struct orr_gemm_class *k = &m->classes[i];
+
+		json_object(j, NULL);
+		json_str(j, "dtype", orr_dtype_name(k->dtype));
+		json_str(j, "family", k->family);
+		json_int(j, "samples", (int64_t)k->samples);
+		json_int(j, "shapes", (int64_t)k->shapes);
+		json_str(j, "how", orr_gemm_how_name(k->how));
+		json_str(j, "why", k->why);
+		if (k->how == ORR_GEMM_FIT) {
+			json_double(j, "a_ns", k->fit.coef[0]);
+			json_double(j, "ns_per_flop", k->fit.coef[1]);
+			json_double(j, "ns_per_byte", k->fit.coef[2]);
+			json_fit(j, "fit", &k->fit);
+		}
+		json_int(j, "loso_shapes", (int64_t)k->loso_shapes);
+		json_double(j, "loso_median", k->loso_median);
+		json_double(j, "loso_max", k->loso_max);
+		json_close_object(j);
+	}
+	json_close_array(j);
+	json_int(j, "loso_predicted", f->gemm_err ? 0 : (int64_t)m->loso_predicted);
+	json_double(j, "loso_median", f->gemm_err ? NAN : m->loso_median);
+	json_double(j, "loso_max", f->gemm_err ? NAN : m->loso_max);
+	json_close_object(j);
+}
+
 void cli_fit_json(const struct cli_fit *f, FILE *out)
 {
 	struct json_out j;
@@ -434,6 +537,7 @@ void cli_fit_json(const struct cli_fit *f, FILE *out)
 	json_double(&j, "slowdown_min", f->overlap.names ? f->overlap.slowdown_min : NAN);
 	json_double(&j, "slowdown_max", f->overlap.names ? f->overlap.slowdown_max : NAN);
 	json_close_object(&j);
+	json_gemms(&j, f);
 	json_int(&j, "collective_samples", (int64_t)f->nobs);
 	json_array(&j, "collectives");
 	for (size_t i = 0; i < f->ncoll; i++)

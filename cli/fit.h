@@ -31,6 +31,9 @@ struct cli_fit {
 	const struct orr_gpu_spec *gpu; /* its entry in the hardware table, or NULL */
 	struct orr_structure st;
 	struct orr_overlap overlap;
+	struct orr_gemm_counts gemm_counts;
+	struct orr_gemm_model gemm;
+	int gemm_err; /* the GEMM fit's error, 0 */
 	struct cli_fit_coll *coll;
 	size_t ncoll, nobs;
 };

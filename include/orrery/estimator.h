@@ -290,6 +290,151 @@ struct orr_structure {
 /* The structure of graph rank `rank` (an index into the graph's ranks); -EINVAL past them. */
 int orr_structure_recover(const struct orr_graph *g, size_t rank, struct orr_structure *ret);
 
+/* ---- GEMMs (estimator/gemm.c, estimator/gemm-model.c; docs/estimator.md, "GEMMs") ---- */
+
+#define ORR_GEMM_FAMILY_MAX 128
+
+/*
+ * The family of a kernel name when it is a GEMM's (or split-K's reduction, part of
+ * one): the name without its return type, template arguments and argument list (or
+ * CUTLASS's kernel, the one template argument of its wrapper), up to its first tile
+ * size: "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_32x6_nt_align4>(...)"
+ * gives "cutlass_80_tensorop_s1688gemm", "volta_sgemm_128x64_nn" "volta_sgemm".
+ * Written to buf (truncated to size), and true; false for a name that is no GEMM's
+ * (convolutions' implicit GEMMs and FBGEMM's kernels are not).
+ */
+bool orr_gemm_kernel_family(const char *kernel_name, char *buf, size_t size);
+
+/* One matrix-multiply op of a trace and the GEMM kernels it launched. */
+struct orr_gemm_sample {
+	char family[ORR_GEMM_FAMILY_MAX]; /* of its first GEMM kernel that is no reduction */
+	const char *op;                   /* "aten::mm", ...: the graph's trace owns it */
+	enum orr_dtype dtype;             /* of the operands */
+	enum orr_dtype math;              /* whose peak bounds it: TF32 for FP32 operands on
+					     tensor cores (the kernel's name says so) */
+	int elem_bytes;
+	int64_t batch, m, n, k;
+	double flops;     /* 2·batch·m·n·k */
+	double bytes;     /* elem_bytes·batch·(m·k + k·n + m·n) */
+	double ns;        /* its GEMM kernels' durations, summed */
+	uint32_t task;    /* its first GEMM kernel's GPU task */
+	uint32_t kernels; /* GEMM kernels summed (split-K: the GEMM and its reduction) */
+};
+
+/* What orr_gemm_observe() found, and why a GEMM kernel gave no sample. */
+struct orr_gemm_counts {
+	size_t kernels;    /* GEMM kernels, by name */
+	size_t outside;    /* ... launched outside any matrix-multiply op (or not launched) */
+	size_t ops;        /* the matrix-multiply ops that launched the others: */
+	size_t no_shapes;  /* ... recording no operand shapes (no record_shapes) */
+	size_t bad_shapes; /* ... with shapes or a dtype that are no GEMM's */
+	size_t incomplete; /* ... whose GEMM kernels are only split-K's reduction (the
+			      trace lacks the GEMM) or took no measurable time */
+	size_t samples;    /* ... giving a sample */
+};
+
+/*
+ * The GEMMs of g: every GEMM kernel's launch is walked up its thread's calls to the
+ * innermost matrix-multiply op (aten::mm, addmm, addmm_, bmm, baddbmm, matmul, linear,
+ * _scaled_mm), whose Input Dims give the shape; one sample per op, its GEMM kernels
+ * summed.  *ret is orr_xmalloc'ed (free()), NULL when there are none; returns how
+ * many.  ret_counts may be NULL.
+ */
+size_t orr_gemm_observe(const struct orr_graph *g, struct orr_gemm_sample **ret,
+			struct orr_gemm_counts *ret_counts);
+
+/*
+ * The table entry of the GPU that g's kernels ran on: the device of the first stream of
+ * the first rank that names one; NULL when no rank does or the table has no match.
+ */
+const struct orr_gpu_spec *orr_gpu_spec_find(const struct orr_graph *g);
+
+/*
+ * The roofline's time, max(flops / peak[math], bytes / HBM), in ns; 0 when gpu is
+ * NULL or gives neither number.
+ */
+double orr_gemm_roofline_ns(const struct orr_gpu_spec *gpu, enum orr_dtype math, double flops,
+			    double bytes);
+
+enum orr_gemm_how {
+	ORR_GEMM_NONE,     /* cannot say */
+	ORR_GEMM_FIT,      /* the class's own fit */
+	ORR_GEMM_ROOFLINE, /* the roofline × the trace's median efficiency of its math */
+	ORR_GEMM_POOLED,   /* GPU unknown: the fit over every GEMM of the dtype */
+};
+
+/* "none", "fit", "roofline", "pooled"; NULL out of range. */
+const char *orr_gemm_how_name(enum orr_gemm_how h);
+
+/*
+ * One class, (dtype, family): t = coef[0] + coef[1]·FLOP + coef[2]·bytes (ns), fitted
+ * relative when its samples have 3 distinct shapes or more; else it predicts as `how`
+ * says, and why says why.
+ */
+struct orr_gemm_class {
+	enum orr_dtype dtype;
+	char family[ORR_GEMM_FAMILY_MAX];
+	size_t samples, shapes;
+	enum orr_gemm_how how;
+	char why[192];
+	struct orr_fit fit; /* how == ORR_GEMM_FIT; its errors NAN otherwise */
+	/* Leave one shape out over its shapes: median and max error; NAN when none. */
+	size_t loso_shapes;
+	double loso_median, loso_max;
+};
+
+/* One distinct shape of a class, predicted by the model fitted without it. */
+struct orr_gemm_shape {
+	size_t cls; /* index into the model's classes */
+	int64_t batch, m, n, k;
+	size_t samples;
+	double measured_ns;  /* its samples' median */
+	double predicted_ns; /* without any sample of this dtype and shape; NAN */
+	enum orr_gemm_how how;
+};
+
+/* Median measured / roofline over some samples. */
+struct orr_gemm_efficiency {
+	double median; /* NAN without samples */
+	size_t samples;
+	bool fitted; /* over the fitted classes' samples; false: none was, over every one */
+};
+
+struct orr_gemm_model {
+	const struct orr_gpu_spec *gpu; /* NULL: no roofline, no bound */
+	/*
+	 * The roofline fallback's efficiency per math dtype, and over every math (all):
+	 * a math without samples takes all's.  No samples without gpu.
+	 */
+	struct orr_gemm_efficiency efficiency[ORR_DTYPE_COUNT], efficiency_all;
+	size_t below_roofline; /* samples faster than their roofline: a wrong peak */
+	struct orr_gemm_class *classes;
+	size_t nclasses;
+	struct orr_fit pooled[ORR_DTYPE_COUNT]; /* nparams 0 where not fitted */
+	/* Leave one shape out over the whole trace.  classes and shapes: the model's. */
+	struct orr_gemm_shape *shapes;
+	size_t nshapes, loso_predicted;
+	double loso_median, loso_max;
+};
+
+/*
+ * Fits the model on samples s[0..n) for gpu (may be NULL), with every class's fit,
+ * leave-one-out and leave-one-shape-out errors.  No samples is an empty model.
+ * -EINVAL for a sample without positive FLOPs, bytes and time, with a dtype out of
+ * range or an unterminated family; an error of orr_fit_linear().  Release with orr_gemm_model_release().
+ */
+int orr_gemm_model_fit(const struct orr_gemm_sample *s, size_t n, const struct orr_gpu_spec *gpu,
+		       struct orr_gemm_model *ret);
+void orr_gemm_model_release(struct orr_gemm_model *m);
+
+/*
+ * Predicted ns of a GEMM like q (its dtype, math, family, FLOPs and bytes): its class's
+ * fit, else the fallback; at least the roofline when the GPU is known.  NAN when the
+ * model cannot say.  ret_how may be NULL.
+ */
+double orr_gemm_model_time(const struct orr_gemm_model *m, const struct orr_gemm_sample *q,
+			   enum orr_gemm_how *ret_how);
+
 #ifdef __cplusplus
 }
 #endif
