@@ -80,4 +80,12 @@ const char *cli_text(const char *s);
 /* Milliseconds with three decimals from nanoseconds, e.g. "345.823". */
 const char *cli_ms(int64_t ns, char *buf, size_t size);
 
+/*
+ * S on standard output in `width` columns, right-aligned (printf's "%*s"), or
+ * left-aligned when width is negative ("%-*s"); a longer S is written whole.  For the
+ * rows a report may have millions of: every printf of this process takes glibc's slow
+ * path (cli_ms()).
+ */
+void cli_put_cell(const char *s, int width);
+
 #endif

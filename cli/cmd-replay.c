@@ -108,6 +108,13 @@ int cmd_replay(int argc, char **argv)
 	ret = parse_options(argc, argv, &o);
 	if (ret >= 0)
 		goto out;
+	/* Written into TRACE, the timeline would change (or become part of) what it shows. */
+	if (o.timeline && orr_outfile_inside(o.timeline, o.trace)) {
+		cli_error("cannot write '%s': it is inside the trace '%s'; write it elsewhere",
+			  o.timeline, o.trace);
+		ret = EXIT_FAIL;
+		goto out;
+	}
 	ret = cli_replay_open(o.trace, &o.scales, &o.comm, &cr);
 	if (ret != EXIT_OK)
 		goto out;

@@ -6,15 +6,17 @@
  * calls of a thread belongs to none of them; it is listed under the innermost op or
  * annotation that was running on the thread at that moment of the measured timeline,
  * e.g. a data loader's `enumerate(DataLoader)#...`, not under the call that follows.
+ *
+ * That op is the last one of the thread, in start order, that started by then and had
+ * not ended: a max-tree over the ends of the spans in that order finds it in O(log n),
+ * however many ops ended before (a walk back over them made a thread of 100,000 short
+ * ops followed by 100,000 calls quadratic).
  */
 #include <stdlib.h>
 
 #include "cli.h"
 #include "replay-common.h"
 #include "banned.h"
-
-/* Enough to find any op of a normal trace; a bound, so that a pathological one stays fast. */
-#define MAX_SCAN 100000
 
 struct ext_op {
 	int64_t external_id;
@@ -32,6 +34,9 @@ struct cli_op_names {
 	size_t *n_ext;
 	struct span **spans; /* per graph rank: ops and annotations by place, then start */
 	size_t *n_spans;
+	/* per graph rank: the ends of spans[] in a max-tree, leaves from index size[] on */
+	int64_t **ends;
+	size_t *size;
 };
 
 static int cmp_ext(const void *a, const void *b)
@@ -74,6 +79,18 @@ static void index_rank(struct cli_op_names *n, size_t i)
 		qsort(n->ext[i], n->n_ext[i], sizeof(*n->ext[i]), cmp_ext);
 	if (n->n_spans[i])
 		qsort(n->spans[i], n->n_spans[i], sizeof(*n->spans[i]), cmp_span);
+	for (n->size[i] = 1; n->size[i] < n->n_spans[i]; n->size[i] *= 2)
+		;
+	n->ends[i] = orr_xmalloc(2 * n->size[i] * sizeof(*n->ends[i]));
+	for (size_t k = 0; k < n->size[i]; k++) {
+		const struct orr_event *e = k < n->n_spans[i] ? &r->events[n->spans[i][k].event]
+							      : NULL;
+
+		n->ends[i][n->size[i] + k] = e ? e->start_ns + e->dur_ns : INT64_MIN;
+	}
+	for (size_t k = n->size[i] - 1; k > 0; k--)
+		n->ends[i][k] = n->ends[i][2 * k] > n->ends[i][2 * k + 1] ? n->ends[i][2 * k]
+									  : n->ends[i][2 * k + 1];
 }
 
 struct cli_op_names *cli_op_names_new(const struct orr_graph *g)
@@ -86,6 +103,8 @@ struct cli_op_names *cli_op_names_new(const struct orr_graph *g)
 	n->n_ext = orr_xcalloc(nranks + 1, sizeof(*n->n_ext));
 	n->spans = orr_xcalloc(nranks + 1, sizeof(*n->spans));
 	n->n_spans = orr_xcalloc(nranks + 1, sizeof(*n->n_spans));
+	n->ends = orr_xcalloc(nranks + 1, sizeof(*n->ends));
+	n->size = orr_xcalloc(nranks + 1, sizeof(*n->size));
 	for (size_t i = 0; i < nranks; i++)
 		index_rank(n, i);
 	return n;
@@ -98,11 +117,14 @@ void cli_op_names_free(struct cli_op_names *n)
 	for (size_t i = 0; i < orr_graph_rank_count(n->g); i++) {
 		free(n->ext[i]);
 		free(n->spans[i]);
+		free(n->ends[i]);
 	}
 	free(n->ext);
 	free(n->n_ext);
 	free(n->spans);
 	free(n->n_spans);
+	free(n->ends);
+	free(n->size);
 	free(n);
 }
 
@@ -132,30 +154,51 @@ uint32_t cli_op_name(const struct cli_op_names *n, uint32_t task)
 	return e->name;
 }
 
+/*
+ * The last of the spans [from, to) whose end is later than t_ns, or SIZE_MAX: node k of
+ * the max-tree covers spans [lo, hi).  A subtree is entered only when it holds such an
+ * end, so past the two paths along the range's ends every descent finds one.
+ */
+static size_t last_running(const struct cli_op_names *n, size_t rank, size_t k, size_t lo,
+			   size_t hi, size_t from, size_t to, int64_t t_ns)
+{
+	size_t mid = lo + (hi - lo) / 2, at;
+
+	if (hi <= from || to <= lo || n->ends[rank][k] <= t_ns)
+		return SIZE_MAX;
+	if (hi - lo == 1)
+		return lo;
+	at = last_running(n, rank, 2 * k + 1, mid, hi, from, to, t_ns);
+	return at != SIZE_MAX ? at : last_running(n, rank, 2 * k, lo, mid, from, to, t_ns);
+}
+
 uint32_t cli_op_name_at(const struct cli_op_names *n, uint32_t task, int64_t t_ns)
 {
-	const struct orr_rank *r = orr_graph_get_rank(n->g, rank_of(n, task))->rank;
-	const struct span *v = n->spans[rank_of(n, task)];
+	size_t rank = rank_of(n, task);
+	const struct orr_rank *r = orr_graph_get_rank(n->g, rank)->rank;
+	const struct span *v = n->spans[rank];
 	uint32_t place = orr_graph_task_event(n->g, task)->place;
-	size_t lo = 0, hi = n->n_spans[rank_of(n, task)];
+	size_t lo = 0, hi = n->n_spans[rank], first, at;
 
-	while (lo < hi) { /* past the last span of the place starting at or before t_ns */
+	while (lo < hi) { /* the first span of the place */
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (v[mid].place < place ||
-		    (v[mid].place == place && r->events[v[mid].event].start_ns <= t_ns))
+		if (v[mid].place < place)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	/* Going back in start order, the first span still running at t_ns is the innermost. */
-	for (size_t k = 0; lo > 0 && k < MAX_SCAN; k++) {
-		const struct orr_event *e = &r->events[v[--lo].event];
+	first = lo;
+	hi = n->n_spans[rank];
+	while (lo < hi) { /* past the last span of the place starting at or before t_ns */
+		size_t mid = lo + (hi - lo) / 2;
 
-		if (v[lo].place != place)
-			break;
-		if (e->start_ns + e->dur_ns > t_ns)
-			return e->name;
+		if (v[mid].place == place && r->events[v[mid].event].start_ns <= t_ns)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	return cli_op_name(n, task);
+	/* In start order, the last span still running at t_ns is the innermost. */
+	at = last_running(n, rank, 1, 0, n->size[rank], first, lo, t_ns);
+	return at != SIZE_MAX ? r->events[v[at].event].name : cli_op_name(n, task);
 }

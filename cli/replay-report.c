@@ -8,6 +8,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 #include "replay-common.h"
@@ -45,6 +46,8 @@ static void add_rank_rows(struct cli_report *rep, const struct orr_replay *r, si
 			  size_t *cap)
 {
 	const struct orr_graph *g = orr_replay_graph(r);
+	struct orr_gpu_timeline *m = orr_gpu_timeline_new(r, rank, false);
+	struct orr_gpu_timeline *p = orr_gpu_timeline_new(r, rank, true);
 	struct orr_replay_step *s;
 	size_t n;
 
@@ -54,17 +57,19 @@ static void add_rank_rows(struct cli_report *rep, const struct orr_replay *r, si
 			.rank = orr_graph_get_rank(g, rank)->rank->rank,
 			.s = s[k],
 			.error = cli_step_error(&s[k]),
-			.busy_l1 = orr_replay_busy_l1(r, rank, &s[k]),
+			.busy_l1 = orr_gpu_timeline_busy_l1(m, p, &s[k]),
 		};
 
-		orr_replay_breakdown(r, rank, false, s[k].measured_start_ns, s[k].measured_end_ns,
-				     &row.measured);
-		orr_replay_breakdown(r, rank, true, s[k].predicted_start_ns, s[k].predicted_end_ns,
-				     &row.predicted);
+		orr_gpu_timeline_breakdown(m, s[k].measured_start_ns, s[k].measured_end_ns,
+					   &row.measured);
+		orr_gpu_timeline_breakdown(p, s[k].predicted_start_ns, s[k].predicted_end_ns,
+					   &row.predicted);
 		trust(g, rank, &row);
 		ORR_VEC_PUSH(rep->rows, rep->nrows, *cap, row);
 	}
 	free(s);
+	orr_gpu_timeline_free(m);
+	orr_gpu_timeline_free(p);
 }
 
 void cli_report_init(struct cli_report *rep, const char *path, const struct orr_replay *r)
@@ -114,14 +119,20 @@ static const char *percent(double f, char *buf, size_t size)
 	return buf;
 }
 
+/* "%-6s %6s %12s %12s %8s", by cells (cli_put_cell()): one row per rank-step. */
 static void text_time_row(const char *rank, const struct cli_row *row, bool busy)
 {
 	char st[32], m[32], p[32], e[32];
 
-	printf("%-6s %6s %12s %12s %8s", rank, cli_step_label(row->s.step, st, sizeof(st)),
-	       cli_ms(row->s.measured_end_ns - row->s.measured_start_ns, m, sizeof(m)),
-	       cli_ms(row->s.predicted_end_ns - row->s.predicted_start_ns, p, sizeof(p)),
-	       percent(row->error, e, sizeof(e)));
+	cli_put_cell(rank, -6);
+	putchar(' ');
+	cli_put_cell(cli_step_label(row->s.step, st, sizeof(st)), 6);
+	putchar(' ');
+	cli_put_cell(cli_ms(row->s.measured_end_ns - row->s.measured_start_ns, m, sizeof(m)), 12);
+	putchar(' ');
+	cli_put_cell(cli_ms(row->s.predicted_end_ns - row->s.predicted_start_ns, p, sizeof(p)), 12);
+	putchar(' ');
+	cli_put_cell(percent(row->error, e, sizeof(e)), 8);
 	if (busy)
 		printf(" %9.3f", row->busy_l1);
 	putchar('\n');
@@ -174,18 +185,23 @@ static void text_trust(const struct cli_report *rep)
 	       percent(rep->max_unexplained_share, a, sizeof(a)));
 }
 
+/* " %19s" of "MEASURED / PREDICTED". */
 static void text_pair(int64_t measured_ns, int64_t predicted_ns)
 {
 	char m[32], p[32], cell[80];
+	size_t lm = strlen(cli_ms(measured_ns, m, sizeof(m)));
+	size_t lp = strlen(cli_ms(predicted_ns, p, sizeof(p)));
 
-	snprintf(cell, sizeof(cell), "%s / %s", cli_ms(measured_ns, m, sizeof(m)),
-		 cli_ms(predicted_ns, p, sizeof(p)));
-	printf(" %19s", cell);
+	memcpy(cell, m, lm);
+	memcpy(cell + lm, " / ", 3);
+	memcpy(cell + lm + 3, p, lp + 1);
+	putchar(' ');
+	cli_put_cell(cell, 19);
 }
 
 static void text_breakdown(const struct cli_report *rep)
 {
-	char st[32];
+	char st[32], rank[16];
 
 	printf("\nGPU time breakdown, ms measured / predicted\n");
 	printf("%-6s %6s %19s %19s %19s %19s\n", "rank", "step", "exposed compute", "overlapped",
@@ -193,7 +209,10 @@ static void text_breakdown(const struct cli_report *rep)
 	for (size_t i = 0; i < rep->nrows; i++) {
 		const struct cli_row *row = &rep->rows[i];
 
-		printf("%-6d %6s", row->rank, cli_step_label(row->s.step, st, sizeof(st)));
+		snprintf(rank, sizeof(rank), "%d", row->rank);
+		cli_put_cell(rank, -6);
+		putchar(' ');
+		cli_put_cell(cli_step_label(row->s.step, st, sizeof(st)), 6);
 		text_pair(row->measured.exposed_compute_ns, row->predicted.exposed_compute_ns);
 		text_pair(row->measured.overlapped_ns, row->predicted.overlapped_ns);
 		text_pair(row->measured.exposed_comm_ns, row->predicted.exposed_comm_ns);

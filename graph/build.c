@@ -181,6 +181,7 @@ static void release_ctx(struct orr__rank_ctx *c)
 	free(c->syncs);
 	free(c->pend);
 	free(c->devs);
+	free(c->streams);
 }
 
 static void build_rank(struct orr_graph *g, uint32_t ri, const struct orr_rank *r)

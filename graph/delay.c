@@ -73,6 +73,7 @@ void orr__late_tasks(struct orr__rank_ctx *c)
 {
 	struct orr_graph *g = c->g;
 	int64_t *ready = gpu_ready(c);
+	uint32_t *held = orr__find_holders(c, ready);
 
 	c->first_delay = g->ndelays;
 	for (uint32_t p = c->first_proc; p < g->nprocs; p++) {
@@ -85,7 +86,7 @@ void orr__late_tasks(struct orr__rank_ctx *c)
 		for (uint32_t t = pr->first_task; t < pr->first_task + pr->ntasks; t++) {
 			int64_t r = ready[ORR__LOCAL(c, t)], late;
 
-			if (r == INT64_MIN || orr__link_holder(c, t, r, d))
+			if (r == INT64_MIN || orr__link_holder(c, held, t, r, d))
 				continue;
 			late = ORR__START(c, t) - r;
 			if (late <= d->late_ns)
@@ -97,6 +98,7 @@ void orr__late_tasks(struct orr__rank_ctx *c)
 		}
 	}
 	free(ready);
+	free(held);
 	if (g->ndelays > c->first_delay && !g->no_delays)
 		keep(c);
 }

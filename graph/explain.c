@@ -112,28 +112,37 @@ static void keep(struct orr__unexplained *u, int kind, struct spans *s)
 	*s = (struct spans){ 0 };
 }
 
-/* Whether task t, the last of its thread, is the source of an edge of the rank. */
-static bool has_edge_out(const struct orr__rank_ctx *c, uint32_t t)
+/* Per task of the rank (local index), whether it is the source of an edge of the rank. */
+static bool *edge_sources(const struct orr__rank_ctx *c)
 {
 	const struct orr_graph *g = c->g;
+	bool *src = orr_xcalloc(c->ntasks + 1, sizeof(*src));
 
 	for (uint32_t k = c->base; k < c->base + c->ntasks; k++)
 		for (uint32_t d = g->tasks[k].first_dep;
 		     d < g->tasks[k].first_dep + g->tasks[k].ndeps; d++)
-			if (g->deps[d].src == t)
-				return true;
-	return false;
+			if (g->deps[d].src >= c->base && g->deps[d].src < c->base + c->ntasks)
+				src[ORR__LOCAL(c, g->deps[d].src)] = true;
+	return src;
 }
 
-/* The blocking calls of thread pr that wait for nothing the graph identified. */
-static void cpu_blocked(const struct orr__rank_ctx *c, const struct orr_proc *pr, struct spans *s)
+/*
+ * The blocking calls of thread pr that wait for nothing the graph identified.  *src is
+ * made on the first thread that needs it (one pass over the edges, not one per thread).
+ */
+static void cpu_blocked(const struct orr__rank_ctx *c, const struct orr_proc *pr, struct spans *s,
+			bool **src)
 {
 	uint32_t last = pr->first_task + pr->ntasks - 1;
 
 	for (uint32_t t = pr->first_task; t < last; t++)
 		if (blocks_unexplained(c->g, t))
 			push(s, ORR__START(c, t), ORR__END(c, t));
-	if (blocks_unexplained(c->g, last) && has_edge_out(c, last))
+	if (!blocks_unexplained(c->g, last))
+		return;
+	if (!*src)
+		*src = edge_sources(c);
+	if ((*src)[ORR__LOCAL(c, last)])
 		push(s, ORR__START(c, last), ORR__END(c, last));
 }
 
@@ -142,6 +151,7 @@ void orr__explain_rank(struct orr__rank_ctx *c)
 	struct orr_graph *g = c->g;
 	struct orr__unexplained *u;
 	struct spans gpu = { 0 }, cpu = { 0 }, all = { 0 };
+	bool *src = NULL;
 
 	if (!g->unexplained)
 		g->unexplained = orr_xcalloc(g->nranks + 1, sizeof(*g->unexplained));
@@ -149,7 +159,8 @@ void orr__explain_rank(struct orr__rank_ctx *c)
 	gpu_idle(c, &gpu);
 	for (uint32_t p = c->first_proc; p < g->nprocs; p++)
 		if (g->procs[p].kind == ORR_TASK_CPU)
-			cpu_blocked(c, &g->procs[p], &cpu);
+			cpu_blocked(c, &g->procs[p], &cpu, &src);
+	free(src);
 	keep(u, GPU, &gpu);
 	keep(u, CPU, &cpu);
 	all.v = orr_xmalloc((u->n[GPU] + u->n[CPU] + 1) * sizeof(*all.v));

@@ -85,6 +85,12 @@ struct orr__corr {
 	uint32_t task;
 };
 
+/* A stream's id and its proc (sync.c). */
+struct orr__stream {
+	int64_t id;
+	uint32_t proc;
+};
+
 /* Per device, measured on the rank's tasks (launch.c). */
 struct orr__device_lat {
 	int32_t device;
@@ -122,7 +128,9 @@ struct orr__rank_ctx {
 	size_t npend, cap_pend;
 	struct orr__device_lat *devs;
 	size_t ndevs;
-	size_t first_delay; /* the rank's delays: g->delays[first_delay .. g->ndelays) */
+	size_t first_delay;          /* the rank's delays: g->delays[first_delay .. g->ndelays) */
+	struct orr__stream *streams; /* stream procs by id, then proc; made when first asked */
+	size_t nstreams;
 };
 
 #define ORR__LOCAL(c, task) ((task) - (c)->base)
@@ -146,6 +154,8 @@ void orr__collect_tasks(struct orr__rank_ctx *c);
 void orr__link_launches(struct orr__rank_ctx *c);
 void orr__set_gpu_latencies(struct orr__rank_ctx *c);
 const struct orr__device_lat *orr__device_lat(const struct orr__rank_ctx *c, uint32_t proc);
+/* The index in c->devs of proc's device, or c->ndevs (a thread's, say). */
+size_t orr__device_index(const struct orr__rank_ctx *c, uint32_t proc);
 /* The last GPU task of stream proc p launched before t_ns, or ORR_NONE. */
 uint32_t orr__launched_before(const struct orr__rank_ctx *c, uint32_t p, int64_t t_ns);
 /* The first GPU task of stream proc p launched after t_ns, or ORR_NONE. */
@@ -159,9 +169,13 @@ uint32_t orr__last_launch_stream(const struct orr__rank_ctx *c, uint32_t task);
 void orr__link_stream_waits(struct orr__rank_ctx *c);
 void orr__add_waits(struct orr__rank_ctx *c);
 
-/* held.c: whether GPU task t, later than ready by more than the launch latency, was
- * held back by a kernel of another stream (the edge is added). */
-bool orr__link_holder(struct orr__rank_ctx *c, uint32_t t, int64_t ready,
+/* held.c: per GPU task (local index) later than its ready time (delay.c) by more than
+ * the launch latency, the kernel of another stream of its device that started last
+ * before it and ends last, or ORR_NONE; NULL when no task is that late (free()). */
+uint32_t *orr__find_holders(struct orr__rank_ctx *c, const int64_t *ready);
+/* Whether GPU task t, with the holders found above, was held back by a kernel of
+ * another stream still running (the edge is added). */
+bool orr__link_holder(struct orr__rank_ctx *c, const uint32_t *held, uint32_t t, int64_t ready,
 		      const struct orr__device_lat *d);
 
 /* delay.c: GPU tasks that started late: held by a full GPU, else a delay kept. */

@@ -111,23 +111,46 @@ static void adopt_graph_nodes(struct orr__rank_ctx *c)
 	}
 }
 
-static struct samples *find_device(struct samples *v, size_t n, int32_t device)
+static int cmp_device(const void *a, const void *b)
 {
-	for (size_t i = 0; i < n; i++)
-		if (v[i].device == device)
-			return &v[i];
-	return NULL;
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+	return (x > y) - (x < y);
 }
 
-static struct samples *device_of(struct samples **v, size_t *n, size_t *cap, int32_t device)
+/* The devices of the rank's streams, sorted, each once. */
+static int32_t *stream_devices(const struct orr__rank_ctx *c, size_t *ret_n)
 {
-	struct samples *s = find_device(*v, *n, device);
+	const struct orr_graph *g = c->g;
+	int32_t *v = orr_xmalloc((g->nprocs - c->first_proc + 1) * sizeof(*v));
+	size_t n = 0, k = 0;
 
-	if (!s) {
-		ORR_VEC_PUSH(*v, *n, *cap, ((struct samples){ .device = device }));
-		s = &(*v)[*n - 1];
+	for (size_t p = c->first_proc; p < g->nprocs; p++)
+		if (g->procs[p].kind == ORR_TASK_GPU)
+			v[n++] = c->r->places[g->procs[p].place].device;
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_device);
+	for (size_t i = 0; i < n; i++)
+		if (!k || v[i] != v[k - 1])
+			v[k++] = v[i];
+	*ret_n = k;
+	return v;
+}
+
+/* The index of device in the sorted v[0..n), or n. */
+static size_t device_index(const int32_t *v, size_t n, int32_t device)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid] < device)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	return s;
+	return lo < n && v[lo] == device ? lo : n;
 }
 
 /* The k-th smallest of v[0..n) (quickselect; v is reordered). */
@@ -188,11 +211,13 @@ static void sample_task(struct orr__rank_ctx *c, struct samples *s, const struct
 		ORR_VEC_PUSH(s->gap, s->ngap, s->cap_gap, orr_time_sub(start, ORR__END(c, t - 1)));
 }
 
+/* Per device of the rank's streams, sorted by device (a lookup is a binary search). */
 static void measure_latencies(struct orr__rank_ctx *c)
 {
 	struct orr_graph *g = c->g;
-	struct samples *v = NULL;
-	size_t n = 0, cap = 0;
+	size_t n;
+	int32_t *ids = stream_devices(c, &n);
+	struct samples *v = orr_xcalloc(n + 1, sizeof(*v));
 
 	for (size_t p = c->first_proc; p < g->nprocs; p++) {
 		const struct orr_proc *pr = &g->procs[p];
@@ -200,10 +225,12 @@ static void measure_latencies(struct orr__rank_ctx *c)
 
 		if (pr->kind != ORR_TASK_GPU)
 			continue;
-		s = device_of(&v, &n, &cap, c->r->places[pr->place].device);
+		s = &v[device_index(ids, n, c->r->places[pr->place].device)];
+		s->device = c->r->places[pr->place].device;
 		for (uint32_t t = pr->first_task; t < pr->first_task + pr->ntasks; t++)
 			sample_task(c, s, pr, t);
 	}
+	free(ids);
 	c->devs = orr_xcalloc(n + 1, sizeof(*c->devs));
 	c->ndevs = n;
 	for (size_t i = 0; i < n; i++) {
@@ -221,14 +248,27 @@ static void measure_latencies(struct orr__rank_ctx *c)
 
 static const struct orr__device_lat no_device = { .device = -1 };
 
-const struct orr__device_lat *orr__device_lat(const struct orr__rank_ctx *c, uint32_t proc)
+size_t orr__device_index(const struct orr__rank_ctx *c, uint32_t proc)
 {
 	int32_t device = c->r->places[c->g->procs[proc].place].device;
+	size_t lo = 0, hi = c->ndevs;
 
-	for (size_t i = 0; i < c->ndevs; i++)
-		if (c->devs[i].device == device)
-			return &c->devs[i];
-	return &no_device;
+	while (lo < hi) { /* c->devs is sorted by device */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->devs[mid].device < device)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < c->ndevs && c->devs[lo].device == device ? lo : c->ndevs;
+}
+
+const struct orr__device_lat *orr__device_lat(const struct orr__rank_ctx *c, uint32_t proc)
+{
+	size_t i = orr__device_index(c, proc);
+
+	return i < c->ndevs ? &c->devs[i] : &no_device;
 }
 
 /*

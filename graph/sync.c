@@ -38,17 +38,46 @@ static const struct orr_sync_args *sync_args(const struct orr__rank_ctx *c, int6
 	return &c->r->syncs[e->args];
 }
 
-static uint32_t stream_proc(const struct orr__rank_ctx *c, int64_t stream)
+static int cmp_stream(const void *a, const void *b)
 {
+	const struct orr__stream *x = a, *y = b;
+
+	if (x->id != y->id)
+		return (x->id > y->id) - (x->id < y->id);
+	return (x->proc > y->proc) - (x->proc < y->proc);
+}
+
+/*
+ * The first proc of the rank on stream id `stream`, or ORR_NONE.  The rank's streams are
+ * sorted by id on the first call: a scan of every proc per sync record made a rank of
+ * 20,000 streams and as many records quadratic.
+ */
+static uint32_t stream_proc(struct orr__rank_ctx *c, int64_t stream)
+{
+	size_t lo = 0, hi;
+
 	if (stream < 0)
 		return ORR_NONE;
-	for (uint32_t p = c->first_proc; p < c->g->nprocs; p++) {
-		const struct orr_place *pl = &c->r->places[c->g->procs[p].place];
+	if (!c->streams) {
+		c->streams = orr_xmalloc((c->g->nprocs - c->first_proc + 1) * sizeof(*c->streams));
+		for (uint32_t p = c->first_proc; p < c->g->nprocs; p++) {
+			const struct orr_place *pl = &c->r->places[c->g->procs[p].place];
 
-		if (pl->kind == ORR_PLACE_STREAM && pl->tid == stream)
-			return p;
+			if (pl->kind == ORR_PLACE_STREAM)
+				c->streams[c->nstreams++] = (struct orr__stream){ pl->tid, p };
+		}
+		if (c->nstreams)
+			qsort(c->streams, c->nstreams, sizeof(*c->streams), cmp_stream);
 	}
-	return ORR_NONE;
+	for (hi = c->nstreams; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->streams[mid].id < stream)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < c->nstreams && c->streams[lo].id == stream ? c->streams[lo].proc : ORR_NONE;
 }
 
 static uint32_t cpu_task_of(const struct orr__rank_ctx *c, int64_t corr)

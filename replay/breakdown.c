@@ -1,18 +1,42 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Lumos's breakdown and busy timeline of one rank's GPU: a sweep over the starts and
+ * Lumos's breakdown and busy timeline of one rank's GPU.  A sweep over the starts and
  * ends of its GPU tasks, counting how many compute and how many communication tasks
- * run at each moment.  Copies and sets count as compute (GPU work that is not
- * communication).
+ * run at each moment, cuts the rank's timeline once into pieces of one state each
+ * (compute only, both, communication only, idle), with the time spent in each state
+ * so far at every cut.  A window's breakdown is then two binary searches, and its busy
+ * timeline the cuts inside it: a report of a million steps costs a sort of the tasks,
+ * not a pass over every task per step.  Copies and sets count as compute (GPU work
+ * that is not communication).
  */
 #include <stdlib.h>
 
 #include "internal.h"
 #include "banned.h"
 
+enum { COMPUTE, BOTH, COMM, IDLE };
+
 struct edge {
 	int64_t t;
 	int8_t comm, delta;
+};
+
+/*
+ * A cut of the timeline, where some task starts or ends: from t to the next cut the
+ * GPU is in `state`; acc[s] is the time spent in state s (but IDLE) from the first cut
+ * to t, in uint64_t: two int64_t times are at most 2^64 - 1 apart.
+ */
+struct cut {
+	int64_t t;
+	uint64_t acc[IDLE];
+	uint8_t state;
+	bool ends;   /* every task running before t ends at t: busy until t, then not */
+	bool starts; /* no task runs across t and one starts at t */
+};
+
+struct orr_gpu_timeline {
+	struct cut *v;
+	size_t n;
 };
 
 static int cmp_edge(const void *a, const void *b)
@@ -24,7 +48,15 @@ static int cmp_edge(const void *a, const void *b)
 	return (x->delta > y->delta) - (x->delta < y->delta);
 }
 
-/* The starts and ends of the rank's GPU tasks, clipped to [from, to), sorted. */
+static uint8_t state_of(const int64_t running[2])
+{
+	return running[0] && running[1] ? BOTH : running[0] ? COMPUTE : running[1] ? COMM : IDLE;
+}
+
+/*
+ * The starts and ends of the rank's GPU tasks that last and overlap [from, to), sorted
+ * by time, ends first.
+ */
 static struct edge *gpu_edges(const struct orr_replay *r, size_t rank, bool predicted, int64_t from,
 			      int64_t to, size_t *ret_n)
 {
@@ -42,9 +74,7 @@ static struct edge *gpu_edges(const struct orr_replay *r, size_t rank, bool pred
 			continue;
 		s = predicted ? r->ts[t].start : orr_graph_task_start(g, t);
 		e = predicted ? r->ts[t].end : orr_graph_task_end(g, t);
-		s = s < from ? from : s;
-		e = e > to ? to : e;
-		if (s >= e)
+		if (s >= e || s >= to || e <= from)
 			continue;
 		ORR_VEC_PUSH(v, n, cap, ((struct edge){ s, comm, 1 }));
 		ORR_VEC_PUSH(v, n, cap, ((struct edge){ e, comm, -1 }));
@@ -55,53 +85,149 @@ static struct edge *gpu_edges(const struct orr_replay *r, size_t rank, bool pred
 	return v;
 }
 
+/* The timeline of the tasks that overlap [from, to): the same there as the whole one. */
+static struct orr_gpu_timeline *timeline(const struct orr_replay *r, size_t rank, bool predicted,
+					 int64_t from, int64_t to)
+{
+	struct orr_gpu_timeline *tl = orr_xcalloc(1, sizeof(*tl));
+	size_t n;
+	struct edge *e = gpu_edges(r, rank, predicted, from, to, &n);
+	int64_t running[2] = { 0, 0 };
+
+	tl->v = orr_xmalloc((n + 1) * sizeof(*tl->v));
+	for (size_t i = 0; i < n;) {
+		struct cut *c = &tl->v[tl->n];
+		bool busy = running[0] || running[1];
+
+		*c = (struct cut){ .t = e[i].t };
+		if (tl->n) {
+			const struct cut *p = c - 1;
+
+			for (int s = 0; s < IDLE; s++)
+				c->acc[s] = p->acc[s];
+			if (p->state != IDLE)
+				c->acc[p->state] += (uint64_t)c->t - (uint64_t)p->t;
+		}
+		for (; i < n && e[i].t == c->t && e[i].delta < 0; i++)
+			running[e[i].comm]--;
+		c->ends = busy && !running[0] && !running[1];
+		c->starts = !running[0] && !running[1] && i < n && e[i].t == c->t;
+		for (; i < n && e[i].t == c->t; i++)
+			running[e[i].comm]++;
+		c->state = state_of(running);
+		tl->n++;
+	}
+	free(e);
+	return tl;
+}
+
+struct orr_gpu_timeline *orr_gpu_timeline_new(const struct orr_replay *r, size_t rank,
+					      bool predicted)
+{
+	return timeline(r, rank, predicted, INT64_MIN, INT64_MAX);
+}
+
+void orr_gpu_timeline_free(struct orr_gpu_timeline *tl)
+{
+	if (!tl)
+		return;
+	free(tl->v);
+	free(tl);
+}
+
+/* The first cut later than t (with after: at t or later), or tl->n. */
+static size_t cut_after(const struct orr_gpu_timeline *tl, int64_t t, bool at)
+{
+	size_t lo = 0, hi = tl->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (tl->v[mid].t < t || (!at && tl->v[mid].t == t))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Time in each state but IDLE from the first cut to t, which is within the cuts. */
+static void acc_at(const struct orr_gpu_timeline *tl, int64_t t, uint64_t ret[IDLE])
+{
+	const struct cut *c = &tl->v[cut_after(tl, t, false) - 1];
+
+	for (int s = 0; s < IDLE; s++)
+		ret[s] = c->acc[s];
+	if (c->state != IDLE)
+		ret[c->state] += (uint64_t)t - (uint64_t)c->t;
+}
+
+static int64_t clamp_ns(uint64_t ns)
+{
+	return ns > INT64_MAX ? INT64_MAX : (int64_t)ns;
+}
+
+void orr_gpu_timeline_breakdown(const struct orr_gpu_timeline *tl, int64_t start_ns, int64_t end_ns,
+				struct orr_breakdown *ret)
+{
+	uint64_t a[IDLE] = { 0 }, b[IDLE] = { 0 }, len, busy = 0;
+
+	*ret = (struct orr_breakdown){ 0 };
+	if (end_ns <= start_ns)
+		return;
+	len = (uint64_t)end_ns - (uint64_t)start_ns;
+	if (tl->n) {
+		int64_t first = tl->v[0].t, last = tl->v[tl->n - 1].t;
+
+		acc_at(tl, start_ns < first ? first : start_ns > last ? last : start_ns, a);
+		acc_at(tl, end_ns < first ? first : end_ns > last ? last : end_ns, b);
+	}
+	for (int s = 0; s < IDLE; s++) {
+		b[s] -= a[s];
+		busy += b[s];
+	}
+	ret->exposed_compute_ns = clamp_ns(b[COMPUTE]);
+	ret->overlapped_ns = clamp_ns(b[BOTH]);
+	ret->exposed_comm_ns = clamp_ns(b[COMM]);
+	ret->other_ns = clamp_ns(len - busy);
+}
+
 void orr_replay_breakdown(const struct orr_replay *r, size_t rank, bool predicted, int64_t start_ns,
 			  int64_t end_ns, struct orr_breakdown *ret)
 {
-	size_t n;
-	struct edge *v = gpu_edges(r, rank, predicted, start_ns, end_ns, &n);
-	int64_t running[2] = { 0, 0 }, prev = start_ns;
+	struct orr_gpu_timeline *tl = timeline(r, rank, predicted, start_ns, end_ns);
 
-	*ret = (struct orr_breakdown){ 0 };
-	for (size_t i = 0; i <= n; i++) {
-		int64_t t = i < n ? v[i].t : end_ns, span = orr_time_sub(t, prev);
-		int64_t *to = running[0] && running[1] ? &ret->overlapped_ns
-			      : running[0]             ? &ret->exposed_compute_ns
-			      : running[1]             ? &ret->exposed_comm_ns
-						       : &ret->other_ns;
-
-		/* Predicted windows are not bounded as measured ones are: saturate. */
-		if (span > 0)
-			*to = orr_time_add(*to, span);
-		prev = t > prev ? t : prev;
-		if (i < n)
-			running[v[i].comm] += v[i].delta;
-	}
-	free(v);
+	orr_gpu_timeline_breakdown(tl, start_ns, end_ns, ret);
+	orr_gpu_timeline_free(tl);
 }
 
 /*
- * The busy timeline as the intervals in which any stream runs, merged, relative to
- * `from`: [v[2i], v[2i+1]) for i < *ret_n / 2.  As many as the tasks, however long
- * the step: a bin per millisecond would let an 88-byte file ask for gigabytes.
+ * The busy timeline as the intervals in which any stream runs, relative to `from`:
+ * [v[2i], v[2i+1]) for i < *ret_n / 2, two equal boundaries where one task ends as the
+ * next starts.  As many as the cuts in [from, to), however long the step: a bin per
+ * millisecond would let an 88-byte file ask for gigabytes.
  */
-static uint64_t *busy_spans(const struct orr_replay *r, size_t rank, bool predicted, int64_t from,
-			    int64_t to, size_t *ret_n)
+static uint64_t *busy_spans(const struct orr_gpu_timeline *tl, int64_t from, int64_t to,
+			    size_t *ret_n)
 {
-	size_t n, k = 0;
-	struct edge *v = gpu_edges(r, rank, predicted, from, to, &n);
-	uint64_t *b = orr_xmalloc((n + 1) * sizeof(*b));
-	int64_t running = 0;
+	size_t lo = cut_after(tl, from, false), hi = cut_after(tl, to, true), k = 0;
+	uint64_t *b = orr_xmalloc((2 * (hi > lo ? hi - lo : 0) + 3) * sizeof(*b));
 
-	for (size_t i = 0; i < n; i++) {
-		bool was = running > 0;
-
-		running += v[i].delta;
-		/* Times are clipped to [from, to): the difference is never negative. */
-		if (was != (running > 0))
-			b[k++] = (uint64_t)orr_time_sub(v[i].t, from);
+	*ret_n = 0;
+	if (to <= from)
+		return b;
+	/* Busy at from: the tasks running across it start there. */
+	if (lo && tl->v[lo - 1].state != IDLE)
+		b[k++] = 0;
+	for (size_t i = lo; i < hi; i++) {
+		if (tl->v[i].ends)
+			b[k++] = (uint64_t)orr_time_sub(tl->v[i].t, from);
+		if (tl->v[i].starts)
+			b[k++] = (uint64_t)orr_time_sub(tl->v[i].t, from);
 	}
-	free(v);
+	/* Busy until to: the tasks running across it end there. */
+	if (hi && tl->v[hi - 1].state != IDLE)
+		b[k++] = (uint64_t)orr_time_sub(to, from);
 	*ret_n = k;
 	return b;
 }
@@ -138,14 +264,13 @@ static void sweep_to(struct l1_sweep *w, uint64_t until)
 	}
 }
 
-double orr_replay_busy_l1(const struct orr_replay *r, size_t rank,
-			  const struct orr_replay_step *step)
+double orr_gpu_timeline_busy_l1(const struct orr_gpu_timeline *measured,
+				const struct orr_gpu_timeline *predicted,
+				const struct orr_replay_step *step)
 {
 	size_t nm, np, i = 0, j = 0;
-	uint64_t *m =
-		busy_spans(r, rank, false, step->measured_start_ns, step->measured_end_ns, &nm);
-	uint64_t *p =
-		busy_spans(r, rank, true, step->predicted_start_ns, step->predicted_end_ns, &np);
+	uint64_t *m = busy_spans(measured, step->measured_start_ns, step->measured_end_ns, &nm);
+	uint64_t *p = busy_spans(predicted, step->predicted_start_ns, step->predicted_end_ns, &np);
 	struct l1_sweep w = { 0 };
 
 	while (i < nm || j < np) {
@@ -163,4 +288,18 @@ double orr_replay_busy_l1(const struct orr_replay *r, size_t rank,
 	free(m);
 	free(p);
 	return (double)w.whole + (double)w.part_ns / ORR_BUSY_BIN_NS;
+}
+
+double orr_replay_busy_l1(const struct orr_replay *r, size_t rank,
+			  const struct orr_replay_step *step)
+{
+	struct orr_gpu_timeline *m =
+		timeline(r, rank, false, step->measured_start_ns, step->measured_end_ns);
+	struct orr_gpu_timeline *p =
+		timeline(r, rank, true, step->predicted_start_ns, step->predicted_end_ns);
+	double l1 = orr_gpu_timeline_busy_l1(m, p, step);
+
+	orr_gpu_timeline_free(m);
+	orr_gpu_timeline_free(p);
+	return l1;
 }

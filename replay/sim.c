@@ -49,22 +49,33 @@ struct sim {
 	size_t *lbn;       /* per rank: procs in lbheap */
 	int64_t *transfer; /* per group: the smallest member duration */
 	size_t ndone;
+	/* Which ranks to run (orr__simulate()): those changed since they last ran. */
+	uint32_t running; /* the rank run_rank() runs, or ORR_NONE */
+	uint32_t *round;  /* ranks after `running` to run in this round, min first */
+	size_t nround;
+	uint32_t *later; /* ranks to run in the next round */
+	size_t nlater;
+	uint8_t *queued;        /* per rank: in round[] or later[] */
+	struct heap_item *tops; /* the heads of the ranks' heaps, some stale, earliest first */
+	size_t ntops, cap_tops;
+	/* Per stream proc q, of its tasks before stacked[q], those launched later than every
+	 * one after them: stk[first_task(q) .. + depth[q]) (launched_by()); made when first
+	 * needed. */
+	uint32_t *stk, *depth, *stacked;
 };
 
-/* ---- heap ---- */
+/* ---- heaps ---- */
 
 static bool before(const struct heap_item *a, const struct heap_item *b)
 {
 	return a->t < b->t || (a->t == b->t && a->proc < b->proc);
 }
 
-static void heap_push(struct sim *s, int64_t t, uint32_t proc)
+static void items_push(struct heap_item *h, size_t *n, struct heap_item x)
 {
-	uint32_t r = s->procs[proc].rank;
-	struct heap_item *h = &s->heap[s->hbase[r]];
-	size_t i = s->hn[r]++;
+	size_t i = (*n)++;
 
-	h[i] = (struct heap_item){ t, proc };
+	h[i] = x;
 	while (i && before(&h[i], &h[(i - 1) / 2])) {
 		struct heap_item tmp = h[i];
 
@@ -74,27 +85,87 @@ static void heap_push(struct sim *s, int64_t t, uint32_t proc)
 	}
 }
 
-static struct heap_item heap_pop(struct sim *s, uint32_t r)
+static struct heap_item items_pop(struct heap_item *h, size_t *n)
 {
-	struct heap_item *h = &s->heap[s->hbase[r]];
-	struct heap_item top = h[0], x = h[--s->hn[r]];
-	size_t i = 0, n = s->hn[r];
+	struct heap_item top = h[0], x = h[--*n];
+	size_t i = 0;
 
 	for (;;) {
 		size_t c = 2 * i + 1;
 
-		if (c >= n)
+		if (c >= *n)
 			break;
-		if (c + 1 < n && before(&h[c + 1], &h[c]))
+		if (c + 1 < *n && before(&h[c + 1], &h[c]))
 			c++;
 		if (!before(&h[c], &x))
 			break;
 		h[i] = h[c];
 		i = c;
 	}
-	if (n)
+	if (*n)
 		h[i] = x;
 	return top;
+}
+
+static void ranks_push(uint32_t *h, size_t *n, uint32_t r)
+{
+	size_t i = (*n)++;
+
+	for (; i && r < h[(i - 1) / 2]; i = (i - 1) / 2)
+		h[i] = h[(i - 1) / 2];
+	h[i] = r;
+}
+
+static uint32_t ranks_pop(uint32_t *h, size_t *n)
+{
+	uint32_t top = h[0], x = h[--*n];
+	size_t i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= *n)
+			break;
+		if (c + 1 < *n && h[c + 1] < h[c])
+			c++;
+		if (h[c] >= x)
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	if (*n)
+		h[i] = x;
+	return top;
+}
+
+/*
+ * Rank r changed (a task queued, a collective member's lb set): it runs again, in this
+ * round if it comes after the running rank, else in the next, as when every round ran
+ * every rank in order.  Only the changed ranks run: a round over all of them, for a
+ * chain of collectives that frees one rank per round, made 20,000 ranks quadratic.
+ */
+static void touch(struct sim *s, uint32_t r)
+{
+	if (r == s->running || s->queued[r])
+		return;
+	s->queued[r] = 1;
+	if (s->running != ORR_NONE && r > s->running)
+		ranks_push(s->round, &s->nround, r);
+	else
+		s->later[s->nlater++] = r;
+}
+
+static void heap_push(struct sim *s, int64_t t, uint32_t proc)
+{
+	uint32_t r = s->procs[proc].rank;
+
+	items_push(&s->heap[s->hbase[r]], &s->hn[r], (struct heap_item){ t, proc });
+	touch(s, r);
+}
+
+static struct heap_item heap_pop(struct sim *s, uint32_t r)
+{
+	return items_pop(&s->heap[s->hbase[r]], &s->hn[r]);
 }
 
 /*
@@ -140,6 +211,7 @@ static void lb_set(struct sim *s, uint32_t p, int64_t v)
 	uint32_t r = s->procs[p].rank, i = s->lbpos[p];
 	uint32_t *h = &s->lbheap[s->hbase[r]];
 
+	touch(s, r);
 	s->lb[p] = v;
 	if (v == INT64_MAX) {
 		if (i == ORR_NONE)
@@ -268,19 +340,57 @@ static uint32_t launcher(const struct sim *s, uint32_t t)
 		       : ORR_NONE;
 }
 
-/* The last task of stream proc q launched by time `at` (ORR_NONE if none). */
+/* When GPU task t was launched: its launcher's start; INT64_MIN without a launcher. */
+static int64_t launch_time(const struct sim *s, uint32_t t)
+{
+	uint32_t l = launcher(s, t);
+
+	return l == ORR_NONE ? INT64_MIN : s->ts[l].start;
+}
+
+/* How far launched_by() walks back before it searches q's stack instead. */
+#define WALK_BACK 16
+
+/*
+ * The last task of stream proc q launched by time `at` (ORR_NONE if none): of the
+ * stream's launched tasks (a prefix of it), the last one without a launcher or whose
+ * launcher started by `at`.  Usually one of the last few.  Else it is on q's stack,
+ * which keeps each launched task until a later one was launched as early (a later one
+ * launched by `at` would be the answer instead), so launch times increase up the stack
+ * and a binary search finds it.  A walk back over every task launched since `at` made
+ * many long waits on a stream fed by another thread quadratic.
+ */
 static uint32_t launched_by(struct sim *s, uint32_t q, int64_t at)
 {
 	const struct orr_proc *pr = &s->procs[q];
-	uint32_t k = s->launched[q], end = pr->first_task + pr->ntasks;
+	uint32_t k = s->launched[q], end = pr->first_task + pr->ntasks, *stk, lo = 0, hi, j;
 
 	while (k < end && (launcher(s, k) == ORR_NONE ? popped(s, k) : popped(s, launcher(s, k))))
 		k++;
-	s->launched[q] = k;
-	while (k > pr->first_task && launcher(s, k - 1) != ORR_NONE &&
-	       s->ts[launcher(s, k - 1)].start > at)
-		k--;
-	return k > pr->first_task ? k - 1 : ORR_NONE;
+	s->launched[q] = j = k;
+	while (j > pr->first_task && k - j <= WALK_BACK)
+		if (launch_time(s, --j) <= at)
+			return j;
+	if (j == pr->first_task)
+		return ORR_NONE;
+	if (!s->stk)
+		s->stk = orr_xmalloc((orr_graph_task_count(s->g) + 1) * sizeof(*s->stk));
+	stk = &s->stk[pr->first_task];
+	for (uint32_t x = pr->first_task + s->stacked[q]; x < k; x++) {
+		while (s->depth[q] && launch_time(s, stk[s->depth[q] - 1]) >= launch_time(s, x))
+			s->depth[q]--;
+		stk[s->depth[q]++] = x;
+	}
+	s->stacked[q] = k - pr->first_task;
+	for (hi = s->depth[q]; lo < hi;) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (launch_time(s, stk[mid]) <= at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? stk[lo - 1] : ORR_NONE;
 }
 
 /*
@@ -479,6 +589,8 @@ static void sim_init(struct sim *s, struct orr_replay *r, const struct orr_repla
 		.ts = r->ts,
 		.head = orr_xmalloc((np + 1) * sizeof(uint32_t)),
 		.launched = orr_xmalloc((np + 1) * sizeof(uint32_t)),
+		.depth = orr_xcalloc(np + 1, sizeof(uint32_t)),
+		.stacked = orr_xcalloc(np + 1, sizeof(uint32_t)),
 		.snapshot = orr_xmalloc((nw + 1) * sizeof(uint32_t)),
 		.arrived = orr_xcalloc(ng + 1, sizeof(uint32_t)),
 		.last = orr_xmalloc((ng + 1) * sizeof(uint32_t)),
@@ -491,6 +603,10 @@ static void sim_init(struct sim *s, struct orr_replay *r, const struct orr_repla
 		.lbpos = orr_xmalloc((np + 1) * sizeof(uint32_t)),
 		.lbn = orr_xcalloc(orr_graph_rank_count(g) + 1, sizeof(size_t)),
 		.transfer = orr_xmalloc((ng + 1) * sizeof(int64_t)),
+		.running = ORR_NONE,
+		.round = orr_xmalloc((orr_graph_rank_count(g) + 1) * sizeof(uint32_t)),
+		.later = orr_xmalloc((orr_graph_rank_count(g) + 1) * sizeof(uint32_t)),
+		.queued = orr_xcalloc(orr_graph_rank_count(g) + 1, 1),
 	};
 	for (size_t t = 0; t < n; t++)
 		s->ts[t] = (struct orr__tstate){ .wait_head = ORR_NONE, .state = ST_PENDING };
@@ -517,6 +633,9 @@ static void sim_release(struct sim *s)
 {
 	free(s->head);
 	free(s->launched);
+	free(s->stk);
+	free(s->depth);
+	free(s->stacked);
 	free(s->snapshot);
 	free(s->arrived);
 	free(s->last);
@@ -529,6 +648,10 @@ static void sim_release(struct sim *s)
 	free(s->lbpos);
 	free(s->lbn);
 	free(s->transfer);
+	free(s->round);
+	free(s->later);
+	free(s->queued);
+	free(s->tops);
 }
 
 static int stuck(struct sim *s, size_t n, struct orr_diag *reterr_diag)
@@ -568,19 +691,42 @@ static bool run_rank(struct sim *s, uint32_t r)
 	return any;
 }
 
-/* When every rank waits for another, the earliest task of all is safe to run. */
+/* Rank r ran: its head goes among the tops (the older ones of r are stale now). */
+static void note_top(struct sim *s, uint32_t r)
+{
+	size_t nr = orr_graph_rank_count(s->g);
+
+	if (!s->hn[r])
+		return;
+	if (s->ntops >= 2 * nr + 64) {
+		/* Mostly stale: start over from every rank's head. */
+		s->ntops = 0;
+		for (uint32_t k = 0; k < nr; k++)
+			if (s->hn[k] && k != r)
+				items_push(s->tops, &s->ntops, s->heap[s->hbase[k]]);
+	}
+	s->tops = orr_xgrow(s->tops, sizeof(*s->tops), &s->cap_tops, s->ntops + 1);
+	items_push(s->tops, &s->ntops, s->heap[s->hbase[r]]);
+}
+
+/*
+ * When every rank waits for another, the earliest task of all is safe to run.  Every
+ * rank with a task queued ran since it last changed, so its head is among the tops.
+ */
 static bool run_earliest(struct sim *s)
 {
-	uint32_t best = ORR_NONE;
+	while (s->ntops) {
+		struct heap_item top = items_pop(s->tops, &s->ntops);
+		uint32_t r = s->procs[top.proc].rank;
+		const struct heap_item *head = &s->heap[s->hbase[r]];
 
-	for (uint32_t r = 0; r < orr_graph_rank_count(s->g); r++)
-		if (s->hn[r] &&
-		    (best == ORR_NONE || before(&s->heap[s->hbase[r]], &s->heap[s->hbase[best]])))
-			best = r;
-	if (best == ORR_NONE)
-		return false;
-	run_task(s, s->head[heap_pop(s, best).proc]);
-	return true;
+		if (!s->hn[r] || head->t != top.t || head->proc != top.proc)
+			continue; /* stale */
+		run_task(s, s->head[heap_pop(s, r).proc]);
+		touch(s, r);
+		return true;
+	}
+	return false;
 }
 
 /* |x| as an unsigned sum's term, without overflowing at INT64_MIN. */
@@ -654,13 +800,26 @@ int orr__simulate(struct orr_replay *r, const struct orr_replay_options *opts,
 	}
 	for (uint32_t p = 0; p < np; p++)
 		offer(&s, p);
+	/* The first round runs every rank. */
+	s.nlater = 0;
+	for (uint32_t rank = 0; rank < orr_graph_rank_count(r->g); rank++) {
+		s.queued[rank] = 1;
+		s.round[s.nround++] = rank; /* in order: already a heap */
+	}
 	for (;;) {
 		bool any = false;
 
-		for (uint32_t rank = 0; rank < orr_graph_rank_count(r->g); rank++)
-			any |= run_rank(&s, rank);
+		while (s.nround) {
+			s.running = ranks_pop(s.round, &s.nround);
+			s.queued[s.running] = 0;
+			any |= run_rank(&s, s.running);
+			note_top(&s, s.running);
+			s.running = ORR_NONE;
+		}
 		if (!any && !run_earliest(&s))
 			break;
+		while (s.nlater)
+			ranks_push(s.round, &s.nround, s.later[--s.nlater]);
 	}
 	if (s.ndone < n)
 		err = stuck(&s, n, reterr_diag);

@@ -110,6 +110,22 @@ void orr_replay_breakdown(const struct orr_replay *r, size_t rank, bool predicte
 double orr_replay_busy_l1(const struct orr_replay *r, size_t rank,
 			  const struct orr_replay_step *step);
 
+/*
+ * Both of the above for many windows of one rank: the rank's GPU tasks on one
+ * timeline (measured or predicted), sorted once (O(n log n)), then each window's
+ * breakdown in O(log n) and its busy L1 in O(log n) plus the task boundaries inside
+ * it.  The answers are those of the functions above.  A timeline borrows r.
+ */
+struct orr_gpu_timeline;
+struct orr_gpu_timeline *orr_gpu_timeline_new(const struct orr_replay *r, size_t rank,
+					      bool predicted);
+void orr_gpu_timeline_free(struct orr_gpu_timeline *tl);
+void orr_gpu_timeline_breakdown(const struct orr_gpu_timeline *tl, int64_t start_ns, int64_t end_ns,
+				struct orr_breakdown *ret);
+double orr_gpu_timeline_busy_l1(const struct orr_gpu_timeline *measured,
+				const struct orr_gpu_timeline *predicted,
+				const struct orr_replay_step *step);
+
 enum orr_path_cat {
 	ORR_PATH_COMPUTE, /* GPU compute, copies, sets */
 	ORR_PATH_COMM,    /* GPU communication */

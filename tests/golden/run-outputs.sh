@@ -13,7 +13,7 @@
 #   signal       SIGTERM during a large convert leaves no temporary and no output
 #   failure      a write that fails (file size limit, /dev/full): one error line, the
 #                old output intact, no temporary
-#   inside       outputs inside the input are refused (convert, pack)
+#   inside       outputs inside the input are refused (convert, pack, replay --timeline)
 #   suffix       -o x.JSON and -o x.ORR are files, as on input
 #   record       `record` removes the directories it made when nothing was recorded
 set -uo pipefail
@@ -211,6 +211,22 @@ inside)
 	run convert in/rank-0.trace.json -o in/rank-0.trace.json
 	expect_rc 1
 	expect_in err "is inside the trace"
+	# replay --timeline too, before anything is imported or written.
+	for out in in/tl.json run-alias/tl.json ./in/../in/tl.json; do
+		run replay --timeline $out in
+		expect_rc 1
+		one_error_line
+		expect_in err "cannot write '$out': it is inside the trace 'in'"
+		[[ -s $work/out ]] && fail "replay printed a report"
+	done
+	run replay --timeline in/rank-0.trace.json in/rank-0.trace.json
+	expect_rc 1
+	one_error_line
+	expect_in err "is inside the trace 'in/rank-0.trace.json'"
+	run replay --timeline tl.json in
+	expect_rc 0
+	valid_json tl.json
+	rm tl.json
 	for out in run/zz.orr run/manifest.json run; do
 		run pack run -o $out
 		expect_rc 1

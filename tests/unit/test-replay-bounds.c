@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #include "orrery/replay.h"
 #include "test-util.h"
@@ -331,6 +332,289 @@ static void test_bounds_many_threads_and_steps_stay_linear(void **state)
 	release(t, g, r);
 }
 
+/*
+ * The shapes below take seconds to minutes where a lookup scans every step, stream,
+ * task or rank.  What each tests is timed against the import of its document, linear
+ * work on the same machine and build (sanitizers slow both): it must cost less than
+ * LINEAR_FACTOR times as much, plus a little for fixed costs.
+ */
+#define LINEAR_FACTOR  4.0
+#define LINEAR_SLACK_S 0.05
+
+/* CPU seconds since *t, which becomes now. */
+static double lap(double *t)
+{
+	struct timespec ts;
+	double now, d;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	now = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	d = now - *t;
+	*t = now;
+	return d;
+}
+
+/* What took cost_s against the linear work `ref` that took ref_s. */
+static void expect_linear(const char *what, double cost_s, const char *ref, double ref_s)
+{
+	if (getenv("ORR_TEST_VERBOSE"))
+		fprintf(stderr, "%s: %.3f s, %s %.3f s\n", what, cost_s, ref, ref_s);
+	if (cost_s > LINEAR_FACTOR * ref_s + LINEAR_SLACK_S)
+		fail_msg("%s took %.3f s of CPU, %s %.3f s", what, cost_s, ref, ref_s);
+}
+
+static struct orr_trace *import_doc(struct doc *doc, const struct orr_import_options *o)
+{
+	struct orr_trace *t = NULL;
+	struct orr_diag d;
+
+	if (orr_trace_import_buffer("shape.json", doc->s, doc->n, o, &t, &d))
+		fail_msg("import: %s", d.msg);
+	free(doc->s);
+	*doc = (struct doc){ 0 };
+	return t;
+}
+
+/*
+ * 30,000 steps with a kernel each: every step's breakdown and busy L1 from the rank's
+ * timelines, sorted once, not from a pass over every task per step; the same answers
+ * as the one-window functions.
+ */
+static void test_bounds_many_steps_with_kernels_stay_linear(void **state)
+{
+	enum { N = 30000 };
+	struct doc doc = { 0 };
+	struct orr_trace *t;
+	struct orr_graph *g;
+	struct orr_replay *r;
+	struct orr_diag d;
+	struct orr_replay_step *s;
+	struct orr_gpu_timeline *m, *p;
+	struct orr_breakdown b, one;
+	int64_t compute = 0;
+	double t0 = 0, import_s;
+	size_t n;
+
+	(void)state;
+	doc_begin(&doc, -1, 0);
+	for (int i = 0; i < N; i++) {
+		doc_step(&doc, i, 10 * i, 10);
+		doc_call(&doc, "cudaLaunchKernel", 1, 10 * i + 1, 1, i + 1);
+		doc_kernel(&doc, "k", 7, 10 * i + 3, 2, i + 1, NULL);
+	}
+	doc_add(&doc, "]}");
+	lap(&t0);
+	t = import_doc(&doc, NULL);
+	import_s = lap(&t0);
+	assert_int_equal(orr_graph_build(t, NULL, &g, &d), 0);
+	assert_int_equal(orr_replay_run(g, NULL, &r, &d), 0);
+	orr_replay_steps(r, 0, &s, &n);
+	assert_int_equal(n, N);
+	lap(&t0);
+	m = orr_gpu_timeline_new(r, 0, false);
+	p = orr_gpu_timeline_new(r, 0, true);
+	for (size_t k = 0; k < n; k++) {
+		orr_gpu_timeline_breakdown(m, s[k].measured_start_ns, s[k].measured_end_ns, &b);
+		compute += b.exposed_compute_ns;
+		assert_true(orr_gpu_timeline_busy_l1(m, p, &s[k]) >= 0);
+		orr_gpu_timeline_breakdown(p, s[k].predicted_start_ns, s[k].predicted_end_ns, &b);
+	}
+	assert_int_equal(compute, (int64_t)N * 2 * US);
+	expect_linear("breakdowns and busy L1s", lap(&t0), "the import", import_s);
+	for (size_t k = 0; k < n; k += n / 3) {
+		orr_gpu_timeline_breakdown(p, s[k].predicted_start_ns, s[k].predicted_end_ns, &b);
+		orr_replay_breakdown(r, 0, true, s[k].predicted_start_ns, s[k].predicted_end_ns,
+				     &one);
+		assert_memory_equal(&b, &one, sizeof(b));
+		assert_true(orr_gpu_timeline_busy_l1(m, p, &s[k]) ==
+			    orr_replay_busy_l1(r, 0, &s[k]));
+	}
+	orr_gpu_timeline_free(m);
+	orr_gpu_timeline_free(p);
+	free(s);
+	release(t, g, r);
+}
+
+/*
+ * 30,000 streams of one kernel each beside a long kernel, and 15,000 kernels of one more
+ * stream that started late, each held by the long one: which kernel ran when a late one
+ * started is found by one sweep, not by a look at every stream per late kernel.  Then
+ * as many streams on as many devices: each stream's device latencies by a search.
+ */
+static void test_bounds_many_streams_stay_linear(void **state)
+{
+	enum { N = 30000 };
+	struct orr_import_options o = { .max_places = N + 16 };
+	struct orr_graph_stats st;
+	struct doc doc = { 0 };
+	struct orr_trace *t;
+	struct orr_graph *g;
+	struct orr_diag d;
+	char dev[32];
+	double t0 = 0, import_s;
+
+	(void)state;
+	doc_begin(&doc, -1, 0);
+	for (int i = 0; i < N; i++) {
+		doc_call(&doc, "cudaLaunchKernel", 1, 10 * i, 1, i + 1);
+		doc_kernel(&doc, "k", 100 + i, 10 * i + 5, 2, i + 1, NULL);
+	}
+	doc_kernel(&doc, "hold", 99, 0, 10 * N + 100000, -1, NULL);
+	for (int j = 0; j < N / 2; j++) {
+		doc_call(&doc, "cudaLaunchKernel", 2, 20 * j, 1, N + j + 1);
+		doc_kernel(&doc, "late", 98, 20 * j + 15, 1, N + j + 1, NULL);
+	}
+	doc_add(&doc, "]}");
+	lap(&t0);
+	t = import_doc(&doc, &o);
+	import_s = lap(&t0);
+	assert_int_equal(orr_graph_build(t, NULL, &g, &d), 0);
+	expect_linear("graph of late kernels", lap(&t0), "the import", import_s);
+	orr_graph_get_stats(g, &st);
+	assert_int_equal(st.held, N / 2);
+	orr_graph_free(g);
+	orr_trace_free(t);
+	doc_begin(&doc, -1, 0);
+	for (int i = 0; i < N; i++) {
+		snprintf(dev, sizeof(dev), ", \"device\": %d", i);
+		doc_call(&doc, "cudaLaunchKernel", 1, 10 * i, 1, i + 1);
+		doc_kernel(&doc, "k", 100 + i, 10 * i + 5, 2, i + 1, dev);
+	}
+	doc_add(&doc, "]}");
+	lap(&t0);
+	t = import_doc(&doc, &o);
+	import_s = lap(&t0);
+	assert_int_equal(orr_graph_build(t, NULL, &g, &d), 0);
+	expect_linear("graph of as many devices", lap(&t0), "the import", import_s);
+	orr_graph_free(g);
+	orr_trace_free(t);
+}
+
+/*
+ * One thread launches 60,000 kernels that queue on one stream; 30,000 other threads
+ * each synchronize that stream early and wait long, while the launches go on: what each
+ * waits for (the last kernel launched by its start) is a search, not a walk back over
+ * every kernel launched since.
+ */
+static void test_bounds_stream_syncs_while_launching_stay_linear(void **state)
+{
+	enum { N = 60000 };
+	struct doc doc = { 0 };
+	struct orr_graph_stats st;
+	struct orr_trace *t;
+	struct orr_graph *g;
+	struct orr_replay *r;
+	struct orr_diag d;
+	double t0 = 0, import_s;
+
+	(void)state;
+	doc_begin(&doc, -1, 0);
+	for (int i = 0; i < N; i++) {
+		doc_call(&doc, "cudaLaunchKernel", 1, i, 0.5, i + 1);
+		doc_kernel(&doc, "k", 7, 10 + 100.0 * i, 100, i + 1, NULL);
+	}
+	for (int i = 0; i < N / 2; i++) {
+		doc_call(&doc, "cudaStreamSynchronize", 1000 + i, 2 * i + 0.2, 200 * i + 200,
+			 N + i + 1);
+		doc_sep(&doc);
+		doc_add(&doc,
+			"{\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"Stream Sync\", \"pid\": 0,"
+			" \"tid\": 7, \"ts\": %.3f, \"dur\": 0, \"args\": {\"correlation\": %d,"
+			" \"stream\": 7, \"device\": 0}}",
+			2 * i + 0.3, N + i + 1);
+	}
+	doc_add(&doc, "]}");
+	lap(&t0);
+	t = import_doc(&doc, NULL);
+	import_s = lap(&t0);
+	assert_int_equal(orr_graph_build(t, NULL, &g, &d), 0);
+	orr_graph_get_stats(g, &st);
+	assert_int_equal(st.waits[ORR_WAIT_STREAM], N / 2);
+	lap(&t0);
+	assert_int_equal(orr_replay_run(g, NULL, &r, &d), 0);
+	expect_linear("replay of the waits", lap(&t0), "the import", import_s);
+	release(t, g, r);
+}
+
+/*
+ * 20,000 ranks in one file, a chain of collectives between neighbours that completes
+ * from the last rank down to the first: one rank is freed per pass over the ranks, so
+ * the replay runs the ranks that changed, not every rank per pass; the file's ranks are
+ * matched by a search.
+ */
+#define CHAIN_KERNEL                                                                               \
+	"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclDevKernel_AllReduce\", \"pid\": %d," \
+	" \"tid\": 20, \"ts\": %lld, \"dur\": %lld, \"args\": {\"stream\": 20, \"Collective "      \
+	"name\": \"allreduce\", \"Group size\": 2, \"Process Group Name\": \"p%d\", "              \
+	"\"Process Group Ranks\": [%d, %d]}}"
+
+static void test_bounds_rank_chain_stays_linear(void **state)
+{
+	enum { R = 20000 };
+	struct doc doc = { 0 }, one = { 0 };
+	struct orr_graph_stats st;
+	struct orr_trace *t;
+	struct orr_graph *g;
+	struct orr_replay *r;
+	struct orr_diag d;
+	struct orr_replay_step *s;
+	size_t n;
+	double t0 = 0, one_s, split_s, build_s;
+
+	(void)state;
+	doc_add(&doc, "{\"orreryRanks\": [");
+	for (int i = 0; i < R; i++)
+		doc_add(&doc, "%s{\"distributedInfo\": {\"rank\": %d, \"world_size\": %d}}",
+			i ? "," : "", i, R);
+	doc_add(&doc, "], \"traceEvents\": [");
+	doc_begin(&one, -1, 0);
+	for (int i = 0; i < R; i++) {
+		int64_t at = 0;
+
+		doc_sep(&doc);
+		doc_add(&doc,
+			"{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 0,"
+			" \"args\": {\"name\": \"rank %d GPU 0\", \"rank\": %d, \"device\": 0}}",
+			i + 1, i, i);
+		/* Group k (ranks k and k + 1) ends at (R - k) * 10 us on both. */
+		for (int k = i; k >= i - 1 && k >= 0; k--) {
+			int64_t end = (int64_t)(R - k) * 10;
+
+			if (k == R - 1)
+				continue;
+			doc_sep(&doc);
+			doc_add(&doc, CHAIN_KERNEL, i + 1, (long long)at, (long long)(end - at), k,
+				k, k + 1);
+			/* The same events as one rank's processes: the import to compare with. */
+			doc_sep(&one);
+			doc_add(&one, CHAIN_KERNEL, i + 1, (long long)at, (long long)(end - at), k,
+				k, k + 1);
+			at = end;
+		}
+	}
+	doc_add(&doc, "]}");
+	doc_add(&one, "]}");
+	lap(&t0);
+	orr_trace_free(import_doc(&one, NULL));
+	one_s = lap(&t0);
+	t = import_doc(&doc, NULL);
+	split_s = lap(&t0);
+	assert_int_equal(orr_trace_rank_count(t), R);
+	expect_linear("import of the ranks of one file", split_s, "as one rank", one_s);
+	assert_int_equal(orr_graph_build(t, NULL, &g, &d), 0);
+	build_s = lap(&t0);
+	orr_graph_get_stats(g, &st);
+	assert_int_equal(st.groups, R - 1);
+	assert_int_equal(orr_replay_run(g, NULL, &r, &d), 0);
+	expect_linear("replay of the chain", lap(&t0), "the graph", build_s);
+	/* Coupled, every rank ends as measured: rank 0 last. */
+	orr_replay_steps(r, 0, &s, &n);
+	assert_int_equal(s[0].predicted_end_ns - s[0].predicted_start_ns,
+			 s[0].measured_end_ns - s[0].measured_start_ns);
+	free(s);
+	release(t, g, r);
+}
+
 /* Two ranks with no collective: the cross-rank keys are empty (no qsort(NULL, 0)). */
 static void test_bounds_two_ranks_without_communication(void **state)
 {
@@ -373,6 +657,10 @@ int main(void)
 		cmocka_unit_test(test_bounds_busy_l1_long_step_bounded_memory),
 		cmocka_unit_test(test_bounds_busy_l1_same_as_bins),
 		cmocka_unit_test(test_bounds_many_threads_and_steps_stay_linear),
+		cmocka_unit_test(test_bounds_many_steps_with_kernels_stay_linear),
+		cmocka_unit_test(test_bounds_many_streams_stay_linear),
+		cmocka_unit_test(test_bounds_stream_syncs_while_launching_stay_linear),
+		cmocka_unit_test(test_bounds_rank_chain_stays_linear),
 		cmocka_unit_test_setup_teardown(test_bounds_two_ranks_without_communication,
 						tmpdir_setup, tmpdir_teardown),
 	};

@@ -115,6 +115,113 @@ static void test_limits_each_at_its_edge(void **state)
 	free(one);
 }
 
+/* n arrays, one in the other. */
+static char *nested(size_t n)
+{
+	char *s = orr_xmalloc(2 * n + 1);
+
+	memset(s, '[', n);
+	memset(s + n, ']', n);
+	s[2 * n] = 0;
+	return s;
+}
+
+/*
+ * The document `doc` with its @ replaced by `n` + `extra` nested arrays, written to
+ * DIR/NAME; its import with ORR_MAX_DEPTH=limit (NULL: the default).
+ */
+static int import_nested(const char *dir, const char *name, const char *doc, size_t extra, size_t n,
+			 const char *limit, struct orr_diag *d)
+{
+	const char *at = strchr(doc, '@');
+	char *value = nested(n + extra);
+	char *text = orr_xasprintf("%.*s%s%s", (int)(at - doc), doc, value, at + 1);
+	char *path = write_file(dir, name, text, strlen(text));
+	int r = import_with(path, limit ? "ORR_MAX_DEPTH" : NULL, limit, d);
+
+	free(path);
+	free(text);
+	free(value);
+	return r;
+}
+
+/*
+ * ORR_MAX_DEPTH holds wherever the nesting is (docs/limits.md): each top-level value and
+ * each event, itself the first level, nest at most that deep, whether the scanner walks
+ * the value or simdjson reads or skips it in place.  Each case reaches the limit exactly
+ * (accepted), then goes one level past it (refused, naming the variable).
+ */
+static void test_limits_depth_on_every_path(void **state)
+{
+	/* Each @ is a value: (document, levels above the value). */
+	static const struct {
+		const char *doc;
+		size_t above;
+	} cases[] = {
+		/* a top-level value other than the events */
+		{ "{\"traceEvents\": [], \"other\": @}", 0 },
+		/* a field of an event nobody reads */
+		{ "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", "
+		  "\"pid\": 0, \"tid\": 7, \"ts\": 0, \"dur\": 1, \"x\": @}]}",
+		  1 },
+		/* a kernel's name that is no string */
+		{ "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": @, "
+		  "\"pid\": 0, \"tid\": 7, \"ts\": 0, \"dur\": 1}]}",
+		  1 },
+		/* an arg nobody reads, args read in place (after ph and cat) */
+		{ "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", "
+		  "\"pid\": 0, \"tid\": 7, \"ts\": 0, \"dur\": 1, \"args\": {\"x\": @}}]}",
+		  2 },
+		/* the same, args before ph and cat (walked by the scanner, read later) */
+		{ "{\"traceEvents\": [{\"args\": {\"grid\": @}, \"ph\": \"X\", \"cat\": "
+		  "\"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 0, \"dur\": 1}]}",
+		  2 },
+		/* an element of an op's Input Dims and of one of its dims */
+		{ "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op\", "
+		  "\"pid\": 1, \"tid\": 1, \"ts\": 0, \"dur\": 1, \"args\": {\"Input Dims\": "
+		  "[@]}}]}",
+		  3 },
+		{ "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op\", "
+		  "\"pid\": 1, \"tid\": 1, \"ts\": 0, \"dur\": 1, \"args\": {\"Input Dims\": "
+		  "[[2, @]]}}]}",
+		  4 },
+		{ "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op\", "
+		  "\"pid\": 1, \"tid\": 1, \"ts\": 0, \"dur\": 1, \"args\": {\"Input type\": "
+		  "[@]}}]}",
+		  3 },
+		/* a metadata record's rank of another writer */
+		{ "{\"traceEvents\": [{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": 1, "
+		  "\"args\": {\"name\": \"p\", \"rank\": @}}]}",
+		  2 },
+		/* an event that is all depth, in the JSON Array Format */
+		{ "[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, "
+		  "\"tid\": 7, \"ts\": 0, \"dur\": 1, \"args\": {\"x\": {\"y\": @}}}]",
+		  3 },
+	};
+	const char *dir = *state;
+	struct orr_diag d;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		for (size_t limit = 6; limit <= 8; limit++) {
+			char buf[16];
+			size_t room = limit - cases[i].above;
+
+			snprintf(buf, sizeof(buf), "%zu", limit);
+			if (import_nested(dir, "d.json", cases[i].doc, 0, room, buf, &d))
+				fail_msg("case %zu, limit %zu: @", i, limit, d.msg);
+			assert_int_equal(import_nested(dir, "d.json", cases[i].doc, 1, room, buf,
+						       &d),
+					 ORR_ETOOBIG);
+			if (!strstr(d.msg, "ORR_MAX_DEPTH") || !strstr(d.msg, "levels"))
+				fail_msg("case %zu: '@'", i, d.msg);
+		}
+		/* At the default, 1,024 levels: 100,000 nested arrays are refused at once. */
+		assert_int_equal(import_nested(dir, "d.json", cases[i].doc, 0, 100000, NULL, &d),
+				 ORR_ETOOBIG);
+		assert_non_null(strstr(d.msg, "more than 1024 levels"));
+	}
+}
+
 static void test_limits_bad_variable_is_refused(void **state)
 {
 	char *one = write_file(*state, "one.json", trace, strlen(trace));
@@ -291,6 +398,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, tmpdir_setup, tmpdir_teardown)
 		T(test_limits_each_at_its_edge),
+		T(test_limits_depth_on_every_path),
 		T(test_limits_bad_variable_is_refused),
 		T(test_limits_options_override),
 		T(test_limits_whitespace_bomb),

@@ -23,6 +23,12 @@
 /* The way out of every refusal. */
 #define WRITE_PER_RANK "; write one file per rank instead (orrery convert --to chrome TRACE -o DIR)"
 
+/* A declared rank: its number and its index in rb->parts. */
+struct part {
+	int64_t rank;
+	size_t index;
+};
+
 /* A process of the file: the rank it belongs to, and its own pid or device. */
 struct proc {
 	int64_t wpid; /* the pid written */
@@ -37,6 +43,7 @@ struct split {
 	struct orr_diag *diag;
 	struct proc *procs; /* sorted by wpid */
 	size_t nprocs;
+	struct part *parts; /* rb->parts by rank (then index) */
 	/* rb's place i -> its rank (index into rb->parts) and index there */
 	size_t *place_part;
 	uint32_t *place_index;
@@ -69,20 +76,60 @@ static const struct proc *find_proc(const struct split *s, int64_t wpid)
 	return s->nprocs ? bsearch(&key, s->procs, s->nprocs, sizeof(key), cmp_proc) : NULL;
 }
 
-/* Every declared rank says which it is, once. */
-static int check_parts(const struct split *s)
+static int cmp_part(const void *a, const void *b)
+{
+	const struct part *x = a, *y = b;
+
+	if (x->rank != y->rank)
+		return (x->rank > y->rank) - (x->rank < y->rank);
+	return (x->index > y->index) - (x->index < y->index);
+}
+
+/*
+ * Every declared rank says which it is, once; s->parts is made sorted by rank (a scan
+ * of the ranks per rank and per process made a file of 20,000 ranks quadratic).  The
+ * rank refused twice is the one whose second entry comes first.
+ */
+static int check_parts(struct split *s)
 {
 	const struct orr__rank_build *rb = s->rb;
+	size_t n = 0, twice = SIZE_MAX;
 
-	for (size_t i = 0; i < rb->nparts; i++) {
-		if (!rb->parts[i]->has_rank)
-			return refuse(s, "'orreryRanks' entry %zu has no distributedInfo.rank", i);
-		for (size_t j = 0; j < i; j++)
-			if (rb->parts[j]->pub.rank == rb->parts[i]->pub.rank)
-				return refuse(s, "'orreryRanks' lists rank %d twice",
-					      rb->parts[i]->pub.rank);
+	s->parts = orr_xmalloc((rb->nparts + 1) * sizeof(*s->parts));
+	while (n < rb->nparts && rb->parts[n]->has_rank) {
+		s->parts[n] = (struct part){ rb->parts[n]->pub.rank, n };
+		n++;
 	}
+	if (n)
+		qsort(s->parts, n, sizeof(*s->parts), cmp_part);
+	for (size_t i = 1; i < n; i++)
+		if (s->parts[i].rank == s->parts[i - 1].rank &&
+		    (i < 2 || s->parts[i - 2].rank != s->parts[i].rank) &&
+		    s->parts[i].index < twice)
+			twice = s->parts[i].index;
+	/* Whichever comes first: an entry without a rank, or the second of a rank. */
+	if (twice != SIZE_MAX)
+		return refuse(s, "'orreryRanks' lists rank %d twice", rb->parts[twice]->pub.rank);
+	if (n < rb->nparts)
+		return refuse(s, "'orreryRanks' entry %zu has no distributedInfo.rank", n);
 	return 0;
+}
+
+/* The index in rb->parts of rank `rank`, or rb->nparts. */
+static size_t find_part(const struct split *s, int64_t rank)
+{
+	struct part key = { .rank = rank };
+	size_t lo = 0, hi = s->rb->nparts;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cmp_part(&s->parts[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->rb->nparts && s->parts[lo].rank == rank ? s->parts[lo].index : s->rb->nparts;
 }
 
 /* The processes whose process_name says their rank, sorted by the pid written. */
@@ -93,12 +140,11 @@ static int read_procs(struct split *s)
 	size_t cap = 0;
 
 	for (size_t i = 0; i < rb->metas.n; i++) {
-		size_t k = 0;
+		size_t k;
 
 		if (m[i].thread || m[i].rank < 0)
 			continue;
-		while (k < rb->nparts && rb->parts[k]->pub.rank != m[i].rank)
-			k++;
+		k = find_part(s, m[i].rank);
 		if (k == rb->nparts)
 			return refuse(s,
 				      "process %" PRId64 " is named after rank %" PRId64
@@ -323,6 +369,7 @@ int orr__chrome_split(struct orr_trace *t, struct orr__rank_build *rb, const cha
 	replace(t, rb);
 out:
 	free(s.procs);
+	free(s.parts);
 	free(s.place_part);
 	free(s.place_index);
 	return r;

@@ -12,6 +12,12 @@
  * window is rolled back and cut exactly by the scanner (scan.h), which also gives
  * malformed input its byte offset.  Everything outside traceEvents is small.
  *
+ * Depth (ORR_MAX_DEPTH): every top-level value but traceEvents, and every event, nests
+ * at most that many levels of arrays and objects, itself the first.  The scanner checks
+ * what it walks; in a parsed window, simdjson reads the values we ask for and skips the
+ * others at any depth, so each array or object read is checked against its level here
+ * (nest()), and each one skipped is walked by the scanner first (unread()).
+ *
  * A file of several ranks that orrery wrote is read as one rank with what it says about
  * them (its "orreryRanks" into rank builds of their own, process_name's rank, pid and
  * device), which traces/chrome/chrome-split.c then splits.
@@ -274,6 +280,9 @@ private:
 		return (size_t)limits_->max[ORR__LIMIT_DEPTH];
 	}
 
+	void nest(size_t level) const;
+	void unread(ondemand::value v, size_t level);
+	bool meta_int(ondemand::value v, int64_t *ret);
 	void event(ondemand::object obj);
 	void event_field(string_view key, ondemand::value v, raw_event &e);
 	void arg_field(string_view key, ondemand::value v, int kind, raw_args &a);
@@ -380,6 +389,39 @@ void kineto_parser::bad_value(const char *where, string_view key, ondemand::valu
 
 /* ---- one event ---- */
 
+/* An array or object read at `level` of its event (the event is level 1). */
+void kineto_parser::nest(size_t level) const
+{
+	if (level > max_depth())
+		throw limit_hit{ ORR__LIMIT_DEPTH };
+}
+
+/* Value v at `level` of its event is not read: simdjson would skip it at any depth. */
+void kineto_parser::unread(ondemand::value v, size_t level)
+{
+	ondemand::json_type t;
+	const char *at;
+	struct orr__scan_error se;
+	size_t end;
+
+	if (v.type().get(t) != SUCCESS ||
+	    (t != ondemand::json_type::array && t != ondemand::json_type::object) ||
+	    v.current_location().get(at) != SUCCESS)
+		return;
+	nest(level);
+	/* Most are arrays of numbers ("grid": [16, 1, 1]), one level: nothing to walk. */
+	for (end = (size_t)(at - buf_) + 1; t == ondemand::json_type::array && end < len_; end++)
+		if (buf_[end] == ']')
+			return;
+		else if (buf_[end] == '[' || buf_[end] == '{' || buf_[end] == '"')
+			break;
+	if (orr__scan_value(buf_, len_, (size_t)(at - buf_), max_depth() - level + 1, &end, &se)) {
+		if (se.err == ORR_ETOOBIG)
+			throw limit_hit{ ORR__LIMIT_DEPTH };
+		throw bad_event{ se.what };
+	}
+}
+
 void kineto_parser::event(ondemand::object obj)
 {
 	raw_event e;
@@ -408,9 +450,10 @@ void kineto_parser::event_field(string_view key, ondemand::value v, raw_event &e
 			e.ph = v.get_string();
 		else if (key == "cat")
 			e.cat = v.get_string();
+		else if (key == "name" && v.type() == ondemand::json_type::string)
+			e.name = v.get_string().value();
 		else if (key == "name")
-			e.name = v.type() == ondemand::json_type::string ? v.get_string().value()
-									 : v.raw_json_token();
+			unread(v, 2), e.name = v.raw_json_token();
 		else if (key == "pid")
 			e.pid = get_loose_id(v);
 		else if (key == "tid")
@@ -423,6 +466,8 @@ void kineto_parser::event_field(string_view key, ondemand::value v, raw_event &e
 			e.flow_id = get_loose_id(v).value;
 		else if (key == "args")
 			event_args(v, e);
+		else
+			unread(v, 2);
 	}
 }
 
@@ -438,6 +483,7 @@ void kineto_parser::event_args(ondemand::value v, raw_event &e)
 
 		if (v.get_object().get(obj) != SUCCESS)
 			throw bad_event{ "expected an object for 'args'" };
+		nest(2);
 		for (auto field : obj)
 			arg_field(raw_key(field), field.value(), kind, e.a);
 		e.args_done = true;
@@ -447,7 +493,8 @@ void kineto_parser::event_args(ondemand::value v, raw_event &e)
 	struct orr__scan_error se;
 	size_t end;
 
-	if (orr__scan_value(buf_, len_, (size_t)(start - buf_), max_depth(), &end, &se)) {
+	/* args is the event's second level. */
+	if (orr__scan_value(buf_, len_, (size_t)(start - buf_), max_depth() - 1, &end, &se)) {
 		if (se.err == ORR_ETOOBIG)
 			throw limit_hit{ ORR__LIMIT_DEPTH };
 		throw bad_event{ se.what };
@@ -567,12 +614,13 @@ void kineto_parser::store(raw_event &e)
 
 /*
  * An integer in a metadata record's args (a process's rank, pid): other writers' keys
- * of the same name, of any type, are not ours and are ignored.
+ * of the same name, of any type, are not ours and are ignored (but for their depth).
  */
-static bool meta_int(ondemand::value v, int64_t *ret)
+bool kineto_parser::meta_int(ondemand::value v, int64_t *ret)
 {
 	int64_t x;
 
+	unread(v, 3);
 	if (v.type() != ondemand::json_type::number || v.get_int64().get(x) != SUCCESS)
 		return false;
 	*ret = x;
@@ -642,6 +690,8 @@ void kineto_parser::arg(string_view key, ondemand::value v, int kind, raw_args &
 	else if (kind == ORR_EVENT_OP || kind == ORR_EVENT_KERNEL || kind == ORR_EVENT_RUNTIME ||
 		 kind == ORR_EVENT_DRIVER)
 		coll_field(key, v, a);
+	else
+		unread(v, 3);
 }
 
 /* Input i of the op being read, created (with those before it) on first use. */
@@ -660,18 +710,24 @@ static struct orr_input *input_at(struct orr__rank_build *rb, raw_args &a, uint3
 void kineto_parser::input_dims(ondemand::value v, raw_args &a)
 {
 	uint32_t i = 0;
+	ondemand::array dims = v.get_array();
 
-	for (auto elem : v.get_array()) {
+	nest(3);
+	for (auto elem : dims) {
 		ondemand::value x = elem.value();
 		struct orr_input *in = input_at(rb_, a, i++);
 
-		if (x.type() != ondemand::json_type::array)
+		if (x.type() != ondemand::json_type::array) {
+			unread(x, 4);
 			continue;
+		}
+		nest(4);
 		in->first_dim = (uint32_t)rb_->dims.n;
 		for (auto d : x.get_array()) {
 			ondemand::value dv = d.value();
 
 			if (dv.type() != ondemand::json_type::number) {
+				unread(dv, 5);
 				in = input_at(rb_, a, i - 1);
 				in->is_list = 1;
 				continue;
@@ -689,11 +745,17 @@ void kineto_parser::input_dims(ondemand::value v, raw_args &a)
 void kineto_parser::input_types(ondemand::value v, raw_args &a)
 {
 	uint32_t i = 0;
+	ondemand::array types = v.get_array();
 
-	for (auto elem : v.get_array()) {
+	nest(3);
+	for (auto elem : types) {
 		ondemand::value x = elem.value();
-		uint32_t dtype = x.type() == ondemand::json_type::string ? intern(x.get_string())
-									 : ORR_STR_NONE;
+		uint32_t dtype = ORR_STR_NONE;
+
+		if (x.type() == ondemand::json_type::string)
+			dtype = intern(x.get_string());
+		else
+			unread(x, 4);
 		input_at(rb_, a, i++)->dtype = dtype;
 	}
 }
@@ -710,7 +772,10 @@ void kineto_parser::members(ondemand::value v, uint32_t *first, uint32_t *n)
 		(*n)++;
 	};
 	if (v.type() == ondemand::json_type::array) {
-		for (auto r : v.get_array())
+		ondemand::array ranks = v.get_array();
+
+		nest(3);
+		for (auto r : ranks)
 			push(get_int(r.value(), "expected integer ranks"));
 		return;
 	}
@@ -758,6 +823,8 @@ void kineto_parser::coll_field(string_view key, ondemand::value v, raw_args &a)
 		c.src_rank = (int32_t)get_int(v, "expected an integer for 'Src Rank'");
 	else if (key == "Dst Rank")
 		c.dst_rank = (int32_t)get_int(v, "expected an integer for 'Dst Rank'");
+	else
+		unread(v, 3);
 }
 
 /* ---- top-level metadata ---- */
@@ -965,7 +1032,7 @@ int kineto_parser::events(size_t pos, size_t *ret_end)
 		cut = guess_cut(pos);
 		if (cut == SIZE_MAX || window(pos, cut, false) != 0) {
 			if (orr__scan_events(buf_, len_, pos, WINDOW_BYTES, max_depth(), &cut, &se))
-				return fail(se.err, (int64_t)se.offset, -1, se.what);
+				return fail_scan(se);
 			if ((r = window(pos, cut, true)))
 				return r;
 		}
