@@ -103,6 +103,16 @@ static void fit_gemms(const struct orr_graph *g, struct cli_fit *f)
 	free(s);
 }
 
+/* The other kernels of every rank, and their model on the trace's GPU. */
+static void fit_kernels(const struct orr_graph *g, struct cli_fit *f)
+{
+	struct orr_kern_sample *s;
+	size_t n = orr_kern_observe(g, &s, &f->kern_counts);
+
+	f->kern_err = orr_kern_model_fit(s, n, orr_gpu_spec_find(g), &f->kern);
+	free(s);
+}
+
 void cli_fit_run(const struct orr_graph *g, size_t ri, const char *trace, struct cli_fit *ret)
 {
 	const struct orr_rank *r = orr_graph_get_rank(g, ri)->rank;
@@ -118,6 +128,7 @@ void cli_fit_run(const struct orr_graph *g, size_t ri, const char *trace, struct
 	orr_structure_recover(g, ri, &ret->st);
 	orr_overlap_slowdown(r, &ret->overlap);
 	fit_gemms(g, ret);
+	fit_kernels(g, ret);
 	ret->nobs = orr_coll_observe(g, &o);
 	for (int k = 0; k < ORR_COLL_KIND_COUNT; k++)
 		for (int l = ORR_LINK_UNKNOWN; l <= ORR_LINK_NETWORK; l++) {
@@ -138,6 +149,8 @@ void cli_fit_release(struct cli_fit *f)
 {
 	if (!f->gemm_err)
 		orr_gemm_model_release(&f->gemm);
+	if (!f->kern_err)
+		orr_kern_model_release(&f->kern);
 	free(f->coll);
 	f->coll = NULL;
 	f->ncoll = 0;
@@ -329,6 +342,73 @@ static void text_gemms(const struct cli_fit *f)
 		       m->loso_predicted, m->nshapes, 100 * m->loso_median, 100 * m->loso_max);
 }
 
+/* How a class's families that were not fitted predict: "1 roofline x 2.066 (...)". */
+static void text_fallbacks(const struct orr_kern_model *m, enum orr_kern_class cls)
+{
+	const struct orr_gemm_efficiency *e = m->efficiency[cls].samples ? &m->efficiency[cls]
+									 : &m->efficiency_all;
+	const char *of = e == &m->efficiency_all ? "" : orr_kern_class_name(cls);
+	size_t by[ORR_GEMM_POOLED + 1] = { 0 };
+
+	for (size_t i = 0; i < m->nfamilies; i++)
+		if (m->families[i].cls == cls && m->families[i].how != ORR_GEMM_FIT)
+			by[m->families[i].how]++;
+	if (by[ORR_GEMM_ROOFLINE])
+		printf(", %zu roofline x %.3f (the median efficiency of %s%s%s%s)",
+		       by[ORR_GEMM_ROOFLINE], e->median,
+		       e->fitted ? "the fitted families' " : "every ", of, *of ? " " : "",
+		       e->fitted ? "kernels" : "kernel");
+	if (by[ORR_GEMM_POOLED])
+		printf(", %zu pooled (no GPU known: the fit over every %s kernel)",
+		       by[ORR_GEMM_POOLED], orr_kern_class_name(cls));
+	if (by[ORR_GEMM_NONE])
+		printf(", %zu not predicted (%s)", by[ORR_GEMM_NONE],
+		       m->gpu ? "no sample has a roofline"
+			      : "no GPU known, and fewer than 3 sizes in the class");
+}
+
+static void text_kernels(const struct cli_fit *f)
+{
+	const struct orr_kern_counts *c = &f->kern_counts;
+	const struct orr_kern_model *m = &f->kern;
+
+	printf("\nkernels other than GEMMs (every rank): %zu samples from %zu kernels", c->samples,
+	       c->kernels);
+	if (c->kernels > c->sampled)
+		printf(" (%zu outside any op, %zu under ops without shapes, %zu under ops that "
+		       "launched GEMMs, collectives or a compiled graph, %zu with tensors of "
+		       "unknown or no size, %zu copies without a size, %zu without time)",
+		       c->outside, c->no_shapes, c->composite, c->bad_shapes, c->no_bytes,
+		       c->no_time);
+	printf("\n");
+	if (f->kern_err) {
+		printf("  not fitted: %s\n", orr_strerror(f->kern_err));
+		return;
+	}
+	if (m->gpu && isfinite(m->floor_ns))
+		printf("  fallback: the %s roofline x a median efficiency, at least %.1f us (the "
+		       "median time of kernels that move next to nothing)\n",
+		       m->gpu->id, m->floor_ns / 1e3);
+	for (int k = 0; k < ORR_KERN_CLASS_COUNT; k++) {
+		const struct orr_kern_class_summary *s = &m->classes[k];
+
+		if (!s->samples)
+			continue;
+		printf("  %s: %zu samples, %zu size%s in %zu famil%s: %zu fitted",
+		       orr_kern_class_name(k), s->samples, s->sizes, s->sizes == 1 ? "" : "s",
+		       s->families, s->families == 1 ? "y" : "ies", s->fitted);
+		text_fallbacks(m, k);
+		if (s->loso_sizes)
+			printf("; each size left out: median %.1f %%, max %.1f %%",
+			       100 * s->loso_median, 100 * s->loso_max);
+		printf("\n");
+	}
+	if (m->loso_predicted)
+		printf("  each size left out: %zu of %zu predicted, median error %.1f %%, max "
+		       "%.1f %%\n",
+		       m->loso_predicted, m->nsizes, 100 * m->loso_median, 100 * m->loso_max);
+}
+
 void cli_fit_text(const struct cli_fit *f)
 {
 	printf("%s: rank %d", cli_text(f->trace), (int)f->rank);
@@ -351,6 +431,7 @@ void cli_fit_text(const struct cli_fit *f)
 		printf("  slowdown not measured: no kernel name ran twice beside a collective and "
 		       "twice without; 1 is assumed\n");
 	text_gemms(f);
+	text_kernels(f);
 	printf("\ncollectives: %zu samples\n", f->nobs);
 	if (!f->ncoll)
 		printf("  none with a known kind, group size and size\n");
@@ -513,6 +594,83 @@ static void json_gemms(struct json_out *j, const struct cli_fit *f)
 	json_close_object(j);
 }
 
+static void json_kern_family(struct json_out *j, const struct orr_kern_family *k)
+{
+	json_object(j, NULL);
+	json_str(j, "class", orr_kern_class_name(k->cls));
+	if (k->dtype < ORR_DTYPE_COUNT)
+		json_str(j, "dtype", orr_dtype_name(k->dtype));
+	else
+		json_double(j, "dtype", NAN); /* null: no floating type */
+	json_str(j, "family", k->name);
+	json_int(j, "samples", (int64_t)k->samples);
+	json_int(j, "sizes", (int64_t)k->sizes);
+	json_bool(j, "flops", k->flops);
+	json_str(j, "how", orr_gemm_how_name(k->how));
+	json_str(j, "why", k->why);
+	if (k->how == ORR_GEMM_FIT) {
+		json_double(j, "a_ns", k->fit.coef[0]);
+		json_double(j, "ns_per_flop", k->flops ? k->fit.coef[1] : 0);
+		json_double(j, "ns_per_byte", k->fit.coef[k->flops ? 2 : 1]);
+		json_fit(j, "fit", &k->fit);
+	}
+	json_int(j, "loso_sizes", (int64_t)k->loso_sizes);
+	json_double(j, "loso_median", k->loso_median);
+	json_double(j, "loso_max", k->loso_max);
+	json_close_object(j);
+}
+
+static void json_kernels(struct json_out *j, const struct cli_fit *f)
+{
+	const struct orr_kern_counts *c = &f->kern_counts;
+	const struct orr_kern_model *m = &f->kern;
+
+	json_object(j, "kernels");
+	json_int(j, "kernels", (int64_t)c->kernels);
+	json_int(j, "samples", (int64_t)c->samples);
+	json_int(j, "outside", (int64_t)c->outside);
+	json_int(j, "no_shapes", (int64_t)c->no_shapes);
+	json_int(j, "composite", (int64_t)c->composite);
+	json_int(j, "bad_shapes", (int64_t)c->bad_shapes);
+	json_int(j, "no_bytes", (int64_t)c->no_bytes);
+	json_int(j, "no_time", (int64_t)c->no_time);
+	json_int(j, "layout_guessed", (int64_t)c->layout_guessed);
+	json_bool(j, "fitted", f->kern_err == 0);
+	json_double(j, "floor_ns", f->kern_err ? NAN : m->floor_ns);
+	json_int(j, "below_roofline", f->kern_err ? 0 : (int64_t)m->below_roofline);
+	json_array(j, "classes");
+	for (int k = 0; k < ORR_KERN_CLASS_COUNT; k++) {
+		const struct orr_kern_class_summary *s = &m->classes[k];
+
+		if (!c->by_class[k])
+			continue;
+		json_object(j, NULL);
+		json_str(j, "class", orr_kern_class_name(k));
+		json_int(j, "kernels", (int64_t)c->by_class[k]);
+		json_int(j, "samples", (int64_t)c->samples_by_class[k]);
+		json_int(j, "sizes", f->kern_err ? 0 : (int64_t)s->sizes);
+		json_int(j, "families", f->kern_err ? 0 : (int64_t)s->families);
+		json_int(j, "fitted_families", f->kern_err ? 0 : (int64_t)s->fitted);
+		json_double(j, "efficiency", f->kern_err ? NAN : m->efficiency[k].median);
+		json_int(j, "efficiency_samples",
+			 f->kern_err ? 0 : (int64_t)m->efficiency[k].samples);
+		json_int(j, "loso_sizes", f->kern_err ? 0 : (int64_t)s->loso_sizes);
+		json_double(j, "loso_median", f->kern_err ? NAN : s->loso_median);
+		json_double(j, "loso_max", f->kern_err ? NAN : s->loso_max);
+		json_close_object(j);
+	}
+	json_close_array(j);
+	json_double(j, "efficiency_all", f->kern_err ? NAN : m->efficiency_all.median);
+	json_array(j, "families");
+	for (size_t i = 0; !f->kern_err && i < m->nfamilies; i++)
+		json_kern_family(j, &m->families[i]);
+	json_close_array(j);
+	json_int(j, "loso_predicted", f->kern_err ? 0 : (int64_t)m->loso_predicted);
+	json_double(j, "loso_median", f->kern_err ? NAN : m->loso_median);
+	json_double(j, "loso_max", f->kern_err ? NAN : m->loso_max);
+	json_close_object(j);
+}
+
 void cli_fit_json(const struct cli_fit *f, FILE *out)
 {
 	struct json_out j;
@@ -538,6 +696,7 @@ void cli_fit_json(const struct cli_fit *f, FILE *out)
 	json_double(&j, "slowdown_max", f->overlap.names ? f->overlap.slowdown_max : NAN);
 	json_close_object(&j);
 	json_gemms(&j, f);
+	json_kernels(&j, f);
 	json_int(&j, "collective_samples", (int64_t)f->nobs);
 	json_array(&j, "collectives");
 	for (size_t i = 0; i < f->ncoll; i++)

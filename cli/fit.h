@@ -34,6 +34,9 @@ struct cli_fit {
 	struct orr_gemm_counts gemm_counts;
 	struct orr_gemm_model gemm;
 	int gemm_err; /* the GEMM fit's error, 0 */
+	struct orr_kern_counts kern_counts;
+	struct orr_kern_model kern;
+	int kern_err; /* the other kernels' fit's error, 0 */
 	struct cli_fit_coll *coll;
 	size_t ncoll, nobs;
 };

@@ -37,6 +37,15 @@
 #define MAX_LIVE 64
 
 static _Atomic(struct orr_outfile *) live[MAX_LIVE];
+/*
+ * Temporaries being created and not yet registered, and whether a cleanup signal came.
+ * The handler may run on another thread than the one creating (a library's worker
+ * thread, such as OpenBLAS's, takes a process-directed signal as well): it waits for
+ * creations in progress to be registered, and a creation that finds the signal came
+ * removes its own temporary.
+ */
+static atomic_int creating;
+static atomic_bool dying;
 
 static void live_add(struct orr_outfile *o)
 {
@@ -59,8 +68,8 @@ static void live_remove(struct orr_outfile *o)
 	o->slot = -1;
 }
 
-/* Removes the entries of a directory we made, then the directory: syscalls only. */
-static void remove_tree(const char *dir)
+/* Removes the entries of a directory we made: syscalls only. */
+static void remove_entries(const char *dir)
 {
 	char buf[4096] __attribute__((aligned(8)));
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -77,7 +86,21 @@ static void remove_tree(const char *dir)
 	}
 	if (fd >= 0)
 		close(fd);
-	rmdir(dir);
+}
+
+/*
+ * Removes a directory we made, and what is in it: syscalls only.  Another thread of a
+ * command writing its members may create one between the pass and rmdir() (in the
+ * signal handler): pass again while it is not empty.  Once it is gone, no member can be
+ * created in it.
+ */
+static void remove_tree(const char *dir)
+{
+	for (int tries = 0; tries < 64; tries++) {
+		remove_entries(dir);
+		if (rmdir(dir) == 0 || errno != ENOTEMPTY)
+			return;
+	}
 }
 
 static const int cleanup_signals[] = { SIGINT, SIGTERM, SIGHUP };
@@ -85,8 +108,12 @@ static const int cleanup_signals[] = { SIGINT, SIGTERM, SIGHUP };
 
 static void on_signal(int sig)
 {
+	static const struct timespec ms = { 0, 1000000 };
 	int saved = errno;
 
+	atomic_store(&dying, true);
+	for (int i = 0; i < 1000 && atomic_load(&creating) > 0; i++)
+		nanosleep(&ms, NULL);
 	/* Files first: a temporary file may sit in a temporary directory. */
 	for (int pass = 0; pass < 2; pass++) {
 		for (int i = 0; i < MAX_LIVE; i++) {
@@ -254,9 +281,13 @@ static int create_temp(struct orr_outfile *o, bool exists)
 	return 0;
 }
 
+static void remove_temp(struct orr_outfile *o);
+
 /*
- * The temporary is created and registered with the cleanup signals blocked: one that
- * came in between would find a file the handler does not know, and leave it.
+ * The temporary is created and registered with the cleanup signals blocked in this
+ * thread, and counted as in progress for a handler running on another: a signal that
+ * came in between would find a file the handler does not know, and leave it.  When one
+ * came while it was made, the temporary is removed at once.
  */
 static int open_temp(struct orr_outfile *o, bool exists)
 {
@@ -267,7 +298,11 @@ static int open_temp(struct orr_outfile *o, bool exists)
 	for (size_t i = 0; i < NCLEANUP; i++)
 		sigaddset(&block, cleanup_signals[i]);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
+	atomic_fetch_add(&creating, 1);
 	r = create_temp(o, exists);
+	atomic_fetch_sub(&creating, 1);
+	if (!r && atomic_load(&dying))
+		remove_temp(o);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return r;
 }

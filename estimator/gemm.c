@@ -257,7 +257,7 @@ static bool read_shape(enum mm_kind kind, const struct operand *a, const struct 
 	return s->b > 0 && s->m > 0 && s->n > 0 && s->k > 0;
 }
 
-static bool dtype_of(const char *name, enum orr_dtype *ret)
+bool orr__dtype_of(const char *name, enum orr_dtype *ret)
 {
 	static const struct {
 		const char *name;
@@ -291,8 +291,7 @@ static enum orr_dtype math_of(enum orr_dtype t, const char *family)
 	return t;
 }
 
-/* Whether op event e records any operand shape at all. */
-static bool has_shapes(const struct orr_rank *r, const struct orr_event *e)
+bool orr__op_has_shapes(const struct orr_rank *r, const struct orr_event *e)
 {
 	const struct orr_op_args *a = e->args < r->nops ? &r->ops[e->args] : NULL;
 
@@ -312,7 +311,7 @@ static bool op_shape(const struct orr_trace *t, const struct orr_rank *r, const 
 
 	if (!operand_of(r, e, op->first, &a) || !operand_of(r, e, op->first + 1, &b) ||
 	    !read_shape(op->kind, &a, &b, &sh) || a.dtype == ORR_STR_NONE ||
-	    !dtype_of(orr_trace_str(t, a.dtype), &s->dtype))
+	    !orr__dtype_of(orr_trace_str(t, a.dtype), &s->dtype))
 		return false;
 	s->elem_bytes = orr_dtype_bytes(orr_trace_str(t, a.dtype));
 	s->batch = sh.b;
@@ -372,7 +371,7 @@ static bool sample_of(const struct orr_graph *g, const struct orr_rank *r, const
 
 	memset(s, 0, sizeof(*s));
 	c->ops++;
-	if (!has_shapes(r, op)) {
+	if (!orr__op_has_shapes(r, op)) {
 		c->no_shapes++;
 		return false;
 	}

@@ -27,6 +27,15 @@ uint32_t orr__launch_event(const struct orr_graph *g, uint32_t t);
 double orr__caller_bytes(const struct orr_graph *g, const uint32_t *parent,
 			 const struct orr_rank *r, uint32_t t);
 
+/*
+ * The dtype of a tensor type as PyTorch writes it ("float", "c10::BFloat16", "Char"):
+ * the floating types and int8 (estimator/gemm.c); false for the others.
+ */
+bool orr__dtype_of(const char *name, enum orr_dtype *ret);
+
+/* Whether op event e of r records any tensor shape at all (estimator/gemm.c). */
+bool orr__op_has_shapes(const struct orr_rank *r, const struct orr_event *e);
+
 /* Communicator roles (estimator/roles.c): one collective of the rank, then decide. */
 void orr__roles_note(struct orr_structure *st, const struct orr_trace *t, const struct orr_rank *r,
 		     const struct orr_collective *co, bool backward, double bytes);

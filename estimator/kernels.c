@@ -246,32 +246,6 @@ enum orr_kern_class orr_kern_classify(const char *kernel_name, const char *const
 
 /* ---- bytes and FLOPs of an op ---- */
 
-/*
- * Element sizes of the type names PyTorch's profiler writes that orr_dtype_bytes()
- * does not know.  NEEDSWORK: they belong in traces/names.c.
- */
-static int elem_bytes(const char *name)
-{
-	static const struct {
-		const char *name;
-		int bytes;
-	} more[] = {
-		{ "bool", 1 },
-		{ "unsigned char", 1 },
-		{ "signed char", 1 },
-		{ "short int", 2 },
-		{ "long", 8 },
-		{ "c10::complex<float>", 8 },
-		{ "c10::complex<double>", 16 },
-	};
-	int b = orr_dtype_bytes(name);
-
-	for (size_t i = 0; !b && i < sizeof(more) / sizeof(more[0]); i++)
-		if (strcmp(name, more[i].name) == 0)
-			b = more[i].bytes;
-	return b;
-}
-
 /* The shape of one tensor input of an op. */
 struct tensor {
 	const int64_t *d;
@@ -300,7 +274,7 @@ static bool tensor_of(const struct orr_trace *t, const struct orr_rank *r,
 			return true;
 		elems *= (double)ret->d[k];
 	}
-	size = in->dtype == ORR_STR_NONE ? 0 : elem_bytes(orr_trace_str(t, in->dtype));
+	size = in->dtype == ORR_STR_NONE ? 0 : orr_dtype_bytes(orr_trace_str(t, in->dtype));
 	if (size > 0)
 		ret->bytes = elems * size;
 	return true;

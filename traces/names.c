@@ -89,11 +89,32 @@ int orr_dtype_bytes(const char *name)
 		const char *name;
 		int bytes;
 	} table[] = {
-		{ "Double", 8 },        { "Long", 8 },        { "ComplexFloat", 8 }, { "Float", 4 },
-		{ "Int", 4 },           { "UInt32", 4 },      { "BFloat16", 2 },     { "Half", 2 },
-		{ "Short", 2 },         { "Byte", 1 },        { "Char", 1 },         { "Bool", 1 },
-		{ "Float8_e4m3fn", 1 }, { "Float8_e5m2", 1 }, { "double", 8 },       { "float", 4 },
-		{ "int", 4 },           { "long int", 8 },
+		{ "Double", 8 },
+		{ "Long", 8 },
+		{ "ComplexFloat", 8 },
+		{ "Float", 4 },
+		{ "Int", 4 },
+		{ "UInt32", 4 },
+		{ "BFloat16", 2 },
+		{ "Half", 2 },
+		{ "Short", 2 },
+		{ "Byte", 1 },
+		{ "Char", 1 },
+		{ "Bool", 1 },
+		{ "Float8_e4m3fn", 1 },
+		{ "Float8_e5m2", 1 },
+		{ "double", 8 },
+		{ "float", 4 },
+		{ "int", 4 },
+		{ "long int", 8 },
+		/* C++ type names, as the profiler writes scalar types' storage */
+		{ "bool", 1 },
+		{ "unsigned char", 1 },
+		{ "signed char", 1 },
+		{ "short int", 2 },
+		{ "long", 8 },
+		{ "complex<float>", 8 },
+		{ "complex<double>", 16 },
 	};
 
 	if (starts(name, "c10::"))

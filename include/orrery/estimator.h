@@ -435,6 +435,173 @@ void orr_gemm_model_release(struct orr_gemm_model *m);
 double orr_gemm_model_time(const struct orr_gemm_model *m, const struct orr_gemm_sample *q,
 			   enum orr_gemm_how *ret_how);
 
+/*
+ * ---- kernels other than GEMMs (estimator/kernels.c, estimator/kernels-model.c;
+ * docs/estimator.md, "Kernels other than GEMMs") ----
+ */
+
+/* What a kernel does, for its time model. */
+enum orr_kern_class {
+	ORR_KERN_ATTENTION,   /* flash, memory-efficient, cuDNN; fused scale-mask-softmax */
+	ORR_KERN_NORM,        /* layer, RMS, batch, group norms */
+	ORR_KERN_SOFTMAX,     /* softmax and log-softmax outside fused attention */
+	ORR_KERN_ELEMENTWISE, /* PyTorch's elementwise kernels, Triton pointwise, activations */
+	ORR_KERN_REDUCTION,   /* reduce kernels, Triton reductions */
+	ORR_KERN_OPTIMIZER,   /* multi-tensor apply, fused Adam, kernels under Optimizer.step */
+	ORR_KERN_COPY,        /* on the GPU: device-to-device copies, memsets, copy kernels, cat */
+	ORR_KERN_TRANSFER,    /* copies to or from the host or another GPU */
+	ORR_KERN_OTHER,
+	ORR_KERN_CLASS_COUNT
+};
+
+/* "attention", "norm", ...; NULL out of range. */
+const char *orr_kern_class_name(enum orr_kern_class c);
+
+#define ORR_KERN_FAMILY_MAX 128
+
+/*
+ * The family of a kernel name: without its return type, template arguments, argument
+ * list and "(anonymous namespace)::", e.g. "void at::native::(anonymous
+ * namespace)::vectorized_layer_norm_kernel<float, float>(int, ...)" gives
+ * "at::native::vectorized_layer_norm_kernel"; a copy's or memset's name ("Memcpy HtoD
+ * (Pinned -> Device)") whole.  Written to buf, truncated to size.
+ */
+void orr_kern_family(const char *kernel_name, char *buf, size_t size);
+
+/*
+ * The class of a kernel that is no GEMM's or collective's, from its name and then the
+ * names of the ops and annotations around its launch, innermost first (n of them; may
+ * be NULL when n is 0).  Copies and memsets are known by their names ("Memcpy DtoD ...",
+ * "Memset ...").
+ */
+enum orr_kern_class orr_kern_classify(const char *kernel_name, const char *const *callers,
+				      size_t n);
+
+/*
+ * One sample: the kernels one op launched, or one copy.  Bytes are the op's tensor
+ * inputs plus an output the size of its largest input; a copy's are the trace's.
+ */
+struct orr_kern_sample {
+	enum orr_kern_class cls;          /* of the kernels that took most of its time */
+	char family[ORR_KERN_FAMILY_MAX]; /* of its longest kernel */
+	const char *op;                   /* whose tensors give its bytes; a copy's innermost
+					     op, or NULL; the graph's trace owns it */
+	enum orr_dtype dtype;             /* of the op's largest tensor; ORR_DTYPE_COUNT when
+					     none is a floating type (and for copies) */
+	double bytes;
+	double flops;     /* attention: 4·b·h·s²·d from its op's query, ×2.5 backward, ×0.5
+			     causal; 0 otherwise (and for fused softmax) */
+	double ns;        /* its kernels' durations, summed */
+	uint32_t task;    /* its longest kernel's GPU task */
+	uint32_t kernels; /* kernels summed */
+};
+
+/*
+ * What orr_kern_observe() found, and why a kernel gave no sample: each kernel is counted
+ * once in no_bytes, outside, no_shapes, composite, bad_shapes, no_time or sampled.
+ */
+struct orr_kern_counts {
+	size_t kernels; /* GPU kernels, copies and memsets that are no GEMM's or collective's */
+	size_t by_class[ORR_KERN_CLASS_COUNT]; /* ... by their own class */
+	size_t no_bytes;   /* copies and memsets whose size the trace does not give */
+	size_t outside;    /* kernels launched outside any op (or whose launch is not there) */
+	size_t no_shapes;  /* ... under ops none of which records a tensor shape */
+	size_t composite;  /* ... whose op with shapes launched GEMMs or collectives too,
+			      or is a compiled graph of several kernels */
+	size_t bad_shapes; /* ... whose op has a tensor of unknown element size, or none */
+	size_t no_time;    /* ... summed to no measurable time */
+	size_t sampled;    /* ... in samples */
+	size_t samples;
+	size_t samples_by_class[ORR_KERN_CLASS_COUNT];
+	size_t layout_guessed; /* attention samples whose [b, h, s, d] order was guessed */
+};
+
+/*
+ * The samples of every kernel of g that is no GEMM's or collective's: a kernel's launch
+ * is walked up its thread's calls to the innermost op that records tensor shapes, and
+ * that op's kernels are one sample; each copy and memset with a size is one.  *ret is
+ * orr_xmalloc'ed (free()), NULL when there are none; returns how many.  ret_counts may
+ * be NULL.
+ */
+size_t orr_kern_observe(const struct orr_graph *g, struct orr_kern_sample **ret,
+			struct orr_kern_counts *ret_counts);
+
+/*
+ * One family, (class, dtype, kernel family): t = coef[0] + coef[1]·bytes, or with FLOPs
+ * (flops true: every sample has some) t = coef[0] + coef[1]·FLOP + coef[2]·bytes (ns),
+ * fitted relative when its samples have 3 distinct sizes or more; else it predicts as
+ * `how` says (the GEMM model's fallbacks), and why says why.
+ */
+struct orr_kern_family {
+	enum orr_kern_class cls;
+	enum orr_dtype dtype;
+	char name[ORR_KERN_FAMILY_MAX];
+	size_t samples, sizes;
+	bool flops;
+	enum orr_gemm_how how;
+	char why[192];
+	struct orr_fit fit; /* how == ORR_GEMM_FIT; its errors NAN otherwise */
+	/* Leave one size out over its sizes: how many, median and max error (NAN). */
+	size_t loso_sizes;
+	double loso_median, loso_max;
+};
+
+/* One distinct size (bytes, FLOPs) of a family, predicted by the model fitted without it. */
+struct orr_kern_size {
+	size_t family; /* index into the model's families */
+	double bytes, flops;
+	size_t samples;
+	double measured_ns;  /* its samples' median */
+	double predicted_ns; /* without any sample of its class, dtype and size; NAN */
+	enum orr_gemm_how how;
+};
+
+/* Per class, over its families: counts, and leave one size out. */
+struct orr_kern_class_summary {
+	size_t samples, sizes, families, fitted;
+	size_t loso_sizes; /* predicted */
+	double loso_median, loso_max;
+};
+
+struct orr_kern_model {
+	const struct orr_gpu_spec *gpu; /* NULL: no roofline, no bound */
+	/*
+	 * The fallback, max(roofline × efficiency, floor_ns).  floor_ns: the median time of
+	 * the samples whose roofline is below the shortest sample's time (NAN without
+	 * samples or GPU).  The efficiency: the median measured / roofline of the samples
+	 * whose roofline is at least floor_ns, per class and over every class (all).
+	 */
+	double floor_ns;
+	struct orr_gemm_efficiency efficiency[ORR_KERN_CLASS_COUNT], efficiency_all;
+	size_t below_roofline; /* samples faster than bytes / HBM (and FLOP / peak) */
+	struct orr_kern_family *families;
+	size_t nfamilies;
+	struct orr_fit pooled[ORR_KERN_CLASS_COUNT]; /* GPU unknown; nparams 0 where not fitted */
+	struct orr_kern_class_summary classes[ORR_KERN_CLASS_COUNT];
+	struct orr_kern_size *sizes;
+	size_t nsizes, loso_predicted;
+	double loso_median, loso_max;
+};
+
+/*
+ * Fits the model on samples s[0..n) for gpu (may be NULL), with every family's fit,
+ * leave-one-out and leave-one-size-out errors.  No samples is an empty model.  -EINVAL
+ * for a sample without positive bytes and time, with negative FLOPs, a class or dtype
+ * out of range (ORR_DTYPE_COUNT is allowed) or an unterminated family; an error of
+ * orr_fit_linear().  Release with orr_kern_model_release().
+ */
+int orr_kern_model_fit(const struct orr_kern_sample *s, size_t n, const struct orr_gpu_spec *gpu,
+		       struct orr_kern_model *ret);
+void orr_kern_model_release(struct orr_kern_model *m);
+
+/*
+ * Predicted ns of a sample like q (its class, dtype, family, bytes and FLOPs): its
+ * family's fit, else the fallback; at least the roofline when the GPU is known.  NAN
+ * when the model cannot say.  ret_how may be NULL.
+ */
+double orr_kern_model_time(const struct orr_kern_model *m, const struct orr_kern_sample *q,
+			   enum orr_gemm_how *ret_how);
+
 #ifdef __cplusplus
 }
 #endif

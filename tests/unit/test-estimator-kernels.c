@@ -911,9 +911,42 @@ static void test_kern_every_shared_trace(void **state)
 	for_each_shared_trace(each_trace, NULL);
 }
 
+/* Element sizes of the dtype names the profiler writes, PyTorch's and C++'s. */
+static void test_dtype_bytes(void **state)
+{
+	static const struct {
+		const char *name;
+		int bytes;
+	} names[] = {
+		{ "c10::Half", 2 },
+		{ "c10::BFloat16", 2 },
+		{ "float", 4 },
+		{ "double", 8 },
+		{ "long int", 8 },
+		{ "long", 8 },
+		{ "int", 4 },
+		{ "bool", 1 },
+		{ "unsigned char", 1 },
+		{ "signed char", 1 },
+		{ "short int", 2 },
+		{ "c10::complex<float>", 8 },
+		{ "c10::complex<double>", 16 },
+		{ "c10::Float8_e4m3fn", 1 },
+		{ "Scalar", 0 },
+		{ "TensorList", 0 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (orr_dtype_bytes(names[i].name) != names[i].bytes)
+			fail_msg("%s: %d, not %d", names[i].name, orr_dtype_bytes(names[i].name),
+				 names[i].bytes);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_dtype_bytes),
 		cmocka_unit_test(test_kern_family_names),
 		cmocka_unit_test(test_kern_classify_names),
 		cmocka_unit_test(test_kern_model_null),
