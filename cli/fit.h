@@ -45,7 +45,17 @@ struct cli_fit {
 void cli_fit_run(const struct orr_graph *g, size_t ri, const char *trace, struct cli_fit *ret);
 void cli_fit_release(struct cli_fit *f);
 void cli_fit_text(const struct cli_fit *f);
-/* The JSON document (docs/orrery-fit.md) to f. */
+/* A structure value with its name, in report order (cli_fit_structure_values()). */
+struct cli_named_value {
+	const char *name;
+	const struct orr_value *v;
+};
+
+/* The structure's values in report order, into v (room for 20); how many. */
+size_t cli_fit_structure_values(const struct orr_structure *s, struct cli_named_value *v);
+/* The hardware table's bandwidth for a link class, bytes/s per direction; 0 when unknown. */
+double cli_fit_spec_link(const struct cli_fit *f, enum orr_link l);
+/* The JSON document (docs/orrery-fit.md) to f (cli/fit-json.c). */
 void cli_fit_json(const struct cli_fit *f, FILE *out);
 
 #endif
