@@ -23,6 +23,9 @@ int cmd_convert(int argc, char **argv);
 int cmd_pack(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 
+/* OPENBLAS_NUM_THREADS as it was before orrery set it to 1 (cli/orrery.c), for a child. */
+void cli_blas_threads_restore(void);
+
 /*
  * "orrery: error: ..." on stderr, one line: the message is escaped as text
  * (orr_text_escape()), so that names and paths in it cannot break the line or drive

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -185,8 +186,62 @@ static int run(int argc, char **argv)
 	return unknown_command(argv[optind]);
 }
 
+/*
+ * One BLAS thread.  OpenBLAS, which the estimator's LAPACK brings in, starts worker
+ * threads as soon as it is loaded, as many as OPENBLAS_NUM_THREADS says (else one per
+ * core).  A process with a thread beside main takes its signals on either (record
+ * forwards SIGTERM to its command, outputs remove their temporaries), and forks while
+ * that thread may hold a lock (record starts its command at once).  orrery's fits are
+ * far too small to use threads; the variable is read when the library loads, before
+ * main, so main sets it to 1 and executes itself again, once, with the value it found
+ * kept in ORR_BLAS_THREADS_BEFORE ("-" for none) for record's command
+ * (cli_blas_threads_restore()).  Without /proc/self/exe orrery runs as it is.
+ */
+#define BLAS_VAR    "OPENBLAS_NUM_THREADS"
+#define BLAS_BEFORE "ORR_BLAS_THREADS_BEFORE"
+
+static void one_blas_thread(char **argv)
+{
+	const char *v = getenv(BLAS_VAR);
+
+	if (getenv(BLAS_BEFORE) || (v && strcmp(v, "1") == 0))
+		return;
+	if (setenv(BLAS_BEFORE, v ? v : "-", 1) != 0 || setenv(BLAS_VAR, "1", 1) != 0)
+		return;
+	{
+		/* By its own name, so that ps and top still say orrery. */
+		char self[PATH_MAX];
+		ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+		if (n > 0) {
+			self[n] = '\0';
+			execv(self, argv);
+		}
+	}
+	/* Not possible here: go on with the threads, as the variable was. */
+	if (v)
+		setenv(BLAS_VAR, v, 1);
+	else
+		unsetenv(BLAS_VAR);
+	unsetenv(BLAS_BEFORE);
+}
+
+void cli_blas_threads_restore(void)
+{
+	const char *before = getenv(BLAS_BEFORE);
+
+	if (!before)
+		return;
+	if (strcmp(before, "-") == 0)
+		unsetenv(BLAS_VAR);
+	else
+		setenv(BLAS_VAR, before, 1);
+	unsetenv(BLAS_BEFORE);
+}
+
 int main(int argc, char **argv)
 {
+	one_blas_thread(argv);
 	open_std_fds();
 	return close_stdout(run(argc, argv));
 }

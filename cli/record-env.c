@@ -213,6 +213,7 @@ void record_setenv(const struct record_paths *p, const struct record_options *o,
 			p->cupti);
 	else
 		set_replacing("NVTX_INJECTION64_PATH", p->cupti);
+	cli_blas_threads_restore(); /* the command's BLAS threads are its own */
 	setenv("ORR_RECORD_DIR", absdir, 1);
 	set_int("ORR_RECORD_SKIP", o->skip < 0 ? 0 : o->skip);
 	set_int("ORR_RECORD_STEPS", o->steps < 0 ? 0 : o->steps);
