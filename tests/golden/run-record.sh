@@ -195,11 +195,14 @@ signal)
 	# cannot be seen from here: the two SIGINTs would merge while pending.)
 	command -v python3 >/dev/null || { echo "skipped: no python3 for a terminal" >&2; exit 77; }
 	rc=$(python3 - "$orrery" "$work" <<'EOF'
-import os, pty, sys, time
+import os, pty, signal, sys, time
 orrery, work = sys.argv[1:3]
 pid, fd = pty.fork()
 if pid == 0:
     os.chdir(work)
+    # As on a terminal: a shell that started this test in the background ignores SIGINT,
+    # and an ignored SIGINT stays ignored through exec (sh then cannot trap it).
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
     os.execv(orrery, [orrery, "record", "-q", "-o", "g2", "--", "sh", "-c",
                       'trap "kill $!; echo int >>got2; exit 43" INT; : >ready2; sleep 30 & wait'])
 for _ in range(200):
