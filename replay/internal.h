@@ -31,4 +31,10 @@ struct orr_replay {
 int orr__simulate(struct orr_replay *r, const struct orr_replay_options *opts,
 		  struct orr_diag *reterr_diag);
 
+/*
+ * Per GPU task of g, the product of o's scale factors whose glob matches its name
+ * (1 for CPU tasks); orr_xmalloc'ed, one float per task (replay/scale.c).
+ */
+float *orr__task_scales(const struct orr_graph *g, const struct orr_replay_options *o);
+
 #endif
