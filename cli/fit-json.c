@@ -160,6 +160,39 @@ static void json_gemms(struct json_out *j, const struct cli_fit *f)
 	json_close_object(j);
 }
 
+/* The rank's parts and its GEMMs by role, summed over parts.steps steps. */
+static void json_parts(struct json_out *j, const struct cli_fit *f)
+{
+	json_object(j, "parts");
+	json_int(j, "steps", (int64_t)f->parts.steps);
+	json_array(j, "parts");
+	for (int p = 0; p < ORR_PART_COUNT; p++) {
+		json_object(j, NULL);
+		json_str(j, "part", orr_part_name(p));
+		json_int(j, "kernels", (int64_t)f->parts.part[p].kernels);
+		json_double(j, "ns", f->parts.part[p].ns);
+		json_double(j, "backward_ns", f->parts.part[p].backward_ns);
+		json_close_object(j);
+	}
+	json_close_array(j);
+	json_int(j, "gemms", (int64_t)f->rank_gemms);
+	json_int(j, "gemms_labeled", (int64_t)f->labeled);
+	json_array(j, "gemm_roles");
+	for (int r = 0; r < ORR_GEMM_ROLE_COUNT; r++)
+		for (int p = 0; p < ORR_GEMM_PASS_COUNT; p++) {
+			if (!f->roles[r][p].gemms)
+				continue;
+			json_object(j, NULL);
+			json_str(j, "role", orr_gemm_role_name(r));
+			json_str(j, "pass", orr_gemm_pass_name(p));
+			json_int(j, "gemms", (int64_t)f->roles[r][p].gemms);
+			json_double(j, "ns", f->roles[r][p].ns);
+			json_close_object(j);
+		}
+	json_close_array(j);
+	json_close_object(j);
+}
+
 static void json_kern_family(struct json_out *j, const struct orr_kern_family *k)
 {
 	json_object(j, NULL);
@@ -261,6 +294,7 @@ void cli_fit_json(const struct cli_fit *f, FILE *out)
 	json_double(&j, "slowdown_min", f->overlap.names ? f->overlap.slowdown_min : NAN);
 	json_double(&j, "slowdown_max", f->overlap.names ? f->overlap.slowdown_max : NAN);
 	json_close_object(&j);
+	json_parts(&j, f);
 	json_gemms(&j, f);
 	json_kernels(&j, f);
 	json_int(&j, "collective_samples", (int64_t)f->nobs);

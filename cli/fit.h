@@ -23,6 +23,12 @@ struct cli_fit_coll {
 	int group; /* the most frequent group size */
 };
 
+/* A rank's GEMMs of one role and pass, per step. */
+struct cli_fit_role {
+	size_t gemms;
+	double ns;
+};
+
 struct cli_fit {
 	const char *trace;
 	const struct orr_graph *g;
@@ -31,6 +37,10 @@ struct cli_fit {
 	const struct orr_gpu_spec *gpu; /* its entry in the hardware table, or NULL */
 	struct orr_structure st;
 	struct orr_overlap overlap;
+	struct orr_parts parts; /* the rank's */
+	/* The rank's GEMM samples by role and pass, summed over its steps. */
+	struct cli_fit_role roles[ORR_GEMM_ROLE_COUNT][ORR_GEMM_PASS_COUNT];
+	size_t rank_gemms, labeled; /* its samples, and those with a role */
 	struct orr_gemm_counts gemm_counts;
 	struct orr_gemm_model gemm;
 	int gemm_err; /* the GEMM fit's error, 0 */

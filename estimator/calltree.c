@@ -6,6 +6,7 @@
  * child's interval inside its parent's on one thread; events that overlap without
  * nesting (clock rounding) are not nested.
  */
+#include <fnmatch.h>
 #include <stdlib.h>
 
 #include "internal.h"
@@ -62,4 +63,36 @@ uint32_t *orr__call_parents(const struct orr_rank *r)
 	}
 	free(v);
 	return parent;
+}
+
+bool orr__name_is(const char *name, const char *const *globs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (fnmatch(globs[i], name, FNM_CASEFOLD) == 0)
+			return true;
+	return false;
+}
+
+/* Autograd runs the backward pass: its ops sit inside evaluate_function or *Backward*. */
+static bool is_backward_name(const char *name)
+{
+	static const char *const globs[] = { "autograd::engine::evaluate_function*", "*Backward",
+					     "*Backward[0-9]*", "*_backward" };
+
+	return orr__name_is(name, globs, sizeof(globs) / sizeof(globs[0]));
+}
+
+uint32_t orr__backward_node(const struct orr_trace *t, const struct orr_rank *r,
+			    const uint32_t *parent, uint32_t e)
+{
+	for (int depth = 0; e != ORR_NONE && e < r->nevents && depth < 64; depth++, e = parent[e])
+		if (is_backward_name(orr_trace_str(t, r->events[e].name)))
+			return e;
+	return ORR_NONE;
+}
+
+bool orr__in_backward(const struct orr_trace *t, const struct orr_rank *r, const uint32_t *parent,
+		      uint32_t e)
+{
+	return orr__backward_node(t, r, parent, e) != ORR_NONE;
 }

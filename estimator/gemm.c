@@ -399,13 +399,15 @@ static bool sample_of(const struct orr_graph *g, const struct orr_rank *r, const
 	return true;
 }
 
-/* The GEMM kernels of graph rank ri with the op around each; returns how many. */
-static size_t rank_hits(const struct orr_graph *g, size_t ri, struct hit **ret,
-			struct orr_gemm_counts *c)
+/*
+ * The GEMM kernels of graph rank ri with the op around each; returns how many.  parent:
+ * orr__call_parents() of its rank.
+ */
+static size_t rank_hits(const struct orr_graph *g, size_t ri, const uint32_t *parent,
+			struct hit **ret, struct orr_gemm_counts *c)
 {
 	const struct orr_graph_rank *gr = orr_graph_get_rank(g, ri);
 	const struct orr_task *tasks = orr_graph_tasks(g);
-	uint32_t *parent = NULL;
 	struct hit *v = NULL;
 	size_t n = 0, cap = 0;
 
@@ -417,19 +419,57 @@ static size_t rank_hits(const struct orr_graph *g, size_t ri, struct hit **ret,
 		    !is_gemm_kernel(orr_graph_task_name(g, t)))
 			continue;
 		c->kernels++;
-		if (!parent)
-			parent = orr__call_parents(gr->rank);
 		op = mm_op_around(g, gr->rank, parent, t);
 		if (op == ORR_NONE)
 			c->outside++;
 		else
 			ORR_VEC_PUSH(v, n, cap, ((struct hit){ op, t }));
 	}
-	free(parent);
 	if (n)
 		qsort(v, n, sizeof(*v), cmp_hit);
 	*ret = v;
 	return n;
+}
+
+/* A backward sample of a rank: its autograd node, its op's start, its index. */
+struct grad {
+	uint32_t node;
+	int64_t start;
+	size_t i;
+};
+
+static int cmp_grad(const void *a, const void *b)
+{
+	const struct grad *x = a, *y = b;
+
+	if (x->node != y->node)
+		return x->node < y->node ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+/*
+ * Each backward sample's autograd node (numbered after *nodes) and its place among the
+ * node's GEMMs: a node computes the data gradient before the weight gradient
+ * (PyTorch's MmBackward0 and AddmmBackward0 compute mat1's gradient first, Megatron's
+ * linear layers grad_input first), which tells them apart where their shapes are the
+ * same (T = h, T = f/t).
+ */
+static void grad_order(struct grad *v, size_t n, struct orr_gemm_sample *s, uint32_t *nodes)
+{
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_grad);
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i + 1; j < n && v[j].node == v[i].node;)
+			j++;
+		++*nodes;
+		for (size_t k = i; k < j; k++) {
+			s[v[k].i].grad_node = *nodes;
+			s[v[k].i].grad_index = (uint16_t)(k - i < UINT16_MAX ? k - i : UINT16_MAX);
+			s[v[k].i].grad_count = (uint16_t)(j - i < UINT16_MAX ? j - i : UINT16_MAX);
+		}
+	}
 }
 
 size_t orr_gemm_observe(const struct orr_graph *g, struct orr_gemm_sample **ret,
@@ -438,19 +478,36 @@ size_t orr_gemm_observe(const struct orr_graph *g, struct orr_gemm_sample **ret,
 	struct orr_gemm_sample *v = NULL, s;
 	struct orr_gemm_counts c = { 0 };
 	size_t n = 0, cap = 0;
+	uint32_t nodes = 0;
 
 	for (size_t ri = 0; ri < orr_graph_rank_count(g); ri++) {
 		const struct orr_rank *r = orr_graph_get_rank(g, ri)->rank;
+		uint32_t *parent = orr__call_parents(r);
 		struct hit *h;
-		size_t nh = rank_hits(g, ri, &h, &c);
+		size_t nh = rank_hits(g, ri, parent, &h, &c);
+
+		struct grad *gv = NULL;
+		size_t ng = 0, gcap = 0;
 
 		for (size_t i = 0, j; i < nh; i = j) {
+			uint32_t node;
+
 			for (j = i + 1; j < nh && h[j].op == h[i].op;)
 				j++;
-			if (sample_of(g, r, h + i, j - i, &s, &c))
-				ORR_VEC_PUSH(v, n, cap, s);
+			if (!sample_of(g, r, h + i, j - i, &s, &c))
+				continue;
+			node = orr__backward_node(orr_graph_trace(g), r, parent, h[i].op);
+			s.backward = node != ORR_NONE;
+			if (s.backward)
+				ORR_VEC_PUSH(
+					gv, ng, gcap,
+					((struct grad){ node, r->events[h[i].op].start_ns, n }));
+			ORR_VEC_PUSH(v, n, cap, s);
 		}
+		grad_order(gv, ng, v, &nodes);
+		free(gv);
 		free(h);
+		free(parent);
 	}
 	if (ret_counts)
 		*ret_counts = c;

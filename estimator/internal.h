@@ -3,6 +3,7 @@
 #ifndef ORRERY_ESTIMATOR_INTERNAL_H
 #define ORRERY_ESTIMATOR_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,6 +17,18 @@ void orr__median_max(double *v, size_t n, double *ret_median, double *ret_max);
  * (GPU events, markers and outermost events); orr_xmalloc'ed, r->nevents entries.
  */
 uint32_t *orr__call_parents(const struct orr_rank *r);
+
+/* Whether name matches one of globs[0..n) (fnmatch(3), case-insensitive). */
+bool orr__name_is(const char *name, const char *const *globs, size_t n);
+/*
+ * Whether event e of r runs in the backward pass: it or an enclosing call (parent:
+ * orr__call_parents(r)) is autograd's (evaluate_function, *Backward*, *_backward).
+ */
+bool orr__in_backward(const struct orr_trace *t, const struct orr_rank *r, const uint32_t *parent,
+		      uint32_t e);
+/* The innermost of those autograd events around e (e itself included), or ORR_NONE. */
+uint32_t orr__backward_node(const struct orr_trace *t, const struct orr_rank *r,
+			    const uint32_t *parent, uint32_t e);
 
 /* The event of the call that launched GPU task t (its D2 edge), or ORR_NONE. */
 uint32_t orr__launch_event(const struct orr_graph *g, uint32_t t);
@@ -40,5 +53,100 @@ bool orr__op_has_shapes(const struct orr_rank *r, const struct orr_event *e);
 void orr__roles_note(struct orr_structure *st, const struct orr_trace *t, const struct orr_rank *r,
 		     const struct orr_collective *co, bool backward, double bytes);
 void orr__roles_decide(struct orr_structure *st);
+
+/*
+ * ---- what the GEMM and the kernel models share (estimator/model-common.c) ----
+ *
+ * Both models group their samples in units (GEMM classes, kernel families) and a unit's
+ * samples in points (shapes, sizes).  A unit with ORR__MODEL_MIN_POINTS points or more
+ * is fitted relative, t = a + (b·FLOP +) c·bytes, the FLOP term where every sample has
+ * FLOPs; one with fewer falls back to the roofline times the trace's median efficiency
+ * of its group or, with no GPU known, to the fit over its pool.  Then each point is
+ * predicted by the model built again without it.  The samples and the model are opaque
+ * here: v holds pointers to the samples, m is the model, and a kind says how to read
+ * and fill them.  Its comparators take pointers to elements of v, as qsort(3)'s do.
+ */
+#define ORR__MODEL_MIN_POINTS 3
+
+/*
+ * A sample as the shared code reads it.  A point is left out with the samples of its
+ * pool and dtype.  group: whose efficiency it falls back to (a GEMM's math, a kernel's
+ * class); pool: whose fit it takes with no GPU known (a GEMM's dtype, a kernel's class).
+ */
+struct orr__model_view {
+	double flops, bytes, ns;
+	enum orr_dtype dtype;
+	enum orr_dtype math; /* whose peak bounds it (ORR_DTYPE_COUNT: none) */
+	int group, pool;
+};
+
+/* One unit, as the shared code made it: in the order of cmp_unit. */
+struct orr__model_unit {
+	const void *first; /* its first sample */
+	size_t samples, points;
+	bool flops;            /* every sample has FLOPs */
+	enum orr_gemm_how how; /* ORR_GEMM_FIT, or its fallback */
+	/* Not fitted: the efficiency of its group, else of every group (in the model). */
+	const struct orr_gemm_efficiency *efficiency;
+	struct orr_fit fit; /* how == ORR_GEMM_FIT; its errors NAN otherwise */
+};
+
+/* One point of a unit (index unit), predicted by the model built without it. */
+struct orr__model_point {
+	const void *first; /* its first sample */
+	size_t unit, samples;
+	double measured_ns;  /* its samples' median */
+	double predicted_ns; /* NAN when the model cannot say */
+	enum orr_gemm_how how;
+};
+
+/* Where a model keeps what the shared code writes while it builds it, and reads. */
+struct orr__model_parts {
+	const struct orr_gpu_spec *gpu;
+	double *floor_ns; /* the least the roofline fallback gives; NULL: none (GEMMs) */
+	struct orr_gemm_efficiency *efficiency, *efficiency_all; /* [ngroups], over all */
+	size_t *below_roofline;
+	struct orr_fit *pooled; /* [npools] */
+};
+
+/* What differs between the two models. */
+struct orr__model_kind {
+	size_t sample_size, model_size;
+	int ngroups, npools; /* groups and pools are numbered from 0 */
+	/* By unit, by point, by unit then point. */
+	int (*cmp_unit)(const void *a, const void *b);
+	int (*cmp_point)(const void *a, const void *b);
+	int (*cmp_sample)(const void *a, const void *b);
+	struct orr__model_view (*view)(const void *s);
+	/* Empties m for gpu; the shared code then fills its parts. */
+	void (*init)(void *m, const struct orr_gpu_spec *gpu);
+	void (*parts)(void *m, struct orr__model_parts *ret);
+	/* Gives m its units, with why each predicts as it does. */
+	void (*set_units)(void *m, const struct orr__model_unit *u, size_t n);
+	/* Gives m its points, and their errors summed up. */
+	void (*set_points)(void *m, const struct orr__model_point *p, size_t n);
+	/* The fit of q's unit in m when it was fitted, else NULL. */
+	const struct orr_fit *(*unit_fit)(const void *m, const void *q);
+	void (*release)(void *m);
+};
+
+/*
+ * The model of kind k of samples s[0..n) (valid for their kind) for gpu (may be NULL):
+ * its units, fitted or falling back, and its points left out, into *ret (a model of
+ * kind k).  An error of orr_fit_linear().
+ */
+int orr__model_fit(const struct orr__model_kind *k, const void *s, size_t n,
+		   const struct orr_gpu_spec *gpu, void *ret);
+/*
+ * Predicted ns of a sample like q by m: its unit's fit, else the fallback; at least the
+ * roofline when the GPU is known.  NAN when m cannot say.  ret_how may be NULL.
+ */
+double orr__model_time(const struct orr__model_kind *k, const void *m, const void *q,
+		       enum orr_gemm_how *ret_how);
+/*
+ * Writes "2 shapes, fewer than 3: " (point: "shape", points: 2) to why[0..size), the
+ * start of why a unit falls back; returns its length (0 when it does not fit).
+ */
+size_t orr__model_why_fewer(char *why, size_t size, size_t points, const char *point);
 
 #endif /* ORRERY_ESTIMATOR_INTERNAL_H */

@@ -16,12 +16,15 @@
  * these kernels are launch-bound: a 4 KiB memset takes a thousand times its roofline.
  * So the efficiency is taken over the samples whose roofline is at least the trace's
  * floor, the median time of those that move next to nothing, and no fallback is below
- * the floor (launch_floor()).  With no GPU known there is no roofline, and a family
- * takes the fit over every kernel of its class.  Predictions are bounded below by the
- * roofline when the GPU is known.
+ * the floor (launch_floor(), model-common.c).  With no GPU known there is no roofline,
+ * and a family takes the fit over every kernel of its class.  Predictions are bounded
+ * below by the roofline when the GPU is known.
  *
  * Leave one size out: each distinct (bytes, FLOPs) of a family is predicted by the
  * model built again without any sample of that class, dtype and size.
+ *
+ * The building, the fallbacks, predicting and leaving out are the GEMM model's too
+ * (model-common.c): this file says what a kernel's family, size and groups are.
  */
 #include <errno.h>
 #include <math.h>
@@ -32,22 +35,30 @@
 #include "internal.h"
 #include "banned.h"
 
-#define MIN_SIZES 3
-
 /* ---- order ---- */
 
-static int cmp_family(const struct orr_kern_sample *x, enum orr_kern_class cls,
-		      enum orr_dtype dtype, const char *family)
+/* The sample that p, an element of an array of pointers to samples, points to. */
+static const struct orr_kern_sample *at(const void *p)
 {
-	if (x->cls != cls)
-		return x->cls < cls ? -1 : 1;
-	if (x->dtype != dtype)
-		return x->dtype < dtype ? -1 : 1;
-	return strcmp(x->family, family);
+	return *(const void *const *)p;
 }
 
-static int cmp_size(const struct orr_kern_sample *x, const struct orr_kern_sample *y)
+/* By family: class, dtype, then kernel family. */
+static int cmp_family(const void *a, const void *b)
 {
+	const struct orr_kern_sample *x = at(a), *y = at(b);
+
+	if (x->cls != y->cls)
+		return x->cls < y->cls ? -1 : 1;
+	if (x->dtype != y->dtype)
+		return x->dtype < y->dtype ? -1 : 1;
+	return strcmp(x->family, y->family);
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+	const struct orr_kern_sample *x = at(a), *y = at(b);
+
 	if (x->bytes != y->bytes)
 		return x->bytes < y->bytes ? -1 : 1;
 	return (x->flops > y->flops) - (x->flops < y->flops);
@@ -56,324 +67,108 @@ static int cmp_size(const struct orr_kern_sample *x, const struct orr_kern_sampl
 /* By family, then size. */
 static int cmp_sample(const void *a, const void *b)
 {
-	const struct orr_kern_sample *x = *(const struct orr_kern_sample *const *)a;
-	const struct orr_kern_sample *y = *(const struct orr_kern_sample *const *)b;
-	int c = cmp_family(x, y->cls, y->dtype, y->family);
+	int c = cmp_family(a, b);
 
-	return c ? c : cmp_size(x, y);
-}
-
-static int cmp_size_p(const void *a, const void *b)
-{
-	return cmp_size(*(const struct orr_kern_sample *const *)a,
-			*(const struct orr_kern_sample *const *)b);
-}
-
-/* Distinct sizes of v[0..n), sorted by size. */
-static size_t distinct_sizes(const struct orr_kern_sample *const *v, size_t n)
-{
-	size_t d = 0;
-
-	for (size_t i = 0; i < n; i++)
-		d += !i || cmp_size(v[i - 1], v[i]) != 0;
-	return d;
-}
-
-static bool all_flops(const struct orr_kern_sample *const *v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!(v[i]->flops > 0))
-			return false;
-	return n > 0;
-}
-
-static double roofline(const struct orr_gpu_spec *gpu, const struct orr_kern_sample *s)
-{
-	return orr_gemm_roofline_ns(gpu, s->dtype, s->flops, s->bytes);
-}
-
-/* ---- building ---- */
-
-/* The features of s: 1, (FLOPs,) bytes; returns how many. */
-static size_t features(const struct orr_kern_sample *s, bool flops, double *x)
-{
-	size_t k = 0;
-
-	x[k++] = 1;
-	if (flops)
-		x[k++] = s->flops;
-	x[k++] = s->bytes;
-	return k;
-}
-
-static int fit_samples(const struct orr_kern_sample *const *v, size_t n, bool flops,
-		       struct orr_fit *ret)
-{
-	size_t k = flops ? 3 : 2;
-	double *x = orr_xmalloc(n * k * sizeof(*x)), *y = orr_xmalloc(n * sizeof(*y));
-	int r;
-
-	for (size_t i = 0; i < n; i++) {
-		features(v[i], flops, x + i * k);
-		y[i] = v[i]->ns;
-	}
-	r = orr_fit_linear(x, y, n, k, true, ret, NULL);
-	free(y);
-	free(x);
-	return r;
-}
-
-/* GPU unknown: per class, the fit over every sample of v[0..n) of three sizes or more. */
-static int fit_pooled(struct orr_kern_model *m, const struct orr_kern_sample *const *v, size_t n)
-{
-	const struct orr_kern_sample **d = orr_xmalloc((n ? n : 1) * sizeof(*d));
-	int r = 0;
-
-	for (int c = 0; c < ORR_KERN_CLASS_COUNT && !r; c++) {
-		size_t nd = 0;
-
-		for (size_t i = 0; i < n; i++)
-			if ((int)v[i]->cls == c)
-				d[nd++] = v[i];
-		if (nd)
-			qsort(d, nd, sizeof(*d), cmp_size_p);
-		if (distinct_sizes(d, nd) >= MIN_SIZES)
-			r = fit_samples(d, nd, all_flops(d, nd), &m->pooled[c]);
-	}
-	free(d);
-	return r;
+	return c ? c : cmp_size(a, b);
 }
 
 /*
- * Median measured / roofline over the fitted families' samples of class cls (every
- * class when it is ORR_KERN_CLASS_COUNT), else over every sample of it; buf holds n.
+ * A size is left out with its class's and dtype's; the roofline is the dtype's, the
+ * efficiency and the pooled fit per class.
  */
-static void median_efficiency(const struct orr_kern_model *m,
-			      const struct orr_kern_sample *const *v, size_t n, const bool *fitted,
-			      int cls, double *buf, struct orr_gemm_efficiency *ret)
+static struct orr__model_view view(const void *p)
 {
-	double max;
+	const struct orr_kern_sample *s = p;
 
-	*ret = (struct orr_gemm_efficiency){ .median = NAN };
-	for (int pass = 0; pass < 2 && !ret->samples; pass++) {
-		ret->fitted = pass == 0;
-		for (size_t i = 0; i < n; i++) {
-			double roof = roofline(m->gpu, v[i]);
-
-			if (roof > 0 && roof >= m->floor_ns &&
-			    (cls == ORR_KERN_CLASS_COUNT || (int)v[i]->cls == cls) &&
-			    (pass || fitted[i]))
-				buf[ret->samples++] = v[i]->ns / roof;
-		}
-	}
-	orr__median_max(buf, ret->samples, &ret->median, &max);
+	return (struct orr__model_view){ .flops = s->flops,
+					 .bytes = s->bytes,
+					 .ns = s->ns,
+					 .dtype = s->dtype,
+					 .math = s->dtype,
+					 .group = (int)s->cls,
+					 .pool = (int)s->cls };
 }
 
-/*
- * The floor: the median time of the samples that move too little for HBM to matter,
- * whose roofline is below the shortest sample's time (the launch and the tail of a
- * kernel that does next to nothing); that shortest time when there are none.
- */
-static double launch_floor(const struct orr_kern_model *m, const struct orr_kern_sample *const *v,
-			   size_t n, double *buf)
+/* ---- the model ---- */
+
+static void init(void *p, const struct orr_gpu_spec *gpu)
 {
-	double least = INFINITY, median, max;
-	size_t nb = 0;
+	struct orr_kern_model *m = p;
 
-	for (size_t i = 0; i < n; i++)
-		least = fmin(least, v[i]->ns);
-	for (size_t i = 0; i < n; i++)
-		if (roofline(m->gpu, v[i]) < least)
-			buf[nb++] = v[i]->ns;
-	orr__median_max(buf, nb, &median, &max);
-	return nb ? median : n ? least : NAN;
-}
-
-static void efficiency(struct orr_kern_model *m, const struct orr_kern_sample *const *v, size_t n,
-		       const bool *fitted)
-{
-	double *buf = orr_xmalloc((n + 1) * sizeof(*buf));
-
-	m->floor_ns = launch_floor(m, v, n, buf);
-	for (size_t i = 0; i < n; i++)
-		m->below_roofline += v[i]->ns < roofline(m->gpu, v[i]) * (1 - 1e-9);
+	memset(m, 0, sizeof(*m));
+	m->gpu = gpu;
+	m->loso_median = m->loso_max = NAN;
 	for (int c = 0; c < ORR_KERN_CLASS_COUNT; c++)
-		median_efficiency(m, v, n, fitted, c, buf, &m->efficiency[c]);
-	median_efficiency(m, v, n, fitted, ORR_KERN_CLASS_COUNT, buf, &m->efficiency_all);
-	free(buf);
+		m->classes[c].loso_median = m->classes[c].loso_max = NAN;
 }
 
-/* The efficiency class c falls back to: its own, else every class's. */
-static const struct orr_gemm_efficiency *efficiency_for(const struct orr_kern_model *m,
-							enum orr_kern_class c)
+/* The fallback is at least the launch floor (launch_floor() in model-common.c). */
+static void parts(void *p, struct orr__model_parts *ret)
 {
-	if ((int)c >= 0 && c < ORR_KERN_CLASS_COUNT && m->efficiency[c].samples)
-		return &m->efficiency[c];
-	return &m->efficiency_all;
+	struct orr_kern_model *m = p;
+
+	*ret = (struct orr__model_parts){ .gpu = m->gpu,
+					  .floor_ns = &m->floor_ns,
+					  .efficiency = m->efficiency,
+					  .efficiency_all = &m->efficiency_all,
+					  .below_roofline = &m->below_roofline,
+					  .pooled = m->pooled };
 }
 
-/* How family f predicts when it could not be fitted, and why. */
-static void fallback(const struct orr_kern_model *m, struct orr_kern_family *f)
+/* Why family f falls back as it does. */
+static void why_fallback(const struct orr_kern_model *m, struct orr_kern_family *f,
+			 const struct orr_gemm_efficiency *e)
 {
-	const struct orr_gemm_efficiency *e = efficiency_for(m, f->cls);
 	const char *cls = orr_kern_class_name(f->cls);
-	int len = snprintf(f->why, sizeof(f->why), "%zu size%s, fewer than %d: ", f->sizes,
-			   f->sizes == 1 ? "" : "s", MIN_SIZES);
-	size_t off = len > 0 && (size_t)len < sizeof(f->why) ? (size_t)len : 0;
+	size_t off = orr__model_why_fewer(f->why, sizeof(f->why), f->sizes, "size");
 
-	if (m->gpu && e->samples) {
-		f->how = ORR_GEMM_ROOFLINE;
+	if (f->how == ORR_GEMM_ROOFLINE)
 		snprintf(f->why + off, sizeof(f->why) - off,
 			 "the %s %sroofline x %.3f, the median efficiency of %s%s%s%s", m->gpu->id,
 			 f->flops ? "" : "HBM ", e->median,
 			 e->fitted ? "the fitted families' " : "every ",
 			 e == &m->efficiency_all ? "" : cls, e == &m->efficiency_all ? "" : " ",
 			 e->fitted ? "kernels" : "kernel (none in a fitted family)");
-	} else if (!m->gpu && m->pooled[f->cls].nparams) {
-		f->how = ORR_GEMM_POOLED;
+	else if (f->how == ORR_GEMM_POOLED)
 		snprintf(f->why + off, sizeof(f->why) - off,
 			 "no GPU known, the fit over every %s kernel", cls);
-	} else {
-		f->how = ORR_GEMM_NONE;
+	else
 		snprintf(f->why + off, sizeof(f->why) - off, "%s",
 			 m->gpu ? "no sample has a roofline"
 				: "no GPU known, and fewer than 3 sizes of its class in all");
-	}
 }
 
-/* Family f of v[0..n) (one family): counted, and fitted when it can be. */
-static int make_family(struct orr_kern_family *f, const struct orr_kern_sample *const *v, size_t n)
+/* The family of unit u, fitted or falling back. */
+static struct orr_kern_family make_family(const struct orr_kern_model *m,
+					  const struct orr__model_unit *u)
 {
-	memset(f, 0, sizeof(*f));
-	f->cls = v[0]->cls;
-	f->dtype = v[0]->dtype;
-	memcpy(f->name, v[0]->family, sizeof(f->name));
-	f->name[sizeof(f->name) - 1] = '\0';
-	f->samples = n;
-	f->sizes = distinct_sizes(v, n);
-	f->flops = all_flops(v, n);
-	f->loso_median = f->loso_max = NAN;
-	if (f->sizes < MIN_SIZES) {
-		f->fit.fit_median = f->fit.fit_max = f->fit.loo_median = f->fit.loo_max = NAN;
-		return 0;
-	}
-	f->how = ORR_GEMM_FIT;
-	snprintf(f->why, sizeof(f->why), "fitted on %zu sizes", f->sizes);
-	return fit_samples(v, n, f->flops, &f->fit);
+	const struct orr_kern_sample *s = u->first;
+	struct orr_kern_family f = { .cls = s->cls,
+				     .dtype = s->dtype,
+				     .samples = u->samples,
+				     .sizes = u->points,
+				     .flops = u->flops,
+				     .how = u->how,
+				     .fit = u->fit,
+				     .loso_median = NAN,
+				     .loso_max = NAN };
+
+	memcpy(f.name, s->family, sizeof(f.name));
+	f.name[sizeof(f.name) - 1] = '\0';
+	if (f.how == ORR_GEMM_FIT)
+		snprintf(f.why, sizeof(f.why), "fitted on %zu sizes", f.sizes);
+	else
+		why_fallback(m, &f, u->efficiency);
+	return f;
 }
 
-/* The model of v[0..n), sorted by cmp_sample, without leaving anything out. */
-static int build(struct orr_kern_model *m, const struct orr_kern_sample *const *v, size_t n,
-		 const struct orr_gpu_spec *gpu)
+static void set_families(void *p, const struct orr__model_unit *u, size_t n)
 {
-	bool *fitted = orr_xcalloc(n + 1, sizeof(*fitted));
+	struct orr_kern_model *m = p;
 	size_t cap = 0;
-	int r = 0;
 
-	memset(m, 0, sizeof(*m));
-	m->gpu = gpu;
-	m->loso_median = m->loso_max = m->floor_ns = NAN;
-	m->efficiency_all.median = NAN;
-	for (int c = 0; c < ORR_KERN_CLASS_COUNT; c++) {
-		m->efficiency[c].median = NAN;
-		m->classes[c].loso_median = m->classes[c].loso_max = NAN;
-	}
-	for (size_t i = 0, j; i < n && !r; i = j) {
-		struct orr_kern_family f;
-
-		for (j = i + 1;
-		     j < n && cmp_family(v[j], v[i]->cls, v[i]->dtype, v[i]->family) == 0;)
-			j++;
-		r = make_family(&f, v + i, j - i);
-		for (size_t k = i; k < j; k++)
-			fitted[k] = f.how == ORR_GEMM_FIT;
-		ORR_VEC_PUSH(m->families, m->nfamilies, cap, f);
-	}
-	if (!r && gpu)
-		efficiency(m, v, n, fitted);
-	if (!r && !gpu)
-		r = fit_pooled(m, v, n);
-	for (size_t i = 0; i < m->nfamilies && !r; i++)
-		if (m->families[i].how != ORR_GEMM_FIT)
-			fallback(m, &m->families[i]);
-	free(fitted);
-	return r;
-}
-
-/* ---- predicting ---- */
-
-static const struct orr_kern_family *find_family(const struct orr_kern_model *m,
-						 const struct orr_kern_sample *q)
-{
-	for (size_t i = 0; i < m->nfamilies; i++)
-		if (m->families[i].cls == q->cls && m->families[i].dtype == q->dtype &&
-		    strcmp(m->families[i].name, q->family) == 0)
-			return &m->families[i];
-	return NULL;
-}
-
-double orr_kern_model_time(const struct orr_kern_model *m, const struct orr_kern_sample *q,
-			   enum orr_gemm_how *ret_how)
-{
-	const struct orr_kern_family *f = find_family(m, q);
-	const struct orr_gemm_efficiency *e = efficiency_for(m, q->cls);
-	double roof = roofline(m->gpu, q), t = NAN, x[3];
-	enum orr_gemm_how how = ORR_GEMM_NONE;
-	bool pooled = (int)q->cls >= 0 && q->cls < ORR_KERN_CLASS_COUNT && !m->gpu &&
-		      m->pooled[q->cls].nparams;
-
-	if (f && f->how == ORR_GEMM_FIT) {
-		features(q, f->flops, x);
-		t = orr_fit_eval(&f->fit, x);
-		how = ORR_GEMM_FIT;
-	}
-	/* No fit, or one that extrapolates to no time: the fallback. */
-	if (!(t > 0) && roof > 0 && e->samples) {
-		t = fmax(roof * e->median, m->floor_ns);
-		how = ORR_GEMM_ROOFLINE;
-	} else if (!(t > 0) && pooled) {
-		features(q, m->pooled[q->cls].nparams == 3, x);
-		t = orr_fit_eval(&m->pooled[q->cls], x);
-		how = ORR_GEMM_POOLED;
-	}
-	if (roof > 0 && t < roof)
-		t = roof;
-	if (!(t > 0) || !isfinite(t)) {
-		t = NAN;
-		how = ORR_GEMM_NONE;
-	}
-	if (ret_how)
-		*ret_how = how;
-	return t;
-}
-
-/* ---- leaving sizes out ---- */
-
-/* Size v[i..j) of family fam, predicted by the model of every other class, dtype and size. */
-static int leave_out(struct orr_kern_model *m, const struct orr_kern_sample *const *v, size_t n,
-		     size_t i, size_t j, size_t fam, const struct orr_kern_sample **rest,
-		     struct orr_kern_size *ret)
-{
-	struct orr_kern_model sub;
-	double *ns = orr_xmalloc((j - i) * sizeof(*ns)), max;
-	size_t nrest = 0;
-	int r;
-
-	for (size_t k = 0; k < n; k++)
-		if (v[k]->cls != v[i]->cls || v[k]->dtype != v[i]->dtype ||
-		    cmp_size(v[k], v[i]) != 0)
-			rest[nrest++] = v[k];
-	for (size_t k = i; k < j; k++)
-		ns[k - i] = v[k]->ns;
-	*ret = (struct orr_kern_size){
-		.family = fam, .bytes = v[i]->bytes, .flops = v[i]->flops, .samples = j - i
-	};
-	orr__median_max(ns, j - i, &ret->measured_ns, &max);
-	free(ns);
-	r = build(&sub, rest, nrest, m->gpu);
-	ret->predicted_ns = r ? NAN : orr_kern_model_time(&sub, v[i], &ret->how);
-	orr_kern_model_release(&sub);
-	return r;
+	for (size_t i = 0; i < n; i++)
+		ORR_VEC_PUSH(m->families, m->nfamilies, cap, make_family(m, &u[i]));
 }
 
 /* Median and max error of the sizes of class cls (every class when it is CLASS_COUNT). */
@@ -417,56 +212,77 @@ static void summarize(struct orr_kern_model *m)
 	free(err);
 }
 
-static int leave_sizes_out(struct orr_kern_model *m, const struct orr_kern_sample *const *v,
-			   size_t n)
+/* The sizes of m, each left out, and their errors over the model, per family and class. */
+static void set_sizes(void *p, const struct orr__model_point *pt, size_t n)
 {
-	const struct orr_kern_sample **rest = orr_xmalloc((n ? n : 1) * sizeof(*rest));
-	size_t cap = 0, fam = 0;
-	int r = 0;
+	struct orr_kern_model *m = p;
+	size_t cap = 0;
 
-	for (size_t i = 0, j; i < n && !r; i = j) {
-		struct orr_kern_size s;
+	for (size_t i = 0; i < n; i++) {
+		const struct orr_kern_sample *s = pt[i].first;
+		struct orr_kern_size sz = { .family = pt[i].unit,
+					    .bytes = s->bytes,
+					    .flops = s->flops,
+					    .samples = pt[i].samples,
+					    .measured_ns = pt[i].measured_ns,
+					    .predicted_ns = pt[i].predicted_ns,
+					    .how = pt[i].how };
 
-		for (j = i + 1; j < n && cmp_sample(&v[i], &v[j]) == 0;)
-			j++;
-		if (i && cmp_family(v[i - 1], v[i]->cls, v[i]->dtype, v[i]->family) != 0)
-			fam++;
-		r = leave_out(m, v, n, i, j, fam, rest, &s);
-		ORR_VEC_PUSH(m->sizes, m->nsizes, cap, s);
+		ORR_VEC_PUSH(m->sizes, m->nsizes, cap, sz);
 	}
-	free(rest);
 	summarize(m);
-	return r;
+}
+
+static const struct orr_fit *family_fit(const void *p, const void *q)
+{
+	const struct orr_kern_model *m = p;
+	const struct orr_kern_sample *s = q;
+
+	for (size_t i = 0; i < m->nfamilies; i++)
+		if (m->families[i].cls == s->cls && m->families[i].dtype == s->dtype &&
+		    strcmp(m->families[i].name, s->family) == 0)
+			return m->families[i].how == ORR_GEMM_FIT ? &m->families[i].fit : NULL;
+	return NULL;
+}
+
+static void release(void *m)
+{
+	orr_kern_model_release(m);
+}
+
+static const struct orr__model_kind kind = {
+	.sample_size = sizeof(struct orr_kern_sample),
+	.model_size = sizeof(struct orr_kern_model),
+	.ngroups = ORR_KERN_CLASS_COUNT,
+	.npools = ORR_KERN_CLASS_COUNT,
+	.cmp_unit = cmp_family,
+	.cmp_point = cmp_size,
+	.cmp_sample = cmp_sample,
+	.view = view,
+	.init = init,
+	.parts = parts,
+	.set_units = set_families,
+	.set_points = set_sizes,
+	.unit_fit = family_fit,
+	.release = release,
+};
+
+double orr_kern_model_time(const struct orr_kern_model *m, const struct orr_kern_sample *q,
+			   enum orr_gemm_how *ret_how)
+{
+	return orr__model_time(&kind, m, q, ret_how);
 }
 
 int orr_kern_model_fit(const struct orr_kern_sample *s, size_t n, const struct orr_gpu_spec *gpu,
 		       struct orr_kern_model *ret)
 {
-	struct orr_kern_model m;
-	const struct orr_kern_sample **v;
-	int r;
-
 	for (size_t i = 0; i < n; i++)
 		if (!(s[i].bytes > 0) || !(s[i].ns > 0) || !(s[i].flops >= 0) ||
 		    !isfinite(s[i].bytes) || !isfinite(s[i].ns) || !isfinite(s[i].flops) ||
 		    (int)s[i].cls < 0 || s[i].cls >= ORR_KERN_CLASS_COUNT || (int)s[i].dtype < 0 ||
 		    s[i].dtype > ORR_DTYPE_COUNT || !memchr(s[i].family, '\0', sizeof(s[i].family)))
 			return -EINVAL;
-	v = orr_xmalloc((n ? n : 1) * sizeof(*v));
-	for (size_t i = 0; i < n; i++)
-		v[i] = &s[i];
-	if (n)
-		qsort(v, n, sizeof(*v), cmp_sample);
-	r = build(&m, v, n, gpu);
-	if (!r)
-		r = leave_sizes_out(&m, v, n);
-	free(v);
-	if (r) {
-		orr_kern_model_release(&m);
-		return r;
-	}
-	*ret = m;
-	return 0;
+	return orr__model_fit(&kind, s, n, gpu, ret);
 }
 
 void orr_kern_model_release(struct orr_kern_model *m)

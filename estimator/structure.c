@@ -20,7 +20,6 @@
  * pattern (a convolutional network, a recommender) gets "unknown" with the reason.
  */
 #include <errno.h>
-#include <fnmatch.h>
 #include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -138,9 +137,12 @@ struct scan {
 	const struct orr_trace *t;
 	const struct orr_rank *r;
 	const uint32_t *parent;
-	struct tally norms;  /* (0, 0, width) */
-	struct tally linear; /* forward 2-D GEMMs: (M, K, N) */
-	struct tally scores; /* attention: (B, s, d) */
+	struct tally norms;      /* (0, 0, width) */
+	struct tally linear;     /* forward 2-D GEMMs: (M, K, N) */
+	struct tally scores;     /* attention: (B, s, d) */
+	struct tally embeddings; /* aten::embedding: (table rows, 0, index elements) */
+	int64_t from, to;        /* the first step's bounds (the whole capture without steps) */
+	bool stepped;            /* ... which the trace marks */
 };
 
 static const char *event_name(const struct scan *s, const struct orr_event *e)
@@ -150,27 +152,12 @@ static const char *event_name(const struct scan *s, const struct orr_event *e)
 
 static bool name_is(const char *name, const char *const *globs, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		if (fnmatch(globs[i], name, FNM_CASEFOLD) == 0)
-			return true;
-	return false;
-}
-
-/* Autograd runs the backward pass: its ops sit inside evaluate_function or *Backward*. */
-static bool is_backward_name(const char *name)
-{
-	static const char *const globs[] = { "autograd::engine::evaluate_function*", "*Backward",
-					     "*Backward[0-9]*", "*_backward" };
-
-	return name_is(name, globs, sizeof(globs) / sizeof(globs[0]));
+	return orr__name_is(name, globs, n);
 }
 
 static bool in_backward(const struct scan *s, uint32_t e)
 {
-	for (int depth = 0; e != ORR_NONE && depth < 64; depth++, e = s->parent[e])
-		if (is_backward_name(event_name(s, &s->r->events[e])))
-			return true;
-	return false;
+	return orr__in_backward(s->t, s->r, s->parent, e);
 }
 
 /* Input i of op event e (its dims in *ret_dims), or NULL. */
@@ -225,6 +212,59 @@ static void note_bmm(struct scan *s, const struct orr_event *e, uint32_t first)
 			     ((struct gemm_key){ a[0], a[1], a[2] }));
 }
 
+/* aten::embedding (weight [rows, h], indices [..]): its table's rows and its lookups. */
+static void note_embedding(struct scan *s, const struct orr_event *e)
+{
+	const int64_t *w, *x;
+	const struct orr_input *weight = input(s, e, 0, &w), *idx = input(s, e, 1, &x);
+	int64_t lookups = 1;
+
+	if (!weight || !idx || weight->ndims != 2 || w[0] <= 0)
+		return;
+	for (uint32_t i = 0; i < idx->ndims; i++)
+		lookups = x[i] > 0 && lookups <= INT64_MAX / x[i] ? lookups * x[i] : -1;
+	if (lookups > 0)
+		ORR_VEC_PUSH(s->embeddings.v, s->embeddings.n, s->embeddings.cap,
+			     ((struct gemm_key){ w[0], 0, lookups }));
+}
+
+/* The first step's bounds: a step's ops are its shapes, counted once. */
+static void first_step(struct scan *s)
+{
+	struct orr_step *steps = NULL;
+	size_t nsteps = 0;
+
+	s->from = INT64_MIN;
+	s->to = INT64_MAX;
+	if (orr_rank_steps(s->t, s->r, &steps, &nsteps) == 0 && nsteps) {
+		s->from = steps[0].start_ns;
+		s->to = steps[0].end_ns;
+		s->stepped = true;
+	}
+	free(steps);
+}
+
+/*
+ * Fused attention: its query is [b, a/t, s, d] in PyTorch's scaled_dot_product
+ * attention, [b, s, a/t, d] in flash-attn's; noted as the scores' (B = b·a/t, s, d).
+ */
+static void note_fused_attention(struct scan *s, const struct orr_event *e, bool heads_first)
+{
+	const int64_t *q;
+	const struct orr_input *x = input(s, e, 0, &q);
+	int64_t b, a, seq, d;
+
+	if (!x || x->ndims != 4)
+		return;
+	b = q[0];
+	a = heads_first ? q[1] : q[2];
+	seq = heads_first ? q[2] : q[1];
+	d = q[3];
+	if (b > 0 && a > 0 && seq > d && d > 0 && b <= INT64_MAX / a)
+		ORR_VEC_PUSH(s->scores.v, s->scores.n, s->scores.cap,
+			     ((struct gemm_key){ b * a, seq, d }));
+}
+
 static void scan_ops(struct scan *s, struct orr_structure *st)
 {
 	static const char *const norms[] = { "*layer_norm*", "*LayerNorm*", "*rms_norm*",
@@ -233,6 +273,10 @@ static void scan_ops(struct scan *s, struct orr_structure *st)
 					     "*SGD.step*" };
 	static const char *const data[] = { "enumerate(DataLoader)*", "*DataLoader*",
 					    "*dataloader*" };
+	static const char *const sdpa[] = { "aten::_scaled_dot_product_flash_attention",
+					    "aten::_scaled_dot_product_efficient_attention",
+					    "aten::_scaled_dot_product_cudnn_attention" };
+	static const char *const flash[] = { "flash_attn::_flash_attn_forward", "FlashAttnFunc" };
 
 	for (uint32_t i = 0; i < s->r->nevents; i++) {
 		const struct orr_event *e = &s->r->events[i];
@@ -246,15 +290,17 @@ static void scan_ops(struct scan *s, struct orr_structure *st)
 			st->optimizer = true;
 		if (name_is(name, data, sizeof(data) / sizeof(data[0])))
 			st->data_loading = true;
-		if (e->kind != ORR_EVENT_OP)
+		if (e->kind != ORR_EVENT_OP || e->start_ns < s->from || e->start_ns >= s->to)
 			continue;
 		back = in_backward(s, i);
 		st->backward |= back;
 		if (back)
 			continue;
 		st->forward = true;
-		if (name_is(name, norms, sizeof(norms) / sizeof(norms[0])) &&
-		    !strstr(name, "backward"))
+		if (strcmp(name, "aten::embedding") == 0)
+			note_embedding(s, e);
+		else if (name_is(name, norms, sizeof(norms) / sizeof(norms[0])) &&
+			 !strstr(name, "backward"))
 			note_norm(s, e);
 		else if (strcmp(name, "aten::mm") == 0)
 			note_mm(s, e, 0);
@@ -264,14 +310,18 @@ static void scan_ops(struct scan *s, struct orr_structure *st)
 			note_bmm(s, e, 0);
 		else if (strcmp(name, "aten::baddbmm") == 0)
 			note_bmm(s, e, 1);
+		else if (name_is(name, sdpa, sizeof(sdpa) / sizeof(sdpa[0])))
+			note_fused_attention(s, e, true);
+		else if (name_is(name, flash, sizeof(flash) / sizeof(flash[0])))
+			note_fused_attention(s, e, false);
 	}
 }
 
 /* ---- the transformer ---- */
 
 struct dims {
-	struct group *lin, *sc, *nm;
-	size_t nlin, nsc, nnm;
+	struct group *lin, *sc, *nm, *emb;
+	size_t nlin, nsc, nnm, nemb;
 };
 
 /* Forward GEMMs of T rows with K == k (or N == n when k is 0), ordered by N (or K). */
@@ -287,6 +337,39 @@ static size_t gemms_with(const struct dims *d, int64_t tokens, int64_t k, int64_
 			out[m++] = d->lin[i];
 	}
 	return m;
+}
+
+/*
+ * Without the logits (a pipeline stage other than the last), the first stage's
+ * embedding lookups count the micro-batches: those of T tokens in the largest table
+ * (the vocabulary's; a learned position embedding is a second table, looked up as
+ * often).  The layers are then per micro-batch.
+ */
+static void micro_batches(struct orr_structure *st, const struct dims *d, bool logits)
+{
+	int64_t rows = 0, e = 0;
+
+	if (logits)
+		return;
+	for (size_t i = 0; i < d->nemb; i++)
+		if (d->emb[i].key.n == st->tokens.value && d->emb[i].key.m > rows) {
+			rows = d->emb[i].key.m;
+			e = (int64_t)d->emb[i].count;
+		}
+	if (!e) {
+		set(&st->micro_batches, 0, ORR_VALUE_UNKNOWN,
+		    "no logits GEMM and no embedding lookup of T tokens in the step (a middle "
+		    "pipeline stage?)");
+		return;
+	}
+	set(&st->micro_batches, e, ORR_VALUE_INFERRED,
+	    "lookups of T tokens in the largest embedding table (%lld rows) in the step: one "
+	    "per micro-batch (no logits GEMM)",
+	    (long long)rows);
+	if (known(&st->layers) && e > 1 && st->layers.value % e == 0)
+		set(&st->layers, st->layers.value / e, ORR_VALUE_INFERRED,
+		    "QKV GEMMs in the forward pass / micro-batches: %lld / %lld",
+		    (long long)st->layers.value, (long long)e);
 }
 
 static void layout(struct orr_structure *st, const struct dims *d)
@@ -345,6 +428,10 @@ static void layout(struct orr_structure *st, const struct dims *d)
 		    "QKV GEMMs (T x %lld . %lld x %lld) in the forward pass", (long long)h,
 		    (long long)h, (long long)in[qkv].key.n);
 	}
+	if (logits == SIZE_MAX)
+		set(&st->vocab, 0, ORR_VALUE_UNKNOWN,
+		    "no logits GEMM (T x h . h x V/tp) in the forward pass: not the last pipeline "
+		    "stage?");
 	if (logits != SIZE_MAX) {
 		set(&st->vocab, in[logits].key.n * t, ORR_VALUE_INFERRED,
 		    "the logits' N x tp: %lld x %lld (T x %lld . %lld x %lld, %zu times)",
@@ -359,6 +446,7 @@ static void layout(struct orr_structure *st, const struct dims *d)
 			    "QKV GEMMs in the forward pass / micro-batches: %lld / %zu",
 			    (long long)st->layers.value, in[logits].count);
 	}
+	micro_batches(st, d, logits != SIZE_MAX);
 }
 
 /* Every dimension the shapes gave, forgotten with one reason: they are not a transformer. */
@@ -420,9 +508,11 @@ static void transformer(struct orr_structure *st, struct scan *s)
 	d.nnm = distinct(&s->norms, &d.nm);
 	d.nlin = distinct(&s->linear, &d.lin);
 	d.nsc = distinct(&s->scores, &d.sc);
+	d.nemb = distinct(&s->embeddings, &d.emb);
 	if (!d.nsc) {
 		not_a_transformer(st,
-				  "no attention (no forward [B, s, d] . [B, d, s] batched GEMM)");
+				  "no attention (no forward [B, s, d] . [B, d, s] batched GEMM, no "
+				  "fused attention op)");
 		goto out;
 	}
 	/* The attention scores' most frequent shape. */
@@ -430,12 +520,12 @@ static void transformer(struct orr_structure *st, struct scan *s)
 	for (size_t i = 0; i < d.nsc; i++)
 		if (d.sc[i].count == cs || i + 1 == d.nsc) {
 			set(&st->seq, d.sc[i].key.k, ORR_VALUE_READ,
-			    "attention scores [%lld, %lld, %lld] . [%lld, %lld, %lld], %zu times",
+			    "attention's queries [B, s, d] = [%lld, %lld, %lld] (the scores' "
+			    "batched GEMM or fused attention), %zu times",
 			    (long long)d.sc[i].key.m, (long long)d.sc[i].key.k,
-			    (long long)d.sc[i].key.n, (long long)d.sc[i].key.m,
-			    (long long)d.sc[i].key.n, (long long)d.sc[i].key.k, d.sc[i].count);
+			    (long long)d.sc[i].key.n, d.sc[i].count);
 			set(&st->head_dim, d.sc[i].key.n, ORR_VALUE_READ,
-			    "the same GEMM's inner dimension");
+			    "the same queries' last dimension");
 			b_heads = d.sc[i].key.m;
 			break;
 		}
@@ -467,6 +557,7 @@ out:
 	free(d.nm);
 	free(d.lin);
 	free(d.sc);
+	free(d.emb);
 }
 
 /* The tensor-parallel group: all-reduces of T·h elements (or reduce-scatters, with SP). */
@@ -758,6 +849,7 @@ int orr_structure_recover(const struct orr_graph *g, size_t rank, struct orr_str
 	s.r = gr->rank;
 	s.parent = orr__call_parents(s.r);
 	ret->rank = s.r->rank;
+	first_step(&s);
 	scan_ops(&s, ret);
 	transformer(ret, &s);
 	period(ret, &s);
@@ -770,6 +862,7 @@ int orr_structure_recover(const struct orr_graph *g, size_t rank, struct orr_str
 	free(s.norms.v);
 	free(s.linear.v);
 	free(s.scores.v);
+	free(s.embeddings.v);
 	free((void *)s.parent);
 	return 0;
 }

@@ -290,6 +290,47 @@ struct orr_structure {
 /* The structure of graph rank `rank` (an index into the graph's ranks); -EINVAL past them. */
 int orr_structure_recover(const struct orr_graph *g, size_t rank, struct orr_structure *ret);
 
+/* ---- parts: where a rank's GPU time goes (estimator/parts.c) ---- */
+
+struct orr_gemm_sample;
+
+enum orr_part {
+	ORR_PART_EMBEDDING, /* under ops named like an embedding (lookup and its gradient) */
+	ORR_PART_LAYERS,    /* under any other op of the forward and backward passes */
+	ORR_PART_LOGITS,    /* the output layer's GEMMs (orr_gemm_label()'s logits) */
+	ORR_PART_LOSS,      /* under ops named like a loss (cross-entropy, NLL, MSE) */
+	ORR_PART_OPTIMIZER, /* under Optimizer.step and its kind */
+	ORR_PART_OTHER,     /* launched outside any op (or the launch is not in the trace) */
+	ORR_PART_COUNT
+};
+
+/* "embedding", "layers", ...; NULL out of range. */
+const char *orr_part_name(enum orr_part p);
+
+struct orr_part_time {
+	size_t kernels;
+	double ns;          /* their durations, summed */
+	double backward_ns; /* ... of those launched in autograd's backward pass */
+};
+
+/*
+ * The kernels, copies and memsets (not collectives) of a rank's steps, by part: over
+ * every step (from the first's start to the last's end; the whole capture, and steps
+ * 0, when no step is marked).
+ */
+struct orr_parts {
+	size_t steps;
+	int64_t from_ns, to_ns; /* the window: the steps' (INT64_MIN, INT64_MAX without) */
+	struct orr_part_time part[ORR_PART_COUNT];
+};
+
+/*
+ * The parts of graph rank `rank` (an index); s[0..n): the graph's GEMM samples, labeled
+ * (orr_gemm_label()), whose logits are a part of their own.  -EINVAL past the ranks.
+ */
+int orr_parts_measure(const struct orr_graph *g, size_t rank, const struct orr_gemm_sample *s,
+		      size_t n, struct orr_parts *ret);
+
 /* ---- GEMMs (estimator/gemm.c, estimator/gemm-model.c; docs/estimator.md, "GEMMs") ---- */
 
 #define ORR_GEMM_FAMILY_MAX 128
@@ -305,6 +346,32 @@ int orr_structure_recover(const struct orr_graph *g, size_t rank, struct orr_str
  */
 bool orr_gemm_kernel_family(const char *kernel_name, char *buf, size_t size);
 
+/* What a GEMM computes in a transformer (orr_gemm_label()). */
+enum orr_gemm_role {
+	ORR_GEMM_ROLE_UNKNOWN,
+	ORR_GEMM_ROLE_QKV,       /* the query, key and value projection */
+	ORR_GEMM_ROLE_PROJ,      /* attention's output projection */
+	ORR_GEMM_ROLE_FC1,       /* the MLP's first (with its gate, when gated) */
+	ORR_GEMM_ROLE_FC2,       /* the MLP's second */
+	ORR_GEMM_ROLE_ATTENTION, /* attention's batched GEMMs: scores and context */
+	ORR_GEMM_ROLE_LOGITS,    /* the output layer: hidden states to the vocabulary */
+	ORR_GEMM_ROLE_COUNT
+};
+
+/* Which product of a layer's GEMM Y = X·W: forward, dX = dY·Wᵀ, or dW = Xᵀ·dY. */
+enum orr_gemm_pass {
+	ORR_GEMM_PASS_UNKNOWN,
+	ORR_GEMM_FORWARD,
+	ORR_GEMM_DGRAD, /* the data gradient (attention's backward GEMMs: all of them) */
+	ORR_GEMM_WGRAD, /* the weight gradient */
+	ORR_GEMM_PASS_COUNT
+};
+
+/* "qkv", "proj", "fc1", "fc2", "attention", "logits", "unknown"; NULL out of range. */
+const char *orr_gemm_role_name(enum orr_gemm_role r);
+/* "forward", "dgrad", "wgrad", "unknown"; NULL out of range. */
+const char *orr_gemm_pass_name(enum orr_gemm_pass p);
+
 /* One matrix-multiply op of a trace and the GEMM kernels it launched. */
 struct orr_gemm_sample {
 	char family[ORR_GEMM_FAMILY_MAX]; /* of its first GEMM kernel that is no reduction */
@@ -319,6 +386,16 @@ struct orr_gemm_sample {
 	double ns;        /* its GEMM kernels' durations, summed */
 	uint32_t task;    /* its first GEMM kernel's GPU task */
 	uint32_t kernels; /* GEMM kernels summed (split-K: the GEMM and its reduction) */
+	bool backward;    /* its op ran in autograd's backward pass */
+	/*
+	 * In the backward pass: its autograd node (numbered from 1 across the graph: the
+	 * samples of one node share it), its place among the node's GEMM samples
+	 * (0-based, by start) and their count; 0, 0, 0 in the forward pass.
+	 */
+	uint32_t grad_node;
+	uint16_t grad_index, grad_count;
+	enum orr_gemm_role role; /* orr_gemm_label(); ORR_GEMM_ROLE_UNKNOWN until then */
+	enum orr_gemm_pass pass;
 };
 
 /* What orr_gemm_observe() found, and why a GEMM kernel gave no sample. */
@@ -342,6 +419,25 @@ struct orr_gemm_counts {
  */
 size_t orr_gemm_observe(const struct orr_graph *g, struct orr_gemm_sample **ret,
 			struct orr_gemm_counts *ret_counts);
+
+/*
+ * Labels samples s[0..n) with their role and pass from a rank's structure st (its model
+ * dimensions, which are every rank's).  The forward GEMMs of T tokens are, with t-way
+ * tensor parallelism (estimator/structure.c):
+ *
+ *   QKV     T×h · h×(h + 2·g·d)/t     projection  T×(h/t) · (h/t)×h
+ *   FC1     T×h · h×(f/t) (2f/t gated) FC2         T×(f/t) · (f/t)×h
+ *   logits  T×h · h×(V/t)             attention   [B, s, d]·[B, d, s], [B, s, s]·[B, s, d]
+ *
+ * and in the backward pass the data gradient T×N · N×K and the weight gradient with T
+ * as its inner dimension (K×T · T×N or N×T · T×K).  Where T equals a layer's width
+ * (T = h, T = f/t) one shape can fit several: an autograd node of two GEMMs is then
+ * one layer's data gradient (first) and weight gradient, whose role is the one both
+ * shapes fit.  A sample whose shape fits no role, or several that this does not
+ * settle, stays unknown; so does every sample when st is no transformer.
+ * Returns how many were labeled.
+ */
+size_t orr_gemm_label(const struct orr_structure *st, struct orr_gemm_sample *s, size_t n);
 
 /*
  * The table entry of the GPU that g's kernels ran on: the device of the first stream of

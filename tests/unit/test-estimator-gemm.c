@@ -214,28 +214,6 @@ static void test_gemm_model_exact(void **state)
 
 /* ---- read from a trace ---- */
 
-/* An op on thread 1 with its operands' dims (JSON) and dtypes; NULL dims: none. */
-static void doc_op(struct doc *d, const char *name, double ts, double dur, const char *dims,
-		   const char *types)
-{
-	doc_sep(d);
-	doc_add(d,
-		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"%s\", \"pid\": 1, \"tid\": 1,"
-		" \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"External id\": 1",
-		name, ts, dur);
-	if (dims)
-		doc_add(d, ", \"Input Dims\": %s, \"Input type\": %s", dims, types);
-	doc_add(d, "}}");
-}
-
-/* A launch at ts inside whatever op is open, and its kernel of dur_us on stream 7. */
-static void doc_launch(struct doc *d, const char *kernel, double ts, double dur_us, int *corr)
-{
-	doc_call(d, "cudaLaunchKernel", 1, ts, 1, *corr);
-	doc_kernel(d, kernel, 7, ts + 2, dur_us, *corr, NULL);
-	(*corr)++;
-}
-
 static void test_gemm_observe_synthetic(void **state)
 {
 	static const int64_t shapes[][3] = {

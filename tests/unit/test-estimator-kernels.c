@@ -360,28 +360,6 @@ static void test_kern_model_exact(void **state)
 
 /* ---- read from a trace ---- */
 
-/* An op on thread 1 with its operands' dims (JSON) and dtypes; NULL dims: none. */
-static void doc_op(struct doc *d, const char *name, double ts, double dur, const char *dims,
-		   const char *types)
-{
-	doc_sep(d);
-	doc_add(d,
-		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"%s\", \"pid\": 1, \"tid\": 1,"
-		" \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"External id\": 1",
-		name, ts, dur);
-	if (dims)
-		doc_add(d, ", \"Input Dims\": %s, \"Input type\": %s", dims, types);
-	doc_add(d, "}}");
-}
-
-/* A launch at ts inside whatever op is open, and its kernel of dur_us on stream 7. */
-static void doc_launch(struct doc *d, const char *kernel, double ts, double dur_us, int *corr)
-{
-	doc_call(d, "cudaLaunchKernel", 1, ts, 1, *corr);
-	doc_kernel(d, kernel, 7, ts + 2, dur_us, *corr, NULL);
-	(*corr)++;
-}
-
 /* A copy or memset of `bytes` (none when negative) and the call that made it. */
 static void doc_copy_bytes(struct doc *d, const char *cat, const char *name, double ts, double dur,
 			   long long bytes, int *corr)

@@ -123,6 +123,32 @@ static inline void doc_region(struct doc *d, const char *cat, const char *name, 
 		cat, name, tid, ts, dur);
 }
 
+/* An op on thread 1 with its operands' dims (JSON) and dtypes; NULL dims: none. */
+static inline void doc_op(struct doc *d, const char *name, double ts, double dur, const char *dims,
+			  const char *types)
+{
+	doc_sep(d);
+	doc_add(d,
+		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"%s\", \"pid\": 1, \"tid\": 1,"
+		" \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"External id\": 1",
+		name, ts, dur);
+	if (dims)
+		doc_add(d, ", \"Input Dims\": %s, \"Input type\": %s", dims, types);
+	doc_add(d, "}}");
+}
+
+/*
+ * A launch at ts on thread 1, inside whatever op is open there, and its kernel of dur_us
+ * on stream 7; *corr is their correlation, and counts on.
+ */
+static inline void doc_launch(struct doc *d, const char *kernel, double ts, double dur_us,
+			      int *corr)
+{
+	doc_call(d, "cudaLaunchKernel", 1, ts, 1, *corr);
+	doc_kernel(d, kernel, 7, ts + 2, dur_us, *corr, NULL);
+	(*corr)++;
+}
+
 /* Closes the document and imports it (failing the test on an error). */
 static inline struct orr_trace *doc_import(struct doc *d, const char *name)
 {
