@@ -698,6 +698,105 @@ void orr_kern_model_release(struct orr_kern_model *m);
 double orr_kern_model_time(const struct orr_kern_model *m, const struct orr_kern_sample *q,
 			   enum orr_gemm_how *ret_how);
 
+/* ---- memory per GPU (estimator/memory.c; docs/estimator.md, "Memory") ---- */
+
+/* Which activations a layer recomputes in its backward pass instead of keeping them. */
+enum orr_recompute {
+	ORR_RECOMPUTE_NONE,
+	ORR_RECOMPUTE_SELECTIVE, /* the attention core: its scores are not kept */
+	ORR_RECOMPUTE_FULL,      /* the whole layer: only its input is kept */
+	ORR_RECOMPUTE_COUNT
+};
+
+/* "none", "selective", "full"; NULL out of range. */
+const char *orr_recompute_name(enum orr_recompute r);
+
+/*
+ * A Megatron-style training configuration: the model (every dimension the whole
+ * model's) and its layout.  kv_groups 0 means one per head (no grouped-query
+ * attention); vpp 1 means a pipeline without interleaving.
+ */
+struct orr_train_config {
+	int64_t layers, hidden, heads, kv_groups, ffn, vocab, seq;
+	int64_t micro_batch;   /* sequences per micro-batch */
+	int64_t micro_batches; /* per step, per pipeline */
+	int64_t tp, pp, dp, cp, vpp;
+	bool gated_mlp;             /* FC1 is 2f wide (SwiGLU) */
+	bool sequence_parallel;     /* with tp: norms and dropouts split over the sequence */
+	bool distributed_optimizer; /* fp32 optimizer state sharded over dp x cp ranks */
+	bool flash_attention;       /* attention scores never stored */
+	bool untied_embeddings;     /* the output layer has its own weights */
+	enum orr_recompute recompute;
+	enum orr_dtype precision; /* BF16 or FP16 (mixed, fp32 master weights), or FP32 */
+};
+
+/*
+ * Memory of the most loaded GPU, the first pipeline stage's, in bytes: weights,
+ * gradients and Adam's state (model_bytes), the activations in flight, and a reserve
+ * for what no formula holds (allocator fragmentation, workspaces, CUDA context, NCCL
+ * buffers).
+ */
+struct orr_memory {
+	double params;          /* on that GPU */
+	double bytes_per_param; /* weights + gradients + optimizer state */
+	double model_bytes;     /* params x bytes_per_param */
+	double activation_bytes;
+	double reserve_bytes;  /* as given */
+	double total_bytes;    /* model + activations + reserve */
+	double capacity_bytes; /* the GPU's HBM; 0 when unknown */
+	bool fits;             /* total <= capacity; true when the capacity is unknown */
+	char why[192];         /* the numbers behind fits, and the capacity */
+};
+
+/*
+ * Estimates c's memory per GPU on gpu (may be NULL: capacity unknown) with
+ * reserve_bytes set aside.  -EINVAL, with ret untouched, for a configuration Megatron
+ * would refuse (a size below 1, a dimension a parallel size does not divide), a
+ * precision other than BF16, FP16 and FP32, a recompute out of range, or a negative or
+ * non-finite reserve.
+ */
+int orr_memory_estimate(const struct orr_train_config *c, const struct orr_gpu_spec *gpu,
+			double reserve_bytes, struct orr_memory *ret);
+/*
+ * Parameters of the whole model (every stage and shard), counted as Megatron counts
+ * them (no biases, no position embeddings); NAN when orr_memory_estimate() would refuse c.
+ */
+double orr_train_params(const struct orr_train_config *c);
+
+/* ---- pipeline schedules (estimator/schedule.c; docs/estimator.md, "Pipeline schedules") ---- */
+
+/* A pipeline pass: a micro-batch's forward or backward through one model chunk. */
+enum orr_pp_pass { ORR_PP_PASS_FORWARD, ORR_PP_PASS_BACKWARD };
+
+/* One pass a pipeline stage runs: of which micro-batch, through which of its chunks. */
+struct orr_pp_slot {
+	enum orr_pp_pass pass;
+	uint32_t micro_batch;
+	uint32_t chunk; /* model chunk, 0 when not interleaved */
+};
+
+/*
+ * The order in which stage `stage` (0..p-1) of a p-stage pipeline runs the forward and
+ * backward passes of m micro-batches over v model chunks (v == 1: 1F1B), as
+ * Megatron-Core does.  *ret orr_xmalloc'ed (free()), *ret_n = 2·m·v slots.  -EINVAL:
+ * p < 1, stage outside, m < 1, v < 1, v > 1 with p == 1 or m % p != 0 (Megatron's
+ * requirement for the interleaved schedule with the default group size); -E2BIG past
+ * 2^25 passes of each kind (p·m·v).
+ */
+int orr_pp_schedule(int p, int stage, int m, int v, struct orr_pp_slot **ret, size_t *ret_n);
+
+/*
+ * The step time of that schedule on uniform stages: every chunk's forward takes f_ns and
+ * its backward b_ns on every stage, a stage-to-stage transfer p2p_ns.  A pass starts when
+ * its stage has ended the pass before it and its input has arrived: the forward of
+ * micro-batch j, chunk c on stage r after the forward of (j, c) on stage r-1, or of
+ * (j, c-1) on stage p-1 when r = 0 and c > 0; the backward mirrored, the last chunk's
+ * on the last stage after its own forward (no transfer).  Returns 0 and the makespan in
+ * *ret_ns; the errors of orr_pp_schedule(), -EINVAL for a negative or non-finite time,
+ * -EDEADLK if the schedule cannot finish (a bug).
+ */
+int orr_pp_simulate(int p, int m, int v, double f_ns, double b_ns, double p2p_ns, double *ret_ns);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Memory per GPU of a Megatron-style training job: what the first pipeline stage, the
+ * most loaded, holds at its peak (notes/estimator.md, B.10 and C.5).
+ *
+ * Sources.  The parameter count and the most loaded shard follow Megatron-LM's
+ * megatron/training/theoretical_memory_usage.py (compute_weight_and_optimizer_memory);
+ * the bytes per parameter are the table of Megatron-Core's distributed optimizer guide
+ * (docs/user-guide/features/dist_optimizer.md); the activations are Korthikanti et al.,
+ * "Reducing Activation Recomputation in Large Transformer Models" (MLSys 2023, arXiv
+ * 2205.05198), Table 2, in the per-layer form and with the pipeline terms of the same
+ * file's compute_activation_memory.
+ *
+ * What the formulas leave out, and the reserve is for: allocator fragmentation and
+ * cached blocks, temporary buffers (GEMM workspaces, the all-gathered input of a
+ * sequence-parallel layer, the gradients of the loss), the CUDA context and NCCL's
+ * buffers; also biases and learned position embeddings (Megatron's count has none).
+ * A gated MLP's FC1 output is 2f wide, but the activation formula, Megatron's too,
+ * keeps the 4f/h term of a plain MLP: its activations are underestimated.  The
+ * activation bytes are those of 16-bit activations (Korthikanti's), whatever the
+ * precision of the weights.  Adam is the optimizer.  Only the first stage is
+ * estimated: with pipelining the last holds the output layer and the loss instead of
+ * p micro-batches in flight, and with few layers per stage and a large vocabulary it
+ * can hold more.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+
+#include "internal.h"
+#include "banned.h"
+
+#define GIB 1073741824.0
+
+const char *orr_recompute_name(enum orr_recompute r)
+{
+	static const char *const names[] = { "none", "selective", "full" };
+
+	return r >= 0 && r < ORR_RECOMPUTE_COUNT ? names[r] : NULL;
+}
+
+/* Every size at least 1, the enums in range (what a configuration is made of). */
+static bool sizes_valid(const struct orr_train_config *c)
+{
+	const int64_t sizes[] = { c->layers, c->hidden, c->heads,       c->ffn,
+				  c->vocab,  c->seq,    c->micro_batch, c->micro_batches,
+				  c->tp,     c->pp,     c->dp,          c->cp,
+				  c->vpp };
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		if (sizes[i] < 1)
+			return false;
+	if (c->kv_groups < 0 || c->recompute < 0 || c->recompute >= ORR_RECOMPUTE_COUNT)
+		return false;
+	return c->precision == ORR_DTYPE_BF16 || c->precision == ORR_DTYPE_FP16 ||
+	       c->precision == ORR_DTYPE_FP32;
+}
+
+/*
+ * What Megatron refuses when it starts: its argument checks (megatron/training/
+ * arguments.py) and the divisions its layers and schedules assert.
+ */
+static bool layout_valid(const struct orr_train_config *c)
+{
+	/* Heads of one size: hidden % heads. */
+	if (c->hidden % c->heads)
+		return false;
+	/* Tensor parallelism splits whole heads: heads % tp. */
+	if (c->heads % c->tp)
+		return false;
+	/*
+	 * Grouped-query attention: each group serves as many heads (heads % kv_groups),
+	 * and tensor parallelism splits whole groups (kv_groups % tp).
+	 */
+	if (c->kv_groups && (c->heads % c->kv_groups || c->kv_groups % c->tp))
+		return false;
+	/*
+	 * Each pipeline stage, and each of its virtual stages, holds as many layers:
+	 * layers % (pp·vpp), without the product, which could overflow.
+	 */
+	if (c->layers % c->pp || (c->layers / c->pp) % c->vpp)
+		return false;
+	/* The interleaved schedule runs micro-batches in groups of pp: micro_batches % pp. */
+	if (c->vpp > 1 && c->micro_batches % c->pp)
+		return false;
+	return true;
+}
+
+static bool config_valid(const struct orr_train_config *c)
+{
+	return sizes_valid(c) && layout_valid(c);
+}
+
+/*
+ * Parameters of the transformer layers and the final norm, 2·L·h²·((1 + g/a) + f/h
+ * (3f/2h gated) + 2/h + 1/(L·h)): per layer QKV and the output projection, 2h²(1 + g/a)
+ * with heads of h/a (Megatron's (1 + g/a)·(a·d/h) with d = h/a); the MLP, 2hf (3hf
+ * gated); two norms of 2h each; and the final norm, 2h.
+ */
+static double layer_params(const struct orr_train_config *c)
+{
+	double l = c->layers, h = c->hidden, a = c->heads;
+	double g = c->kv_groups ? c->kv_groups : a;
+	double mlp = (double)c->ffn / h * (c->gated_mlp ? 1.5 : 1);
+
+	return 2 * l * h * h * ((1 + g / a) + mlp + 2 / h + 1 / (l * h));
+}
+
+static double embedding_params(const struct orr_train_config *c)
+{
+	return (double)c->hidden * c->vocab;
+}
+
+double orr_train_params(const struct orr_train_config *c)
+{
+	if (!config_valid(c))
+		return NAN;
+	return layer_params(c) + embedding_params(c) * (c->untied_embeddings ? 2 : 1);
+}
+
+/*
+ * The first stage's: its layers and the embedding, split over tp; without pipelining
+ * it also holds an untied output layer.
+ */
+static double shard_params(const struct orr_train_config *c)
+{
+	double t = c->tp, e = embedding_params(c);
+	double n = (layer_params(c) / c->pp + e) / t;
+
+	if (c->untied_embeddings && c->pp == 1)
+		n += e / t;
+	return n;
+}
+
+/*
+ * Weights, gradients and Adam's state (fp32 master weights, two moments) per
+ * parameter.  The distributed optimizer shards what is fp32 over the data-parallel
+ * ranks, which in Megatron-Core include the context-parallel ones (its DDP shards over
+ * intra_dp_cp_group; theoretical_memory_usage.py, older than CP, divides by dp).
+ */
+static double state_bytes(const struct orr_train_config *c)
+{
+	double d = (double)c->dp * c->cp;
+	bool dist = c->distributed_optimizer;
+
+	switch (c->precision) {
+	case ORR_DTYPE_BF16: /* bf16 weights, fp32 gradients */
+		return dist ? 6 + 12 / d : 18;
+	case ORR_DTYPE_FP16: /* fp16 weights and gradients, an fp32 copy of the gradients */
+		return dist ? 4 + 16 / d : 20;
+	case ORR_DTYPE_FP32:
+		return dist ? 8 + 8 / d : 16;
+	default:
+		return 0; /* config_valid() refuses it */
+	}
+}
+
+/*
+ * Bytes per s'·b·h of one layer's activations (s' = s/cp), Korthikanti's Table 2 in
+ * Megatron's form: 10 replicated unless sequence parallelism splits them (the inputs
+ * of the two norms, of attention and of the MLP; two dropout masks), 8 + 4f/h split by
+ * tp (Q, K, V and the projection's input; FC1's output and its activation's), and the
+ * attention scores, softmax output and dropout, 5·a·s'/h split by tp, unless recomputed
+ * or never stored (flash attention).  Full recompute keeps only the layer's input.
+ */
+static double layer_factor(const struct orr_train_config *c, double seq)
+{
+	double t = c->tp, h = c->hidden;
+	double x;
+
+	if (c->recompute == ORR_RECOMPUTE_FULL)
+		return c->sequence_parallel ? 2 / t : 2;
+	x = (c->sequence_parallel ? 10 / t : 10) + (8 + 4 * (double)c->ffn / h) / t;
+	if (c->recompute == ORR_RECOMPUTE_NONE && !c->flash_attention)
+		x += 5 * (double)c->heads * seq / (h * t);
+	return x;
+}
+
+/*
+ * The first stage's activations at its peak: p micro-batches of L/p layers in flight
+ * (L layers' worth) and p micro-batches' embedding input (8 bytes a token) and dropout
+ * mask (s'·b·h); more with interleaving, fewer when there are fewer micro-batches than
+ * stages; without pipelining also the output layer's and loss's inputs.
+ */
+static double activation_bytes(const struct orr_train_config *c)
+{
+	double t = c->tp, p = c->pp, b = c->micro_batch, h = c->hidden;
+	double s = (double)c->seq / c->cp;
+	double a = s * b * h * layer_factor(c, s) * c->layers;
+
+	a += (8 * s * b * p + s * b * h * p) / t;
+	if (c->vpp > 1)
+		a *= 1 + (p - 1) / (p * c->vpp);
+	else if (c->pp > 1 && c->micro_batches < c->pp)
+		a *= c->micro_batches / p;
+	if (c->pp == 1)
+		a += 4 * s * b * h * (1 + c->vocab / h) / t;
+	return a;
+}
+
+static void say_fits(struct orr_memory *m, const struct orr_gpu_spec *gpu)
+{
+	const char *id = gpu && gpu->id ? gpu->id : "GPU";
+
+	if (m->capacity_bytes <= 0)
+		snprintf(m->why, sizeof(m->why),
+			 "%.2f GiB needed; the GPU's capacity is unknown, so it is taken to fit",
+			 m->total_bytes / GIB);
+	else
+		snprintf(m->why, sizeof(m->why),
+			 "%.2f GiB needed (model state %.2f, activations %.2f, reserve %.2f) "
+			 "%s the %s's capacity of %.2f GiB",
+			 m->total_bytes / GIB, m->model_bytes / GIB, m->activation_bytes / GIB,
+			 m->reserve_bytes / GIB, m->fits ? "within" : "is above", id,
+			 m->capacity_bytes / GIB);
+}
+
+int orr_memory_estimate(const struct orr_train_config *c, const struct orr_gpu_spec *gpu,
+			double reserve_bytes, struct orr_memory *ret)
+{
+	struct orr_memory m = { .reserve_bytes = reserve_bytes };
+
+	if (!config_valid(c) || !isfinite(reserve_bytes) || reserve_bytes < 0)
+		return -EINVAL;
+	m.params = shard_params(c);
+	m.bytes_per_param = state_bytes(c);
+	m.model_bytes = m.params * m.bytes_per_param;
+	m.activation_bytes = activation_bytes(c);
+	m.total_bytes = m.model_bytes + m.activation_bytes + m.reserve_bytes;
+	m.capacity_bytes = gpu && gpu->hbm_bytes > 0 ? gpu->hbm_bytes : 0;
+	m.fits = m.capacity_bytes <= 0 || m.total_bytes <= m.capacity_bytes;
+	say_fits(&m, gpu);
+	*ret = m;
+	return 0;
+}
