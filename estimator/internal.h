@@ -49,6 +49,12 @@ bool orr__dtype_of(const char *name, enum orr_dtype *ret);
 /* Whether op event e of r records any tensor shape at all (estimator/gemm.c). */
 bool orr__op_has_shapes(const struct orr_rank *r, const struct orr_event *e);
 
+/*
+ * Whether c is a configuration Megatron would run: every size at least 1, the enums in
+ * range, and the divisions its layers and schedules assert (estimator/memory.c).
+ */
+bool orr__train_config_valid(const struct orr_train_config *c);
+
 /* Communicator roles (estimator/roles.c): one collective of the rank, then decide. */
 void orr__roles_note(struct orr_structure *st, const struct orr_trace *t, const struct orr_rank *r,
 		     const struct orr_collective *co, bool backward, double bytes);

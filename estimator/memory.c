@@ -86,7 +86,7 @@ static bool layout_valid(const struct orr_train_config *c)
 	return true;
 }
 
-static bool config_valid(const struct orr_train_config *c)
+bool orr__train_config_valid(const struct orr_train_config *c)
 {
 	return sizes_valid(c) && layout_valid(c);
 }
@@ -113,7 +113,7 @@ static double embedding_params(const struct orr_train_config *c)
 
 double orr_train_params(const struct orr_train_config *c)
 {
-	if (!config_valid(c))
+	if (!orr__train_config_valid(c))
 		return NAN;
 	return layer_params(c) + embedding_params(c) * (c->untied_embeddings ? 2 : 1);
 }
@@ -151,7 +151,7 @@ static double state_bytes(const struct orr_train_config *c)
 	case ORR_DTYPE_FP32:
 		return dist ? 8 + 8 / d : 16;
 	default:
-		return 0; /* config_valid() refuses it */
+		return 0; /* orr__train_config_valid() refuses it */
 	}
 }
 
@@ -220,7 +220,7 @@ int orr_memory_estimate(const struct orr_train_config *c, const struct orr_gpu_s
 {
 	struct orr_memory m = { .reserve_bytes = reserve_bytes };
 
-	if (!config_valid(c) || !isfinite(reserve_bytes) || reserve_bytes < 0)
+	if (!orr__train_config_valid(c) || !isfinite(reserve_bytes) || reserve_bytes < 0)
 		return -EINVAL;
 	m.params = shard_params(c);
 	m.bytes_per_param = state_bytes(c);

@@ -763,6 +763,28 @@ int orr_memory_estimate(const struct orr_train_config *c, const struct orr_gpu_s
  */
 double orr_train_params(const struct orr_train_config *c);
 
+/* ---- a traced configuration, and GEMMs re-shaped for another (estimator/reshape.c) ---- */
+
+/*
+ * The configuration st (a rank's structure) recovered: its model and layout, cp and
+ * vpp 1, BF16 (a structure does not say the precision; set it from the GEMMs' dtype).
+ * -ENOENT when a value it needs is unknown, its name in *ret_missing (may be NULL).
+ */
+int orr_train_config_from_structure(const struct orr_structure *st, struct orr_train_config *ret,
+				    const char **ret_missing);
+
+/*
+ * GEMM sample s of configuration `from`, labeled (orr_gemm_label()), as it would be in
+ * configuration `to`: its weight's new K×N and the new tokens per micro-batch, placed as
+ * its pass places them; attention's batch, sequence and head size; the operands' type
+ * when the precision changes; FLOPs and bytes again; ns 0; family, op and the rest
+ * kept.  -EINVAL for an unlabeled sample, a shape that is not its role's in `from`, or a
+ * configuration orr_memory_estimate() refuses; -ENOTSUP for attention with context
+ * parallelism.
+ */
+int orr_gemm_reshape(const struct orr_gemm_sample *s, const struct orr_train_config *from,
+		     const struct orr_train_config *to, struct orr_gemm_sample *ret);
+
 /* ---- pipeline schedules (estimator/schedule.c; docs/estimator.md, "Pipeline schedules") ---- */
 
 /* A pipeline pass: a micro-batch's forward or backward through one model chunk. */

@@ -15,10 +15,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "orrery/estimator.h"
+#include "test-util.h"
 #include "trace-doc.h"
 
 enum { H = 256, HEADS = 4, HD = 64, FFN = 1024, VOCAB = 1000, SEQ = 128, MB = 4, TP = 2 };
@@ -358,12 +360,149 @@ static void test_roles_fused_attention(void **state)
 	orr_trace_free(t);
 }
 
+/* ---- re-shaping GEMMs for another configuration ---- */
+
+static bool same_shape(const struct orr_gemm_sample *a, const struct orr_gemm_sample *b)
+{
+	return a->batch == b->batch && a->m == b->m && a->n == b->n && a->k == b->k &&
+	       a->flops == b->flops && a->bytes == b->bytes;
+}
+
+/* The shape s takes in `to`, which must succeed. */
+static struct orr_gemm_sample reshaped(const struct orr_gemm_sample *s,
+				       const struct orr_train_config *from,
+				       const struct orr_train_config *to)
+{
+	struct orr_gemm_sample r;
+	int err = orr_gemm_reshape(s, from, to, &r);
+
+	if (err)
+		fail_msg("%s %s [%lld %lld %lld %lld]: %d", orr_gemm_role_name(s->role),
+			 orr_gemm_pass_name(s->pass), (long long)s->batch, (long long)s->m,
+			 (long long)s->k, (long long)s->n, err);
+	return r;
+}
+
+static void expect(const struct orr_gemm_sample *r, int64_t batch, int64_t m, int64_t k, int64_t n)
+{
+	if (r->batch != batch || r->m != m || r->k != k || r->n != n)
+		fail_msg("%s %s: [%lld %lld %lld %lld], not [%lld %lld %lld %lld]",
+			 orr_gemm_role_name(r->role), orr_gemm_pass_name(r->pass),
+			 (long long)r->batch, (long long)r->m, (long long)r->k, (long long)r->n,
+			 (long long)batch, (long long)m, (long long)k, (long long)n);
+	assert_float_equal(r->flops, 2.0 * batch * m * n * k, 0);
+}
+
+/*
+ * Every GEMM of the written step at its own configuration is itself; at TP 1 and
+ * micro-batch 8 each role and pass has the shape Megatron would give it, the weight
+ * gradient kept in the traced N×T·T×K orientation.
+ */
+static void test_reshape_synthetic(void **state)
+{
+	const struct stage st = { .embedding = true, .logits = true };
+	struct orr_trace *t = training(&st);
+	struct orr_graph *g = graph_of(t);
+	struct orr_train_config from, to;
+	struct orr_gemm_sample *s, r;
+	struct orr_structure str;
+	const char *missing = NULL;
+	size_t n = orr_gemm_observe(g, &s, NULL);
+	const int64_t T2 = 2 * T;
+
+	(void)state;
+	structure_of(g, &str);
+	orr_gemm_label(&str, s, n);
+	assert_int_equal(orr_train_config_from_structure(&str, &from, &missing), 0);
+	assert_int_equal(from.tp, TP);
+	assert_int_equal(from.micro_batches, MICRO);
+	to = from;
+	to.tp = 1;
+	to.micro_batch = 2 * MB;
+	for (size_t i = 0; i < n; i++) {
+		const int64_t qkv = H + 2 * HEADS * HD;
+
+		r = reshaped(&s[i], &from, &from);
+		assert_true(same_shape(&r, &s[i]));
+		r = reshaped(&s[i], &from, &to);
+		if (s[i].role == ORR_GEMM_ROLE_ATTENTION)
+			expect(&r, 2 * MB * HEADS, SEQ, s[i].k == HD ? HD : SEQ,
+			       s[i].k == HD ? SEQ : HD);
+		else if (s[i].role == ORR_GEMM_ROLE_QKV && s[i].pass == ORR_GEMM_FORWARD)
+			expect(&r, 1, T2, H, qkv);
+		else if (s[i].role == ORR_GEMM_ROLE_QKV && s[i].pass == ORR_GEMM_WGRAD)
+			expect(&r, 1, qkv, T2, H);
+		else if (s[i].role == ORR_GEMM_ROLE_FC2 && s[i].pass == ORR_GEMM_DGRAD)
+			expect(&r, 1, T2, H, FFN);
+		else if (s[i].role == ORR_GEMM_ROLE_LOGITS && s[i].pass == ORR_GEMM_FORWARD)
+			expect(&r, 1, T2, H, VOCAB);
+	}
+	/* A layout Megatron refuses; a sample without a role. */
+	to.tp = 3;
+	assert_int_equal(orr_gemm_reshape(&s[0], &from, &to, &r), -EINVAL);
+	s[0].role = ORR_GEMM_ROLE_UNKNOWN;
+	assert_int_equal(orr_gemm_reshape(&s[0], &from, &from, &r), -EINVAL);
+	/* Without a transformer there is no configuration to recover. */
+	memset(&str, 0, sizeof(str));
+	assert_int_equal(orr_train_config_from_structure(&str, &from, &missing), -ENOENT);
+	assert_string_equal(missing, "layers");
+	free(s);
+	orr_graph_free(g);
+	orr_trace_free(t);
+}
+
+/* The Megatron job's configuration, and its GEMMs at TP 4: twice as wide. */
+static void test_reshape_megatron(void **state)
+{
+	struct orr_trace *t = import_shared("astrasim-megatron-tp8");
+	struct orr_graph *g = graph_of(t);
+	struct orr_train_config from, to;
+	struct orr_gemm_sample *s, r;
+	struct orr_structure str;
+	size_t n = orr_gemm_observe(g, &s, NULL), checked = 0;
+
+	(void)state;
+	assert_int_equal(orr_structure_recover(g, 0, &str), 0);
+	assert_int_equal(orr_gemm_label(&str, s, n), n);
+	assert_int_equal(orr_train_config_from_structure(&str, &from, NULL), 0);
+	assert_int_equal(from.layers, 40);
+	assert_int_equal(from.vocab, 51200);
+	assert_int_equal(from.tp, 8);
+	to = from;
+	to.tp = 4;
+	for (size_t i = 0; i < n; i++) {
+		r = reshaped(&s[i], &from, &from);
+		assert_true(same_shape(&r, &s[i]));
+		r = reshaped(&s[i], &from, &to);
+		switch (s[i].role) {
+		case ORR_GEMM_ROLE_QKV:
+		case ORR_GEMM_ROLE_FC1:
+		case ORR_GEMM_ROLE_LOGITS:
+			expect(&r, 1, s[i].m, s[i].k, 2 * s[i].n);
+			break;
+		case ORR_GEMM_ROLE_PROJ:
+		case ORR_GEMM_ROLE_FC2:
+			expect(&r, 1, s[i].m, 2 * s[i].k, s[i].n);
+			break;
+		default:
+			expect(&r, 2 * s[i].batch, s[i].m, s[i].k, s[i].n);
+		}
+		checked++;
+	}
+	assert_int_equal(checked, 241 * 8);
+	free(s);
+	orr_graph_free(g);
+	orr_trace_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roles_last_stage),
 		cmocka_unit_test(test_roles_other_stages),
 		cmocka_unit_test(test_roles_fused_attention),
+		cmocka_unit_test(test_reshape_synthetic),
+		cmocka_unit_test(test_reshape_megatron),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
