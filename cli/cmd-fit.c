@@ -90,37 +90,6 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return -1;
 }
 
-/* The graph index of global rank `rank` (-1: the first); SIZE_MAX when absent. */
-static size_t rank_index(const struct orr_graph *g, int64_t rank)
-{
-	for (size_t i = 0; i < orr_graph_rank_count(g); i++)
-		if (rank < 0 || orr_graph_get_rank(g, i)->rank->rank == rank)
-			return i;
-	return SIZE_MAX;
-}
-
-static int load(const char *path, struct orr_trace **ret_t, struct orr_graph **ret_g)
-{
-	const struct orr_import_options iopts = { .warn = cli_import_warn };
-	struct orr_diag diag;
-	int err;
-
-	*ret_g = NULL;
-	err = orr_trace_import(path, &iopts, ret_t, &diag);
-	if (err) {
-		cli_import_error(path, err, &diag);
-		return EXIT_FAIL;
-	}
-	orr_diag_clear(&diag);
-	err = orr_graph_build(*ret_t, NULL, ret_g, &diag);
-	if (err) {
-		cli_error("%s: cannot build its graph: %s%s%s", path, orr_strerror(err),
-			  diag.msg[0] ? ": " : "", diag.msg);
-		return EXIT_FAIL;
-	}
-	return EXIT_OK;
-}
-
 static int write_costs(const struct cli_fit *f, const char *path)
 {
 	struct orr_outfile out;
@@ -150,21 +119,9 @@ int cmd_fit(int argc, char **argv)
 	ret = parse_options(argc, argv, &o);
 	if (ret >= 0)
 		return ret;
-	/* Written into TRACE, the costs would become part of what is read next time. */
-	if (o.out && orr_outfile_inside(o.out, o.trace)) {
-		cli_error("cannot write '%s': it is inside the trace '%s'; write it elsewhere",
-			  o.out, o.trace);
-		return EXIT_FAIL;
-	}
-	ret = load(o.trace, &t, &g);
+	ret = cli_fit_open(o.trace, o.out, o.rank, &t, &g, &ri);
 	if (ret != EXIT_OK)
 		goto out;
-	ri = rank_index(g, o.rank);
-	if (ri == SIZE_MAX) {
-		cli_error("%s: no rank %lld in the trace", o.trace, (long long)o.rank);
-		ret = EXIT_FAIL;
-		goto out;
-	}
 	cli_fit_run(g, ri, o.trace, &f);
 	if (o.out && (err = write_costs(&f, o.out))) {
 		cli_error("cannot write '%s': %s", o.out, orr_strerror(err));

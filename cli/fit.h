@@ -51,6 +51,20 @@ struct cli_fit {
 	size_t ncoll, nobs;
 };
 
+/* The graph index of global rank `rank` (-1: the first); SIZE_MAX when absent. */
+size_t cli_fit_rank_index(const struct orr_graph *g, int64_t rank);
+/* Imports path and builds its graph, saying why not (EXIT_OK or EXIT_FAIL). */
+int cli_fit_load(const char *path, struct orr_trace **ret_t, struct orr_graph **ret_g);
+
+/*
+ * The checks and loading fit and estimate share: out (may be NULL) must not be inside
+ * trace; trace imported with its graph; global rank `rank` (-1: the first) found, its
+ * index in *ret_ri.  EXIT_OK, or EXIT_FAIL having said why (*ret_t and *ret_g are to be
+ * freed either way).
+ */
+int cli_fit_open(const char *trace, const char *out, int64_t rank, struct orr_trace **ret_t,
+		 struct orr_graph **ret_g, size_t *ret_ri);
+
 /* Fits everything on graph rank ri (an index); cli_fit_release() frees it. */
 void cli_fit_run(const struct orr_graph *g, size_t ri, const char *trace, struct cli_fit *ret);
 void cli_fit_release(struct cli_fit *f);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "estimate.h"
 #include "banned.h"
 
 struct command {
@@ -24,6 +25,8 @@ static const struct command commands[] = {
 	  "what the predicted time of each step is made of, along its critical path" },
 	{ "fit", cmd_fit,
 	  "what a step is made of, and cost models fitted on the trace's own collectives" },
+	{ "estimate", cmd_estimate,
+	  "the step time and memory of another configuration, from a trace of this one" },
 	{ "convert", cmd_convert, "write a trace in another format: native (.orr) or Chrome JSON" },
 	{ "pack", cmd_pack, "pack a run directory into one .tar.zst" },
 	{ "record", cmd_record, "run a command under the CUPTI tracer: record a few steps" },

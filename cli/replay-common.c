@@ -58,7 +58,7 @@ int cli_replay_open(const char *path, const struct cli_scales *scales, const str
 
 	*ret = (struct cli_replay){ 0 };
 	if (scales)
-		opts = (struct orr_replay_options){ scales->v, scales->n };
+		opts = (struct orr_replay_options){ .scales = scales->v, .nscales = scales->n };
 	if (comm)
 		gopts = (struct orr_graph_options){ .comm_globs = comm->v, .ncomm_globs = comm->n };
 	err = orr_trace_import(path, &iopts, &ret->t, &diag);

@@ -36,5 +36,10 @@ int orr__simulate(struct orr_replay *r, const struct orr_replay_options *opts,
  * (1 for CPU tasks); orr_xmalloc'ed, one float per task (replay/scale.c).
  */
 float *orr__task_scales(const struct orr_graph *g, const struct orr_replay_options *o);
+/*
+ * Every task's factor: the glob factors times o->task_factors' (GPU tasks); NULL when
+ * o gives neither.
+ */
+float *orr__replay_factors(const struct orr_graph *g, const struct orr_replay_options *o);
 
 #endif

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * --scale: per GPU task, the product of the factors whose glob matches its name, each
- * name's product computed once (a hash table of names, grown as it fills).
+ * name's product computed once (a hash table of names, grown as it fills); times the
+ * task's own factor when the caller gives them (the estimator's re-timing).
  */
 #include <fnmatch.h>
 #include <stdlib.h>
@@ -61,5 +62,24 @@ float *orr__task_scales(const struct orr_graph *g, const struct orr_replay_optio
 		f[t] = tab[h].factor;
 	}
 	free(tab);
+	return f;
+}
+
+float *orr__replay_factors(const struct orr_graph *g, const struct orr_replay_options *o)
+{
+	size_t n = orr_graph_task_count(g);
+	float *f;
+
+	if (!o || (!o->nscales && !o->task_factors))
+		return NULL;
+	f = o->nscales ? orr__task_scales(g, o) : NULL;
+	if (!f) {
+		f = orr_xmalloc((n + 1) * sizeof(*f));
+		for (size_t t = 0; t < n; t++)
+			f[t] = 1;
+	}
+	for (size_t t = 0; o->task_factors && t < n; t++)
+		if (orr_graph_tasks(g)[t].kind == ORR_TASK_GPU)
+			f[t] *= o->task_factors[t];
 	return f;
 }

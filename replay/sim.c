@@ -537,7 +537,7 @@ static void sim_init(struct sim *s, struct orr_replay *r, const struct orr_repla
 		.snapshot = orr_xmalloc((nw + 1) * sizeof(uint32_t)),
 		.arrived = orr_xcalloc(ng + 1, sizeof(uint32_t)),
 		.last = orr_xmalloc((ng + 1) * sizeof(uint32_t)),
-		.scale = o && o->nscales ? orr__task_scales(g, o) : NULL,
+		.scale = orr__replay_factors(g, o),
 		.heap = orr_xmalloc((np + 1) * sizeof(struct heap_item)),
 		.hbase = orr_xcalloc(orr_graph_rank_count(g) + 1, sizeof(size_t)),
 		.hn = orr_xcalloc(orr_graph_rank_count(g) + 1, sizeof(size_t)),
@@ -697,6 +697,11 @@ static int check_range(const struct sim *s, const struct orr_replay_options *o,
 			return orr_diag_set(reterr_diag, -ERANGE, NULL, -1, -1,
 					    "scale factor %g for '%.64s' is not from 0 to %g",
 					    o->scales[i].factor, o->scales[i].glob, ORR_SCALE_MAX);
+	for (size_t t = 0; o && o->task_factors && t < n; t++)
+		if (!(o->task_factors[t] >= 0 && o->task_factors[t] <= ORR_SCALE_MAX))
+			return orr_diag_set(reterr_diag, -ERANGE, NULL, -1, -1,
+					    "factor %g of task %zu is not from 0 to %g",
+					    (double)o->task_factors[t], t, ORR_SCALE_MAX);
 	for (size_t t = 0; t < n; t++) {
 		double d = (double)s->tasks[t].dur_ns * (s->scale ? s->scale[t] : 1);
 

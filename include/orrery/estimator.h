@@ -785,6 +785,33 @@ int orr_train_config_from_structure(const struct orr_structure *st, struct orr_t
 int orr_gemm_reshape(const struct orr_gemm_sample *s, const struct orr_train_config *from,
 		     const struct orr_train_config *to, struct orr_gemm_sample *ret);
 
+/* ---- re-timing a trace for another configuration (estimator/retime.c) ---- */
+
+/* What orr_retime() did to a graph's GPU tasks. */
+struct orr_retime {
+	size_t gemms;         /* GEMMs re-shaped by role and re-timed ... */
+	size_t gemms_modeled; /* ... by the GEMM model (the others by their FLOPs) */
+	size_t collectives;   /* TP and DP collectives re-timed */
+	size_t kernels;       /* other kernels scaled with the activation their op works on */
+	size_t kept;          /* GPU tasks kept as measured, none of the above */
+};
+
+/*
+ * Each task's factor on its measured duration (ret_factors, orr_graph_task_count()
+ * of them, 1 where kept; orr_replay_options.task_factors takes them) for configuration
+ * `to` of the job traced in g at `from`, whose structure is st (a rank's): GEMMs by the
+ * GEMM model gm (may be NULL: by FLOPs), kernels with their activation, at least km's
+ * floor (may be NULL), collectives by their bytes, ranks and link (docs/estimator.md,
+ * "Re-timing a trace").  -ENOTSUP when `to` changes what only a rewrite of the graph
+ * can (layers, pipeline, micro-batches per step, context parallelism, recompute, gated
+ * MLP, precision, sequence parallelism), named in *ret_why (may be NULL); -EINVAL for a configuration
+ * orr_memory_estimate() refuses.
+ */
+int orr_retime(const struct orr_graph *g, const struct orr_structure *st,
+	       const struct orr_train_config *from, const struct orr_train_config *to,
+	       const struct orr_gemm_model *gm, const struct orr_kern_model *km, float *ret_factors,
+	       struct orr_retime *ret, const char **ret_why);
+
 /* ---- pipeline schedules (estimator/schedule.c; docs/estimator.md, "Pipeline schedules") ---- */
 
 /* A pipeline pass: a micro-batch's forward or backward through one model chunk. */

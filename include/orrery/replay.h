@@ -49,6 +49,12 @@ struct orr_scale {
 struct orr_replay_options {
 	const struct orr_scale *scales; /* every matching factor applies */
 	size_t nscales;
+	/*
+	 * Per task of the graph (orr_graph_task_count() of them), a factor on its duration
+	 * as the glob factors are, applied to GPU tasks only: how the estimator re-times a
+	 * graph for another configuration (estimator/retime.c).  NULL: none.
+	 */
+	const float *task_factors;
 };
 
 struct orr_replay;

@@ -41,7 +41,8 @@ static void import_and_replay(const void *data, size_t size)
 		if (orr_rank_steps(t, orr_trace_get_rank(t, i), &steps, &n) == 0)
 			free(steps);
 	if (orr_graph_build(t, NULL, &g, &diag) == 0 &&
-	    orr_replay_run(g, &(struct orr_replay_options){ NULL, 0 }, &r, &diag) == 0) {
+	    orr_replay_run(g, &(struct orr_replay_options){ .scales = NULL, .nscales = 0 }, &r,
+			   &diag) == 0) {
 		struct orr_replay_step *s;
 		struct orr_path_seg *seg;
 		size_t nseg;

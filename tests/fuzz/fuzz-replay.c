@@ -50,9 +50,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (orr_trace_import_buffer("fuzz.json", data, size, &opts, &t, &diag) != 0)
 		return 0;
-	if (orr_graph_build(t, NULL, &g, &diag) == 0 &&
-	    orr_replay_run(g, &(struct orr_replay_options){ &half, size & 1 }, &r, &diag) == 0)
-		reports(r);
+	if (orr_graph_build(t, NULL, &g, &diag) == 0) {
+		/* Odd sizes halve every GPU task by glob; sizes 2, 3 mod 4 by task factors. */
+		size_t n = orr_graph_task_count(g);
+		float *f = size & 2 ? orr_xmalloc((n + 1) * sizeof(*f)) : NULL;
+		struct orr_replay_options o = { .scales = &half,
+						.nscales = size & 1,
+						.task_factors = f };
+
+		for (size_t i = 0; f && i < n; i++)
+			f[i] = (float)(i % 3) * 0.75f; /* 0, 0.75, 1.5 */
+		if (orr_replay_run(g, &o, &r, &diag) == 0)
+			reports(r);
+		free(f);
+	}
 	orr_replay_free(r);
 	orr_graph_free(g);
 	orr_trace_free(t);

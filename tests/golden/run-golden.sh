@@ -160,6 +160,35 @@ usage)
 		expect_rc 0
 		cmp -s "$work/costs.json" "$work/want.json" || fail "-o differs from --format=json"
 		;;
+	estimate-usage)
+		run estimate
+		expect_rc 2
+		expect_in err "no trace given"
+		expect_in err "orrery estimate --help"
+		run estimate --format=csv x
+		expect_rc 2
+		expect_in err "unknown format 'csv'"
+		for opt in tp dp micro-batch hidden layers pp global-batch; do
+			for bad in 0 -1 x 3x '' 99999999999; do
+				run estimate --$opt "$bad" x
+				expect_rc 2
+				expect_in err "bad --$opt '$bad'"
+			done
+		done
+		run estimate --recompute some x
+		expect_rc 2
+		expect_in err "bad --recompute 'some'"
+		run estimate --help
+		expect_rc 0
+		expect_in out "usage: orrery estimate"
+		# No transformer in the sample trace: nothing to estimate, and why.
+		run estimate traces/samples/tiny-2rank
+		expect_rc 1
+		expect_in err "the trace does not give its layers"
+		run estimate --timeline traces/samples/tiny-2rank/t.json traces/samples/tiny-2rank
+		expect_rc 1
+		expect_in err "is inside the trace"
+		;;
 	critical-path-usage)
 		run critical-path
 		expect_rc 2

@@ -30,8 +30,9 @@ static void run(struct orr_trace *t, const struct orr_scale *scales, size_t n, s
 	*ret = (struct run){ .t = t };
 	err = orr_graph_build(t, NULL, &ret->g, &diag);
 	if (!err)
-		err = orr_replay_run(ret->g, &(struct orr_replay_options){ scales, n }, &ret->r,
-				     &diag);
+		err = orr_replay_run(ret->g,
+				     &(struct orr_replay_options){ .scales = scales, .nscales = n },
+				     &ret->r, &diag);
 	if (err)
 		fail_msg("replay failed: %s: %s", orr_errname(err), diag.msg);
 	orr_graph_get_stats(ret->g, &ret->st);

@@ -93,7 +93,9 @@ static int replay_text(const char *text, const struct orr_scale *scales, size_t 
 	if (!err)
 		err = orr_graph_build(*ret_t, NULL, ret_g, d);
 	if (!err)
-		err = orr_replay_run(*ret_g, &(struct orr_replay_options){ scales, n }, ret_r, d);
+		err = orr_replay_run(*ret_g,
+				     &(struct orr_replay_options){ .scales = scales, .nscales = n },
+				     ret_r, d);
 	return err;
 }
 
@@ -271,8 +273,11 @@ static void test_bounds_busy_l1_same_as_bins(void **state)
 		doc_add(&doc, "]}");
 		assert_int_equal(orr_trace_import_buffer("l1.json", doc.s, doc.n, NULL, &t, &d), 0);
 		assert_int_equal(orr_graph_build(t, NULL, &g, &d), 0);
-		assert_int_equal(
-			orr_replay_run(g, &(struct orr_replay_options){ scales[c], 2 }, &r, &d), 0);
+		assert_int_equal(orr_replay_run(g,
+						&(struct orr_replay_options){ .scales = scales[c],
+									      .nscales = 2 },
+						&r, &d),
+				 0);
 		orr_replay_steps(r, 0, &s, &n);
 		assert_int_equal(n, 1);
 		assert_true(fabs(orr_replay_busy_l1(r, 0, &s[0]) - brute_l1(r, &s[0])) < 1e-9);

@@ -56,7 +56,8 @@ static struct orr_replay *replay(const struct orr_graph *g, double k)
 	struct orr_scale all = { "*", k };
 	struct orr_replay *r = NULL;
 	struct orr_diag d;
-	int err = orr_replay_run(g, k ? &(struct orr_replay_options){ &all, 1 } : NULL, &r, &d);
+	int err = orr_replay_run(
+		g, k ? &(struct orr_replay_options){ .scales = &all, .nscales = 1 } : NULL, &r, &d);
 
 	if (err)
 		fail_msg("replay failed: %s: %s", orr_errname(err), d.msg);

@@ -36,7 +36,9 @@ static void run(struct orr_trace *t, uint32_t skip, double gpu_scale, struct run
 			      &(struct orr_graph_options){ .skip_deps = skip, .no_delays = skip },
 			      &ret->g, &d);
 	if (!err)
-		err = orr_replay_run(ret->g, &(struct orr_replay_options){ &all, gpu_scale != 1 },
+		err = orr_replay_run(ret->g,
+				     &(struct orr_replay_options){ .scales = &all,
+								   .nscales = gpu_scale != 1 },
 				     &ret->r, &d);
 	if (err)
 		fail_msg("replay failed: %s: %s", orr_errname(err), d.msg);

@@ -34,8 +34,9 @@ static int replay(struct orr_trace *t, uint32_t skip, const struct orr_scale *sc
 			      &(struct orr_graph_options){ .skip_deps = skip, .no_delays = skip },
 			      &ret->g, diag);
 	if (!err)
-		err = orr_replay_run(ret->g, &(struct orr_replay_options){ scales, n }, &ret->r,
-				     diag);
+		err = orr_replay_run(ret->g,
+				     &(struct orr_replay_options){ .scales = scales, .nscales = n },
+				     &ret->r, diag);
 	return err;
 }
 

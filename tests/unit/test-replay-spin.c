@@ -81,7 +81,7 @@ struct run {
 static void run(struct orr_trace *t, const struct orr_graph_options *gopts,
 		const struct orr_scale *scale, struct run *ret)
 {
-	struct orr_replay_options ropts = { scale, scale ? 1 : 0 };
+	struct orr_replay_options ropts = { .scales = scale, .nscales = scale ? 1 : 0 };
 	struct orr_replay_step *s;
 	struct orr_diag diag;
 	size_t n;

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/* orrery estimate: the text and JSON reports (docs/orrery-estimate.md). */
+#include <math.h>
+#include <stdio.h>
+
+#include "cli.h"
+#include "estimate.h"
+#include "banned.h"
+
+#define GIB 1073741824.0
+
+/* The fields of a configuration the report shows, in order. */
+struct field {
+	const char *name;
+	int64_t from, to;
+};
+
+static size_t fields(const struct cli_estimate *e, struct field *v)
+{
+	const struct orr_train_config *a = &e->from, *b = &e->to;
+	size_t n = 0;
+
+#define F(label, f) v[n++] = (struct field){ label, a->f, b->f }
+	F("layers", layers);
+	F("hidden", hidden);
+	F("heads", heads);
+	F("kv_heads", kv_groups);
+	F("ffn", ffn);
+	F("vocab", vocab);
+	F("seq", seq);
+	F("micro_batch", micro_batch);
+	F("micro_batches", micro_batches);
+	F("tp", tp);
+	F("pp", pp);
+	F("dp", dp);
+	F("cp", cp);
+#undef F
+	return n;
+}
+
+static double pct(double a, double b)
+{
+	return 100 * (a / b - 1);
+}
+
+static void text_config(const struct cli_estimate *e)
+{
+	struct field v[16];
+	size_t n = fields(e, v);
+
+	printf("\n%-14s %10s %10s\n", "", "recorded", "estimated");
+	for (size_t i = 0; i < n; i++)
+		printf("  %-12s %10lld %10lld%s\n", v[i].name, (long long)v[i].from,
+		       (long long)v[i].to, v[i].from != v[i].to ? "  changed" : "");
+	printf("  %-12s %10s %10s\n", "precision", orr_dtype_name(e->from.precision),
+	       orr_dtype_name(e->to.precision));
+}
+
+static void text_step(const char *label, const struct cli_estimate_step *s, double base)
+{
+	const struct orr_breakdown *b = &s->breakdown;
+	double total = (double)(b->exposed_compute_ns + b->overlapped_ns + b->exposed_comm_ns +
+				b->other_ns);
+
+	printf("  %-10s %12.3f ms", label, s->step_ns / 1e6);
+	if (isfinite(base))
+		printf(" (%+.1f %%)", pct(s->step_ns, base));
+	if (total > 0)
+		printf("   compute %.1f %%, overlapped %.1f %%, exposed communication %.1f %%, "
+		       "idle %.1f %%",
+		       100 * (double)b->exposed_compute_ns / total,
+		       100 * (double)b->overlapped_ns / total,
+		       100 * (double)b->exposed_comm_ns / total, 100 * (double)b->other_ns / total);
+	printf("\n");
+}
+
+static void text_memory(const struct cli_estimate *e)
+{
+	const struct orr_memory *m = &e->memory;
+
+	if (e->memory_err) {
+		printf("\nmemory per GPU: not estimated: %s\n", orr_strerror(e->memory_err));
+		return;
+	}
+	printf("\nmemory per GPU (the first pipeline stage): %.2f GiB: weights, gradients and "
+	       "optimizer %.2f GiB (%.0f parameters x %.1f bytes), activations %.2f GiB\n",
+	       m->total_bytes / GIB, m->model_bytes / GIB, m->params, m->bytes_per_param,
+	       m->activation_bytes / GIB);
+	printf("  %s: %s\n", m->fits ? "fits" : "does not fit", cli_text(m->why));
+}
+
+void cli_estimate_text(const struct cli_estimate *e)
+{
+	const struct orr_retime *r = &e->retime;
+
+	printf("%s: rank %d, %zu step%s%s", cli_text(e->trace), (int)e->rank, e->steps,
+	       e->steps == 1 ? "" : "s", e->forward_only ? ", forward only" : "");
+	if (e->gpu)
+		printf(", %s", e->gpu->id);
+	printf("\n");
+	text_config(e);
+	printf("\nstep time (mean over the job's steps)\n");
+	printf("  %-10s %12.3f ms\n", "measured", e->measured_ns / 1e6);
+	text_step("replayed", &e->replayed, e->measured_ns);
+	text_step("estimated", &e->estimated, e->replayed.step_ns);
+	printf("  tokens/s per GPU %.0f", e->tokens_per_s_per_gpu);
+	if (isfinite(e->mfu))
+		printf(", MFU %.1f %%", 100 * e->mfu);
+	printf("\n\nre-timed: %zu GEMMs (%zu by the GEMM model, %zu by their FLOPs), %zu "
+	       "collectives, %zu other kernels; %zu GPU tasks kept as measured\n",
+	       r->gemms, r->gemms_modeled, r->gemms - r->gemms_modeled, r->collectives, r->kernels,
+	       r->kept);
+	text_memory(e);
+}
+
+static void json_config(struct json_out *j, const char *key, const struct cli_estimate *e, bool to)
+{
+	const struct orr_train_config *c = to ? &e->to : &e->from;
+	struct field v[16];
+	size_t n = fields(e, v);
+
+	json_object(j, key);
+	for (size_t i = 0; i < n; i++)
+		json_int(j, v[i].name, to ? v[i].to : v[i].from);
+	json_str(j, "precision", orr_dtype_name(c->precision));
+	json_bool(j, "sequence_parallel", c->sequence_parallel);
+	json_bool(j, "distributed_optimizer", c->distributed_optimizer);
+	json_str(j, "recompute", orr_recompute_name(c->recompute));
+	json_close_object(j);
+}
+
+static void json_breakdown(struct json_out *j, const struct cli_estimate *e)
+{
+	const struct orr_breakdown *b = &e->estimated.breakdown;
+	double steps = e->steps ? (double)e->steps : 1;
+
+	json_object(j, "breakdown");
+	json_double(j, "compute_ns", (double)(b->exposed_compute_ns + b->overlapped_ns) / steps);
+	json_double(j, "exposed_comm_ns", (double)b->exposed_comm_ns / steps);
+	if (e->to.pp == 1)
+		json_double(j, "bubble_ns", 0);
+	else
+		json_double(j, "bubble_ns", NAN);
+	json_double(j, "other_ns", (double)b->other_ns / steps);
+	json_close_object(j);
+}
+
+static void json_sources(struct json_out *j, const struct cli_estimate *e)
+{
+	json_object(j, "sources");
+	json_str(j, "durations", "the trace's, re-timed where the configuration changes them");
+	json_str(j, "gemm", "the GEMM model fitted on the trace (by FLOPs where it cannot say)");
+	json_str(j, "kernels",
+		 "the trace's, scaled with their activation, at least the "
+		 "trace's launch floor");
+	json_str(j, "collectives",
+		 e->gpu ? "bytes x F(n) over the hardware table's link or "
+			  "NIC bandwidth"
+			: "bytes x F(n)");
+	json_str(j, "memory", "Megatron's parameter count and Korthikanti's activations");
+	json_close_object(j);
+}
+
+void cli_estimate_json(const struct cli_estimate *e)
+{
+	struct json_out j;
+
+	json_begin(&j, stdout);
+	json_str(&j, "trace", e->trace);
+	json_int(&j, "rank", e->rank);
+	json_int(&j, "steps", (int64_t)e->steps);
+	json_double(&j, "iteration_ns", e->estimated.step_ns);
+	json_double(&j, "measured_ns", e->measured_ns);
+	json_double(&j, "replayed_ns", e->replayed.step_ns);
+	json_double(&j, "tokens_per_s_per_gpu", e->tokens_per_s_per_gpu);
+	json_double(&j, "mfu", e->mfu);
+	json_double(&j, "memory_bytes_per_gpu", e->memory_err ? NAN : e->memory.total_bytes);
+	json_bool(&j, "fits", !e->memory_err && e->memory.fits);
+	json_str(&j, "fits_why", e->memory_err ? orr_strerror(e->memory_err) : e->memory.why);
+	json_breakdown(&j, e);
+	json_config(&j, "recorded", e, false);
+	json_config(&j, "config", e, true);
+	json_object(&j, "retimed");
+	json_int(&j, "gemms", (int64_t)e->retime.gemms);
+	json_int(&j, "gemms_modeled", (int64_t)e->retime.gemms_modeled);
+	json_int(&j, "collectives", (int64_t)e->retime.collectives);
+	json_int(&j, "kernels", (int64_t)e->retime.kernels);
+	json_int(&j, "kept", (int64_t)e->retime.kept);
+	json_close_object(&j);
+	json_sources(&j, e);
+	json_end(&j);
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/* orrery fit and estimate: a trace and its graph, and the rank asked for. */
+#include <stdint.h>
+
+#include "cli.h"
+#include "fit.h"
+#include "banned.h"
+
+size_t cli_fit_rank_index(const struct orr_graph *g, int64_t rank)
+{
+	for (size_t i = 0; i < orr_graph_rank_count(g); i++)
+		if (rank < 0 || orr_graph_get_rank(g, i)->rank->rank == rank)
+			return i;
+	return SIZE_MAX;
+}
+
+int cli_fit_load(const char *path, struct orr_trace **ret_t, struct orr_graph **ret_g)
+{
+	const struct orr_import_options iopts = { .warn = cli_import_warn };
+	struct orr_diag diag;
+	int err;
+
+	*ret_g = NULL;
+	err = orr_trace_import(path, &iopts, ret_t, &diag);
+	if (err) {
+		cli_import_error(path, err, &diag);
+		return EXIT_FAIL;
+	}
+	orr_diag_clear(&diag);
+	err = orr_graph_build(*ret_t, NULL, ret_g, &diag);
+	if (err) {
+		cli_error("%s: cannot build its graph: %s%s%s", path, orr_strerror(err),
+			  diag.msg[0] ? ": " : "", diag.msg);
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+int cli_fit_open(const char *trace, const char *out, int64_t rank, struct orr_trace **ret_t,
+		 struct orr_graph **ret_g, size_t *ret_ri)
+{
+	int ret;
+
+	*ret_t = NULL;
+	*ret_g = NULL;
+	/* Written into TRACE, the output would become part of what is read next time. */
+	if (out && orr_outfile_inside(out, trace)) {
+		cli_error("cannot write '%s': it is inside the trace '%s'; write it elsewhere", out,
+			  trace);
+		return EXIT_FAIL;
+	}
+	ret = cli_fit_load(trace, ret_t, ret_g);
+	if (ret != EXIT_OK)
+		return ret;
+	*ret_ri = cli_fit_rank_index(*ret_g, rank);
+	if (*ret_ri == SIZE_MAX) {
+		cli_error("%s: no rank %lld in the trace", trace, (long long)rank);
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}

@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Re-timing the Megatron TP=8 trace for other configurations (estimator/retime.c): at
+ * its own configuration nothing changes, so its estimate is its replay; more tensor
+ * parallelism at the same batch never gives a GPU more compute; the TP all-reduces
+ * carry the same bytes over other groups; and what only a rewrite of the graph can do
+ * is refused by name.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "orrery/estimator.h"
+#include "orrery/replay.h"
+#include "test-util.h"
+
+struct job {
+	struct orr_trace *t;
+	struct orr_graph *g;
+	struct orr_structure st;
+	struct orr_train_config from;
+	struct orr_gemm_model gm;
+	float *f;
+};
+
+static void job_open(struct job *j)
+{
+	struct orr_gemm_sample *s;
+	struct orr_diag d;
+	size_t n;
+
+	j->t = import_shared("astrasim-megatron-tp8");
+	if (orr_graph_build(j->t, NULL, &j->g, &d))
+		fail_msg("%s", d.msg);
+	assert_int_equal(orr_structure_recover(j->g, 0, &j->st), 0);
+	assert_int_equal(orr_train_config_from_structure(&j->st, &j->from, NULL), 0);
+	j->from.precision = ORR_DTYPE_FP16;
+	n = orr_gemm_observe(j->g, &s, NULL);
+	assert_int_equal(orr_gemm_model_fit(s, n, orr_gpu_spec_find(j->g), &j->gm), 0);
+	free(s);
+	j->f = orr_xmalloc(orr_graph_task_count(j->g) * sizeof(*j->f));
+}
+
+static void job_close(struct job *j)
+{
+	free(j->f);
+	orr_gemm_model_release(&j->gm);
+	orr_graph_free(j->g);
+	orr_trace_free(j->t);
+}
+
+static int retime(struct job *j, const struct orr_train_config *to, bool model,
+		  struct orr_retime *r, const char **why)
+{
+	return orr_retime(j->g, &j->st, &j->from, to, model ? &j->gm : NULL, NULL, j->f, r, why);
+}
+
+/* The mean job step of the graph replayed with factors f (NULL: none). */
+static double step_ns(const struct orr_graph *g, const float *f)
+{
+	const struct orr_replay_options o = { .task_factors = f };
+	struct orr_replay_step *s;
+	struct orr_replay *r;
+	struct orr_diag d;
+	double sum = 0;
+	size_t n;
+
+	if (orr_replay_run(g, f ? &o : NULL, &r, &d))
+		fail_msg("%s", d.msg);
+	orr_replay_job_steps(r, &s, &n);
+	assert_true(n > 0);
+	for (size_t i = 0; i < n; i++)
+		sum += (double)(s[i].predicted_end_ns - s[i].predicted_start_ns);
+	free(s);
+	orr_replay_free(r);
+	return sum / (double)n;
+}
+
+/* At its own configuration every factor is 1 and the estimate is the replay. */
+static void test_retime_itself(void **state)
+{
+	struct job j;
+	struct orr_retime r;
+
+	(void)state;
+	job_open(&j);
+	assert_int_equal(retime(&j, &j.from, true, &r, NULL), 0);
+	for (size_t t = 0; t < orr_graph_task_count(j.g); t++)
+		if (j.f[t] != 1)
+			fail_msg("task %zu: factor %g at the trace's own configuration", t,
+				 (double)j.f[t]);
+	assert_int_equal(r.gemms, 241 * 8);
+	assert_int_equal(r.gemms_modeled, r.gemms);
+	assert_true(r.collectives >= 81 * 8);
+	assert_float_equal(step_ns(j.g, j.f), step_ns(j.g, NULL), 0);
+	job_close(&j);
+}
+
+/* The compute of rank 0's GPU, its collectives aside, re-timed. */
+static double compute_ns(const struct job *j)
+{
+	const struct orr_graph_rank *gr = orr_graph_get_rank(j->g, 0);
+	const struct orr_task *tasks = orr_graph_tasks(j->g);
+	double sum = 0;
+
+	for (uint32_t t = gr->first_task; t < gr->first_task + gr->ntasks; t++) {
+		const struct orr_event *e = orr_graph_task_event(j->g, t);
+
+		if (tasks[t].kind == ORR_TASK_GPU && e->coll >= gr->rank->ncollectives)
+			sum += (double)tasks[t].dur_ns * j->f[t];
+	}
+	return sum;
+}
+
+/*
+ * TP 4, 8, 16 at the same batch: each GPU computes less as there are more of them.
+ * Without the GEMM model a GEMM's FLOPs give its factor: 2 at TP 4 for every role.
+ * The TP all-reduces carry T·h bytes whatever the TP: F(4)/F(8) at TP 4 inside the
+ * node, and over the NIC at TP 16 (more than a node's 8 GPUs).
+ */
+static void test_retime_tp(void **state)
+{
+	const double f4 = 2.0 * 3 / 4, f8 = 2.0 * 7 / 8, f16 = 2.0 * 15 / 16;
+	const struct orr_gpu_spec *a100 = orr_gpu_spec_by_id("a100-80gb-sxm");
+	struct orr_train_config to;
+	struct orr_retime r;
+	double c4, c8, c16;
+	size_t gemms = 0, reduces = 0;
+	struct job j;
+
+	(void)state;
+	job_open(&j);
+	to = j.from;
+	to.tp = 4;
+	assert_int_equal(retime(&j, &to, true, &r, NULL), 0);
+	c4 = compute_ns(&j);
+	to.tp = 16;
+	assert_int_equal(retime(&j, &to, true, &r, NULL), 0);
+	c16 = compute_ns(&j);
+	assert_int_equal(retime(&j, &j.from, true, &r, NULL), 0);
+	c8 = compute_ns(&j);
+	if (!(c4 > c8 && c8 > c16))
+		fail_msg("compute per GPU: TP 4 %.0f, TP 8 %.0f, TP 16 %.0f ns", c4, c8, c16);
+
+	to.tp = 4;
+	assert_int_equal(retime(&j, &to, false, &r, NULL), 0);
+	assert_int_equal(r.gemms_modeled, 0);
+	for (size_t t = 0; t < orr_graph_task_count(j.g); t++) {
+		const char *name = orr_graph_task_name(j.g, (uint32_t)t);
+
+		if (strstr(name, "gemm") && j.f[t] != 1) {
+			assert_float_equal(j.f[t], 2, 1e-6);
+			gemms++;
+		}
+		if (strstr(name, "AllReduce") && j.f[t] != 1) {
+			assert_float_equal(j.f[t], f4 / f8, 1e-6);
+			reduces++;
+		}
+	}
+	assert_int_equal(gemms, r.gemms);
+	assert_int_equal(reduces, 81 * 8);
+	to.tp = 16;
+	assert_int_equal(retime(&j, &to, false, &r, NULL), 0);
+	reduces = 0;
+	for (size_t t = 0; t < orr_graph_task_count(j.g); t++)
+		if (strstr(orr_graph_task_name(j.g, (uint32_t)t), "AllReduce") && j.f[t] != 1) {
+			assert_float_equal(
+				j.f[t], f16 / f8 * a100->link_bytes_per_s / a100->nic_bytes_per_s,
+				1e-5);
+			reduces++;
+		}
+	assert_int_equal(reduces, 81 * 8);
+	job_close(&j);
+}
+
+/* What changes the tasks themselves is refused by name; so is a layout Megatron refuses. */
+static void test_retime_refuses(void **state)
+{
+	static const struct {
+		size_t offset;
+		int64_t value;
+		const char *why;
+	} cases[] = {
+		{ offsetof(struct orr_train_config, layers), 20, "layers" },
+		{ offsetof(struct orr_train_config, pp), 2, "pipeline stages" },
+		{ offsetof(struct orr_train_config, micro_batches), 4, "micro-batches per step" },
+		{ offsetof(struct orr_train_config, cp), 2, "context parallelism" },
+	};
+	struct orr_train_config to;
+	struct orr_retime r;
+	const char *why;
+	struct job j;
+
+	(void)state;
+	job_open(&j);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		to = j.from;
+		*(int64_t *)((char *)&to + cases[i].offset) = cases[i].value;
+		why = NULL;
+		assert_int_equal(retime(&j, &to, true, &r, &why), -ENOTSUP);
+		assert_string_equal(why, cases[i].why);
+	}
+	to = j.from;
+	to.recompute = ORR_RECOMPUTE_FULL;
+	assert_int_equal(retime(&j, &to, true, &r, &why), -ENOTSUP);
+	assert_string_equal(why, "recompute");
+	to = j.from;
+	to.sequence_parallel = true;
+	assert_int_equal(retime(&j, &to, true, &r, &why), -ENOTSUP);
+	to = j.from;
+	to.tp = 3;
+	assert_int_equal(retime(&j, &to, true, &r, &why), -EINVAL);
+	job_close(&j);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_retime_itself),
+		cmocka_unit_test(test_retime_tp),
+		cmocka_unit_test(test_retime_refuses),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
