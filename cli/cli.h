@@ -64,6 +64,8 @@ void json_int(struct json_out *j, const char *key, int64_t value);
 void json_bool(struct json_out *j, const char *key, bool value);
 /* "%.6g"; null when value is NaN or infinite, so that the output stays JSON. */
 void json_double(struct json_out *j, const char *key, double value);
+/* As json_double(), with the digits that read back as value exactly (up to 17). */
+void json_double_exact(struct json_out *j, const char *key, double value);
 /* S as a quoted, escaped JSON string, for writers that lay out their own JSON. */
 void json_write_string(FILE *f, const char *s);
 

@@ -35,6 +35,8 @@ static const char usage_text[] =
 	"                          is not done yet, and is refused with the reason\n"
 	"  --distributed-optimizer shard the optimizer state over DP (memory)\n"
 	"  --forward-only          the estimate is of forward passes (a forward-only trace)\n"
+	"  --costs FILE            GEMM and kernel models from orrery fit -o FILE (of any\n"
+	"                          trace of the same GPU) instead of fitting them here\n"
 	"  --timeline FILE         write the estimated timeline (Chrome/Perfetto JSON)\n"
 	"  --rank N                the rank whose structure is the recorded configuration\n"
 	"  --format=FMT            text (default) or json (docs/orrery-estimate.md)\n"
@@ -71,6 +73,7 @@ enum {
 	OPT_PRECISION,
 	OPT_FORWARD,
 	OPT_TIMELINE,
+	OPT_COSTS,
 	OPT_RANK,
 	OPT_FORMAT,
 };
@@ -82,7 +85,7 @@ struct options {
 	int recompute;       /* -1: not given */
 	bool sp, distopt, forward_only;
 	int precision; /* -1: not given */
-	const char *timeline, *trace;
+	const char *timeline, *costs, *trace;
 };
 
 static int parse_count(const char *s, int64_t *ret)
@@ -151,7 +154,7 @@ static int parse_one(int c, const char *arg, struct options *o)
 /* Returns -1 to go on, else the exit status. */
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	struct option opts[NSIZE + 12] = { { 0 } };
+	struct option opts[NSIZE + 13] = { { 0 } };
 	size_t n = 0;
 	int c, ret;
 
@@ -165,6 +168,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	opts[n++] = (struct option){ "precision", required_argument, NULL, OPT_PRECISION };
 	opts[n++] = (struct option){ "forward-only", no_argument, NULL, OPT_FORWARD };
 	opts[n++] = (struct option){ "timeline", required_argument, NULL, OPT_TIMELINE };
+	opts[n++] = (struct option){ "costs", required_argument, NULL, OPT_COSTS };
 	opts[n++] = (struct option){ "rank", required_argument, NULL, OPT_RANK };
 	opts[n++] = (struct option){ "format", required_argument, NULL, OPT_FORMAT };
 	opts[n++] = (struct option){ "help", no_argument, NULL, 'h' };
@@ -179,8 +183,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 			o->forward_only |= c == OPT_FORWARD;
 			continue;
 		}
-		if (c == OPT_TIMELINE) {
-			o->timeline = optarg;
+		if (c == OPT_TIMELINE || c == OPT_COSTS) {
+			*(c == OPT_TIMELINE ? &o->timeline : &o->costs) = optarg;
 			continue;
 		}
 		if ((ret = parse_one(c, optarg, o)) >= 0)
@@ -326,8 +330,14 @@ static void rates(struct cli_estimate *e)
 	e->mfu = peak > 0 ? model_flops(c, e->forward_only) / (sec * gpus * peak) : NAN;
 }
 
+/* The models that re-time: the file's (--costs), else those fitted on the trace. */
+struct models {
+	const struct orr_gemm_model *gemm;
+	const struct orr_kern_model *kern;
+};
+
 static int estimate(const struct options *o, const struct orr_graph *g, const struct cli_fit *f,
-		    size_t ri, struct cli_estimate *e)
+		    const struct models *m, size_t ri, struct cli_estimate *e)
 {
 	size_t n = orr_graph_task_count(g);
 	float *factors = orr_xmalloc((n + 1) * sizeof(*factors));
@@ -335,8 +345,7 @@ static int estimate(const struct options *o, const struct orr_graph *g, const st
 	const char *why = NULL;
 	int err, ret = EXIT_FAIL;
 
-	err = orr_retime(g, &f->st, &e->from, &e->to, f->gemm_err ? NULL : &f->gemm,
-			 f->kern_err ? NULL : &f->kern, factors, &e->retime, &why);
+	err = orr_retime(g, &f->st, &e->from, &e->to, m->gemm, m->kern, factors, &e->retime, &why);
 	if (err == -ENOTSUP) {
 		cli_error("changing the %s needs a rewrite of the graph, which orrery does not "
 			  "do yet; --tp, --dp, --micro-batch, --hidden, --ffn, --heads, "
@@ -369,6 +378,41 @@ out:
 	return ret;
 }
 
+static int read_costs(const char *path, struct orr_costs *ret)
+{
+	struct orr_diag d;
+	int err = orr_costs_read(path, ret, &d);
+
+	if (err) {
+		cli_error("%s: cannot read its costs: %s", path,
+			  d.msg[0] ? d.msg : orr_strerror(err));
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+/* Costs fitted on another GPU would re-time this one's kernels with that one's. */
+static int same_gpu(const char *path, const struct orr_costs *c, const struct cli_fit *f)
+{
+	if (!c->gpu || !f->gpu || c->gpu == f->gpu)
+		return EXIT_OK;
+	cli_error("%s: its costs were fitted on %s, the trace ran on %s: fit costs on a trace "
+		  "of the same GPU",
+		  path, c->gpu->id, f->gpu->id);
+	return EXIT_FAIL;
+}
+
+static void models_of(const struct cli_fit *f, const struct orr_costs *c, struct models *ret)
+{
+	if (c) {
+		ret->gemm = c->gemm_fitted ? &c->gemm : NULL;
+		ret->kern = c->kern_fitted ? &c->kern : NULL;
+		return;
+	}
+	ret->gemm = f->gemm_err ? NULL : &f->gemm;
+	ret->kern = f->kern_err ? NULL : &f->kern;
+}
+
 int cmd_estimate(int argc, char **argv)
 {
 	struct options o = {
@@ -377,6 +421,8 @@ int cmd_estimate(int argc, char **argv)
 	struct orr_trace *t = NULL;
 	struct orr_graph *g = NULL;
 	struct cli_estimate e = { 0 };
+	struct orr_costs costs = { 0 };
+	struct models m;
 	struct cli_fit f;
 	size_t ri;
 	int ret;
@@ -387,7 +433,15 @@ int cmd_estimate(int argc, char **argv)
 	ret = cli_fit_open(o.trace, o.timeline, o.rank, &t, &g, &ri);
 	if (ret != EXIT_OK)
 		goto out;
+	if (o.costs && (ret = read_costs(o.costs, &costs)) != EXIT_OK)
+		goto out;
 	cli_fit_run(g, ri, o.trace, &f);
+	models_of(&f, o.costs ? &costs : NULL, &m);
+	if (o.costs && (ret = same_gpu(o.costs, &costs, &f)) != EXIT_OK) {
+		cli_fit_release(&f);
+		goto out;
+	}
+	e.costs = o.costs;
 	e.trace = o.trace;
 	e.rank = f.rank;
 	e.gpu = f.gpu;
@@ -398,7 +452,7 @@ int cmd_estimate(int argc, char **argv)
 			  o.trace);
 		ret = EXIT_FAIL;
 	} else if ((ret = configs(&o, &f, &e)) == EXIT_OK &&
-		   (ret = estimate(&o, g, &f, ri, &e)) == EXIT_OK) {
+		   (ret = estimate(&o, g, &f, &m, ri, &e)) == EXIT_OK) {
 		if (o.format == CLI_FORMAT_JSON)
 			cli_estimate_json(&e);
 		else
@@ -406,6 +460,8 @@ int cmd_estimate(int argc, char **argv)
 	}
 	cli_fit_release(&f);
 out:
+	if (o.costs)
+		orr_costs_release(&costs);
 	orr_graph_free(g);
 	orr_trace_free(t);
 	return ret;

@@ -106,11 +106,21 @@ void cli_estimate_text(const struct cli_estimate *e)
 	printf("  tokens/s per GPU %.0f", e->tokens_per_s_per_gpu);
 	if (isfinite(e->mfu))
 		printf(", MFU %.1f %%", 100 * e->mfu);
-	printf("\n\nre-timed: %zu GEMMs (%zu by the GEMM model, %zu by their FLOPs), %zu "
+	printf("\n\nre-timed: %zu GEMMs (%zu by the GEMM model%s%s, %zu by their FLOPs), %zu "
 	       "collectives, %zu other kernels; %zu GPU tasks kept as measured\n",
-	       r->gemms, r->gemms_modeled, r->gemms - r->gemms_modeled, r->collectives, r->kernels,
-	       r->kept);
+	       r->gemms, r->gemms_modeled, e->costs ? " of " : "",
+	       e->costs ? cli_text(e->costs) : "", r->gemms - r->gemms_modeled, r->collectives,
+	       r->kernels, r->kept);
 	text_memory(e);
+}
+
+/* A time or size in whole units (the JSON's integers), null when not finite. */
+static void json_whole(struct json_out *j, const char *key, double v)
+{
+	if (isfinite(v))
+		json_int(j, key, (int64_t)llround(v));
+	else
+		json_double(j, key, NAN);
 }
 
 static void json_config(struct json_out *j, const char *key, const struct cli_estimate *e, bool to)
@@ -135,13 +145,13 @@ static void json_breakdown(struct json_out *j, const struct cli_estimate *e)
 	double steps = e->steps ? (double)e->steps : 1;
 
 	json_object(j, "breakdown");
-	json_double(j, "compute_ns", (double)(b->exposed_compute_ns + b->overlapped_ns) / steps);
-	json_double(j, "exposed_comm_ns", (double)b->exposed_comm_ns / steps);
+	json_whole(j, "compute_ns", (double)(b->exposed_compute_ns + b->overlapped_ns) / steps);
+	json_whole(j, "exposed_comm_ns", (double)b->exposed_comm_ns / steps);
 	if (e->to.pp == 1)
-		json_double(j, "bubble_ns", 0);
+		json_int(j, "bubble_ns", 0);
 	else
 		json_double(j, "bubble_ns", NAN);
-	json_double(j, "other_ns", (double)b->other_ns / steps);
+	json_whole(j, "other_ns", (double)b->other_ns / steps);
 	json_close_object(j);
 }
 
@@ -149,7 +159,13 @@ static void json_sources(struct json_out *j, const struct cli_estimate *e)
 {
 	json_object(j, "sources");
 	json_str(j, "durations", "the trace's, re-timed where the configuration changes them");
-	json_str(j, "gemm", "the GEMM model fitted on the trace (by FLOPs where it cannot say)");
+	json_str(j, "gemm",
+		 e->costs ? "the GEMM model of the costs file (by FLOPs where it "
+			    "cannot say)"
+			  : "the GEMM model fitted on the trace (by FLOPs where it "
+			    "cannot say)");
+	if (e->costs)
+		json_str(j, "costs", e->costs);
 	json_str(j, "kernels",
 		 "the trace's, scaled with their activation, at least the "
 		 "trace's launch floor");
@@ -169,12 +185,12 @@ void cli_estimate_json(const struct cli_estimate *e)
 	json_str(&j, "trace", e->trace);
 	json_int(&j, "rank", e->rank);
 	json_int(&j, "steps", (int64_t)e->steps);
-	json_double(&j, "iteration_ns", e->estimated.step_ns);
-	json_double(&j, "measured_ns", e->measured_ns);
-	json_double(&j, "replayed_ns", e->replayed.step_ns);
+	json_whole(&j, "iteration_ns", e->estimated.step_ns);
+	json_whole(&j, "measured_ns", e->measured_ns);
+	json_whole(&j, "replayed_ns", e->replayed.step_ns);
 	json_double(&j, "tokens_per_s_per_gpu", e->tokens_per_s_per_gpu);
 	json_double(&j, "mfu", e->mfu);
-	json_double(&j, "memory_bytes_per_gpu", e->memory_err ? NAN : e->memory.total_bytes);
+	json_whole(&j, "memory_bytes_per_gpu", e->memory_err ? NAN : e->memory.total_bytes);
 	json_bool(&j, "fits", !e->memory_err && e->memory.fits);
 	json_str(&j, "fits_why", e->memory_err ? orr_strerror(e->memory_err) : e->memory.why);
 	json_breakdown(&j, e);

@@ -20,6 +20,7 @@ struct cli_estimate_step {
 
 struct cli_estimate {
 	const char *trace;
+	const char *costs; /* --costs FILE, or NULL: the models fitted on trace */
 	int32_t rank;
 	const struct orr_gpu_spec *gpu;
 	bool forward_only; /* the trace has no backward pass */

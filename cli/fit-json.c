@@ -1,21 +1,60 @@
 /* SPDX-License-Identifier: MIT */
-/* orrery fit: the JSON report (docs/orrery-fit.md), also what -o writes. */
+/*
+ * orrery fit: the JSON report (docs/orrery-fit.md), also what -o writes and
+ * orr_costs_read() reads back.  Whatever the models' predictions read is written with
+ * json_double_exact(), so that the models read back predict exactly as these do.
+ */
 #include <math.h>
 
 #include "cli.h"
 #include "fit.h"
 #include "banned.h"
 
+/* A least-squares fit: its coefficients (nparams of them) and its errors. */
 static void json_fit(struct json_out *j, const char *key, const struct orr_fit *fit)
 {
 	json_object(j, key);
 	json_int(j, "samples", (int64_t)fit->samples);
 	json_int(j, "rank", (int64_t)fit->rank);
+	json_bool(j, "relative", fit->relative);
+	json_array(j, "coef");
+	for (size_t i = 0; i < fit->nparams && i < ORR_FIT_MAX_PARAMS; i++)
+		json_double_exact(j, NULL, fit->coef[i]);
+	json_close_array(j);
 	json_double(j, "fit_median", fit->fit_median);
 	json_double(j, "fit_max", fit->fit_max);
 	json_double(j, "loo_median", fit->loo_median);
 	json_double(j, "loo_max", fit->loo_max);
 	json_close_object(j);
+}
+
+/* A pooled fit (no GPU known) of the dtype or class `name`, when there is one. */
+static void json_pooled(struct json_out *j, const char *key, const char *name,
+			const struct orr_fit *fit)
+{
+	if (!fit->nparams)
+		return;
+	json_object(j, NULL);
+	json_str(j, key, name);
+	json_fit(j, "fit", fit);
+	json_close_object(j);
+}
+
+/* The hardware table's entry a model was fitted for: its id, or null. */
+static void json_spec(struct json_out *j, const struct orr_gpu_spec *gpu)
+{
+	if (gpu)
+		json_str(j, "spec", gpu->id);
+	else
+		json_double(j, "spec", NAN); /* null */
+}
+
+/* The efficiency over every group, the fallback of a group without samples. */
+static void json_efficiency_all(struct json_out *j, const struct orr_gemm_efficiency *e, bool ok)
+{
+	json_double_exact(j, "efficiency_all", ok ? e->median : NAN);
+	json_int(j, "efficiency_all_samples", ok ? (int64_t)e->samples : 0);
+	json_bool(j, "efficiency_all_fitted", ok && e->fitted);
 }
 
 static void json_structure(struct json_out *j, const struct orr_structure *s)
@@ -94,15 +133,37 @@ static void json_coll(struct json_out *j, const struct cli_fit *f, const struct 
 		const struct orr_coll_band *b = &c->m.bands[i];
 
 		json_object(j, NULL);
-		json_double(j, "lo_bytes", b->lo_bytes);
-		json_double(j, "hi_bytes", b->hi_bytes); /* null: no upper end */
-		json_double(j, "alpha_ns", b->alpha_ns);
-		json_double(j, "alpha_rank_ns", b->alpha_rank_ns);
-		json_double(j, "bus_bytes_per_s", b->bus_bytes_per_s);
+		json_double_exact(j, "lo_bytes", b->lo_bytes);
+		json_double_exact(j, "hi_bytes", b->hi_bytes); /* null: no upper end */
+		json_double_exact(j, "alpha_ns", b->alpha_ns);
+		json_double_exact(j, "alpha_rank_ns", b->alpha_rank_ns);
+		json_double_exact(j, "bus_bytes_per_s", b->bus_bytes_per_s);
 		json_fit(j, "fit", &b->fit);
 		json_close_object(j);
 	}
 	json_close_array(j);
+	json_close_object(j);
+}
+
+/* One class of the GEMM model: its fit, or how it falls back. */
+static void json_gemm_class(struct json_out *j, const struct orr_gemm_class *k)
+{
+	json_object(j, NULL);
+	json_str(j, "dtype", orr_dtype_name(k->dtype));
+	json_str(j, "family", k->family);
+	json_int(j, "samples", (int64_t)k->samples);
+	json_int(j, "shapes", (int64_t)k->shapes);
+	json_str(j, "how", orr_gemm_how_name(k->how));
+	json_str(j, "why", k->why);
+	if (k->how == ORR_GEMM_FIT) {
+		json_double_exact(j, "a_ns", k->fit.coef[0]);
+		json_double_exact(j, "ns_per_flop", k->fit.coef[1]);
+		json_double_exact(j, "ns_per_byte", k->fit.coef[2]);
+		json_fit(j, "fit", &k->fit);
+	}
+	json_int(j, "loso_shapes", (int64_t)k->loso_shapes);
+	json_double(j, "loso_median", k->loso_median);
+	json_double(j, "loso_max", k->loso_max);
 	json_close_object(j);
 }
 
@@ -119,40 +180,28 @@ static void json_gemms(struct json_out *j, const struct cli_fit *f)
 	json_int(j, "bad_shapes", (int64_t)c->bad_shapes);
 	json_int(j, "incomplete", (int64_t)c->incomplete);
 	json_bool(j, "fitted", f->gemm_err == 0);
+	json_spec(j, f->gemm_err ? NULL : m->gpu);
+	json_int(j, "below_roofline", f->gemm_err ? 0 : (int64_t)m->below_roofline);
 	json_array(j, "efficiency");
 	for (int d = 0; !f->gemm_err && d < ORR_DTYPE_COUNT; d++) {
 		if (!m->efficiency[d].samples)
 			continue;
 		json_object(j, NULL);
 		json_str(j, "math", orr_dtype_name(d));
-		json_double(j, "median", m->efficiency[d].median);
+		json_double_exact(j, "median", m->efficiency[d].median);
 		json_int(j, "samples", (int64_t)m->efficiency[d].samples);
 		json_bool(j, "fitted", m->efficiency[d].fitted);
 		json_close_object(j);
 	}
 	json_close_array(j);
+	json_efficiency_all(j, &m->efficiency_all, !f->gemm_err);
 	json_array(j, "classes");
-	for (size_t i = 0; !f->gemm_err && i < m->nclasses; i++) {
-		const struct orr_gemm_class *k = &m->classes[i];
-
-		json_object(j, NULL);
-		json_str(j, "dtype", orr_dtype_name(k->dtype));
-		json_str(j, "family", k->family);
-		json_int(j, "samples", (int64_t)k->samples);
-		json_int(j, "shapes", (int64_t)k->shapes);
-		json_str(j, "how", orr_gemm_how_name(k->how));
-		json_str(j, "why", k->why);
-		if (k->how == ORR_GEMM_FIT) {
-			json_double(j, "a_ns", k->fit.coef[0]);
-			json_double(j, "ns_per_flop", k->fit.coef[1]);
-			json_double(j, "ns_per_byte", k->fit.coef[2]);
-			json_fit(j, "fit", &k->fit);
-		}
-		json_int(j, "loso_shapes", (int64_t)k->loso_shapes);
-		json_double(j, "loso_median", k->loso_median);
-		json_double(j, "loso_max", k->loso_max);
-		json_close_object(j);
-	}
+	for (size_t i = 0; !f->gemm_err && i < m->nclasses; i++)
+		json_gemm_class(j, &m->classes[i]);
+	json_close_array(j);
+	json_array(j, "pooled");
+	for (int d = 0; !f->gemm_err && d < ORR_DTYPE_COUNT; d++)
+		json_pooled(j, "dtype", orr_dtype_name(d), &m->pooled[d]);
 	json_close_array(j);
 	json_int(j, "loso_predicted", f->gemm_err ? 0 : (int64_t)m->loso_predicted);
 	json_double(j, "loso_median", f->gemm_err ? NAN : m->loso_median);
@@ -208,14 +257,39 @@ static void json_kern_family(struct json_out *j, const struct orr_kern_family *k
 	json_str(j, "how", orr_gemm_how_name(k->how));
 	json_str(j, "why", k->why);
 	if (k->how == ORR_GEMM_FIT) {
-		json_double(j, "a_ns", k->fit.coef[0]);
-		json_double(j, "ns_per_flop", k->flops ? k->fit.coef[1] : 0);
-		json_double(j, "ns_per_byte", k->fit.coef[k->flops ? 2 : 1]);
+		json_double_exact(j, "a_ns", k->fit.coef[0]);
+		json_double_exact(j, "ns_per_flop", k->flops ? k->fit.coef[1] : 0);
+		json_double_exact(j, "ns_per_byte", k->fit.coef[k->flops ? 2 : 1]);
 		json_fit(j, "fit", &k->fit);
 	}
 	json_int(j, "loso_sizes", (int64_t)k->loso_sizes);
 	json_double(j, "loso_median", k->loso_median);
 	json_double(j, "loso_max", k->loso_max);
+	json_close_object(j);
+}
+
+/* Class k of the other kernels, when it has kernels or families: counts, efficiency, errors. */
+static void json_kern_class(struct json_out *j, const struct cli_fit *f, int k)
+{
+	const struct orr_kern_counts *c = &f->kern_counts;
+	const struct orr_kern_model *m = &f->kern;
+	const struct orr_kern_class_summary *s = &m->classes[k];
+
+	if (!c->by_class[k] && !s->families)
+		return;
+	json_object(j, NULL);
+	json_str(j, "class", orr_kern_class_name(k));
+	json_int(j, "kernels", (int64_t)c->by_class[k]);
+	json_int(j, "samples", (int64_t)c->samples_by_class[k]);
+	json_int(j, "sizes", f->kern_err ? 0 : (int64_t)s->sizes);
+	json_int(j, "families", f->kern_err ? 0 : (int64_t)s->families);
+	json_int(j, "fitted_families", f->kern_err ? 0 : (int64_t)s->fitted);
+	json_double_exact(j, "efficiency", f->kern_err ? NAN : m->efficiency[k].median);
+	json_int(j, "efficiency_samples", f->kern_err ? 0 : (int64_t)m->efficiency[k].samples);
+	json_bool(j, "efficiency_fitted", !f->kern_err && m->efficiency[k].fitted);
+	json_int(j, "loso_sizes", f->kern_err ? 0 : (int64_t)s->loso_sizes);
+	json_double(j, "loso_median", f->kern_err ? NAN : s->loso_median);
+	json_double(j, "loso_max", f->kern_err ? NAN : s->loso_max);
 	json_close_object(j);
 }
 
@@ -235,34 +309,21 @@ static void json_kernels(struct json_out *j, const struct cli_fit *f)
 	json_int(j, "no_time", (int64_t)c->no_time);
 	json_int(j, "layout_guessed", (int64_t)c->layout_guessed);
 	json_bool(j, "fitted", f->kern_err == 0);
-	json_double(j, "floor_ns", f->kern_err ? NAN : m->floor_ns);
+	json_spec(j, f->kern_err ? NULL : m->gpu);
+	json_double_exact(j, "floor_ns", f->kern_err ? NAN : m->floor_ns);
 	json_int(j, "below_roofline", f->kern_err ? 0 : (int64_t)m->below_roofline);
 	json_array(j, "classes");
-	for (int k = 0; k < ORR_KERN_CLASS_COUNT; k++) {
-		const struct orr_kern_class_summary *s = &m->classes[k];
-
-		if (!c->by_class[k])
-			continue;
-		json_object(j, NULL);
-		json_str(j, "class", orr_kern_class_name(k));
-		json_int(j, "kernels", (int64_t)c->by_class[k]);
-		json_int(j, "samples", (int64_t)c->samples_by_class[k]);
-		json_int(j, "sizes", f->kern_err ? 0 : (int64_t)s->sizes);
-		json_int(j, "families", f->kern_err ? 0 : (int64_t)s->families);
-		json_int(j, "fitted_families", f->kern_err ? 0 : (int64_t)s->fitted);
-		json_double(j, "efficiency", f->kern_err ? NAN : m->efficiency[k].median);
-		json_int(j, "efficiency_samples",
-			 f->kern_err ? 0 : (int64_t)m->efficiency[k].samples);
-		json_int(j, "loso_sizes", f->kern_err ? 0 : (int64_t)s->loso_sizes);
-		json_double(j, "loso_median", f->kern_err ? NAN : s->loso_median);
-		json_double(j, "loso_max", f->kern_err ? NAN : s->loso_max);
-		json_close_object(j);
-	}
+	for (int k = 0; k < ORR_KERN_CLASS_COUNT; k++)
+		json_kern_class(j, f, k);
 	json_close_array(j);
-	json_double(j, "efficiency_all", f->kern_err ? NAN : m->efficiency_all.median);
+	json_efficiency_all(j, &m->efficiency_all, !f->kern_err);
 	json_array(j, "families");
 	for (size_t i = 0; !f->kern_err && i < m->nfamilies; i++)
 		json_kern_family(j, &m->families[i]);
+	json_close_array(j);
+	json_array(j, "pooled");
+	for (int k = 0; !f->kern_err && k < ORR_KERN_CLASS_COUNT; k++)
+		json_pooled(j, "class", orr_kern_class_name(k), &m->pooled[k]);
 	json_close_array(j);
 	json_int(j, "loso_predicted", f->kern_err ? 0 : (int64_t)m->loso_predicted);
 	json_double(j, "loso_median", f->kern_err ? NAN : m->loso_median);
@@ -290,9 +351,9 @@ void cli_fit_json(const struct cli_fit *f, FILE *out)
 	json_int(&j, "overlapped", (int64_t)f->overlap.overlapped);
 	json_int(&j, "names", (int64_t)f->overlap.names);
 	json_int(&j, "kernels_compared", (int64_t)f->overlap.kernels_compared);
-	json_double(&j, "slowdown", f->overlap.names ? f->overlap.slowdown : NAN);
-	json_double(&j, "slowdown_min", f->overlap.names ? f->overlap.slowdown_min : NAN);
-	json_double(&j, "slowdown_max", f->overlap.names ? f->overlap.slowdown_max : NAN);
+	json_double_exact(&j, "slowdown", f->overlap.names ? f->overlap.slowdown : NAN);
+	json_double_exact(&j, "slowdown_min", f->overlap.names ? f->overlap.slowdown_min : NAN);
+	json_double_exact(&j, "slowdown_max", f->overlap.names ? f->overlap.slowdown_max : NAN);
 	json_close_object(&j);
 	json_parts(&j, f);
 	json_gemms(&j, f);

@@ -263,3 +263,25 @@ void json_double(struct json_out *j, const char *key, double value)
 	else
 		fputs("null", j->f); /* JSON has no NaN or infinity */
 }
+
+/*
+ * The shortest of "%.15g", "%.16g" and "%.17g" that strtod() reads back as value (17
+ * digits always do): a costs file's model parameters must come back bit for bit
+ * (orr_costs_read()), and most print shorter.
+ */
+void json_double_exact(struct json_out *j, const char *key, double value)
+{
+	char buf[40];
+
+	json_key(j, key);
+	if (!isfinite(value)) {
+		fputs("null", j->f);
+		return;
+	}
+	for (int digits = 15; digits <= 17; digits++) {
+		snprintf(buf, sizeof(buf), "%.*g", digits, value);
+		if (strtod(buf, NULL) == value)
+			break;
+	}
+	fputs(buf, j->f);
+}

@@ -846,6 +846,67 @@ int orr_pp_schedule(int p, int stage, int m, int v, struct orr_pp_slot **ret, si
  */
 int orr_pp_simulate(int p, int m, int v, double f_ns, double b_ns, double p2p_ns, double *ret_ns);
 
+/*
+ * ---- costs files: what `orrery fit -o` writes, read back (estimator/costs-read.cpp;
+ * docs/orrery-fit.md, "Reading it back") ----
+ */
+
+#define ORR_COSTS_VERSION   1            /* the orrery_costs this reads */
+#define ORR_COSTS_MAX_BYTES (256u << 20) /* larger files are refused */
+
+/* The collectives of one kind and link class, and their model (cli/fit.h's). */
+struct orr_coll_costs {
+	enum orr_coll_kind kind;
+	enum orr_link link;
+	size_t samples, coupled, sized_by_caller, sizes, group_sizes;
+	bool from_alone; /* no coupled sample: fitted on times that include waiting */
+	bool fitted;     /* false: m has no band and predicts nothing */
+	struct orr_coll_model m;
+	/* What was measured (medians), and the hardware table's link: NAN when unknown. */
+	double median_bytes, median_ns, measured_bus_bytes_per_s, spec_bytes_per_s;
+	int group; /* the median group size */
+};
+
+/*
+ * A costs file in memory: the fitted models as orr_gemm_model_fit(),
+ * orr_kern_model_fit() and orr_coll_model_fit() made them, so that their _time()
+ * functions predict as they did, bit for bit.  Not carried: the models' per-shape and
+ * per-size leave-out tables (gemm.shapes, kern.sizes: none), the communicators'
+ * counts by what they carry.  Strings (trace, device, communicator names) belong to
+ * the costs.
+ */
+struct orr_costs {
+	int version;
+	const char *trace;              /* as fit was given it */
+	int32_t rank;                   /* whose structure follows */
+	const char *device;             /* as the trace names it; NULL when unknown */
+	const struct orr_gpu_spec *gpu; /* device.spec; NULL when unknown */
+	struct orr_structure st;
+	struct orr_overlap overlap;    /* slowdown 0 when no name was compared */
+	bool gemm_fitted, kern_fitted; /* false: that model is empty */
+	struct orr_gemm_model gemm;
+	struct orr_kern_model kern;
+	struct orr_coll_costs *coll;
+	size_t ncoll;
+	struct orr_strtab *strings; /* private: owns the strings above */
+};
+
+/*
+ * Reads the costs file at path into *ret (orr_costs_release() frees it).  Errors, with
+ * the reason and the key (e.g. "gemm.classes[2].fit.coef[1]") in reterr_diag:
+ * -errno when it cannot be read, -EINVAL when it is not a regular file, ORR_ETOOBIG
+ * past ORR_COSTS_MAX_BYTES, ORR_EEMPTY when empty, ORR_ETRUNCATED when the JSON ends
+ * early, ORR_EMALFORMED when it is not JSON, or a key is missing, of another type or
+ * out of range (null where a number is required, a name of a dtype, class, kind or
+ * GPU this orrery does not know), ORR_EFORMAT when it is no costs file or of another
+ * version.  *ret is set only on success.
+ */
+int orr_costs_read(const char *path, struct orr_costs *ret, struct orr_diag *reterr_diag);
+/* The same from len bytes at buf, named name in messages. */
+int orr_costs_read_buffer(const char *name, const char *buf, size_t len, struct orr_costs *ret,
+			  struct orr_diag *reterr_diag);
+void orr_costs_release(struct orr_costs *c);
+
 #ifdef __cplusplus
 }
 #endif

@@ -188,6 +188,28 @@ usage)
 		run estimate --timeline traces/samples/tiny-2rank/t.json traces/samples/tiny-2rank
 		expect_rc 1
 		expect_in err "is inside the trace"
+		# --costs: a file that is no costs file, and costs of another GPU.
+		echo '{}' >"$work/bad-costs.json"
+		run estimate --costs "$work/bad-costs.json" traces/samples/tiny-2rank
+		expect_rc 1
+		expect_in err "cannot read its costs: key 'orrery_costs': missing"
+		megatron=../shared/traces/kineto/astrasim-megatron-tp8
+		if [[ -e $megatron ]]; then
+			run fit -o "$work/h100.json" traces/samples/tiny-2rank
+			expect_rc 0
+			run estimate --tp 4 --costs "$work/h100.json" "$megatron"
+			expect_rc 1
+			expect_in err "fitted on h100-sxm, the trace ran on a100-80gb-sxm"
+			run fit -o "$work/a100.json" "$megatron"
+			expect_rc 0
+			run estimate --tp 4 --format=json "$megatron"
+			cp "$work/out" "$work/fitted.json"
+			run estimate --tp 4 --format=json --costs "$work/a100.json" "$megatron"
+			expect_rc 0
+			grep -v '"gemm"\|"costs"' "$work/out" >"$work/a" || true
+			grep -v '"gemm"\|"costs"' "$work/fitted.json" >"$work/b" || true
+			cmp -s "$work/a" "$work/b" || fail "--costs of the same trace estimates otherwise"
+		fi
 		;;
 	critical-path-usage)
 		run critical-path
