@@ -34,6 +34,8 @@ static const char usage_text[] =
 	"                          accepted; a change needs a rewrite of the graph, which\n"
 	"                          is not done yet, and is refused with the reason\n"
 	"  --distributed-optimizer shard the optimizer state over DP (memory)\n"
+	"  --gpus-per-node N       GPUs a node holds (default: the hardware table's): a\n"
+	"                          larger group talks over the network\n"
 	"  --forward-only          the estimate is of forward passes (a forward-only trace)\n"
 	"  --costs FILE            GEMM and kernel models from orrery fit -o FILE (of any\n"
 	"                          trace of the same GPU) instead of fitting them here\n"
@@ -67,6 +69,7 @@ static const struct size_opt {
 enum {
 	OPT_SIZE = 256, /* + index into size_opts */
 	OPT_GLOBAL = 512,
+	OPT_GPN,
 	OPT_RECOMPUTE,
 	OPT_SP,
 	OPT_DISTOPT,
@@ -80,7 +83,7 @@ enum {
 
 struct options {
 	int format;
-	int64_t rank, global_batch;
+	int64_t rank, global_batch, gpus_per_node;
 	int64_t size[NSIZE]; /* 0: not given */
 	int recompute;       /* -1: not given */
 	bool sp, distopt, forward_only;
@@ -126,6 +129,10 @@ static int parse_one(int c, const char *arg, struct options *o)
 		if (parse_count(arg, &o->global_batch) < 0 || o->global_batch < 1)
 			return cli_usage_error("estimate", "bad --global-batch '%s'", arg);
 		return -1;
+	case OPT_GPN:
+		if (parse_count(arg, &o->gpus_per_node) < 0 || o->gpus_per_node < 1)
+			return cli_usage_error("estimate", "bad --gpus-per-node '%s'", arg);
+		return -1;
 	case OPT_RECOMPUTE:
 		if ((o->recompute = parse_named(arg, recompute, 3)) < 0)
 			return cli_usage_error("estimate",
@@ -154,7 +161,7 @@ static int parse_one(int c, const char *arg, struct options *o)
 /* Returns -1 to go on, else the exit status. */
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	struct option opts[NSIZE + 13] = { { 0 } };
+	struct option opts[NSIZE + 14] = { { 0 } };
 	size_t n = 0;
 	int c, ret;
 
@@ -162,6 +169,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		opts[n++] = (struct option){ size_opts[i].name, required_argument, NULL,
 					     OPT_SIZE + (int)i };
 	opts[n++] = (struct option){ "global-batch", required_argument, NULL, OPT_GLOBAL };
+	opts[n++] = (struct option){ "gpus-per-node", required_argument, NULL, OPT_GPN };
 	opts[n++] = (struct option){ "recompute", required_argument, NULL, OPT_RECOMPUTE };
 	opts[n++] = (struct option){ "sequence-parallel", no_argument, NULL, OPT_SP };
 	opts[n++] = (struct option){ "distributed-optimizer", no_argument, NULL, OPT_DISTOPT };
@@ -330,14 +338,8 @@ static void rates(struct cli_estimate *e)
 	e->mfu = peak > 0 ? model_flops(c, e->forward_only) / (sec * gpus * peak) : NAN;
 }
 
-/* The models that re-time: the file's (--costs), else those fitted on the trace. */
-struct models {
-	const struct orr_gemm_model *gemm;
-	const struct orr_kern_model *kern;
-};
-
 static int estimate(const struct options *o, const struct orr_graph *g, const struct cli_fit *f,
-		    const struct models *m, size_t ri, struct cli_estimate *e)
+		    const struct orr_retime_models *m, size_t ri, struct cli_estimate *e)
 {
 	size_t n = orr_graph_task_count(g);
 	float *factors = orr_xmalloc((n + 1) * sizeof(*factors));
@@ -345,7 +347,7 @@ static int estimate(const struct options *o, const struct orr_graph *g, const st
 	const char *why = NULL;
 	int err, ret = EXIT_FAIL;
 
-	err = orr_retime(g, &f->st, &e->from, &e->to, m->gemm, m->kern, factors, &e->retime, &why);
+	err = orr_retime(g, &f->st, &e->from, &e->to, m, factors, &e->retime, &why);
 	if (err == -ENOTSUP) {
 		cli_error("changing the %s needs a rewrite of the graph, which orrery does not "
 			  "do yet; --tp, --dp, --micro-batch, --hidden, --ffn, --heads, "
@@ -402,15 +404,25 @@ static int same_gpu(const char *path, const struct orr_costs *c, const struct cl
 	return EXIT_FAIL;
 }
 
-static void models_of(const struct cli_fit *f, const struct orr_costs *c, struct models *ret)
+/* The models that re-time: the costs file's (--costs), else those fitted on the trace. */
+static void models_of(const struct cli_fit *f, const struct orr_costs *c, int gpus_per_node,
+		      struct orr_retime_models *ret)
 {
+	memset(ret, 0, sizeof(*ret));
+	ret->gpus_per_node = gpus_per_node;
 	if (c) {
 		ret->gemm = c->gemm_fitted ? &c->gemm : NULL;
 		ret->kern = c->kern_fitted ? &c->kern : NULL;
+		for (size_t i = 0; i < c->ncoll; i++)
+			if (c->coll[i].fitted && c->coll[i].m.constrained)
+				ret->coll[c->coll[i].kind][c->coll[i].link] = &c->coll[i].m;
 		return;
 	}
 	ret->gemm = f->gemm_err ? NULL : &f->gemm;
 	ret->kern = f->kern_err ? NULL : &f->kern;
+	for (size_t i = 0; i < f->ncoll; i++)
+		if (!f->coll[i].err && f->coll[i].m.constrained)
+			ret->coll[f->coll[i].kind][f->coll[i].link] = &f->coll[i].m;
 }
 
 int cmd_estimate(int argc, char **argv)
@@ -422,7 +434,7 @@ int cmd_estimate(int argc, char **argv)
 	struct orr_graph *g = NULL;
 	struct cli_estimate e = { 0 };
 	struct orr_costs costs = { 0 };
-	struct models m;
+	struct orr_retime_models m;
 	struct cli_fit f;
 	size_t ri;
 	int ret;
@@ -436,7 +448,7 @@ int cmd_estimate(int argc, char **argv)
 	if (o.costs && (ret = read_costs(o.costs, &costs)) != EXIT_OK)
 		goto out;
 	cli_fit_run(g, ri, o.trace, &f);
-	models_of(&f, o.costs ? &costs : NULL, &m);
+	models_of(&f, o.costs ? &costs : NULL, (int)o.gpus_per_node, &m);
 	if (o.costs && (ret = same_gpu(o.costs, &costs, &f)) != EXIT_OK) {
 		cli_fit_release(&f);
 		goto out;

@@ -107,10 +107,11 @@ void cli_estimate_text(const struct cli_estimate *e)
 	if (isfinite(e->mfu))
 		printf(", MFU %.1f %%", 100 * e->mfu);
 	printf("\n\nre-timed: %zu GEMMs (%zu by the GEMM model%s%s, %zu by their FLOPs), %zu "
-	       "collectives, %zu other kernels; %zu GPU tasks kept as measured\n",
+	       "collectives (%zu by a collective model), %zu other kernels; %zu GPU tasks kept "
+	       "as measured\n",
 	       r->gemms, r->gemms_modeled, e->costs ? " of " : "",
 	       e->costs ? cli_text(e->costs) : "", r->gemms - r->gemms_modeled, r->collectives,
-	       r->kernels, r->kept);
+	       r->collectives_modeled, r->kernels, r->kept);
 	text_memory(e);
 }
 
@@ -200,6 +201,7 @@ void cli_estimate_json(const struct cli_estimate *e)
 	json_int(&j, "gemms", (int64_t)e->retime.gemms);
 	json_int(&j, "gemms_modeled", (int64_t)e->retime.gemms_modeled);
 	json_int(&j, "collectives", (int64_t)e->retime.collectives);
+	json_int(&j, "collectives_modeled", (int64_t)e->retime.collectives_modeled);
 	json_int(&j, "kernels", (int64_t)e->retime.kernels);
 	json_int(&j, "kept", (int64_t)e->retime.kept);
 	json_close_object(&j);

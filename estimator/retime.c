@@ -14,9 +14,11 @@
  *                the trace's tp, T·h elements or a small multiple) carries T'·h'
  *                over t' ranks; a DP gradient collective (from the backward pass or
  *                the optimizer, its group dp) the parameters of a shard over d'
- *                ranks: bytes × F(n) / bandwidth over the same of the trace, the
- *                bandwidth the NIC's instead of the GPU link's when the group no
- *                longer fits in a node (B.2, B.3, B.4).
+ *                ranks: the collective model's time over its time of the traced one
+ *                where a constrained model covers both groups' links; else bytes ×
+ *                F(n) / bandwidth over the same of the trace, the bandwidth the NIC's
+ *                instead of the GPU link's when the group no longer fits in a node
+ *                (B.2, B.3, B.4).
  *   other        a kernel under an op with shapes scales with its op's largest
  *                tensor when that tensor is one of the layer's activations, T·h,
  *                T·h/t, T·f/t, b·(a/t)·s² or T·V/t (B.4, B.7); fused attention with
@@ -96,23 +98,73 @@ static void retime_gemms(const struct orr_graph *g, const struct orr_structure *
 
 /* ---- collectives ---- */
 
-/* A collective's link class for a group of n ranks: inside a node when it fits in one. */
-static double link_bytes_per_s(const struct orr_gpu_spec *gpu, int64_t n)
+struct coll_ctx {
+	const struct orr_graph *g;
+	const struct orr_train_config *from, *to;
+	const struct orr_gpu_spec *gpu;
+	const struct orr_retime_models *m;
+	int gpn; /* GPUs per node; 0: unknown */
+	const uint32_t *parent;
+	const struct orr_rank *r;
+	struct orr_retime *ret;
+};
+
+/* The link class of a group of n ranks: a node's when it fits in one (or unknown). */
+static enum orr_link link_of(const struct coll_ctx *c, int64_t n)
 {
-	if (!gpu || gpu->gpus_per_node < 1 || n <= gpu->gpus_per_node)
-		return gpu && gpu->link_bytes_per_s > 0 ? gpu->link_bytes_per_s : 1;
-	return gpu->nic_bytes_per_s > 0 ? gpu->nic_bytes_per_s : 1;
+	return c->gpn < 1 || n <= c->gpn ? ORR_LINK_NODE : ORR_LINK_NETWORK;
 }
 
-/* Bytes × F(n) / bandwidth in `to` over the same in `from`. */
-static double coll_ratio(enum orr_coll_kind k, double bytes_ratio, int64_t n0, int64_t n1,
-			 const struct orr_gpu_spec *gpu)
+static double link_bytes_per_s(const struct coll_ctx *c, int64_t n)
 {
+	const struct orr_gpu_spec *gpu = c->gpu;
+
+	if (link_of(c, n) == ORR_LINK_NODE)
+		return gpu && gpu->link_bytes_per_s > 0 ? gpu->link_bytes_per_s : 1;
+	return gpu && gpu->nic_bytes_per_s > 0 ? gpu->nic_bytes_per_s : 1;
+}
+
+/*
+ * The model of kind k for a group of n ranks: its link class's, or, inside a node, the
+ * one of links the trace could not tell (a trace of one node); NULL when none.
+ */
+static const struct orr_coll_model *coll_model(const struct coll_ctx *c, enum orr_coll_kind k,
+					       int64_t n)
+{
+	enum orr_link l = link_of(c, n);
+	const struct orr_coll_model *m;
+
+	if (!c->m)
+		return NULL;
+	m = c->m->coll[k][l];
+	if (!m && l == ORR_LINK_NODE)
+		m = c->m->coll[k][ORR_LINK_UNKNOWN];
+	return m && m->constrained ? m : NULL;
+}
+
+/*
+ * Time in `to` over time in the trace of a collective of `bytes` whose bytes change by
+ * bytes_ratio and ranks from n0 to n1: the models' where they cover both, else bytes ×
+ * F(n) / bandwidth.
+ */
+static double coll_ratio(struct coll_ctx *c, enum orr_coll_kind k, double bytes, double bytes_ratio,
+			 int64_t n0, int64_t n1)
+{
+	const struct orr_coll_model *m0 = coll_model(c, k, n0), *m1 = coll_model(c, k, n1);
 	double f0 = orr_coll_bus_factor(k, (int)n0), f1 = orr_coll_bus_factor(k, (int)n1);
 
+	if (m0 && m1) {
+		double t0 = orr_coll_model_time(m0, bytes, (int)n0);
+		double t1 = orr_coll_model_time(m1, bytes * bytes_ratio, (int)n1);
+
+		if (t0 > 0 && t1 > 0 && isfinite(t0) && isfinite(t1)) {
+			c->ret->collectives_modeled++;
+			return t1 / t0;
+		}
+	}
 	if (!(f0 > 0))
 		return 1;
-	return bytes_ratio * f1 / f0 * link_bytes_per_s(gpu, n0) / link_bytes_per_s(gpu, n1);
+	return bytes_ratio * f1 / f0 * link_bytes_per_s(c, n0) / link_bytes_per_s(c, n1);
 }
 
 /* The parameters of one tensor- and pipeline-parallel shard. */
@@ -120,14 +172,6 @@ static double shard_params(const struct orr_train_config *c)
 {
 	return orr_train_params(c) / (double)(c->tp * c->pp);
 }
-
-struct coll_ctx {
-	const struct orr_graph *g;
-	const struct orr_train_config *from, *to;
-	const struct orr_gpu_spec *gpu;
-	const uint32_t *parent;
-	const struct orr_rank *r;
-};
 
 /* The ranks of collective task t: its record's group, else the members coupled. */
 static int64_t group_of(const struct coll_ctx *c, uint32_t t, const struct orr_collective *co)
@@ -142,7 +186,7 @@ static int64_t group_of(const struct coll_ctx *c, uint32_t t, const struct orr_c
 }
 
 /* The factor of collective task t, or 0 when it is neither TP's nor DP's. */
-static double coll_factor(const struct coll_ctx *c, uint32_t t, bool backward, bool optimizer)
+static double coll_factor(struct coll_ctx *c, uint32_t t, bool backward, bool optimizer)
 {
 	const struct orr_event *e = orr_graph_task_event(c->g, t);
 	const struct orr_collective *co = &c->r->collectives[e->coll];
@@ -155,12 +199,13 @@ static double coll_factor(const struct coll_ctx *c, uint32_t t, bool backward, b
 	if (k == ORR_COLL_UNKNOWN || !(bytes > 0) || n < 1)
 		return 0;
 	if (!optimizer && n == c->from->tp && fmod(bytes, (double)th) == 0 && bytes / th <= 8)
-		return coll_ratio(
-			k, (double)(c->to->micro_batch * c->to->seq * c->to->hidden) / (double)th,
-			n, c->to->tp, c->gpu);
+		return coll_ratio(c, k, bytes,
+				  (double)(c->to->micro_batch * c->to->seq * c->to->hidden) /
+					  (double)th,
+				  n, c->to->tp);
 	if ((backward || optimizer) && n == c->from->dp && n > 1)
-		return coll_ratio(k, shard_params(c->to) / shard_params(c->from), n, c->to->dp,
-				  c->gpu);
+		return coll_ratio(c, k, bytes, shard_params(c->to) / shard_params(c->from), n,
+				  c->to->dp);
 	return 0;
 }
 
@@ -307,13 +352,14 @@ static void retime_rank(struct rank_ctx *x, size_t ri, const bool *gemm)
 
 int orr_retime(const struct orr_graph *g, const struct orr_structure *st,
 	       const struct orr_train_config *from, const struct orr_train_config *to,
-	       const struct orr_gemm_model *gm, const struct orr_kern_model *km, float *ret_factors,
-	       struct orr_retime *ret, const char **ret_why)
+	       const struct orr_retime_models *m, float *ret_factors, struct orr_retime *ret,
+	       const char **ret_why)
 {
 	size_t n = orr_graph_task_count(g);
-	struct rank_ctx x = {
-		.c = { .g = g, .from = from, .to = to }, .km = km, .f = ret_factors, .ret = ret
-	};
+	struct rank_ctx x = { .c = { .g = g, .from = from, .to = to, .m = m, .ret = ret },
+			      .km = m ? m->kern : NULL,
+			      .f = ret_factors,
+			      .ret = ret };
 	const char *why = structural_change(from, to);
 	bool *gemm;
 
@@ -325,10 +371,13 @@ int orr_retime(const struct orr_graph *g, const struct orr_structure *st,
 	if (!orr__train_config_valid(from) || !orr__train_config_valid(to))
 		return -EINVAL;
 	x.c.gpu = orr_gpu_spec_find(g);
+	x.c.gpn = m && m->gpus_per_node > 0 ? m->gpus_per_node
+		  : x.c.gpu                 ? x.c.gpu->gpus_per_node
+					    : 0;
 	for (size_t t = 0; t < n; t++)
 		ret_factors[t] = 1;
 	gemm = orr_xcalloc(n + 1, sizeof(*gemm));
-	retime_gemms(g, st, from, to, gm, ret_factors, gemm, ret);
+	retime_gemms(g, st, from, to, m ? m->gemm : NULL, ret_factors, gemm, ret);
 	for (size_t ri = 0; ri < orr_graph_rank_count(g); ri++)
 		retime_rank(&x, ri, gemm);
 	free(gemm);

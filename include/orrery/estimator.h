@@ -789,28 +789,39 @@ int orr_gemm_reshape(const struct orr_gemm_sample *s, const struct orr_train_con
 
 /* What orr_retime() did to a graph's GPU tasks. */
 struct orr_retime {
-	size_t gemms;         /* GEMMs re-shaped by role and re-timed ... */
-	size_t gemms_modeled; /* ... by the GEMM model (the others by their FLOPs) */
-	size_t collectives;   /* TP and DP collectives re-timed */
-	size_t kernels;       /* other kernels scaled with the activation their op works on */
-	size_t kept;          /* GPU tasks kept as measured, none of the above */
+	size_t gemms;               /* GEMMs re-shaped by role and re-timed ... */
+	size_t gemms_modeled;       /* ... by the GEMM model (the others by their FLOPs) */
+	size_t collectives;         /* TP and DP collectives re-timed ... */
+	size_t collectives_modeled; /* ... by a collective model (the others by bandwidth) */
+	size_t kernels;             /* other kernels scaled with the activation their op works on */
+	size_t kept;                /* GPU tasks kept as measured, none of the above */
+};
+
+/* The models that re-time a graph; any may be NULL. */
+struct orr_retime_models {
+	const struct orr_gemm_model *gemm; /* NULL: GEMMs by their FLOPs */
+	const struct orr_kern_model *kern; /* its launch floor bounds other kernels */
+	/*
+	 * Per collective kind and link class (enum orr_link), a model that is constrained
+	 * (orr_coll_model.constrained); NULL: by bytes, bus factor and bandwidth.
+	 */
+	const struct orr_coll_model *coll[ORR_COLL_KIND_COUNT][ORR_LINK_NETWORK + 1];
+	int gpus_per_node; /* GPUs a node holds; 0: the hardware table's */
 };
 
 /*
  * Each task's factor on its measured duration (ret_factors, orr_graph_task_count()
  * of them, 1 where kept; orr_replay_options.task_factors takes them) for configuration
- * `to` of the job traced in g at `from`, whose structure is st (a rank's): GEMMs by the
- * GEMM model gm (may be NULL: by FLOPs), kernels with their activation, at least km's
- * floor (may be NULL), collectives by their bytes, ranks and link (docs/estimator.md,
- * "Re-timing a trace").  -ENOTSUP when `to` changes what only a rewrite of the graph
- * can (layers, pipeline, micro-batches per step, context parallelism, recompute, gated
- * MLP, precision, sequence parallelism), named in *ret_why (may be NULL); -EINVAL for a configuration
- * orr_memory_estimate() refuses.
+ * `to` of the job traced in g at `from`, whose structure is st (a rank's), re-timed with
+ * models m (docs/estimator.md, "Re-timing a trace").  -ENOTSUP when `to` changes what
+ * only a rewrite of the graph can (layers, pipeline, micro-batches per step, context
+ * parallelism, recompute, gated MLP, precision, sequence parallelism), named in
+ * *ret_why (may be NULL); -EINVAL for a configuration orr_memory_estimate() refuses.
  */
 int orr_retime(const struct orr_graph *g, const struct orr_structure *st,
 	       const struct orr_train_config *from, const struct orr_train_config *to,
-	       const struct orr_gemm_model *gm, const struct orr_kern_model *km, float *ret_factors,
-	       struct orr_retime *ret, const char **ret_why);
+	       const struct orr_retime_models *m, float *ret_factors, struct orr_retime *ret,
+	       const char **ret_why);
 
 /* ---- pipeline schedules (estimator/schedule.c; docs/estimator.md, "Pipeline schedules") ---- */
 

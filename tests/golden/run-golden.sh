@@ -168,7 +168,7 @@ usage)
 		run estimate --format=csv x
 		expect_rc 2
 		expect_in err "unknown format 'csv'"
-		for opt in tp dp micro-batch hidden layers pp global-batch; do
+		for opt in tp dp micro-batch hidden layers pp global-batch gpus-per-node; do
 			for bad in 0 -1 x 3x '' 99999999999; do
 				run estimate --$opt "$bad" x
 				expect_rc 2

@@ -58,7 +58,9 @@ static void job_close(struct job *j)
 static int retime(struct job *j, const struct orr_train_config *to, bool model,
 		  struct orr_retime *r, const char **why)
 {
-	return orr_retime(j->g, &j->st, &j->from, to, model ? &j->gm : NULL, NULL, j->f, r, why);
+	struct orr_retime_models m = { .gemm = model ? &j->gm : NULL };
+
+	return orr_retime(j->g, &j->st, &j->from, to, &m, j->f, r, why);
 }
 
 /* The mean job step of the graph replayed with factors f (NULL: none). */
@@ -179,6 +181,59 @@ static void test_retime_tp(void **state)
 	job_close(&j);
 }
 
+/*
+ * With a constrained all-reduce model (made here: 10 us + S·F(n) / 200 GB/s over 2 to
+ * 8 ranks) the TP all-reduces take its time ratio; past the node (TP 16) with no
+ * network model, bandwidth again; with 16 GPUs per node, the model again.
+ */
+static void test_retime_collective_model(void **state)
+{
+	struct orr_coll_sample cs[48];
+	struct orr_coll_model cm;
+	struct orr_retime_models m = { 0 };
+	struct orr_train_config to;
+	struct orr_retime r;
+	struct job j;
+	double ratio;
+	size_t n = 0, seen = 0;
+
+	(void)state;
+	for (int g = 2; g <= 8; g *= 2)
+		for (int k = 0; k < 16; k++) {
+			double bytes = (double)(1 << 20) * (1 << (k % 8)) * (1 + k / 8);
+
+			cs[n++] = (struct orr_coll_sample){
+				bytes, g,
+				1e4 + bytes * orr_coll_bus_factor(ORR_COLL_ALL_REDUCE, g) / 200e9 *
+						1e9
+			};
+		}
+	assert_int_equal(orr_coll_model_fit(ORR_COLL_ALL_REDUCE, cs, n, &cm), 0);
+	assert_true(cm.constrained);
+	job_open(&j);
+	m.coll[ORR_COLL_ALL_REDUCE][ORR_LINK_UNKNOWN] = &cm;
+	to = j.from;
+	to.tp = 4;
+	assert_int_equal(orr_retime(j.g, &j.st, &j.from, &to, &m, j.f, &r, NULL), 0);
+	assert_int_equal(r.collectives_modeled, 81 * 8);
+	/* 64 MiB, the Megatron job's T·h in fp16. */
+	ratio = orr_coll_model_time(&cm, 64.0 * (1 << 20), 4) /
+		orr_coll_model_time(&cm, 64.0 * (1 << 20), 8);
+	for (size_t t = 0; t < orr_graph_task_count(j.g); t++)
+		if (strstr(orr_graph_task_name(j.g, (uint32_t)t), "AllReduce") && j.f[t] != 1) {
+			assert_float_equal(j.f[t], ratio, 1e-6);
+			seen++;
+		}
+	assert_int_equal(seen, 81 * 8);
+	to.tp = 16;
+	assert_int_equal(orr_retime(j.g, &j.st, &j.from, &to, &m, j.f, &r, NULL), 0);
+	assert_int_equal(r.collectives_modeled, 0);
+	m.gpus_per_node = 16;
+	assert_int_equal(orr_retime(j.g, &j.st, &j.from, &to, &m, j.f, &r, NULL), 0);
+	assert_int_equal(r.collectives_modeled, 81 * 8);
+	job_close(&j);
+}
+
 /* What changes the tasks themselves is refused by name; so is a layout Megatron refuses. */
 static void test_retime_refuses(void **state)
 {
@@ -224,6 +279,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_retime_itself),
 		cmocka_unit_test(test_retime_tp),
+		cmocka_unit_test(test_retime_collective_model),
 		cmocka_unit_test(test_retime_refuses),
 	};
 
