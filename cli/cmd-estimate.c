@@ -455,6 +455,7 @@ int cmd_estimate(int argc, char **argv)
 	}
 	e.costs = o.costs;
 	e.trace = o.trace;
+	e.ranks = orr_graph_rank_count(g);
 	e.rank = f.rank;
 	e.gpu = f.gpu;
 	e.forward_only = !f.st.backward;

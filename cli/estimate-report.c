@@ -2,6 +2,7 @@
 /* orrery estimate: the text and JSON reports (docs/orrery-estimate.md). */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "cli.h"
 #include "estimate.h"
@@ -36,6 +37,62 @@ static size_t fields(const struct cli_estimate *e, struct field *v)
 	F("cp", cp);
 #undef F
 	return n;
+}
+
+/* What changed: GPU time of one kind of task, per rank and step, traced and estimated. */
+struct change {
+	char what[32];
+	double before, after;
+};
+
+static int cmp_change(const void *a, const void *b)
+{
+	const struct change *x = a, *y = b;
+	double dx = fabs(x->after - x->before), dy = fabs(y->after - y->before);
+
+	return (dx < dy) - (dx > dy);
+}
+
+/* The changes by kind of task, largest first; how many (at most 12). */
+static size_t changes(const struct cli_estimate *e, struct change *v)
+{
+	const struct orr_retime *r = &e->retime;
+	double per = (double)(e->ranks ? e->ranks : 1) * (double)(e->steps ? e->steps : 1);
+	size_t n = 0;
+
+	for (int k = 1; k < ORR_GEMM_ROLE_COUNT; k++) {
+		snprintf(v[n].what, sizeof(v[n].what), "%s GEMMs", orr_gemm_role_name(k));
+		v[n].before = r->gemm_ns[k][0] / per;
+		v[n++].after = r->gemm_ns[k][1] / per;
+	}
+	snprintf(v[n].what, sizeof(v[n].what), "TP collectives");
+	v[n].before = r->tp_ns[0] / per;
+	v[n++].after = r->tp_ns[1] / per;
+	snprintf(v[n].what, sizeof(v[n].what), "DP collectives");
+	v[n].before = r->dp_ns[0] / per;
+	v[n++].after = r->dp_ns[1] / per;
+	snprintf(v[n].what, sizeof(v[n].what), "other kernels");
+	v[n].before = r->kernel_ns[0] / per;
+	v[n++].after = r->kernel_ns[1] / per;
+	qsort(v, n, sizeof(*v), cmp_change);
+	return n;
+}
+
+static void text_changes(const struct cli_estimate *e)
+{
+	struct change v[12];
+	size_t n = changes(e, v), shown = 0;
+
+	printf("\nlargest changes of GPU time, per rank and step:\n");
+	for (size_t i = 0; i < n && shown < 5; i++) {
+		if (v[i].after == v[i].before)
+			continue;
+		printf("  %-18s %10.3f ms -> %10.3f ms (%+.3f ms)\n", v[i].what, v[i].before / 1e6,
+		       v[i].after / 1e6, (v[i].after - v[i].before) / 1e6);
+		shown++;
+	}
+	if (!shown)
+		printf("  none: the configuration is the trace's\n");
 }
 
 static double pct(double a, double b)
@@ -112,6 +169,7 @@ void cli_estimate_text(const struct cli_estimate *e)
 	       r->gemms, r->gemms_modeled, e->costs ? " of " : "",
 	       e->costs ? cli_text(e->costs) : "", r->gemms - r->gemms_modeled, r->collectives,
 	       r->collectives_modeled, r->kernels, r->kept);
+	text_changes(e);
 	text_memory(e);
 }
 
@@ -156,6 +214,23 @@ static void json_breakdown(struct json_out *j, const struct cli_estimate *e)
 	json_close_object(j);
 }
 
+/* Every kind of task's GPU time per rank and step, largest change first. */
+static void json_changes(struct json_out *j, const struct cli_estimate *e)
+{
+	struct change v[12];
+	size_t n = changes(e, v);
+
+	json_array(j, "changes");
+	for (size_t i = 0; i < n; i++) {
+		json_object(j, NULL);
+		json_str(j, "what", v[i].what);
+		json_whole(j, "measured_ns", v[i].before);
+		json_whole(j, "estimated_ns", v[i].after);
+		json_close_object(j);
+	}
+	json_close_array(j);
+}
+
 static void json_sources(struct json_out *j, const struct cli_estimate *e)
 {
 	json_object(j, "sources");
@@ -197,6 +272,7 @@ void cli_estimate_json(const struct cli_estimate *e)
 	json_breakdown(&j, e);
 	json_config(&j, "recorded", e, false);
 	json_config(&j, "config", e, true);
+	json_changes(&j, e);
 	json_object(&j, "retimed");
 	json_int(&j, "gemms", (int64_t)e->retime.gemms);
 	json_int(&j, "gemms_modeled", (int64_t)e->retime.gemms_modeled);

@@ -25,6 +25,7 @@ struct cli_estimate {
 	const struct orr_gpu_spec *gpu;
 	bool forward_only; /* the trace has no backward pass */
 	size_t steps;      /* job steps replayed */
+	size_t ranks;      /* in the trace */
 	struct orr_train_config from, to;
 	struct orr_retime retime;
 	double measured_ns; /* the trace's own step, mean */

@@ -76,11 +76,13 @@ static void retime_gemms(const struct orr_graph *g, const struct orr_structure *
 	orr_gemm_label(st, s, n);
 	for (size_t i = 0; i < n; i++) {
 		struct orr_gemm_sample r;
-		double old, now;
+		double old, now, d;
 
 		gemm[s[i].task] = true;
+		d = (double)orr_graph_tasks(g)[s[i].task].dur_ns;
 		if (orr_gemm_reshape(&s[i], from, to, &r)) {
 			ret->kept++;
+			ret->kept_ns += d;
 			continue;
 		}
 		old = gm ? orr_gemm_model_time(gm, &s[i], NULL) : NAN;
@@ -92,6 +94,8 @@ static void retime_gemms(const struct orr_graph *g, const struct orr_structure *
 			f[s[i].task] = (float)(r.flops / s[i].flops);
 		}
 		ret->gemms++;
+		ret->gemm_ns[s[i].role][0] += d;
+		ret->gemm_ns[s[i].role][1] += d * f[s[i].task];
 	}
 	free(s);
 }
@@ -185,8 +189,9 @@ static int64_t group_of(const struct coll_ctx *c, uint32_t t, const struct orr_c
 	return -1;
 }
 
-/* The factor of collective task t, or 0 when it is neither TP's nor DP's. */
-static double coll_factor(struct coll_ctx *c, uint32_t t, bool backward, bool optimizer)
+/* The factor of collective task t, or 0 when it is neither TP's nor DP's (*ret_tp: TP's). */
+static double coll_factor(struct coll_ctx *c, uint32_t t, bool backward, bool optimizer,
+			  bool *ret_tp)
 {
 	const struct orr_event *e = orr_graph_task_event(c->g, t);
 	const struct orr_collective *co = &c->r->collectives[e->coll];
@@ -198,7 +203,8 @@ static double coll_factor(struct coll_ctx *c, uint32_t t, bool backward, bool op
 		bytes = orr__caller_bytes(c->g, c->parent, c->r, t);
 	if (k == ORR_COLL_UNKNOWN || !(bytes > 0) || n < 1)
 		return 0;
-	if (!optimizer && n == c->from->tp && fmod(bytes, (double)th) == 0 && bytes / th <= 8)
+	*ret_tp = !optimizer && n == c->from->tp && fmod(bytes, (double)th) == 0 && bytes / th <= 8;
+	if (*ret_tp)
 		return coll_ratio(c, k, bytes,
 				  (double)(c->to->micro_batch * c->to->seq * c->to->hidden) /
 					  (double)th,
@@ -303,6 +309,7 @@ static void retime_kernel(struct rank_ctx *x, uint32_t t, uint32_t launch)
 
 	if (!(r > 0) || !(d > 0)) {
 		x->ret->kept++;
+		x->ret->kept_ns += d;
 		return;
 	}
 	now = d * r;
@@ -310,6 +317,8 @@ static void retime_kernel(struct rank_ctx *x, uint32_t t, uint32_t launch)
 		now = d < floor ? d : floor;
 	x->f[t] = (float)(now / d);
 	x->ret->kernels++;
+	x->ret->kernel_ns[0] += d;
+	x->ret->kernel_ns[1] += d * x->f[t];
 }
 
 static void retime_task(struct rank_ctx *x, uint32_t t)
@@ -317,23 +326,30 @@ static void retime_task(struct rank_ctx *x, uint32_t t)
 	const struct orr_event *e = orr_graph_task_event(x->c.g, t);
 	uint32_t launch = orr__launch_event(x->c.g, t);
 	const struct orr_trace *tr = orr_graph_trace(x->c.g);
-	double k;
+	double k, d = (double)orr_graph_tasks(x->c.g)[t].dur_ns, *sum;
+	bool tp = false;
 
 	if (e->coll < x->c.r->ncollectives) {
 		k = coll_factor(&x->c, t, orr__in_backward(tr, x->c.r, x->c.parent, launch),
-				in_optimizer(tr, x->c.r, x->c.parent, launch));
+				in_optimizer(tr, x->c.r, x->c.parent, launch), &tp);
 		if (k > 0) {
 			x->f[t] = (float)k;
 			x->ret->collectives++;
+			sum = tp ? x->ret->tp_ns : x->ret->dp_ns;
+			sum[0] += d;
+			sum[1] += d * x->f[t];
 		} else {
 			x->ret->kept++;
+			x->ret->kept_ns += d;
 		}
 		return;
 	}
-	if (e->kind == ORR_EVENT_KERNEL && launch != ORR_NONE)
+	if (e->kind == ORR_EVENT_KERNEL && launch != ORR_NONE) {
 		retime_kernel(x, t, launch);
-	else
+	} else {
 		x->ret->kept++;
+		x->ret->kept_ns += d;
+	}
 }
 
 static void retime_rank(struct rank_ctx *x, size_t ri, const bool *gemm)

@@ -795,6 +795,14 @@ struct orr_retime {
 	size_t collectives_modeled; /* ... by a collective model (the others by bandwidth) */
 	size_t kernels;             /* other kernels scaled with the activation their op works on */
 	size_t kept;                /* GPU tasks kept as measured, none of the above */
+	/*
+	 * Their GPU time summed over every rank, [0] measured and [1] re-timed: GEMMs by
+	 * role (those that kept their time under ORR_GEMM_ROLE_UNKNOWN), TP and DP
+	 * collectives, other kernels; and the time of every task kept.
+	 */
+	double gemm_ns[ORR_GEMM_ROLE_COUNT][2];
+	double tp_ns[2], dp_ns[2], kernel_ns[2];
+	double kept_ns;
 };
 
 /* The models that re-time a graph; any may be NULL. */

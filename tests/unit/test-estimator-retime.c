@@ -99,6 +99,13 @@ static void test_retime_itself(void **state)
 				 (double)j.f[t]);
 	assert_int_equal(r.gemms, 241 * 8);
 	assert_int_equal(r.gemms_modeled, r.gemms);
+	/* The time summed by kind of task is what was measured, unchanged. */
+	for (int k = 0; k < ORR_GEMM_ROLE_COUNT; k++)
+		assert_float_equal(r.gemm_ns[k][1], r.gemm_ns[k][0], 0);
+	assert_true(r.gemm_ns[ORR_GEMM_ROLE_FC1][0] > 0 && r.tp_ns[0] > 0 && r.kernel_ns[0] > 0);
+	assert_float_equal(r.tp_ns[1], r.tp_ns[0], 0);
+	assert_float_equal(r.kernel_ns[1], r.kernel_ns[0], 0);
+	assert_float_equal(r.dp_ns[0], 0, 0);
 	assert_true(r.collectives >= 81 * 8);
 	assert_float_equal(step_ns(j.g, j.f), step_ns(j.g, NULL), 0);
 	job_close(&j);
@@ -167,6 +174,9 @@ static void test_retime_tp(void **state)
 	}
 	assert_int_equal(gemms, r.gemms);
 	assert_int_equal(reduces, 81 * 8);
+	for (int k = ORR_GEMM_ROLE_QKV; k < ORR_GEMM_ROLE_COUNT; k++)
+		assert_float_equal(r.gemm_ns[k][1], 2 * r.gemm_ns[k][0], 1e-6 * r.gemm_ns[k][0]);
+	assert_float_equal(r.tp_ns[1], f4 / f8 * r.tp_ns[0], 1e-6 * r.tp_ns[0]);
 	to.tp = 16;
 	assert_int_equal(retime(&j, &to, false, &r, NULL), 0);
 	reduces = 0;
