@@ -27,7 +27,8 @@
  *
  * Anything else keeps its measured time, and is counted.  What changes the tasks
  * themselves (layers, pipeline stages, micro-batches per step, recompute, context
- * parallelism) is refused: that is a rewrite of the graph, not a re-timing.
+ * parallelism, TP or DP to or from 1, which adds or removes their collectives) is
+ * refused: that is a rewrite of the graph, not a re-timing.
  */
 #include <errno.h>
 #include <math.h>
@@ -59,6 +60,11 @@ static const char *structural_change(const struct orr_train_config *a,
 		return "a gated MLP";
 	if (a->precision != b->precision)
 		return "precision";
+	/* Without tensor (data) parallelism a step has no TP (gradient) collectives. */
+	if ((a->tp == 1) != (b->tp == 1))
+		return "tensor parallelism to or from 1 (its collectives come or go)";
+	if ((a->dp == 1) != (b->dp == 1))
+		return "data parallelism to or from 1 (its gradient collectives come or go)";
 	return NULL;
 }
 

@@ -278,6 +278,15 @@ static void test_retime_refuses(void **state)
 	to = j.from;
 	to.sequence_parallel = true;
 	assert_int_equal(retime(&j, &to, true, &r, &why), -ENOTSUP);
+	/* TP 1 has no TP collectives to re-time; DP 2 would need gradient collectives. */
+	to = j.from;
+	to.tp = 1;
+	assert_int_equal(retime(&j, &to, true, &r, &why), -ENOTSUP);
+	assert_non_null(strstr(why, "tensor parallelism"));
+	to = j.from;
+	to.dp = 2;
+	assert_int_equal(retime(&j, &to, true, &r, &why), -ENOTSUP);
+	assert_non_null(strstr(why, "data parallelism"));
 	to = j.from;
 	to.tp = 3;
 	assert_int_equal(retime(&j, &to, true, &r, &why), -EINVAL);
