@@ -209,6 +209,17 @@ usage)
 			grep -v '"gemm"\|"costs"' "$work/out" >"$work/a" || true
 			grep -v '"gemm"\|"costs"' "$work/fitted.json" >"$work/b" || true
 			cmp -s "$work/a" "$work/b" || fail "--costs of the same trace estimates otherwise"
+			# --timeline: the estimated timeline, as replay writes one.
+			run estimate --tp 4 --timeline "$work/est.json" "$megatron"
+			expect_rc 0
+			expect_in out "estimated"
+			if command -v python3 >/dev/null; then
+				python3 "$golden/check-timeline.py" "$work/est.json" ||
+					fail "invalid estimated timeline"
+			fi
+			run estimate --tp 4 --timeline "$work/no-such-dir/t.json" "$megatron"
+			expect_rc 1
+			expect_in err "cannot write '$work/no-such-dir/t.json'"
 		fi
 		;;
 	critical-path-usage)
