@@ -44,6 +44,8 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 enum cli_format { CLI_FORMAT_TEXT, CLI_FORMAT_JSON, CLI_FORMAT_CSV };
 /* Parses "text", "json" or "csv" (csv only when allow_csv); -1 if unknown. */
 int cli_parse_format(const char *s, bool allow_csv);
+/* A decimal count from 0 to INT32_MAX, the whole of s, into *ret; -1 otherwise. */
+int cli_parse_count(const char *s, int64_t *ret);
 
 /* A small streaming JSON writer: commas and nesting are handled for the caller. */
 struct json_out {

@@ -91,19 +91,6 @@ struct options {
 	const char *timeline, *costs, *trace;
 };
 
-static int parse_count(const char *s, int64_t *ret)
-{
-	char *end;
-	long long v;
-
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (end == s || *end || errno || v < 0 || v > INT32_MAX)
-		return -1;
-	*ret = v;
-	return 0;
-}
-
 static int parse_named(const char *s, const char *const *names, int n)
 {
 	for (int i = 0; i < n; i++)
@@ -119,18 +106,18 @@ static int parse_one(int c, const char *arg, struct options *o)
 	static const char *const precision[] = { "bf16", "fp16" };
 
 	if (c >= OPT_SIZE && c < OPT_SIZE + (int)NSIZE) {
-		if (parse_count(arg, &o->size[c - OPT_SIZE]) < 0 || o->size[c - OPT_SIZE] < 1)
+		if (cli_parse_count(arg, &o->size[c - OPT_SIZE]) < 0 || o->size[c - OPT_SIZE] < 1)
 			return cli_usage_error("estimate", "bad --%s '%s' (a count, 1 or more)",
 					       size_opts[c - OPT_SIZE].name, arg);
 		return -1;
 	}
 	switch (c) {
 	case OPT_GLOBAL:
-		if (parse_count(arg, &o->global_batch) < 0 || o->global_batch < 1)
+		if (cli_parse_count(arg, &o->global_batch) < 0 || o->global_batch < 1)
 			return cli_usage_error("estimate", "bad --global-batch '%s'", arg);
 		return -1;
 	case OPT_GPN:
-		if (parse_count(arg, &o->gpus_per_node) < 0 || o->gpus_per_node < 1)
+		if (cli_parse_count(arg, &o->gpus_per_node) < 0 || o->gpus_per_node < 1)
 			return cli_usage_error("estimate", "bad --gpus-per-node '%s'", arg);
 		return -1;
 	case OPT_RECOMPUTE:
@@ -151,7 +138,7 @@ static int parse_one(int c, const char *arg, struct options *o)
 					       arg);
 		return -1;
 	case OPT_RANK:
-		if (parse_count(arg, &o->rank) < 0)
+		if (cli_parse_count(arg, &o->rank) < 0)
 			return cli_usage_error("estimate", "bad --rank '%s'", arg);
 		return -1;
 	}

@@ -35,19 +35,6 @@ struct options {
 	const char *out, *trace;
 };
 
-static int parse_rank(const char *s, int64_t *ret)
-{
-	char *end;
-	long long v;
-
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (end == s || *end || errno || v < 0 || v > INT32_MAX)
-		return -1;
-	*ret = v;
-	return 0;
-}
-
 /* Returns -1 to go on, else the exit status. */
 static int parse_options(int argc, char **argv, struct options *o)
 {
@@ -69,7 +56,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 						       optarg);
 			break;
 		case 'r':
-			if (parse_rank(optarg, &o->rank) < 0)
+			if (cli_parse_count(optarg, &o->rank) < 0)
 				return cli_usage_error("fit", "bad --rank '%s' (a rank, 0 or more)",
 						       optarg);
 			break;

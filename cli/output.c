@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Error reporting and output helpers for the commands. */
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -104,6 +105,19 @@ int cli_parse_format(const char *s, bool allow_csv)
 	if (allow_csv && strcmp(s, "csv") == 0)
 		return CLI_FORMAT_CSV;
 	return -1;
+}
+
+int cli_parse_count(const char *s, int64_t *ret)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (end == s || *end || errno || v < 0 || v > INT32_MAX)
+		return -1;
+	*ret = v;
+	return 0;
 }
 
 /*
