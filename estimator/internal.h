@@ -55,6 +55,13 @@ bool orr__op_has_shapes(const struct orr_rank *r, const struct orr_event *e);
  */
 bool orr__train_config_valid(const struct orr_train_config *c);
 
+/* Sets v to value, how and the reason fmt formats (estimator/structure.c). */
+void orr__value_set(struct orr_value *v, int64_t value, enum orr_value_how how, const char *fmt,
+		    ...) __attribute__((format(printf, 4, 5)));
+/* The repeats and annotated layers of rank r of t (estimator/layers.c). */
+void orr__layers_unshaped(const struct orr_trace *t, const struct orr_rank *r,
+			  const uint32_t *parent, struct orr_structure *st);
+
 /* Communicator roles (estimator/roles.c): one collective of the rank, then decide. */
 void orr__roles_note(struct orr_structure *st, const struct orr_trace *t, const struct orr_rank *r,
 		     const struct orr_collective *co, bool backward, double bytes);
