@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Costs files refused by orr_costs_read(): the synthetic costs of costs-test.h (written
+ * by cli/fit-json.c, built into this test) with one value wrong, and files that are no
+ * costs files at all (truncated, empty, not JSON, another format, a directory, absent,
+ * too big), each refused with the error and the key in its message; and what is
+ * tolerated (a byte order mark, keys the reader does not know).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "orrery/estimator.h"
+#include "../../cli/fit.h"
+#include "test-util.h"
+#include "costs-test.h"
+
+/* ---- files that are no costs files ---- */
+
+/* Reading path fails with err and a message holding want. */
+static void expect_error(const char *path, int err, const char *want)
+{
+	struct orr_costs c;
+	struct orr_diag d;
+	int r = orr_costs_read(path, &c, &d);
+
+	if (r != err || !strstr(d.msg, want))
+		fail_msg("%s: %s (%s), expected %s with \"%s\"", path, orr_errname(r), d.msg,
+			 orr_errname(err), want);
+	assert_string_equal(d.file, path);
+}
+
+/*
+ * The synthetic costs (with a GPU) with the first `from` after `anchor` made `to`; from
+ * NULL: the first number.
+ */
+static char *edited(const char *anchor, const char *from, const char *to, size_t *ret_len)
+{
+	struct cli_fit f;
+	size_t len;
+	char *text, *at, *out;
+
+	synthetic_fit(orr_gpu_spec_by_id("h100-sxm"), &f);
+	text = costs_text(&f, &len);
+	cli_fit_release(&f);
+	at = strstr(text, anchor);
+	assert_non_null(at);
+	at = from ? strstr(at, from) : at + strcspn(at, "-0123456789");
+	assert_true(at && *at);
+	len = from ? strlen(from) : strspn(at, "-+.0123456789eE");
+	out = orr_xasprintf("%.*s%s%s", (int)(at - text), text, to, at + len);
+	*ret_len = strlen(out);
+	free(text);
+	return out;
+}
+
+/* The synthetic costs edited so, refused with err and a message holding want. */
+static void expect_edit(const char *dir, const char *anchor, const char *from, const char *to,
+			int err, const char *want)
+{
+	size_t len;
+	char *text = edited(anchor, from, to, &len), *path;
+
+	path = write_file(dir, "edited.json", text, len);
+	expect_error(path, err, want);
+	free(path);
+	free(text);
+}
+
+/* A costs file with one value wrong: each refused, naming its key. */
+static void test_costs_bad_values(void **state)
+{
+	const char *dir = *state;
+
+	expect_edit(dir, "{", "\"orrery_costs\": 1", "\"orrery_costs\": 2", ORR_EFORMAT,
+		    "key 'orrery_costs': version 2, this orrery reads version 1");
+	expect_edit(dir, "\"gemm\"", "\"below_roofline\"", "\"below_roof\"", ORR_EMALFORMED,
+		    "missing key 'gemm.below_roofline'");
+	expect_edit(dir, "\"gemm\"", "\"fitted\": true", "\"fitted\": 1", ORR_EMALFORMED,
+		    "key 'gemm.fitted': expected true or false, not a number");
+	expect_edit(dir, "\"classes\"", "\"dtype\": \"bf16\"", "\"dtype\": \"bf17\"",
+		    ORR_EMALFORMED, "key 'gemm.classes[1].dtype': unknown dtype 'bf17'");
+	expect_edit(dir, "\"coef\"", "[", "[null, ", ORR_EMALFORMED,
+		    "key 'gemm.classes[1].fit.coef': 4 coefficients, expected 2 or 3");
+	expect_edit(dir, "\"coef\"", NULL, "null", ORR_EMALFORMED,
+		    "key 'gemm.classes[1].fit.coef[0]': null (NaN) where a number is required");
+	expect_edit(dir, "\"kernels\": {",
+		    "\"efficiency_all\": ", "\"efficiency_all\": null, \"x\": ", ORR_EMALFORMED,
+		    "key 'kernels.efficiency_all': null (NaN) where a number");
+	expect_edit(dir, "\"bands\"",
+		    "\"alpha_ns\": ", "\"alpha_ns\": \"1\", \"x\": ", ORR_EMALFORMED,
+		    "key 'collectives[0].bands[0].alpha_ns': expected a number, not a string");
+	expect_edit(dir, "\"device\"", "\"h100-sxm\"", "\"h900\"", ORR_EMALFORMED,
+		    "key 'device.spec': unknown GPU 'h900'");
+	expect_edit(dir, "\"collectives\": [", "\"AllReduce\"", "\"AllReduced\"", ORR_EMALFORMED,
+		    "key 'collectives[0].kind': unknown collective kind 'AllReduced'");
+	expect_edit(dir, "\"communicators\"", "\"size\": 8", "\"size\": -2", ORR_EMALFORMED,
+		    "key 'structure.communicators[0].size': -2 is out of range");
+	expect_edit(dir, "\"gemm\"",
+		    "\"loso_shapes\": ", "\"loso_shapes\": -1, \"x\": ", ORR_EMALFORMED,
+		    "key 'gemm.classes[0].loso_shapes': -1 is out of range");
+}
+
+/* Files that are no costs files at all. */
+static void test_costs_bad_files(void **state)
+{
+	const char *dir = *state;
+	size_t len;
+	char *text = edited("", "", "", &len), *path;
+
+	path = write_file(dir, "truncated.json", text, len / 2);
+	expect_error(path, ORR_ETRUNCATED, "the JSON ends early");
+	free(path);
+	path = write_file(dir, "empty.json", "", 0);
+	expect_error(path, ORR_EEMPTY, "empty");
+	free(path);
+	path = write_file(dir, "blank.json", " \n", 2);
+	expect_error(path, ORR_EEMPTY, "no JSON value");
+	free(path);
+	path = write_file(dir, "syntax.json", "{\"orrery_costs\": 1,, }", 22);
+	expect_error(path, ORR_EMALFORMED, "not JSON");
+	free(path);
+	path = write_file(dir, "array.json", "[1, 2]", 6);
+	expect_error(path, ORR_EFORMAT, "not a costs file: expected an object, not an array");
+	free(path);
+	path = write_file(dir, "kineto.json", "{\"traceEvents\": []}", 19);
+	expect_error(path, ORR_EFORMAT, "key 'orrery_costs': missing: not a costs file");
+	free(path);
+	expect_error(dir, -EINVAL, "not a regular file (a directory)");
+	path = orr_xasprintf("%s/absent.json", dir);
+	expect_error(path, -ENOENT, "cannot open");
+	free(path);
+	free(text);
+}
+
+/* Taken: a byte order mark, keys the reader does not know.  Not: a number past a double. */
+static void test_costs_tolerated(void **state)
+{
+	const char *dir = *state;
+	struct orr_costs c;
+	struct orr_diag d;
+	size_t len;
+	char *text = edited("\"gemm\": {", "\"kernels\"", "\"later\": [{}], \"kernels\"", &len);
+	char *bom = orr_xasprintf("\xef\xbb\xbf%s", text), *path;
+
+	path = write_file(dir, "bom.json", bom, len + 3);
+	if (orr_costs_read(path, &c, &d))
+		fail_msg("%s", d.msg);
+	assert_true(c.gemm_fitted && c.gemm.nclasses == 3 && c.ncoll == 3);
+	orr_costs_release(&c);
+	free(path);
+	free(bom);
+	free(text);
+	expect_edit(dir, "\"bands\"",
+		    "\"alpha_ns\": ", "\"alpha_ns\": 1e999, \"x\": ", ORR_EMALFORMED, "not JSON");
+}
+
+/* A file past ORR_COSTS_MAX_BYTES (sparse: nothing is written) is refused unread. */
+static void test_costs_too_big(void **state)
+{
+	char *path = write_file(*state, "big.json", "{", 1);
+
+	assert_int_equal(truncate(path, (off_t)ORR_COSTS_MAX_BYTES + 1), 0);
+	expect_error(path, ORR_ETOOBIG, "more than the 256 MiB a costs file may have");
+	free(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_costs_bad_values, tmpdir_setup,
+						tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_costs_bad_files, tmpdir_setup,
+						tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_costs_too_big, tmpdir_setup, tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_costs_tolerated, tmpdir_setup,
+						tmpdir_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
