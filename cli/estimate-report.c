@@ -35,6 +35,7 @@ static size_t fields(const struct cli_estimate *e, struct field *v)
 	F("pp", pp);
 	F("dp", dp);
 	F("cp", cp);
+	F("vpp", vpp);
 #undef F
 	return n;
 }
@@ -54,11 +55,40 @@ static int cmp_change(const void *a, const void *b)
 }
 
 /* The changes by kind of task, largest first; how many (at most 12). */
+/* The first stage's GPU time by kind, synthesized at the recorded and the target configuration. */
+static size_t synth_changes(const struct cli_estimate *e, struct change *v)
+{
+	const struct orr_synth *a = &e->synth_from.synth, *b = &e->synth_to.synth;
+	const struct {
+		const char *what;
+		double before, after;
+	} k[] = {
+		{ "GEMMs", a->gemm_ns, b->gemm_ns },
+		{ "other kernels", a->kern_ns, b->kern_ns },
+		{ "TP collectives", a->tp_ns, b->tp_ns },
+		{ "DP collectives", a->dp_ns, b->dp_ns },
+		{ "PP transfers", a->pp_ns, b->pp_ns },
+		{ "pipeline bubble", a->bubble_ns, b->bubble_ns },
+	};
+	size_t n = sizeof(k) / sizeof(k[0]);
+
+	for (size_t i = 0; i < n; i++) {
+		snprintf(v[i].what, sizeof(v[i].what), "%s", k[i].what);
+		v[i].before = k[i].before;
+		v[i].after = k[i].after;
+	}
+	qsort(v, n, sizeof(*v), cmp_change);
+	return n;
+}
+
 static size_t changes(const struct cli_estimate *e, struct change *v)
 {
 	const struct orr_retime *r = &e->retime;
 	double per = (double)(e->ranks ? e->ranks : 1) * (double)(e->steps ? e->steps : 1);
 	size_t n = 0;
+
+	if (e->how == CLI_ESTIMATE_SYNTH_RATIO)
+		return synth_changes(e, v);
 
 	for (int k = 1; k < ORR_GEMM_ROLE_COUNT; k++) {
 		snprintf(v[n].what, sizeof(v[n].what), "%s GEMMs", orr_gemm_role_name(k));
@@ -105,12 +135,24 @@ static void text_config(const struct cli_estimate *e)
 	struct field v[16];
 	size_t n = fields(e, v);
 
+	if (!e->trace) {
+		printf("\n");
+		for (size_t i = 0; i < n; i++)
+			printf("  %-12s %10lld\n", v[i].name, (long long)v[i].to);
+		printf("  %-12s %10s\n  %-12s %10s\n  %-12s %10s\n", "precision",
+		       orr_dtype_name(e->to.precision), "recompute",
+		       orr_recompute_name(e->to.recompute), "attention",
+		       e->to.flash_attention ? "flash" : "unfused");
+		return;
+	}
 	printf("\n%-14s %10s %10s\n", "", "recorded", "estimated");
 	for (size_t i = 0; i < n; i++)
 		printf("  %-12s %10lld %10lld%s\n", v[i].name, (long long)v[i].from,
 		       (long long)v[i].to, v[i].from != v[i].to ? "  changed" : "");
 	printf("  %-12s %10s %10s\n", "precision", orr_dtype_name(e->from.precision),
 	       orr_dtype_name(e->to.precision));
+	printf("  %-12s %10s %10s\n", "recompute", orr_recompute_name(e->from.recompute),
+	       orr_recompute_name(e->to.recompute));
 }
 
 static void text_step(const char *label, const struct cli_estimate_step *s, double base)
@@ -146,30 +188,86 @@ static void text_memory(const struct cli_estimate *e)
 	printf("  %s: %s\n", m->fits ? "fits" : "does not fit", cli_text(m->why));
 }
 
-void cli_estimate_text(const struct cli_estimate *e)
+static const char *const how_names[] = {
+	[CLI_ESTIMATE_RETIME] = "retime",
+	[CLI_ESTIMATE_SYNTH_RATIO] = "synthesis-ratio",
+	[CLI_ESTIMATE_SYNTH] = "synthesis",
+};
+
+/* Where a synthesized step's times came from, one line per kind of task. */
+static void text_sources(const struct cli_estimate *e)
+{
+	const struct orr_synth *s = &e->synth_to.synth;
+	const struct orr_synth_sources *k = &s->sources;
+
+	printf("\nsynthesized: %zu rank%s (one per pipeline stage), %zu kernels, %zu collectives, "
+	       "%zu transfers\n",
+	       s->ranks, s->ranks == 1 ? "" : "s", s->kernels, s->collectives, s->transfers);
+	printf("  GEMMs        %zu by a fitted class, %zu by the roofline x a measured "
+	       "efficiency, %zu at the hardware table's peak\n",
+	       k->gemm_fit, k->gemm_roofline, k->gemm_peak);
+	printf("  kernels      %zu by a fitted family, %zu by the roofline x a measured "
+	       "efficiency, %zu at the hardware table's peak\n",
+	       k->kern_fit, k->kern_roofline, k->kern_peak);
+	printf("  collectives  %zu by a fitted model, %zu by a measured bus bandwidth, %zu by "
+	       "the hardware table's link\n",
+	       k->coll_fit, k->coll_measured, k->coll_peak);
+	printf("  launches     %.1f us of the launch thread per kernel (%s)\n", e->cpu_op_ns / 1e3,
+	       e->cpu_op_from);
+	if (e->how == CLI_ESTIMATE_SYNTH && !e->costs)
+		printf("  no costs: every GPU time is the hardware table's peak, a lower bound; "
+		       "--costs FILE (orrery fit -o FILE on a trace of this GPU) times it as "
+		       "measured\n");
+	if (s->bubble_ns > 0)
+		printf("  pipeline bubble of the first stage %.3f ms\n", s->bubble_ns / 1e6);
+}
+
+static void text_retimed(const struct cli_estimate *e)
 {
 	const struct orr_retime *r = &e->retime;
 
-	printf("%s: rank %d, %zu step%s%s", cli_text(e->trace), (int)e->rank, e->steps,
-	       e->steps == 1 ? "" : "s", e->forward_only ? ", forward only" : "");
-	if (e->gpu)
-		printf(", %s", e->gpu->id);
-	printf("\n");
-	text_config(e);
-	printf("\nstep time (mean over the job's steps)\n");
-	printf("  %-10s %12.3f ms\n", "measured", e->measured_ns / 1e6);
-	text_step("replayed", &e->replayed, e->measured_ns);
-	text_step("estimated", &e->estimated, e->replayed.step_ns);
-	printf("  tokens/s per GPU %.0f", e->tokens_per_s_per_gpu);
-	if (isfinite(e->mfu))
-		printf(", MFU %.1f %%", 100 * e->mfu);
-	printf("\n\nre-timed: %zu GEMMs (%zu by the GEMM model%s%s, %zu by their FLOPs), %zu "
+	printf("\nre-timed: %zu GEMMs (%zu by the GEMM model%s%s, %zu by their FLOPs), %zu "
 	       "collectives (%zu by a collective model), %zu other kernels; %zu GPU tasks kept "
 	       "as measured\n",
 	       r->gemms, r->gemms_modeled, e->costs ? " of " : "",
 	       e->costs ? cli_text(e->costs) : "", r->gemms - r->gemms_modeled, r->collectives,
 	       r->collectives_modeled, r->kernels, r->kept);
 	text_changes(e);
+}
+
+void cli_estimate_text(const struct cli_estimate *e)
+{
+	if (e->trace)
+		printf("%s: rank %d, %zu step%s", cli_text(e->trace), (int)e->rank, e->steps,
+		       e->steps == 1 ? "" : "s");
+	else
+		printf("model description");
+	printf("%s", e->forward_only ? ", forward only" : "");
+	if (e->gpu)
+		printf(", %s", e->gpu->id);
+	printf(", by %s\n", how_names[e->how]);
+	text_config(e);
+	printf("\nstep time%s\n", e->trace ? " (mean over the job's steps)" : "");
+	if (e->trace) {
+		printf("  %-10s %12.3f ms\n", "measured", e->measured_ns / 1e6);
+		text_step("replayed", &e->replayed, e->measured_ns);
+	}
+	if (e->how == CLI_ESTIMATE_SYNTH_RATIO) {
+		text_step("synth rec.", &e->synth_from.step, NAN);
+		text_step("synth est.", &e->synth_to.step, e->synth_from.step.step_ns);
+	}
+	text_step("estimated", &e->estimated, e->replayed.step_ns);
+	printf("  tokens/s per GPU %.0f", e->tokens_per_s_per_gpu);
+	if (isfinite(e->mfu))
+		printf(", MFU %.1f %%", 100 * e->mfu);
+	printf("\n");
+	if (e->how == CLI_ESTIMATE_RETIME) {
+		text_retimed(e);
+	} else {
+		if (e->how == CLI_ESTIMATE_SYNTH_RATIO)
+			text_changes(e);
+		text_sources(e);
+	}
 	text_memory(e);
 }
 
@@ -195,21 +293,34 @@ static void json_config(struct json_out *j, const char *key, const struct cli_es
 	json_bool(j, "sequence_parallel", c->sequence_parallel);
 	json_bool(j, "distributed_optimizer", c->distributed_optimizer);
 	json_str(j, "recompute", orr_recompute_name(c->recompute));
+	json_str(j, "attention", c->flash_attention ? "flash" : "unfused");
 	json_close_object(j);
 }
 
 static void json_breakdown(struct json_out *j, const struct cli_estimate *e)
 {
 	const struct orr_breakdown *b = &e->estimated.breakdown;
-	double steps = e->steps ? (double)e->steps : 1;
+	/* a synthesized breakdown is of its one step; a replayed one summed over the steps */
+	bool synth = e->how != CLI_ESTIMATE_RETIME;
+	double steps = !synth && e->steps ? (double)e->steps : 1;
+	double comm = (double)b->exposed_comm_ns / steps;
 
 	json_object(j, "breakdown");
 	json_whole(j, "compute_ns", (double)(b->exposed_compute_ns + b->overlapped_ns) / steps);
-	json_whole(j, "exposed_comm_ns", (double)b->exposed_comm_ns / steps);
-	if (e->to.pp == 1)
-		json_int(j, "bubble_ns", 0);
-	else
-		json_double(j, "bubble_ns", NAN);
+	if (synth) {
+		/* a stage waits for its neighbours on its receives: that part is the bubble */
+		double bubble = e->synth_to.synth.bubble_ns * e->estimated.step_ns /
+				e->synth_to.step.step_ns;
+
+		json_whole(j, "exposed_comm_ns", fmax(0, comm - bubble));
+		json_whole(j, "bubble_ns", bubble);
+	} else {
+		json_whole(j, "exposed_comm_ns", comm);
+		if (e->to.pp == 1)
+			json_int(j, "bubble_ns", 0);
+		else
+			json_double(j, "bubble_ns", NAN);
+	}
 	json_whole(j, "other_ns", (double)b->other_ns / steps);
 	json_close_object(j);
 }
@@ -231,25 +342,88 @@ static void json_changes(struct json_out *j, const struct cli_estimate *e)
 	json_close_array(j);
 }
 
+static void json_counts(struct json_out *j, const char *key, size_t fit, size_t roofline,
+			size_t peak, const char *middle)
+{
+	json_object(j, key);
+	json_int(j, "fit", (int64_t)fit);
+	json_int(j, middle, (int64_t)roofline);
+	json_int(j, "hardware_table", (int64_t)peak);
+	json_close_object(j);
+}
+
+static void json_synth_sources(struct json_out *j, const struct cli_estimate *e)
+{
+	const struct orr_synth_sources *k = &e->synth_to.synth.sources;
+
+	json_str(j, "durations",
+		 e->how == CLI_ESTIMATE_SYNTH
+			 ? "a Megatron-LM step synthesized from the description"
+			 : "the trace's replay x the synthesized step of the target over that "
+			   "of the recorded configuration");
+	json_str(j, "models",
+		 e->costs   ? e->costs
+		 : e->trace ? "fitted on the trace"
+			    : "none: the hardware table's peaks (a lower bound)");
+	json_counts(j, "gemm", k->gemm_fit, k->gemm_roofline, k->gemm_peak, "roofline");
+	json_counts(j, "kernels", k->kern_fit, k->kern_roofline, k->kern_peak, "roofline");
+	json_counts(j, "collectives", k->coll_fit, k->coll_measured, k->coll_peak,
+		    "measured_bandwidth");
+	json_double(j, "launch_ns", e->cpu_op_ns);
+	json_str(j, "launch", e->cpu_op_from);
+}
+
 static void json_sources(struct json_out *j, const struct cli_estimate *e)
 {
 	json_object(j, "sources");
-	json_str(j, "durations", "the trace's, re-timed where the configuration changes them");
-	json_str(j, "gemm",
-		 e->costs ? "the GEMM model of the costs file (by FLOPs where it "
-			    "cannot say)"
-			  : "the GEMM model fitted on the trace (by FLOPs where it "
-			    "cannot say)");
-	if (e->costs)
-		json_str(j, "costs", e->costs);
-	json_str(j, "kernels",
-		 "the trace's, scaled with their activation, at least the "
-		 "trace's launch floor");
-	json_str(j, "collectives",
-		 e->gpu ? "bytes x F(n) over the hardware table's link or "
-			  "NIC bandwidth"
-			: "bytes x F(n)");
+	if (e->how != CLI_ESTIMATE_RETIME) {
+		json_synth_sources(j, e);
+	} else {
+		json_str(j, "durations",
+			 "the trace's, re-timed where the configuration changes them");
+		json_str(j, "gemm",
+			 e->costs ? "the GEMM model of the costs file (by FLOPs where it "
+				    "cannot say)"
+				  : "the GEMM model fitted on the trace (by FLOPs where it "
+				    "cannot say)");
+		if (e->costs)
+			json_str(j, "costs", e->costs);
+		json_str(j, "kernels",
+			 "the trace's, scaled with their activation, at least the "
+			 "trace's launch floor");
+		json_str(j, "collectives",
+			 e->gpu ? "bytes x F(n) over the hardware table's link or "
+				  "NIC bandwidth"
+				: "bytes x F(n)");
+	}
 	json_str(j, "memory", "Megatron's parameter count and Korthikanti's activations");
+	json_close_object(j);
+}
+
+static void json_synthesized(struct json_out *j, const struct cli_estimate *e)
+{
+	const struct orr_synth *s = &e->synth_to.synth;
+
+	json_object(j, "synthesized");
+	json_whole(j, "recorded_ns",
+		   e->how == CLI_ESTIMATE_SYNTH_RATIO ? e->synth_from.step.step_ns : NAN);
+	json_whole(j, "target_ns", e->synth_to.step.step_ns);
+	json_int(j, "ranks", (int64_t)s->ranks);
+	json_int(j, "kernels", (int64_t)s->kernels);
+	json_int(j, "collectives", (int64_t)s->collectives);
+	json_int(j, "transfers", (int64_t)s->transfers);
+	json_close_object(j);
+}
+
+static void json_retimed(struct json_out *j, const struct cli_estimate *e)
+{
+	json_object(j, "retimed");
+	json_int(j, "gemms", (int64_t)e->retime.gemms);
+	json_int(j, "gemms_modeled", (int64_t)e->retime.gemms_modeled);
+	json_int(j, "collectives", (int64_t)e->retime.collectives);
+	json_int(j, "collectives_modeled", (int64_t)e->retime.collectives_modeled);
+	json_int(j, "kernels", (int64_t)e->retime.kernels);
+	json_int(j, "kept", (int64_t)e->retime.kept);
 	json_close_object(j);
 }
 
@@ -258,7 +432,9 @@ void cli_estimate_json(const struct cli_estimate *e)
 	struct json_out j;
 
 	json_begin(&j, stdout);
+	json_str(&j, "method", how_names[e->how]);
 	json_str(&j, "trace", e->trace);
+	json_str(&j, "gpu", e->gpu ? e->gpu->id : NULL);
 	json_int(&j, "rank", e->rank);
 	json_int(&j, "steps", (int64_t)e->steps);
 	json_whole(&j, "iteration_ns", e->estimated.step_ns);
@@ -272,15 +448,20 @@ void cli_estimate_json(const struct cli_estimate *e)
 	json_breakdown(&j, e);
 	json_config(&j, "recorded", e, false);
 	json_config(&j, "config", e, true);
-	json_changes(&j, e);
-	json_object(&j, "retimed");
-	json_int(&j, "gemms", (int64_t)e->retime.gemms);
-	json_int(&j, "gemms_modeled", (int64_t)e->retime.gemms_modeled);
-	json_int(&j, "collectives", (int64_t)e->retime.collectives);
-	json_int(&j, "collectives_modeled", (int64_t)e->retime.collectives_modeled);
-	json_int(&j, "kernels", (int64_t)e->retime.kernels);
-	json_int(&j, "kept", (int64_t)e->retime.kept);
-	json_close_object(&j);
+	if (e->how != CLI_ESTIMATE_SYNTH)
+		json_changes(&j, e);
+	if (e->how != CLI_ESTIMATE_RETIME)
+		json_synthesized(&j, e);
+	if (e->how == CLI_ESTIMATE_RETIME)
+		json_retimed(&j, e);
 	json_sources(&j, e);
 	json_end(&j);
+}
+
+void cli_estimate_report(const struct cli_estimate *e, int format)
+{
+	if (format == CLI_FORMAT_JSON)
+		cli_estimate_json(e);
+	else
+		cli_estimate_text(e);
 }

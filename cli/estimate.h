@@ -12,14 +12,30 @@
 #include "orrery/estimator.h"
 #include "orrery/replay.h"
 
+#include "fit.h"
+
 /* One configuration's step: its time per step, and where the rank's GPU time went. */
 struct cli_estimate_step {
 	double step_ns;                 /* mean over the job's steps */
 	struct orr_breakdown breakdown; /* the rank's, over those steps */
 };
 
+/* A synthesized step (cli/estimate-synth.c): what was made, and its replay. */
+struct cli_synth_run {
+	struct orr_synth synth; /* json NULL: released */
+	struct cli_estimate_step step;
+};
+
+/* How the estimate was made. */
+enum cli_estimate_how {
+	CLI_ESTIMATE_RETIME,      /* the trace's tasks re-timed, its graph replayed */
+	CLI_ESTIMATE_SYNTH_RATIO, /* the trace's replay x synthesized(to) / synthesized(from) */
+	CLI_ESTIMATE_SYNTH,       /* a step synthesized from the description alone */
+};
+
 struct cli_estimate {
-	const char *trace;
+	enum cli_estimate_how how;
+	const char *trace; /* NULL from a description */
 	const char *costs; /* --costs FILE, or NULL: the models fitted on trace */
 	int32_t rank;
 	const struct orr_gpu_spec *gpu;
@@ -34,12 +50,72 @@ struct cli_estimate {
 	int memory_err; /* orr_memory_estimate()'s, 0 */
 	double tokens_per_s_per_gpu;
 	double mfu; /* NAN without the GPU's peak */
+	/* Synthesized steps: of `to` (and of `from` for a ratio), and what timed them. */
+	struct cli_synth_run synth_from, synth_to;
+	double cpu_op_ns;
+	const char *cpu_op_from; /* "--launch-us", "trace", "none" */
 };
+
+/* ---- the options (cli/estimate-options.c) ---- */
+
+#define CLI_ESTIMATE_NSIZE 13 /* options that set a size: --tp, ..., --micro-batch */
+
+struct cli_estimate_options {
+	int format;
+	int64_t rank, global_batch, gpus_per_node;
+	int64_t size[CLI_ESTIMATE_NSIZE]; /* 0: not given */
+	int recompute;                    /* -1: not given */
+	bool sp, distopt, forward_only;
+	int precision;    /* -1: not given; 0 bf16, 1 fp16, 2 fp32 */
+	int attention;    /* -1: not given; 0 flash, 1 unfused */
+	double launch_us; /* NAN: not given */
+	const char *timeline, *costs, *trace, *gpu;
+};
+
+extern const char cli_estimate_usage[];
+/* Parses argv into o (set to its defaults first); -1 to go on, else the exit status. */
+int cli_estimate_parse(int argc, char **argv, struct cli_estimate_options *o);
+/* The value of size option `name` ("tp", "kv-heads"), 0 when not given. */
+int64_t cli_estimate_given(const struct cli_estimate_options *o, const char *name);
+/* The sizes, recompute, precision, attention and flags o gives, set in c. */
+void cli_estimate_apply(const struct cli_estimate_options *o, struct orr_train_config *c);
+
+/* From a model description alone (cli/estimate-describe.c): the exit status. */
+int cli_estimate_describe(const struct cli_estimate_options *o);
 
 /* `orrery estimate` (cli/cmd-estimate.c). */
 int cmd_estimate(int argc, char **argv);
 
+/* The costs a synthesis takes: models m, GPU gpu, the bandwidths f or c measured. */
+void cli_synth_costs(const struct orr_retime_models *m, const struct orr_gpu_spec *gpu,
+		     const struct cli_fit *f, const struct orr_costs *c, double cpu_op_ns,
+		     struct orr_synth_costs *ret);
+/* Synthesizes c's step, replays it (and writes its timeline): EXIT_OK or EXIT_FAIL, said. */
+int cli_synth_run(const struct orr_train_config *c, bool forward_only,
+		  const struct orr_synth_costs *k, const char *timeline, struct cli_synth_run *ret);
+/* Reads a costs file, saying why not: EXIT_OK or EXIT_FAIL. */
+int cli_estimate_read_costs(const char *path, struct orr_costs *ret);
+/* The models that re-time: c's (--costs) when not NULL, else those fitted in f. */
+void cli_estimate_models(const struct cli_fit *f, const struct orr_costs *c, int gpus_per_node,
+			 struct orr_retime_models *ret);
+/* The hardware table's entry of an id or a device name; NULL. */
+const struct orr_gpu_spec *cli_estimate_gpu(const char *name);
+/* Tokens per second per GPU and MFU of e->to at e->estimated's step time. */
+void cli_estimate_rates(struct cli_estimate *e);
+/* b with every part times f. */
+void cli_estimate_scale(const struct orr_breakdown *b, double f, struct orr_breakdown *ret);
+/*
+ * Sets k->cpu_op_ns (and e's account of it) so that the synthesized step of rec, the
+ * configuration a trace recorded, spends step_ns launching, as the trace's launch
+ * threads did per step (cli_launch_step_ns()); nothing when step_ns is unknown.
+ * EXIT_OK or EXIT_FAIL, said.
+ */
+int cli_synth_calibrate(const struct orr_train_config *rec, bool forward_only, double step_ns,
+			struct orr_synth_costs *k, struct cli_estimate *e);
+
 void cli_estimate_text(const struct cli_estimate *e);
 void cli_estimate_json(const struct cli_estimate *e);
+/* One of them by format (CLI_FORMAT_*). */
+void cli_estimate_report(const struct cli_estimate *e, int format);
 
 #endif

@@ -355,6 +355,9 @@ void cli_fit_json(const struct cli_fit *f, FILE *out)
 	json_double_exact(&j, "slowdown_min", f->overlap.names ? f->overlap.slowdown_min : NAN);
 	json_double_exact(&j, "slowdown_max", f->overlap.names ? f->overlap.slowdown_max : NAN);
 	json_close_object(&j);
+	json_object(&j, "launch");
+	json_double_exact(&j, "step_ns", f->launch_step_ns);
+	json_close_object(&j);
 	json_parts(&j, f);
 	json_gemms(&j, f);
 	json_kernels(&j, f);

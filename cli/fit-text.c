@@ -309,6 +309,10 @@ void cli_fit_text(const struct cli_fit *f)
 		printf(" (not in the hardware table)");
 	printf("\n");
 	text_structure(f);
+	if (isfinite(f->launch_step_ns))
+		printf("\nlaunch threads: %.3f ms per step between launches, less blocking calls "
+		       "(the slowest rank's)\n",
+		       f->launch_step_ns / 1e6);
 	printf("\nkernels beside collectives: %zu of %zu compute kernels overlap one\n",
 	       f->overlap.overlapped, f->overlap.kernels);
 	if (f->overlap.names)

@@ -49,6 +49,7 @@ struct cli_fit {
 	int kern_err; /* the other kernels' fit's error, 0 */
 	struct cli_fit_coll *coll;
 	size_t ncoll, nobs;
+	double launch_step_ns; /* cli_launch_step_ns() */
 };
 
 /* The graph index of global rank `rank` (-1: the first); SIZE_MAX when absent. */
@@ -65,6 +66,12 @@ int cli_fit_load(const char *path, struct orr_trace **ret_t, struct orr_graph **
 int cli_fit_open(const char *trace, const char *out, int64_t rank, struct orr_trace **ret_t,
 		 struct orr_graph **ret_g, size_t *ret_ri);
 
+/*
+ * The launch threads' time per step: per rank, the time between a thread's
+ * consecutive launches inside the job's steps less its blocking calls' time, over the
+ * steps; the slowest rank's, since the collectives pace every rank to it.  NAN without.
+ */
+double cli_launch_step_ns(const struct orr_graph *g);
 /* Fits everything on graph rank ri (an index); cli_fit_release() frees it. */
 void cli_fit_run(const struct orr_graph *g, size_t ri, const char *trace, struct cli_fit *ret);
 void cli_fit_release(struct cli_fit *f);

@@ -254,7 +254,10 @@ void json_close_array(struct json_out *j)
 void json_str(struct json_out *j, const char *key, const char *value)
 {
 	json_key(j, key);
-	json_write_string(j->f, value);
+	if (value)
+		json_write_string(j->f, value);
+	else
+		fputs("null", j->f);
 }
 
 void json_int(struct json_out *j, const char *key, int64_t value)

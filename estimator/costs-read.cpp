@@ -792,6 +792,20 @@ bool overlap(reader &r, dom::object top)
 	return true;
 }
 
+/* "launch", which older files lack: the launch threads' time per step, NAN unknown. */
+bool launch(reader &r, dom::object top)
+{
+	dom::object o;
+
+	r.c->launch_step_ns = NAN;
+	if (top["launch"].error() == NO_SUCH_FIELD)
+		return true;
+	if (!object(r, top, "launch", &o))
+		return false;
+	at k(r, "launch");
+	return number(r, o, "step_ns", true, &r.c->launch_step_ns);
+}
+
 /* The version first: a file of another version is refused before anything else. */
 bool version(reader &r, dom::element root, dom::object *ret)
 {
@@ -841,6 +855,7 @@ bool costs(reader &r, dom::element root)
 	dom::object top;
 
 	return version(r, root, &top) && header(r, top) && structure(r, top) && overlap(r, top) &&
+	       launch(r, top) &&
 	       gemm(r, top) && kernels(r, top) && collectives(r, top);
 }
 

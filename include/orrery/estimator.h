@@ -867,6 +867,67 @@ int orr_pp_schedule(int p, int stage, int m, int v, struct orr_pp_slot **ret, si
 int orr_pp_simulate(int p, int m, int v, double f_ns, double b_ns, double p2p_ns, double *ret_ns);
 
 /*
+ * ---- a step from a model description (estimator/synth/; docs/estimator.md, "A step
+ * from a model description") ----
+ */
+
+/* Where a synthesized step's times come from. */
+struct orr_synth_costs {
+	const struct orr_gpu_spec *gpu; /* required: its peaks bound every time */
+	struct orr_retime_models m;     /* fitted models, any NULL; m.gpus_per_node 0: gpu's */
+	/*
+	 * Per collective kind and link class, a bus bandwidth measured on a trace, for
+	 * where no constrained model is; 0: the hardware table's link.
+	 */
+	double bus_bytes_per_s[ORR_COLL_KIND_COUNT][ORR_LINK_NETWORK + 1];
+	double cpu_op_ns; /* the launch thread's time per kernel it launches; 0: GPU-bound */
+};
+
+/* How many of a synthesized step's GPU tasks took their time from where. */
+struct orr_synth_sources {
+	size_t gemm_fit;      /* a fitted class of the GEMM model */
+	size_t gemm_roofline; /* the roofline x an efficiency measured on a trace */
+	size_t gemm_peak;     /* the hardware table's peak alone */
+	size_t kern_fit, kern_roofline, kern_peak;
+	size_t coll_fit;      /* a constrained collective model */
+	size_t coll_measured; /* a bus bandwidth measured on a trace */
+	size_t coll_peak;     /* the hardware table's link */
+};
+
+/*
+ * A synthesized step: Chrome/Kineto JSON of one rank per pipeline stage (the rank at
+ * TP and DP position 0 of each: the others are the same by symmetry), with its launch
+ * thread, compute stream and one NCCL stream per communicator, as a trace of that job
+ * would have them; orr_trace_import_buffer() reads it.
+ */
+struct orr_synth {
+	char *json;
+	size_t len;
+	size_t ranks, kernels, collectives, transfers; /* transfers: point-to-point, per side */
+	struct orr_synth_sources sources;
+	double placed_ns; /* the step as placed: the first launch to the last GPU end */
+	/* The first stage's GPU time: GEMMs, other kernels, TP, DP and PP communication. */
+	double gemm_ns, kern_ns, tp_ns, dp_ns, pp_ns;
+	/*
+	 * Its forward and backward passes (compute and the communication they wait for),
+	 * a transfer between stages, and the bubble of the pipeline of such passes
+	 * (orr_pp_simulate()'s makespan less the passes; 0 without pipelining).
+	 */
+	double forward_ns, backward_ns, transfer_ns, bubble_ns;
+};
+
+/*
+ * Synthesizes one training step (forward passes only with forward_only) of
+ * configuration c, Megatron-LM's way, timed by k.  -EINVAL for a configuration
+ * orr_memory_estimate() refuses or k without a GPU; -ENOTSUP for what it does not
+ * synthesize (named in *ret_why, may be NULL); -E2BIG past 2^24 instructions per rank.
+ * Release with orr_synth_release().
+ */
+int orr_synth_step(const struct orr_train_config *c, bool forward_only,
+		   const struct orr_synth_costs *k, struct orr_synth *ret, const char **ret_why);
+void orr_synth_release(struct orr_synth *s);
+
+/*
  * ---- costs files: what `orrery fit -o` writes, read back (estimator/costs-read.cpp;
  * docs/orrery-fit.md, "Reading it back") ----
  */
@@ -903,6 +964,7 @@ struct orr_costs {
 	const struct orr_gpu_spec *gpu; /* device.spec; NULL when unknown */
 	struct orr_structure st;
 	struct orr_overlap overlap;    /* slowdown 0 when no name was compared */
+	double launch_step_ns;         /* the launch threads' time per step; NAN unknown */
 	bool gemm_fitted, kern_fitted; /* false: that model is empty */
 	struct orr_gemm_model gemm;
 	struct orr_kern_model kern;

@@ -2,7 +2,9 @@
 # CLI tests of suite `golden`, run from the source root with $ORRERY set (tests/meson.build):
 #
 #   run-golden.sh expect EXPECTED ARGS...  `orrery ARGS` exits 0 and prints exactly
-#                                          tests/golden/EXPECTED on stdout
+#                                          tests/golden/EXPECTED on stdout (skipped when
+#                                          the last of ARGS, the trace, is not there)
+#   run-golden.sh expect-model EXPECTED ARGS...  the same for ARGS naming no trace
 #   run-golden.sh bad FILE [COMMAND]       `orrery COMMAND FILE` (info by default) exits 1,
 #                                          prints nothing on stdout and one
 #                                          "orrery: error: " line naming FILE
@@ -23,11 +25,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/golden-lib.sh"
 mode=${1:-}
 shift || true
 case $mode in
-expect)
+expect | expect-model)
+	# expect-model: the arguments name no trace (orrery estimate from a description)
 	expected=$golden/$1
 	shift
 	trace=${*: -1}
-	if [[ ! -e $trace ]]; then
+	if [[ $mode == expect && ! -e $trace ]]; then
 		echo "skipped: $trace does not exist" >&2
 		exit 77
 	fi
@@ -163,8 +166,37 @@ usage)
 	estimate-usage)
 		run estimate
 		expect_rc 2
-		expect_in err "no trace given"
+		expect_in err "no trace: give the model, --layers is missing"
 		expect_in err "orrery estimate --help"
+		model=(--layers 2 --hidden 64 --heads 2 --seq 16)
+		run estimate "${model[@]}"
+		expect_rc 1
+		expect_in err "no trace: name the GPU with --gpu"
+		expect_in err "a100-80gb-sxm"
+		run estimate --gpu nosuch "${model[@]}"
+		expect_rc 1
+		expect_in err "--gpu nosuch: no such GPU in the hardware table"
+		run estimate --gpu h100-sxm --attention paged "${model[@]}"
+		expect_rc 2
+		expect_in err "bad --attention 'paged'"
+		for bad in -1 x ''; do
+			run estimate --gpu h100-sxm --launch-us "$bad" "${model[@]}"
+			expect_rc 2
+			expect_in err "bad --launch-us '$bad'"
+		done
+		run estimate --gpu h100-sxm --pp 2 --layers 3 --hidden 64 --heads 2 --seq 16
+		expect_rc 1
+		expect_in err "cannot synthesize the step"
+		run estimate --gpu h100-sxm --micro-batch 2 --global-batch 3 "${model[@]}"
+		expect_rc 1
+		expect_in err "--global-batch 3 is not a multiple of micro-batch x dp (2)"
+		run estimate --gpu h100-sxm --precision fp32 --format=json "${model[@]}"
+		expect_rc 0
+		expect_in out '"method": "synthesis"'
+		expect_in out '"hardware_table"'
+		run estimate --gpu a100-80gb-sxm --costs "$work/none.json" "${model[@]}"
+		expect_rc 1
+		expect_in err "cannot read its costs"
 		run estimate --format=csv x
 		expect_rc 2
 		expect_in err "unknown format 'csv'"
@@ -219,6 +251,25 @@ usage)
 		grep -v '"gemm"\|"costs"' "$work/out" >"$work/a" || true
 		grep -v '"gemm"\|"costs"' "$work/fitted.json" >"$work/b" || true
 		cmp -s "$work/a" "$work/b" || fail "--costs of the same trace estimates otherwise"
+		# A change of structure: by the ratio of two synthesized steps.
+		run estimate --layers 20 --format=json "$megatron"
+		expect_rc 0
+		expect_in out '"method": "synthesis-ratio"'
+		run estimate --gpu h100-sxm --layers 20 "$megatron"
+		expect_rc 1
+		expect_in err "the trace ran on a100-80gb-sxm"
+		# The trace's own model and layout synthesized from its description alone,
+		# timed by its costs: within 5 % of its measured step (docs/accuracy.md).
+		measured=$(sed -n 's/^  "measured_ns": \([0-9]*\),$/\1/p' "$work/fitted.json")
+		run estimate --gpu a100-80gb-sxm --costs "$work/a100.json" --layers 40 \
+			--hidden 4096 --heads 64 --seq 2048 --tp 8 --micro-batch 4 --vocab 51200 \
+			--precision fp16 --attention unfused --forward-only --format=json
+		expect_rc 0
+		synthesized=$(sed -n 's/^  "iteration_ns": \([0-9]*\),$/\1/p' "$work/out")
+		[[ -n $measured && -n $synthesized ]] || fail "no step time in the JSON"
+		awk -v a="$synthesized" -v b="$measured" \
+			'BEGIN { e = a / b - 1; if (e < 0) e = -e; exit !(e < 0.05) }' ||
+			fail "synthesized $synthesized ns is not within 5 % of measured $measured ns"
 		# --timeline: the estimated timeline, as replay writes one.
 		run estimate --tp 4 --timeline "$work/est.json" "$megatron"
 		expect_rc 0

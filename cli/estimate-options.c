@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/* orrery estimate's options (docs/orrery-estimate.md). */
+#include <getopt.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "estimate.h"
+#include "banned.h"
+
+/* The options that set a size, each to its field of the target configuration. */
+static const struct size_opt {
+	const char *name;
+	size_t offset;
+} size_opts[] = {
+	{ "tp", offsetof(struct orr_train_config, tp) },
+	{ "pp", offsetof(struct orr_train_config, pp) },
+	{ "dp", offsetof(struct orr_train_config, dp) },
+	{ "cp", offsetof(struct orr_train_config, cp) },
+	{ "vpp", offsetof(struct orr_train_config, vpp) },
+	{ "layers", offsetof(struct orr_train_config, layers) },
+	{ "hidden", offsetof(struct orr_train_config, hidden) },
+	{ "heads", offsetof(struct orr_train_config, heads) },
+	{ "kv-heads", offsetof(struct orr_train_config, kv_groups) },
+	{ "ffn", offsetof(struct orr_train_config, ffn) },
+	{ "vocab", offsetof(struct orr_train_config, vocab) },
+	{ "seq", offsetof(struct orr_train_config, seq) },
+	{ "micro-batch", offsetof(struct orr_train_config, micro_batch) },
+};
+
+#define NSIZE (sizeof(size_opts) / sizeof(size_opts[0]))
+_Static_assert(NSIZE == CLI_ESTIMATE_NSIZE, "one slot per size option");
+
+enum {
+	OPT_SIZE = 256, /* + index into size_opts */
+	OPT_GLOBAL = 512,
+	OPT_GPN,
+	OPT_RECOMPUTE,
+	OPT_SP,
+	OPT_DISTOPT,
+	OPT_PRECISION,
+	OPT_FORWARD,
+	OPT_TIMELINE,
+	OPT_COSTS,
+	OPT_RANK,
+	OPT_FORMAT,
+	OPT_GPU,
+	OPT_ATTENTION,
+	OPT_LAUNCH,
+};
+
+static int parse_named(const char *s, const char *const *names, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(s, names[i]) == 0)
+			return i;
+	return -1;
+}
+
+/* One option's argument into o; returns -1 to go on, else the exit status. */
+static int parse_one(int c, const char *arg, struct cli_estimate_options *o)
+{
+	static const char *const recompute[] = { "none", "selective", "full" };
+	static const char *const precision[] = { "bf16", "fp16", "fp32" };
+	static const char *const attention[] = { "flash", "unfused" };
+
+	if (c >= OPT_SIZE && c < OPT_SIZE + (int)NSIZE) {
+		if (cli_parse_count(arg, &o->size[c - OPT_SIZE]) < 0 || o->size[c - OPT_SIZE] < 1)
+			return cli_usage_error("estimate", "bad --%s '%s' (a count, 1 or more)",
+					       size_opts[c - OPT_SIZE].name, arg);
+		return -1;
+	}
+	switch (c) {
+	case OPT_GLOBAL:
+		if (cli_parse_count(arg, &o->global_batch) < 0 || o->global_batch < 1)
+			return cli_usage_error("estimate", "bad --global-batch '%s'", arg);
+		return -1;
+	case OPT_GPN:
+		if (cli_parse_count(arg, &o->gpus_per_node) < 0 || o->gpus_per_node < 1)
+			return cli_usage_error("estimate", "bad --gpus-per-node '%s'", arg);
+		return -1;
+	case OPT_RECOMPUTE:
+		if ((o->recompute = parse_named(arg, recompute, 3)) < 0)
+			return cli_usage_error("estimate",
+					       "bad --recompute '%s' (none, "
+					       "selective or full)",
+					       arg);
+		return -1;
+	case OPT_PRECISION:
+		if ((o->precision = parse_named(arg, precision, 3)) < 0)
+			return cli_usage_error("estimate",
+					       "bad --precision '%s' (bf16, fp16 or fp32)", arg);
+		return -1;
+	case OPT_ATTENTION:
+		if ((o->attention = parse_named(arg, attention, 2)) < 0)
+			return cli_usage_error("estimate",
+					       "bad --attention '%s' (flash or unfused)", arg);
+		return -1;
+	case OPT_LAUNCH: {
+		char *end;
+
+		o->launch_us = strtod(arg, &end);
+		if (end == arg || *end || !(o->launch_us >= 0) || o->launch_us > 1e6)
+			return cli_usage_error("estimate", "bad --launch-us '%s' (microseconds)",
+					       arg);
+		return -1;
+	}
+	case OPT_FORMAT:
+		if ((o->format = cli_parse_format(arg, false)) < 0)
+			return cli_usage_error("estimate", "unknown format '%s' (text or json)",
+					       arg);
+		return -1;
+	case OPT_RANK:
+		if (cli_parse_count(arg, &o->rank) < 0)
+			return cli_usage_error("estimate", "bad --rank '%s'", arg);
+		return -1;
+	}
+	return cli_usage_error("estimate", "bad option");
+}
+
+/* Returns -1 to go on, else the exit status. */
+int cli_estimate_parse(int argc, char **argv, struct cli_estimate_options *o)
+{
+	struct option opts[NSIZE + 17] = { { 0 } };
+	size_t n = 0;
+	int c, ret;
+
+	*o = (struct cli_estimate_options){ .format = CLI_FORMAT_TEXT,
+					    .rank = -1,
+					    .recompute = -1,
+					    .precision = -1,
+					    .attention = -1,
+					    .launch_us = NAN };
+
+	for (size_t i = 0; i < NSIZE; i++)
+		opts[n++] = (struct option){ size_opts[i].name, required_argument, NULL,
+					     OPT_SIZE + (int)i };
+	opts[n++] = (struct option){ "global-batch", required_argument, NULL, OPT_GLOBAL };
+	opts[n++] = (struct option){ "gpus-per-node", required_argument, NULL, OPT_GPN };
+	opts[n++] = (struct option){ "recompute", required_argument, NULL, OPT_RECOMPUTE };
+	opts[n++] = (struct option){ "sequence-parallel", no_argument, NULL, OPT_SP };
+	opts[n++] = (struct option){ "distributed-optimizer", no_argument, NULL, OPT_DISTOPT };
+	opts[n++] = (struct option){ "precision", required_argument, NULL, OPT_PRECISION };
+	opts[n++] = (struct option){ "forward-only", no_argument, NULL, OPT_FORWARD };
+	opts[n++] = (struct option){ "timeline", required_argument, NULL, OPT_TIMELINE };
+	opts[n++] = (struct option){ "costs", required_argument, NULL, OPT_COSTS };
+	opts[n++] = (struct option){ "rank", required_argument, NULL, OPT_RANK };
+	opts[n++] = (struct option){ "format", required_argument, NULL, OPT_FORMAT };
+	opts[n++] = (struct option){ "gpu", required_argument, NULL, OPT_GPU };
+	opts[n++] = (struct option){ "attention", required_argument, NULL, OPT_ATTENTION };
+	opts[n++] = (struct option){ "launch-us", required_argument, NULL, OPT_LAUNCH };
+	opts[n++] = (struct option){ "help", no_argument, NULL, 'h' };
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == 'h') {
+			fputs(cli_estimate_usage, stdout);
+			return EXIT_OK;
+		}
+		if (c == OPT_SP || c == OPT_DISTOPT || c == OPT_FORWARD) {
+			o->sp |= c == OPT_SP;
+			o->distopt |= c == OPT_DISTOPT;
+			o->forward_only |= c == OPT_FORWARD;
+			continue;
+		}
+		if (c == OPT_TIMELINE || c == OPT_COSTS || c == OPT_GPU) {
+			*(c == OPT_TIMELINE ? &o->timeline
+			  : c == OPT_COSTS  ? &o->costs
+					    : &o->gpu) = optarg;
+			continue;
+		}
+		if ((ret = parse_one(c, optarg, o)) >= 0)
+			return ret;
+	}
+	if (optind + 1 < argc)
+		return cli_usage_error("estimate", "one trace at a time");
+	o->trace = optind < argc ? argv[optind] : NULL;
+	return -1;
+}
+
+int64_t cli_estimate_given(const struct cli_estimate_options *o, const char *name)
+{
+	for (size_t i = 0; i < NSIZE; i++)
+		if (strcmp(size_opts[i].name, name) == 0)
+			return o->size[i];
+	return 0;
+}
+
+void cli_estimate_apply(const struct cli_estimate_options *o, struct orr_train_config *c)
+{
+	for (size_t i = 0; i < NSIZE; i++)
+		if (o->size[i])
+			*(int64_t *)((char *)c + size_opts[i].offset) = o->size[i];
+	if (o->recompute >= 0)
+		c->recompute = (enum orr_recompute)o->recompute;
+	if (o->precision >= 0)
+		c->precision = o->precision == 0   ? ORR_DTYPE_BF16
+			       : o->precision == 1 ? ORR_DTYPE_FP16
+						   : ORR_DTYPE_FP32;
+	if (o->attention >= 0)
+		c->flash_attention = o->attention == 0;
+	c->sequence_parallel = o->sp;
+	c->distributed_optimizer = o->distopt;
+}

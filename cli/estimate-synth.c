@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * orrery estimate's synthesized steps (docs/orrery-estimate.md, "From a model
+ * description"): the costs a synthesis is timed by, and one configuration's step
+ * synthesized, imported, built into a graph and replayed as any trace is.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "estimate.h"
+#include "replay-common.h"
+#include "banned.h"
+
+/* ---- what an estimate gives ---- */
+
+/*
+ * Model FLOPs of a step (Narayanan et al., SC'21, eq. 3): per pass 24·B·s·L·h²·(1 +
+ * s/(6h)) + 2·B·s·h·V for B sequences; training is three passes (forward, and a
+ * backward of two), four with full recompute.
+ */
+static double model_flops(const struct orr_train_config *c, bool forward_only)
+{
+	double B = (double)(c->micro_batch * c->micro_batches * c->dp), s = (double)c->seq;
+	double h = (double)c->hidden, L = (double)c->layers, V = (double)c->vocab;
+	double pass = 24 * B * s * L * h * h * (1 + s / (6 * h)) + 2 * B * s * h * V;
+
+	if (forward_only)
+		return pass;
+	return pass * (c->recompute == ORR_RECOMPUTE_FULL ? 4 : 3);
+}
+
+void cli_estimate_rates(struct cli_estimate *e)
+{
+	const struct orr_train_config *c = &e->to;
+	double gpus = (double)(c->tp * c->pp * c->dp * c->cp), sec = e->estimated.step_ns / 1e9;
+	double peak = e->gpu ? e->gpu->peak_flops[c->precision] : 0;
+
+	e->tokens_per_s_per_gpu =
+		(double)(c->micro_batch * c->micro_batches * c->dp * c->seq) / sec / gpus;
+	e->mfu = peak > 0 ? model_flops(c, e->forward_only) / (sec * gpus * peak) : NAN;
+}
+
+void cli_estimate_scale(const struct orr_breakdown *b, double f, struct orr_breakdown *ret)
+{
+	ret->exposed_compute_ns = (int64_t)((double)b->exposed_compute_ns * f);
+	ret->overlapped_ns = (int64_t)((double)b->overlapped_ns * f);
+	ret->exposed_comm_ns = (int64_t)((double)b->exposed_comm_ns * f);
+	ret->other_ns = (int64_t)((double)b->other_ns * f);
+}
+
+/* ---- costs ---- */
+
+int cli_estimate_read_costs(const char *path, struct orr_costs *ret)
+{
+	struct orr_diag d;
+	int err = orr_costs_read(path, ret, &d);
+
+	if (err) {
+		cli_error("%s: cannot read its costs: %s", path,
+			  d.msg[0] ? d.msg : orr_strerror(err));
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+/* The models that re-time: the costs file's (--costs), else those fitted on the trace. */
+void cli_estimate_models(const struct cli_fit *f, const struct orr_costs *c, int gpus_per_node,
+			 struct orr_retime_models *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	ret->gpus_per_node = gpus_per_node;
+	if (c) {
+		ret->gemm = c->gemm_fitted ? &c->gemm : NULL;
+		ret->kern = c->kern_fitted ? &c->kern : NULL;
+		for (size_t i = 0; i < c->ncoll; i++)
+			if (c->coll[i].fitted && c->coll[i].m.constrained)
+				ret->coll[c->coll[i].kind][c->coll[i].link] = &c->coll[i].m;
+		return;
+	}
+	ret->gemm = f->gemm_err ? NULL : &f->gemm;
+	ret->kern = f->kern_err ? NULL : &f->kern;
+	for (size_t i = 0; i < f->ncoll; i++)
+		if (!f->coll[i].err && f->coll[i].m.constrained)
+			ret->coll[f->coll[i].kind][f->coll[i].link] = &f->coll[i].m;
+}
+
+const struct orr_gpu_spec *cli_estimate_gpu(const char *name)
+{
+	const struct orr_gpu_spec *gpu = orr_gpu_spec_by_id(name);
+
+	return gpu ? gpu : orr_gpu_spec_match(name);
+}
+
+/* ---- synthesized steps ---- */
+
+void cli_synth_costs(const struct orr_retime_models *m, const struct orr_gpu_spec *gpu,
+		     const struct cli_fit *f, const struct orr_costs *c, double cpu_op_ns,
+		     struct orr_synth_costs *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	ret->gpu = gpu;
+	ret->m = *m;
+	ret->cpu_op_ns = cpu_op_ns;
+	for (size_t i = 0; c && i < c->ncoll; i++)
+		if (c->coll[i].measured_bus_bytes_per_s > 0)
+			ret->bus_bytes_per_s[c->coll[i].kind][c->coll[i].link] =
+				c->coll[i].measured_bus_bytes_per_s;
+	for (size_t i = 0; !c && f && i < f->ncoll; i++)
+		if (f->coll[i].median_bus_bytes_per_s > 0)
+			ret->bus_bytes_per_s[f->coll[i].kind][f->coll[i].link] =
+				f->coll[i].median_bus_bytes_per_s;
+}
+
+/* The mean job step of r and graph rank 0's breakdown over it (cmd-estimate.c's measure). */
+static void first_stage(const struct orr_replay *r, struct cli_estimate_step *ret)
+{
+	struct orr_replay_step *s = NULL;
+	size_t n = 0;
+
+	memset(ret, 0, sizeof(*ret));
+	ret->step_ns = NAN;
+	orr_replay_job_steps(r, &s, &n);
+	if (n) {
+		ret->step_ns = (double)(s[0].predicted_end_ns - s[0].predicted_start_ns);
+		orr_replay_breakdown(r, 0, true, s[0].predicted_start_ns, s[0].predicted_end_ns,
+				     &ret->breakdown);
+	}
+	free(s);
+}
+
+static int replay_synth(const struct orr_synth *s, const char *timeline,
+			struct cli_estimate_step *ret)
+{
+	struct orr_trace *t = NULL;
+	struct orr_graph *g = NULL;
+	struct orr_replay *r = NULL;
+	struct orr_diag d;
+	int err;
+
+	orr_diag_clear(&d);
+	err = orr_trace_import_buffer("synthesized", s->json, s->len, NULL, &t, &d);
+	if (!err)
+		err = orr_graph_build(t, NULL, &g, &d);
+	if (!err)
+		err = orr_replay_run(g, NULL, &r, &d);
+	if (err) {
+		cli_error("cannot replay the synthesized step (a bug): %s%s%s", orr_strerror(err),
+			  d.msg[0] ? ": " : "", d.msg);
+		goto out;
+	}
+	first_stage(r, ret);
+	if (timeline && (err = cli_timeline_write(r, timeline)))
+		cli_error("cannot write '%s': %s", timeline, orr_strerror(err));
+out:
+	orr_replay_free(r);
+	orr_graph_free(g);
+	orr_trace_free(t);
+	return err ? EXIT_FAIL : EXIT_OK;
+}
+
+int cli_synth_run(const struct orr_train_config *c, bool forward_only,
+		  const struct orr_synth_costs *k, const char *timeline, struct cli_synth_run *ret)
+{
+	struct orr_synth s;
+	const char *why = NULL;
+	int err = orr_synth_step(c, forward_only, k, &s, &why);
+
+	if (err) {
+		cli_error("cannot synthesize the step: %s%s%s", orr_strerror(err), why ? ": " : "",
+			  why ? why : "");
+		return EXIT_FAIL;
+	}
+	memset(ret, 0, sizeof(*ret));
+	ret->synth = s;
+	ret->synth.json = NULL;
+	err = replay_synth(&s, timeline, &ret->step);
+	orr_synth_release(&s);
+	return err;
+}
+
+/* Launches per rank of a synthesized step: kernels, collectives and transfers. */
+static size_t launches(const struct orr_synth *s)
+{
+	return s->ranks ? (s->kernels + s->collectives + s->transfers) / s->ranks : 0;
+}
+
+int cli_synth_calibrate(const struct orr_train_config *rec, bool forward_only, double step_ns,
+			struct orr_synth_costs *k, struct cli_estimate *e)
+{
+	struct cli_synth_run probe;
+	size_t n;
+
+	if (!(step_ns > 0))
+		return EXIT_OK;
+	k->cpu_op_ns = 0;
+	if (cli_synth_run(rec, forward_only, k, NULL, &probe))
+		return EXIT_FAIL;
+	n = launches(&probe.synth);
+	if (n) {
+		k->cpu_op_ns = e->cpu_op_ns = step_ns / (double)n;
+		e->cpu_op_from =
+			"the traced launch thread's time per step over the launches of its "
+			"configuration's synthesized step";
+	}
+	orr_debug("estimate", "launch thread: %.0f ns per step, %zu launches", step_ns, n);
+	return EXIT_OK;
+}

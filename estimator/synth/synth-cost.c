@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What each synthesized task costs.  A GEMM asks the GEMM model as if it were of the
+ * class that holds most of the precision's fitted samples (cuBLAS picks the kernel by
+ * shape, so the family of a shape never run is unknown; the fitted class with most
+ * samples is the trace's usual GEMM kernel), which is at least the roofline; other
+ * kernels ask the kernel model by class alone (its roofline x the class's measured
+ * efficiency, at least its launch floor).  Collectives ask a constrained model of their
+ * kind and link, else take a bus bandwidth measured on the trace, else the hardware
+ * table's link.  Without any model every time is the hardware table's peak: a lower
+ * bound, and the sources say so.
+ */
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "synth.h"
+#include "banned.h"
+
+static const char *gemm_family(const struct orr_gemm_model *m, enum orr_dtype dt)
+{
+	const struct orr_gemm_class *best = NULL;
+
+	for (size_t i = 0; i < m->nclasses; i++) {
+		const struct orr_gemm_class *c = &m->classes[i];
+
+		if (c->dtype == dt && c->how == ORR_GEMM_FIT &&
+		    (!best || c->samples > best->samples))
+			best = c;
+	}
+	return best ? best->family : "";
+}
+
+double orr__sy_gemm_ns(struct sy_job *j, int64_t batch, int64_t m, int64_t n, int64_t k)
+{
+	const struct orr_gemm_model *gm = j->k->m.gemm;
+	struct orr_gemm_sample q = {
+		.dtype = j->dtype,
+		.math = j->dtype,
+		.elem_bytes = j->elem_bytes,
+		.batch = batch,
+		.m = m,
+		.n = n,
+		.k = k,
+	};
+	enum orr_gemm_how how = ORR_GEMM_NONE;
+	double ns = NAN;
+
+	q.flops = 2.0 * (double)batch * (double)m * (double)n * (double)k;
+	q.bytes = (double)j->elem_bytes * (double)batch *
+		  ((double)m * (double)k + (double)k * (double)n + (double)m * (double)n);
+	if (gm) {
+		const char *fam = gemm_family(gm, j->dtype);
+
+		memcpy(q.family, fam, strlen(fam) + 1);
+		ns = orr_gemm_model_time(gm, &q, &how);
+	}
+	if (!(ns > 0)) {
+		j->ret->sources.gemm_peak++;
+		return orr_gemm_roofline_ns(j->k->gpu, j->dtype, q.flops, q.bytes);
+	}
+	if (how == ORR_GEMM_FIT)
+		j->ret->sources.gemm_fit++;
+	else
+		j->ret->sources.gemm_roofline++;
+	return ns;
+}
+
+double orr__sy_kern_ns(struct sy_job *j, enum orr_kern_class cls, double bytes, double flops)
+{
+	const struct orr_kern_model *km = j->k->m.kern;
+	struct orr_kern_sample q = { .cls = cls, .dtype = j->dtype, .bytes = bytes, .flops = flops };
+	enum orr_gemm_how how = ORR_GEMM_NONE;
+	double ns = km ? orr_kern_model_time(km, &q, &how) : NAN;
+
+	if (!(ns > 0)) {
+		j->ret->sources.kern_peak++;
+		return orr_gemm_roofline_ns(j->k->gpu, j->dtype, flops, bytes);
+	}
+	if (how == ORR_GEMM_FIT)
+		j->ret->sources.kern_fit++;
+	else
+		j->ret->sources.kern_roofline++;
+	return ns;
+}
+
+enum orr_link orr__sy_link(const struct sy_job *j, int64_t a, int64_t b)
+{
+	return a / j->gpus_per_node == b / j->gpus_per_node ? ORR_LINK_NODE : ORR_LINK_NETWORK;
+}
+
+static const struct orr_coll_model *coll_model(const struct sy_job *j, enum orr_coll_kind kind,
+					       enum orr_link link)
+{
+	const struct orr_coll_model *m = j->k->m.coll[kind][link];
+
+	/* a trace of one node cannot tell its links: its models are the node's */
+	if (!m && link == ORR_LINK_NODE)
+		m = j->k->m.coll[kind][ORR_LINK_UNKNOWN];
+	return m && m->constrained ? m : NULL;
+}
+
+double orr__sy_coll_ns(struct sy_job *j, enum orr_coll_kind kind, double bytes, int group,
+		       enum orr_link link)
+{
+	const struct orr_coll_model *m = coll_model(j, kind, link);
+	const struct orr_gpu_spec *gpu = j->k->gpu;
+	double f = kind == ORR_COLL_SEND_RECV ? 1 : orr_coll_bus_factor(kind, group);
+	double bw;
+
+	if (m) {
+		double ns = orr_coll_model_time(m, bytes, group);
+
+		if (ns > 0) {
+			j->ret->sources.coll_fit++;
+			return ns;
+		}
+	}
+	bw = j->k->bus_bytes_per_s[kind][link];
+	if (!(bw > 0) && link == ORR_LINK_NODE)
+		bw = j->k->bus_bytes_per_s[kind][ORR_LINK_UNKNOWN];
+	if (bw > 0) {
+		j->ret->sources.coll_measured++;
+	} else {
+		j->ret->sources.coll_peak++;
+		bw = link == ORR_LINK_NODE ? gpu->link_bytes_per_s : gpu->nic_bytes_per_s;
+		if (!(bw > 0)) {
+			j->why =
+				link == ORR_LINK_NODE
+					? "the GPU's link bandwidth is unknown (hardware table)"
+					: "the GPU's network bandwidth is unknown (hardware table)";
+			j->err = -ENOTSUP;
+			return 0;
+		}
+	}
+	return bytes * f / bw * 1e9;
+}

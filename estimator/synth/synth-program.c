@@ -1,0 +1,597 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A Megatron-LM training step, written as the instructions each pipeline stage's launch
+ * thread issues (docs/estimator.md, "A step from a model description").
+ *
+ * A transformer layer's forward pass on a micro-batch of T = b x s / cp tokens, with
+ * t-way tensor parallelism (Megatron's ParallelTransformerLayer, its GEMMs as
+ * estimator/reshape.c shapes them):
+ *
+ *   norm, [SP: all-gather], QKV, attention (flash: one kernel; else the scores' batched
+ *   GEMM, scale-mask-softmax, dropout, the context's batched GEMM), projection, TP
+ *   all-reduce [SP: reduce-scatter], bias-dropout-add; norm, [all-gather], FC1,
+ *   activation, FC2, all-reduce [reduce-scatter], bias-dropout-add.
+ *
+ * Its backward pass runs the same in reverse, each GEMM's data and weight gradients,
+ * the TP all-reduces where the forward pass had its identity (the inputs of QKV and
+ * FC1; with SP: the all-gathers' reduce-scatters, and the all-gathers again for the
+ * weight gradients).  Full recompute runs the layer's forward pass again before its
+ * backward pass; selective recompute the attention core.  The first stage's first chunk
+ * has the embedding, the last stage's last chunk the final norm, the logits and the
+ * vocabulary-parallel cross-entropy.  Each stage runs its passes in the order of
+ * orr_pp_schedule(), receives its input before a pass and sends its output after it.
+ * After the last backward pass: the gradients' reduction over DP (all-reduce, or
+ * reduce-scatter with the distributed optimizer), in buckets as Megatron-Core's DDP
+ * makes them and not overlapped (its default), the embedding gradients' all-reduce
+ * between the first and last stages (tied embeddings), the gradient norm (a reduction,
+ * an all-reduce over the model-parallel group, and the .item() that waits for it), Adam,
+ * and with the distributed optimizer the parameters' all-gather; the step ends with the
+ * launch thread waiting for its GPU.  The gradient buffer is zeroed when it starts.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "synth.h"
+#include "banned.h"
+
+#define MAX_INSNS (1u << 24)
+/* Megatron-Core DDP's bucket: max(40M, 1M x dp) parameters (distributed/param_and_grad_buffer.py) */
+#define BUCKET_PARAMS 40e6
+
+struct pass {
+	struct sy_job *j;
+	struct sy_rank *r;
+	double T, Tn;        /* tokens of a micro-batch; of norms and dropouts (T / t with SP) */
+	double e;            /* bytes per element */
+	double h, d, al, gl; /* hidden, head dim, heads and KV groups per TP rank */
+	double fl;           /* FFN per TP rank */
+	double sq, sk;       /* query and key lengths per CP rank: s / cp, s */
+	double vl;           /* vocabulary per TP rank */
+	int tp;
+	bool sp;
+};
+
+static struct sy_insn *push(struct pass *p, enum sy_op op, enum sy_stream stream)
+{
+	struct sy_rank *r = p->r;
+	struct sy_insn *i;
+
+	if (r->n == MAX_INSNS) {
+		p->j->why = "more than 2^24 instructions per stage";
+		p->j->err = -E2BIG;
+		return NULL;
+	}
+	if (r->n == r->cap)
+		r->v = orr_xgrow(r->v, sizeof(*r->v), &r->cap, r->n + 1);
+	i = &r->v[r->n++];
+	memset(i, 0, sizeof(*i));
+	i->op = (uint8_t)op;
+	i->stream = (uint8_t)stream;
+	i->peer = -1;
+	i->partner = UINT32_MAX;
+	i->coll = -1;
+	return i;
+}
+
+static void wait_for(struct pass *p, enum sy_stream stream, enum sy_stream src)
+{
+	struct sy_insn *i = push(p, SY_WAIT, stream);
+
+	if (i)
+		i->src = (uint8_t)src;
+}
+
+static void add_kernel(struct pass *p, const char *name, double ns, bool gemm)
+{
+	struct sy_insn *i = push(p, SY_KERNEL, SY_COMPUTE);
+
+	if (!i)
+		return;
+	i->name = name;
+	i->ns = ns;
+	i->gemm = gemm;
+	p->j->ret->kernels++;
+	if (p->r->stage == 0)
+		*(gemm ? &p->j->ret->gemm_ns : &p->j->ret->kern_ns) += ns;
+}
+
+static void gemm(struct pass *p, const char *name, double batch, double m, double n, double k)
+{
+	add_kernel(p, name,
+		   orr__sy_gemm_ns(p->j, (int64_t)batch, (int64_t)m, (int64_t)n, (int64_t)k), true);
+}
+
+static void kern(struct pass *p, const char *name, enum orr_kern_class cls, double bytes,
+		 double flops)
+{
+	add_kernel(p, name, orr__sy_kern_ns(p->j, cls, bytes, flops), false);
+}
+
+static struct sy_insn *coll_on(struct pass *p, enum sy_stream stream, enum orr_coll_kind kind,
+			       const char *name, double bytes, int group, enum orr_link link)
+{
+	struct sy_insn *i = push(p, SY_COLL, stream);
+	double *sum = stream == SY_TP                      ? &p->j->ret->tp_ns
+		      : stream == SY_DP || stream == SY_CP ? &p->j->ret->dp_ns
+							   : &p->j->ret->pp_ns;
+
+	if (!i)
+		return NULL;
+	i->coll = (int8_t)kind;
+	i->name = name;
+	i->bytes = bytes;
+	i->group = group;
+	i->ns = orr__sy_coll_ns(p->j, kind, bytes, group, link);
+	p->j->ret->collectives++;
+	if (p->r->stage == 0)
+		*sum += i->ns;
+	return i;
+}
+
+/* A collective the compute stream waits for, on its group's stream (ProcessGroupNCCL). */
+static void blocking_coll(struct pass *p, enum sy_stream stream, enum orr_coll_kind kind,
+			  const char *name, double bytes, int group, enum orr_link link)
+{
+	wait_for(p, stream, SY_COMPUTE);
+	coll_on(p, stream, kind, name, bytes, group, link);
+	wait_for(p, SY_COMPUTE, stream);
+}
+
+/* TP groups are t consecutive ranks: a node's when t fits in one. */
+static enum orr_link tp_link(const struct pass *p)
+{
+	return orr__sy_link(p->j, p->r->rank, p->r->rank + p->tp - 1);
+}
+
+static void tp_coll(struct pass *p, enum orr_coll_kind kind, const char *name, double bytes)
+{
+	if (p->tp > 1)
+		blocking_coll(p, SY_TP, kind, name, bytes, p->tp, tp_link(p));
+}
+
+/* The activation's reduction after a row-parallel GEMM (forward), or a column-parallel one's input gradient. */
+static void tp_reduce(struct pass *p)
+{
+	if (p->sp)
+		tp_coll(p, ORR_COLL_REDUCE_SCATTER, "ncclDevKernel_ReduceScatter_Sum",
+			p->T * p->h * p->e);
+	else
+		tp_coll(p, ORR_COLL_ALL_REDUCE, "ncclDevKernel_AllReduce_Sum", p->T * p->h * p->e);
+}
+
+static void sp_gather(struct pass *p)
+{
+	if (p->sp)
+		tp_coll(p, ORR_COLL_ALL_GATHER, "ncclDevKernel_AllGather", p->T * p->h * p->e);
+}
+
+static int cp_of(const struct pass *p)
+{
+	return (int)p->j->c->cp;
+}
+
+/* The ring's exchanges of keys and values (their gradients, backward) beside attention. */
+static void cp_ring(struct pass *p, double times)
+{
+	int cp = cp_of(p);
+
+	if (cp < 2)
+		return;
+	wait_for(p, SY_CP, SY_COMPUTE);
+	coll_on(p, SY_CP, ORR_COLL_SEND_RECV, "ncclDevKernel_SendRecv",
+		times * (cp - 1) * 2 * p->j->c->micro_batch * p->sq * p->gl * p->d * p->e, 2,
+		orr__sy_link(p->j, p->r->rank, p->r->rank + (int64_t)p->tp * (cp - 1)));
+}
+
+static void cp_join(struct pass *p)
+{
+	if (cp_of(p) > 1)
+		wait_for(p, SY_COMPUTE, SY_CP);
+}
+
+static void attention_fwd(struct pass *p)
+{
+	double b = (double)p->j->c->micro_batch, e = p->e;
+	double probs = b * p->al * p->sq * p->sk;
+
+	if (p->j->c->flash_attention) {
+		cp_ring(p, 1);
+		kern(p, "orrery_synth::flash_attention_forward", ORR_KERN_ATTENTION,
+		     e * b * p->sq * (2 * p->al + 2 * p->gl * p->sk / p->sq) * p->d,
+		     4 * b * p->al * p->sq * p->sk * p->d * 0.5);
+		cp_join(p);
+		return;
+	}
+	gemm(p, "orrery_synth::gemm<attention_scores,forward>", b * p->al, p->sq, p->sk, p->d);
+	kern(p, "orrery_synth::scaled_masked_softmax_forward", ORR_KERN_SOFTMAX, 2 * e * probs, 0);
+	kern(p, "orrery_synth::attention_dropout_forward", ORR_KERN_ELEMENTWISE,
+	     (2 * e + 1) * probs, 0);
+	gemm(p, "orrery_synth::gemm<attention_context,forward>", b * p->al, p->sq, p->d, p->sk);
+}
+
+static void attention_bwd(struct pass *p)
+{
+	double b = (double)p->j->c->micro_batch, e = p->e;
+	double probs = b * p->al * p->sq * p->sk;
+
+	if (p->j->c->recompute == ORR_RECOMPUTE_SELECTIVE)
+		attention_fwd(p);
+	if (p->j->c->flash_attention) {
+		cp_ring(p, 2);
+		kern(p, "orrery_synth::flash_attention_backward", ORR_KERN_ATTENTION,
+		     2 * e * b * p->sq * (2 * p->al + 2 * p->gl * p->sk / p->sq) * p->d,
+		     2.5 * 4 * b * p->al * p->sq * p->sk * p->d * 0.5);
+		cp_join(p);
+		return;
+	}
+	gemm(p, "orrery_synth::gemm<attention_context,dgrad>", b * p->al, p->sq, p->sk, p->d);
+	gemm(p, "orrery_synth::gemm<attention_context,wgrad>", b * p->al, p->sk, p->d, p->sq);
+	kern(p, "orrery_synth::attention_dropout_backward", ORR_KERN_ELEMENTWISE,
+	     (2 * e + 1) * probs, 0);
+	kern(p, "orrery_synth::scaled_masked_softmax_backward", ORR_KERN_SOFTMAX, 3 * e * probs, 0);
+	gemm(p, "orrery_synth::gemm<attention_scores,dgrad>", b * p->al, p->sq, p->d, p->sk);
+	gemm(p, "orrery_synth::gemm<attention_scores,wgrad>", b * p->al, p->sk, p->d, p->sq);
+}
+
+static double qkv_n(const struct pass *p)
+{
+	return (p->h + 2 * p->gl * p->tp * p->d) / p->tp;
+}
+
+static double fc1_n(const struct pass *p)
+{
+	return p->j->c->gated_mlp ? 2 * p->fl : p->fl;
+}
+
+static void layer_fwd(struct pass *p)
+{
+	double nh = p->Tn * p->h * p->e;
+
+	kern(p, "orrery_synth::layer_norm_forward", ORR_KERN_NORM, 2 * nh, 0);
+	sp_gather(p);
+	gemm(p, "orrery_synth::gemm<qkv,forward>", 1, p->T, qkv_n(p), p->h);
+	attention_fwd(p);
+	gemm(p, "orrery_synth::gemm<proj,forward>", 1, p->T, p->h, p->al * p->d);
+	tp_reduce(p);
+	kern(p, "orrery_synth::bias_dropout_add_forward", ORR_KERN_ELEMENTWISE, 3 * nh, 0);
+	kern(p, "orrery_synth::layer_norm_forward", ORR_KERN_NORM, 2 * nh, 0);
+	sp_gather(p);
+	gemm(p, "orrery_synth::gemm<fc1,forward>", 1, p->T, fc1_n(p), p->h);
+	kern(p, "orrery_synth::activation_forward", ORR_KERN_ELEMENTWISE,
+	     (fc1_n(p) + p->fl) * p->T * p->e, 0);
+	gemm(p, "orrery_synth::gemm<fc2,forward>", 1, p->T, p->h, p->fl);
+	tp_reduce(p);
+	kern(p, "orrery_synth::bias_dropout_add_forward", ORR_KERN_ELEMENTWISE, 3 * nh, 0);
+}
+
+/* A column-parallel GEMM's backward pass: its input's gradient is reduced over TP. */
+static void column_bwd(struct pass *p, const char *dgrad, const char *wgrad, double n)
+{
+	sp_gather(p); /* the input again, for the weight gradient */
+	gemm(p, dgrad, 1, p->T, p->h, n);
+	gemm(p, wgrad, 1, p->h, n, p->T);
+	tp_reduce(p);
+}
+
+static void layer_bwd(struct pass *p)
+{
+	double nh = p->Tn * p->h * p->e;
+
+	if (p->j->c->recompute == ORR_RECOMPUTE_FULL)
+		layer_fwd(p);
+	kern(p, "orrery_synth::bias_dropout_add_backward", ORR_KERN_ELEMENTWISE, 3 * nh, 0);
+	sp_gather(p);
+	gemm(p, "orrery_synth::gemm<fc2,dgrad>", 1, p->T, p->fl, p->h);
+	gemm(p, "orrery_synth::gemm<fc2,wgrad>", 1, p->fl, p->h, p->T);
+	kern(p, "orrery_synth::activation_backward", ORR_KERN_ELEMENTWISE,
+	     (fc1_n(p) + 2 * p->fl) * p->T * p->e, 0);
+	column_bwd(p, "orrery_synth::gemm<fc1,dgrad>", "orrery_synth::gemm<fc1,wgrad>", fc1_n(p));
+	kern(p, "orrery_synth::layer_norm_backward", ORR_KERN_NORM, 3 * nh, 0);
+	kern(p, "orrery_synth::bias_dropout_add_backward", ORR_KERN_ELEMENTWISE, 3 * nh, 0);
+	sp_gather(p);
+	gemm(p, "orrery_synth::gemm<proj,dgrad>", 1, p->T, p->al * p->d, p->h);
+	gemm(p, "orrery_synth::gemm<proj,wgrad>", 1, p->al * p->d, p->h, p->T);
+	attention_bwd(p);
+	column_bwd(p, "orrery_synth::gemm<qkv,dgrad>", "orrery_synth::gemm<qkv,wgrad>", qkv_n(p));
+	kern(p, "orrery_synth::layer_norm_backward", ORR_KERN_NORM, 3 * nh, 0);
+}
+
+static void embedding_fwd(struct pass *p)
+{
+	double th = p->T * p->h * p->e;
+
+	kern(p, "orrery_synth::embedding_lookup", ORR_KERN_ELEMENTWISE, 2 * th, 0);
+	tp_reduce(p); /* vocabulary-parallel: each rank looked its rows up */
+	kern(p, "orrery_synth::embedding_dropout", ORR_KERN_ELEMENTWISE, (2 + 1 / p->e) * th, 0);
+}
+
+static void embedding_bwd(struct pass *p)
+{
+	double th = p->T * p->h * p->e;
+
+	sp_gather(p);
+	kern(p, "orrery_synth::embedding_backward", ORR_KERN_REDUCTION, 2 * th, 0);
+}
+
+/* Megatron's vocab-parallel cross-entropy in fp32: max, sum of exp, target logit. */
+static void head_fwd(struct pass *p)
+{
+	double logits = p->T * p->vl;
+
+	kern(p, "orrery_synth::layer_norm_forward", ORR_KERN_NORM, 2 * p->Tn * p->h * p->e, 0);
+	sp_gather(p);
+	gemm(p, "orrery_synth::gemm<logits,forward>", 1, p->T, p->vl, p->h);
+	kern(p, "orrery_synth::cross_entropy_max", ORR_KERN_REDUCTION, p->e * logits, 0);
+	tp_coll(p, ORR_COLL_ALL_REDUCE, "ncclDevKernel_AllReduce_Max", 4 * p->T);
+	kern(p, "orrery_synth::cross_entropy_exp_sum", ORR_KERN_SOFTMAX, (p->e + 4) * logits, 0);
+	tp_coll(p, ORR_COLL_ALL_REDUCE, "ncclDevKernel_AllReduce_Sum", 8 * p->T);
+}
+
+static void head_bwd(struct pass *p)
+{
+	kern(p, "orrery_synth::cross_entropy_backward", ORR_KERN_ELEMENTWISE,
+	     (4 + p->e) * p->T * p->vl, 0);
+	gemm(p, "orrery_synth::gemm<logits,dgrad>", 1, p->T, p->h, p->vl);
+	gemm(p, "orrery_synth::gemm<logits,wgrad>", 1, p->vl, p->h, p->T);
+	tp_reduce(p);
+	kern(p, "orrery_synth::layer_norm_backward", ORR_KERN_NORM, 3 * p->Tn * p->h * p->e, 0);
+}
+
+static void pass_init(struct pass *p, struct sy_job *j, struct sy_rank *r)
+{
+	const struct orr_train_config *c = j->c;
+	double heads = (double)c->heads, kv = c->kv_groups > 0 ? (double)c->kv_groups : heads;
+
+	memset(p, 0, sizeof(*p));
+	p->j = j;
+	p->r = r;
+	p->tp = (int)c->tp;
+	p->sp = c->sequence_parallel && c->tp > 1;
+	p->e = j->elem_bytes;
+	p->h = (double)c->hidden;
+	p->d = p->h / heads;
+	p->al = heads / (double)c->tp;
+	p->gl = kv / (double)c->tp;
+	p->fl = (double)c->ffn / (double)c->tp;
+	p->sk = (double)c->seq;
+	p->sq = p->sk / (double)c->cp;
+	p->T = (double)c->micro_batch * p->sq;
+	p->Tn = p->sp ? p->T / (double)c->tp : p->T;
+	p->vl = (double)c->vocab / (double)c->tp;
+}
+
+/* ---- the pipeline ---- */
+
+static int next_stage(const struct sy_job *j, int r)
+{
+	return r == (int)j->c->pp - 1 ? 0 : r + 1;
+}
+
+static int prev_stage(const struct sy_job *j, int r)
+{
+	return r == 0 ? (int)j->c->pp - 1 : r - 1;
+}
+
+static void transfer(struct pass *p, enum sy_stream stream, int peer)
+{
+	struct sy_job *j = p->j;
+	int64_t other = (int64_t)peer * j->c->tp * j->c->dp * j->c->cp;
+	struct sy_insn *i = coll_on(p, stream, ORR_COLL_SEND_RECV, "ncclDevKernel_SendRecv",
+				    p->Tn * p->h * p->e, 2, orr__sy_link(j, p->r->rank, other));
+
+	if (!i)
+		return;
+	i->peer = peer;
+	j->ret->transfer_ns = i->ns;
+	j->ret->collectives--;
+	j->ret->transfers++;
+}
+
+static void chunk_fwd(struct pass *p, bool first, bool last)
+{
+	int64_t layers = p->j->c->layers / (p->j->c->pp * p->j->c->vpp);
+
+	if (first)
+		embedding_fwd(p);
+	for (int64_t l = 0; l < layers; l++)
+		layer_fwd(p);
+	if (last)
+		head_fwd(p);
+}
+
+static void chunk_bwd(struct pass *p, bool first, bool last)
+{
+	int64_t layers = p->j->c->layers / (p->j->c->pp * p->j->c->vpp);
+
+	if (last)
+		head_bwd(p);
+	for (int64_t l = 0; l < layers; l++)
+		layer_bwd(p);
+	if (first)
+		embedding_bwd(p);
+}
+
+/* The first stage's compute and blocking communication so far. */
+static double busy(const struct pass *p)
+{
+	const struct orr_synth *s = p->j->ret;
+
+	return s->gemm_ns + s->kern_ns + s->tp_ns + s->dp_ns;
+}
+
+static void slot(struct pass *p, const struct orr_pp_slot *s)
+{
+	int r = p->r->stage, pp = (int)p->j->c->pp, v = (int)p->j->c->vpp;
+	bool first = r == 0 && s->chunk == 0, last = r == pp - 1 && (int)s->chunk == v - 1;
+	double before = busy(p);
+
+	if (s->pass == ORR_PP_PASS_FORWARD) {
+		if (!first) {
+			transfer(p, SY_RECV_PREV, prev_stage(p->j, r));
+			wait_for(p, SY_COMPUTE, SY_RECV_PREV);
+		}
+		chunk_fwd(p, first, last);
+		p->j->ret->forward_ns += busy(p) - before;
+		if (!last) {
+			wait_for(p, SY_SEND_NEXT, SY_COMPUTE);
+			transfer(p, SY_SEND_NEXT, next_stage(p->j, r));
+		}
+		return;
+	}
+	if (!last) {
+		transfer(p, SY_RECV_NEXT, next_stage(p->j, r));
+		wait_for(p, SY_COMPUTE, SY_RECV_NEXT);
+	}
+	chunk_bwd(p, first, last);
+	p->j->ret->backward_ns += busy(p) - before;
+	if (!first) {
+		wait_for(p, SY_SEND_PREV, SY_COMPUTE);
+		transfer(p, SY_SEND_PREV, prev_stage(p->j, r));
+	}
+}
+
+/* ---- gradients and the optimizer ---- */
+
+/* The parameters a stage's GPU holds (one TP shard), as orr_train_params() counts them. */
+static double stage_params(const struct pass *p)
+{
+	const struct orr_train_config *c = p->j->c;
+	double layer =
+		p->h * qkv_n(p) + p->al * p->d * p->h + p->h * fc1_n(p) + p->fl * p->h + 2 * p->h;
+	double n = layer * (double)(c->layers / c->pp);
+	int stage = p->r->stage;
+
+	if (stage == 0)
+		n += p->vl * p->h;
+	if (stage == (int)c->pp - 1)
+		n += p->h + (c->untied_embeddings || c->pp > 1 ? p->vl * p->h : 0);
+	return n;
+}
+
+/* Bytes per gradient element as Megatron reduces them: fp32 with bf16 (it accumulates there). */
+static double grad_bytes(const struct pass *p)
+{
+	return p->j->dtype == ORR_DTYPE_FP16 ? 2 : 4;
+}
+
+static void dp_buckets(struct pass *p, double params, bool gather)
+{
+	const struct orr_train_config *c = p->j->c;
+	int dp = (int)(c->dp * c->cp);
+	double bucket = fmax(BUCKET_PARAMS, 1e6 * dp), left = params;
+	int64_t last = p->r->rank + (int64_t)(dp - 1) * c->tp;
+	enum orr_link link = orr__sy_link(p->j, p->r->rank, last);
+
+	if (dp < 2)
+		return;
+	for (; left > 0; left -= bucket) {
+		double n = fmin(left, bucket);
+
+		if (gather)
+			coll_on(p, SY_DP, ORR_COLL_ALL_GATHER, "ncclDevKernel_AllGather", n * p->e,
+				dp, link);
+		else if (c->distributed_optimizer)
+			coll_on(p, SY_DP, ORR_COLL_REDUCE_SCATTER,
+				"ncclDevKernel_ReduceScatter_Sum", n * grad_bytes(p), dp, link);
+		else
+			coll_on(p, SY_DP, ORR_COLL_ALL_REDUCE, "ncclDevKernel_AllReduce_Sum",
+				n * grad_bytes(p), dp, link);
+	}
+}
+
+static void device_sync(struct pass *p)
+{
+	push(p, SY_SYNC, SY_COMPUTE);
+}
+
+/* Adam over the optimizer's share: fp32 master weights, moments and gradient, half copy. */
+static void optimizer(struct pass *p, double params)
+{
+	const struct orr_train_config *c = p->j->c;
+	double mine = c->distributed_optimizer ? params / (double)(c->dp * c->cp) : params;
+	double per = p->j->dtype == ORR_DTYPE_FP32 ? 28 : 30;
+	int mp = (int)(c->tp * c->pp);
+
+	kern(p, "orrery_synth::grad_norm", ORR_KERN_REDUCTION, 4 * mine, 0);
+	if (mp > 1 || (c->distributed_optimizer && c->dp * c->cp > 1))
+		blocking_coll(p, SY_DP, ORR_COLL_ALL_REDUCE, "ncclDevKernel_AllReduce_Sum", 4,
+			      c->distributed_optimizer ? (int)(mp * c->dp * c->cp) : mp,
+			      orr__sy_link(p->j, 0, (int64_t)mp * c->dp * c->cp - 1));
+	device_sync(p); /* the norm's .item() */
+	for (double left = mine; left > 0; left -= BUCKET_PARAMS)
+		kern(p, "orrery_synth::multi_tensor_adam", ORR_KERN_OPTIMIZER,
+		     per * fmin(left, BUCKET_PARAMS), 0);
+	if (c->distributed_optimizer && c->dp * c->cp > 1) {
+		wait_for(p, SY_DP, SY_COMPUTE);
+		dp_buckets(p, params, true);
+		wait_for(p, SY_COMPUTE, SY_DP);
+	}
+}
+
+static void gradients(struct pass *p, double params)
+{
+	const struct orr_train_config *c = p->j->c;
+	int stage = p->r->stage;
+
+	wait_for(p, SY_DP, SY_COMPUTE);
+	if (c->pp > 1 && !c->untied_embeddings && (stage == 0 || stage == (int)c->pp - 1))
+		coll_on(p, SY_DP, ORR_COLL_ALL_REDUCE, "ncclDevKernel_AllReduce_Sum",
+			p->vl * p->h * grad_bytes(p), 2,
+			orr__sy_link(p->j, 0, (c->pp - 1) * c->tp * c->dp * c->cp));
+	dp_buckets(p, params, false);
+	wait_for(p, SY_COMPUTE, SY_DP);
+}
+
+static int stage_program(struct sy_job *j, struct sy_rank *r)
+{
+	const struct orr_train_config *c = j->c;
+	struct orr_pp_slot *slots = NULL;
+	size_t n = 0;
+	struct pass p;
+	double params;
+	int err;
+
+	pass_init(&p, j, r);
+	params = stage_params(&p);
+	err = orr_pp_schedule((int)c->pp, r->stage, (int)c->micro_batches, (int)c->vpp, &slots, &n);
+	if (err < 0)
+		return err;
+	if (!j->forward_only)
+		kern(&p, "orrery_synth::zero_grad_buffer", ORR_KERN_COPY, params * grad_bytes(&p),
+		     0);
+	for (size_t i = 0; i < n && !j->err; i++)
+		if (!j->forward_only || slots[i].pass == ORR_PP_PASS_FORWARD)
+			slot(&p, &slots[i]);
+	free(slots);
+	if (!j->forward_only) {
+		gradients(&p, params);
+		optimizer(&p, params);
+	}
+	device_sync(&p);
+	return j->err;
+}
+
+int orr__sy_program(struct sy_job *j, const char **ret_why)
+{
+	const struct orr_train_config *c = j->c;
+
+	if (c->cp > 1 && !c->flash_attention) {
+		*ret_why = "context parallelism without flash attention (Megatron requires it)";
+		return -ENOTSUP;
+	}
+	for (size_t i = 0; i < j->nranks; i++) {
+		struct sy_rank *r = &j->ranks[i];
+		int err;
+
+		r->stage = (int)i;
+		r->rank = (int64_t)i * c->tp * c->dp * c->cp;
+		err = stage_program(j, r);
+		if (err < 0) {
+			*ret_why = j->why ? j->why : "the pipeline schedule";
+			return err;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/* A step from a model description: the program, its timeline, its trace (synth.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../internal.h"
+#include "synth.h"
+#include "banned.h"
+
+static int elem_bytes(enum orr_dtype t)
+{
+	return t == ORR_DTYPE_FP32 ? 4 : 2;
+}
+
+static int check(const struct orr_train_config *c, const struct orr_synth_costs *k,
+		 const char **ret_why)
+{
+	if (!k || !k->gpu) {
+		*ret_why = "no GPU to time it on";
+		return -EINVAL;
+	}
+	if (c->precision != ORR_DTYPE_BF16 && c->precision != ORR_DTYPE_FP16 &&
+	    c->precision != ORR_DTYPE_FP32) {
+		*ret_why = "a precision other than bf16, fp16 and fp32";
+		return -ENOTSUP;
+	}
+	if (!orr__train_config_valid(c)) {
+		*ret_why = "a configuration Megatron refuses (a size below 1, or a dimension a "
+			   "parallel size does not divide)";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Megatron's schedule over passes as long as the first stage's, less those passes. */
+static void bubble(const struct orr_train_config *c, bool forward_only, struct orr_synth *s)
+{
+	double chunks = (double)(c->micro_batches * c->vpp), f = s->forward_ns / chunks;
+	double b = forward_only ? 0 : s->backward_ns / chunks, makespan;
+
+	if (c->pp > 1 && orr_pp_simulate((int)c->pp, (int)c->micro_batches, (int)c->vpp, f, b,
+					 s->transfer_ns, &makespan) == 0)
+		s->bubble_ns = makespan - chunks * (f + b);
+}
+
+static void release_job(struct sy_job *j)
+{
+	for (size_t r = 0; r < j->nranks; r++)
+		free(j->ranks[r].v);
+	free(j->ranks);
+}
+
+int orr_synth_step(const struct orr_train_config *c, bool forward_only,
+		   const struct orr_synth_costs *k, struct orr_synth *ret, const char **ret_why)
+{
+	const char *why = NULL;
+	struct orr_synth s = { 0 };
+	struct sy_job j = {
+		.c = c,
+		.k = k,
+		.forward_only = forward_only,
+		.ret = &s,
+	};
+	int err = check(c, k, &why);
+
+	if (err < 0)
+		goto out;
+	j.dtype = c->precision;
+	j.elem_bytes = elem_bytes(c->precision);
+	j.gpus_per_node = k->m.gpus_per_node > 0      ? k->m.gpus_per_node
+			  : k->gpu->gpus_per_node > 0 ? k->gpu->gpus_per_node
+						      : 1;
+	j.nranks = (size_t)c->pp;
+	j.ranks = orr_xcalloc(j.nranks, sizeof(*j.ranks));
+	err = orr__sy_program(&j, &why);
+	if (err < 0)
+		goto out;
+	if (j.err < 0) {
+		err = j.err;
+		why = j.why;
+		goto out;
+	}
+	err = orr__sy_place(&j);
+	if (err < 0) {
+		why = "the pipeline's transfers do not pair up (a bug)";
+		goto out;
+	}
+	s.ranks = j.nranks;
+	bubble(c, forward_only, &s);
+	s.json = orr__sy_emit(&j, &s.len);
+	*ret = s;
+out:
+	release_job(&j);
+	if (ret_why)
+		*ret_why = why;
+	return err;
+}
+
+void orr_synth_release(struct orr_synth *s)
+{
+	if (!s)
+		return;
+	free(s->json);
+	memset(s, 0, sizeof(*s));
+}

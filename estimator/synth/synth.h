@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the files of the step synthesizer share (docs/estimator.md, "A step from a model
+ * description").  synth-program.c writes each pipeline stage's step as the instructions its
+ * launch thread issues, timed by the cost models (synth-cost.c); synth-place.c puts every
+ * instruction on a timeline as CUDA and NCCL would run it; synth-emit.c writes the result
+ * as a trace (Kineto's JSON, one rank per stage) for the import, graph and replay that
+ * every trace goes through.
+ */
+#ifndef ORRERY_ESTIMATOR_SYNTH_H
+#define ORRERY_ESTIMATOR_SYNTH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "orrery/estimator.h"
+
+/* The streams of a synthesized GPU, as ProcessGroupNCCL gives each communicator its own. */
+enum sy_stream {
+	SY_COMPUTE,
+	SY_TP,        /* the tensor-parallel group's NCCL stream */
+	SY_DP,        /* the data-parallel group's (and the optimizer's small reductions) */
+	SY_CP,        /* the context-parallel ring's exchanges of keys and values */
+	SY_SEND_NEXT, /* point-to-point, one communicator per pair and direction: */
+	SY_RECV_PREV, /* activations to the next stage, from the previous one */
+	SY_SEND_PREV, /* gradients to the previous stage, */
+	SY_RECV_NEXT, /* from the next one */
+	SY_STREAMS
+};
+
+enum sy_op {
+	SY_KERNEL, /* a kernel (a GEMM, any other kernel) */
+	SY_COLL,   /* an NCCL kernel */
+	SY_WAIT,   /* cudaEventRecord on src, cudaStreamWaitEvent on stream */
+	SY_SYNC,   /* cudaDeviceSynchronize: the thread waits for all its GPU work */
+};
+
+/* Point-to-point channels, per stage: what the transfer carries and where it goes. */
+enum sy_chan { SY_CHAN_ACT, SY_CHAN_GRAD };
+
+struct sy_insn {
+	uint8_t op;     /* enum sy_op */
+	uint8_t stream; /* where it runs; SY_WAIT: the stream that waits */
+	uint8_t src;    /* SY_WAIT: the stream waited for */
+	bool gemm;      /* SY_KERNEL: a GEMM */
+	int8_t coll;    /* SY_COLL: enum orr_coll_kind */
+	const char *name;
+	double bytes; /* SY_COLL: the whole buffer S, nccl-tests' size */
+	int32_t group;
+	int32_t peer; /* SY_COLL point-to-point: the other stage; -1 */
+	double ns;    /* on the GPU */
+	/* The timeline (synth-place.c): the launch call's, the GPU's */
+	int64_t cpu_start_ns, cpu_end_ns, start_ns, end_ns;
+	/* point-to-point: the other side's instruction, once paired */
+	uint32_t partner;
+	int64_t seq; /* SY_COLL: the sequence number in its communicator */
+};
+
+/* One pipeline stage: the representative rank of its (TP, DP) position 0. */
+struct sy_rank {
+	int stage;
+	int64_t rank; /* global: stage x tp x dp */
+	struct sy_insn *v;
+	size_t n, cap;
+	int64_t tp_seq, dp_seq, p2p_seq[SY_STREAMS];
+};
+
+struct sy_job {
+	const struct orr_train_config *c;
+	const struct orr_synth_costs *k;
+	bool forward_only;
+	enum orr_dtype dtype;
+	int elem_bytes;
+	int gpus_per_node;
+	struct sy_rank *ranks; /* pp of them */
+	size_t nranks;
+	struct orr_synth *ret; /* its counts and sums */
+	int err;               /* -E2BIG, -ENOTSUP: the step is refused ... */
+	const char *why;       /* ... for this reason */
+};
+
+/* ---- synth-cost.c ---- */
+/* A GEMM of batch x (m x k . k x n) in the job's precision: its predicted ns. */
+double orr__sy_gemm_ns(struct sy_job *j, int64_t batch, int64_t m, int64_t n, int64_t k);
+/* A kernel of class cls moving bytes (and flops, attention's): its predicted ns. */
+double orr__sy_kern_ns(struct sy_job *j, enum orr_kern_class cls, double bytes, double flops);
+/* A collective of kind over group ranks on link, S = bytes: its predicted ns. */
+double orr__sy_coll_ns(struct sy_job *j, enum orr_coll_kind kind, double bytes, int group,
+		       enum orr_link link);
+/* The link between two global ranks, or of a group of n consecutive-by-stride ranks. */
+enum orr_link orr__sy_link(const struct sy_job *j, int64_t a, int64_t b);
+
+/* ---- synth-program.c ---- */
+/* Writes every stage's instructions.  0, or -ENOTSUP with the reason in *ret_why. */
+int orr__sy_program(struct sy_job *j, const char **ret_why);
+
+/* ---- synth-place.c ---- */
+/* Pairs point-to-point instructions and times everything.  0 or -EDEADLK (a bug). */
+int orr__sy_place(struct sy_job *j);
+
+/* ---- synth-emit.c ---- */
+/* The Kineto JSON of the placed job, orr_xmalloc'ed, *ret_len bytes. */
+char *orr__sy_emit(const struct sy_job *j, size_t *ret_len);
+
+#endif

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Steps synthesized from a model description (estimator/synth/): they import, build
+ * into a graph with every dependency read from the trace's own records, and replay to
+ * the timeline the synthesizer placed; and they behave as Megatron's steps must: more
+ * GPUs at a fixed global batch never more compute per GPU, interleaving never a larger
+ * bubble, recompute never faster, twice the layers about twice the layers' time.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "orrery/estimator.h"
+#include "orrery/graph.h"
+#include "orrery/replay.h"
+#include "orrery/trace.h"
+
+/* A small GPT: 8 layers, h 1024, 16 heads, s 1024, on 2 x 2 x 2 GPUs, 8 micro-batches. */
+static struct orr_train_config small(void)
+{
+	return (struct orr_train_config){
+		.layers = 8,
+		.hidden = 1024,
+		.heads = 16,
+		.kv_groups = 16,
+		.ffn = 4096,
+		.vocab = 51200,
+		.seq = 1024,
+		.micro_batch = 2,
+		.micro_batches = 8,
+		.tp = 2,
+		.pp = 2,
+		.dp = 2,
+		.cp = 1,
+		.vpp = 1,
+		.flash_attention = true,
+		.recompute = ORR_RECOMPUTE_NONE,
+		.precision = ORR_DTYPE_BF16,
+	};
+}
+
+static struct orr_synth_costs table_costs(void)
+{
+	return (struct orr_synth_costs){
+		.gpu = orr_gpu_spec_by_id("a100-80gb-sxm"),
+		.cpu_op_ns = 5000,
+	};
+}
+
+static struct orr_synth synth(const struct orr_train_config *c, bool forward_only)
+{
+	struct orr_synth_costs k = table_costs();
+	struct orr_synth s;
+	const char *why = NULL;
+
+	assert_int_equal(orr_synth_step(c, forward_only, &k, &s, &why), 0);
+	assert_null(why);
+	return s;
+}
+
+/* The replayed job step of s, ns. */
+static double replayed(const struct orr_synth *s, uint64_t *ret_inferred)
+{
+	struct orr_trace *t = NULL;
+	struct orr_graph *g = NULL;
+	struct orr_replay *r = NULL;
+	struct orr_replay_step *steps = NULL;
+	struct orr_graph_stats st;
+	struct orr_diag d;
+	size_t n = 0;
+	double ns;
+
+	assert_int_equal(orr_trace_import_buffer("synth", s->json, s->len, NULL, &t, &d), 0);
+	assert_int_equal(orr_trace_rank_count(t), s->ranks);
+	assert_int_equal(orr_graph_build(t, NULL, &g, &d), 0);
+	orr_graph_get_stats(g, &st);
+	*ret_inferred = 0;
+	for (int k = 0; k < ORR_DEP_COUNT; k++)
+		*ret_inferred += st.inferred[k];
+	assert_int_equal(orr_replay_run(g, NULL, &r, &d), 0);
+	orr_replay_job_steps(r, &steps, &n);
+	assert_int_equal(n, 1);
+	ns = (double)(steps[0].predicted_end_ns - steps[0].predicted_start_ns);
+	free(steps);
+	orr_replay_free(r);
+	orr_graph_free(g);
+	orr_trace_free(t);
+	return ns;
+}
+
+static double step_of(const struct orr_train_config *c, bool forward_only)
+{
+	struct orr_synth s = synth(c, forward_only);
+	uint64_t inferred;
+	double ns = replayed(&s, &inferred);
+
+	orr_synth_release(&s);
+	return ns;
+}
+
+/* The replay runs the rules the synthesizer placed by: the same step, nothing inferred. */
+static void test_synth_replays_as_placed(void **state)
+{
+	struct orr_train_config cs[3] = { small(), small(), small() };
+
+	(void)state;
+	cs[1].vpp = 2;
+	cs[1].layers = 8;
+	cs[2].pp = 1;
+	cs[2].sequence_parallel = true;
+	cs[2].distributed_optimizer = true;
+	cs[2].flash_attention = false;
+	for (int i = 0; i < 3; i++) {
+		struct orr_synth s = synth(&cs[i], false);
+		uint64_t inferred;
+		double ns = replayed(&s, &inferred);
+
+		assert_int_equal(s.ranks, (size_t)cs[i].pp);
+		assert_true(s.kernels > 0 && s.placed_ns > 0);
+		assert_true(fabs(ns / s.placed_ns - 1) < 0.005);
+		assert_int_equal(inferred, 0);
+		orr_synth_release(&s);
+	}
+}
+
+static void test_synth_deterministic(void **state)
+{
+	struct orr_train_config c = small();
+	struct orr_synth a = synth(&c, false), b = synth(&c, false);
+
+	(void)state;
+	assert_int_equal(a.len, b.len);
+	assert_memory_equal(a.json, b.json, a.len);
+	orr_synth_release(&a);
+	orr_synth_release(&b);
+}
+
+/* At a fixed global batch, more data-parallel GPUs share the micro-batches. */
+static void test_synth_more_gpus_less_compute(void **state)
+{
+	double last = INFINITY;
+
+	(void)state;
+	for (int dp = 1; dp <= 8; dp *= 2) {
+		struct orr_train_config c = small();
+		struct orr_synth s;
+
+		c.dp = dp;
+		c.micro_batches = 16 / dp;
+		s = synth(&c, false);
+		assert_true(s.gemm_ns + s.kern_ns <= last);
+		last = s.gemm_ns + s.kern_ns;
+		orr_synth_release(&s);
+	}
+}
+
+static void test_synth_interleaving_no_worse(void **state)
+{
+	struct orr_train_config c = small(), v = small();
+	struct orr_synth a, b;
+
+	(void)state;
+	c.pp = v.pp = 4;
+	v.vpp = 2;
+	a = synth(&c, false);
+	b = synth(&v, false);
+	assert_true(a.bubble_ns > 0);
+	assert_true(b.bubble_ns <= a.bubble_ns);
+	assert_true(step_of(&v, false) <= step_of(&c, false) * 1.001);
+	orr_synth_release(&a);
+	orr_synth_release(&b);
+}
+
+static void test_synth_recompute_and_passes(void **state)
+{
+	struct orr_train_config c = small();
+	double none, sel, full, fwd;
+
+	(void)state;
+	c.flash_attention = false;
+	none = step_of(&c, false);
+	fwd = step_of(&c, true);
+	c.recompute = ORR_RECOMPUTE_SELECTIVE;
+	sel = step_of(&c, false);
+	c.recompute = ORR_RECOMPUTE_FULL;
+	full = step_of(&c, false);
+	assert_true(fwd < none);
+	assert_true(none < sel);
+	assert_true(sel < full);
+}
+
+/* The layers' time doubles; embedding, logits and the optimizer's share do not. */
+static void test_synth_layers_scale(void **state)
+{
+	struct orr_train_config c = small();
+	double a, b;
+
+	(void)state;
+	c.pp = 1;
+	a = step_of(&c, false);
+	c.layers = 16;
+	b = step_of(&c, false);
+	assert_true(b / a > 1.4 && b / a < 2.0);
+}
+
+static void test_synth_refuses(void **state)
+{
+	struct orr_synth_costs k = table_costs(), none = { 0 };
+	struct orr_train_config c = small();
+	struct orr_synth s;
+	const char *why = NULL;
+
+	(void)state;
+	assert_int_equal(orr_synth_step(&c, false, &none, &s, &why), -EINVAL);
+	assert_non_null(why);
+	c.heads = 15; /* hidden % heads */
+	assert_int_equal(orr_synth_step(&c, false, &k, &s, &why), -EINVAL);
+	c = small();
+	c.precision = ORR_DTYPE_FP8;
+	assert_int_equal(orr_synth_step(&c, false, &k, &s, &why), -ENOTSUP);
+	c = small();
+	c.cp = 2;
+	c.flash_attention = false;
+	assert_int_equal(orr_synth_step(&c, false, &k, &s, &why), -ENOTSUP);
+	assert_non_null(strstr(why, "context parallelism"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_synth_replays_as_placed),
+		cmocka_unit_test(test_synth_deterministic),
+		cmocka_unit_test(test_synth_more_gpus_less_compute),
+		cmocka_unit_test(test_synth_interleaving_no_worse),
+		cmocka_unit_test(test_synth_recompute_and_passes),
+		cmocka_unit_test(test_synth_layers_scale),
+		cmocka_unit_test(test_synth_refuses),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
