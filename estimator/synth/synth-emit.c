@@ -58,14 +58,51 @@ static void put(struct out *o, const char *fmt, ...)
 	o->len += (size_t)n;
 }
 
-static void ts(struct out *o, const char *key, int64_t ns)
+/* The events' hot path, without printf: a string, a non-negative integer. */
+static void put_s(struct out *o, const char *str)
 {
-	put(o, ",\"%s\":%" PRId64 ".%03d", key, ns / 1000, (int)(ns % 1000));
+	size_t n = strlen(str);
+
+	if (o->len + n + 1 > o->cap)
+		o->buf = orr_xgrow(o->buf, 1, &o->cap, o->len + n + 1);
+	memcpy(o->buf + o->len, str, n + 1);
+	o->len += n;
+}
+
+static void put_u(struct out *o, int64_t v, int min_digits)
+{
+	char tmp[24];
+	int n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v > 0 || n < min_digits);
+	if (o->len + (size_t)n + 1 > o->cap)
+		o->buf = orr_xgrow(o->buf, 1, &o->cap, o->len + (size_t)n + 1);
+	while (n > 0)
+		o->buf[o->len++] = tmp[--n];
+	o->buf[o->len] = '\0';
+}
+
+/* ,"key":N: a count, or with us a time in ns written in microseconds (Kineto's unit). */
+static void field(struct out *o, const char *key, int64_t v, bool us)
+{
+	put_s(o, ",\"");
+	put_s(o, key);
+	put_s(o, "\":");
+	if (!us) {
+		put_u(o, v, 1);
+		return;
+	}
+	put_u(o, v / 1000, 1);
+	put_s(o, ".");
+	put_u(o, v % 1000, 3);
 }
 
 static void begin(struct out *o)
 {
-	put(o, "%s", o->first ? "\n" : ",\n");
+	put_s(o, o->first ? "\n" : ",\n");
 	o->first = false;
 }
 
@@ -74,10 +111,23 @@ static void x_event(struct out *o, const char *cat, const char *name, int pid, i
 		    int64_t start_ns, int64_t end_ns)
 {
 	begin(o);
-	put(o, "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":%d,\"tid\":%d", cat, name, pid,
-	    tid);
-	ts(o, "ts", start_ns);
-	ts(o, "dur", end_ns - start_ns);
+	put_s(o, "{\"ph\":\"X\",\"cat\":\"");
+	put_s(o, cat);
+	put_s(o, "\",\"name\":\"");
+	put_s(o, name);
+	put_s(o, "\"");
+	field(o, "pid", pid, false);
+	field(o, "tid", tid, false);
+	field(o, "ts", start_ns, true);
+	field(o, "dur", end_ns - start_ns, true);
+}
+
+/* ,"args":{"External id":c,"correlation":c (left open) */
+static void corr_args(struct out *o, int64_t c)
+{
+	put_s(o, ",\"args\":{\"External id\":");
+	put_u(o, c, 1);
+	field(o, "correlation", c, false);
 }
 
 static const char *dtype_name(const struct sy_job *j)
@@ -148,13 +198,14 @@ static void launch(struct out *o, const struct sy_rank *r, const struct sy_insn 
 
 	x_event(o, "cuda_runtime", "cudaLaunchKernel", pid, THREAD_TID, x->cpu_start_ns,
 		x->cpu_end_ns);
-	put(o, ",\"args\":{\"External id\":%" PRId64 ",\"correlation\":%" PRId64 "}}", c, c);
+	corr_args(o, c);
+	put_s(o, "}}");
 	x_event(o, "kernel", x->name, pid + 1, STREAM_TID0 + x->stream, x->start_ns, x->end_ns);
-	put(o, ",\"args\":{\"External id\":%" PRId64 ",\"correlation\":%" PRId64 ",\"stream\":%d",
-	    c, c, STREAM_TID0 + x->stream);
+	corr_args(o, c);
+	field(o, "stream", STREAM_TID0 + x->stream, false);
 	if (x->op == SY_COLL)
 		coll_args(o, r, x, seq);
-	put(o, "}}");
+	put_s(o, "}}");
 }
 
 static void wait_event(struct out *o, const struct sy_insn *x, int pid)
