@@ -84,9 +84,16 @@ double orr__sy_kern_ns(struct sy_job *j, enum orr_kern_class cls, double bytes, 
 	return ns;
 }
 
-enum orr_link orr__sy_link(const struct sy_job *j, int64_t a, int64_t b)
+struct sy_span orr__sy_span(const struct sy_job *j, int64_t first, int64_t stride, int64_t n)
 {
-	return a / j->gpus_per_node == b / j->gpus_per_node ? ORR_LINK_NODE : ORR_LINK_NETWORK;
+	int64_t gpn = j->gpus_per_node, last = first + (n - 1) * stride;
+	int64_t room = gpn - first % gpn; /* GPUs of the first node from it on */
+	int64_t per = stride >= gpn ? 1 : (room + stride - 1) / stride;
+
+	return (struct sy_span){
+		.link = first / gpn == last / gpn ? ORR_LINK_NODE : ORR_LINK_NETWORK,
+		.per_node = (int)(per < n ? per : n),
+	};
 }
 
 static const struct orr_coll_model *coll_model(const struct sy_job *j, enum orr_coll_kind kind,
@@ -100,9 +107,22 @@ static const struct orr_coll_model *coll_model(const struct sy_job *j, enum orr_
 	return m && m->constrained ? m : NULL;
 }
 
-double orr__sy_coll_ns(struct sy_job *j, enum orr_coll_kind kind, double bytes, int group,
-		       enum orr_link link)
+/*
+ * A group across nodes: NCCL builds a ring (or tree) per NIC, so the members that share
+ * a node move their traffic over that many NICs at once (nccl-tests' bus bandwidth of
+ * two DGX nodes is their NICs', not one GPU's); never above the node's own link.
+ */
+static double network_bytes_per_s(const struct orr_gpu_spec *gpu, struct sy_span sp)
 {
+	double bw = gpu->nic_bytes_per_s * sp.per_node;
+
+	return gpu->link_bytes_per_s > 0 && bw > gpu->link_bytes_per_s ? gpu->link_bytes_per_s : bw;
+}
+
+double orr__sy_coll_ns(struct sy_job *j, enum orr_coll_kind kind, double bytes, int group,
+		       struct sy_span sp)
+{
+	enum orr_link link = sp.link;
 	const struct orr_coll_model *m = coll_model(j, kind, link);
 	const struct orr_gpu_spec *gpu = j->k->gpu;
 	double f = kind == ORR_COLL_SEND_RECV ? 1 : orr_coll_bus_factor(kind, group);
@@ -123,7 +143,7 @@ double orr__sy_coll_ns(struct sy_job *j, enum orr_coll_kind kind, double bytes, 
 		j->ret->sources.coll_measured++;
 	} else {
 		j->ret->sources.coll_peak++;
-		bw = link == ORR_LINK_NODE ? gpu->link_bytes_per_s : gpu->nic_bytes_per_s;
+		bw = link == ORR_LINK_NODE ? gpu->link_bytes_per_s : network_bytes_per_s(gpu, sp);
 		if (!(bw > 0)) {
 			j->why =
 				link == ORR_LINK_NODE

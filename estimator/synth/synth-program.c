@@ -110,7 +110,7 @@ static void kern(struct pass *p, const char *name, enum orr_kern_class cls, doub
 }
 
 static struct sy_insn *coll_on(struct pass *p, enum sy_stream stream, enum orr_coll_kind kind,
-			       const char *name, double bytes, int group, enum orr_link link)
+			       const char *name, double bytes, int group, struct sy_span sp)
 {
 	struct sy_insn *i = push(p, SY_COLL, stream);
 	double *sum = stream == SY_TP                      ? &p->j->ret->tp_ns
@@ -123,7 +123,7 @@ static struct sy_insn *coll_on(struct pass *p, enum sy_stream stream, enum orr_c
 	i->name = name;
 	i->bytes = bytes;
 	i->group = group;
-	i->ns = orr__sy_coll_ns(p->j, kind, bytes, group, link);
+	i->ns = orr__sy_coll_ns(p->j, kind, bytes, group, sp);
 	p->j->ret->collectives++;
 	if (p->r->stage == 0)
 		*sum += i->ns;
@@ -132,23 +132,23 @@ static struct sy_insn *coll_on(struct pass *p, enum sy_stream stream, enum orr_c
 
 /* A collective the compute stream waits for, on its group's stream (ProcessGroupNCCL). */
 static void blocking_coll(struct pass *p, enum sy_stream stream, enum orr_coll_kind kind,
-			  const char *name, double bytes, int group, enum orr_link link)
+			  const char *name, double bytes, int group, struct sy_span sp)
 {
 	wait_for(p, stream, SY_COMPUTE);
-	coll_on(p, stream, kind, name, bytes, group, link);
+	coll_on(p, stream, kind, name, bytes, group, sp);
 	wait_for(p, SY_COMPUTE, stream);
 }
 
-/* TP groups are t consecutive ranks: a node's when t fits in one. */
-static enum orr_link tp_link(const struct pass *p)
+/* TP groups are t consecutive ranks. */
+static struct sy_span tp_span(const struct pass *p)
 {
-	return orr__sy_link(p->j, p->r->rank, p->r->rank + p->tp - 1);
+	return orr__sy_span(p->j, p->r->rank, 1, p->tp);
 }
 
 static void tp_coll(struct pass *p, enum orr_coll_kind kind, const char *name, double bytes)
 {
 	if (p->tp > 1)
-		blocking_coll(p, SY_TP, kind, name, bytes, p->tp, tp_link(p));
+		blocking_coll(p, SY_TP, kind, name, bytes, p->tp, tp_span(p));
 }
 
 /* The activation's reduction after a row-parallel GEMM (forward), or a column-parallel one's input gradient. */
@@ -182,7 +182,7 @@ static void cp_ring(struct pass *p, double times)
 	wait_for(p, SY_CP, SY_COMPUTE);
 	coll_on(p, SY_CP, ORR_COLL_SEND_RECV, "ncclDevKernel_SendRecv",
 		times * (cp - 1) * 2 * p->j->c->micro_batch * p->sq * p->gl * p->d * p->e, 2,
-		orr__sy_link(p->j, p->r->rank, p->r->rank + (int64_t)p->tp * (cp - 1)));
+		orr__sy_span(p->j, p->r->rank, (int64_t)p->tp * (cp - 1), 2));
 }
 
 static void cp_join(struct pass *p)
@@ -378,8 +378,10 @@ static void transfer(struct pass *p, enum sy_stream stream, int peer)
 {
 	struct sy_job *j = p->j;
 	int64_t other = (int64_t)peer * j->c->tp * j->c->dp * j->c->cp;
-	struct sy_insn *i = coll_on(p, stream, ORR_COLL_SEND_RECV, "ncclDevKernel_SendRecv",
-				    p->Tn * p->h * p->e, 2, orr__sy_link(j, p->r->rank, other));
+	struct sy_insn *i = coll_on(
+		p, stream, ORR_COLL_SEND_RECV, "ncclDevKernel_SendRecv", p->Tn * p->h * p->e, 2,
+		orr__sy_span(j, other < p->r->rank ? other : p->r->rank,
+			     other < p->r->rank ? p->r->rank - other : other - p->r->rank, 2));
 
 	if (!i)
 		return;
@@ -481,8 +483,7 @@ static void dp_buckets(struct pass *p, double params, bool gather)
 	const struct orr_train_config *c = p->j->c;
 	int dp = (int)(c->dp * c->cp);
 	double bucket = fmax(BUCKET_PARAMS, 1e6 * dp), left = params;
-	int64_t last = p->r->rank + (int64_t)(dp - 1) * c->tp;
-	enum orr_link link = orr__sy_link(p->j, p->r->rank, last);
+	struct sy_span link = orr__sy_span(p->j, p->r->rank, c->tp, dp); /* DP: ranks tp apart */
 
 	if (dp < 2)
 		return;
@@ -518,7 +519,7 @@ static void optimizer(struct pass *p, double params)
 	if (mp > 1 || (c->distributed_optimizer && c->dp * c->cp > 1))
 		blocking_coll(p, SY_DP, ORR_COLL_ALL_REDUCE, "ncclDevKernel_AllReduce_Sum", 4,
 			      c->distributed_optimizer ? (int)(mp * c->dp * c->cp) : mp,
-			      orr__sy_link(p->j, 0, (int64_t)mp * c->dp * c->cp - 1));
+			      orr__sy_span(p->j, 0, 1, (int64_t)mp * c->dp * c->cp));
 	device_sync(p); /* the norm's .item() */
 	for (double left = mine; left > 0; left -= BUCKET_PARAMS)
 		kern(p, "orrery_synth::multi_tensor_adam", ORR_KERN_OPTIMIZER,
@@ -539,7 +540,7 @@ static void gradients(struct pass *p, double params)
 	if (c->pp > 1 && !c->untied_embeddings && (stage == 0 || stage == (int)c->pp - 1))
 		coll_on(p, SY_DP, ORR_COLL_ALL_REDUCE, "ncclDevKernel_AllReduce_Sum",
 			p->vl * p->h * grad_bytes(p), 2,
-			orr__sy_link(p->j, 0, (c->pp - 1) * c->tp * c->dp * c->cp));
+			orr__sy_span(p->j, 0, (c->pp - 1) * c->tp * c->dp * c->cp, 2));
 	dp_buckets(p, params, false);
 	wait_for(p, SY_COMPUTE, SY_DP);
 }

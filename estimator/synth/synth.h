@@ -85,11 +85,17 @@ struct sy_job {
 double orr__sy_gemm_ns(struct sy_job *j, int64_t batch, int64_t m, int64_t n, int64_t k);
 /* A kernel of class cls moving bytes (and flops, attention's): its predicted ns. */
 double orr__sy_kern_ns(struct sy_job *j, enum orr_kern_class cls, double bytes, double flops);
-/* A collective of kind over group ranks on link, S = bytes: its predicted ns. */
+/* Where a group's ranks are: its link class, and how many of them share a node. */
+struct sy_span {
+	enum orr_link link;
+	int per_node; /* members on the first member's node */
+};
+
+/* The group of n ranks first, first + stride, ... */
+struct sy_span orr__sy_span(const struct sy_job *j, int64_t first, int64_t stride, int64_t n);
+/* A collective of kind over group ranks placed as sp, S = bytes: its predicted ns. */
 double orr__sy_coll_ns(struct sy_job *j, enum orr_coll_kind kind, double bytes, int group,
-		       enum orr_link link);
-/* The link between two global ranks, or of a group of n consecutive-by-stride ranks. */
-enum orr_link orr__sy_link(const struct sy_job *j, int64_t a, int64_t b);
+		       struct sy_span sp);
 
 /* ---- synth-program.c ---- */
 /* Writes every stage's instructions.  0, or -ENOTSUP with the reason in *ret_why. */
