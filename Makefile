@@ -79,6 +79,7 @@ check-format:
 
 bench: build
 	bash bench/run.sh
+	bash bench/whatif-accuracy.sh
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(FUZZ_DIR)
