@@ -142,6 +142,25 @@ static int replay(const struct orr_graph *g, const float *factors, struct orr_re
 	return err;
 }
 
+/*
+ * The memory of the target, with a reserve calibrated where the trace recorded its
+ * allocator (profile_memory=True): what the allocator held at its peak beyond the
+ * estimate of the recorded configuration (fragmentation, workspaces, the CUDA context's
+ * share), kept for the target.
+ */
+static void estimate_memory(const struct orr_graph *g, size_t ri, struct cli_estimate *e)
+{
+	const struct orr_rank *r = orr_graph_get_rank(g, ri)->rank;
+	struct orr_memory rec;
+
+	e->measured_peak_bytes = NAN;
+	if (r->mem_peak_reserved_bytes > 0 && !orr_memory_estimate(&e->from, e->gpu, 0, &rec)) {
+		e->measured_peak_bytes = (double)r->mem_peak_reserved_bytes;
+		e->reserve_bytes = fmax(0, e->measured_peak_bytes - rec.total_bytes);
+	}
+	e->memory_err = orr_memory_estimate(&e->to, e->gpu, e->reserve_bytes, &e->memory);
+}
+
 /* The launch thread's time per synthesized kernel, from the trace unless --launch-us gave it. */
 static int calibrate_launches(const struct orr_graph *g, struct cli_estimate *e,
 			      const struct orr_synth_costs *k, struct orr_synth_costs *ret)
@@ -188,7 +207,7 @@ static int by_synthesis(const struct cli_estimate_options *o, const struct orr_g
 	cli_estimate_scale(&e->synth_to.step.breakdown,
 			   e->estimated.step_ns / e->synth_to.step.step_ns,
 			   &e->estimated.breakdown);
-	e->memory_err = orr_memory_estimate(&e->to, e->gpu, 0, &e->memory);
+	estimate_memory(g, ri, e);
 	cli_estimate_rates(e);
 	ret = EXIT_OK;
 out:
@@ -223,7 +242,7 @@ static int estimate(const struct cli_estimate_options *o, const struct orr_graph
 	e->measured_ns = e->replayed.step_ns;
 	measure(base, ri, true, &e->steps, &e->replayed);
 	measure(est, ri, true, &e->steps, &e->estimated);
-	e->memory_err = orr_memory_estimate(&e->to, e->gpu, 0, &e->memory);
+	estimate_memory(g, ri, e);
 	cli_estimate_rates(e);
 	if (o->timeline && (err = cli_timeline_write(est, o->timeline))) {
 		cli_error("cannot write '%s': %s", o->timeline, orr_strerror(err));

@@ -148,6 +148,7 @@ static int run(const struct cli_estimate_options *o, const struct orr_costs *cos
 	e->replayed.step_ns = NAN;
 	e->ranks = e->synth_to.synth.ranks;
 	e->steps = 1;
+	e->measured_peak_bytes = NAN;
 	e->memory_err = orr_memory_estimate(&e->to, e->gpu, 0, &e->memory);
 	cli_estimate_rates(e);
 	return EXIT_OK;

@@ -186,6 +186,13 @@ static void text_memory(const struct cli_estimate *e)
 	       m->total_bytes / GIB, m->model_bytes / GIB, m->params, m->bytes_per_param,
 	       m->activation_bytes / GIB);
 	printf("  %s: %s\n", m->fits ? "fits" : "does not fit", cli_text(m->why));
+	if (isfinite(e->measured_peak_bytes))
+		printf("  reserve %.2f GiB: the trace's allocator reserved %.2f GiB at its peak, "
+		       "the recorded configuration's estimate less\n",
+		       e->reserve_bytes / GIB, e->measured_peak_bytes / GIB);
+	else if (e->trace)
+		printf("  reserve 0: the trace records no allocator totals (profile_memory=True "
+		       "would let orrery calibrate one)\n");
 }
 
 static const char *const how_names[] = {
@@ -445,6 +452,8 @@ void cli_estimate_json(const struct cli_estimate *e)
 	json_whole(&j, "memory_bytes_per_gpu", e->memory_err ? NAN : e->memory.total_bytes);
 	json_bool(&j, "fits", !e->memory_err && e->memory.fits);
 	json_str(&j, "fits_why", e->memory_err ? orr_strerror(e->memory_err) : e->memory.why);
+	json_whole(&j, "memory_reserve_bytes", e->reserve_bytes);
+	json_whole(&j, "memory_measured_peak_bytes", e->measured_peak_bytes);
 	json_breakdown(&j, e);
 	json_config(&j, "recorded", e, false);
 	json_config(&j, "config", e, true);

@@ -47,7 +47,9 @@ struct cli_estimate {
 	double measured_ns; /* the trace's own step, mean */
 	struct cli_estimate_step replayed, estimated;
 	struct orr_memory memory;
-	int memory_err; /* orr_memory_estimate()'s, 0 */
+	int memory_err;             /* orr_memory_estimate()'s, 0 */
+	double reserve_bytes;       /* set aside beyond the formulas: 0, or calibrated ... */
+	double measured_peak_bytes; /* ... on the allocator's peak the trace recorded; NAN */
 	double tokens_per_s_per_gpu;
 	double mfu; /* NAN without the GPU's peak */
 	/* Synthesized steps: of `to` (and of `from` for a ratio), and what timed them. */

@@ -196,6 +196,8 @@ static struct orr__rank_build *rank_alloc(uint32_t source)
 	rb->pub.pid = -1;
 	rb->pub.local_rank = -1;
 	rb->pub.first_step = -1;
+	rb->pub.mem_peak_allocated_bytes = -1;
+	rb->pub.mem_peak_reserved_bytes = -1;
 	rb->pub.last_step = -1;
 	rb->pub.source = source;
 	rb->last_place = UINT32_MAX;

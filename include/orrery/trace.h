@@ -239,6 +239,11 @@ struct orr_rank {
 	uint64_t dropped_records, dropped_events;
 	/* The recorded step window; -1 when not windowed. */
 	int64_t first_step, last_step;
+	/*
+	 * The CUDA caching allocator's largest totals over the capture, from the profiler's
+	 * "[memory]" events (profile_memory=True) on a CUDA device; -1 when none.
+	 */
+	int64_t mem_peak_allocated_bytes, mem_peak_reserved_bytes;
 	bool truncated; /* the file was cut short: the events of its complete frames only */
 };
 

@@ -520,6 +520,28 @@ static void test_one_copies_and_devices_are_read(void **state)
 	orr_trace_free(t);
 }
 
+/* profile_memory=True: the allocator's largest totals on a CUDA device; the CPU's ignored. */
+static void test_one_memory_events_give_allocator_peaks(void **state)
+{
+#define MEM(ts, type, alloc, resv)                                                           \
+	"{\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", \"name\": \"[memory]\", "   \
+	"\"pid\": 1, \"tid\": 1, \"ts\": " #ts ", \"args\": {\"Device Type\": " #type                \
+	", \"Device Id\": 0, \"Bytes\": 512, \"Total Allocated\": " #alloc                           \
+	", \"Total Reserved\": " #resv "}}"
+	struct orr_trace *t = import_str("{\"traceEvents\": [" MEM(1, 1, 1000, 4096) ", " MEM(
+		2, 1, 3000, 8192) ", " MEM(3, 1, 500, 8192) ", " MEM(4, 0, 99999, 99999) "]}");
+	const struct orr_rank *r = orr_trace_get_rank(t, 0);
+	struct orr_trace *none = import_str("{\"traceEvents\": []}");
+
+	(void)state;
+	assert_int_equal(r->mem_peak_allocated_bytes, 3000);
+	assert_int_equal(r->mem_peak_reserved_bytes, 8192);
+	assert_int_equal(orr_trace_get_rank(none, 0)->mem_peak_reserved_bytes, -1);
+	orr_trace_free(none);
+	orr_trace_free(t);
+#undef MEM
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -540,6 +562,7 @@ int main(void)
 		cmocka_unit_test(test_one_nccl_kernel_name_gives_collective),
 		cmocka_unit_test(test_one_runtime_calls_are_classified),
 		cmocka_unit_test(test_one_copies_and_devices_are_read),
+		cmocka_unit_test(test_one_memory_events_give_allocator_peaks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

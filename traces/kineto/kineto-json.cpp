@@ -210,6 +210,11 @@ int kind_of(string_view cat)
 	return orr__kineto_kind(cat.data(), cat.size());
 }
 
+bool marker_or_unknown(int kind)
+{
+	return kind == ORR_EVENT_MARKER || kind == ORR_EVENT_KIND_COUNT;
+}
+
 bool on_gpu(int kind)
 {
 	return kind == ORR_EVENT_KERNEL || kind == ORR_EVENT_MEMCPY || kind == ORR_EVENT_MEMSET ||
@@ -230,6 +235,8 @@ struct raw_args {
 	int64_t meta_rank = -1, meta_pid = -1; /* process_name of a file with several ranks */
 	bool has_meta_pid = false, has_device = false;
 	bool has_coll = false;
+	/* "[memory]" markers: the allocator's totals after the event, and the device type */
+	int64_t mem_allocated = -1, mem_reserved = -1, mem_device_type = -1;
 	struct orr_collective coll = {
 		ORR_STR_NONE, ORR_STR_NONE, ORR_STR_NONE, ORR_STR_NONE, -1, -1, -1,
 		-1,           -1,           -1,           -1,           -1, 0,  0
@@ -293,6 +300,7 @@ private:
 	void input_dims(ondemand::value v, raw_args &a);
 	void input_types(ondemand::value v, raw_args &a);
 	void coll_field(string_view key, ondemand::value v, raw_args &a);
+	void memory_totals(const raw_args &a);
 	void members(ondemand::value v, uint32_t *first, uint32_t *n);
 	void distributed_info(ondemand::object obj);
 	void device_properties(ondemand::array arr);
@@ -559,6 +567,9 @@ void kineto_parser::store(raw_event &e)
 	if (!e.args_done)
 		args(e.args, kind, a);
 
+	if (kind == ORR_EVENT_MARKER && e.name == "[memory]")
+		memory_totals(a);
+
 	struct orr_event ev = {};
 	ev.start_ns = e.ts;
 	ev.dur_ns = kind == ORR_EVENT_MARKER ? 0 : e.dur;
@@ -683,6 +694,13 @@ void kineto_parser::arg(string_view key, ondemand::value v, int kind, raw_args &
 		meta_int(v, &a.meta_rank);
 	else if (key == "pid" && kind == ORR_EVENT_KIND_COUNT)
 		a.has_meta_pid = meta_int(v, &a.meta_pid);
+	/* "[memory]" instants: their category is no kind's until the event is stored */
+	else if (key == "Total Allocated" && marker_or_unknown(kind))
+		a.mem_allocated = get_int(v, "expected an integer for args 'Total Allocated'");
+	else if (key == "Total Reserved" && marker_or_unknown(kind))
+		a.mem_reserved = get_int(v, "expected an integer for args 'Total Reserved'");
+	else if (key == "Device Type" && marker_or_unknown(kind))
+		a.mem_device_type = get_int(v, "expected an integer for args 'Device Type'");
 	else if (key == "Input Dims" && kind == ORR_EVENT_OP)
 		input_dims(v, a);
 	else if (key == "Input type" && kind == ORR_EVENT_OP)
@@ -692,6 +710,19 @@ void kineto_parser::arg(string_view key, ondemand::value v, int kind, raw_args &
 		coll_field(key, v, a);
 	else
 		unread(v, 3);
+}
+
+/* A "[memory]" event of a CUDA device (PyTorch's DeviceType 1): the allocator's peaks. */
+void kineto_parser::memory_totals(const raw_args &a)
+{
+	struct orr_rank *r = &rb_->pub;
+
+	if (a.mem_device_type != 1)
+		return;
+	if (a.mem_allocated > r->mem_peak_allocated_bytes)
+		r->mem_peak_allocated_bytes = a.mem_allocated;
+	if (a.mem_reserved > r->mem_peak_reserved_bytes)
+		r->mem_peak_reserved_bytes = a.mem_reserved;
 }
 
 /* Input i of the op being read, created (with those before it) on first use. */
