@@ -42,7 +42,7 @@ const char cli_estimate_usage[] =
 	"  --recompute MODE        none (default), selective or full\n"
 	"  --sequence-parallel     with TP, norms and dropouts split over the sequence\n"
 	"  --distributed-optimizer shard the optimizer state over DP\n"
-	"  --precision P           bf16 (default), fp16 or fp32\n"
+	"  --precision P           bf16 (default), fp16, fp32 or fp8 (FP8 GEMMs)\n"
 	"  --attention MODE        flash (default) or unfused (scores, softmax, dropout)\n"
 	"  --gpus-per-node N       GPUs a node holds (default: the hardware table's): a\n"
 	"                          larger group talks over the network\n"

@@ -63,7 +63,7 @@ static int parse_named(const char *s, const char *const *names, int n)
 static int parse_one(int c, const char *arg, struct cli_estimate_options *o)
 {
 	static const char *const recompute[] = { "none", "selective", "full" };
-	static const char *const precision[] = { "bf16", "fp16", "fp32" };
+	static const char *const precision[] = { "bf16", "fp16", "fp32", "fp8" };
 	static const char *const attention[] = { "flash", "unfused" };
 
 	if (c >= OPT_SIZE && c < OPT_SIZE + (int)NSIZE) {
@@ -89,9 +89,9 @@ static int parse_one(int c, const char *arg, struct cli_estimate_options *o)
 					       arg);
 		return -1;
 	case OPT_PRECISION:
-		if ((o->precision = parse_named(arg, precision, 3)) < 0)
-			return cli_usage_error("estimate",
-					       "bad --precision '%s' (bf16, fp16 or fp32)", arg);
+		if ((o->precision = parse_named(arg, precision, 4)) < 0)
+			return cli_usage_error(
+				"estimate", "bad --precision '%s' (bf16, fp16, fp32 or fp8)", arg);
 		return -1;
 	case OPT_ATTENTION:
 		if ((o->attention = parse_named(arg, attention, 2)) < 0)
@@ -194,9 +194,8 @@ void cli_estimate_apply(const struct cli_estimate_options *o, struct orr_train_c
 	if (o->recompute >= 0)
 		c->recompute = (enum orr_recompute)o->recompute;
 	if (o->precision >= 0)
-		c->precision = o->precision == 0   ? ORR_DTYPE_BF16
-			       : o->precision == 1 ? ORR_DTYPE_FP16
-						   : ORR_DTYPE_FP32;
+		c->precision = (enum orr_dtype[]){ ORR_DTYPE_BF16, ORR_DTYPE_FP16, ORR_DTYPE_FP32,
+						   ORR_DTYPE_FP8 }[o->precision];
 	if (o->attention >= 0)
 		c->flash_attention = o->attention == 0;
 	c->sequence_parallel = o->sp;

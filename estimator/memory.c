@@ -53,7 +53,7 @@ static bool sizes_valid(const struct orr_train_config *c)
 	if (c->kv_groups < 0 || c->recompute < 0 || c->recompute >= ORR_RECOMPUTE_COUNT)
 		return false;
 	return c->precision == ORR_DTYPE_BF16 || c->precision == ORR_DTYPE_FP16 ||
-	       c->precision == ORR_DTYPE_FP32;
+	       c->precision == ORR_DTYPE_FP32 || c->precision == ORR_DTYPE_FP8;
 }
 
 /*
@@ -145,6 +145,7 @@ static double state_bytes(const struct orr_train_config *c)
 
 	switch (c->precision) {
 	case ORR_DTYPE_BF16: /* bf16 weights, fp32 gradients */
+	case ORR_DTYPE_FP8:  /* Transformer Engine keeps bf16 weights; FP8 copies are transient */
 		return dist ? 6 + 12 / d : 18;
 	case ORR_DTYPE_FP16: /* fp16 weights and gradients, an fp32 copy of the gradients */
 		return dist ? 4 + 16 / d : 20;

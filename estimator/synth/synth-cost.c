@@ -35,9 +35,9 @@ double orr__sy_gemm_ns(struct sy_job *j, int64_t batch, int64_t m, int64_t n, in
 {
 	const struct orr_gemm_model *gm = j->k->m.gemm;
 	struct orr_gemm_sample q = {
-		.dtype = j->dtype,
-		.math = j->dtype,
-		.elem_bytes = j->elem_bytes,
+		.dtype = j->gemm_dtype,
+		.math = j->gemm_dtype,
+		.elem_bytes = j->gemm_elem_bytes,
 		.batch = batch,
 		.m = m,
 		.n = n,
@@ -47,17 +47,17 @@ double orr__sy_gemm_ns(struct sy_job *j, int64_t batch, int64_t m, int64_t n, in
 	double ns = NAN;
 
 	q.flops = 2.0 * (double)batch * (double)m * (double)n * (double)k;
-	q.bytes = (double)j->elem_bytes * (double)batch *
+	q.bytes = (double)j->gemm_elem_bytes * (double)batch *
 		  ((double)m * (double)k + (double)k * (double)n + (double)m * (double)n);
 	if (gm) {
-		const char *fam = gemm_family(gm, j->dtype);
+		const char *fam = gemm_family(gm, j->gemm_dtype);
 
 		memcpy(q.family, fam, strlen(fam) + 1);
 		ns = orr_gemm_model_time(gm, &q, &how);
 	}
 	if (!(ns > 0)) {
 		j->ret->sources.gemm_peak++;
-		return orr_gemm_roofline_ns(j->k->gpu, j->dtype, q.flops, q.bytes);
+		return orr_gemm_roofline_ns(j->k->gpu, j->gemm_dtype, q.flops, q.bytes);
 	}
 	if (how == ORR_GEMM_FIT)
 		j->ret->sources.gemm_fit++;

@@ -21,8 +21,8 @@ static int check(const struct orr_train_config *c, const struct orr_synth_costs 
 		return -EINVAL;
 	}
 	if (c->precision != ORR_DTYPE_BF16 && c->precision != ORR_DTYPE_FP16 &&
-	    c->precision != ORR_DTYPE_FP32) {
-		*ret_why = "a precision other than bf16, fp16 and fp32";
+	    c->precision != ORR_DTYPE_FP32 && c->precision != ORR_DTYPE_FP8) {
+		*ret_why = "a precision other than bf16, fp16, fp8 and fp32";
 		return -ENOTSUP;
 	}
 	if (!orr__train_config_valid(c)) {
@@ -66,8 +66,11 @@ int orr_synth_step(const struct orr_train_config *c, bool forward_only,
 
 	if (err < 0)
 		goto out;
-	j.dtype = c->precision;
-	j.elem_bytes = elem_bytes(c->precision);
+	/* Transformer Engine's FP8: FP8 GEMMs, BF16 activations and communication */
+	j.dtype = c->precision == ORR_DTYPE_FP8 ? ORR_DTYPE_BF16 : c->precision;
+	j.elem_bytes = elem_bytes(j.dtype);
+	j.gemm_dtype = c->precision;
+	j.gemm_elem_bytes = c->precision == ORR_DTYPE_FP8 ? 1 : j.elem_bytes;
 	j.gpus_per_node = k->m.gpus_per_node > 0      ? k->m.gpus_per_node
 			  : k->gpu->gpus_per_node > 0 ? k->gpu->gpus_per_node
 						      : 1;

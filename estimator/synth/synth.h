@@ -70,8 +70,10 @@ struct sy_job {
 	const struct orr_train_config *c;
 	const struct orr_synth_costs *k;
 	bool forward_only;
-	enum orr_dtype dtype;
+	enum orr_dtype dtype; /* of activations and communication (BF16 with FP8) */
 	int elem_bytes;
+	enum orr_dtype gemm_dtype; /* of the GEMMs' operands: FP8 with FP8 */
+	int gemm_elem_bytes;
 	int gpus_per_node;
 	struct sy_rank *ranks; /* pp of them */
 	size_t nranks;

@@ -727,7 +727,8 @@ struct orr_train_config {
 	bool flash_attention;       /* attention scores never stored */
 	bool untied_embeddings;     /* the output layer has its own weights */
 	enum orr_recompute recompute;
-	enum orr_dtype precision; /* BF16 or FP16 (mixed, fp32 master weights), or FP32 */
+	enum orr_dtype precision; /* BF16 or FP16 (mixed, fp32 master weights), FP32, or FP8
+				     (Transformer Engine: FP8 GEMMs, BF16 weights) */
 };
 
 /*
@@ -752,7 +753,7 @@ struct orr_memory {
  * Estimates c's memory per GPU on gpu (may be NULL: capacity unknown) with
  * reserve_bytes set aside.  -EINVAL, with ret untouched, for a configuration Megatron
  * would refuse (a size below 1, a dimension a parallel size does not divide), a
- * precision other than BF16, FP16 and FP32, a recompute out of range, or a negative or
+ * precision other than BF16, FP16, FP8 and FP32, a recompute out of range, or a negative or
  * non-finite reserve.
  */
 int orr_memory_estimate(const struct orr_train_config *c, const struct orr_gpu_spec *gpu,

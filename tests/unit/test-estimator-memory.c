@@ -291,8 +291,19 @@ static void test_memory_rejects_values(void **state)
 	c.kv_groups = -2;
 	assert_rejected(&c, 0);
 	c = piped();
-	c.precision = ORR_DTYPE_FP8; /* no row in the table */
+	c.precision = ORR_DTYPE_INT8; /* no row in the table */
 	assert_rejected(&c, 0);
+	c = piped();
+	c.precision = ORR_DTYPE_FP8; /* Transformer Engine: BF16 weights, as BF16 */
+	{
+		struct orr_memory fp8, bf16;
+		struct orr_train_config b = piped();
+
+		b.precision = ORR_DTYPE_BF16;
+		assert_int_equal(orr_memory_estimate(&c, NULL, 0, &fp8), 0);
+		assert_int_equal(orr_memory_estimate(&b, NULL, 0, &bf16), 0);
+		assert_true(fp8.model_bytes == bf16.model_bytes);
+	}
 	c = piped();
 	c.recompute = ORR_RECOMPUTE_COUNT;
 	assert_rejected(&c, 0);

@@ -222,7 +222,7 @@ static void test_synth_refuses(void **state)
 	c.heads = 15; /* hidden % heads */
 	assert_int_equal(orr_synth_step(&c, false, &k, &s, &why), -EINVAL);
 	c = small();
-	c.precision = ORR_DTYPE_FP8;
+	c.precision = ORR_DTYPE_INT8;
 	assert_int_equal(orr_synth_step(&c, false, &k, &s, &why), -ENOTSUP);
 	c = small();
 	c.cp = 2;
