@@ -51,6 +51,7 @@ struct pass {
 	double vl;           /* vocabulary per TP rank */
 	int tp;
 	bool sp;
+	bool p2p_pending; /* transfers launched that the thread has not synchronized yet */
 };
 
 static struct sy_insn *push(struct pass *p, enum sy_op op, enum sy_stream stream)
@@ -386,6 +387,7 @@ static void transfer(struct pass *p, enum sy_stream stream, int peer)
 	if (!i)
 		return;
 	i->peer = peer;
+	p->p2p_pending = true;
 	j->ret->transfer_ns = i->ns;
 	j->ret->collectives--;
 	j->ret->transfers++;
@@ -423,6 +425,24 @@ static double busy(const struct pass *p)
 	return s->gemm_ns + s->kern_ns + s->tp_ns + s->dp_ns;
 }
 
+/*
+ * Megatron's point-to-point calls batch their sends and receives (batch_isend_irecv) and
+ * then synchronize the device (ModelParallelConfig.batch_p2p_sync, default on): a send
+ * and the receive that follows it before any compute are one call, so the thread waits
+ * for both before it launches the next pass.
+ */
+static void p2p_sync(struct pass *p)
+{
+	/*
+	 * NEEDSWORK: the interleaved schedule batches a forward's and a backward's four
+	 * transfers into one call after both passes; until its calls are written that way
+	 * its transfers are not synchronized (a thread waiting between them would deadlock).
+	 */
+	if (p->p2p_pending && p->j->c->vpp == 1)
+		push(p, SY_SYNC, SY_COMPUTE);
+	p->p2p_pending = false;
+}
+
 static void slot(struct pass *p, const struct orr_pp_slot *s)
 {
 	int r = p->r->stage, pp = (int)p->j->c->pp, v = (int)p->j->c->vpp;
@@ -434,6 +454,7 @@ static void slot(struct pass *p, const struct orr_pp_slot *s)
 			transfer(p, SY_RECV_PREV, prev_stage(p->j, r));
 			wait_for(p, SY_COMPUTE, SY_RECV_PREV);
 		}
+		p2p_sync(p);
 		chunk_fwd(p, first, last);
 		p->j->ret->forward_ns += busy(p) - before;
 		if (!last) {
@@ -446,6 +467,7 @@ static void slot(struct pass *p, const struct orr_pp_slot *s)
 		transfer(p, SY_RECV_NEXT, next_stage(p->j, r));
 		wait_for(p, SY_COMPUTE, SY_RECV_NEXT);
 	}
+	p2p_sync(p);
 	chunk_bwd(p, first, last);
 	p->j->ret->backward_ns += busy(p) - before;
 	if (!first) {
@@ -565,6 +587,7 @@ static int stage_program(struct sy_job *j, struct sy_rank *r)
 	for (size_t i = 0; i < n && !j->err; i++)
 		if (!j->forward_only || slots[i].pass == ORR_PP_PASS_FORWARD)
 			slot(&p, &slots[i]);
+	p2p_sync(&p);
 	free(slots);
 	if (!j->forward_only) {
 		gradients(&p, params);
