@@ -58,17 +58,6 @@ const char cli_estimate_usage[] =
 
 /* ---- the configurations ---- */
 
-/* The GEMMs' operand type, the precision the trace ran at (BF16 without GEMMs). */
-static enum orr_dtype trace_precision(const struct cli_fit *f)
-{
-	for (size_t i = 0; i < f->gemm.nclasses; i++)
-		if (f->gemm.classes[i].dtype == ORR_DTYPE_FP16 ||
-		    f->gemm.classes[i].dtype == ORR_DTYPE_BF16 ||
-		    f->gemm.classes[i].dtype == ORR_DTYPE_FP32)
-			return f->gemm.classes[i].dtype;
-	return ORR_DTYPE_BF16;
-}
-
 /* The recorded configuration, and the target: the recorded one changed by the options. */
 static int configs(const struct cli_estimate_options *o, const struct cli_fit *f,
 		   struct cli_estimate *e)
@@ -81,7 +70,7 @@ static int configs(const struct cli_estimate_options *o, const struct cli_fit *f
 			  o->trace, missing, o->trace);
 		return EXIT_FAIL;
 	}
-	e->from.precision = f->gemm_err ? ORR_DTYPE_BF16 : trace_precision(f);
+	e->from.precision = f->gemm_err ? ORR_DTYPE_BF16 : cli_gemm_precision(&f->gemm);
 	e->to = e->from;
 	cli_estimate_apply(o, &e->to);
 	/* New heads without --kv-heads: attention stays multi-head if it was. */

@@ -98,17 +98,6 @@ static int pick_gpu(const struct cli_estimate_options *o, const struct orr_costs
 	return EXIT_OK;
 }
 
-/* The costs' GEMMs' operand type, the precision their trace ran at (BF16 without). */
-static enum orr_dtype costs_precision(const struct orr_costs *c)
-{
-	for (size_t i = 0; i < c->gemm.nclasses; i++)
-		if (c->gemm.classes[i].dtype == ORR_DTYPE_FP16 ||
-		    c->gemm.classes[i].dtype == ORR_DTYPE_BF16 ||
-		    c->gemm.classes[i].dtype == ORR_DTYPE_FP32)
-			return c->gemm.classes[i].dtype;
-	return ORR_DTYPE_BF16;
-}
-
 /* The launch thread's time per kernel from the costs' trace, as a trace calibrates it. */
 static int calibrate(const struct orr_costs *c, struct orr_synth_costs *k, struct cli_estimate *e)
 {
@@ -116,7 +105,7 @@ static int calibrate(const struct orr_costs *c, struct orr_synth_costs *k, struc
 
 	if (!(c->launch_step_ns > 0) || orr_train_config_from_structure(&c->st, &rec, NULL))
 		return EXIT_OK;
-	rec.precision = costs_precision(c);
+	rec.precision = cli_gemm_precision(&c->gemm);
 	return cli_synth_calibrate(&rec, !c->st.backward, c->launch_step_ns, k, e);
 }
 

@@ -52,6 +52,15 @@ void cli_estimate_scale(const struct orr_breakdown *b, double f, struct orr_brea
 
 /* ---- costs ---- */
 
+enum orr_dtype cli_gemm_precision(const struct orr_gemm_model *m)
+{
+	for (size_t i = 0; i < m->nclasses; i++)
+		if (m->classes[i].dtype == ORR_DTYPE_FP16 ||
+		    m->classes[i].dtype == ORR_DTYPE_BF16 || m->classes[i].dtype == ORR_DTYPE_FP32)
+			return m->classes[i].dtype;
+	return ORR_DTYPE_BF16;
+}
+
 int cli_estimate_read_costs(const char *path, struct orr_costs *ret)
 {
 	struct orr_diag d;
