@@ -190,6 +190,13 @@ usage)
 		run estimate --gpu h100-sxm --micro-batch 2 --global-batch 3 "${model[@]}"
 		expect_rc 1
 		expect_in err "--global-batch 3 is not a multiple of micro-batch x dp (2)"
+		run estimate --gpu h100-sxm --pp 2 --timeline "$work/synth.json" "${model[@]}"
+		expect_rc 0
+		expect_in out "by synthesis"
+		if command -v python3 >/dev/null; then
+			python3 "$golden/check-timeline.py" "$work/synth.json" ||
+				fail "invalid synthesized timeline"
+		fi
 		run estimate --gpu h100-sxm --precision fp32 --format=json "${model[@]}"
 		expect_rc 0
 		expect_in out '"method": "synthesis"'
