@@ -37,7 +37,7 @@
 #include "banned.h"
 
 #define MAX_INSNS (1u << 24)
-/* Megatron-Core DDP's bucket: max(40M, 1M x dp) parameters (distributed/param_and_grad_buffer.py) */
+/* Megatron-Core DDP's bucket: max(40M, 1M x dp) parameters (param_and_grad_buffer.py) */
 #define BUCKET_PARAMS 40e6
 
 struct pass {
@@ -152,7 +152,10 @@ static void tp_coll(struct pass *p, enum orr_coll_kind kind, const char *name, d
 		blocking_coll(p, SY_TP, kind, name, bytes, p->tp, tp_span(p));
 }
 
-/* The activation's reduction after a row-parallel GEMM (forward), or a column-parallel one's input gradient. */
+/*
+ * The reduction of a row-parallel GEMM's output (forward), or of a column-parallel
+ * GEMM's input gradient (backward).
+ */
 static void tp_reduce(struct pass *p)
 {
 	if (p->sp)
