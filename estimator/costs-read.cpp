@@ -855,8 +855,7 @@ bool costs(reader &r, dom::element root)
 	dom::object top;
 
 	return version(r, root, &top) && header(r, top) && structure(r, top) && overlap(r, top) &&
-	       launch(r, top) &&
-	       gemm(r, top) && kernels(r, top) && collectives(r, top);
+	       launch(r, top) && gemm(r, top) && kernels(r, top) && collectives(r, top);
 }
 
 /* ---- the text ---- */

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What each synthesized task costs.  A GEMM asks the GEMM model as if it were of the
- * class that holds most of the precision's fitted samples (cuBLAS picks the kernel by
- * shape, so the family of a shape never run is unknown; the fitted class with most
- * samples is the trace's usual GEMM kernel), which is at least the roofline; other
- * kernels ask the kernel model by class alone (its roofline x the class's measured
+ * What each synthesized task costs.  A GEMM asks the GEMM model without a kernel
+ * family: cuBLAS picks the kernel by shape, so the family of a shape never run is
+ * unknown, and a class's fit (a plane in FLOPs and bytes over a few traced shapes) is
+ * no guide far outside those shapes; the model's fallback is the roofline times the
+ * measured efficiency of the precision's fitted GEMMs.  Other kernels ask the kernel model by class alone (its roofline x the class's measured
  * efficiency, at least its launch floor).  Collectives ask a constrained model of their
  * kind and link, else take a bus bandwidth measured on the trace, else the hardware
  * table's link.  Without any model every time is the hardware table's peak: a lower
@@ -12,24 +12,9 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <string.h>
 
 #include "synth.h"
 #include "banned.h"
-
-static const char *gemm_family(const struct orr_gemm_model *m, enum orr_dtype dt)
-{
-	const struct orr_gemm_class *best = NULL;
-
-	for (size_t i = 0; i < m->nclasses; i++) {
-		const struct orr_gemm_class *c = &m->classes[i];
-
-		if (c->dtype == dt && c->how == ORR_GEMM_FIT &&
-		    (!best || c->samples > best->samples))
-			best = c;
-	}
-	return best ? best->family : "";
-}
 
 double orr__sy_gemm_ns(struct sy_job *j, int64_t batch, int64_t m, int64_t n, int64_t k)
 {
@@ -49,12 +34,8 @@ double orr__sy_gemm_ns(struct sy_job *j, int64_t batch, int64_t m, int64_t n, in
 	q.flops = 2.0 * (double)batch * (double)m * (double)n * (double)k;
 	q.bytes = (double)j->gemm_elem_bytes * (double)batch *
 		  ((double)m * (double)k + (double)k * (double)n + (double)m * (double)n);
-	if (gm) {
-		const char *fam = gemm_family(gm, j->gemm_dtype);
-
-		memcpy(q.family, fam, strlen(fam) + 1);
-		ns = orr_gemm_model_time(gm, &q, &how);
-	}
+	if (gm)
+		ns = orr_gemm_model_time(gm, &q, &how); /* no family: the roofline fallback */
 	if (!(ns > 0)) {
 		j->ret->sources.gemm_peak++;
 		return orr_gemm_roofline_ns(j->k->gpu, j->gemm_dtype, q.flops, q.bytes);

@@ -523,10 +523,10 @@ static void test_one_copies_and_devices_are_read(void **state)
 /* profile_memory=True: the allocator's largest totals on a CUDA device; the CPU's ignored. */
 static void test_one_memory_events_give_allocator_peaks(void **state)
 {
-#define MEM(ts, type, alloc, resv)                                                           \
-	"{\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", \"name\": \"[memory]\", "   \
-	"\"pid\": 1, \"tid\": 1, \"ts\": " #ts ", \"args\": {\"Device Type\": " #type                \
-	", \"Device Id\": 0, \"Bytes\": 512, \"Total Allocated\": " #alloc                           \
+#define MEM(ts, type, alloc, resv)                                                               \
+	"{\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"s\": \"t\", \"name\": \"[memory]\", " \
+	"\"pid\": 1, \"tid\": 1, \"ts\": " #ts ", \"args\": {\"Device Type\": " #type            \
+	", \"Device Id\": 0, \"Bytes\": 512, \"Total Allocated\": " #alloc                       \
 	", \"Total Reserved\": " #resv "}}"
 	struct orr_trace *t = import_str("{\"traceEvents\": [" MEM(1, 1, 1000, 4096) ", " MEM(
 		2, 1, 3000, 8192) ", " MEM(3, 1, 500, 8192) ", " MEM(4, 0, 99999, 99999) "]}");
