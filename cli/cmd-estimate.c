@@ -151,11 +151,12 @@ static void estimate_memory(const struct orr_graph *g, size_t ri, struct cli_est
 }
 
 /* The launch thread's time per synthesized kernel, from the trace unless --launch-us gave it. */
-static int calibrate_launches(const struct orr_graph *g, struct cli_estimate *e,
-			      const struct orr_synth_costs *k, struct orr_synth_costs *ret)
+static int calibrate_launches(const struct cli_estimate_options *o, const struct orr_graph *g,
+			      struct cli_estimate *e, const struct orr_synth_costs *k,
+			      struct orr_synth_costs *ret)
 {
 	*ret = *k;
-	if (strcmp(e->cpu_op_from, "--launch-us") == 0)
+	if (!isnan(o->launch_us))
 		return EXIT_OK;
 	return cli_synth_calibrate(&e->from, e->forward_only, cli_launch_step_ns(g), ret, e);
 }
@@ -181,7 +182,7 @@ static int by_synthesis(const struct cli_estimate_options *o, const struct orr_g
 		return EXIT_FAIL;
 	}
 	e->how = CLI_ESTIMATE_SYNTH_RATIO;
-	if (calibrate_launches(g, e, k, &kc) || replay(g, NULL, &base) ||
+	if (calibrate_launches(o, g, e, k, &kc) || replay(g, NULL, &base) ||
 	    cli_synth_run(&e->from, e->forward_only, &kc, NULL, &e->synth_from) ||
 	    cli_synth_run(&e->to, to_forward_only, &kc, o->timeline, &e->synth_to))
 		goto out;
