@@ -195,6 +195,81 @@ static void cp_join(struct pass *p)
 		wait_for(p, SY_COMPUTE, SY_CP);
 }
 
+/*
+ * Megatron's FusedScaleMaskSoftmax runs one fused kernel per pass when its kernel takes
+ * the shape (is_kernel_available(): fp16 or bf16 scores, 16 < sk <= 4096, sq, sk and
+ * b x heads multiples of 4, and with the causal mask b x heads a multiple of the
+ * kernel's batches per block: 4 past 128 keys, 8 up to them); else PyTorch's ops
+ * (forward_torch_softmax), each a kernel over the scores: with query-key layer scaling
+ * (on for fp16 and fp32 training, where it keeps fp16 from overflowing; off with bf16)
+ * a cast to fp32 of fp16 scores (it turns attention_softmax_in_fp32 on) and the scale,
+ * then the mask's masked_fill and the softmax, and the cast back; autograd mirrors each
+ * in the backward pass.
+ */
+static bool softmax_fused(const struct pass *p)
+{
+	int64_t sq = (int64_t)p->sq, sk = (int64_t)p->sk;
+	int64_t batches = (int64_t)p->j->c->micro_batch * (int64_t)p->al;
+	int64_t per_block = sk <= 128 ? 8 : 4;
+
+	return p->j->c->precision != ORR_DTYPE_FP32 && sk > 16 && sk <= 4096 && sq % 4 == 0 &&
+	       sk % 4 == 0 && batches % 4 == 0 && batches % per_block == 0;
+}
+
+static bool qk_layer_scaling(const struct pass *p)
+{
+	return p->j->c->precision == ORR_DTYPE_FP16 || p->j->c->precision == ORR_DTYPE_FP32;
+}
+
+/* The softmax's element size on the fallback: fp32 with query-key layer scaling. */
+static double softmax_bytes(const struct pass *p)
+{
+	return qk_layer_scaling(p) ? 4 : p->e;
+}
+
+static void softmax_fwd(struct pass *p, double probs)
+{
+	double e = p->e, f = softmax_bytes(p);
+
+	if (softmax_fused(p)) {
+		kern(p, "orrery_synth::scaled_masked_softmax_forward", ORR_KERN_SOFTMAX,
+		     2 * e * probs, 0);
+		return;
+	}
+	if (f != e)
+		kern(p, "orrery_synth::softmax_cast_to_fp32", ORR_KERN_ELEMENTWISE, (e + f) * probs,
+		     0);
+	if (qk_layer_scaling(p))
+		kern(p, "orrery_synth::softmax_scale", ORR_KERN_ELEMENTWISE, 2 * f * probs, 0);
+	kern(p, "orrery_synth::softmax_mask_fill", ORR_KERN_ELEMENTWISE, 2 * f * probs, 0);
+	kern(p, "orrery_synth::softmax_forward", ORR_KERN_SOFTMAX, 2 * f * probs, 0);
+	if (f != e)
+		kern(p, "orrery_synth::softmax_cast_back", ORR_KERN_ELEMENTWISE, (e + f) * probs,
+		     0);
+}
+
+static void softmax_bwd(struct pass *p, double probs)
+{
+	double e = p->e, f = softmax_bytes(p);
+
+	if (softmax_fused(p)) {
+		kern(p, "orrery_synth::scaled_masked_softmax_backward", ORR_KERN_SOFTMAX,
+		     3 * e * probs, 0);
+		return;
+	}
+	if (f != e)
+		kern(p, "orrery_synth::softmax_cast_back_backward", ORR_KERN_ELEMENTWISE,
+		     (e + f) * probs, 0);
+	kern(p, "orrery_synth::softmax_backward", ORR_KERN_SOFTMAX, 3 * f * probs, 0);
+	kern(p, "orrery_synth::softmax_mask_fill_backward", ORR_KERN_ELEMENTWISE, 2 * f * probs, 0);
+	if (qk_layer_scaling(p))
+		kern(p, "orrery_synth::softmax_scale_backward", ORR_KERN_ELEMENTWISE, 2 * f * probs,
+		     0);
+	if (f != e)
+		kern(p, "orrery_synth::softmax_cast_to_fp32_backward", ORR_KERN_ELEMENTWISE,
+		     (e + f) * probs, 0);
+}
+
 static void attention_fwd(struct pass *p)
 {
 	double b = (double)p->j->c->micro_batch, e = p->e;
@@ -209,7 +284,7 @@ static void attention_fwd(struct pass *p)
 		return;
 	}
 	gemm(p, "orrery_synth::gemm<attention_scores,forward>", b * p->al, p->sq, p->sk, p->d);
-	kern(p, "orrery_synth::scaled_masked_softmax_forward", ORR_KERN_SOFTMAX, 2 * e * probs, 0);
+	softmax_fwd(p, probs);
 	kern(p, "orrery_synth::attention_dropout_forward", ORR_KERN_ELEMENTWISE,
 	     (2 * e + 1) * probs, 0);
 	gemm(p, "orrery_synth::gemm<attention_context,forward>", b * p->al, p->sq, p->d, p->sk);
@@ -234,7 +309,7 @@ static void attention_bwd(struct pass *p)
 	gemm(p, "orrery_synth::gemm<attention_context,wgrad>", b * p->al, p->sk, p->d, p->sq);
 	kern(p, "orrery_synth::attention_dropout_backward", ORR_KERN_ELEMENTWISE,
 	     (2 * e + 1) * probs, 0);
-	kern(p, "orrery_synth::scaled_masked_softmax_backward", ORR_KERN_SOFTMAX, 3 * e * probs, 0);
+	softmax_bwd(p, probs);
 	gemm(p, "orrery_synth::gemm<attention_scores,dgrad>", b * p->al, p->sq, p->d, p->sk);
 	gemm(p, "orrery_synth::gemm<attention_scores,wgrad>", b * p->al, p->sk, p->d, p->sq);
 }
@@ -302,6 +377,12 @@ static void layer_bwd(struct pass *p)
 	kern(p, "orrery_synth::layer_norm_backward", ORR_KERN_NORM, 3 * nh, 0);
 }
 
+/* Bytes per gradient element as Megatron reduces them: fp32 with bf16 (it accumulates there). */
+static double grad_bytes(const struct pass *p)
+{
+	return p->j->dtype == ORR_DTYPE_FP16 ? 2 : 4;
+}
+
 static void embedding_fwd(struct pass *p)
 {
 	double th = p->T * p->h * p->e;
@@ -311,15 +392,28 @@ static void embedding_fwd(struct pass *p)
 	kern(p, "orrery_synth::embedding_dropout", ORR_KERN_ELEMENTWISE, (2 + 1 / p->e) * th, 0);
 }
 
+/*
+ * PyTorch's dense embedding backward: a zero-filled gradient of the whole (vocabulary-
+ * parallel) table, the token rows summed into it; then Megatron's DDP hook adds it to the
+ * parameter's main_grad after every backward pass (main_grad.add_(grad)).
+ */
 static void embedding_bwd(struct pass *p)
 {
-	double th = p->T * p->h * p->e;
+	double th = p->T * p->h * p->e, table = p->vl * p->h;
 
 	sp_gather(p);
+	kern(p, "orrery_synth::embedding_grad_zero", ORR_KERN_COPY, table * p->e, 0);
 	kern(p, "orrery_synth::embedding_backward", ORR_KERN_REDUCTION, 2 * th, 0);
+	kern(p, "orrery_synth::embedding_grad_accumulate", ORR_KERN_ELEMENTWISE,
+	     table * (p->e + 2 * grad_bytes(p)), 0);
 }
 
-/* Megatron's vocab-parallel cross-entropy in fp32: max, sum of exp, target logit. */
+/*
+ * Megatron's vocabulary-parallel cross-entropy (_VocabParallelCrossEntropy) on the
+ * logits cast to fp32: the row maximum (all-reduced over TP), its subtraction, exp, the
+ * row sum (the target logit and the sum all-reduced), and the division that leaves the
+ * softmax saved for the backward pass, each a kernel over the T x V/t logits.
+ */
 static void head_fwd(struct pass *p)
 {
 	double logits = p->T * p->vl;
@@ -327,16 +421,29 @@ static void head_fwd(struct pass *p)
 	kern(p, "orrery_synth::layer_norm_forward", ORR_KERN_NORM, 2 * p->Tn * p->h * p->e, 0);
 	sp_gather(p);
 	gemm(p, "orrery_synth::gemm<logits,forward>", 1, p->T, p->vl, p->h);
-	kern(p, "orrery_synth::cross_entropy_max", ORR_KERN_REDUCTION, p->e * logits, 0);
+	if (p->e != 4)
+		kern(p, "orrery_synth::logits_to_fp32", ORR_KERN_ELEMENTWISE, (p->e + 4) * logits,
+		     0);
+	kern(p, "orrery_synth::cross_entropy_max", ORR_KERN_REDUCTION, 4 * logits, 0);
 	tp_coll(p, ORR_COLL_ALL_REDUCE, "ncclDevKernel_AllReduce_Max", 4 * p->T);
-	kern(p, "orrery_synth::cross_entropy_exp_sum", ORR_KERN_SOFTMAX, (p->e + 4) * logits, 0);
-	tp_coll(p, ORR_COLL_ALL_REDUCE, "ncclDevKernel_AllReduce_Sum", 8 * p->T);
+	kern(p, "orrery_synth::cross_entropy_subtract_max", ORR_KERN_ELEMENTWISE, 8 * logits, 0);
+	kern(p, "orrery_synth::cross_entropy_exp", ORR_KERN_ELEMENTWISE, 8 * logits, 0);
+	kern(p, "orrery_synth::cross_entropy_sum", ORR_KERN_REDUCTION, 4 * logits, 0);
+	tp_coll(p, ORR_COLL_ALL_REDUCE, "ncclDevKernel_AllReduce_Sum", 4 * p->T);
+	tp_coll(p, ORR_COLL_ALL_REDUCE, "ncclDevKernel_AllReduce_Sum", 4 * p->T);
+	kern(p, "orrery_synth::cross_entropy_softmax", ORR_KERN_ELEMENTWISE, 8 * logits, 0);
 }
 
+/* The saved softmax less one at the target, times the loss's gradient; the cast back. */
 static void head_bwd(struct pass *p)
 {
-	kern(p, "orrery_synth::cross_entropy_backward", ORR_KERN_ELEMENTWISE,
-	     (4 + p->e) * p->T * p->vl, 0);
+	double logits = p->T * p->vl;
+
+	kern(p, "orrery_synth::cross_entropy_target", ORR_KERN_ELEMENTWISE, 12 * p->T, 0);
+	kern(p, "orrery_synth::cross_entropy_backward", ORR_KERN_ELEMENTWISE, 8 * logits, 0);
+	if (p->e != 4)
+		kern(p, "orrery_synth::logits_to_fp32_backward", ORR_KERN_ELEMENTWISE,
+		     (4 + p->e) * logits, 0);
 	gemm(p, "orrery_synth::gemm<logits,dgrad>", 1, p->T, p->h, p->vl);
 	gemm(p, "orrery_synth::gemm<logits,wgrad>", 1, p->vl, p->h, p->T);
 	tp_reduce(p);
@@ -432,15 +539,14 @@ static double busy(const struct pass *p)
  * Megatron's point-to-point calls batch their sends and receives (batch_isend_irecv) and
  * then synchronize the device (ModelParallelConfig.batch_p2p_sync, default on): a send
  * and the receive that follows it before any compute are one call, so the thread waits
- * for both before it launches the next pass.
+ * for both before it launches the next pass.  That is 1F1B's default only: with an
+ * interleaved schedule Megatron turns overlap_p2p_comm on (--no-overlap-p2p-communication
+ * turns it off) and batch_p2p_comm = not overlap_p2p_comm, so its transfers are posted
+ * as separate isend/irecv, waited for on the GPU by the pass that needs them, and the
+ * launch thread never blocks on them.
  */
 static void p2p_sync(struct pass *p)
 {
-	/*
-	 * NEEDSWORK: the interleaved schedule batches a forward's and a backward's four
-	 * transfers into one call after both passes; until its calls are written that way
-	 * its transfers are not synchronized (a thread waiting between them would deadlock).
-	 */
 	if (p->p2p_pending && p->j->c->vpp == 1)
 		push(p, SY_SYNC, SY_COMPUTE);
 	p->p2p_pending = false;
@@ -495,12 +601,6 @@ static double stage_params(const struct pass *p)
 	if (stage == (int)c->pp - 1)
 		n += p->h + (c->untied_embeddings || c->pp > 1 ? p->vl * p->h : 0);
 	return n;
-}
-
-/* Bytes per gradient element as Megatron reduces them: fp32 with bf16 (it accumulates there). */
-static double grad_bytes(const struct pass *p)
-{
-	return p->j->dtype == ORR_DTYPE_FP16 ? 2 : 4;
 }
 
 static void dp_buckets(struct pass *p, double params, bool gather)

@@ -209,6 +209,59 @@ static void test_synth_layers_scale(void **state)
 	assert_true(b / a > 1.4 && b / a < 2.0);
 }
 
+static size_t kernels_of(const struct orr_train_config *c)
+{
+	struct orr_synth s = synth(c, false);
+	size_t n = s.kernels;
+
+	orr_synth_release(&s);
+	return n;
+}
+
+/*
+ * Megatron's fused softmax takes b x heads/t a multiple of 4 (8 up to 128 keys); else
+ * PyTorch's ops run: with fp16, cast, scale, mask, softmax and cast back, each pass (4
+ * kernels more than the fused one), with bf16 mask and softmax (1 more), with fp32
+ * always scale, mask and softmax (and its logits need no cast for the cross-entropy).
+ */
+static void test_synth_softmax_fallback(void **state)
+{
+	struct orr_train_config c = small();
+	size_t passes;
+
+	(void)state;
+	c.flash_attention = false;
+	c.pp = 1;
+	c.dp = 1;
+	c.tp = 8;
+	c.micro_batches = 2;
+	c.precision = ORR_DTYPE_FP16;
+	passes = 2 * (size_t)c.layers * (size_t)c.micro_batches; /* forward and backward */
+	c.micro_batch = 1;                                       /* 1 x 2 heads: PyTorch's ops */
+	size_t fp16_1 = kernels_of(&c);
+	c.micro_batch = 2; /* 2 x 2: fused */
+	size_t fp16_2 = kernels_of(&c);
+	assert_int_equal(fp16_1 - fp16_2, 4 * passes);
+	c.precision = ORR_DTYPE_BF16;
+	size_t bf16_2 = kernels_of(&c);
+	c.micro_batch = 1;
+	assert_int_equal(kernels_of(&c) - bf16_2, passes);
+	c.precision = ORR_DTYPE_FP32;
+	size_t fp32_1 = kernels_of(&c);
+	c.micro_batch = 2;
+	assert_int_equal(kernels_of(&c), fp32_1);
+	/* less the logits' casts to fp32 and back, once per micro-batch each */
+	assert_int_equal(fp32_1 - bf16_2, 2 * passes - 2 * (size_t)c.micro_batches);
+	/* up to 128 keys the kernel's block holds 8 rows: 4 x 1 heads falls back */
+	c.precision = ORR_DTYPE_BF16;
+	c.seq = 128;
+	c.tp = 4;
+	c.micro_batch = 1;
+	size_t short_1 = kernels_of(&c);
+	c.micro_batch = 2;
+	assert_int_equal(short_1 - kernels_of(&c), passes);
+}
+
 static void test_synth_refuses(void **state)
 {
 	struct orr_synth_costs k = table_costs(), none = { 0 };
@@ -240,6 +293,7 @@ int main(void)
 		cmocka_unit_test(test_synth_interleaving_no_worse),
 		cmocka_unit_test(test_synth_recompute_and_passes),
 		cmocka_unit_test(test_synth_layers_scale),
+		cmocka_unit_test(test_synth_softmax_fallback),
 		cmocka_unit_test(test_synth_refuses),
 	};
 
