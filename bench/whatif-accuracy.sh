@@ -330,10 +330,9 @@ normalize() {
 			# do not.
 			attention = "flash"
 			if ($col["source"] ~ /^vTrain/ || $0 ~ /transformer-impl local/) attention = "unfused"
-			# FSDP (torchtitan, llm-foundry) and ZeRO-3 (SC21 Table 2) shard the
-			# optimizer state over DP: --distributed-optimizer is the nearest the
-			# estimator has (their parameter all-gathers per pass are not modeled).
-			flags = ($col["dp"] ~ /FSDP/ || $col["notes"] ~ /ZeRO/) ? "distributed-optimizer" : "-"
+			# FSDP (torchtitan, llm-foundry) and ZeRO-3 (SC21 Table 2) shard weights,
+			# gradients and optimizer state over DP: --fsdp.
+			flags = ($col["dp"] ~ /FSDP/ || $col["notes"] ~ /ZeRO-3/) ? "fsdp" : "-"
 			if (ep != "-" && ep > 1) fail("ep " ep " > 1 (MoE): the estimator has no expert parallelism")
 		} else {
 			# vTrain (Megatron-DeepSpeed): GPT with ffn 4h and vTrain default vocab 50257
@@ -408,7 +407,7 @@ $27 == "-" {
 	if ($22 != "-") print "--ffn\n" $22 > f
 	if ($23 != "-") print "--vocab\n" $23 > f
 	print "--recompute\n" $15 "\n--precision\n" $16 "\n--attention\n" $24 > f
-	if ($25 == "distributed-optimizer") print "--distributed-optimizer" > f
+	if ($25 != "-") print "--" $25 > f
 	if ($26 == "yes") print "--costs\n" costs > f
 	close(f)
 }' "$work/rows.tsv"
@@ -717,7 +716,7 @@ echo "- settings: vTrain files: \`--precision fp16 --attention unfused --recompu
 echo "  50257, ffn 4h, GPU a100-80gb-sxm (vTrain's validation configs set use_checkpoint; no"
 echo "  flash attention in Megatron-DeepSpeed's default); published-dev.csv: each row's own"
 echo "  fields, flash attention except its vTrain and Megatron-LM CI (transformer-impl local)"
-echo "  rows, \`--distributed-optimizer\` for FSDP and ZeRO-3 rows."
+echo "  rows, \`--fsdp\` for FSDP and ZeRO-3 rows."
 [[ -n ${ESTIMATE_ARGS:-} ]] && echo "- extra options for every estimate: \`$ESTIMATE_ARGS\`"
 echo "- rows: $total, predicted $predicted, skipped $skipped."
 echo

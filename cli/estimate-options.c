@@ -40,6 +40,7 @@ enum {
 	OPT_RECOMPUTE,
 	OPT_SP,
 	OPT_DISTOPT,
+	OPT_FSDP,
 	OPT_PRECISION,
 	OPT_FORWARD,
 	OPT_TIMELINE,
@@ -142,6 +143,7 @@ int cli_estimate_parse(int argc, char **argv, struct cli_estimate_options *o)
 	opts[n++] = (struct option){ "recompute", required_argument, NULL, OPT_RECOMPUTE };
 	opts[n++] = (struct option){ "sequence-parallel", no_argument, NULL, OPT_SP };
 	opts[n++] = (struct option){ "distributed-optimizer", no_argument, NULL, OPT_DISTOPT };
+	opts[n++] = (struct option){ "fsdp", no_argument, NULL, OPT_FSDP };
 	opts[n++] = (struct option){ "precision", required_argument, NULL, OPT_PRECISION };
 	opts[n++] = (struct option){ "forward-only", no_argument, NULL, OPT_FORWARD };
 	opts[n++] = (struct option){ "timeline", required_argument, NULL, OPT_TIMELINE };
@@ -157,9 +159,10 @@ int cli_estimate_parse(int argc, char **argv, struct cli_estimate_options *o)
 			fputs(cli_estimate_usage, stdout);
 			return EXIT_OK;
 		}
-		if (c == OPT_SP || c == OPT_DISTOPT || c == OPT_FORWARD) {
+		if (c == OPT_SP || c == OPT_DISTOPT || c == OPT_FSDP || c == OPT_FORWARD) {
 			o->sp |= c == OPT_SP;
 			o->distopt |= c == OPT_DISTOPT;
+			o->fsdp |= c == OPT_FSDP;
 			o->forward_only |= c == OPT_FORWARD;
 			continue;
 		}
@@ -200,4 +203,5 @@ void cli_estimate_apply(const struct cli_estimate_options *o, struct orr_train_c
 		c->flash_attention = o->attention == 0;
 	c->sequence_parallel = o->sp;
 	c->distributed_optimizer = o->distopt;
+	c->fully_sharded = o->fsdp;
 }

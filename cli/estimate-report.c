@@ -130,6 +130,12 @@ static double pct(double a, double b)
 	return 100 * (a / b - 1);
 }
 
+/* How the data-parallel ranks share the model's state. */
+static const char *sharding_name(const struct orr_train_config *c)
+{
+	return c->fully_sharded ? "full" : c->distributed_optimizer ? "optimizer" : "none";
+}
+
 static void text_config(const struct cli_estimate *e)
 {
 	struct field v[16];
@@ -139,10 +145,11 @@ static void text_config(const struct cli_estimate *e)
 		printf("\n");
 		for (size_t i = 0; i < n; i++)
 			printf("  %-12s %10lld\n", v[i].name, (long long)v[i].to);
-		printf("  %-12s %10s\n  %-12s %10s\n  %-12s %10s\n", "precision",
+		printf("  %-12s %10s\n  %-12s %10s\n  %-12s %10s\n  %-12s %10s\n", "precision",
 		       orr_dtype_name(e->to.precision), "recompute",
 		       orr_recompute_name(e->to.recompute), "attention",
-		       e->to.flash_attention ? "flash" : "unfused");
+		       e->to.flash_attention ? "flash" : "unfused", "sharding",
+		       sharding_name(&e->to));
 		return;
 	}
 	printf("\n%-14s %10s %10s\n", "", "recorded", "estimated");
@@ -153,6 +160,7 @@ static void text_config(const struct cli_estimate *e)
 	       orr_dtype_name(e->to.precision));
 	printf("  %-12s %10s %10s\n", "recompute", orr_recompute_name(e->from.recompute),
 	       orr_recompute_name(e->to.recompute));
+	printf("  %-12s %10s %10s\n", "sharding", sharding_name(&e->from), sharding_name(&e->to));
 }
 
 static void text_step(const char *label, const struct cli_estimate_step *s, double base)
@@ -299,6 +307,7 @@ static void json_config(struct json_out *j, const char *key, const struct cli_es
 	json_str(j, "precision", orr_dtype_name(c->precision));
 	json_bool(j, "sequence_parallel", c->sequence_parallel);
 	json_bool(j, "distributed_optimizer", c->distributed_optimizer);
+	json_bool(j, "fully_sharded", c->fully_sharded);
 	json_str(j, "recompute", orr_recompute_name(c->recompute));
 	json_str(j, "attention", c->flash_attention ? "flash" : "unfused");
 	json_close_object(j);

@@ -132,17 +132,34 @@ static double shard_params(const struct orr_train_config *c)
 	return n;
 }
 
+/* Weights, gradients and Adam's state per parameter, nothing sharded. */
+static double state_bytes_unsharded(const struct orr_train_config *c)
+{
+	switch (c->precision) {
+	case ORR_DTYPE_BF16:
+	case ORR_DTYPE_FP8:
+		return 18;
+	case ORR_DTYPE_FP16:
+		return 20;
+	default:
+		return 16;
+	}
+}
+
 /*
  * Weights, gradients and Adam's state (fp32 master weights, two moments) per
- * parameter.  The distributed optimizer shards what is fp32 over the data-parallel
- * ranks, which in Megatron-Core include the context-parallel ones (its DDP shards over
- * intra_dp_cp_group; theoretical_memory_usage.py, older than CP, divides by dp).
+ * parameter.  ZeRO-3 and FSDP shard all of it over the data-parallel ranks.  The
+ * distributed optimizer shards what is fp32 over them, which in Megatron-Core include
+ * the context-parallel ones (its DDP shards over intra_dp_cp_group;
+ * theoretical_memory_usage.py, older than CP, divides by dp).
  */
 static double state_bytes(const struct orr_train_config *c)
 {
 	double d = (double)c->dp * c->cp;
 	bool dist = c->distributed_optimizer;
 
+	if (c->fully_sharded)
+		return state_bytes_unsharded(c) / d;
 	switch (c->precision) {
 	case ORR_DTYPE_BF16: /* bf16 weights, fp32 gradients */
 	case ORR_DTYPE_FP8:  /* Transformer Engine keeps bf16 weights; FP8 copies are transient */
@@ -216,6 +233,19 @@ static void say_fits(struct orr_memory *m, const struct orr_gpu_spec *gpu)
 			 m->capacity_bytes / GIB);
 }
 
+/*
+ * ZeRO-3 and FSDP: the layers' weights gathered whole at a time, the one running and
+ * the next one prefetched, and one layer's whole gradient before its reduce-scatter.
+ */
+static double gathered_bytes(const struct orr_train_config *c)
+{
+	double layer = layer_params(c) / (double)c->layers / (double)c->tp;
+	double e = c->precision == ORR_DTYPE_FP32 ? 4 : 2;
+	double g = c->precision == ORR_DTYPE_FP16 ? 2 : 4;
+
+	return c->fully_sharded ? layer * (2 * e + g) : 0;
+}
+
 int orr_memory_estimate(const struct orr_train_config *c, const struct orr_gpu_spec *gpu,
 			double reserve_bytes, struct orr_memory *ret)
 {
@@ -225,7 +255,7 @@ int orr_memory_estimate(const struct orr_train_config *c, const struct orr_gpu_s
 		return -EINVAL;
 	m.params = shard_params(c);
 	m.bytes_per_param = state_bytes(c);
-	m.model_bytes = m.params * m.bytes_per_param;
+	m.model_bytes = m.params * m.bytes_per_param + gathered_bytes(c);
 	m.activation_bytes = activation_bytes(c);
 	m.total_bytes = m.model_bytes + m.activation_bytes + m.reserve_bytes;
 	m.capacity_bytes = gpu && gpu->hbm_bytes > 0 ? gpu->hbm_bytes : 0;

@@ -208,16 +208,25 @@ static void launch(struct out *o, const struct sy_rank *r, const struct sy_insn 
 	put_s(o, "}}");
 }
 
-static void wait_event(struct out *o, const struct sy_insn *x, int pid)
+static void event_record(struct out *o, int64_t corr, int pid, int64_t from, int64_t to)
 {
-	int64_t rec = ++o->corr, wait = ++o->corr;
+	x_event(o, "cuda_runtime", "cudaEventRecord", pid, THREAD_TID, from, to);
+	put(o, ",\"args\":{\"External id\":%" PRId64 ",\"correlation\":%" PRId64 "}}", corr, corr);
+}
+
+/* A wait: its own event record (rec < 0), or the one of correlation rec made before. */
+static void wait_event(struct out *o, const struct sy_insn *x, int pid, int64_t rec)
+{
+	int64_t wait, from = x->cpu_start_ns;
 	int stream = STREAM_TID0 + x->stream;
 
-	x_event(o, "cuda_runtime", "cudaEventRecord", pid, THREAD_TID, x->cpu_start_ns,
-		x->cpu_start_ns + 1);
-	put(o, ",\"args\":{\"External id\":%" PRId64 ",\"correlation\":%" PRId64 "}}", rec, rec);
-	x_event(o, "cuda_runtime", "cudaStreamWaitEvent", pid, THREAD_TID, x->cpu_start_ns + 1,
-		x->cpu_end_ns);
+	if (rec < 0) {
+		rec = ++o->corr;
+		event_record(o, rec, pid, from, from + 1);
+		from++;
+	}
+	wait = ++o->corr;
+	x_event(o, "cuda_runtime", "cudaStreamWaitEvent", pid, THREAD_TID, from, x->cpu_end_ns);
 	put(o, ",\"args\":{\"External id\":%" PRId64 ",\"correlation\":%" PRId64 "}}", wait, wait);
 	x_event(o, "cuda_sync", "Stream Wait Event", pid + 1, stream, x->start_ns, x->end_ns);
 	put(o,
@@ -249,6 +258,7 @@ static void metadata(struct out *o, const struct sy_rank *r, int pid)
 static void rank_events(struct out *o, const struct sy_rank *r, int pid)
 {
 	int64_t seq[SY_STREAMS] = { 0 }, end = 0;
+	int64_t *rec = orr_xcalloc(r->n ? r->n : 1, sizeof(*rec)); /* records' correlations */
 
 	metadata(o, r, pid);
 	for (size_t i = 0; i < r->n; i++) {
@@ -258,8 +268,10 @@ static void rank_events(struct out *o, const struct sy_rank *r, int pid)
 			end = x->cpu_end_ns;
 		if (x->op == SY_KERNEL || x->op == SY_COLL)
 			launch(o, r, x, pid, x->peer >= 0 ? x->seq : ++seq[x->stream]);
+		else if (x->op == SY_RECORD)
+			event_record(o, rec[i] = ++o->corr, pid, x->cpu_start_ns, x->cpu_end_ns);
 		else if (x->op == SY_WAIT && x->partner != UINT32_MAX)
-			wait_event(o, x, pid);
+			wait_event(o, x, pid, x->rec != UINT32_MAX ? rec[x->rec] : -1);
 		else if (x->op == SY_SYNC) {
 			x_event(o, "cuda_runtime", "cudaDeviceSynchronize", pid, THREAD_TID,
 				x->cpu_start_ns, x->cpu_end_ns);
@@ -268,6 +280,7 @@ static void rank_events(struct out *o, const struct sy_rank *r, int pid)
 	}
 	x_event(o, "user_annotation", "ProfilerStep#1", pid, THREAD_TID, 0, end);
 	put(o, ",\"args\":{}}");
+	free(rec);
 }
 
 /* A rank's Kineto header: its device, as the hardware table names it, and its rank. */

@@ -75,7 +75,10 @@ static bool all_paired(const struct sy_rank *r)
 	return true;
 }
 
-/* Each wait's producer: the last instruction on its source stream before it. */
+/*
+ * Each wait's producer: the last instruction on its source stream before it, or before
+ * the event record it names; a record's, the last on its stream before it.
+ */
 static void wait_producers(struct sy_rank *r)
 {
 	uint32_t last[SY_STREAMS];
@@ -85,18 +88,26 @@ static void wait_producers(struct sy_rank *r)
 	for (size_t i = 0; i < r->n; i++) {
 		struct sy_insn *x = &r->v[i];
 
-		if (x->op == SY_WAIT)
-			x->partner = last[x->src];
+		if (x->op == SY_RECORD)
+			x->partner = last[x->stream];
+		else if (x->op == SY_WAIT)
+			x->partner = x->rec != UINT32_MAX ? r->v[x->rec].partner : last[x->src];
 		else if (x->op != SY_SYNC)
 			last[x->stream] = (uint32_t)i;
 	}
+}
+
+/* What a stream runs: neither a device synchronization nor an event record. */
+static bool on_stream(const struct sy_insn *x)
+{
+	return x->op != SY_SYNC && x->op != SY_RECORD;
 }
 
 static void queues_init(struct rank_state *st, struct sy_rank *r)
 {
 	st->r = r;
 	for (size_t i = 0; i < r->n; i++)
-		if (r->v[i].op != SY_SYNC)
+		if (on_stream(&r->v[i]))
 			st->s[r->v[i].stream].n++;
 	for (int s = 0; s < SY_STREAMS; s++) {
 		st->s[s].q = orr_xmalloc((st->s[s].n + 1) * sizeof(uint32_t));
@@ -106,7 +117,7 @@ static void queues_init(struct rank_state *st, struct sy_rank *r)
 		struct sy_insn *x = &r->v[i];
 
 		x->start_ns = x->end_ns = -1;
-		if (x->op != SY_SYNC)
+		if (on_stream(x))
 			st->s[x->stream].q[st->s[x->stream].n++] = (uint32_t)i;
 	}
 }
@@ -123,6 +134,8 @@ static bool advance_cpu(struct rank_state *st, int64_t cpu_op_ns)
 			if (st->placed < st->issued)
 				break;
 			st->cpu_ns = max64(st->cpu_ns + 1, st->gpu_end_ns);
+		} else if (x->op == SY_RECORD) {
+			st->cpu_ns += 1;
 		} else {
 			st->cpu_ns += x->op == SY_WAIT ? 2 : cpu_op_ns;
 			st->issued++;

@@ -73,6 +73,7 @@ static struct sy_insn *push(struct pass *p, enum sy_op op, enum sy_stream stream
 	i->peer = -1;
 	i->partner = UINT32_MAX;
 	i->coll = -1;
+	i->rec = UINT32_MAX;
 	return i;
 }
 
@@ -129,6 +130,26 @@ static struct sy_insn *coll_on(struct pass *p, enum sy_stream stream, enum orr_c
 	if (p->r->stage == 0)
 		*sum += i->ns;
 	return i;
+}
+
+/* An event recorded on stream now, for wait_record(); its instruction's index. */
+static uint32_t record(struct pass *p, enum sy_stream stream)
+{
+	return push(p, SY_RECORD, stream) ? (uint32_t)(p->r->n - 1) : UINT32_MAX;
+}
+
+/* Stream waits for what was on the recorded stream when rec was recorded. */
+static void wait_record(struct pass *p, enum sy_stream stream, uint32_t rec)
+{
+	struct sy_insn *i;
+
+	if (rec == UINT32_MAX)
+		return;
+	i = push(p, SY_WAIT, stream);
+	if (i) {
+		i->src = p->r->v[rec].stream;
+		i->rec = rec;
+	}
 }
 
 /* A collective the compute stream waits for, on its group's stream (ProcessGroupNCCL). */
@@ -503,14 +524,82 @@ static void transfer(struct pass *p, enum sy_stream stream, int peer)
 	j->ret->transfers++;
 }
 
+/* ---- ZeRO-3 / FSDP ---- */
+
+static int dp_of(const struct pass *p)
+{
+	return (int)(p->j->c->dp * p->j->c->cp);
+}
+
+static bool fully_sharded(const struct pass *p)
+{
+	return p->j->c->fully_sharded && dp_of(p) > 1;
+}
+
+/* Data-parallel groups are dp x cp ranks tp apart. */
+static struct sy_span dp_span(const struct pass *p)
+{
+	return orr__sy_span(p->j, p->r->rank, p->j->c->tp, dp_of(p));
+}
+
+/* A layer's parameters on one TP rank: QKV, projection, FC1, FC2, two norms. */
+static double layer_params(const struct pass *p)
+{
+	return p->h * qkv_n(p) + p->al * p->d * p->h + p->h * fc1_n(p) + p->fl * p->h + 2 * p->h;
+}
+
+/* The parameters outside the layers that a chunk uses: embedding; final norm, output. */
+static double root_params(const struct pass *p, bool first, bool last)
+{
+	const struct orr_train_config *c = p->j->c;
+	double n = first ? p->vl * p->h : 0;
+
+	if (last)
+		n += p->h + (c->untied_embeddings || c->pp > 1 ? p->vl * p->h : 0);
+	return n;
+}
+
+/*
+ * The all-gather of a unit's weights (params on this TP rank) over the data-parallel
+ * ranks, on their stream once the compute launched before it has ended: FSDP keeps one
+ * unit's all-gather ahead of the compute, the buffer of the unit before being free by
+ * then (DeepSpeed's ZeRO-3 prefetches alike).  Its record, for the compute to wait on:
+ * the reduce-scatters queued behind it are not waited for.
+ */
+static uint32_t fs_gather(struct pass *p, double params)
+{
+	if (!fully_sharded(p) || !(params > 0))
+		return UINT32_MAX;
+	wait_for(p, SY_DP, SY_COMPUTE);
+	coll_on(p, SY_DP, ORR_COLL_ALL_GATHER, "ncclDevKernel_AllGather", params * p->e, dp_of(p),
+		dp_span(p));
+	return record(p, SY_DP);
+}
+
+/* The reduce-scatter of a unit's gradients once its backward pass has ended. */
+static void fs_scatter(struct pass *p, double params)
+{
+	if (!fully_sharded(p) || !(params > 0))
+		return;
+	wait_for(p, SY_DP, SY_COMPUTE);
+	coll_on(p, SY_DP, ORR_COLL_REDUCE_SCATTER, "ncclDevKernel_ReduceScatter_Sum",
+		params * grad_bytes(p), dp_of(p), dp_span(p));
+}
+
 static void chunk_fwd(struct pass *p, bool first, bool last)
 {
 	int64_t layers = p->j->c->layers / (p->j->c->pp * p->j->c->vpp);
+	uint32_t next;
 
+	wait_record(p, SY_COMPUTE, fs_gather(p, root_params(p, first, last)));
 	if (first)
 		embedding_fwd(p);
-	for (int64_t l = 0; l < layers; l++)
+	next = layers > 0 ? fs_gather(p, layer_params(p)) : UINT32_MAX;
+	for (int64_t l = 0; l < layers; l++) {
+		wait_record(p, SY_COMPUTE, next);
+		next = l + 1 < layers ? fs_gather(p, layer_params(p)) : UINT32_MAX;
 		layer_fwd(p);
+	}
 	if (last)
 		head_fwd(p);
 }
@@ -518,13 +607,22 @@ static void chunk_fwd(struct pass *p, bool first, bool last)
 static void chunk_bwd(struct pass *p, bool first, bool last)
 {
 	int64_t layers = p->j->c->layers / (p->j->c->pp * p->j->c->vpp);
+	double root = root_params(p, first, last);
+	uint32_t next;
 
+	wait_record(p, SY_COMPUTE, fs_gather(p, root));
 	if (last)
 		head_bwd(p);
-	for (int64_t l = 0; l < layers; l++)
+	next = layers > 0 ? fs_gather(p, layer_params(p)) : UINT32_MAX;
+	for (int64_t l = 0; l < layers; l++) {
+		wait_record(p, SY_COMPUTE, next);
+		next = l + 1 < layers ? fs_gather(p, layer_params(p)) : UINT32_MAX;
 		layer_bwd(p);
+		fs_scatter(p, layer_params(p));
+	}
 	if (first)
 		embedding_bwd(p);
+	fs_scatter(p, root);
 }
 
 /* The first stage's compute and blocking communication so far. */
@@ -591,9 +689,7 @@ static void slot(struct pass *p, const struct orr_pp_slot *s)
 static double stage_params(const struct pass *p)
 {
 	const struct orr_train_config *c = p->j->c;
-	double layer =
-		p->h * qkv_n(p) + p->al * p->d * p->h + p->h * fc1_n(p) + p->fl * p->h + 2 * p->h;
-	double n = layer * (double)(c->layers / c->pp);
+	double n = layer_params(p) * (double)(c->layers / c->pp);
 	int stage = p->r->stage;
 
 	if (stage == 0)
@@ -606,9 +702,9 @@ static double stage_params(const struct pass *p)
 static void dp_buckets(struct pass *p, double params, bool gather)
 {
 	const struct orr_train_config *c = p->j->c;
-	int dp = (int)(c->dp * c->cp);
+	int dp = dp_of(p);
 	double bucket = fmax(BUCKET_PARAMS, 1e6 * dp), left = params;
-	struct sy_span link = orr__sy_span(p->j, p->r->rank, c->tp, dp); /* DP: ranks tp apart */
+	struct sy_span link = dp_span(p);
 
 	if (dp < 2)
 		return;
@@ -636,20 +732,21 @@ static void device_sync(struct pass *p)
 static void optimizer(struct pass *p, double params)
 {
 	const struct orr_train_config *c = p->j->c;
-	double mine = c->distributed_optimizer ? params / (double)(c->dp * c->cp) : params;
+	bool sharded = c->distributed_optimizer || c->fully_sharded;
+	double mine = sharded ? params / (double)(c->dp * c->cp) : params;
 	double per = p->j->dtype == ORR_DTYPE_FP32 ? 28 : 30;
 	int mp = (int)(c->tp * c->pp);
 
 	kern(p, "orrery_synth::grad_norm", ORR_KERN_REDUCTION, 4 * mine, 0);
-	if (mp > 1 || (c->distributed_optimizer && c->dp * c->cp > 1))
+	if (mp > 1 || (sharded && c->dp * c->cp > 1))
 		blocking_coll(p, SY_DP, ORR_COLL_ALL_REDUCE, "ncclDevKernel_AllReduce_Sum", 4,
-			      c->distributed_optimizer ? (int)(mp * c->dp * c->cp) : mp,
+			      sharded ? (int)(mp * c->dp * c->cp) : mp,
 			      orr__sy_span(p->j, 0, 1, (int64_t)mp * c->dp * c->cp));
 	device_sync(p); /* the norm's .item() */
 	for (double left = mine; left > 0; left -= BUCKET_PARAMS)
 		kern(p, "orrery_synth::multi_tensor_adam", ORR_KERN_OPTIMIZER,
 		     per * fmin(left, BUCKET_PARAMS), 0);
-	if (c->distributed_optimizer && c->dp * c->cp > 1) {
+	if (c->distributed_optimizer && !c->fully_sharded && c->dp * c->cp > 1) {
 		wait_for(p, SY_DP, SY_COMPUTE);
 		dp_buckets(p, params, true);
 		wait_for(p, SY_COMPUTE, SY_DP);
@@ -666,7 +763,8 @@ static void gradients(struct pass *p, double params)
 		coll_on(p, SY_DP, ORR_COLL_ALL_REDUCE, "ncclDevKernel_AllReduce_Sum",
 			p->vl * p->h * grad_bytes(p), 2,
 			orr__sy_span(p->j, 0, (c->pp - 1) * c->tp * c->dp * c->cp, 2));
-	dp_buckets(p, params, false);
+	if (!c->fully_sharded) /* else reduce-scattered layer by layer */
+		dp_buckets(p, params, false);
 	wait_for(p, SY_COMPUTE, SY_DP);
 }
 
@@ -685,8 +783,8 @@ static int stage_program(struct sy_job *j, struct sy_rank *r)
 	if (err < 0)
 		return err;
 	if (!j->forward_only)
-		kern(&p, "orrery_synth::zero_grad_buffer", ORR_KERN_COPY, params * grad_bytes(&p),
-		     0);
+		kern(&p, "orrery_synth::zero_grad_buffer", ORR_KERN_COPY,
+		     params * grad_bytes(&p) / (c->fully_sharded ? (double)dp_of(&p) : 1), 0);
 	for (size_t i = 0; i < n && !j->err; i++)
 		if (!j->forward_only || slots[i].pass == ORR_PP_PASS_FORWARD)
 			slot(&p, &slots[i]);

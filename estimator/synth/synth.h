@@ -34,6 +34,7 @@ enum sy_op {
 	SY_COLL,   /* an NCCL kernel */
 	SY_WAIT,   /* cudaEventRecord on src, cudaStreamWaitEvent on stream */
 	SY_SYNC,   /* cudaDeviceSynchronize: the thread waits for all its GPU work */
+	SY_RECORD, /* cudaEventRecord on stream, for a later SY_WAIT to wait for */
 };
 
 /* Point-to-point channels, per stage: what the transfer carries and where it goes. */
@@ -43,6 +44,7 @@ struct sy_insn {
 	uint8_t op;     /* enum sy_op */
 	uint8_t stream; /* where it runs; SY_WAIT: the stream that waits */
 	uint8_t src;    /* SY_WAIT: the stream waited for */
+	uint32_t rec;   /* SY_WAIT: the SY_RECORD it waits for; UINT32_MAX: records now */
 	bool gemm;      /* SY_KERNEL: a GEMM */
 	int8_t coll;    /* SY_COLL: enum orr_coll_kind */
 	const char *name;

@@ -724,8 +724,14 @@ struct orr_train_config {
 	bool gated_mlp;             /* FC1 is 2f wide (SwiGLU) */
 	bool sequence_parallel;     /* with tp: norms and dropouts split over the sequence */
 	bool distributed_optimizer; /* fp32 optimizer state sharded over dp x cp ranks */
-	bool flash_attention;       /* attention scores never stored */
-	bool untied_embeddings;     /* the output layer has its own weights */
+	/*
+	 * ZeRO-3 / FSDP: weights, gradients and optimizer state all sharded over dp x cp
+	 * ranks, each layer's weights all-gathered for its forward and backward passes and
+	 * its gradients reduce-scattered after its backward pass (implies the above)
+	 */
+	bool fully_sharded;
+	bool flash_attention;   /* attention scores never stored */
+	bool untied_embeddings; /* the output layer has its own weights */
 	enum orr_recompute recompute;
 	enum orr_dtype precision; /* BF16 or FP16 (mixed, fp32 master weights), FP32, or FP8
 				     (Transformer Engine: FP8 GEMMs, BF16 weights) */
@@ -740,7 +746,7 @@ struct orr_train_config {
 struct orr_memory {
 	double params;          /* on that GPU */
 	double bytes_per_param; /* weights + gradients + optimizer state */
-	double model_bytes;     /* params x bytes_per_param */
+	double model_bytes; /* params x bytes_per_param (+ the layers gathered, fully sharded) */
 	double activation_bytes;
 	double reserve_bytes;  /* as given */
 	double total_bytes;    /* model + activations + reserve */

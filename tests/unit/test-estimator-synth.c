@@ -107,7 +107,7 @@ static double step_of(const struct orr_train_config *c, bool forward_only)
 /* The replay runs the rules the synthesizer placed by: the same step, nothing inferred. */
 static void test_synth_replays_as_placed(void **state)
 {
-	struct orr_train_config cs[3] = { small(), small(), small() };
+	struct orr_train_config cs[4] = { small(), small(), small(), small() };
 
 	(void)state;
 	cs[1].vpp = 2;
@@ -116,7 +116,8 @@ static void test_synth_replays_as_placed(void **state)
 	cs[2].sequence_parallel = true;
 	cs[2].distributed_optimizer = true;
 	cs[2].flash_attention = false;
-	for (int i = 0; i < 3; i++) {
+	cs[3].fully_sharded = true; /* waits on records made before the latest work */
+	for (int i = 0; i < 4; i++) {
 		struct orr_synth s = synth(&cs[i], false);
 		uint64_t inferred;
 		double ns = replayed(&s, &inferred);
@@ -209,6 +210,44 @@ static void test_synth_layers_scale(void **state)
 	assert_true(b / a > 1.4 && b / a < 2.0);
 }
 
+/*
+ * ZeRO-3 / FSDP: per micro-batch and layer an all-gather for each pass and a
+ * reduce-scatter after the backward pass (the embedding's and output layer's too), no
+ * gradient reduction at the end; the communication overlaps the layers, and the model's
+ * state per GPU shrinks by the DP degree.
+ */
+static void test_synth_fully_sharded(void **state)
+{
+	struct orr_train_config c = small();
+	struct orr_synth plain, full;
+	struct orr_memory mp, mf;
+	uint64_t inferred;
+	double units;
+
+	(void)state;
+	c.pp = 1;
+	c.tp = 1;
+	c.dp = 8;
+	plain = synth(&c, false);
+	c.fully_sharded = true;
+	full = synth(&c, false);
+	units = (double)c.layers + 1; /* the layers and the root: embedding, final norm */
+	/* all-gathers 2 x units, reduce-scatters 1 x units per micro-batch, no DP buckets */
+	assert_int_equal(full.collectives,
+			 (size_t)(3 * units * (double)c.micro_batches) + 1 /* the norm's */);
+	assert_true(full.dp_ns > plain.dp_ns);
+	/* overlapped: less than its compute and communication one after the other */
+	assert_true(replayed(&full, &inferred) < full.gemm_ns + full.kern_ns + full.dp_ns);
+	assert_int_equal(inferred, 0);
+	assert_int_equal(orr_memory_estimate(&c, NULL, 0, &mf), 0);
+	c.fully_sharded = false;
+	assert_int_equal(orr_memory_estimate(&c, NULL, 0, &mp), 0);
+	assert_true(mf.model_bytes < mp.model_bytes / 4);
+	assert_true(mf.activation_bytes == mp.activation_bytes);
+	orr_synth_release(&plain);
+	orr_synth_release(&full);
+}
+
 static size_t kernels_of(const struct orr_train_config *c)
 {
 	struct orr_synth s = synth(c, false);
@@ -293,6 +332,7 @@ int main(void)
 		cmocka_unit_test(test_synth_interleaving_no_worse),
 		cmocka_unit_test(test_synth_recompute_and_passes),
 		cmocka_unit_test(test_synth_layers_scale),
+		cmocka_unit_test(test_synth_fully_sharded),
 		cmocka_unit_test(test_synth_softmax_fallback),
 		cmocka_unit_test(test_synth_refuses),
 	};
