@@ -151,8 +151,28 @@ mkdir "$work/args" "$work/runs"
 cp "$orrery" "$work/orrery" || die "cannot copy $orrery"
 orrery=$work/orrery
 
+# vTrain's all-reduce tables (nccl-tests on 2..8 A100 of its node, 1 MiB to 1 GiB) are
+# measurements of the machine its runs come from, as an nccl-tests run on the user's
+# cluster would be: written as all_reduce_perf prints them, they go to fit's
+# --nccl-tests, and the all-reduce model of the node is fitted on them with the trace's.
+nccl_args=()
+for ((n = 2; n <= 8; n++)); do
+	lut=$whatif/vtrain-a100-allreduce/allreduce-${n}gpu.csv
+	[[ -f $lut ]] || continue
+	awk -F, -v n="$n" '
+	BEGIN {
+		print "# Collective test starting: all_reduce_perf"
+		print "# nThread 1 nGpus " n " (vTrain AR_GPU" n " table, written as nccl-tests prints it)"
+		for (i = 0; i < n; i++)
+			printf "#  Rank %2d Group  0 Pid %d on vtrain-a100 device %2d [0x00] A100\n", i, 1000 + i, i
+		print "#       size         count      type   redop    root     time   algbw   busbw #wrong"
+	}
+	NR > 1 { printf "%12d %13d %9s %7s %7d %10.3f %7.2f %7.2f %6d\n", $1, $2, $3, "sum", -1, $4 / 1000, $1 / $4, $5, 0 }
+	' "$lut" >"$work/all_reduce_${n}gpu.txt" || die "cannot convert $lut"
+	nccl_args+=(--nccl-tests "$work/all_reduce_${n}gpu.txt")
+done
 costs=$work/a100.costs.json
-"$orrery" fit -o "$costs" "$costs_trace" >"$work/fit.txt" 2>&1 ||
+"$orrery" fit "${nccl_args[@]}" -o "$costs" "$costs_trace" >"$work/fit.txt" 2>&1 ||
 	die "orrery fit -o $costs $costs_trace failed: $(head -3 "$work/fit.txt")"
 # The GPU the costs were fitted on: only its rows are estimated with them, and only
 # they count in the absolute error.

@@ -297,7 +297,7 @@ int cmd_estimate(int argc, char **argv)
 		goto out;
 	if (o.costs && (ret = cli_estimate_read_costs(o.costs, &costs)) != EXIT_OK)
 		goto out;
-	cli_fit_run(g, ri, o.trace, &f);
+	cli_fit_run(g, ri, o.trace, NULL, 0, &f);
 	cli_estimate_models(&f, o.costs ? &costs : NULL, (int)o.gpus_per_node, &m);
 	if ((o.costs && (ret = same_gpu(o.costs, &costs, &f)) != EXIT_OK) ||
 	    (ret = trace_gpu(&o, &f)) != EXIT_OK) {

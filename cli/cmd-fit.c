@@ -17,7 +17,8 @@
 #include "banned.h"
 
 static const char usage_text[] =
-	"usage: orrery fit [--format=text|json] [--rank N] [-o COSTS.json] TRACE\n\n"
+	"usage: orrery fit [--format=text|json] [--rank N] [--nccl-tests [KIND=]FILE]...\n"
+	"                  [-o COSTS.json] TRACE\n\n"
 	"Recovers the structure of a training step from TRACE (phases; the transformer's\n"
 	"layers, hidden size, heads, FFN, vocabulary, sequence, micro-batch; its TP, PP and\n"
 	"DP), each value read from the trace, inferred from what was read, or unknown with\n"
@@ -26,13 +27,22 @@ static const char usage_text[] =
 	"reports what the hardware table gives instead.\n\n"
 	"  --format=FMT   text (default) or json (docs/orrery-fit.md)\n"
 	"  --rank N       the rank whose structure is reported (default: the first)\n"
+	"  --nccl-tests [KIND=]FILE\n"
+	"                 also fit the collectives on what an nccl-tests binary printed\n"
+	"                 (all_reduce_perf ...) on the cluster; KIND (all_reduce, all_gather,\n"
+	"                 reduce_scatter, alltoall, broadcast, reduce, sendrecv) where the\n"
+	"                 output does not name it; repeat for more runs\n"
 	"  -o FILE        also write the JSON to FILE, for estimate and whatif --costs\n"
 	"  -h, --help     this help\n";
+
+#define MAX_NCCL_RUNS 64
 
 struct options {
 	int format;
 	int64_t rank; /* global rank, -1: the first */
 	const char *out, *trace;
+	const char *nccl[MAX_NCCL_RUNS]; /* --nccl-tests, as given */
+	size_t nnccl;
 };
 
 /* Returns -1 to go on, else the exit status. */
@@ -42,6 +52,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "format", required_argument, NULL, 'f' },
 		{ "rank", required_argument, NULL, 'r' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "nccl-tests", required_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -62,6 +73,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case 'o':
 			o->out = optarg;
+			break;
+		case 'n':
+			if (o->nnccl == MAX_NCCL_RUNS)
+				return cli_usage_error("fit", "more than %d --nccl-tests runs",
+						       MAX_NCCL_RUNS);
+			o->nccl[o->nnccl++] = optarg;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -94,11 +111,58 @@ static int write_costs(const struct cli_fit *f, const char *path)
 	return orr_outfile_commit(&out, false);
 }
 
+/* "all_reduce=FILE": the kind it names, FILE in *ret_path; else unknown and arg. */
+static enum orr_coll_kind split_kind(const char *arg, const char **ret_path)
+{
+	static const char *const kinds[] = {
+		[ORR_COLL_ALL_REDUCE] = "all_reduce",
+		[ORR_COLL_ALL_GATHER] = "all_gather",
+		[ORR_COLL_REDUCE_SCATTER] = "reduce_scatter",
+		[ORR_COLL_ALL_TO_ALL] = "alltoall",
+		[ORR_COLL_BROADCAST] = "broadcast",
+		[ORR_COLL_REDUCE] = "reduce",
+		[ORR_COLL_SEND_RECV] = "sendrecv",
+	};
+	const char *eq = strchr(arg, '=');
+
+	*ret_path = arg;
+	if (!eq)
+		return ORR_COLL_UNKNOWN;
+	for (int k = 0; k < ORR_COLL_KIND_COUNT; k++)
+		if (strlen(kinds[k]) == (size_t)(eq - arg) &&
+		    strncmp(arg, kinds[k], (size_t)(eq - arg)) == 0) {
+			*ret_path = eq + 1;
+			return (enum orr_coll_kind)k;
+		}
+	return ORR_COLL_UNKNOWN; /* a file name with '=' in it */
+}
+
+/* Reads every --nccl-tests run into nt (o->nnccl of them), saying why not. */
+static int read_nccl(const struct options *o, struct orr_nccl_tests *nt)
+{
+	for (size_t i = 0; i < o->nnccl; i++) {
+		struct orr_diag d;
+		const char *path;
+		enum orr_coll_kind kind = split_kind(o->nccl[i], &path);
+		char msg[1600];
+		int err = orr_nccl_tests_read(path, kind, &nt[i], &d);
+
+		if (err) {
+			for (size_t k = 0; k < i; k++)
+				orr_nccl_tests_release(&nt[k]);
+			cli_error("--nccl-tests: %s", orr_diag_format(&d, err, msg, sizeof(msg)));
+			return EXIT_FAIL;
+		}
+	}
+	return EXIT_OK;
+}
+
 int cmd_fit(int argc, char **argv)
 {
 	struct options o = { .format = CLI_FORMAT_TEXT, .rank = -1 };
 	struct orr_trace *t = NULL;
 	struct orr_graph *g = NULL;
+	struct orr_nccl_tests nt[MAX_NCCL_RUNS];
 	struct cli_fit f;
 	size_t ri;
 	int ret, err;
@@ -106,10 +170,12 @@ int cmd_fit(int argc, char **argv)
 	ret = parse_options(argc, argv, &o);
 	if (ret >= 0)
 		return ret;
+	if ((ret = read_nccl(&o, nt)) != EXIT_OK)
+		return ret;
 	ret = cli_fit_open(o.trace, o.out, o.rank, &t, &g, &ri);
 	if (ret != EXIT_OK)
 		goto out;
-	cli_fit_run(g, ri, o.trace, &f);
+	cli_fit_run(g, ri, o.trace, nt, o.nnccl, &f);
 	if (o.out && (err = write_costs(&f, o.out))) {
 		cli_error("cannot write '%s': %s", o.out, orr_strerror(err));
 		ret = EXIT_FAIL;
@@ -122,6 +188,8 @@ int cmd_fit(int argc, char **argv)
 	}
 	cli_fit_release(&f);
 out:
+	for (size_t i = 0; i < o.nnccl; i++)
+		orr_nccl_tests_release(&nt[i]);
 	orr_graph_free(g);
 	orr_trace_free(t);
 	return ret;

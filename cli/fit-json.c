@@ -362,6 +362,10 @@ void cli_fit_json(const struct cli_fit *f, FILE *out)
 	json_gemms(&j, f);
 	json_kernels(&j, f);
 	json_int(&j, "collective_samples", (int64_t)f->nobs);
+	json_object(&j, "nccl_tests");
+	json_int(&j, "runs", (int64_t)f->nccl_runs);
+	json_int(&j, "samples", (int64_t)f->nccl_samples);
+	json_close_object(&j);
 	json_array(&j, "collectives");
 	for (size_t i = 0; i < f->ncoll; i++)
 		json_coll(&j, f, &f->coll[i]);

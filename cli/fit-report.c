@@ -198,7 +198,26 @@ double cli_launch_step_ns(const struct orr_graph *g)
 	return worst;
 }
 
-void cli_fit_run(const struct orr_graph *g, size_t ri, const char *trace, struct cli_fit *ret)
+/* The trace's collectives and nt's samples, coupled (their times are transfers). */
+static size_t observe(const struct orr_graph *g, const struct orr_nccl_tests *nt, size_t nnt,
+		      struct orr_coll_obs **ret)
+{
+	struct orr_coll_obs *o;
+	size_t n = orr_coll_observe(g, &o), cap = n;
+
+	for (size_t i = 0; i < nnt; i++)
+		for (size_t k = 0; k < nt[i].n; k++)
+			ORR_VEC_PUSH(o, n, cap,
+				     ((struct orr_coll_obs){ .kind = nt[i].kind,
+							     .link = nt[i].link,
+							     .task = UINT32_MAX,
+							     .s = nt[i].s[k] }));
+	*ret = o;
+	return n;
+}
+
+void cli_fit_run(const struct orr_graph *g, size_t ri, const char *trace,
+		 const struct orr_nccl_tests *nt, size_t nnt, struct cli_fit *ret)
 {
 	const struct orr_rank *r = orr_graph_get_rank(g, ri)->rank;
 	struct orr_coll_obs *o;
@@ -215,7 +234,10 @@ void cli_fit_run(const struct orr_graph *g, size_t ri, const char *trace, struct
 	ret->launch_step_ns = cli_launch_step_ns(g);
 	fit_gemms(g, ri, ret);
 	fit_kernels(g, ret);
-	ret->nobs = orr_coll_observe(g, &o);
+	ret->nobs = observe(g, nt, nnt, &o);
+	ret->nccl_runs = nnt;
+	for (size_t i = 0; i < nnt; i++)
+		ret->nccl_samples += nt[i].n;
 	for (int k = 0; k < ORR_COLL_KIND_COUNT; k++)
 		for (int l = ORR_LINK_UNKNOWN; l <= ORR_LINK_NETWORK; l++) {
 			bool any = false;

@@ -328,6 +328,9 @@ void cli_fit_text(const struct cli_fit *f)
 	text_gemms(f);
 	text_kernels(f);
 	printf("\ncollectives: %zu samples\n", f->nobs);
+	if (f->nccl_runs)
+		printf("  %zu of them from %zu nccl-tests run%s (--nccl-tests)\n", f->nccl_samples,
+		       f->nccl_runs, f->nccl_runs == 1 ? "" : "s");
 	if (!f->ncoll)
 		printf("  none with a known kind, group size and size\n");
 	for (size_t i = 0; i < f->ncoll; i++)

@@ -49,7 +49,8 @@ struct cli_fit {
 	int kern_err; /* the other kernels' fit's error, 0 */
 	struct cli_fit_coll *coll;
 	size_t ncoll, nobs;
-	double launch_step_ns; /* cli_launch_step_ns() */
+	size_t nccl_runs, nccl_samples; /* of nobs: nccl-tests runs given, their samples */
+	double launch_step_ns;          /* cli_launch_step_ns() */
 };
 
 /* The graph index of global rank `rank` (-1: the first); SIZE_MAX when absent. */
@@ -72,8 +73,12 @@ int cli_fit_open(const char *trace, const char *out, int64_t rank, struct orr_tr
  * steps; the slowest rank's, since the collectives pace every rank to it.  NAN without.
  */
 double cli_launch_step_ns(const struct orr_graph *g);
-/* Fits everything on graph rank ri (an index); cli_fit_release() frees it. */
-void cli_fit_run(const struct orr_graph *g, size_t ri, const char *trace, struct cli_fit *ret);
+/*
+ * Fits everything on graph rank ri (an index), the collectives also on nt[0..nnt)'s
+ * samples (nccl-tests runs); cli_fit_release() frees it.
+ */
+void cli_fit_run(const struct orr_graph *g, size_t ri, const char *trace,
+		 const struct orr_nccl_tests *nt, size_t nnt, struct cli_fit *ret);
 void cli_fit_release(struct cli_fit *f);
 void cli_fit_text(const struct cli_fit *f);
 /* A structure value with its name, in report order (cli_fit_structure_values()). */

@@ -201,6 +201,31 @@ struct orr_coll_obs {
  */
 size_t orr_coll_observe(const struct orr_graph *g, struct orr_coll_obs **ret);
 
+/* ---- nccl-tests results (estimator/nccl-tests.c; docs/orrery-fit.md) ---- */
+
+/* One run of an nccl-tests binary (all_reduce_perf, ...): its collective's samples. */
+struct orr_nccl_tests {
+	enum orr_coll_kind kind;
+	enum orr_link link;        /* NODE: every rank on one host; NETWORK: several */
+	int group;                 /* ranks: its "#  Rank" lines */
+	struct orr_coll_sample *s; /* one per result line: S and the out-of-place time */
+	size_t n;
+};
+
+/*
+ * Parses what an nccl-tests binary printed (len bytes at buf, named name in messages).
+ * The collective is the one its "# Collective test starting:" line names, else kind.
+ * ORR_EMALFORMED for a result line without a positive size and time, a rank line
+ * without its host, or when the collective or the group is unknown; ORR_EEMPTY
+ * without results.  orr_nccl_tests_release() frees *ret.
+ */
+int orr_nccl_tests_parse(const char *name, const char *buf, size_t len, enum orr_coll_kind kind,
+			 struct orr_nccl_tests *ret, struct orr_diag *reterr_diag);
+/* The same from the file at path: -errno, -EINVAL (not a regular file), ORR_ETOOBIG. */
+int orr_nccl_tests_read(const char *path, enum orr_coll_kind kind, struct orr_nccl_tests *ret,
+			struct orr_diag *reterr_diag);
+void orr_nccl_tests_release(struct orr_nccl_tests *t);
+
 /* ---- the slowdown of kernels overlapping collectives (estimator/overlap.c) ---- */
 
 /*

@@ -162,6 +162,29 @@ usage)
 		run fit -o "$work/costs.json" traces/samples/tiny-2rank
 		expect_rc 0
 		cmp -s "$work/costs.json" "$work/want.json" || fail "-o differs from --format=json"
+		# --nccl-tests: a run's samples join the trace's collectives.
+		nccl=tests/fuzz/corpus/nccl-tests
+		run fit --nccl-tests "$nccl/all-gather-2host.txt" traces/samples/tiny-2rank
+		expect_rc 0
+		expect_in out "4 of them from 1 nccl-tests run (--nccl-tests)"
+		expect_in out "AllGather, link network: 4 samples"
+		run fit --format=json --nccl-tests "$nccl/all-gather-2host.txt" traces/samples/tiny-2rank
+		expect_rc 0
+		expect_in out '"runs": 1,'
+		run fit --nccl-tests "$nccl/bad-time.txt" traces/samples/tiny-2rank
+		expect_rc 1
+		expect_in err "bad-time.txt"
+		expect_in err "time (sixth field) is not a positive number"
+		run fit --nccl-tests "$work/none.txt" traces/samples/tiny-2rank
+		expect_rc 1
+		expect_in err "none.txt"
+		grep -v "Collective test starting" "$nccl/all-reduce-4gpu.txt" >"$work/ar.txt"
+		run fit --nccl-tests "$work/ar.txt" traces/samples/tiny-2rank
+		expect_rc 1
+		expect_in err "name it: KIND=FILE"
+		run fit --nccl-tests "all_reduce=$work/ar.txt" traces/samples/tiny-2rank
+		expect_rc 0
+		expect_in out "AllReduce, link node"
 		;;
 	estimate-usage)
 		run estimate

@@ -368,7 +368,7 @@ static struct counts round_trip(struct orr_trace *t, const char *dir, const char
 
 	if (orr_graph_build(t, NULL, &g, &d))
 		fail_msg("%s: %s", name, d.msg);
-	cli_fit_run(g, 0, name, &f);
+	cli_fit_run(g, 0, name, NULL, 0, &f);
 	text = costs_text(&f, &len);
 	path = write_file(dir, file, text, len);
 	read_costs(path, &c);

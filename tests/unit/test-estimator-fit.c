@@ -193,6 +193,66 @@ static void test_coll_bands(void **state)
 
 /* ---- measured: nccl-tests all-reduce on A100 ---- */
 
+/* What all_gather_perf prints on two hosts, one GPU each (nccl-tests 2.13's layout). */
+static const char nccl_all_gather[] =
+	"# nThread 1 nGpus 1 minBytes 1048576 maxBytes 2097152 step: 2(factor)\n"
+	"# Collective test starting: all_gather_perf\n"
+	"#\n"
+	"# Using devices\n"
+	"#  Rank  0 Group  0 Pid  41 on     node-a device  0 [0x07] NVIDIA H100 80GB HBM3\n"
+	"#  Rank  1 Group  0 Pid  42 on     node-b device  0 [0x07] NVIDIA H100 80GB HBM3\n"
+	"#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
+	"     1048576        131072     float    none      -1    61.20   17.13    8.57      0\n"
+	"     2097152        262144     float    none      -1    83.40   25.15   12.57      0\n"
+	"# Avg bus bandwidth    : 10.57\n";
+
+static int parse_nccl(const char *text, enum orr_coll_kind kind, struct orr_nccl_tests *t)
+{
+	struct orr_diag d;
+
+	return orr_nccl_tests_parse("t.txt", text, strlen(text), kind, t, &d);
+}
+
+/* nccl-tests output: its collective, group, link and out-of-place times; what it lacks. */
+static void test_nccl_tests_parse(void **state)
+{
+	struct orr_nccl_tests t;
+	char buf[2048];
+
+	(void)state;
+	assert_int_equal(parse_nccl(nccl_all_gather, ORR_COLL_ALL_REDUCE, &t), 0);
+	assert_int_equal(t.kind, ORR_COLL_ALL_GATHER); /* its own line wins over the hint */
+	assert_int_equal(t.link, ORR_LINK_NETWORK);
+	assert_int_equal(t.group, 2);
+	assert_int_equal(t.n, 2);
+	assert_true(t.s[0].bytes == 1048576 && t.s[0].ns == 61200 && t.s[0].group == 2);
+	assert_true(t.s[1].bytes == 2097152 && t.s[1].ns == 83400);
+	orr_nccl_tests_release(&t);
+	/* one host: the node's link; without the test line, the caller's kind or none */
+	snprintf(buf, sizeof(buf), "%s", nccl_all_gather);
+	memcpy(strstr(buf, "node-b"), "node-a", 6);
+	memcpy(strstr(buf, "# Collective"), "# Kollective", 12);
+	assert_int_equal(parse_nccl(buf, ORR_COLL_REDUCE_SCATTER, &t), 0);
+	assert_int_equal(t.kind, ORR_COLL_REDUCE_SCATTER);
+	assert_int_equal(t.link, ORR_LINK_NODE);
+	orr_nccl_tests_release(&t);
+	assert_int_equal(parse_nccl(buf, ORR_COLL_UNKNOWN, &t), ORR_EMALFORMED);
+	/* a time that is no number, no ranks, no results */
+	assert_int_equal(parse_nccl("# Collective test starting: all_reduce_perf\n"
+				    "#  Rank  0 Group 0 Pid 1 on h device 0\n"
+				    " 8 2 float sum -1 N/A 0 0 0\n",
+				    ORR_COLL_UNKNOWN, &t),
+			 ORR_EMALFORMED);
+	assert_int_equal(parse_nccl("# Collective test starting: all_reduce_perf\n"
+				    " 8 2 float sum -1 5.0 0 0 0\n",
+				    ORR_COLL_UNKNOWN, &t),
+			 ORR_EMALFORMED);
+	assert_int_equal(parse_nccl("# Collective test starting: reduce_perf\n"
+				    "#  Rank  0 Group 0 Pid 1 on h device 0\n",
+				    ORR_COLL_UNKNOWN, &t),
+			 ORR_EEMPTY);
+}
+
 struct table {
 	struct orr_coll_sample *s;
 	size_t n, cap;
@@ -300,6 +360,7 @@ int main(void)
 		cmocka_unit_test(test_coll_kinds_and_factors),
 		cmocka_unit_test(test_coll_bands),
 		cmocka_unit_test(test_coll_predicts_measured_allreduce),
+		cmocka_unit_test(test_nccl_tests_parse),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * nccl-tests results as collective samples (docs/orrery-fit.md, "nccl-tests"): what
+ * all_reduce_perf and its siblings print, one file per run.  The collective comes from
+ * the "# Collective test starting: all_reduce_perf" line newer versions print, else
+ * from the caller; the group from the "#  Rank N Group G Pid P on HOST device D ..."
+ * lines, one per rank; the link from their hosts (one host: the node's fabric).  Each
+ * result line gives the size in bytes (the whole buffer, nccl-tests' S) and, sixth,
+ * the out-of-place time in microseconds:
+ *
+ *   #  size  count  type  redop  root  time  algbw  busbw  #wrong  time  algbw  busbw  #wrong
+ *      8388608  2097152  float  sum  -1  116.8  71.82  125.68  0  ...
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "orrery/estimator.h"
+#include "banned.h"
+
+#define MAX_BYTES (64u << 20) /* a run's output is kilobytes */
+#define HOST_MAX  256
+
+struct parse {
+	const char *name;
+	struct orr_nccl_tests *t;
+	size_t cap;
+	char host[HOST_MAX];
+	bool hosts_differ;
+	struct orr_diag *d;
+};
+
+/* The collective of a test binary's name: "all_reduce_perf", "sendrecv_perf", ... */
+static enum orr_coll_kind kind_of_test(const char *s, size_t len)
+{
+	static const struct {
+		const char *test;
+		enum orr_coll_kind kind;
+	} tests[] = {
+		{ "all_reduce", ORR_COLL_ALL_REDUCE },
+		{ "all_gather", ORR_COLL_ALL_GATHER },
+		{ "reduce_scatter", ORR_COLL_REDUCE_SCATTER },
+		{ "alltoall", ORR_COLL_ALL_TO_ALL },
+		{ "broadcast", ORR_COLL_BROADCAST },
+		{ "reduce", ORR_COLL_REDUCE },
+		{ "sendrecv", ORR_COLL_SEND_RECV },
+	};
+
+	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
+		size_t n = strlen(tests[i].test);
+
+		if (len >= n && strncmp(s, tests[i].test, n) == 0 &&
+		    (len == n || strncmp(s + n, "_perf", 5) == 0))
+			return tests[i].kind;
+	}
+	return ORR_COLL_UNKNOWN;
+}
+
+/* "#  Rank  0 Group  0 Pid  1234 on  host device  0 [0x07] NVIDIA A100-SXM4-80GB" */
+static int rank_line(struct parse *p, const char *line, int64_t off)
+{
+	const char *on = strstr(line, " on ");
+	size_t len;
+
+	if (!on)
+		return orr_diag_set(p->d, ORR_EMALFORMED, p->name, off, -1,
+				    "a '#  Rank' line without ' on HOST'");
+	on += 4;
+	on += strspn(on, " \t");
+	len = strcspn(on, " \t\n");
+	if (len >= HOST_MAX)
+		len = HOST_MAX - 1;
+	if (p->t->group == 0)
+		memcpy(p->host, on, len), p->host[len] = 0;
+	else if (strlen(p->host) != len || strncmp(p->host, on, len) != 0)
+		p->hosts_differ = true;
+	p->t->group++;
+	return 0;
+}
+
+static int comment(struct parse *p, const char *line, int64_t off)
+{
+	const char *s = line + 1 + strspn(line + 1, " \t");
+	static const char start[] = "Collective test starting:";
+
+	if (strncmp(s, "Rank ", 5) == 0)
+		return rank_line(p, s, off);
+	if (strncmp(s, start, sizeof(start) - 1) == 0) {
+		s += sizeof(start) - 1;
+		s += strspn(s, " \t");
+		p->t->kind = kind_of_test(s, strcspn(s, " \t\n"));
+	}
+	return 0;
+}
+
+/* A result line: its size and out-of-place time. */
+static int result(struct parse *p, const char *line, int64_t off)
+{
+	char *end;
+	const char *f = line;
+	double v[6];
+
+	for (int i = 0; i < 6; i++) {
+		f += strspn(f, " \t");
+		if (i >= 1 && i <= 4) { /* count, type, redop, root: skipped */
+			f += strcspn(f, " \t\n");
+			continue;
+		}
+		v[i] = strtod(f, &end);
+		if (end == f || !(v[i] > 0) || !isfinite(v[i]))
+			return orr_diag_set(p->d, ORR_EMALFORMED, p->name, off, -1,
+					    "a result line whose %s is not a positive number",
+					    i == 0 ? "size (first field)" : "time (sixth field)");
+		f = end;
+	}
+	if (p->t->n == p->cap)
+		p->t->s = orr_xgrow(p->t->s, sizeof(*p->t->s), &p->cap, p->t->n + 1);
+	p->t->s[p->t->n++] = (struct orr_coll_sample){ .bytes = v[0], .ns = v[5] * 1e3 };
+	return 0;
+}
+
+static int parse_lines(struct parse *p, const char *buf, size_t len)
+{
+	char line[1024];
+
+	for (size_t at = 0; at < len;) {
+		const char *nl = memchr(buf + at, '\n', len - at);
+		size_t n = nl ? (size_t)(nl - (buf + at)) : len - at;
+		size_t keep = n < sizeof(line) - 1 ? n : sizeof(line) - 1;
+		const char *s;
+		int err = 0;
+
+		memcpy(line, buf + at, keep);
+		line[keep] = 0;
+		s = line + strspn(line, " \t\r");
+		if (*s == '#')
+			err = comment(p, s, (int64_t)at);
+		else if (*s >= '0' && *s <= '9')
+			err = result(p, s, (int64_t)at);
+		if (err)
+			return err;
+		at += n + 1;
+	}
+	return 0;
+}
+
+int orr_nccl_tests_parse(const char *name, const char *buf, size_t len, enum orr_coll_kind kind,
+			 struct orr_nccl_tests *ret, struct orr_diag *reterr_diag)
+{
+	struct orr_nccl_tests t = { .kind = ORR_COLL_UNKNOWN };
+	struct parse p = { .name = name, .t = &t, .d = reterr_diag };
+	int err = parse_lines(&p, buf, len);
+
+	if (!err && t.kind == ORR_COLL_UNKNOWN)
+		t.kind = kind;
+	if (!err && t.kind == ORR_COLL_UNKNOWN)
+		err = orr_diag_set(reterr_diag, ORR_EMALFORMED, name, -1, -1,
+				   "no '# Collective test starting:' line names the collective "
+				   "(name it: KIND=FILE)");
+	else if (!err && t.group == 0)
+		err = orr_diag_set(reterr_diag, ORR_EMALFORMED, name, -1, -1,
+				   "no '#  Rank' lines: the group size is unknown");
+	else if (!err && t.n == 0)
+		err = orr_diag_set(reterr_diag, ORR_EEMPTY, name, -1, -1, "no result lines");
+	if (err) {
+		free(t.s);
+		return err;
+	}
+	for (size_t i = 0; i < t.n; i++)
+		t.s[i].group = t.group;
+	t.link = p.hosts_differ ? ORR_LINK_NETWORK : ORR_LINK_NODE;
+	*ret = t;
+	return 0;
+}
+
+int orr_nccl_tests_read(const char *path, enum orr_coll_kind kind, struct orr_nccl_tests *ret,
+			struct orr_diag *reterr_diag)
+{
+	FILE *f = fopen(path, "rb");
+	struct stat st;
+	char *buf;
+	size_t len;
+	int err;
+
+	if (!f)
+		return orr_diag_set(reterr_diag, -errno, path, -1, -1, "cannot open it");
+	if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode)) {
+		fclose(f);
+		return orr_diag_set(reterr_diag, -EINVAL, path, -1, -1, "not a regular file");
+	}
+	if ((uint64_t)st.st_size > MAX_BYTES) {
+		fclose(f);
+		return orr_diag_set(reterr_diag, ORR_ETOOBIG, path, -1, -1, "larger than %u MiB",
+				    MAX_BYTES >> 20);
+	}
+	buf = orr_xmalloc((size_t)st.st_size + 1);
+	len = fread(buf, 1, (size_t)st.st_size, f);
+	err = ferror(f) ? orr_diag_set(reterr_diag, -EIO, path, -1, -1, "cannot read it") : 0;
+	fclose(f);
+	if (!err)
+		err = orr_nccl_tests_parse(path, buf, len, kind, ret, reterr_diag);
+	free(buf);
+	return err;
+}
+
+void orr_nccl_tests_release(struct orr_nccl_tests *t)
+{
+	if (!t)
+		return;
+	free(t->s);
+	t->s = NULL;
+	t->n = 0;
+}
