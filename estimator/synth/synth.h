@@ -101,6 +101,71 @@ struct sy_span orr__sy_span(const struct sy_job *j, int64_t first, int64_t strid
 double orr__sy_coll_ns(struct sy_job *j, enum orr_coll_kind kind, double bytes, int group,
 		       struct sy_span sp);
 
+/* ---- synth-insn.c: the instructions of a stage ---- */
+
+/* What a stage's passes know of the configuration, per TP rank. */
+struct sy_pass {
+	struct sy_job *j;
+	struct sy_rank *r;
+	double T, Tn;        /* tokens of a micro-batch; of norms and dropouts (T / t with SP) */
+	double e;            /* bytes per element */
+	double h, d, al, gl; /* hidden, head dim, heads and KV groups per TP rank */
+	double fl;           /* FFN per TP rank */
+	double sq, sk;       /* query and key lengths per CP rank: s / cp, s */
+	double vl;           /* vocabulary per TP rank */
+	int tp;
+	bool sp;
+	bool p2p_pending; /* transfers launched that the thread has not synchronized yet */
+};
+
+void orr__sy_pass_init(struct sy_pass *p, struct sy_job *j, struct sy_rank *r);
+/* A new instruction of stage p->r, zeroed but for op and stream; NULL past 2^24. */
+struct sy_insn *orr__sy_push(struct sy_pass *p, enum sy_op op, enum sy_stream stream);
+/* Stream waits for what was launched on src so far. */
+void orr__sy_wait_for(struct sy_pass *p, enum sy_stream stream, enum sy_stream src);
+/* An event recorded on stream now, for orr__sy_wait_record(); its index (or UINT32_MAX). */
+uint32_t orr__sy_record(struct sy_pass *p, enum sy_stream stream);
+/* Stream waits for what was on the recorded stream when rec was recorded. */
+void orr__sy_wait_record(struct sy_pass *p, enum sy_stream stream, uint32_t rec);
+void orr__sy_device_sync(struct sy_pass *p);
+/* A GEMM of batch x (m x k . k x n); another kernel of class cls moving bytes. */
+void orr__sy_gemm(struct sy_pass *p, const char *name, double batch, double m, double n, double k);
+void orr__sy_kern(struct sy_pass *p, const char *name, enum orr_kern_class cls, double bytes,
+		  double flops);
+/* A collective of kind on stream's communicator, S = bytes over group ranks placed as sp. */
+struct sy_insn *orr__sy_coll_on(struct sy_pass *p, enum sy_stream stream, enum orr_coll_kind kind,
+				const char *name, double bytes, int group, struct sy_span sp);
+/* The same between waits: the compute stream before it, and for it after. */
+void orr__sy_blocking_coll(struct sy_pass *p, enum sy_stream stream, enum orr_coll_kind kind,
+			   const char *name, double bytes, int group, struct sy_span sp);
+/* Over the TP group, blocking (nothing without TP). */
+void orr__sy_tp_coll(struct sy_pass *p, enum orr_coll_kind kind, const char *name, double bytes);
+/* A row-parallel GEMM's output reduced (forward), a column-parallel one's input gradient. */
+void orr__sy_tp_reduce(struct sy_pass *p);
+/* With sequence parallelism, the all-gather of a layer's input. */
+void orr__sy_sp_gather(struct sy_pass *p);
+/* Context parallelism's ring exchanges beside attention (times: 2 backward); its join. */
+void orr__sy_cp_ring(struct sy_pass *p, double times);
+void orr__sy_cp_join(struct sy_pass *p);
+/* QKV's and FC1's output width per TP rank; a layer's parameters per TP rank. */
+double orr__sy_qkv_n(const struct sy_pass *p);
+double orr__sy_fc1_n(const struct sy_pass *p);
+double orr__sy_layer_params(const struct sy_pass *p);
+/* Bytes per gradient element as Megatron reduces them: fp32 with bf16. */
+double orr__sy_grad_bytes(const struct sy_pass *p);
+/* The data-parallel group: dp x cp ranks, tp apart. */
+int orr__sy_dp_of(const struct sy_pass *p);
+struct sy_span orr__sy_dp_span(const struct sy_pass *p);
+
+/* ---- synth-layer.c: a transformer's passes ---- */
+
+void orr__sy_layer_fwd(struct sy_pass *p);
+void orr__sy_layer_bwd(struct sy_pass *p); /* with full recompute, the forward pass first */
+void orr__sy_embedding_fwd(struct sy_pass *p);
+void orr__sy_embedding_bwd(struct sy_pass *p);
+void orr__sy_head_fwd(struct sy_pass *p); /* final norm, logits, cross-entropy */
+void orr__sy_head_bwd(struct sy_pass *p);
+
 /* ---- synth-program.c ---- */
 /* Writes every stage's instructions.  0, or -ENOTSUP with the reason in *ret_why. */
 int orr__sy_program(struct sy_job *j, const char **ret_why);

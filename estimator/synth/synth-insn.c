@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The instructions a synthesized stage's launch thread issues (docs/estimator.md, "A
+ * step from a model description"): kernels timed by the cost models, collectives on
+ * their communicator's stream, waits between streams (now, or on an event recorded
+ * before), device synchronizations; and what a pass over a micro-batch knows of the
+ * configuration, per TP rank.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "synth.h"
+#include "banned.h"
+
+#define MAX_INSNS (1u << 24)
+
+struct sy_insn *orr__sy_push(struct sy_pass *p, enum sy_op op, enum sy_stream stream)
+{
+	struct sy_rank *r = p->r;
+	struct sy_insn *i;
+
+	if (r->n == MAX_INSNS) {
+		p->j->why = "more than 2^24 instructions per stage";
+		p->j->err = -E2BIG;
+		return NULL;
+	}
+	if (r->n == r->cap)
+		r->v = orr_xgrow(r->v, sizeof(*r->v), &r->cap, r->n + 1);
+	i = &r->v[r->n++];
+	memset(i, 0, sizeof(*i));
+	i->op = (uint8_t)op;
+	i->stream = (uint8_t)stream;
+	i->peer = -1;
+	i->partner = UINT32_MAX;
+	i->coll = -1;
+	i->rec = UINT32_MAX;
+	return i;
+}
+
+void orr__sy_wait_for(struct sy_pass *p, enum sy_stream stream, enum sy_stream src)
+{
+	struct sy_insn *i = orr__sy_push(p, SY_WAIT, stream);
+
+	if (i)
+		i->src = (uint8_t)src;
+}
+
+static void add_kernel(struct sy_pass *p, const char *name, double ns, bool gemm)
+{
+	struct sy_insn *i = orr__sy_push(p, SY_KERNEL, SY_COMPUTE);
+
+	if (!i)
+		return;
+	i->name = name;
+	i->ns = ns;
+	i->gemm = gemm;
+	p->j->ret->kernels++;
+	if (p->r->stage == 0)
+		*(gemm ? &p->j->ret->gemm_ns : &p->j->ret->kern_ns) += ns;
+}
+
+void orr__sy_gemm(struct sy_pass *p, const char *name, double batch, double m, double n, double k)
+{
+	add_kernel(p, name,
+		   orr__sy_gemm_ns(p->j, (int64_t)batch, (int64_t)m, (int64_t)n, (int64_t)k), true);
+}
+
+void orr__sy_kern(struct sy_pass *p, const char *name, enum orr_kern_class cls, double bytes,
+		  double flops)
+{
+	add_kernel(p, name, orr__sy_kern_ns(p->j, cls, bytes, flops), false);
+}
+
+struct sy_insn *orr__sy_coll_on(struct sy_pass *p, enum sy_stream stream, enum orr_coll_kind kind,
+				const char *name, double bytes, int group, struct sy_span sp)
+{
+	struct sy_insn *i = orr__sy_push(p, SY_COLL, stream);
+	double *sum = stream == SY_TP                      ? &p->j->ret->tp_ns
+		      : stream == SY_DP || stream == SY_CP ? &p->j->ret->dp_ns
+							   : &p->j->ret->pp_ns;
+
+	if (!i)
+		return NULL;
+	i->coll = (int8_t)kind;
+	i->name = name;
+	i->bytes = bytes;
+	i->group = group;
+	i->ns = orr__sy_coll_ns(p->j, kind, bytes, group, sp);
+	p->j->ret->collectives++;
+	if (p->r->stage == 0)
+		*sum += i->ns;
+	return i;
+}
+
+/* An event recorded on stream now, for orr__sy_wait_record(); its instruction's index. */
+uint32_t orr__sy_record(struct sy_pass *p, enum sy_stream stream)
+{
+	return orr__sy_push(p, SY_RECORD, stream) ? (uint32_t)(p->r->n - 1) : UINT32_MAX;
+}
+
+/* Stream waits for what was on the recorded stream when rec was recorded. */
+void orr__sy_wait_record(struct sy_pass *p, enum sy_stream stream, uint32_t rec)
+{
+	struct sy_insn *i;
+
+	if (rec == UINT32_MAX)
+		return;
+	i = orr__sy_push(p, SY_WAIT, stream);
+	if (i) {
+		i->src = p->r->v[rec].stream;
+		i->rec = rec;
+	}
+}
+
+/* A collective the compute stream waits for, on its group's stream (ProcessGroupNCCL). */
+void orr__sy_blocking_coll(struct sy_pass *p, enum sy_stream stream, enum orr_coll_kind kind,
+			   const char *name, double bytes, int group, struct sy_span sp)
+{
+	orr__sy_wait_for(p, stream, SY_COMPUTE);
+	orr__sy_coll_on(p, stream, kind, name, bytes, group, sp);
+	orr__sy_wait_for(p, SY_COMPUTE, stream);
+}
+
+/* TP groups are t consecutive ranks. */
+static struct sy_span tp_span(const struct sy_pass *p)
+{
+	return orr__sy_span(p->j, p->r->rank, 1, p->tp);
+}
+
+void orr__sy_tp_coll(struct sy_pass *p, enum orr_coll_kind kind, const char *name, double bytes)
+{
+	if (p->tp > 1)
+		orr__sy_blocking_coll(p, SY_TP, kind, name, bytes, p->tp, tp_span(p));
+}
+
+/*
+ * The reduction of a row-parallel GEMM's output (forward), or of a column-parallel
+ * GEMM's input gradient (backward).
+ */
+void orr__sy_tp_reduce(struct sy_pass *p)
+{
+	if (p->sp)
+		orr__sy_tp_coll(p, ORR_COLL_REDUCE_SCATTER, "ncclDevKernel_ReduceScatter_Sum",
+				p->T * p->h * p->e);
+	else
+		orr__sy_tp_coll(p, ORR_COLL_ALL_REDUCE, "ncclDevKernel_AllReduce_Sum",
+				p->T * p->h * p->e);
+}
+
+void orr__sy_sp_gather(struct sy_pass *p)
+{
+	if (p->sp)
+		orr__sy_tp_coll(p, ORR_COLL_ALL_GATHER, "ncclDevKernel_AllGather",
+				p->T * p->h * p->e);
+}
+
+static int cp_of(const struct sy_pass *p)
+{
+	return (int)p->j->c->cp;
+}
+
+/* The ring's exchanges of keys and values (their gradients, backward) beside attention. */
+void orr__sy_cp_ring(struct sy_pass *p, double times)
+{
+	int cp = cp_of(p);
+
+	if (cp < 2)
+		return;
+	orr__sy_wait_for(p, SY_CP, SY_COMPUTE);
+	orr__sy_coll_on(p, SY_CP, ORR_COLL_SEND_RECV, "ncclDevKernel_SendRecv",
+			times * (cp - 1) * 2 * p->j->c->micro_batch * p->sq * p->gl * p->d * p->e,
+			2, orr__sy_span(p->j, p->r->rank, (int64_t)p->tp * (cp - 1), 2));
+}
+
+void orr__sy_cp_join(struct sy_pass *p)
+{
+	if (cp_of(p) > 1)
+		orr__sy_wait_for(p, SY_COMPUTE, SY_CP);
+}
+
+double orr__sy_qkv_n(const struct sy_pass *p)
+{
+	return (p->h + 2 * p->gl * p->tp * p->d) / p->tp;
+}
+
+double orr__sy_fc1_n(const struct sy_pass *p)
+{
+	return p->j->c->gated_mlp ? 2 * p->fl : p->fl;
+}
+
+/* Bytes per gradient element as Megatron reduces them: fp32 with bf16 (it accumulates there). */
+double orr__sy_grad_bytes(const struct sy_pass *p)
+{
+	return p->j->dtype == ORR_DTYPE_FP16 ? 2 : 4;
+}
+
+void orr__sy_pass_init(struct sy_pass *p, struct sy_job *j, struct sy_rank *r)
+{
+	const struct orr_train_config *c = j->c;
+	double heads = (double)c->heads, kv = c->kv_groups > 0 ? (double)c->kv_groups : heads;
+
+	memset(p, 0, sizeof(*p));
+	p->j = j;
+	p->r = r;
+	p->tp = (int)c->tp;
+	p->sp = c->sequence_parallel && c->tp > 1;
+	p->e = j->elem_bytes;
+	p->h = (double)c->hidden;
+	p->d = p->h / heads;
+	p->al = heads / (double)c->tp;
+	p->gl = kv / (double)c->tp;
+	p->fl = (double)c->ffn / (double)c->tp;
+	p->sk = (double)c->seq;
+	p->sq = p->sk / (double)c->cp;
+	p->T = (double)c->micro_batch * p->sq;
+	p->Tn = p->sp ? p->T / (double)c->tp : p->T;
+	p->vl = (double)c->vocab / (double)c->tp;
+}
+
+int orr__sy_dp_of(const struct sy_pass *p)
+{
+	return (int)(p->j->c->dp * p->j->c->cp);
+}
+
+/* Data-parallel groups are dp x cp ranks tp apart. */
+struct sy_span orr__sy_dp_span(const struct sy_pass *p)
+{
+	return orr__sy_span(p->j, p->r->rank, p->j->c->tp, orr__sy_dp_of(p));
+}
+
+/* A layer's parameters on one TP rank: QKV, projection, FC1, FC2, two norms. */
+double orr__sy_layer_params(const struct sy_pass *p)
+{
+	return p->h * orr__sy_qkv_n(p) + p->al * p->d * p->h + p->h * orr__sy_fc1_n(p) +
+	       p->fl * p->h + 2 * p->h;
+}
+
+void orr__sy_device_sync(struct sy_pass *p)
+{
+	orr__sy_push(p, SY_SYNC, SY_COMPUTE);
+}

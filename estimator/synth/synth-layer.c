@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A transformer's passes as the instructions a Megatron-LM stage's launch thread issues
+ * (docs/estimator.md, "A step from a model description").
+ *
+ * A transformer layer's forward pass on a micro-batch of T = b x s / cp tokens, with
+ * t-way tensor parallelism (Megatron's ParallelTransformerLayer, its GEMMs as
+ * estimator/reshape.c shapes them):
+ *
+ *   norm, [SP: all-gather], QKV, attention (flash: one kernel; else the scores' batched
+ *   GEMM, scale-mask-softmax, dropout, the context's batched GEMM), projection, TP
+ *   all-reduce [SP: reduce-scatter], bias-dropout-add; norm, [all-gather], FC1,
+ *   activation, FC2, all-reduce [reduce-scatter], bias-dropout-add.
+ *
+ * Its backward pass runs the same in reverse, each GEMM's data and weight gradients,
+ * the TP all-reduces where the forward pass had its identity (the inputs of QKV and
+ * FC1; with SP: the all-gathers' reduce-scatters, and the all-gathers again for the
+ * weight gradients).  Full recompute runs the layer's forward pass again before its
+ * backward pass; selective recompute the attention core.  The first stage's first chunk
+ * has the embedding, the last stage's last chunk the final norm, the logits and the
+ * vocabulary-parallel cross-entropy (synth-program.c strings the passes together).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "synth.h"
+#include "banned.h"
+
+/*
+ * Megatron's FusedScaleMaskSoftmax runs one fused kernel per pass when its kernel takes
+ * the shape (is_kernel_available(): fp16 or bf16 scores, 16 < sk <= 4096, sq, sk and
+ * b x heads multiples of 4, and with the causal mask b x heads a multiple of the
+ * kernel's batches per block: 4 past 128 keys, 8 up to them); else PyTorch's ops
+ * (forward_torch_softmax), each a kernel over the scores: with query-key layer scaling
+ * (on for fp16 and fp32 training, where it keeps fp16 from overflowing; off with bf16)
+ * a cast to fp32 of fp16 scores (it turns attention_softmax_in_fp32 on) and the scale,
+ * then the mask's masked_fill and the softmax, and the cast back; autograd mirrors each
+ * in the backward pass.
+ */
+static bool softmax_fused(const struct sy_pass *p)
+{
+	int64_t sq = (int64_t)p->sq, sk = (int64_t)p->sk;
+	int64_t batches = (int64_t)p->j->c->micro_batch * (int64_t)p->al;
+	int64_t per_block = sk <= 128 ? 8 : 4;
+
+	return p->j->c->precision != ORR_DTYPE_FP32 && sk > 16 && sk <= 4096 && sq % 4 == 0 &&
+	       sk % 4 == 0 && batches % 4 == 0 && batches % per_block == 0;
+}
+
+static bool qk_layer_scaling(const struct sy_pass *p)
+{
+	return p->j->c->precision == ORR_DTYPE_FP16 || p->j->c->precision == ORR_DTYPE_FP32;
+}
+
+/* The softmax's element size on the fallback: fp32 with query-key layer scaling. */
+static double softmax_bytes(const struct sy_pass *p)
+{
+	return qk_layer_scaling(p) ? 4 : p->e;
+}
+
+static void softmax_fwd(struct sy_pass *p, double probs)
+{
+	double e = p->e, f = softmax_bytes(p);
+
+	if (softmax_fused(p)) {
+		orr__sy_kern(p, "orrery_synth::scaled_masked_softmax_forward", ORR_KERN_SOFTMAX,
+			     2 * e * probs, 0);
+		return;
+	}
+	if (f != e)
+		orr__sy_kern(p, "orrery_synth::softmax_cast_to_fp32", ORR_KERN_ELEMENTWISE,
+			     (e + f) * probs, 0);
+	if (qk_layer_scaling(p))
+		orr__sy_kern(p, "orrery_synth::softmax_scale", ORR_KERN_ELEMENTWISE, 2 * f * probs,
+			     0);
+	orr__sy_kern(p, "orrery_synth::softmax_mask_fill", ORR_KERN_ELEMENTWISE, 2 * f * probs, 0);
+	orr__sy_kern(p, "orrery_synth::softmax_forward", ORR_KERN_SOFTMAX, 2 * f * probs, 0);
+	if (f != e)
+		orr__sy_kern(p, "orrery_synth::softmax_cast_back", ORR_KERN_ELEMENTWISE,
+			     (e + f) * probs, 0);
+}
+
+static void softmax_bwd(struct sy_pass *p, double probs)
+{
+	double e = p->e, f = softmax_bytes(p);
+
+	if (softmax_fused(p)) {
+		orr__sy_kern(p, "orrery_synth::scaled_masked_softmax_backward", ORR_KERN_SOFTMAX,
+			     3 * e * probs, 0);
+		return;
+	}
+	if (f != e)
+		orr__sy_kern(p, "orrery_synth::softmax_cast_back_backward", ORR_KERN_ELEMENTWISE,
+			     (e + f) * probs, 0);
+	orr__sy_kern(p, "orrery_synth::softmax_backward", ORR_KERN_SOFTMAX, 3 * f * probs, 0);
+	orr__sy_kern(p, "orrery_synth::softmax_mask_fill_backward", ORR_KERN_ELEMENTWISE,
+		     2 * f * probs, 0);
+	if (qk_layer_scaling(p))
+		orr__sy_kern(p, "orrery_synth::softmax_scale_backward", ORR_KERN_ELEMENTWISE,
+			     2 * f * probs, 0);
+	if (f != e)
+		orr__sy_kern(p, "orrery_synth::softmax_cast_to_fp32_backward", ORR_KERN_ELEMENTWISE,
+			     (e + f) * probs, 0);
+}
+
+static void attention_fwd(struct sy_pass *p)
+{
+	double b = (double)p->j->c->micro_batch, e = p->e;
+	double probs = b * p->al * p->sq * p->sk;
+
+	if (p->j->c->flash_attention) {
+		orr__sy_cp_ring(p, 1);
+		orr__sy_kern(p, "orrery_synth::flash_attention_forward", ORR_KERN_ATTENTION,
+			     e * b * p->sq * (2 * p->al + 2 * p->gl * p->sk / p->sq) * p->d,
+			     4 * b * p->al * p->sq * p->sk * p->d * 0.5);
+		orr__sy_cp_join(p);
+		return;
+	}
+	orr__sy_gemm(p, "orrery_synth::gemm<attention_scores,forward>", b * p->al, p->sq, p->sk,
+		     p->d);
+	softmax_fwd(p, probs);
+	orr__sy_kern(p, "orrery_synth::attention_dropout_forward", ORR_KERN_ELEMENTWISE,
+		     (2 * e + 1) * probs, 0);
+	orr__sy_gemm(p, "orrery_synth::gemm<attention_context,forward>", b * p->al, p->sq, p->d,
+		     p->sk);
+}
+
+static void attention_bwd(struct sy_pass *p)
+{
+	double b = (double)p->j->c->micro_batch, e = p->e;
+	double probs = b * p->al * p->sq * p->sk;
+
+	if (p->j->c->recompute == ORR_RECOMPUTE_SELECTIVE)
+		attention_fwd(p);
+	if (p->j->c->flash_attention) {
+		orr__sy_cp_ring(p, 2);
+		orr__sy_kern(p, "orrery_synth::flash_attention_backward", ORR_KERN_ATTENTION,
+			     2 * e * b * p->sq * (2 * p->al + 2 * p->gl * p->sk / p->sq) * p->d,
+			     2.5 * 4 * b * p->al * p->sq * p->sk * p->d * 0.5);
+		orr__sy_cp_join(p);
+		return;
+	}
+	orr__sy_gemm(p, "orrery_synth::gemm<attention_context,dgrad>", b * p->al, p->sq, p->sk,
+		     p->d);
+	orr__sy_gemm(p, "orrery_synth::gemm<attention_context,wgrad>", b * p->al, p->sk, p->d,
+		     p->sq);
+	orr__sy_kern(p, "orrery_synth::attention_dropout_backward", ORR_KERN_ELEMENTWISE,
+		     (2 * e + 1) * probs, 0);
+	softmax_bwd(p, probs);
+	orr__sy_gemm(p, "orrery_synth::gemm<attention_scores,dgrad>", b * p->al, p->sq, p->d,
+		     p->sk);
+	orr__sy_gemm(p, "orrery_synth::gemm<attention_scores,wgrad>", b * p->al, p->sk, p->d,
+		     p->sq);
+}
+
+void orr__sy_layer_fwd(struct sy_pass *p)
+{
+	double nh = p->Tn * p->h * p->e;
+
+	orr__sy_kern(p, "orrery_synth::layer_norm_forward", ORR_KERN_NORM, 2 * nh, 0);
+	orr__sy_sp_gather(p);
+	orr__sy_gemm(p, "orrery_synth::gemm<qkv,forward>", 1, p->T, orr__sy_qkv_n(p), p->h);
+	attention_fwd(p);
+	orr__sy_gemm(p, "orrery_synth::gemm<proj,forward>", 1, p->T, p->h, p->al * p->d);
+	orr__sy_tp_reduce(p);
+	orr__sy_kern(p, "orrery_synth::bias_dropout_add_forward", ORR_KERN_ELEMENTWISE, 3 * nh, 0);
+	orr__sy_kern(p, "orrery_synth::layer_norm_forward", ORR_KERN_NORM, 2 * nh, 0);
+	orr__sy_sp_gather(p);
+	orr__sy_gemm(p, "orrery_synth::gemm<fc1,forward>", 1, p->T, orr__sy_fc1_n(p), p->h);
+	orr__sy_kern(p, "orrery_synth::activation_forward", ORR_KERN_ELEMENTWISE,
+		     (orr__sy_fc1_n(p) + p->fl) * p->T * p->e, 0);
+	orr__sy_gemm(p, "orrery_synth::gemm<fc2,forward>", 1, p->T, p->h, p->fl);
+	orr__sy_tp_reduce(p);
+	orr__sy_kern(p, "orrery_synth::bias_dropout_add_forward", ORR_KERN_ELEMENTWISE, 3 * nh, 0);
+}
+
+/* A column-parallel GEMM's backward pass: its input's gradient is reduced over TP. */
+static void column_bwd(struct sy_pass *p, const char *dgrad, const char *wgrad, double n)
+{
+	orr__sy_sp_gather(p); /* the input again, for the weight gradient */
+	orr__sy_gemm(p, dgrad, 1, p->T, p->h, n);
+	orr__sy_gemm(p, wgrad, 1, p->h, n, p->T);
+	orr__sy_tp_reduce(p);
+}
+
+void orr__sy_layer_bwd(struct sy_pass *p)
+{
+	double nh = p->Tn * p->h * p->e;
+
+	if (p->j->c->recompute == ORR_RECOMPUTE_FULL)
+		orr__sy_layer_fwd(p);
+	orr__sy_kern(p, "orrery_synth::bias_dropout_add_backward", ORR_KERN_ELEMENTWISE, 3 * nh, 0);
+	orr__sy_sp_gather(p);
+	orr__sy_gemm(p, "orrery_synth::gemm<fc2,dgrad>", 1, p->T, p->fl, p->h);
+	orr__sy_gemm(p, "orrery_synth::gemm<fc2,wgrad>", 1, p->fl, p->h, p->T);
+	orr__sy_kern(p, "orrery_synth::activation_backward", ORR_KERN_ELEMENTWISE,
+		     (orr__sy_fc1_n(p) + 2 * p->fl) * p->T * p->e, 0);
+	column_bwd(p, "orrery_synth::gemm<fc1,dgrad>", "orrery_synth::gemm<fc1,wgrad>",
+		   orr__sy_fc1_n(p));
+	orr__sy_kern(p, "orrery_synth::layer_norm_backward", ORR_KERN_NORM, 3 * nh, 0);
+	orr__sy_kern(p, "orrery_synth::bias_dropout_add_backward", ORR_KERN_ELEMENTWISE, 3 * nh, 0);
+	orr__sy_sp_gather(p);
+	orr__sy_gemm(p, "orrery_synth::gemm<proj,dgrad>", 1, p->T, p->al * p->d, p->h);
+	orr__sy_gemm(p, "orrery_synth::gemm<proj,wgrad>", 1, p->al * p->d, p->h, p->T);
+	attention_bwd(p);
+	column_bwd(p, "orrery_synth::gemm<qkv,dgrad>", "orrery_synth::gemm<qkv,wgrad>",
+		   orr__sy_qkv_n(p));
+	orr__sy_kern(p, "orrery_synth::layer_norm_backward", ORR_KERN_NORM, 3 * nh, 0);
+}
+
+void orr__sy_embedding_fwd(struct sy_pass *p)
+{
+	double th = p->T * p->h * p->e;
+
+	orr__sy_kern(p, "orrery_synth::embedding_lookup", ORR_KERN_ELEMENTWISE, 2 * th, 0);
+	orr__sy_tp_reduce(p); /* vocabulary-parallel: each rank looked its rows up */
+	orr__sy_kern(p, "orrery_synth::embedding_dropout", ORR_KERN_ELEMENTWISE,
+		     (2 + 1 / p->e) * th, 0);
+}
+
+/*
+ * PyTorch's dense embedding backward: a zero-filled gradient of the whole (vocabulary-
+ * parallel) table, the token rows summed into it; then Megatron's DDP hook adds it to the
+ * parameter's main_grad after every backward pass (main_grad.add_(grad)).
+ */
+void orr__sy_embedding_bwd(struct sy_pass *p)
+{
+	double th = p->T * p->h * p->e, table = p->vl * p->h;
+
+	orr__sy_sp_gather(p);
+	orr__sy_kern(p, "orrery_synth::embedding_grad_zero", ORR_KERN_COPY, table * p->e, 0);
+	orr__sy_kern(p, "orrery_synth::embedding_backward", ORR_KERN_REDUCTION, 2 * th, 0);
+	orr__sy_kern(p, "orrery_synth::embedding_grad_accumulate", ORR_KERN_ELEMENTWISE,
+		     table * (p->e + 2 * orr__sy_grad_bytes(p)), 0);
+}
+
+/*
+ * Megatron's vocabulary-parallel cross-entropy (_VocabParallelCrossEntropy) on the
+ * logits cast to fp32: the row maximum (all-reduced over TP), its subtraction, exp, the
+ * row sum (the target logit and the sum all-reduced), and the division that leaves the
+ * softmax saved for the backward pass, each a kernel over the T x V/t logits.
+ */
+void orr__sy_head_fwd(struct sy_pass *p)
+{
+	double logits = p->T * p->vl;
+
+	orr__sy_kern(p, "orrery_synth::layer_norm_forward", ORR_KERN_NORM, 2 * p->Tn * p->h * p->e,
+		     0);
+	orr__sy_sp_gather(p);
+	orr__sy_gemm(p, "orrery_synth::gemm<logits,forward>", 1, p->T, p->vl, p->h);
+	if (p->e != 4)
+		orr__sy_kern(p, "orrery_synth::logits_to_fp32", ORR_KERN_ELEMENTWISE,
+			     (p->e + 4) * logits, 0);
+	orr__sy_kern(p, "orrery_synth::cross_entropy_max", ORR_KERN_REDUCTION, 4 * logits, 0);
+	orr__sy_tp_coll(p, ORR_COLL_ALL_REDUCE, "ncclDevKernel_AllReduce_Max", 4 * p->T);
+	orr__sy_kern(p, "orrery_synth::cross_entropy_subtract_max", ORR_KERN_ELEMENTWISE,
+		     8 * logits, 0);
+	orr__sy_kern(p, "orrery_synth::cross_entropy_exp", ORR_KERN_ELEMENTWISE, 8 * logits, 0);
+	orr__sy_kern(p, "orrery_synth::cross_entropy_sum", ORR_KERN_REDUCTION, 4 * logits, 0);
+	orr__sy_tp_coll(p, ORR_COLL_ALL_REDUCE, "ncclDevKernel_AllReduce_Sum", 4 * p->T);
+	orr__sy_tp_coll(p, ORR_COLL_ALL_REDUCE, "ncclDevKernel_AllReduce_Sum", 4 * p->T);
+	orr__sy_kern(p, "orrery_synth::cross_entropy_softmax", ORR_KERN_ELEMENTWISE, 8 * logits, 0);
+}
+
+/* The saved softmax less one at the target, times the loss's gradient; the cast back. */
+void orr__sy_head_bwd(struct sy_pass *p)
+{
+	double logits = p->T * p->vl;
+
+	orr__sy_kern(p, "orrery_synth::cross_entropy_target", ORR_KERN_ELEMENTWISE, 12 * p->T, 0);
+	orr__sy_kern(p, "orrery_synth::cross_entropy_backward", ORR_KERN_ELEMENTWISE, 8 * logits,
+		     0);
+	if (p->e != 4)
+		orr__sy_kern(p, "orrery_synth::logits_to_fp32_backward", ORR_KERN_ELEMENTWISE,
+			     (4 + p->e) * logits, 0);
+	orr__sy_gemm(p, "orrery_synth::gemm<logits,dgrad>", 1, p->T, p->h, p->vl);
+	orr__sy_gemm(p, "orrery_synth::gemm<logits,wgrad>", 1, p->vl, p->h, p->T);
+	orr__sy_tp_reduce(p);
+	orr__sy_kern(p, "orrery_synth::layer_norm_backward", ORR_KERN_NORM, 3 * p->Tn * p->h * p->e,
+		     0);
+}
