@@ -46,6 +46,8 @@ const char cli_estimate_usage[] =
 	"                          (PyTorch FSDP, DeepSpeed ZeRO-3): each layer's weights\n"
 	"                          all-gathered for its passes, its gradients\n"
 	"                          reduce-scattered\n"
+	"  --overlap-grad-reduce   reduce the gradients' DP buckets during the last\n"
+	"                          micro-batch's backward pass (Megatron's option)\n"
 	"  --precision P           bf16 (default), fp16, fp32 or fp8 (FP8 GEMMs)\n"
 	"  --attention MODE        flash (default) or unfused (scores, softmax, dropout)\n"
 	"  --gpus-per-node N       GPUs a node holds (default: the hardware table's): a\n"

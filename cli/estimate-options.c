@@ -41,6 +41,7 @@ enum {
 	OPT_SP,
 	OPT_DISTOPT,
 	OPT_FSDP,
+	OPT_OVERLAP_GRAD,
 	OPT_PRECISION,
 	OPT_FORWARD,
 	OPT_TIMELINE,
@@ -144,6 +145,7 @@ int cli_estimate_parse(int argc, char **argv, struct cli_estimate_options *o)
 	opts[n++] = (struct option){ "sequence-parallel", no_argument, NULL, OPT_SP };
 	opts[n++] = (struct option){ "distributed-optimizer", no_argument, NULL, OPT_DISTOPT };
 	opts[n++] = (struct option){ "fsdp", no_argument, NULL, OPT_FSDP };
+	opts[n++] = (struct option){ "overlap-grad-reduce", no_argument, NULL, OPT_OVERLAP_GRAD };
 	opts[n++] = (struct option){ "precision", required_argument, NULL, OPT_PRECISION };
 	opts[n++] = (struct option){ "forward-only", no_argument, NULL, OPT_FORWARD };
 	opts[n++] = (struct option){ "timeline", required_argument, NULL, OPT_TIMELINE };
@@ -159,10 +161,12 @@ int cli_estimate_parse(int argc, char **argv, struct cli_estimate_options *o)
 			fputs(cli_estimate_usage, stdout);
 			return EXIT_OK;
 		}
-		if (c == OPT_SP || c == OPT_DISTOPT || c == OPT_FSDP || c == OPT_FORWARD) {
+		if (c == OPT_SP || c == OPT_DISTOPT || c == OPT_FSDP || c == OPT_OVERLAP_GRAD ||
+		    c == OPT_FORWARD) {
 			o->sp |= c == OPT_SP;
 			o->distopt |= c == OPT_DISTOPT;
 			o->fsdp |= c == OPT_FSDP;
+			o->overlap_grad |= c == OPT_OVERLAP_GRAD;
 			o->forward_only |= c == OPT_FORWARD;
 			continue;
 		}
@@ -204,4 +208,5 @@ void cli_estimate_apply(const struct cli_estimate_options *o, struct orr_train_c
 	c->sequence_parallel = o->sp;
 	c->distributed_optimizer = o->distopt;
 	c->fully_sharded = o->fsdp;
+	c->overlap_grad_reduce = o->overlap_grad;
 }

@@ -136,6 +136,12 @@ static const char *sharding_name(const struct orr_train_config *c)
 	return c->fully_sharded ? "full" : c->distributed_optimizer ? "optimizer" : "none";
 }
 
+/* When the gradients are reduced over DP. */
+static const char *reduce_name(const struct orr_train_config *c)
+{
+	return c->fully_sharded ? "per-layer" : c->overlap_grad_reduce ? "overlapped" : "at-end";
+}
+
 static void text_config(const struct cli_estimate *e)
 {
 	struct field v[16];
@@ -150,6 +156,7 @@ static void text_config(const struct cli_estimate *e)
 		       orr_recompute_name(e->to.recompute), "attention",
 		       e->to.flash_attention ? "flash" : "unfused", "sharding",
 		       sharding_name(&e->to));
+		printf("  %-12s %10s\n", "grad reduce", reduce_name(&e->to));
 		return;
 	}
 	printf("\n%-14s %10s %10s\n", "", "recorded", "estimated");
@@ -161,6 +168,7 @@ static void text_config(const struct cli_estimate *e)
 	printf("  %-12s %10s %10s\n", "recompute", orr_recompute_name(e->from.recompute),
 	       orr_recompute_name(e->to.recompute));
 	printf("  %-12s %10s %10s\n", "sharding", sharding_name(&e->from), sharding_name(&e->to));
+	printf("  %-12s %10s %10s\n", "grad reduce", reduce_name(&e->from), reduce_name(&e->to));
 }
 
 static void text_step(const char *label, const struct cli_estimate_step *s, double base)
@@ -308,6 +316,7 @@ static void json_config(struct json_out *j, const char *key, const struct cli_es
 	json_bool(j, "sequence_parallel", c->sequence_parallel);
 	json_bool(j, "distributed_optimizer", c->distributed_optimizer);
 	json_bool(j, "fully_sharded", c->fully_sharded);
+	json_bool(j, "overlap_grad_reduce", c->overlap_grad_reduce);
 	json_str(j, "recompute", orr_recompute_name(c->recompute));
 	json_str(j, "attention", c->flash_attention ? "flash" : "unfused");
 	json_close_object(j);

@@ -67,7 +67,7 @@ struct cli_estimate_options {
 	int64_t rank, global_batch, gpus_per_node;
 	int64_t size[CLI_ESTIMATE_NSIZE]; /* 0: not given */
 	int recompute;                    /* -1: not given */
-	bool sp, distopt, fsdp, forward_only;
+	bool sp, distopt, fsdp, overlap_grad, forward_only;
 	int precision;    /* -1: not given; 0 bf16, 1 fp16, 2 fp32, 3 fp8 */
 	int attention;    /* -1: not given; 0 flash, 1 unfused */
 	double launch_us; /* NAN: not given */

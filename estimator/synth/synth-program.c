@@ -56,6 +56,63 @@ static void transfer(struct sy_pass *p, enum sy_stream stream, int peer)
 	j->ret->transfers++;
 }
 
+/* ---- data parallelism: buckets, ZeRO-3 / FSDP ---- */
+
+/* Megatron-Core DDP's bucket size in parameters. */
+static double bucket_params(const struct sy_pass *p)
+{
+	return fmax(BUCKET_PARAMS, 1e6 * orr__sy_dp_of(p));
+}
+
+/* One bucket of n parameters: its gradients reduced, or its parameters gathered. */
+static void dp_bucket(struct sy_pass *p, double n, bool gather)
+{
+	int dp = orr__sy_dp_of(p);
+	struct sy_span link = orr__sy_dp_span(p);
+
+	if (gather)
+		orr__sy_coll_on(p, SY_DP, ORR_COLL_ALL_GATHER, "ncclDevKernel_AllGather", n * p->e,
+				dp, link);
+	else if (p->j->c->distributed_optimizer)
+		orr__sy_coll_on(p, SY_DP, ORR_COLL_REDUCE_SCATTER,
+				"ncclDevKernel_ReduceScatter_Sum", n * orr__sy_grad_bytes(p), dp,
+				link);
+	else
+		orr__sy_coll_on(p, SY_DP, ORR_COLL_ALL_REDUCE, "ncclDevKernel_AllReduce_Sum",
+				n * orr__sy_grad_bytes(p), dp, link);
+}
+
+/*
+ * --overlap-grad-reduce: Megatron's DDP launches a bucket's reduction as soon as the
+ * last micro-batch's backward pass has produced every gradient in it (its hooks count
+ * them), on the data-parallel stream beside the rest of the backward pass; a model
+ * chunk's last bucket goes when its backward pass ends (flush).
+ */
+static bool overlapped_reduce(const struct sy_pass *p)
+{
+	const struct orr_train_config *c = p->j->c;
+
+	return c->overlap_grad_reduce && !c->fully_sharded && orr__sy_dp_of(p) > 1;
+}
+
+static void grads_ready(struct sy_pass *p, bool reduce, double params, bool flush)
+{
+	double bucket = bucket_params(p);
+
+	if (!reduce || !overlapped_reduce(p))
+		return;
+	p->grads_pending += params;
+	if (p->grads_pending < bucket && !(flush && p->grads_pending > 0))
+		return;
+	orr__sy_wait_for(p, SY_DP, SY_COMPUTE);
+	for (; p->grads_pending >= bucket; p->grads_pending -= bucket)
+		dp_bucket(p, bucket, false);
+	if (flush && p->grads_pending > 0)
+		dp_bucket(p, p->grads_pending, false);
+	if (flush)
+		p->grads_pending = 0;
+}
+
 /* ---- ZeRO-3 / FSDP ---- */
 
 static bool fully_sharded(const struct sy_pass *p)
@@ -119,25 +176,30 @@ static void chunk_fwd(struct sy_pass *p, bool first, bool last)
 		orr__sy_head_fwd(p);
 }
 
-static void chunk_bwd(struct sy_pass *p, bool first, bool last)
+/* reduce: the chunk's last micro-batch, whose gradients an overlapped reduction takes */
+static void chunk_bwd(struct sy_pass *p, bool first, bool last, bool reduce)
 {
 	int64_t layers = p->j->c->layers / (p->j->c->pp * p->j->c->vpp);
 	double root = root_params(p, first, last);
 	uint32_t next;
 
 	orr__sy_wait_record(p, SY_COMPUTE, fs_gather(p, root));
-	if (last)
+	if (last) {
 		orr__sy_head_bwd(p);
+		grads_ready(p, reduce, root_params(p, false, true), false);
+	}
 	next = layers > 0 ? fs_gather(p, orr__sy_layer_params(p)) : UINT32_MAX;
 	for (int64_t l = 0; l < layers; l++) {
 		orr__sy_wait_record(p, SY_COMPUTE, next);
 		next = l + 1 < layers ? fs_gather(p, orr__sy_layer_params(p)) : UINT32_MAX;
 		orr__sy_layer_bwd(p);
 		fs_scatter(p, orr__sy_layer_params(p));
+		grads_ready(p, reduce, orr__sy_layer_params(p), false);
 	}
 	if (first)
 		orr__sy_embedding_bwd(p);
 	fs_scatter(p, root);
+	grads_ready(p, reduce, first ? p->vl * p->h : 0, true);
 }
 
 /* The first stage's compute and blocking communication so far. */
@@ -190,7 +252,7 @@ static void slot(struct sy_pass *p, const struct orr_pp_slot *s)
 		orr__sy_wait_for(p, SY_COMPUTE, SY_RECV_NEXT);
 	}
 	p2p_sync(p);
-	chunk_bwd(p, first, last);
+	chunk_bwd(p, first, last, s->micro_batch + 1 == p->j->c->micro_batches);
 	p->j->ret->backward_ns += busy(p) - before;
 	if (!first) {
 		orr__sy_wait_for(p, SY_SEND_PREV, SY_COMPUTE);
@@ -216,28 +278,12 @@ static double stage_params(const struct sy_pass *p)
 
 static void dp_buckets(struct sy_pass *p, double params, bool gather)
 {
-	const struct orr_train_config *c = p->j->c;
-	int dp = orr__sy_dp_of(p);
-	double bucket = fmax(BUCKET_PARAMS, 1e6 * dp), left = params;
-	struct sy_span link = orr__sy_dp_span(p);
+	double bucket = bucket_params(p);
 
-	if (dp < 2)
+	if (orr__sy_dp_of(p) < 2)
 		return;
-	for (; left > 0; left -= bucket) {
-		double n = fmin(left, bucket);
-
-		if (gather)
-			orr__sy_coll_on(p, SY_DP, ORR_COLL_ALL_GATHER, "ncclDevKernel_AllGather",
-					n * p->e, dp, link);
-		else if (c->distributed_optimizer)
-			orr__sy_coll_on(p, SY_DP, ORR_COLL_REDUCE_SCATTER,
-					"ncclDevKernel_ReduceScatter_Sum",
-					n * orr__sy_grad_bytes(p), dp, link);
-		else
-			orr__sy_coll_on(p, SY_DP, ORR_COLL_ALL_REDUCE,
-					"ncclDevKernel_AllReduce_Sum", n * orr__sy_grad_bytes(p),
-					dp, link);
-	}
+	for (double left = params; left > 0; left -= bucket)
+		dp_bucket(p, fmin(left, bucket), gather);
 }
 
 /* Adam over the optimizer's share: fp32 master weights, moments and gradient, half copy. */
@@ -275,7 +321,7 @@ static void gradients(struct sy_pass *p, double params)
 		orr__sy_coll_on(p, SY_DP, ORR_COLL_ALL_REDUCE, "ncclDevKernel_AllReduce_Sum",
 				p->vl * p->h * orr__sy_grad_bytes(p), 2,
 				orr__sy_span(p->j, 0, (c->pp - 1) * c->tp * c->dp * c->cp, 2));
-	if (!c->fully_sharded) /* else reduce-scattered layer by layer */
+	if (!c->fully_sharded && !overlapped_reduce(p)) /* else during the backward pass */
 		dp_buckets(p, params, false);
 	orr__sy_wait_for(p, SY_COMPUTE, SY_DP);
 }

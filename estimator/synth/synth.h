@@ -115,7 +115,8 @@ struct sy_pass {
 	double vl;           /* vocabulary per TP rank */
 	int tp;
 	bool sp;
-	bool p2p_pending; /* transfers launched that the thread has not synchronized yet */
+	bool p2p_pending;     /* transfers launched that the thread has not synchronized yet */
+	double grads_pending; /* --overlap-grad-reduce: parameters ready, not yet reduced */
 };
 
 void orr__sy_pass_init(struct sy_pass *p, struct sy_job *j, struct sy_rank *r);

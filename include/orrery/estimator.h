@@ -755,6 +755,8 @@ struct orr_train_config {
 	 * its gradients reduce-scattered after its backward pass (implies the above)
 	 */
 	bool fully_sharded;
+	/* DP gradient buckets reduced during the last micro-batch's backward pass */
+	bool overlap_grad_reduce;
 	bool flash_attention;   /* attention scores never stored */
 	bool untied_embeddings; /* the output layer has its own weights */
 	enum orr_recompute recompute;

@@ -107,7 +107,7 @@ static double step_of(const struct orr_train_config *c, bool forward_only)
 /* The replay runs the rules the synthesizer placed by: the same step, nothing inferred. */
 static void test_synth_replays_as_placed(void **state)
 {
-	struct orr_train_config cs[4] = { small(), small(), small(), small() };
+	struct orr_train_config cs[5] = { small(), small(), small(), small(), small() };
 
 	(void)state;
 	cs[1].vpp = 2;
@@ -117,7 +117,9 @@ static void test_synth_replays_as_placed(void **state)
 	cs[2].distributed_optimizer = true;
 	cs[2].flash_attention = false;
 	cs[3].fully_sharded = true; /* waits on records made before the latest work */
-	for (int i = 0; i < 4; i++) {
+	cs[4].overlap_grad_reduce = true;
+	cs[4].vpp = 2;
+	for (int i = 0; i < 5; i++) {
 		struct orr_synth s = synth(&cs[i], false);
 		uint64_t inferred;
 		double ns = replayed(&s, &inferred);
@@ -248,6 +250,37 @@ static void test_synth_fully_sharded(void **state)
 	orr_synth_release(&full);
 }
 
+/*
+ * --overlap-grad-reduce: the same buckets' reductions (one more where a model chunk's
+ * last one is partial), issued during the last micro-batch's backward pass: a shorter
+ * step, never shorter than without data parallelism.
+ */
+static void test_synth_overlap_grad_reduce(void **state)
+{
+	struct orr_train_config c = small();
+	struct orr_synth after, overlapped;
+	double alone;
+
+	(void)state;
+	c.pp = 1;
+	c.tp = 1;
+	c.dp = 8;
+	c.layers = 24;
+	c.hidden = 2048;
+	c.ffn = 8192;
+	after = synth(&c, false);
+	c.overlap_grad_reduce = true;
+	overlapped = synth(&c, false);
+	assert_true(overlapped.collectives >= after.collectives &&
+		    overlapped.collectives <= after.collectives + 1);
+	assert_true(overlapped.placed_ns < after.placed_ns);
+	c.dp = 1;
+	alone = step_of(&c, false);
+	assert_true(overlapped.placed_ns > alone);
+	orr_synth_release(&after);
+	orr_synth_release(&overlapped);
+}
+
 static size_t kernels_of(const struct orr_train_config *c)
 {
 	struct orr_synth s = synth(c, false);
@@ -333,6 +366,7 @@ int main(void)
 		cmocka_unit_test(test_synth_recompute_and_passes),
 		cmocka_unit_test(test_synth_layers_scale),
 		cmocka_unit_test(test_synth_fully_sharded),
+		cmocka_unit_test(test_synth_overlap_grad_reduce),
 		cmocka_unit_test(test_synth_softmax_fallback),
 		cmocka_unit_test(test_synth_refuses),
 	};
