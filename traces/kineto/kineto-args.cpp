@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Kineto JSON: what an event's "args" say (ids, sizes, inputs' shapes and types, a
+ * collective's record, the allocator's totals) and the file's top-level metadata
+ * (distributedInfo, deviceProperties, the ranks a file of several declares).
+ */
+#include <cstdio>
+#include <cstring>
+
+#include "kineto-parser.h"
+
+namespace orr__kineto {
+
+/* ---- args ---- */
+
+/*
+ * An integer in a metadata record's args (a process's rank, pid): other writers' keys
+ * of the same name, of any type, are not ours and are ignored (but for their depth).
+ */
+bool kineto_parser::meta_int(ondemand::value v, int64_t *ret)
+{
+	int64_t x;
+
+	unread(v, 3);
+	if (v.type() != ondemand::json_type::number || v.get_int64().get(x) != SUCCESS)
+		return false;
+	*ret = x;
+	return true;
+}
+
+void kineto_parser::args(string_view raw, int kind, raw_args &a)
+{
+	ondemand::document doc;
+
+	if (raw.empty())
+		return;
+	/* raw lies inside buf_, whose padding follows the whole document. */
+	doc = args_parser_.iterate(raw.data(), raw.size(),
+				   (size_t)(buf_ + len_ + ORR__JSON_PADDING - raw.data()));
+	ondemand::object obj;
+	if (doc.get_object().get(obj) != SUCCESS)
+		throw bad_event{ "expected an object for 'args'" };
+	for (auto field : obj)
+		arg_field(raw_key(field), field.value(), kind, a);
+}
+
+void kineto_parser::arg_field(string_view key, ondemand::value v, int kind, raw_args &a)
+{
+	try {
+		arg(key, v, kind, a);
+	} catch (const simdjson_error &err) {
+		if (!is_value_error(err.error()))
+			throw;
+		bad_value("args ", key, v, err.error());
+	}
+}
+
+void kineto_parser::arg(string_view key, ondemand::value v, int kind, raw_args &a)
+{
+	if (key == "External id")
+		a.external_id = get_int(v, "expected an integer for args 'External id'");
+	else if (key == "correlation")
+		a.correlation = get_int(v, "expected an integer for args 'correlation'");
+	else if (key == "stream")
+		a.stream = get_int(v, "expected an integer for args 'stream'");
+	else if (key == "device")
+		a.device = get_int(v, "expected an integer for args 'device'"), a.has_device = true;
+	else if (key == "Sequence number")
+		a.sequence = get_int(v, "expected an integer for args 'Sequence number'");
+	else if (key == "bytes")
+		a.bytes = get_int(v, "expected an integer for args 'bytes'");
+	else if (key == "wait_on_stream")
+		a.wait_on_stream = get_int(v, "expected an integer for args 'wait_on_stream'");
+	else if (key == "wait_on_cuda_event_record_corr_id")
+		a.record_corr = get_int(v, "expected an integer for args "
+					   "'wait_on_cuda_event_record_corr_id'");
+	else if (key == "wait_on_cuda_event_id" || key == "event_id")
+		a.event_id = get_int(v, "expected an integer for args 'event_id'");
+	else if (key == "cuda_sync_kind")
+		a.sync = sync_kind_of(v.get_string());
+	else if (key == "name" && kind == ORR_EVENT_KIND_COUNT)
+		a.meta_name = v.get_string();
+	else if (key == "rank" && kind == ORR_EVENT_KIND_COUNT)
+		meta_int(v, &a.meta_rank);
+	else if (key == "pid" && kind == ORR_EVENT_KIND_COUNT)
+		a.has_meta_pid = meta_int(v, &a.meta_pid);
+	/* "[memory]" instants: their category is no kind's until the event is stored */
+	else if (key == "Total Allocated" && marker_or_unknown(kind))
+		a.mem_allocated = get_int(v, "expected an integer for args 'Total Allocated'");
+	else if (key == "Total Reserved" && marker_or_unknown(kind))
+		a.mem_reserved = get_int(v, "expected an integer for args 'Total Reserved'");
+	else if (key == "Device Type" && marker_or_unknown(kind))
+		a.mem_device_type = get_int(v, "expected an integer for args 'Device Type'");
+	else if (key == "Input Dims" && kind == ORR_EVENT_OP)
+		input_dims(v, a);
+	else if (key == "Input type" && kind == ORR_EVENT_OP)
+		input_types(v, a);
+	else if (kind == ORR_EVENT_OP || kind == ORR_EVENT_KERNEL || kind == ORR_EVENT_RUNTIME ||
+		 kind == ORR_EVENT_DRIVER)
+		coll_field(key, v, a);
+	else
+		unread(v, 3);
+}
+
+/* A "[memory]" event of a CUDA device (PyTorch's DeviceType 1): the allocator's peaks. */
+void kineto_parser::memory_totals(const raw_args &a)
+{
+	struct orr_rank *r = &rb_->pub;
+
+	if (a.mem_device_type != 1)
+		return;
+	if (a.mem_allocated > r->mem_peak_allocated_bytes)
+		r->mem_peak_allocated_bytes = a.mem_allocated;
+	if (a.mem_reserved > r->mem_peak_reserved_bytes)
+		r->mem_peak_reserved_bytes = a.mem_reserved;
+}
+
+/* Input i of the op being read, created (with those before it) on first use. */
+static struct orr_input *input_at(struct orr__rank_build *rb, raw_args &a, uint32_t i)
+{
+	if (a.ninputs == 0)
+		a.first_input = (uint32_t)rb->inputs.n;
+	while (a.ninputs <= i) {
+		auto *in = (struct orr_input *)orr__vec_push(&rb->inputs);
+		in->first_dim = (uint32_t)rb->dims.n;
+		a.ninputs++;
+	}
+	return ORR__AT(rb->inputs, struct orr_input, a.first_input + i);
+}
+
+void kineto_parser::input_dims(ondemand::value v, raw_args &a)
+{
+	uint32_t i = 0;
+	ondemand::array dims = v.get_array();
+
+	nest(3);
+	for (auto elem : dims) {
+		ondemand::value x = elem.value();
+		struct orr_input *in = input_at(rb_, a, i++);
+
+		if (x.type() != ondemand::json_type::array) {
+			unread(x, 4);
+			continue;
+		}
+		nest(4);
+		in->first_dim = (uint32_t)rb_->dims.n;
+		for (auto d : x.get_array()) {
+			ondemand::value dv = d.value();
+
+			if (dv.type() != ondemand::json_type::number) {
+				unread(dv, 5);
+				in = input_at(rb_, a, i - 1);
+				in->is_list = 1;
+				continue;
+			}
+			*(int64_t *)orr__vec_push(&rb_->dims) =
+				get_int(dv, "expected integer dims");
+			in = input_at(rb_, a, i - 1);
+			if (in->ndims == UINT16_MAX)
+				throw bad_event{ "tensor with more than 65535 dimensions" };
+			in->ndims++;
+		}
+	}
+}
+
+void kineto_parser::input_types(ondemand::value v, raw_args &a)
+{
+	uint32_t i = 0;
+	ondemand::array types = v.get_array();
+
+	nest(3);
+	for (auto elem : types) {
+		ondemand::value x = elem.value();
+		uint32_t dtype = ORR_STR_NONE;
+
+		if (x.type() == ondemand::json_type::string)
+			dtype = intern(x.get_string());
+		else
+			unread(x, 4);
+		input_at(rb_, a, i++)->dtype = dtype;
+	}
+}
+
+/* Ranks written as an array or as a string "[0, 1, 2]". */
+void kineto_parser::members(ondemand::value v, uint32_t *first, uint32_t *n)
+{
+	*first = (uint32_t)rb_->members.n;
+	*n = 0;
+	auto push = [&](int64_t r) {
+		if (r < INT32_MIN || r > INT32_MAX)
+			throw bad_event{ "rank out of range" };
+		*(int32_t *)orr__vec_push(&rb_->members) = (int32_t)r;
+		(*n)++;
+	};
+	if (v.type() == ondemand::json_type::array) {
+		ondemand::array ranks = v.get_array();
+
+		nest(3);
+		for (auto r : ranks)
+			push(get_int(r.value(), "expected integer ranks"));
+		return;
+	}
+	string_view s = v.get_string();
+	for (size_t i = 0; i < s.size();) {
+		if (s[i] < '0' || s[i] > '9') {
+			i++;
+			continue;
+		}
+		int64_t r = 0;
+		for (; i < s.size() && s[i] >= '0' && s[i] <= '9' && r < INT32_MAX; i++)
+			r = r * 10 + (s[i] - '0');
+		push(r);
+	}
+}
+
+void kineto_parser::coll_field(string_view key, ondemand::value v, raw_args &a)
+{
+	struct orr_collective &c = a.coll;
+
+	if (key == "Collective name")
+		c.type = intern(v.get_string()), a.has_coll = true;
+	else if (key == "dtype")
+		c.dtype = intern(v.get_string());
+	else if (key == "In msg nelems")
+		c.in_nelems = get_int(v, "expected an integer for 'In msg nelems'");
+	else if (key == "Out msg nelems")
+		c.out_nelems = get_int(v, "expected an integer for 'Out msg nelems'");
+	else if (key == "In msg bytes") /* orrery's, when there are no nelems */
+		c.in_bytes = get_int(v, "expected an integer for 'In msg bytes'");
+	else if (key == "Out msg bytes")
+		c.out_bytes = get_int(v, "expected an integer for 'Out msg bytes'");
+	else if (key == "Group size")
+		c.group_size = (int32_t)get_int(v, "expected an integer for 'Group size'");
+	else if (key == "Process Group Name" || key == "Process Group ID")
+		c.pg_name = v.type() == ondemand::json_type::string ? intern(v.get_string())
+								    : intern(v.raw_json_token());
+	else if (key == "Process Group Description")
+		c.pg_desc = intern(v.get_string());
+	else if (key == "Process Group Ranks")
+		members(v, &c.first_member, &c.nmembers);
+	else if (key == "Seq")
+		c.sequence = get_int(v, "expected an integer for 'Seq'");
+	else if (key == "Src Rank")
+		c.src_rank = (int32_t)get_int(v, "expected an integer for 'Src Rank'");
+	else if (key == "Dst Rank")
+		c.dst_rank = (int32_t)get_int(v, "expected an integer for 'Dst Rank'");
+	else
+		unread(v, 3);
+}
+
+/* ---- top-level metadata ---- */
+
+void kineto_parser::distributed_info(ondemand::object obj)
+{
+	for (auto field : obj) {
+		string_view key = field.unescaped_key();
+		ondemand::value v = field.value();
+
+		if (key == "rank") {
+			int64_t r = get_int(v, "expected an integer distributedInfo.rank");
+			if (r < 0 || r > INT32_MAX)
+				throw bad_event{ "distributedInfo.rank out of range" };
+			rb_->pub.rank = (int32_t)r;
+			rb_->has_rank = true;
+		} else if (key == "world_size") {
+			int64_t w = get_int(v, "expected an integer distributedInfo.world_size");
+			rb_->pub.world_size = w > 0 && w <= INT32_MAX ? (int32_t)w : -1;
+		} else if (key == "backend") {
+			rb_->pub.backend = intern(v.get_string());
+		} else if (key == "pg_config") {
+			for (auto pg : v.get_array()) {
+				struct orr_comm c = {};
+				c.size = -1;
+				for (auto f : pg.get_object()) {
+					string_view k = f.unescaped_key();
+					ondemand::value x = f.value();
+					if (k == "pg_name")
+						c.name = x.type() == ondemand::json_type::string
+								 ? intern(x.get_string())
+								 : intern(x.raw_json_token());
+					else if (k == "pg_desc")
+						c.desc = intern(x.get_string());
+					else if (k == "backend_config")
+						c.backend = intern(x.get_string());
+					else if (k == "pg_size")
+						c.size = (int32_t)get_int(
+							x, "expected integer pg_size");
+					else if (k == "ranks")
+						members(x, &c.first_member, &c.nmembers);
+				}
+				*(struct orr_comm *)orr__vec_push(&rb_->comms) = c;
+			}
+		}
+	}
+}
+
+void kineto_parser::device_properties(ondemand::array arr)
+{
+	for (auto dev : arr) {
+		struct orr_device d = {};
+		d.id = -1;
+		for (auto f : dev.get_object()) {
+			string_view k = f.unescaped_key();
+			ondemand::value x = f.value();
+			if (k == "id")
+				d.id = (int32_t)get_int(x, "expected integer device id");
+			else if (k == "name")
+				d.name = intern(x.get_string());
+			else if (k == "numSms")
+				d.num_sms = (int32_t)get_int(x, "expected integer numSms");
+			else if (k == "computeMajor")
+				d.compute_major =
+					(int32_t)get_int(x, "expected integer computeMajor");
+			else if (k == "computeMinor")
+				d.compute_minor =
+					(int32_t)get_int(x, "expected integer computeMinor");
+			else if (k == "totalGlobalMem")
+				d.total_mem_bytes = get_int(x, "expected integer totalGlobalMem");
+		}
+		*(struct orr_device *)orr__vec_push(&rb_->devices) = d;
+	}
+}
+
+/*
+ * One entry of "orreryRanks" (a file of several ranks): the Kineto header keys of one
+ * of its ranks, read into a rank of its own.
+ */
+void kineto_parser::declared_rank(ondemand::object obj)
+{
+	struct orr__rank_build *file = rb_;
+
+	rb_ = orr__rank_new_part(file);
+	try {
+		for (auto field : obj) {
+			string_view key = field.unescaped_key();
+			ondemand::value v = field.value();
+
+			if (key == "distributedInfo") {
+				distributed_info(v.get_object());
+			} else if (key == "deviceProperties") {
+				device_properties(v.get_array());
+			} else if (key == "baseTimeNanoseconds") {
+				if (v.get_int64().get(rb_->pub.base_time_ns) != SUCCESS)
+					throw bad_event{
+						"expected an integer 'baseTimeNanoseconds'"
+					};
+				rb_->has_base = true;
+			}
+		}
+	} catch (...) {
+		rb_ = file;
+		throw;
+	}
+	rb_ = file;
+}
+
+} /* namespace orr__kineto */

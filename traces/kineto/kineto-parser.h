@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * traces/kineto/kineto-parser.h — what kineto-json.cpp (the events, their windows, the
+ * top level) and kineto-args.cpp (an event's args, the file's metadata) share: the
+ * parser and the helpers that read values.  C++ only, internal to traces/kineto/.
+ */
+#ifndef ORRERY_TRACES_KINETO_PARSER_H
+#define ORRERY_TRACES_KINETO_PARSER_H
+
+#include <simdjson.h>
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "../internal.h"
+#include "scan.h"
+
+namespace orr__kineto {
+
+using namespace simdjson;
+using std::string_view;
+
+/* Tests and the fuzz build shrink the window to reach its edge cases with small inputs. */
+#ifndef ORR__WINDOW_BYTES
+#define ORR__WINDOW_BYTES (8u << 20)
+#endif
+constexpr size_t WINDOW_BYTES = ORR__WINDOW_BYTES;
+
+/* Data errors found while reading values simdjson parsed fine. */
+struct bad_event {
+	const char *what;
+};
+
+/* A limit passed (orr__limit_fail()). */
+struct limit_hit {
+	enum orr__limit which;
+};
+
+/* Values as the events write them (kineto-json.cpp). */
+const char *type_name(ondemand::json_type t);
+const char *expected_type(string_view key);
+bool is_value_error(error_code e);
+int64_t get_int(ondemand::value v, const char *what);
+int64_t get_time(ondemand::value v, const char *what);
+
+/* Ids that may be written as numbers or strings ("stream 7", "Spans"). */
+struct loose_id {
+	int64_t value = -1;
+	bool present = false, numeric = false;
+};
+
+enum class ph { none, complete, instant, flow_start, flow_end, metadata, other };
+
+loose_id get_loose_id(ondemand::value v);
+ph parse_ph(string_view s);
+int kind_of(string_view cat);
+bool marker_or_unknown(int kind);
+bool on_gpu(int kind);
+enum orr_sync_kind sync_kind_of(string_view s);
+
+/* What the args of an event say, by key. */
+struct raw_args {
+	int64_t external_id = -1, correlation = -1, stream = -1, device = -1, sequence = -1;
+	int64_t bytes = -1, wait_on_stream = -1, record_corr = -1, event_id = -1;
+	enum orr_sync_kind sync = ORR_SYNC_UNKNOWN;
+	string_view meta_name;
+	int64_t meta_rank = -1, meta_pid = -1; /* process_name of a file with several ranks */
+	bool has_meta_pid = false, has_device = false;
+	bool has_coll = false;
+	/* "[memory]" markers: the allocator's totals after the event, and the device type */
+	int64_t mem_allocated = -1, mem_reserved = -1, mem_device_type = -1;
+	struct orr_collective coll = {
+		ORR_STR_NONE, ORR_STR_NONE, ORR_STR_NONE, ORR_STR_NONE, -1, -1, -1,
+		-1,           -1,           -1,           -1,           -1, 0,  0
+	};
+	uint32_t first_input = 0, ninputs = 0;
+};
+
+/* The fields of one event, gathered in any key order before it is stored. */
+struct raw_event {
+	string_view ph, cat, name;
+	loose_id pid, tid;
+	int64_t ts = 0, dur = -1;
+	bool has_ts = false;
+	int64_t flow_id = -1;
+	string_view args; /* raw JSON of "args" when it came before "cat" */
+	bool args_done = false;
+	raw_args a;
+};
+
+class kineto_parser {
+public:
+	kineto_parser(struct orr_trace *t, struct orr__rank_build *rb, const char *name, char *buf,
+		      size_t len, const struct orr__limits *limits, struct orr_diag *diag)
+		: t_(t), rb_(rb), name_(name), buf_(buf), len_(len), limits_(limits), diag_(diag)
+	{
+		size_t depth = (size_t)limits->max[ORR__LIMIT_DEPTH];
+
+		/* simdjson counts the window's own brackets as a level. */
+		if (parser_.allocate(WINDOW_BYTES, depth + 1) != SUCCESS ||
+		    args_parser_.allocate(4096, depth + 1) != SUCCESS)
+			throw std::bad_alloc();
+	}
+	int run();
+
+private:
+	int top_level();
+	int top_value(string_view key, size_t pos, size_t end);
+	int events(size_t pos, size_t *ret_end);
+	int window(size_t start, size_t cut, bool exact);
+	size_t guess_cut(size_t pos) const;
+	int fail(int err, int64_t offset, int64_t event, const char *what);
+	int fail_scan(const struct orr__scan_error &e);
+	int fail_limit(enum orr__limit which, int64_t offset, int64_t event);
+	[[noreturn]] void bad_value(const char *where, string_view key, ondemand::value v,
+				    error_code err);
+	size_t max_depth() const
+	{
+		return (size_t)limits_->max[ORR__LIMIT_DEPTH];
+	}
+
+	void nest(size_t level) const;
+	void unread(ondemand::value v, size_t level);
+	bool meta_int(ondemand::value v, int64_t *ret);
+	void event(ondemand::object obj);
+	void event_field(string_view key, ondemand::value v, raw_event &e);
+	void arg_field(string_view key, ondemand::value v, int kind, raw_args &a);
+	void store(raw_event &e);
+	void args(string_view raw, int kind, raw_args &a);
+	void event_args(ondemand::value v, raw_event &e);
+	void arg(string_view key, ondemand::value v, int kind, raw_args &a);
+	void input_dims(ondemand::value v, raw_args &a);
+	void input_types(ondemand::value v, raw_args &a);
+	void coll_field(string_view key, ondemand::value v, raw_args &a);
+	void memory_totals(const raw_args &a);
+	void members(ondemand::value v, uint32_t *first, uint32_t *n);
+	void distributed_info(ondemand::object obj);
+	void device_properties(ondemand::array arr);
+	void declared_rank(ondemand::object obj);
+	uint32_t intern(string_view s);
+	string_view raw_key(simdjson_result<ondemand::field> &f) const;
+	uint8_t call_class(uint32_t name);
+
+	struct orr_trace *t_;
+	struct orr__rank_build *rb_;
+	const char *name_;
+	char *buf_;
+	size_t len_;
+	const struct orr__limits *limits_;
+	struct orr_diag *diag_;
+	ondemand::parser parser_, args_parser_;
+	int64_t field_at_ = -1; /* the key of the event's field being read, -1 */
+	char msg_[256];         /* bad_event::what when it is formatted */
+	int64_t nevents_ = 0;
+	bool saw_events_ = false;
+	std::vector<uint8_t> call_cache_; /* enum orr_call + 1 by name id, 0 = not yet */
+};
+
+} /* namespace orr__kineto */
+
+#endif
