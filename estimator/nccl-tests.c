@@ -73,9 +73,10 @@ static int rank_line(struct parse *p, const char *line, int64_t off)
 	len = strcspn(on, " \t\n");
 	if (len >= HOST_MAX)
 		len = HOST_MAX - 1;
-	if (p->t->group == 0)
-		memcpy(p->host, on, len), p->host[len] = 0;
-	else if (strlen(p->host) != len || strncmp(p->host, on, len) != 0)
+	if (p->t->group == 0) {
+		memcpy(p->host, on, len);
+		p->host[len] = 0;
+	} else if (strlen(p->host) != len || strncmp(p->host, on, len) != 0)
 		p->hosts_differ = true;
 	p->t->group++;
 	return 0;
@@ -96,7 +97,7 @@ static int comment(struct parse *p, const char *line, int64_t off)
 	return 0;
 }
 
-/* A result line: its size and out-of-place time. */
+/* A result line: its size and out-of-place time; a size of 0 (-b 0) says nothing. */
 static int result(struct parse *p, const char *line, int64_t off)
 {
 	char *end;
@@ -110,6 +111,8 @@ static int result(struct parse *p, const char *line, int64_t off)
 			continue;
 		}
 		v[i] = strtod(f, &end);
+		if (i == 0 && end != f && v[0] == 0)
+			return 0;
 		if (end == f || !(v[i] > 0) || !isfinite(v[i]))
 			return orr_diag_set(p->d, ORR_EMALFORMED, p->name, off, -1,
 					    "a result line whose %s is not a positive number",

@@ -6,10 +6,11 @@
  * reduce-scatters, the gradients' reduction and the optimizer.
  *
  * Each stage runs its passes in the order of orr_pp_schedule(), receives its input
- * before a pass and sends its output after it.  After the last backward pass: the
- * gradients' reduction over DP (all-reduce, or reduce-scatter with the distributed
- * optimizer), in buckets as Megatron-Core's DDP makes them and not overlapped (its
- * default), the embedding gradients' all-reduce between the first and last stages
+ * before a pass and sends its output after it.  The gradients' reduction over DP
+ * (all-reduce, or reduce-scatter with the distributed optimizer) in buckets as
+ * Megatron-Core's DDP makes them, after the last backward pass (its default) or during
+ * it (overlap_grad_reduce); with full sharding, per layer instead.  After the last
+ * backward pass: the embedding gradients' all-reduce between the first and last stages
  * (tied embeddings), the gradient norm (a reduction, an all-reduce over the
  * model-parallel group, and the .item() that waits for it), Adam, and with the
  * distributed optimizer the parameters' all-gather; the step ends with the launch

@@ -202,6 +202,7 @@ static const char nccl_all_gather[] =
 	"#  Rank  0 Group  0 Pid  41 on     node-a device  0 [0x07] NVIDIA H100 80GB HBM3\n"
 	"#  Rank  1 Group  0 Pid  42 on     node-b device  0 [0x07] NVIDIA H100 80GB HBM3\n"
 	"#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
+	"           0             0     float    none      -1     0.30    0.00    0.00      0\n"
 	"     1048576        131072     float    none      -1    61.20   17.13    8.57      0\n"
 	"     2097152        262144     float    none      -1    83.40   25.15   12.57      0\n"
 	"# Avg bus bandwidth    : 10.57\n";
