@@ -27,8 +27,9 @@
  *
  * Anything else keeps its measured time, and is counted.  What changes the tasks
  * themselves (layers, pipeline stages, micro-batches per step, recompute, context
- * parallelism, TP or DP to or from 1, which adds or removes their collectives) is
- * refused: that is a rewrite of the graph, not a re-timing.
+ * parallelism, attention, how DP shares and reduces, TP or DP to or from 1, which adds
+ * or removes their collectives) is refused: that is a rewrite of the graph, not a
+ * re-timing.
  */
 #include <errno.h>
 #include <math.h>
@@ -60,6 +61,17 @@ static const char *structural_change(const struct orr_train_config *a,
 		return "a gated MLP";
 	if (a->precision != b->precision)
 		return "precision";
+	if (a->flash_attention != b->flash_attention)
+		return "attention (flash or unfused)";
+	if (a->untied_embeddings != b->untied_embeddings)
+		return "untied embeddings";
+	/* How DP shares the model's state and when it reduces: other collectives, placed elsewhere */
+	if (a->distributed_optimizer != b->distributed_optimizer)
+		return "the distributed optimizer";
+	if (a->fully_sharded != b->fully_sharded)
+		return "full sharding (FSDP, ZeRO-3)";
+	if (a->overlap_grad_reduce != b->overlap_grad_reduce)
+		return "overlapped gradient reduction";
 	/* Without tensor (data) parallelism a step has no TP (gradient) collectives. */
 	if ((a->tp == 1) != (b->tp == 1))
 		return "tensor parallelism to or from 1 (its collectives come or go)";

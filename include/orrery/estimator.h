@@ -857,8 +857,8 @@ struct orr_retime_models {
  * `to` of the job traced in g at `from`, whose structure is st (a rank's), re-timed with
  * models m (docs/estimator.md, "Re-timing a trace").  -ENOTSUP when `to` changes what
  * only a rewrite of the graph can (layers, pipeline, micro-batches per step, context
- * parallelism, recompute, gated MLP, precision, sequence parallelism, TP or DP to or
- * from 1), named in
+ * parallelism, recompute, gated MLP, precision, sequence parallelism, attention, untied
+ * embeddings, how DP shares the state and reduces, TP or DP to or from 1), named in
  * *ret_why (may be NULL); -EINVAL for a configuration orr_memory_estimate() refuses.
  */
 int orr_retime(const struct orr_graph *g, const struct orr_structure *st,

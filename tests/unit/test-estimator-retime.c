@@ -278,6 +278,17 @@ static void test_retime_refuses(void **state)
 	to = j.from;
 	to.sequence_parallel = true;
 	assert_int_equal(retime(&j, &to, true, &r, &why), -ENOTSUP);
+	/* how DP shares the state and when it reduces: other collectives */
+	to = j.from;
+	to.fully_sharded = true;
+	assert_int_equal(retime(&j, &to, true, &r, &why), -ENOTSUP);
+	assert_string_equal(why, "full sharding (FSDP, ZeRO-3)");
+	to = j.from;
+	to.overlap_grad_reduce = true;
+	assert_int_equal(retime(&j, &to, true, &r, &why), -ENOTSUP);
+	to = j.from;
+	to.flash_attention = !to.flash_attention;
+	assert_int_equal(retime(&j, &to, true, &r, &why), -ENOTSUP);
 	/* TP 1 has no TP collectives to re-time; DP 2 would need gradient collectives. */
 	to = j.from;
 	to.tp = 1;
