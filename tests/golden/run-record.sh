@@ -178,10 +178,12 @@ status)
 signal)
 	fake_tracer
 	cd "$work" || fail "cd"
-	# A SIGTERM sent to orrery alone reaches the command, which decides how to end.
+	# A SIGTERM sent to orrery alone reaches the command, which decides how to end.  Its
+	# output goes to files: a sleep the trap could not reach (a signal between the fork
+	# and $!) must not hold the test's own stdout, which meson waits on.
 	"$orrery" record -q -o g1 -- sh -c \
 		'trap "kill \$!; echo term >>got; exit 42" TERM; : >ready; sleep 30 & wait' \
-		2>"$work/err" &
+		>"$work/out" 2>"$work/err" &
 	pid=$!
 	for _ in $(seq 200); do [[ -e ready ]] && break; sleep 0.05; done
 	[[ -e ready ]] || fail "the command did not start"
