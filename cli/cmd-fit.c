@@ -114,27 +114,11 @@ static int write_costs(const struct cli_fit *f, const char *path)
 /* "all_reduce=FILE": the kind it names, FILE in *ret_path; else unknown and arg. */
 static enum orr_coll_kind split_kind(const char *arg, const char **ret_path)
 {
-	static const char *const kinds[] = {
-		[ORR_COLL_ALL_REDUCE] = "all_reduce",
-		[ORR_COLL_ALL_GATHER] = "all_gather",
-		[ORR_COLL_REDUCE_SCATTER] = "reduce_scatter",
-		[ORR_COLL_ALL_TO_ALL] = "alltoall",
-		[ORR_COLL_BROADCAST] = "broadcast",
-		[ORR_COLL_REDUCE] = "reduce",
-		[ORR_COLL_SEND_RECV] = "sendrecv",
-	};
 	const char *eq = strchr(arg, '=');
+	enum orr_coll_kind k = eq ? orr_nccl_tests_kind(arg, (size_t)(eq - arg)) : ORR_COLL_UNKNOWN;
 
-	*ret_path = arg;
-	if (!eq)
-		return ORR_COLL_UNKNOWN;
-	for (int k = 0; k < ORR_COLL_KIND_COUNT; k++)
-		if (strlen(kinds[k]) == (size_t)(eq - arg) &&
-		    strncmp(arg, kinds[k], (size_t)(eq - arg)) == 0) {
-			*ret_path = eq + 1;
-			return (enum orr_coll_kind)k;
-		}
-	return ORR_COLL_UNKNOWN; /* a file name with '=' in it */
+	*ret_path = k == ORR_COLL_UNKNOWN ? arg : eq + 1; /* else a file name with '=' in it */
+	return k;
 }
 
 /* Reads every --nccl-tests run into nt (o->nnccl of them), saying why not. */

@@ -141,8 +141,10 @@ static double state_bytes_unsharded(const struct orr_train_config *c)
 		return 18;
 	case ORR_DTYPE_FP16:
 		return 20;
-	default:
+	case ORR_DTYPE_FP32:
 		return 16;
+	default:
+		return 0; /* orr__train_config_valid() refuses it */
 	}
 }
 
@@ -156,18 +158,19 @@ static double state_bytes_unsharded(const struct orr_train_config *c)
 static double state_bytes(const struct orr_train_config *c)
 {
 	double d = (double)c->dp * c->cp;
-	bool dist = c->distributed_optimizer;
 
 	if (c->fully_sharded)
 		return state_bytes_unsharded(c) / d;
+	if (!c->distributed_optimizer)
+		return state_bytes_unsharded(c);
 	switch (c->precision) {
 	case ORR_DTYPE_BF16: /* bf16 weights, fp32 gradients */
 	case ORR_DTYPE_FP8:  /* Transformer Engine keeps bf16 weights; FP8 copies are transient */
-		return dist ? 6 + 12 / d : 18;
+		return 6 + 12 / d;
 	case ORR_DTYPE_FP16: /* fp16 weights and gradients, an fp32 copy of the gradients */
-		return dist ? 4 + 16 / d : 20;
+		return 4 + 16 / d;
 	case ORR_DTYPE_FP32:
-		return dist ? 8 + 8 / d : 16;
+		return 8 + 8 / d;
 	default:
 		return 0; /* orr__train_config_valid() refuses it */
 	}

@@ -33,8 +33,7 @@ struct parse {
 	struct orr_diag *d;
 };
 
-/* The collective of a test binary's name: "all_reduce_perf", "sendrecv_perf", ... */
-static enum orr_coll_kind kind_of_test(const char *s, size_t len)
+enum orr_coll_kind orr_nccl_tests_kind(const char *s, size_t len)
 {
 	static const struct {
 		const char *test;
@@ -92,7 +91,7 @@ static int comment(struct parse *p, const char *line, int64_t off)
 	if (strncmp(s, start, sizeof(start) - 1) == 0) {
 		s += sizeof(start) - 1;
 		s += strspn(s, " \t");
-		p->t->kind = kind_of_test(s, strcspn(s, " \t\n"));
+		p->t->kind = orr_nccl_tests_kind(s, strcspn(s, " \t\n"));
 	}
 	return 0;
 }

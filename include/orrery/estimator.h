@@ -213,6 +213,12 @@ struct orr_nccl_tests {
 };
 
 /*
+ * The collective of an nccl-tests name, len bytes at s: "all_reduce" or its binary's
+ * "all_reduce_perf", all_gather, reduce_scatter, alltoall, broadcast, reduce, sendrecv;
+ * ORR_COLL_UNKNOWN for another.
+ */
+enum orr_coll_kind orr_nccl_tests_kind(const char *s, size_t len);
+/*
  * Parses what an nccl-tests binary printed (len bytes at buf, named name in messages).
  * The collective is the one its "# Collective test starting:" line names, else kind.
  * ORR_EMALFORMED for a result line without a positive size and time, a rank line
