@@ -210,6 +210,34 @@ void orr__sy_layer_bwd(struct sy_pass *p)
 	orr__sy_kern(p, "orrery_synth::layer_norm_backward", ORR_KERN_NORM, 3 * nh, 0);
 }
 
+/*
+ * Megatron's get_batch, on a stage that loads data (the first, for the tokens, and the
+ * last, for the labels): tensor_parallel.broadcast_data copies the batch's sizes to the
+ * GPU, broadcasts them over the TP group and reads them back to the host
+ * (sizes_cuda.cpu(): a copy the launch thread waits for, behind all the work queued on
+ * the GPU), then broadcasts the tokens (int64, s + 1 per sequence);
+ * get_ltor_masks_and_position_ids builds the causal mask (ones, tril, < 0.5), the loss
+ * mask and the position ids; labels and tokens are sliced into contiguous copies.
+ */
+void orr__sy_get_batch(struct sy_pass *p)
+{
+	const struct orr_train_config *c = p->j->c;
+	double b = (double)c->micro_batch, s = (double)c->seq, tokens = b * (s + 1) * 8;
+
+	orr__sy_kern(p, "orrery_synth::batch_sizes_to_device", ORR_KERN_COPY, 64, 0);
+	orr__sy_tp_coll(p, ORR_COLL_BROADCAST, "ncclDevKernel_Broadcast", 64);
+	orr__sy_device_sync(p); /* sizes_cuda.cpu() */
+	orr__sy_kern(p, "orrery_synth::batch_to_device", ORR_KERN_COPY, tokens, 0);
+	orr__sy_tp_coll(p, ORR_COLL_BROADCAST, "ncclDevKernel_Broadcast", tokens);
+	orr__sy_kern(p, "orrery_synth::labels_contiguous", ORR_KERN_COPY, 2 * tokens, 0);
+	orr__sy_kern(p, "orrery_synth::tokens_contiguous", ORR_KERN_COPY, 2 * tokens, 0);
+	orr__sy_kern(p, "orrery_synth::mask_ones", ORR_KERN_ELEMENTWISE, 4 * s * s, 0);
+	orr__sy_kern(p, "orrery_synth::mask_tril", ORR_KERN_ELEMENTWISE, 8 * s * s, 0);
+	orr__sy_kern(p, "orrery_synth::loss_mask_ones", ORR_KERN_ELEMENTWISE, 4 * b * s, 0);
+	orr__sy_kern(p, "orrery_synth::position_ids", ORR_KERN_ELEMENTWISE, 8 * s, 0);
+	orr__sy_kern(p, "orrery_synth::mask_lt", ORR_KERN_ELEMENTWISE, 5 * s * s, 0);
+}
+
 void orr__sy_embedding_fwd(struct sy_pass *p)
 {
 	double th = p->T * p->h * p->e;

@@ -240,6 +240,8 @@ static void slot(struct sy_pass *p, const struct orr_pp_slot *s)
 			orr__sy_wait_for(p, SY_COMPUTE, SY_RECV_PREV);
 		}
 		p2p_sync(p);
+		if (first || last)
+			orr__sy_get_batch(p);
 		chunk_fwd(p, first, last);
 		p->j->ret->forward_ns += busy(p) - before;
 		if (!last) {

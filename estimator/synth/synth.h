@@ -162,6 +162,8 @@ struct sy_span orr__sy_dp_span(const struct sy_pass *p);
 
 void orr__sy_layer_fwd(struct sy_pass *p);
 void orr__sy_layer_bwd(struct sy_pass *p); /* with full recompute, the forward pass first */
+/* Megatron's get_batch: the sizes read back (a sync), tokens broadcast, masks built. */
+void orr__sy_get_batch(struct sy_pass *p);
 void orr__sy_embedding_fwd(struct sy_pass *p);
 void orr__sy_embedding_bwd(struct sy_pass *p);
 void orr__sy_head_fwd(struct sy_pass *p); /* final norm, logits, cross-entropy */

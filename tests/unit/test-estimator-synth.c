@@ -334,6 +334,39 @@ static void test_synth_softmax_fallback(void **state)
 	assert_int_equal(short_1 - kernels_of(&c), passes);
 }
 
+static size_t count_in(const char *s, size_t n, const char *what)
+{
+	size_t count = 0, len = strlen(what);
+
+	for (size_t i = 0; i + len <= n; i++)
+		if (memcmp(s + i, what, len) == 0)
+			count++;
+	return count;
+}
+
+/*
+ * Megatron's get_batch reads the batch's sizes back to the host before each micro-batch's
+ * forward pass on the stages that load data: without a pipeline one wait per
+ * micro-batch, besides the gradient norm's .item() and the step's end (forward only:
+ * the end alone).
+ */
+static void test_synth_get_batch_waits(void **state)
+{
+	struct orr_train_config c = small();
+	struct orr_synth s;
+
+	(void)state;
+	c.pp = 1;
+	c.micro_batches = 5;
+	s = synth(&c, false);
+	assert_int_equal(count_in(s.json, s.len, "cudaDeviceSynchronize"), 5 + 2);
+	assert_int_equal(count_in(s.json, s.len, "batch_sizes_to_device"), 5);
+	orr_synth_release(&s);
+	s = synth(&c, true);
+	assert_int_equal(count_in(s.json, s.len, "cudaDeviceSynchronize"), 5 + 1);
+	orr_synth_release(&s);
+}
+
 static void test_synth_refuses(void **state)
 {
 	struct orr_synth_costs k = table_costs(), none = { 0 };
@@ -368,6 +401,7 @@ int main(void)
 		cmocka_unit_test(test_synth_fully_sharded),
 		cmocka_unit_test(test_synth_overlap_grad_reduce),
 		cmocka_unit_test(test_synth_softmax_fallback),
+		cmocka_unit_test(test_synth_get_batch_waits),
 		cmocka_unit_test(test_synth_refuses),
 	};
 
