@@ -9,15 +9,21 @@
 
 static const char usage_text[] =
 	"usage: orrery replay [--format=text|json|csv] [--scale GLOB=FACTOR]...\n"
-	"                     [--comm GLOB]... [--timeline OUT.json] TRACE\n\n"
+	"                     [--scenario FILE] [--strict] [--comm GLOB]...\n"
+	"                     [--timeline OUT.json] TRACE\n\n"
 	"Builds the execution graph of TRACE and replays it; prints, per rank and step, the\n"
 	"measured and predicted step time, their error and the busy-timeline distance; the\n"
 	"job step times of several ranks; the mean and max error; the breakdown of GPU time\n"
 	"(exposed compute, overlapped, exposed communication, other) measured vs predicted;\n"
-	"and what the graph holds.\n\n"
+	"and what the graph holds.  With what-if scenarios (--scale, --scenario) it replays\n"
+	"the trace as recorded (the baseline) and with each scenario, and prints baseline ->\n"
+	"scenario step times with their signed change, and what each rule matched.\n\n"
 	"  --format=FMT        text (default), json or csv (docs/orrery-replay.md)\n"
-	"  --scale GLOB=F      multiply the duration of GPU tasks whose name matches GLOB\n"
-	"                      by F (repeatable), e.g. 'nccl*=0.5' or '*gemm*=2'\n"
+	"  --scale GLOB=F      what-if: multiply the duration of GPU tasks whose name matches\n"
+	"                      GLOB by F (repeatable: one scenario), e.g. 'nccl*=0.5'\n"
+	"  --scenario FILE     what-ifs: one scenario per line, NAME GLOB=F [GLOB=F]...\n"
+	"                      ('#' starts a comment); reported in one table\n"
+	"  --strict            a rule that matches no GPU task is an error, not a warning\n"
 	"  --comm GLOB         count GPU tasks whose name matches GLOB as communication\n"
 	"                      (repeatable), e.g. '*all_to_all*'; NCCL, NVSHMEM and DeepEP\n"
 	"                      kernels are communication without it\n"
@@ -28,7 +34,9 @@ static const char usage_text[] =
 struct options {
 	int format;
 	const char *timeline;
+	bool strict;
 	struct cli_scales scales;
+	struct cli_scenarios scenarios;
 	struct cli_globs comm;
 	const char *trace;
 };
@@ -40,6 +48,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "format", required_argument, NULL, 'f' },
 		{ "scale", required_argument, NULL, 's' },
 		{ "comm", required_argument, NULL, 'c' },
+		{ "scenario", required_argument, NULL, 'S' },
+		{ "strict", no_argument, NULL, 'x' },
 		{ "timeline", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -62,6 +72,16 @@ static int parse_options(int argc, char **argv, struct options *o)
 					"bad --scale '%s' (GLOB=FACTOR, FACTOR from 0 to 1e6)",
 					optarg);
 			break;
+		case 'S': {
+			char err[512];
+
+			if (cli_scenarios_read(&o->scenarios, optarg, err, sizeof(err)) < 0)
+				return cli_usage_error("replay", "bad --scenario: %s", err);
+			break;
+		}
+		case 'x':
+			o->strict = true;
+			break;
 		case 'c':
 			if (cli_globs_add(&o->comm, optarg) < 0)
 				return cli_usage_error("replay", "empty --comm pattern");
@@ -82,6 +102,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 		return cli_usage_error("replay",
 				       optind >= argc ? "no trace given" : "one trace at a time");
 	o->trace = argv[optind];
+	if (o->scales.n) /* the --scale rules: one scenario, listed first */
+		cli_scenarios_take_scales(&o->scenarios, &o->scales);
+	if (o->timeline && o->scenarios.n > 1)
+		return cli_usage_error("replay", "--timeline shows one scenario; %zu were given",
+				       o->scenarios.n);
 	return -1;
 }
 
@@ -99,11 +124,54 @@ static void print_report(const struct options *o, const struct orr_replay *r)
 	cli_report_release(&rep);
 }
 
+/* The timeline of the trace replayed as recorded, or with the one scenario given. */
+static int write_timeline(const struct options *o, const struct cli_replay *cr)
+{
+	const struct cli_scales *s = o->scenarios.n ? &o->scenarios.v[0].scales : NULL;
+	struct orr_replay_options opts = { 0 };
+	struct orr_replay *r = NULL;
+	struct orr_diag diag;
+	int err = 0;
+
+	if (s) {
+		opts = (struct orr_replay_options){ .scales = s->v, .nscales = s->n };
+		err = orr_replay_run(cr->g, &opts, &r, &diag);
+	}
+	if (!err)
+		err = cli_timeline_write(r ? r : cr->r, o->timeline);
+	orr_replay_free(r);
+	if (err)
+		cli_error("cannot write '%s': %s", o->timeline, orr_strerror(err));
+	return err ? EXIT_FAIL : EXIT_OK;
+}
+
+/* Prints the what-if report; EXIT_FAIL when --strict and a rule matched nothing. */
+static int print_whatif(const struct options *o, const struct cli_replay *cr)
+{
+	struct cli_whatif w;
+	int ret = cli_whatif_run(&w, o->trace, cr->r, &o->scenarios);
+
+	if (ret == EXIT_OK && cli_whatif_unmatched(&w) && o->strict) {
+		cli_error("--strict: a rule matches no GPU task (the warnings above)");
+		ret = EXIT_FAIL;
+	}
+	if (ret == EXIT_OK) {
+		if (o->format == CLI_FORMAT_JSON)
+			cli_whatif_json(&w);
+		else if (o->format == CLI_FORMAT_CSV)
+			cli_whatif_csv(&w);
+		else
+			cli_whatif_text(&w);
+	}
+	cli_whatif_release(&w);
+	return ret;
+}
+
 int cmd_replay(int argc, char **argv)
 {
 	struct options o = { .format = CLI_FORMAT_TEXT };
 	struct cli_replay cr = { 0 };
-	int ret, err;
+	int ret;
 
 	ret = parse_options(argc, argv, &o);
 	if (ret >= 0)
@@ -115,22 +183,26 @@ int cmd_replay(int argc, char **argv)
 		ret = EXIT_FAIL;
 		goto out;
 	}
-	ret = cli_replay_open(o.trace, &o.scales, &o.comm, &cr);
+	ret = cli_replay_open(o.trace, NULL, &o.comm, &cr);
 	if (ret != EXIT_OK)
 		goto out;
-	if (o.timeline) {
-		err = cli_timeline_write(cr.r, o.timeline);
-		if (err) {
-			cli_error("cannot write '%s': %s", o.timeline, orr_strerror(err));
-			ret = EXIT_FAIL;
+	if (o.scenarios.n) {
+		ret = print_whatif(&o, &cr);
+		if (ret != EXIT_OK)
 			goto out;
-		}
 	}
-	print_report(&o, cr.r);
+	if (o.timeline) {
+		ret = write_timeline(&o, &cr);
+		if (ret != EXIT_OK)
+			goto out;
+	}
+	if (!o.scenarios.n)
+		print_report(&o, cr.r);
 	ret = EXIT_OK; /* main() checks that standard output was written */
 out:
 	cli_replay_close(&cr);
 	cli_scales_release(&o.scales);
+	cli_scenarios_release(&o.scenarios);
 	cli_globs_release(&o.comm);
 	return ret;
 }

@@ -88,6 +88,61 @@ void cli_report_text(const struct cli_report *rep);
 void cli_report_json(const struct cli_report *rep);
 void cli_report_csv(const struct cli_report *rep);
 
+/* ---- what-if scenarios (cli/scenario.c, cli/replay-whatif.c) ---- */
+
+/* A what-if of `orrery replay`: a name and its --scale rules. */
+struct cli_scenario {
+	char *name; /* owned */
+	struct cli_scales scales;
+};
+
+struct cli_scenarios {
+	struct cli_scenario *v;
+	size_t n, cap;
+};
+
+/* Moves the --scale rules given into one scenario, named after them ("nccl*=0.5"), first. */
+void cli_scenarios_take_scales(struct cli_scenarios *s, struct cli_scales *scales);
+/* Appends the scenarios of a --scenario FILE; -1 with the reason ("FILE:LINE: ...") in err. */
+int cli_scenarios_read(struct cli_scenarios *s, const char *path, char *err, size_t size);
+void cli_scenarios_release(struct cli_scenarios *s);
+
+/* What one rule matches: GPU tasks in the steps of their ranks, their measured time. */
+struct cli_rule_match {
+	size_t tasks;
+	int64_t gpu_ns;
+	size_t rank_steps; /* the steps they were counted in */
+};
+
+/* ret[i] for scales->v[i], over the graph of r. */
+void cli_rule_matches(const struct orr_replay *r, const struct cli_scales *scales,
+		      struct cli_rule_match *ret);
+
+/* One scenario replayed: its report (predicted = the scenario) and its rules' matches. */
+struct cli_whatif_run {
+	const struct cli_scenario *sc;
+	struct cli_report rep;
+	struct cli_rule_match *matches;
+};
+
+/* `orrery replay` with scenarios: the trace replayed as recorded, then each scenario. */
+struct cli_whatif {
+	const char *path;
+	struct cli_report base;
+	struct cli_whatif_run *runs;
+	size_t nruns;
+};
+
+/* Replays each scenario on the graph of base (the replay as recorded); EXIT_OK or EXIT_FAIL. */
+int cli_whatif_run(struct cli_whatif *w, const char *path, const struct orr_replay *base,
+		   const struct cli_scenarios *sc);
+void cli_whatif_release(struct cli_whatif *w);
+/* Rules that matched no GPU task, each with a warning; their count. */
+size_t cli_whatif_unmatched(const struct cli_whatif *w);
+void cli_whatif_text(const struct cli_whatif *w);
+void cli_whatif_json(const struct cli_whatif *w);
+void cli_whatif_csv(const struct cli_whatif *w);
+
 /*
  * The names `orrery critical-path` lists time under (cli/op-names.c), as ids into the
  * trace's strings.  cli_op_name(): a GPU task's own name; a CPU call's framework op (the

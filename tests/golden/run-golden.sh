@@ -128,6 +128,37 @@ usage)
 		run replay a b
 		expect_rc 2
 		expect_in err "one trace at a time"
+		# what-if scenarios: a rule that matches nothing warns, or fails with --strict
+		run replay --scale 'nosuch*=2' --scale 'ncclDevKernel*=2' traces/samples/tiny-2rank
+		expect_rc 0
+		expect_in err "rule 'nosuch*=2' matches no GPU task"
+		expect_in out "scenario 'nosuch*=2 ncclDevKernel*=2'"
+		run replay --strict --scale 'nosuch*=2' traces/samples/tiny-2rank
+		expect_rc 1
+		expect_in err "--strict: a rule matches no GPU task"
+		printf 'a x*=2\nb\n' >"$work/sc"
+		run replay --scenario "$work/sc" x
+		expect_rc 2
+		expect_in err "sc:2: scenario 'b' has no rule"
+		printf 'x*=2\n' >"$work/sc"
+		run replay --scenario "$work/sc" x
+		expect_rc 2
+		expect_in err "sc:1: a scenario starts with its name"
+		printf 'a x*=two\n' >"$work/sc"
+		run replay --scenario "$work/sc" x
+		expect_rc 2
+		expect_in err "sc:1: bad rule 'x*=two'"
+		printf '# nothing\n\n' >"$work/sc"
+		run replay --scenario "$work/sc" x
+		expect_rc 2
+		expect_in err "no scenario"
+		run replay --scenario "$work/none" x
+		expect_rc 2
+		expect_in err "cannot read"
+		printf 'a x*=2\nb y*=3\n' >"$work/sc"
+		run replay --scenario "$work/sc" --timeline "$work/t.json" x
+		expect_rc 2
+		expect_in err "--timeline shows one scenario; 2 were given"
 		;;
 	fit-usage)
 		run fit

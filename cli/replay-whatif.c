@@ -1,0 +1,414 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `orrery replay` with what-if scenarios (--scale, --scenario): the trace replayed as
+ * recorded (the baseline) and with each scenario's rules, reported as baseline ->
+ * scenario with a signed change, never as an error against the measured step, which a
+ * scenario did not run.  One scenario: per rank-step and job step, and the breakdown of
+ * both; several: one table of their job steps (a one-rank trace: its steps).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "replay-common.h"
+#include "banned.h"
+
+int cli_whatif_run(struct cli_whatif *w, const char *path, const struct orr_replay *base,
+		   const struct cli_scenarios *sc)
+{
+	const struct orr_graph *g = orr_replay_graph(base);
+
+	*w = (struct cli_whatif){ .path = path };
+	cli_report_init(&w->base, path, base);
+	w->runs = orr_xcalloc(sc->n + 1, sizeof(*w->runs));
+	for (size_t i = 0; i < sc->n; i++) {
+		const struct cli_scales *s = &sc->v[i].scales;
+		struct orr_replay_options opts = { .scales = s->v, .nscales = s->n };
+		struct cli_whatif_run *run = &w->runs[w->nruns];
+		struct orr_replay *r = NULL;
+		struct orr_diag diag;
+		int err = orr_replay_run(g, &opts, &r, &diag);
+
+		if (err) {
+			cli_error("cannot replay scenario '%s' of '%s': %s%s%s", sc->v[i].name,
+				  path, orr_strerror(err), diag.msg[0] ? ": " : "", diag.msg);
+			return EXIT_FAIL;
+		}
+		run->sc = &sc->v[i];
+		cli_report_init(&run->rep, path, r);
+		orr_replay_free(r);
+		run->matches = orr_xcalloc(s->n + 1, sizeof(*run->matches));
+		cli_rule_matches(base, s, run->matches);
+		w->nruns++;
+	}
+	return EXIT_OK;
+}
+
+void cli_whatif_release(struct cli_whatif *w)
+{
+	for (size_t i = 0; i < w->nruns; i++) {
+		cli_report_release(&w->runs[i].rep);
+		free(w->runs[i].matches);
+	}
+	free(w->runs);
+	cli_report_release(&w->base);
+	*w = (struct cli_whatif){ 0 };
+}
+
+size_t cli_whatif_unmatched(const struct cli_whatif *w)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < w->nruns; i++)
+		for (size_t k = 0; k < w->runs[i].sc->scales.n; k++)
+			if (!w->runs[i].matches[k].tasks) {
+				cli_warning(
+					"scenario '%s': rule '%s=%g' matches no GPU task in the "
+					"trace's steps",
+					w->runs[i].sc->name, w->runs[i].sc->scales.v[k].glob,
+					w->runs[i].sc->scales.v[k].factor);
+				n++;
+			}
+	return n;
+}
+
+static int64_t predicted(const struct cli_row *row)
+{
+	return row->s.predicted_end_ns - row->s.predicted_start_ns;
+}
+
+static int64_t measured(const struct cli_row *row)
+{
+	return row->s.measured_end_ns - row->s.measured_start_ns;
+}
+
+/* scenario / baseline - 1; NaN without a baseline. */
+static double change(const struct cli_row *base, const struct cli_row *sc)
+{
+	int64_t b = predicted(base);
+
+	return b > 0 ? (double)predicted(sc) / (double)b - 1 : NAN;
+}
+
+/* The rows of a report the table shows: job steps, or a one-rank trace's own steps. */
+static const struct cli_row *table_rows(const struct cli_report *rep, size_t *ret_n)
+{
+	if (rep->nranks > 1) {
+		*ret_n = rep->njob;
+		return rep->job;
+	}
+	*ret_n = rep->nrows;
+	return rep->rows;
+}
+
+/* Mean, min and max change over the rows of the table. */
+static void change_range(const struct cli_whatif *w, const struct cli_whatif_run *run,
+			 double *ret_mean, double *ret_min, double *ret_max)
+{
+	size_t n, m, k = 0;
+	const struct cli_row *b = table_rows(&w->base, &n), *s = table_rows(&run->rep, &m);
+	double sum = 0;
+
+	*ret_min = INFINITY;
+	*ret_max = -INFINITY;
+	for (size_t i = 0; i < n && i < m; i++) {
+		double c = change(&b[i], &s[i]);
+
+		if (!isfinite(c))
+			continue;
+		sum += c;
+		*ret_min = c < *ret_min ? c : *ret_min;
+		*ret_max = c > *ret_max ? c : *ret_max;
+		k++;
+	}
+	*ret_mean = k ? sum / (double)k : NAN;
+	if (!k)
+		*ret_min = *ret_max = NAN;
+}
+
+/* ---- text ---- */
+
+static const char *signed_percent(double f, char *buf, size_t size)
+{
+	if (isfinite(f))
+		snprintf(buf, size, "%+.2f%%", 100 * f);
+	else
+		snprintf(buf, size, "-");
+	return buf;
+}
+
+static void text_rules(const struct cli_whatif_run *run)
+{
+	char t[32];
+
+	printf("scenario '%s'\n", cli_text(run->sc->name));
+	printf("  %-32s %20s %28s\n", "rule", "GPU tasks per step", "their measured ms per step");
+	for (size_t k = 0; k < run->sc->scales.n; k++) {
+		const struct cli_rule_match *m = &run->matches[k];
+		double steps = m->rank_steps ? (double)m->rank_steps : 1;
+		char rule[512];
+
+		snprintf(rule, sizeof(rule), "%s=%g", run->sc->scales.v[k].glob,
+			 run->sc->scales.v[k].factor);
+		printf("  ");
+		cli_put_cell(cli_text(rule), -32);
+		printf(" %20.1f %28s\n", (double)m->tasks / steps,
+		       cli_ms((int64_t)((double)m->gpu_ns / steps), t, sizeof(t)));
+	}
+}
+
+static void text_row(const char *rank, const struct cli_row *b, const struct cli_row *s)
+{
+	char st[32], m[32], p[32], q[32], c[32];
+
+	cli_put_cell(rank, -6);
+	putchar(' ');
+	cli_put_cell(cli_step_label(b->s.step, st, sizeof(st)), 6);
+	printf(" %12s %12s %12s %9s\n", cli_ms(measured(b), m, sizeof(m)),
+	       cli_ms(predicted(b), p, sizeof(p)), cli_ms(predicted(s), q, sizeof(q)),
+	       signed_percent(change(b, s), c, sizeof(c)));
+}
+
+/* " %21s" of "BASELINE -> SCENARIO". */
+static void text_pair(int64_t a_ns, int64_t b_ns)
+{
+	char a[32], b[32], cell[80];
+
+	snprintf(cell, sizeof(cell), "%s -> %s", cli_ms(a_ns, a, sizeof(a)),
+		 cli_ms(b_ns, b, sizeof(b)));
+	putchar(' ');
+	cli_put_cell(cell, 21);
+}
+
+static void text_one(const struct cli_whatif *w, const struct cli_whatif_run *run)
+{
+	const struct cli_report *b = &w->base, *s = &run->rep;
+	char rank[16], st[32];
+
+	printf("\n%-6s %6s %12s %12s %12s %9s\n", "rank", "step", "measured ms", "baseline ms",
+	       "scenario ms", "change");
+	for (size_t i = 0; i < b->nrows && i < s->nrows; i++) {
+		snprintf(rank, sizeof(rank), "%d", b->rows[i].rank);
+		text_row(rank, &b->rows[i], &s->rows[i]);
+	}
+	for (size_t k = 0; b->nranks > 1 && k < b->njob && k < s->njob; k++)
+		text_row("job", &b->job[k], &s->job[k]);
+	printf("\nGPU time breakdown, ms baseline -> scenario\n");
+	printf("%-6s %6s %21s %21s %21s %21s\n", "rank", "step", "exposed compute", "overlapped",
+	       "exposed comm", "other");
+	for (size_t i = 0; i < b->nrows && i < s->nrows; i++) {
+		const struct orr_breakdown *x = &b->rows[i].predicted, *y = &s->rows[i].predicted;
+
+		snprintf(rank, sizeof(rank), "%d", b->rows[i].rank);
+		cli_put_cell(rank, -6);
+		putchar(' ');
+		cli_put_cell(cli_step_label(b->rows[i].s.step, st, sizeof(st)), 6);
+		text_pair(x->exposed_compute_ns, y->exposed_compute_ns);
+		text_pair(x->overlapped_ns, y->overlapped_ns);
+		text_pair(x->exposed_comm_ns, y->exposed_comm_ns);
+		text_pair(x->other_ns, y->other_ns);
+		putchar('\n');
+	}
+}
+
+static void text_table(const struct cli_whatif *w)
+{
+	char st[32], p[32], q[32], c[32];
+
+	printf("\n%-24s %6s %12s %12s %9s\n", "scenario", "step", "baseline ms", "scenario ms",
+	       "change");
+	for (size_t i = 0; i < w->nruns; i++) {
+		size_t n, m;
+		const struct cli_row *b = table_rows(&w->base, &n);
+		const struct cli_row *s = table_rows(&w->runs[i].rep, &m);
+
+		for (size_t k = 0; k < n && k < m; k++) {
+			cli_put_cell(cli_text(w->runs[i].sc->name), -24);
+			putchar(' ');
+			cli_put_cell(cli_step_label(b[k].s.step, st, sizeof(st)), 6);
+			printf(" %12s %12s %9s\n", cli_ms(predicted(&b[k]), p, sizeof(p)),
+			       cli_ms(predicted(&s[k]), q, sizeof(q)),
+			       signed_percent(change(&b[k], &s[k]), c, sizeof(c)));
+		}
+	}
+}
+
+void cli_whatif_text(const struct cli_whatif *w)
+{
+	const struct cli_report *b = &w->base;
+	char x[32], y[32], z[32];
+
+	printf("%s: %zu rank%s replayed as recorded (the baseline) and with %zu what-if "
+	       "scenario%s\n\n",
+	       cli_text(w->path), b->nranks, b->nranks == 1 ? "" : "s", w->nruns,
+	       w->nruns == 1 ? "" : "s");
+	for (size_t i = 0; i < w->nruns; i++)
+		text_rules(&w->runs[i]);
+	if (w->nruns == 1)
+		text_one(w, &w->runs[0]);
+	else
+		text_table(w);
+	putchar('\n');
+	for (size_t i = 0; i < w->nruns; i++) {
+		double mean, min, max;
+
+		change_range(w, &w->runs[i], &mean, &min, &max);
+		printf("scenario '%s': %s step time change mean %s (from %s to %s)\n",
+		       cli_text(w->runs[i].sc->name), b->nranks > 1 ? "job" : "rank",
+		       signed_percent(mean, x, sizeof(x)), signed_percent(min, y, sizeof(y)),
+		       signed_percent(max, z, sizeof(z)));
+	}
+	printf("baseline: replay error over %zu rank-steps mean %.2f%%, max %.2f%%; trust low on "
+	       "%zu of them (orrery replay without a scenario for the details)\n",
+	       b->nrows, 100 * b->mean_error, 100 * b->max_error, b->trust_low);
+}
+
+/* ---- CSV ---- */
+
+/* A field as RFC 4180 writes it: quoted, quotes doubled, when it holds , " or a newline. */
+static void csv_field(const char *s)
+{
+	if (!s[strcspn(s, ",\"\r\n")]) {
+		fputs(s, stdout);
+		return;
+	}
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"')
+			putchar('"');
+		putchar(*s);
+	}
+	putchar('"');
+}
+
+static void csv_row(const char *scenario, const char *rank, const struct cli_row *b,
+		    const struct cli_row *s)
+{
+	double c = change(b, s);
+
+	csv_field(scenario);
+	printf(",%s,%lld,%lld,%lld,%lld,", rank, (long long)b->s.step, (long long)measured(b),
+	       (long long)predicted(b), (long long)predicted(s));
+	if (isfinite(c))
+		printf("%.6g", c);
+	putchar('\n');
+}
+
+void cli_whatif_csv(const struct cli_whatif *w)
+{
+	char rank[16];
+
+	fputs("scenario,rank,step,measured_ns,baseline_ns,scenario_ns,change\n", stdout);
+	for (size_t i = 0; i < w->nruns; i++) {
+		const struct cli_report *b = &w->base, *s = &w->runs[i].rep;
+
+		for (size_t k = 0; k < b->nrows && k < s->nrows; k++) {
+			snprintf(rank, sizeof(rank), "%d", b->rows[k].rank);
+			csv_row(w->runs[i].sc->name, rank, &b->rows[k], &s->rows[k]);
+		}
+		for (size_t k = 0; k < b->njob && k < s->njob; k++)
+			csv_row(w->runs[i].sc->name, "job", &b->job[k], &s->job[k]);
+	}
+}
+
+/* ---- JSON ---- */
+
+static void json_pair(struct json_out *j, const char *key, const struct orr_breakdown *b)
+{
+	json_object(j, key);
+	json_int(j, "exposed_compute_ns", b->exposed_compute_ns);
+	json_int(j, "overlapped_ns", b->overlapped_ns);
+	json_int(j, "exposed_comm_ns", b->exposed_comm_ns);
+	json_int(j, "other_ns", b->other_ns);
+	json_close_object(j);
+}
+
+static void json_step(struct json_out *j, const struct cli_row *b, const struct cli_row *s,
+		      bool breakdown)
+{
+	json_object(j, NULL);
+	json_int(j, "step", b->s.step);
+	json_int(j, "measured_ns", measured(b));
+	json_int(j, "baseline_ns", predicted(b));
+	json_int(j, "scenario_ns", predicted(s));
+	json_double(j, "change", change(b, s));
+	if (breakdown) {
+		json_object(j, "breakdown");
+		json_pair(j, "baseline", &b->predicted);
+		json_pair(j, "scenario", &s->predicted);
+		json_close_object(j);
+	}
+	json_close_object(j);
+}
+
+static void json_rules(struct json_out *j, const struct cli_whatif_run *run)
+{
+	json_array(j, "rules");
+	for (size_t k = 0; k < run->sc->scales.n; k++) {
+		const struct cli_rule_match *m = &run->matches[k];
+
+		json_object(j, NULL);
+		json_str(j, "glob", run->sc->scales.v[k].glob);
+		json_double(j, "factor", run->sc->scales.v[k].factor);
+		json_int(j, "gpu_tasks", (int64_t)m->tasks);
+		json_int(j, "gpu_ns", m->gpu_ns);
+		json_int(j, "rank_steps", (int64_t)m->rank_steps);
+		json_close_object(j);
+	}
+	json_close_array(j);
+}
+
+static void json_run(struct json_out *j, const struct cli_whatif *w,
+		     const struct cli_whatif_run *run)
+{
+	const struct cli_report *b = &w->base, *s = &run->rep;
+	double mean, min, max;
+	size_t i = 0;
+
+	json_object(j, NULL);
+	json_str(j, "name", run->sc->name);
+	json_rules(j, run);
+	json_array(j, "ranks");
+	for (size_t k = 0; k < b->nranks; k++) {
+		int32_t rank = orr_graph_get_rank(b->g, k)->rank->rank;
+
+		json_object(j, NULL);
+		json_int(j, "rank", rank);
+		json_array(j, "steps");
+		for (; i < b->nrows && i < s->nrows && b->rows[i].rank == rank; i++)
+			json_step(j, &b->rows[i], &s->rows[i], true);
+		json_close_array(j);
+		json_close_object(j);
+	}
+	json_close_array(j);
+	json_array(j, "job");
+	for (size_t k = 0; k < b->njob && k < s->njob; k++)
+		json_step(j, &b->job[k], &s->job[k], false);
+	json_close_array(j);
+	change_range(w, run, &mean, &min, &max);
+	json_double(j, "change_mean", mean);
+	json_double(j, "change_min", min);
+	json_double(j, "change_max", max);
+	json_close_object(j);
+}
+
+void cli_whatif_json(const struct cli_whatif *w)
+{
+	struct json_out j;
+
+	json_begin(&j, stdout);
+	json_str(&j, "trace", w->path);
+	json_object(&j, "baseline");
+	json_int(&j, "rank_steps", (int64_t)w->base.nrows);
+	json_double(&j, "mean_error", w->base.mean_error);
+	json_double(&j, "max_error", w->base.max_error);
+	json_int(&j, "trust_low_steps", (int64_t)w->base.trust_low);
+	json_close_object(&j);
+	json_array(&j, "scenarios");
+	for (size_t i = 0; i < w->nruns; i++)
+		json_run(&j, w, &w->runs[i]);
+	json_close_array(&j);
+	cli_graph_json(&j, &w->base.stats);
+	json_end(&j);
+}

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What-if scenarios of `orrery replay`: the --scale rules given on the command line (one
+ * scenario), and those of a --scenario FILE, a scenario per line:
+ *
+ *   # comment
+ *   NAME GLOB=FACTOR [GLOB=FACTOR]...   # comment
+ *
+ * Fields are separated by blanks; a NAME holds no '='; a field that starts with '#'
+ * starts a comment to the end of the line.  And what each rule matches in a
+ * graph: its GPU tasks and their measured time, in the steps of their ranks.
+ */
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "replay-common.h"
+#include "banned.h"
+
+#define SCENARIO_LINE_MAX 4096
+
+void cli_scenarios_release(struct cli_scenarios *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->v[i].name);
+		cli_scales_release(&s->v[i].scales);
+	}
+	free(s->v);
+	*s = (struct cli_scenarios){ 0 };
+}
+
+/* "GLOB=F GLOB=F", the scales in order, as a scenario's name. */
+static char *name_of(const struct cli_scales *scales)
+{
+	size_t len = 1;
+	char *name, *p;
+
+	for (size_t i = 0; i < scales->n; i++)
+		len += strlen(scales->v[i].glob) + 32;
+	p = name = orr_xmalloc(len);
+	for (size_t i = 0; i < scales->n; i++)
+		p += snprintf(p, len - (size_t)(p - name), "%s%s=%g", i ? " " : "",
+			      scales->v[i].glob, scales->v[i].factor);
+	*p = 0;
+	return name;
+}
+
+void cli_scenarios_take_scales(struct cli_scenarios *s, struct cli_scales *scales)
+{
+	struct cli_scenario sc = { .name = name_of(scales), .scales = *scales };
+
+	*scales = (struct cli_scales){ 0 };
+	ORR_VEC_PUSH(s->v, s->n, s->cap, sc);
+	memmove(s->v + 1, s->v, (s->n - 1) * sizeof(*s->v));
+	s->v[0] = sc;
+}
+
+/* One line's fields into a scenario; -1 with the reason in err. */
+static int parse_line(char *line, struct cli_scenario *sc, char *err, size_t size)
+{
+	char *save = NULL, *tok = strtok_r(line, " \t\r\n", &save);
+
+	if (strchr(tok, '=')) {
+		snprintf(err, size, "a scenario starts with its name, not a rule ('%.60s')", tok);
+		return -1;
+	}
+	sc->name = orr_xstrdup(tok);
+	while ((tok = strtok_r(NULL, " \t\r\n", &save)) && tok[0] != '#') {
+		if (cli_scales_add(&sc->scales, tok) < 0) {
+			snprintf(err, size, "bad rule '%.60s' (GLOB=FACTOR, FACTOR from 0 to 1e6)",
+				 tok);
+			return -1;
+		}
+	}
+	if (!sc->scales.n) {
+		snprintf(err, size, "scenario '%.60s' has no rule", sc->name);
+		return -1;
+	}
+	return 0;
+}
+
+int cli_scenarios_read(struct cli_scenarios *s, const char *path, char *err, size_t size)
+{
+	FILE *f = fopen(path, "r");
+	char line[SCENARIO_LINE_MAX];
+	size_t lineno = 0, before = s->n;
+
+	if (!f) {
+		snprintf(err, size, "cannot read '%s': %s", path, orr_strerror(-errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		struct cli_scenario sc = { 0 };
+		char why[160], *p = line + strspn(line, " \t\r\n");
+
+		lineno++;
+		if (!strchr(line, '\n') && !feof(f)) {
+			snprintf(err, size, "%s:%zu: line longer than %d bytes", path, lineno,
+				 SCENARIO_LINE_MAX - 2);
+			fclose(f);
+			return -1;
+		}
+		if (!*p || *p == '#')
+			continue;
+		if (parse_line(p, &sc, why, sizeof(why)) < 0) {
+			snprintf(err, size, "%s:%zu: %s", path, lineno, why);
+			free(sc.name);
+			cli_scales_release(&sc.scales);
+			fclose(f);
+			return -1;
+		}
+		ORR_VEC_PUSH(s->v, s->n, s->cap, sc);
+	}
+	fclose(f);
+	if (s->n == before) {
+		snprintf(err, size, "%s: no scenario (lines of NAME GLOB=FACTOR...)", path);
+		return -1;
+	}
+	return 0;
+}
+
+/* Whether measured time t of graph rank k lies in one of its steps. */
+static bool in_steps(const struct orr_replay_step *steps, size_t n, int64_t t)
+{
+	for (size_t i = 0; i < n; i++)
+		if (t >= steps[i].measured_start_ns && t < steps[i].measured_end_ns)
+			return true;
+	return false;
+}
+
+void cli_rule_matches(const struct orr_replay *r, const struct cli_scales *scales,
+		      struct cli_rule_match *ret)
+{
+	const struct orr_graph *g = orr_replay_graph(r);
+	const struct orr_task *tasks = orr_graph_tasks(g);
+
+	memset(ret, 0, scales->n * sizeof(*ret));
+	for (size_t k = 0; k < orr_graph_rank_count(g); k++) {
+		const struct orr_graph_rank *gr = orr_graph_get_rank(g, k);
+		struct orr_replay_step *steps;
+		size_t nsteps;
+
+		orr_replay_steps(r, k, &steps, &nsteps);
+		for (size_t i = 0; i < scales->n; i++)
+			ret[i].rank_steps += nsteps;
+		for (uint32_t t = gr->first_task; t < gr->first_task + gr->ntasks; t++) {
+			const char *name;
+
+			if (tasks[t].kind != ORR_TASK_GPU ||
+			    !in_steps(steps, nsteps, orr_graph_task_start(g, t)))
+				continue;
+			name = orr_graph_task_name(g, t);
+			for (size_t i = 0; i < scales->n; i++)
+				if (fnmatch(scales->v[i].glob, name, 0) == 0) {
+					ret[i].tasks++;
+					ret[i].gpu_ns += tasks[t].dur_ns;
+				}
+		}
+		free(steps);
+	}
+}
