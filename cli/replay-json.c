@@ -12,6 +12,7 @@ static void json_breakdown(struct json_out *j, const char *key, const struct orr
 	json_int(j, "exposed_compute_ns", b->exposed_compute_ns);
 	json_int(j, "overlapped_ns", b->overlapped_ns);
 	json_int(j, "exposed_comm_ns", b->exposed_comm_ns);
+	json_int(j, "exposed_comm_wait_ns", b->exposed_wait_ns);
 	json_int(j, "other_ns", b->other_ns);
 	json_close_object(j);
 }

@@ -203,9 +203,10 @@ static void text_breakdown(const struct cli_report *rep)
 {
 	char st[32], rank[16];
 
-	printf("\nGPU time breakdown, ms measured / predicted\n");
-	printf("%-6s %6s %19s %19s %19s %19s\n", "rank", "step", "exposed compute", "overlapped",
-	       "exposed comm", "other");
+	printf("\nGPU time breakdown, ms measured / predicted (waiting: the part of exposed comm "
+	       "spent waiting for other ranks)\n");
+	printf("%-6s %6s %19s %19s %19s %19s %19s\n", "rank", "step", "exposed compute",
+	       "overlapped", "exposed comm", "waiting", "other");
 	for (size_t i = 0; i < rep->nrows; i++) {
 		const struct cli_row *row = &rep->rows[i];
 
@@ -216,6 +217,7 @@ static void text_breakdown(const struct cli_report *rep)
 		text_pair(row->measured.exposed_compute_ns, row->predicted.exposed_compute_ns);
 		text_pair(row->measured.overlapped_ns, row->predicted.overlapped_ns);
 		text_pair(row->measured.exposed_comm_ns, row->predicted.exposed_comm_ns);
+		text_pair(row->measured.exposed_wait_ns, row->predicted.exposed_wait_ns);
 		text_pair(row->measured.other_ns, row->predicted.other_ns);
 		putchar('\n');
 	}
@@ -258,7 +260,7 @@ static void csv_row(const struct cli_row *row, bool job)
 	       (long long)(row->s.predicted_end_ns - row->s.predicted_start_ns));
 	csv_number(row->error);
 	if (job) {
-		fputs(",,,,,,,,,,,,,,\n", stdout);
+		fputs(",,,,,,,,,,,,,,,,\n", stdout);
 		return;
 	}
 	csv_number(row->busy_l1);
@@ -267,7 +269,8 @@ static void csv_row(const struct cli_row *row, bool job)
 	printf(",%lld,%lld,%lld", (long long)row->unexplained.gpu_idle_ns,
 	       (long long)row->unexplained.cpu_blocked_ns, (long long)row->unexplained.total_ns);
 	csv_number(row->unexplained_share);
-	printf(",%s\n", row->trust_low ? "low" : "high");
+	printf(",%s,%lld,%lld\n", row->trust_low ? "low" : "high",
+	       (long long)row->measured.exposed_wait_ns, (long long)row->predicted.exposed_wait_ns);
 }
 
 void cli_report_csv(const struct cli_report *rep)
@@ -276,7 +279,8 @@ void cli_report_csv(const struct cli_report *rep)
 	      "measured_exposed_compute_ns,measured_overlapped_ns,measured_exposed_comm_ns,"
 	      "measured_other_ns,predicted_exposed_compute_ns,predicted_overlapped_ns,"
 	      "predicted_exposed_comm_ns,predicted_other_ns,unexplained_gpu_idle_ns,"
-	      "unexplained_cpu_blocked_ns,unexplained_ns,unexplained_share,trust\n",
+	      "unexplained_cpu_blocked_ns,unexplained_ns,unexplained_share,trust,"
+	      "measured_exposed_comm_wait_ns,predicted_exposed_comm_wait_ns\n",
 	      stdout);
 	for (size_t i = 0; i < rep->nrows; i++)
 		csv_row(&rep->rows[i], false);

@@ -194,9 +194,10 @@ static void text_one(const struct cli_whatif *w, const struct cli_whatif_run *ru
 	}
 	for (size_t k = 0; b->nranks > 1 && k < b->njob && k < s->njob; k++)
 		text_row("job", &b->job[k], &s->job[k]);
-	printf("\nGPU time breakdown, ms baseline -> scenario\n");
-	printf("%-6s %6s %21s %21s %21s %21s\n", "rank", "step", "exposed compute", "overlapped",
-	       "exposed comm", "other");
+	printf("\nGPU time breakdown, ms baseline -> scenario (waiting: the part of exposed comm "
+	       "spent waiting for other ranks)\n");
+	printf("%-6s %6s %21s %21s %21s %21s %21s\n", "rank", "step", "exposed compute",
+	       "overlapped", "exposed comm", "waiting", "other");
 	for (size_t i = 0; i < b->nrows && i < s->nrows; i++) {
 		const struct orr_breakdown *x = &b->rows[i].predicted, *y = &s->rows[i].predicted;
 
@@ -207,6 +208,7 @@ static void text_one(const struct cli_whatif *w, const struct cli_whatif_run *ru
 		text_pair(x->exposed_compute_ns, y->exposed_compute_ns);
 		text_pair(x->overlapped_ns, y->overlapped_ns);
 		text_pair(x->exposed_comm_ns, y->exposed_comm_ns);
+		text_pair(x->exposed_wait_ns, y->exposed_wait_ns);
 		text_pair(x->other_ns, y->other_ns);
 		putchar('\n');
 	}
@@ -320,6 +322,7 @@ static void json_pair(struct json_out *j, const char *key, const struct orr_brea
 	json_int(j, "exposed_compute_ns", b->exposed_compute_ns);
 	json_int(j, "overlapped_ns", b->overlapped_ns);
 	json_int(j, "exposed_comm_ns", b->exposed_comm_ns);
+	json_int(j, "exposed_comm_wait_ns", b->exposed_wait_ns);
 	json_int(j, "other_ns", b->other_ns);
 	json_close_object(j);
 }

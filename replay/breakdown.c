@@ -4,7 +4,9 @@
  * ends of its GPU tasks, counting how many compute and how many communication tasks
  * run at each moment, cuts the rank's timeline once into pieces of one state each
  * (compute only, both, communication only, idle), with the time spent in each state
- * so far at every cut.  A window's breakdown is then two binary searches, and its busy
+ * so far at every cut.  A communication task coupled to other ranks' (one collective
+ * instance) waits for its peers from its start to the last member's start, and
+ * transfers from then on: communication alone is waiting while no member transfers.  A window's breakdown is then two binary searches, and its busy
  * timeline the cuts inside it: a report of a million steps costs a sort of the tasks,
  * not a pass over every task per step.  Copies and sets count as compute (GPU work
  * that is not communication).
@@ -14,11 +16,14 @@
 #include "internal.h"
 #include "banned.h"
 
-enum { COMPUTE, BOTH, COMM, IDLE };
+enum { COMPUTE, BOTH, COMM, WAIT, IDLE };
+
+/* What a task's edge counts: compute, a transfer, a wait for peers. */
+enum { RUN_COMPUTE, RUN_TRANSFER, RUN_WAIT, RUN_KINDS };
 
 struct edge {
 	int64_t t;
-	int8_t comm, delta;
+	int8_t kind, delta;
 };
 
 /*
@@ -48,9 +53,26 @@ static int cmp_edge(const void *a, const void *b)
 	return (x->delta > y->delta) - (x->delta < y->delta);
 }
 
-static uint8_t state_of(const int64_t running[2])
+static uint8_t state_of(const int64_t running[RUN_KINDS])
 {
-	return running[0] && running[1] ? BOTH : running[0] ? COMPUTE : running[1] ? COMM : IDLE;
+	bool comm = running[RUN_TRANSFER] || running[RUN_WAIT];
+
+	if (running[RUN_COMPUTE])
+		return comm ? BOTH : COMPUTE;
+	return running[RUN_TRANSFER] ? COMM : running[RUN_WAIT] ? WAIT : IDLE;
+}
+
+static bool any(const int64_t running[RUN_KINDS])
+{
+	return running[RUN_COMPUTE] || running[RUN_TRANSFER] || running[RUN_WAIT];
+}
+
+static void push(struct edge **v, size_t *n, size_t *cap, int64_t s, int64_t e, int8_t kind)
+{
+	if (s >= e)
+		return;
+	ORR_VEC_PUSH(*v, *n, *cap, ((struct edge){ s, kind, 1 }));
+	ORR_VEC_PUSH(*v, *n, *cap, ((struct edge){ e, kind, -1 }));
 }
 
 /*
@@ -67,8 +89,7 @@ static struct edge *gpu_edges(const struct orr_replay *r, size_t rank, bool pred
 	size_t n = 0, cap = 0;
 
 	for (uint32_t t = gr->first_task; t < gr->first_task + gr->ntasks; t++) {
-		int64_t s, e;
-		int8_t comm = (tasks[t].flags & ORR_TASK_F_COMM) != 0;
+		int64_t s, e, a;
 
 		if (tasks[t].kind != ORR_TASK_GPU)
 			continue;
@@ -76,8 +97,14 @@ static struct edge *gpu_edges(const struct orr_replay *r, size_t rank, bool pred
 		e = predicted ? r->ts[t].end : orr_graph_task_end(g, t);
 		if (s >= e || s >= to || e <= from)
 			continue;
-		ORR_VEC_PUSH(v, n, cap, ((struct edge){ s, comm, 1 }));
-		ORR_VEC_PUSH(v, n, cap, ((struct edge){ e, comm, -1 }));
+		if (!(tasks[t].flags & ORR_TASK_F_COMM)) {
+			push(&v, &n, &cap, s, e, RUN_COMPUTE);
+			continue;
+		}
+		a = tasks[t].aux == ORR_NONE ? s : r->arrival[predicted ? 0 : 1][tasks[t].aux];
+		a = a < s ? s : a > e ? e : a;
+		push(&v, &n, &cap, s, a, RUN_WAIT);
+		push(&v, &n, &cap, a, e, RUN_TRANSFER);
 	}
 	if (n)
 		qsort(v, n, sizeof(*v), cmp_edge);
@@ -92,12 +119,12 @@ static struct orr_gpu_timeline *timeline(const struct orr_replay *r, size_t rank
 	struct orr_gpu_timeline *tl = orr_xcalloc(1, sizeof(*tl));
 	size_t n;
 	struct edge *e = gpu_edges(r, rank, predicted, from, to, &n);
-	int64_t running[2] = { 0, 0 };
+	int64_t running[RUN_KINDS] = { 0 };
 
 	tl->v = orr_xmalloc((n + 1) * sizeof(*tl->v));
 	for (size_t i = 0; i < n;) {
 		struct cut *c = &tl->v[tl->n];
-		bool busy = running[0] || running[1];
+		bool busy = any(running);
 
 		*c = (struct cut){ .t = e[i].t };
 		if (tl->n) {
@@ -109,11 +136,11 @@ static struct orr_gpu_timeline *timeline(const struct orr_replay *r, size_t rank
 				c->acc[p->state] += (uint64_t)c->t - (uint64_t)p->t;
 		}
 		for (; i < n && e[i].t == c->t && e[i].delta < 0; i++)
-			running[e[i].comm]--;
-		c->ends = busy && !running[0] && !running[1];
-		c->starts = !running[0] && !running[1] && i < n && e[i].t == c->t;
+			running[e[i].kind]--;
+		c->ends = busy && !any(running);
+		c->starts = !any(running) && i < n && e[i].t == c->t;
 		for (; i < n && e[i].t == c->t; i++)
-			running[e[i].comm]++;
+			running[e[i].kind]++;
 		c->state = state_of(running);
 		tl->n++;
 	}
@@ -188,7 +215,8 @@ void orr_gpu_timeline_breakdown(const struct orr_gpu_timeline *tl, int64_t start
 	}
 	ret->exposed_compute_ns = clamp_ns(b[COMPUTE]);
 	ret->overlapped_ns = clamp_ns(b[BOTH]);
-	ret->exposed_comm_ns = clamp_ns(b[COMM]);
+	ret->exposed_comm_ns = clamp_ns(b[COMM] + b[WAIT]);
+	ret->exposed_wait_ns = clamp_ns(b[WAIT]);
 	ret->other_ns = clamp_ns(len - busy);
 }
 

@@ -25,6 +25,9 @@ struct orr_replay {
 	struct orr__tstate *ts; /* per task */
 	uint32_t *place_proc;   /* per rank, per place: its proc or ORR_NONE */
 	size_t *place_base;     /* per rank: its first entry in place_proc */
+	/* Per collective instance (orr_graph_groups()): its last member's start, when the
+	 * last rank arrived, on the predicted and on the measured timeline. */
+	int64_t *arrival[2];
 };
 
 /* sim.c */

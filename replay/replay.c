@@ -32,6 +32,31 @@ static void map_places(struct orr_replay *r)
 	}
 }
 
+/* When each collective instance's last member started, predicted [0] and measured [1]. */
+static void arrivals(struct orr_replay *r)
+{
+	const struct orr_graph *g = r->g;
+	const struct orr_group *groups = orr_graph_groups(g);
+	const uint32_t *members = orr_graph_members(g);
+	size_t n = orr_graph_group_count(g);
+
+	for (int k = 0; k < 2; k++)
+		r->arrival[k] = orr_xmalloc((n + 1) * sizeof(*r->arrival[k]));
+	for (size_t i = 0; i < n; i++) {
+		int64_t pred = INT64_MIN, meas = INT64_MIN;
+
+		for (uint32_t m = 0; m < groups[i].n; m++) {
+			uint32_t t = members[groups[i].first + m];
+			int64_t s = orr_graph_task_start(g, t);
+
+			pred = r->ts[t].start > pred ? r->ts[t].start : pred;
+			meas = s > meas ? s : meas;
+		}
+		r->arrival[0][i] = pred;
+		r->arrival[1][i] = meas;
+	}
+}
+
 int orr_replay_run(const struct orr_graph *g, const struct orr_replay_options *opts,
 		   struct orr_replay **ret_replay, struct orr_diag *reterr_diag)
 {
@@ -47,6 +72,7 @@ int orr_replay_run(const struct orr_graph *g, const struct orr_replay_options *o
 		return err;
 	}
 	map_places(r);
+	arrivals(r);
 	*ret_replay = r;
 	return 0;
 }
@@ -58,6 +84,8 @@ void orr_replay_free(struct orr_replay *r)
 	free(r->ts);
 	free(r->place_proc);
 	free(r->place_base);
+	free(r->arrival[0]);
+	free(r->arrival[1]);
 	free(r);
 }
 

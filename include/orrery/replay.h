@@ -100,6 +100,13 @@ struct orr_breakdown {
 	int64_t overlapped_ns;      /* both */
 	int64_t exposed_comm_ns;    /* communication only */
 	int64_t other_ns;           /* no GPU task running */
+	/*
+	 * The part of exposed_comm_ns in which the rank's communication only waited for its
+	 * peers: its collectives had started, and some member of each on another rank had
+	 * not (the instance's last member starts its transfer).  A collective coupled to no
+	 * other rank (a one-rank trace) counts as transferring throughout.
+	 */
+	int64_t exposed_wait_ns;
 };
 
 /* Over [start_ns, end_ns) of the measured (predicted == false) or predicted timeline. */

@@ -402,6 +402,7 @@ static void test_collective_waits_for_late_rank(void **state)
 	struct orr_scale twice = { "pre", 2 };
 	const char *nccl = "ncclKernel_AllReduce_RING_LL_Sum_float";
 	struct orr_graph_stats st;
+	struct orr_breakdown b;
 	struct orr_replay_step *job;
 	size_t n;
 	struct run r;
@@ -418,17 +419,31 @@ static void test_collective_waits_for_late_rank(void **state)
 	assert_int_equal(job[0].predicted_end_ns - job[0].predicted_start_ns,
 			 job[0].measured_end_ns - job[0].measured_start_ns);
 	free(job);
+	/* Rank 0's all-reduce waits 5..400 for rank 1, then transfers; rank 1 never waits. */
+	for (int predicted = 0; predicted < 2; predicted++) {
+		orr_replay_breakdown(r.r, 0, predicted, 0, 10000 * US, &b);
+		assert_int_equal(b.exposed_comm_ns, 500 * US);
+		assert_int_equal(b.exposed_wait_ns, 395 * US);
+		orr_replay_breakdown(r.r, 1, predicted, 0, 10000 * US, &b);
+		assert_int_equal(b.exposed_comm_ns, 105 * US);
+		assert_int_equal(b.exposed_wait_ns, 0);
+	}
 	run_free(&r);
 
 	/* Rank 1 arrives at 795: rank 0's all-reduce and its sync wait for it. */
 	run_ok(t, 0, &twice, 1, &r);
 	assert_int_equal(orr_replay_end(r.r, task_on(&r, 0, nccl)), 900 * US);
 	assert_int_equal(orr_replay_end(r.r, task_on(&r, 0, "cudaStreamSynchronize")), 905 * US);
+	orr_replay_breakdown(r.r, 0, true, 0, 10000 * US, &b);
+	assert_int_equal(b.exposed_wait_ns, 790 * US);
+	assert_int_equal(b.exposed_comm_ns - b.exposed_wait_ns, 105 * US);
 	run_free(&r);
 
 	/* Uncoupled (no D7), rank 0 does not wait. */
 	run_ok(t, 1u << ORR_DEP_CROSS_RANK, &twice, 1, &r);
 	assert_int_equal(orr_replay_end(r.r, task_on(&r, 0, nccl)), 505 * US);
+	orr_replay_breakdown(r.r, 0, true, 0, 10000 * US, &b);
+	assert_int_equal(b.exposed_wait_ns, 0);
 	run_free(&r);
 	orr_trace_free(t);
 }
