@@ -58,11 +58,48 @@ static bool same_group(const struct orr_graph *g, uint32_t a, uint32_t b)
 	       ta->aux == tb->aux;
 }
 
+/*
+ * What decided task t's start.  The replay keeps one cause per task, its end's where
+ * something else decided it (a blocking call's awaited GPU work, a late peer): then the
+ * start's is found again as the replay found it, the latest of the processor's previous
+ * task (with its gap) and the task's edges.
+ */
+static uint32_t start_cause(const struct orr_replay *r, uint32_t t)
+{
+	const struct orr_graph *g = r->g;
+	const struct orr_task *task = &orr_graph_tasks(g)[t];
+	const struct orr_proc *pr = &orr_graph_procs(g)[task->proc];
+	const struct orr_dep *deps = orr_graph_deps(g);
+	bool binds_end;
+	uint32_t c = orr_replay_cause(r, t, &binds_end);
+	int64_t t0 = INT64_MIN;
+
+	if (!binds_end)
+		return c;
+	c = ORR_NONE;
+	if (t > pr->first_task) {
+		t0 = orr_time_add(r->ts[t - 1].end, task->gap_ns);
+		c = t - 1;
+	}
+	for (uint32_t d = task->first_dep; d < task->first_dep + task->ndeps; d++) {
+		uint32_t src = deps[d].src;
+		int64_t at = orr_time_add(deps[d].kind == ORR_DEP_LAUNCH ? r->ts[src].start
+									 : r->ts[src].end,
+					  deps[d].lat_ns);
+
+		if (at > t0) {
+			t0 = at;
+			c = src;
+		}
+	}
+	return c;
+}
+
 /* From the start of task t (at or before hi) to its start cause; returns the next task. */
 static uint32_t before_start(const struct orr_replay *r, struct path *p, uint32_t t, int64_t *hi)
 {
 	const struct orr_graph *g = r->g;
-	uint32_t c = orr_replay_cause(r, t, NULL);
+	uint32_t c = start_cause(r, t);
 	int64_t s = r->ts[t].start < *hi ? r->ts[t].start : *hi;
 	bool thread = c != ORR_NONE && orr_graph_tasks(g)[c].proc == orr_graph_tasks(g)[t].proc &&
 		      orr_graph_tasks(g)[t].kind == ORR_TASK_CPU;

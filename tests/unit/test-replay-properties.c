@@ -13,6 +13,9 @@
  *                 task (or a step) later than the graph with them; members of
  *                 collectives coupled by inference through their steps only
  *                 (inferred_members() says why).
+ *   critical path the path of each job step covers its predicted window, segment after
+ *                 segment;
+ *   waiting       waiting for peers is within exposed communication.
  *
  * A violation names the trace, rank, task index, task name and both times; every
  * input is checked before a test fails.  Skips (77) when the traces are absent.
@@ -350,6 +353,90 @@ static void test_properties_inferred_edges_only_delay(void **state)
 	for_each_input(check_inferred, &v);
 }
 
+/*
+ * The critical path of every job step covers its predicted window: its segments follow
+ * each other without gap or overlap from the window's start to its end.
+ */
+static void check_path_covers(struct orr_trace *t, const char *name, void *data)
+{
+	struct tally *v = data;
+	struct orr_graph *g = build(t, false);
+	struct orr_replay *r = replay(g, 0);
+	struct orr_replay_step *job;
+	size_t n;
+
+	begin(v, name);
+	orr_replay_job_steps(r, &job, &n);
+	for (size_t k = 0; k < n; k++) {
+		struct orr_path_seg *seg;
+		size_t ns;
+		int64_t at = job[k].predicted_start_ns;
+
+		orr_replay_critical_path(r, job[k].predicted_start_ns, job[k].predicted_end_ns,
+					 &seg, &ns);
+		for (size_t i = 0; i < ns && at >= 0; i++) {
+			if (seg[i].start_ns != at)
+				step_violation(v, 0, &job[k], "path segment starts at",
+					       seg[i].start_ns, "previous ends at", at);
+			at = seg[i].end_ns;
+		}
+		if (at != job[k].predicted_end_ns)
+			step_violation(v, 0, &job[k], "path ends at", at, "window ends at",
+				       job[k].predicted_end_ns);
+		free(seg);
+	}
+	free(job);
+	orr_replay_free(r);
+	orr_graph_free(g);
+}
+
+static void test_properties_critical_path_covers_step(void **state)
+{
+	struct tally v = { .what = "critical path" };
+
+	for_each_input(check_path_covers, &v);
+}
+
+/* Waiting for peers is a part of exposed communication, on both timelines. */
+static void check_waiting(struct orr_trace *t, const char *name, void *data)
+{
+	struct tally *v = data;
+	struct orr_graph *g = build(t, false);
+	struct orr_replay *r = replay(g, 0);
+
+	begin(v, name);
+	for (size_t rank = 0; rank < orr_graph_rank_count(g); rank++) {
+		struct orr_replay_step *s;
+		size_t n;
+
+		orr_replay_steps(r, rank, &s, &n);
+		for (size_t k = 0; k < n; k++)
+			for (int predicted = 0; predicted < 2; predicted++) {
+				struct orr_breakdown b;
+
+				orr_replay_breakdown(r, rank, predicted,
+						     predicted ? s[k].predicted_start_ns
+							       : s[k].measured_start_ns,
+						     predicted ? s[k].predicted_end_ns
+							       : s[k].measured_end_ns,
+						     &b);
+				if (b.exposed_wait_ns < 0 || b.exposed_wait_ns > b.exposed_comm_ns)
+					step_violation(v, rank, &s[k], "waiting", b.exposed_wait_ns,
+						       "exposed comm", b.exposed_comm_ns);
+			}
+		free(s);
+	}
+	orr_replay_free(r);
+	orr_graph_free(g);
+}
+
+static void test_properties_waiting_within_exposed_comm(void **state)
+{
+	struct tally v = { .what = "waiting" };
+
+	for_each_input(check_waiting, &v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -357,6 +444,8 @@ int main(void)
 		cmocka_unit_test(test_properties_identity_scale_is_bit_identical),
 		cmocka_unit_test(test_properties_monotone_in_gpu_durations),
 		cmocka_unit_test(test_properties_inferred_edges_only_delay),
+		cmocka_unit_test(test_properties_critical_path_covers_step),
+		cmocka_unit_test(test_properties_waiting_within_exposed_comm),
 	};
 	int failed = cmocka_run_group_tests(tests, NULL, NULL);
 
