@@ -12,7 +12,7 @@
 
 static const char usage_text[] =
 	"usage: orrery critical-path [--format=text|json] [--top N] [--scale GLOB=FACTOR]...\n"
-	"                            [--comm GLOB]... TRACE\n\n"
+	"                            [--comm GLOB]... [--timeline OUT.json] TRACE\n\n"
 	"Replays TRACE and follows, for each job step, the chain of tasks that decided its\n"
 	"predicted end, across threads, streams and ranks.  Prints the time on that path by\n"
 	"category (GPU compute, communication, launch calls, other CPU work, idle latencies)\n"
@@ -24,6 +24,8 @@ static const char usage_text[] =
 	"                      by F before replaying (repeatable), as in orrery replay\n"
 	"  --comm GLOB         count GPU tasks whose name matches GLOB as communication\n"
 	"                      (repeatable), as in orrery replay\n"
+	"  --timeline FILE     also write the measured and predicted timelines, as orrery\n"
+	"                      replay --timeline does, with the path on a track of its own\n"
 	"  -h, --help          this help\n";
 
 #define NAME_MAX_TEXT 80 /* longer names are cut in text output */
@@ -31,14 +33,16 @@ static const char usage_text[] =
 struct options {
 	int format;
 	size_t top;
+	const char *timeline;
 	struct cli_scales scales;
 	struct cli_globs comm;
 	const char *trace;
 };
 
-/* What the path spends in one op (by name). */
+/* What the path spends in one op (by name) on one thread or stream. */
 struct op_time {
 	uint32_t name;
+	uint32_t proc;
 	const char *str; /* the name itself */
 	int64_t ns;
 	int64_t by_cat[ORR_PATH_CAT_COUNT];
@@ -78,7 +82,9 @@ static int cmp_name(const void *a, const void *b)
 {
 	const struct op_time *x = a, *y = b;
 
-	return (x->name > y->name) - (x->name < y->name);
+	if (x->name != y->name)
+		return (x->name > y->name) - (x->name < y->name);
+	return (x->proc > y->proc) - (x->proc < y->proc);
 }
 
 /* Most time first; ties by name, so that the order does not depend on the trace's ids. */
@@ -88,7 +94,9 @@ static int cmp_time(const void *a, const void *b)
 
 	if (x->ns != y->ns)
 		return (x->ns < y->ns) - (x->ns > y->ns);
-	return strcmp(x->str, y->str);
+	if (strcmp(x->str, y->str))
+		return strcmp(x->str, y->str);
+	return (x->proc > y->proc) - (x->proc < y->proc);
 }
 
 /* Adds up the segments of the path by category, and by op into ops merged by name. */
@@ -105,7 +113,10 @@ static void tally(const struct ctx *c, const struct orr_path_seg *segs, size_t n
 		ps->by_cat[segs[i].cat] += d;
 		if (segs[i].task == ORR_NONE)
 			continue;
-		v[nv] = (struct op_time){ .name = seg_name(c, &segs[i]), .ns = d, .count = 1 };
+		v[nv] = (struct op_time){ .name = seg_name(c, &segs[i]),
+					  .proc = orr_graph_tasks(c->g)[segs[i].task].proc,
+					  .ns = d,
+					  .count = 1 };
 		/* A task's time before its start and its run are adjacent: count it once. */
 		if (nv && segs[i - 1].task == segs[i].task && v[nv - 1].name == v[nv].name)
 			v[nv].count = 0;
@@ -118,7 +129,7 @@ static void tally(const struct ctx *c, const struct orr_path_seg *segs, size_t n
 	for (size_t i = 0; i < nv; i++) {
 		struct op_time *o = ps->nops ? &v[ps->nops - 1] : NULL;
 
-		if (!o || o->name != v[i].name) {
+		if (!o || o->name != v[i].name || o->proc != v[i].proc) {
 			v[ps->nops++] = v[i];
 			continue;
 		}
@@ -148,9 +159,18 @@ static double share(int64_t part, int64_t whole)
 	return whole > 0 ? (double)part / (double)whole : 0;
 }
 
-static void text_step(const struct path_step *ps, size_t top)
+/* The global rank and the label ("thread 12", "stream 7") of processor proc. */
+static int32_t proc_where(const struct orr_graph *g, uint32_t proc, char *buf, size_t size)
 {
-	char st[32], a[32], b[32];
+	const struct orr_proc *pr = &orr_graph_procs(g)[proc];
+
+	orr_graph_proc_label(g, proc, buf, size);
+	return orr_graph_get_rank(g, pr->rank)->rank->rank;
+}
+
+static void text_step(const struct ctx *c, const struct path_step *ps, size_t top)
+{
+	char st[32], a[32], b[32], where[64];
 
 	printf("\nstep %s: window %s ms, path %s ms\n", cli_step_label(ps->s->step, st, sizeof(st)),
 	       cli_ms(ps->s->predicted_end_ns - ps->s->predicted_start_ns, a, sizeof(a)),
@@ -159,33 +179,75 @@ static void text_step(const struct path_step *ps, size_t top)
 		printf("  %-14s %12s ms %6.1f%%\n", orr_path_cat_name(k),
 		       cli_ms(ps->by_cat[k], a, sizeof(a)),
 		       100 * share(ps->by_cat[k], ps->path_ns));
+	if (ps->path_ns < ps->s->predicted_end_ns - ps->s->predicted_start_ns)
+		printf("  %-14s %12s ms %6.1f%%  (of the window; no path found there)\n",
+		       "unattributed",
+		       cli_ms(ps->s->predicted_end_ns - ps->s->predicted_start_ns - ps->path_ns, a,
+			      sizeof(a)),
+		       100 * (1 - share(ps->path_ns,
+					ps->s->predicted_end_ns - ps->s->predicted_start_ns)));
 	if (!top || !ps->nops)
 		return;
-	printf("  %12s %7s  %-14s %6s  %s\n", "ms", "%", "category", "count", "op");
+	printf("  %12s %7s  %-14s %6s  %-24s  %s\n", "ms", "%", "category", "count", "where", "op");
 	for (size_t i = 0; i < ps->nops && i < top; i++) {
 		const struct op_time *o = &ps->ops[i];
 		const char *name = cli_text(o->str);
 		int len = (int)strlen(name);
 
+		proc_where(c->g, o->proc, where, sizeof(where));
 		/* cut between characters: a name cut inside one would not be UTF-8 */
 		if (len > NAME_MAX_TEXT) {
 			len = NAME_MAX_TEXT - 3;
 			while (len > 0 && ((unsigned char)name[len] & 0xc0) == 0x80)
 				len--;
 		}
-		printf("  %12s %6.1f%%  %-14s %6zu  %.*s%s\n", cli_ms(o->ns, a, sizeof(a)),
+		printf("  %12s %6.1f%%  %-14s %6zu  %-24s  %.*s%s\n", cli_ms(o->ns, a, sizeof(a)),
 		       100 * share(o->ns, ps->path_ns), orr_path_cat_name(main_cat(o)), o->count,
-		       len, name, name[len] ? "..." : "");
+		       cli_text(where), len, name, name[len] ? "..." : "");
 	}
 }
 
-static void json_step(struct json_out *j, const struct path_step *ps, size_t top)
+/* Every segment of the path, in time order. */
+static void json_segments(struct json_out *j, const struct ctx *c, const struct orr_path_seg *segs,
+			  size_t n)
 {
+	char where[64];
+
+	json_array(j, "segments");
+	for (size_t i = 0; i < n; i++) {
+		const struct orr_path_seg *seg = &segs[i];
+
+		json_object(j, NULL);
+		json_int(j, "start_ns", seg->start_ns);
+		json_int(j, "end_ns", seg->end_ns);
+		json_str(j, "category", orr_path_cat_name(seg->cat));
+		json_str(j, "via", seg->via ? orr_dep_kind_name(seg->via) : NULL);
+		if (seg->task != ORR_NONE) {
+			int32_t rank = proc_where(c->g, orr_graph_tasks(c->g)[seg->task].proc,
+						  where, sizeof(where));
+
+			json_int(j, "task", seg->task);
+			json_str(j, "name", orr_trace_str(orr_graph_trace(c->g), seg_name(c, seg)));
+			json_int(j, "rank", rank);
+			json_str(j, "processor", where);
+		}
+		json_close_object(j);
+	}
+	json_close_array(j);
+}
+
+static void json_step(struct json_out *j, const struct ctx *c, const struct path_step *ps,
+		      size_t top, const struct orr_path_seg *segs, size_t nsegs)
+{
+	char where[64];
+
 	json_object(j, NULL);
 	json_int(j, "step", ps->s->step);
 	json_int(j, "predicted_start_ns", ps->s->predicted_start_ns);
 	json_int(j, "predicted_ns", ps->s->predicted_end_ns - ps->s->predicted_start_ns);
 	json_int(j, "path_ns", ps->path_ns);
+	json_int(j, "unattributed_ns",
+		 ps->s->predicted_end_ns - ps->s->predicted_start_ns - ps->path_ns);
 	json_object(j, "categories");
 	for (int k = 0; k < ORR_PATH_CAT_COUNT; k++) {
 		json_object(j, orr_path_cat_name(k));
@@ -196,24 +258,31 @@ static void json_step(struct json_out *j, const struct path_step *ps, size_t top
 	json_close_object(j);
 	json_array(j, "ops");
 	for (size_t i = 0; i < ps->nops && i < top; i++) {
+		int32_t rank = proc_where(c->g, ps->ops[i].proc, where, sizeof(where));
+
 		json_object(j, NULL);
 		json_str(j, "name", ps->ops[i].str);
 		json_str(j, "category", orr_path_cat_name(main_cat(&ps->ops[i])));
+		json_int(j, "rank", rank);
+		json_str(j, "processor", where);
 		json_int(j, "ns", ps->ops[i].ns);
 		json_double(j, "share", share(ps->ops[i].ns, ps->path_ns));
 		json_int(j, "count", (int64_t)ps->ops[i].count);
 		json_close_object(j);
 	}
 	json_close_array(j);
+	json_segments(j, c, segs, nsegs);
 	json_close_object(j);
 }
 
-static void report(const struct options *o, const struct orr_replay *r)
+/* Prints the report; with --timeline each step's path goes to *ret_paths. */
+static void report(const struct options *o, const struct orr_replay *r,
+		   struct cli_step_path **ret_paths, size_t *ret_n)
 {
 	struct ctx c = { .r = r, .g = orr_replay_graph(r) };
 	struct orr_replay_step *steps;
 	struct json_out j;
-	size_t nsteps;
+	size_t nsteps, cap = 0;
 
 	c.names = cli_op_names_new(c.g);
 	orr_replay_job_steps(r, &steps, &nsteps);
@@ -235,11 +304,15 @@ static void report(const struct options *o, const struct orr_replay *r)
 					 &segs, &nsegs);
 		tally(&c, segs, nsegs, &ps);
 		if (o->format == CLI_FORMAT_JSON)
-			json_step(&j, &ps, o->top);
+			json_step(&j, &c, &ps, o->top, segs, nsegs);
 		else
-			text_step(&ps, o->top);
+			text_step(&c, &ps, o->top);
 		free(ps.ops);
-		free(segs);
+		if (o->timeline)
+			ORR_VEC_PUSH(*ret_paths, *ret_n, cap,
+				     ((struct cli_step_path){ steps[k].step, segs, nsegs }));
+		else
+			free(segs);
 	}
 	if (o->format == CLI_FORMAT_JSON) {
 		json_close_array(&j);
@@ -270,6 +343,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "top", required_argument, NULL, 'n' },
 		{ "scale", required_argument, NULL, 's' },
 		{ "comm", required_argument, NULL, 'c' },
+		{ "timeline", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -301,6 +375,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if (cli_globs_add(&o->comm, optarg) < 0)
 				return cli_usage_error("critical-path", "empty --comm pattern");
 			break;
+		case 't':
+			if (!optarg[0])
+				return cli_usage_error("critical-path",
+						       "empty --timeline file name");
+			o->timeline = optarg;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return EXIT_OK;
@@ -319,17 +399,34 @@ int cmd_critical_path(int argc, char **argv)
 {
 	struct options o = { .format = CLI_FORMAT_TEXT, .top = 10 };
 	struct cli_replay cr = { 0 };
-	int ret;
+	struct cli_step_path *paths = NULL;
+	size_t npaths = 0;
+	int ret, err;
 
 	ret = parse_options(argc, argv, &o);
 	if (ret >= 0)
 		goto out;
+	/* Written into TRACE, the timeline would change (or become part of) what it shows. */
+	if (o.timeline && orr_outfile_inside(o.timeline, o.trace)) {
+		cli_error("cannot write '%s': it is inside the trace '%s'; write it elsewhere",
+			  o.timeline, o.trace);
+		ret = EXIT_FAIL;
+		goto out;
+	}
 	ret = cli_replay_open(o.trace, &o.scales, &o.comm, &cr);
 	if (ret != EXIT_OK)
 		goto out;
-	report(&o, cr.r);
+	report(&o, cr.r, &paths, &npaths);
+	if (o.timeline && (err = cli_timeline_write(cr.r, paths, npaths, o.timeline))) {
+		cli_error("cannot write '%s': %s", o.timeline, orr_strerror(err));
+		ret = EXIT_FAIL;
+		goto out;
+	}
 	ret = EXIT_OK; /* main() checks that standard output was written */
 out:
+	for (size_t i = 0; i < npaths; i++)
+		free(paths[i].segs);
+	free(paths);
 	cli_replay_close(&cr);
 	cli_scales_release(&o.scales);
 	cli_globs_release(&o.comm);

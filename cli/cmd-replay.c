@@ -138,7 +138,7 @@ static int write_timeline(const struct options *o, const struct cli_replay *cr)
 		err = orr_replay_run(cr->g, &opts, &r, &diag);
 	}
 	if (!err)
-		err = cli_timeline_write(r ? r : cr->r, o->timeline);
+		err = cli_timeline_write(r ? r : cr->r, NULL, 0, o->timeline);
 	orr_replay_free(r);
 	if (err)
 		cli_error("cannot write '%s': %s", o->timeline, orr_strerror(err));

@@ -159,8 +159,16 @@ uint32_t cli_op_name_at(const struct cli_op_names *n, uint32_t task, int64_t t_n
 /*
  * Writes the measured and predicted timelines of every rank as a Chrome/Perfetto
  * trace-event JSON file, as orr_outfile_open() writes (a temporary renamed when
- * complete).  Returns 0 or a negative errno (nothing is left behind then).
+ * complete), with each step's critical path on a track of its own (paths may be
+ * NULL).  Returns 0 or a negative errno (nothing is left behind then).
  */
-int cli_timeline_write(const struct orr_replay *r, const char *path);
+struct cli_step_path {
+	int64_t step;
+	struct orr_path_seg *segs; /* owned */
+	size_t n;
+};
+
+int cli_timeline_write(const struct orr_replay *r, const struct cli_step_path *paths, size_t npaths,
+		       const char *path);
 
 #endif

@@ -6,7 +6,9 @@
  * a complete event (ph X) per task and a flow (ph s/f) per launch edge.  Times are
  * microseconds with three decimals (nanoseconds survive) from the earliest task of
  * either timeline, so that they stay exact as doubles; otherData.origin_ns says where
- * that is on the trace's clock.  One event per line, in a fixed order.
+ * that is on the trace's clock.  One event per line, in a fixed order.  With a critical
+ * path (`orrery critical-path --timeline`), one more process, "critical path", holds
+ * each job step's segments on a track of its own, over the predicted timelines.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,6 +22,8 @@ struct timeline {
 	FILE *f;
 	const struct orr_graph *g;
 	const struct orr_replay *r;
+	const struct cli_step_path *paths;
+	size_t npaths;
 	int64_t origin_ns;
 	bool first;
 };
@@ -171,6 +175,47 @@ static int64_t origin(const struct timeline *tl)
 	return o;
 }
 
+/* One step's critical path on track tid of process pid. */
+static void put_step_path(struct timeline *tl, int pid, uint32_t tid,
+			  const struct cli_step_path *sp)
+{
+	char name[64], st[32];
+
+	snprintf(name, sizeof(name), "step %s", cli_step_label(sp->step, st, sizeof(st)));
+	put_meta(tl, "thread", pid, tid, name, tid);
+	for (size_t i = 0; i < sp->n; i++) {
+		const struct orr_path_seg *seg = &sp->segs[i];
+
+		next_event(tl);
+		fputs("{\"name\":", tl->f);
+		json_write_string(tl->f, seg->task == ORR_NONE
+						 ? orr_path_cat_name(seg->cat)
+						 : orr_graph_task_name(tl->g, seg->task));
+		fprintf(tl->f, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%u",
+			orr_path_cat_name(seg->cat), pid, tid);
+		put_us(tl->f, "ts", seg->start_ns - tl->origin_ns);
+		put_us(tl->f, "dur", seg->end_ns - seg->start_ns);
+		fputs(",\"args\":{", tl->f);
+		if (seg->task != ORR_NONE)
+			fprintf(tl->f, "\"task\":%u,", seg->task);
+		fputs("\"via\":", tl->f);
+		json_write_string(tl->f, seg->via ? orr_dep_kind_name(seg->via) : "");
+		fputs("}}", tl->f);
+	}
+}
+
+/* The critical paths after every rank's processes, a track per job step. */
+static void put_paths(struct timeline *tl)
+{
+	int pid = pid_of(orr_graph_rank_count(tl->g), false);
+
+	if (!tl->npaths)
+		return;
+	put_meta(tl, "process", pid, 0, "critical path", pid);
+	for (size_t i = 0; i < tl->npaths; i++)
+		put_step_path(tl, pid, (uint32_t)i, &tl->paths[i]);
+}
+
 static void put_all(struct timeline *tl)
 {
 	size_t nranks = orr_graph_rank_count(tl->g);
@@ -179,6 +224,7 @@ static void put_all(struct timeline *tl)
 	for (size_t i = 0; i < nranks; i++)
 		for (int side = 0; side < 2; side++)
 			put_tracks(tl, i, side);
+	put_paths(tl);
 	for (size_t i = 0; i < nranks; i++) {
 		for (int side = 0; side < 2; side++) {
 			put_tasks(tl, i, side);
@@ -189,12 +235,15 @@ static void put_all(struct timeline *tl)
 		(long long)tl->origin_ns);
 }
 
-int cli_timeline_write(const struct orr_replay *r, const char *path)
+int cli_timeline_write(const struct orr_replay *r, const struct cli_step_path *paths, size_t npaths,
+		       const char *path)
 {
 	struct orr_outfile out;
 	struct timeline tl = {
 		.g = orr_replay_graph(r),
 		.r = r,
+		.paths = paths,
+		.npaths = npaths,
 		.first = true,
 	};
 	int err = 0;

@@ -18,6 +18,7 @@ struct path {
 	struct orr_path_seg *v;
 	size_t n, cap;
 	int64_t from;
+	uint8_t via; /* of the segments pushed now: enum orr_dep_kind, 0 */
 };
 
 static enum orr_path_cat category(const struct orr_graph *g, uint32_t t)
@@ -35,8 +36,11 @@ static void push(struct path *p, uint32_t task, enum orr_path_cat cat, int64_t s
 	if (s >= e)
 		return;
 	ORR_VEC_PUSH(p->v, p->n, p->cap,
-		     ((struct orr_path_seg){
-			     .task = task, .cat = (uint8_t)cat, .start_ns = s, .end_ns = e }));
+		     ((struct orr_path_seg){ .task = task,
+					     .cat = (uint8_t)cat,
+					     .via = p->via,
+					     .start_ns = s,
+					     .end_ns = e }));
 }
 
 static uint32_t last_task(const struct orr_replay *r, int64_t from, int64_t to)
@@ -95,6 +99,22 @@ static uint32_t start_cause(const struct orr_replay *r, uint32_t t)
 	return c;
 }
 
+/* The kind of the dependency by which task c decided task t's start. */
+static uint8_t start_via(const struct orr_graph *g, uint32_t c, uint32_t t)
+{
+	const struct orr_task *task = &orr_graph_tasks(g)[t];
+	const struct orr_dep *deps = orr_graph_deps(g);
+
+	if (c == ORR_NONE)
+		return 0;
+	for (uint32_t d = task->first_dep; d < task->first_dep + task->ndeps; d++)
+		if (deps[d].src == c)
+			return deps[d].kind;
+	if (orr_graph_tasks(g)[c].proc == task->proc)
+		return task->kind == ORR_TASK_CPU ? ORR_DEP_THREAD : ORR_DEP_STREAM;
+	return 0;
+}
+
 /* From the start of task t (at or before hi) to its start cause; returns the next task. */
 static uint32_t before_start(const struct orr_replay *r, struct path *p, uint32_t t, int64_t *hi)
 {
@@ -141,14 +161,18 @@ void orr_replay_critical_path(const struct orr_replay *r, int64_t start_ns, int6
 		binds_end = binds_end && r->ts[cur].end <= hi;
 		if (binds_end && same_group(g, cur, c)) {
 			/* Held by a late peer: the transfer after its arrival, then the peer. */
+			p.via = ORR_DEP_CROSS_RANK;
 			push(&p, cur, ORR_PATH_COMM, r->ts[c].start, e);
 			hi = r->ts[c].start < e ? r->ts[c].start : e;
+			p.via = start_via(g, start_cause(r, c), c);
 			cur = before_start(r, &p, c, &hi);
 		} else if (binds_end) {
+			p.via = ORR_DEP_SYNC;
 			push(&p, cur, category(g, cur), r->ts[c].end, e);
 			hi = r->ts[c].end < e ? r->ts[c].end : e;
 			cur = c;
 		} else {
+			p.via = start_via(g, start_cause(r, cur), cur);
 			push(&p, cur, category(g, cur), r->ts[cur].start, e);
 			hi = r->ts[cur].start < e ? r->ts[cur].start : e;
 			cur = before_start(r, &p, cur, &hi);

@@ -151,6 +151,16 @@ enum orr_path_cat {
 struct orr_path_seg {
 	uint32_t task; /* ORR_NONE for idle time */
 	uint8_t cat;   /* enum orr_path_cat */
+	/*
+	 * The dependency by which the path's earlier part decided this segment's task
+	 * (enum orr_dep_kind): its thread's (ORR_DEP_THREAD) or stream's previous task, a
+	 * launch, a cross-stream or cross-thread edge; a blocking call's return after its
+	 * awaited GPU work (ORR_DEP_SYNC); a collective's transfer after its late peer's
+	 * arrival (ORR_DEP_CROSS_RANK); 0 where nothing earlier decided it (a thread's
+	 * first call, the time after the last task).  A gap before a task (CPU time, a
+	 * latency) has the task's.
+	 */
+	uint8_t via;
 	int64_t start_ns, end_ns;
 };
 

@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 # Checks that a file written by `orrery replay --timeline` is a valid Chrome trace-event
 # file (the JSON object form) with the tracks and events docs/orrery-replay.md promises.
+# With --path (`orrery critical-path --timeline`), it must also hold a "critical path"
+# process whose tracks (one per step) hold segments that follow each other without gap
+# or overlap.
 # Exit 0 when it is, 1 with the reasons on stderr otherwise.  Standard library only.
 import json
 import sys
@@ -18,6 +21,9 @@ def number(v):
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
+PATH_CATS = ("compute", "communication", "launch", "cpu", "idle")
+
+
 def check_event(i, e, errors):
     ph = e.get("ph")
     if ph not in REQUIRED:
@@ -32,7 +38,7 @@ def check_event(i, e, errors):
     if ph in "Xsf" and not number(e.get("ts")):
         errors.append(f"event {i}: ts is not a number")
     if ph == "X":
-        if e.get("cat") not in ("cpu", "gpu", "comm"):
+        if e.get("cat") not in ("cpu", "gpu", "comm") + PATH_CATS:
             errors.append(f"event {i}: cat {e.get('cat')!r}")
         if not number(e.get("dur")) or e["dur"] < 0:
             errors.append(f"event {i}: dur {e.get('dur')!r} is not a non-negative number")
@@ -43,9 +49,34 @@ def check_event(i, e, errors):
         errors.append(f"event {i}: {e['name']} without args.name")
 
 
-def check_tracks(events, errors):
+def check_path(events, pid, errors):
+    segs = [e for e in events if e["ph"] == "X" and e["pid"] == pid]
+    if not segs:
+        errors.append("the critical path has no segment")
+    for e in segs:
+        if e["cat"] not in PATH_CATS:
+            errors.append(f"critical path segment with cat {e['cat']!r}")
+            return
+    for tid in sorted({e["tid"] for e in segs}):
+        ns = [(round(e["ts"] * 1000), round((e["ts"] + e["dur"]) * 1000))
+              for e in segs if e["tid"] == tid]
+        for (_, b), (c, _) in zip(ns, ns[1:]):
+            if c != b:
+                errors.append(f"critical path track {tid}: a segment ends at {b} ns, "
+                              f"the next starts at {c} ns")
+                return
+
+
+def check_tracks(events, errors, want_path):
     processes = {e["pid"]: e["args"]["name"] for e in events
                  if e["ph"] == "M" and e["name"] == "process_name"}
+    path = [pid for pid, n in processes.items() if n == "critical path"]
+    if want_path and len(path) != 1:
+        errors.append("no 'critical path' process")
+    for pid in path:
+        check_path(events, pid, errors)
+        del processes[pid]
+        events = [e for e in events if e["pid"] != pid]
     threads = {(e["pid"], e["tid"]) for e in events
                if e["ph"] == "M" and e["name"] == "thread_name"}
     for e in events:
@@ -71,7 +102,7 @@ def check_tracks(events, errors):
         errors.append("no launch flows")
 
 
-def main(path):
+def main(path, want_path=False):
     with open(path, encoding="utf-8") as f:
         doc = json.load(f)
     errors = []
@@ -87,7 +118,7 @@ def main(path):
             continue
         check_event(i, e, errors)
     if not errors:
-        check_tracks(events, errors)
+        check_tracks(events, errors, want_path)
     for msg in errors[:20]:
         print(f"{path}: {msg}", file=sys.stderr)
     if not errors:
@@ -98,7 +129,7 @@ def main(path):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        print("usage: check-timeline.py FILE", file=sys.stderr)
-        sys.exit(2)
-    sys.exit(main(sys.argv[1]))
+    args = sys.argv[1:]
+    want = "--path" in args
+    args = [a for a in args if a != "--path"]
+    sys.exit(main(args[0], want))

@@ -74,6 +74,11 @@ timeline)
 	expect_in out "error over"
 	compgen -G "$work/.timeline.json.tmp.*" >/dev/null && fail "the temporary file was left behind"
 	python3 "$golden/check-timeline.py" "$work/timeline.json" || fail "invalid timeline"
+	# The critical path on a track of its own.
+	run critical-path --top 1 --timeline "$work/path.json" "$trace"
+	expect_rc 0
+	[[ -s $work/err ]] && { show; fail "unexpected output on stderr"; }
+	python3 "$golden/check-timeline.py" --path "$work/path.json" || fail "invalid path timeline"
 	# Where it cannot be written: one error line, nothing on stdout, nothing left.
 	run replay --timeline "$work/no-such-dir/timeline.json" "$trace"
 	expect_rc 1
