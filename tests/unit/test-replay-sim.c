@@ -556,6 +556,54 @@ static void test_critical_path_covers_window(void **state)
 	orr_trace_free(t);
 }
 
+/*
+ * Rank 1 arrives late: the path of the job's window ends with rank 0's synchronize
+ * returning after its all-reduce (D5), whose transfer follows rank 1's arrival (D7), and
+ * goes on through rank 1's long kernel; it covers the window segment after segment.
+ */
+static void test_critical_path_through_late_peer(void **state)
+{
+	struct orr_trace *t = two_ranks(*state);
+	struct orr_scale twice = { "pre", 2 };
+	struct orr_replay_step *job;
+	struct orr_path_seg *seg;
+	size_t n, nj;
+	bool transfer = false, sync = false, pre = false;
+	struct run r;
+
+	run_ok(t, 0, &twice, 1, &r);
+	orr_replay_job_steps(r.r, &job, &nj);
+	assert_int_equal(nj, 1);
+	orr_replay_critical_path(r.r, job[0].predicted_start_ns, job[0].predicted_end_ns, &seg, &n);
+	assert_true(n > 0);
+	assert_int_equal(seg[0].start_ns, job[0].predicted_start_ns);
+	assert_int_equal(seg[n - 1].end_ns, job[0].predicted_end_ns);
+	for (size_t i = 0; i < n; i++) {
+		const char *name = seg[i].task == ORR_NONE ? ""
+							   : orr_graph_task_name(r.g, seg[i].task);
+
+		if (i)
+			assert_int_equal(seg[i].start_ns, seg[i - 1].end_ns);
+		if (seg[i].cat == ORR_PATH_COMM) {
+			/* rank 0's member: from rank 1's arrival (795) to the end (900) */
+			assert_int_equal(seg[i].via, ORR_DEP_CROSS_RANK);
+			assert_int_equal(seg[i].end_ns - seg[i].start_ns, 105 * US);
+			transfer = true;
+		}
+		if (strcmp(name, "cudaStreamSynchronize") == 0 && seg[i].via == ORR_DEP_SYNC)
+			sync = true;
+		if (strcmp(name, "pre") == 0) {
+			assert_int_equal(seg[i].end_ns - seg[i].start_ns, 790 * US);
+			pre = true;
+		}
+	}
+	assert_true(transfer && sync && pre);
+	free(seg);
+	free(job);
+	run_free(&r);
+	orr_trace_free(t);
+}
+
 /* Without inferred edges and waits: the exact ones stay, the guessed ones go, costs stay. */
 static void test_drop_inferred_keeps_exact(void **state)
 {
@@ -633,6 +681,8 @@ int main(void)
 		cmocka_unit_test(test_null_and_one_task),
 		cmocka_unit_test(test_replay_is_deterministic),
 		cmocka_unit_test(test_critical_path_covers_window),
+		cmocka_unit_test_setup_teardown(test_critical_path_through_late_peer, tmpdir_setup,
+						tmpdir_teardown),
 		cmocka_unit_test(test_drop_inferred_keeps_exact),
 	};
 
