@@ -16,6 +16,7 @@
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
 int cmd_info(int argc, char **argv);
+int cmd_summary(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_critical_path(int argc, char **argv);
 int cmd_fit(int argc, char **argv);

@@ -20,6 +20,8 @@ struct command {
 
 static const struct command commands[] = {
 	{ "info", cmd_info, "what a trace holds: ranks, streams, events, collectives, step times" },
+	{ "summary", cmd_summary,
+	  "where the measured time goes: per rank and step, kernels, ops, streams, collectives" },
 	{ "replay", cmd_replay, "replay the execution graph: predicted vs measured step times" },
 	{ "critical-path", cmd_critical_path,
 	  "what the predicted time of each step is made of, along its critical path" },

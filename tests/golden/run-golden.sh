@@ -370,6 +370,42 @@ usage)
 		run critical-path --comm '' x
 		expect_rc 2
 		expect_in err "empty --comm pattern"
+		run critical-path --timeline '' x
+		expect_rc 2
+		expect_in err "empty --timeline"
+		;;
+	summary-usage)
+		run summary
+		expect_rc 2
+		expect_in err "no trace given"
+		expect_in err "orrery summary --help"
+		run summary --format=xml x
+		expect_rc 2
+		expect_in err "unknown format 'xml'"
+		for bad in -1 x ''; do
+			run summary --top "$bad" x
+			expect_rc 2
+			expect_in err "bad --top '$bad'"
+		done
+		run summary --comm '' x
+		expect_rc 2
+		expect_in err "empty --comm pattern"
+		run summary a b
+		expect_rc 2
+		expect_in err "one trace at a time"
+		run summary --help
+		expect_rc 0
+		expect_in out "usage: orrery summary"
+		# The Megatron TP=8 job: rank 0 is the one the others wait for.
+		megatron=${ORR_SHARED_TRACES:-../shared/traces}/kineto/astrasim-megatron-tp8
+		if [[ -d $megatron ]]; then
+			run summary --top 1 "$megatron"
+			expect_rc 0
+			expect_in out "straggler: rank 0"
+			expect_in out "AllReduce"
+			expect_in out "RING_LL"
+			expect_in out "and 3 instances whose kind, group or size the trace does not give"
+		fi
 		;;
 	unknown-command)
 		run inof x

@@ -1,0 +1,358 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `orrery summary`: where the time of a measured trace goes, in the steps of each rank
+ * (the whole capture of a rank without steps).  Per rank-step the Lumos breakdown of the
+ * measured timeline with its waiting for peers (replay/breakdown.c), the GPU's busy time
+ * and its copies; kernels by GPU time, framework ops by CPU self time (an op's time less
+ * that of the ops it calls on its thread), streams by busy time; collective instances
+ * by kind, size, group and link as the estimator reads them (orr_coll_observe()), with
+ * nccl-tests' bandwidths.  The straggler is the rank of a multi-rank job whose
+ * collectives wait least while the others' wait most: they wait for it.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "summary.h"
+#include "banned.h"
+
+/* A rank's step windows on its measured timeline: its steps, else the whole capture. */
+static struct orr_step *windows(const struct orr_trace *t, const struct orr_rank *r, size_t *ret_n)
+{
+	struct orr_step *s = NULL;
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+
+	if (orr_rank_steps(t, r, &s, ret_n) == 0 && *ret_n)
+		return s;
+	free(s);
+	for (size_t i = 0; i < r->nevents; i++) {
+		lo = r->events[i].start_ns < lo ? r->events[i].start_ns : lo;
+		hi = r->events[i].start_ns + r->events[i].dur_ns > hi
+			     ? r->events[i].start_ns + r->events[i].dur_ns
+			     : hi;
+	}
+	s = orr_xcalloc(1, sizeof(*s));
+	*s = (struct orr_step){ .step = -1, .start_ns = lo, .end_ns = hi > lo ? hi : lo };
+	*ret_n = 1;
+	return s;
+}
+
+/* The window of w[0..n) (sorted, not overlapping) holding time t, or -1. */
+static ptrdiff_t window_of(const struct orr_step *w, size_t n, int64_t t)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (w[mid].start_ns <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && t < w[lo - 1].end_ns ? (ptrdiff_t)lo - 1 : -1;
+}
+
+static void add_item(struct sum_item **v, size_t *n, size_t *cap, struct sum_item it)
+{
+	ORR_VEC_PUSH(*v, *n, *cap, it);
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+	const struct sum_item *x = a, *y = b;
+
+	if (x->rank != y->rank)
+		return (x->rank > y->rank) - (x->rank < y->rank);
+	if (x->stream != y->stream)
+		return (x->stream > y->stream) - (x->stream < y->stream);
+	return (x->name > y->name) - (x->name < y->name);
+}
+
+static const struct orr_trace *sort_trace;
+
+/* Most time first, then by name (not by the trace's ids), rank, stream. */
+static int cmp_time(const void *a, const void *b)
+{
+	const struct sum_item *x = a, *y = b;
+	int c;
+
+	if (x->ns != y->ns)
+		return (x->ns < y->ns) - (x->ns > y->ns);
+	if (x->name != y->name && x->name != ORR_NONE && y->name != ORR_NONE) {
+		c = strcmp(orr_trace_str(sort_trace, x->name), orr_trace_str(sort_trace, y->name));
+		if (c)
+			return c;
+	}
+	return cmp_key(a, b);
+}
+
+/* Merges items of one key, sorted by time; returns the total. */
+static int64_t merge(const struct orr_trace *t, struct sum_item *v, size_t *n)
+{
+	size_t k = 0;
+	int64_t total = 0;
+
+	if (*n)
+		qsort(v, *n, sizeof(*v), cmp_key);
+	for (size_t i = 0; i < *n; i++) {
+		total += v[i].ns;
+		if (k && cmp_key(&v[k - 1], &v[i]) == 0) {
+			v[k - 1].ns += v[i].ns;
+			v[k - 1].count += v[i].count;
+		} else {
+			v[k++] = v[i];
+		}
+	}
+	*n = k;
+	sort_trace = t;
+	if (k)
+		qsort(v, k, sizeof(*v), cmp_time);
+	return total;
+}
+
+struct item_lists {
+	size_t kcap, ocap, scap;
+};
+
+/* Ops' self time on one thread: each op less the ops directly inside it. */
+static void op_self_times(struct summary *s, struct item_lists *l, const struct orr_rank *r,
+			  uint32_t place, const struct orr_step *w, size_t nw)
+{
+	uint32_t stack[256];
+	int64_t child[256];
+	size_t depth = 0;
+
+	for (size_t i = 0; i <= r->nevents; i++) {
+		const struct orr_event *e = i < r->nevents ? &r->events[i] : NULL;
+
+		if (e && (e->place != place || e->kind != ORR_EVENT_OP))
+			continue;
+		/* Close the ops that end before e starts (all of them at the end). */
+		while (depth) {
+			const struct orr_event *top = &r->events[stack[depth - 1]];
+
+			if (e && e->start_ns < top->start_ns + top->dur_ns)
+				break;
+			depth--;
+			if (window_of(w, nw, top->start_ns) >= 0)
+				add_item(&s->ops, &s->nops, &l->ocap,
+					 (struct sum_item){ .name = top->name,
+							    .rank = -1,
+							    .stream = -1,
+							    .count = 1,
+							    .ns = top->dur_ns - child[depth] > 0
+									  ? top->dur_ns -
+										    child[depth]
+									  : 0 });
+		}
+		if (!e)
+			break;
+		if (depth)
+			child[depth - 1] += e->dur_ns;
+		if (depth < sizeof(stack) / sizeof(stack[0])) {
+			stack[depth] = (uint32_t)i;
+			child[depth++] = 0;
+		}
+	}
+}
+
+static void rank_items(struct summary *s, struct item_lists *l, const struct orr_rank *r,
+		       const struct orr_step *w, size_t nw)
+{
+	for (size_t i = 0; i < r->nevents; i++) {
+		const struct orr_event *e = &r->events[i];
+		const struct orr_place *pl = e->place < r->nplaces ? &r->places[e->place] : NULL;
+		bool gpu = e->kind == ORR_EVENT_KERNEL || e->kind == ORR_EVENT_MEMCPY ||
+			   e->kind == ORR_EVENT_MEMSET;
+
+		if (!gpu || !pl || window_of(w, nw, e->start_ns) < 0)
+			continue;
+		add_item(&s->kernels, &s->nkernels, &l->kcap,
+			 (struct sum_item){ .name = e->name,
+					    .rank = -1,
+					    .stream = -1,
+					    .count = 1,
+					    .ns = e->dur_ns });
+		add_item(&s->streams, &s->nstreams, &l->scap,
+			 (struct sum_item){ .name = ORR_NONE,
+					    .rank = r->rank,
+					    .stream = pl->tid,
+					    .count = 1,
+					    .ns = e->dur_ns });
+	}
+	for (uint32_t p = 0; p < r->nplaces; p++)
+		if (r->places[p].kind == ORR_PLACE_THREAD)
+			op_self_times(s, l, r, p, w, nw);
+}
+
+/* Per rank-step: the measured breakdown, busy time and copies. */
+static void rank_steps(struct summary *s, const struct orr_replay *r, size_t k, size_t *cap)
+{
+	const struct orr_graph *g = orr_replay_graph(r);
+	const struct orr_rank *rk = orr_graph_get_rank(g, k)->rank;
+	struct orr_gpu_timeline *tl = orr_gpu_timeline_new(r, k, false);
+	size_t nw;
+	struct orr_step *w = windows(orr_graph_trace(g), rk, &nw);
+
+	size_t first = s->nsteps;
+
+	for (size_t i = 0; i < nw; i++) {
+		struct sum_step st = { .rank = rk->rank,
+				       .step = w[i].step,
+				       .step_ns = w[i].end_ns - w[i].start_ns };
+
+		orr_gpu_timeline_breakdown(tl, w[i].start_ns, w[i].end_ns, &st.b);
+		st.busy_ns = st.b.exposed_compute_ns + st.b.overlapped_ns + st.b.exposed_comm_ns;
+		ORR_VEC_PUSH(s->steps, s->nsteps, *cap, st);
+	}
+	for (size_t e = 0; e < rk->nevents; e++) {
+		const struct orr_event *ev = &rk->events[e];
+		ptrdiff_t i;
+
+		if (ev->kind != ORR_EVENT_MEMCPY && ev->kind != ORR_EVENT_MEMSET)
+			continue;
+		i = window_of(w, nw, ev->start_ns);
+		if (i >= 0)
+			s->steps[first + (size_t)i].copy_ns += ev->dur_ns;
+	}
+	free(w);
+	orr_gpu_timeline_free(tl);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The straggler: in a job of several ranks whose collectives wait for peers, the rank
+ * with the least waiting per step, when the others' median is more than twice it and
+ * at least 1 % of their mean step.
+ */
+static void straggler(struct summary *s)
+{
+	double *wait = orr_xcalloc(s->nranks + 1, sizeof(*wait)), *sorted, step = 0;
+	size_t *n = orr_xcalloc(s->nranks + 1, sizeof(*n)), best = 0;
+
+	s->straggler = -1;
+	if (s->nranks < 2)
+		goto out;
+	for (size_t i = 0, k = 0; i < s->nsteps; i++) {
+		if (i && s->steps[i].rank != s->steps[i - 1].rank)
+			k++;
+		wait[k] += (double)s->steps[i].b.exposed_wait_ns;
+		step += (double)s->steps[i].step_ns;
+		n[k]++;
+	}
+	for (size_t k = 0; k < s->nranks; k++) {
+		wait[k] = n[k] ? wait[k] / (double)n[k] : 0;
+		if (wait[k] < wait[best])
+			best = k;
+	}
+	sorted = orr_xmalloc(s->nranks * sizeof(*sorted));
+	for (size_t k = 0, m = 0; k < s->nranks; k++)
+		if (k != best)
+			sorted[m++] = wait[k];
+	qsort(sorted, s->nranks - 1, sizeof(*sorted), cmp_double);
+	s->others_wait_ns = sorted[(s->nranks - 2) / 2];
+	free(sorted);
+	s->straggler_wait_ns = wait[best];
+	if (s->others_wait_ns > 2 * wait[best] &&
+	    s->others_wait_ns > 0.01 * step / (double)(s->nsteps ? s->nsteps : 1))
+		s->straggler = orr_graph_get_rank(s->g, best)->rank->rank;
+out:
+	free(wait);
+	free(n);
+}
+
+/* Collective instances grouped by kind, link, group and size. */
+static void collectives(struct summary *s)
+{
+	struct orr_coll_obs *o = NULL;
+	size_t n = orr_coll_observe(s->g, &o), cap = 0;
+	struct orr_graph_stats st;
+
+	orr_graph_get_stats(s->g, &st);
+	s->colls_unknown =
+		st.groups + st.collectives_alone > n ? st.groups + st.collectives_alone - n : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t k = 0;
+
+		while (k < s->ncolls &&
+		       !(s->colls[k].kind == o[i].kind && s->colls[k].link == o[i].link &&
+			 s->colls[k].group == o[i].s.group && s->colls[k].bytes == o[i].s.bytes))
+			k++;
+		if (k == s->ncolls)
+			ORR_VEC_PUSH(s->colls, s->ncolls, cap,
+				     ((struct sum_coll){ .kind = o[i].kind,
+							 .link = o[i].link,
+							 .bytes = o[i].s.bytes,
+							 .group = o[i].s.group,
+							 .sized_by_caller = o[i].sized_by_caller,
+							 .algo_task = o[i].task }));
+		s->colls[k].count++;
+		s->colls[k].alone += o[i].alone;
+		s->colls[k].ns += o[i].s.ns;
+	}
+	free(o);
+}
+
+void summary_gather(struct summary *s, const char *path, const struct orr_replay *r)
+{
+	const struct orr_graph *g = orr_replay_graph(r);
+	const struct orr_trace *t = orr_graph_trace(g);
+	struct item_lists l = { 0 };
+	size_t cap = 0;
+
+	*s = (struct summary){ .path = path, .g = g, .nranks = orr_graph_rank_count(g) };
+	for (size_t k = 0; k < s->nranks; k++) {
+		const struct orr_rank *rk = orr_graph_get_rank(g, k)->rank;
+		size_t nw;
+		struct orr_step *w = windows(t, rk, &nw);
+
+		rank_steps(s, r, k, &cap);
+		rank_items(s, &l, rk, w, nw);
+		free(w);
+	}
+	s->kernel_ns = merge(t, s->kernels, &s->nkernels);
+	s->op_ns = merge(t, s->ops, &s->nops);
+	merge(t, s->streams, &s->nstreams);
+	if (s->nstreams) /* by rank and stream */
+		qsort(s->streams, s->nstreams, sizeof(*s->streams), cmp_key);
+	straggler(s);
+	collectives(s);
+}
+
+void summary_release(struct summary *s)
+{
+	free(s->steps);
+	free(s->kernels);
+	free(s->ops);
+	free(s->streams);
+	free(s->colls);
+	*s = (struct summary){ 0 };
+}
+
+void summary_algorithm(const char *kernel, char *buf, size_t size)
+{
+	static const char *const algos[] = {
+		"RING", "TREE", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS_TREE", "NVLS", "PAT"
+	};
+	static const char *const protos[] = { "LL128", "LL", "SIMPLE" };
+	const char *a = NULL, *p = NULL;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < sizeof(algos) / sizeof(algos[0]) && !a; i++)
+		if (strstr(kernel, algos[i]))
+			a = algos[i];
+	for (size_t i = 0; a && i < sizeof(protos) / sizeof(protos[0]) && !p; i++)
+		if (strstr(kernel, protos[i]))
+			p = protos[i];
+	if (a)
+		snprintf(buf, size, "%s%s%s", a, p ? "_" : "", p ? p : "");
+}
