@@ -126,6 +126,8 @@ size_t info_collective_rows(const struct orr_rank *r, struct coll_row **ret)
 		rows[k].dur_ns += e->dur_ns;
 		if (c->in_bytes > 0)
 			rows[k].bytes += c->in_bytes;
+		else
+			rows[k].unsized++;
 	}
 	*ret = rows;
 	return n;

@@ -88,7 +88,11 @@ static void json_collectives(struct json_out *j, const struct orr_trace *t,
 		json_str(j, "type", orr_trace_str(t, rows[i].type));
 		json_int(j, "count", (int64_t)rows[i].count);
 		json_int(j, "duration_ns", rows[i].dur_ns);
-		json_int(j, "bytes", rows[i].bytes);
+		if (rows[i].unsized == rows[i].count)
+			json_str(j, "bytes", NULL);
+		else
+			json_int(j, "bytes", rows[i].bytes);
+		json_int(j, "unsized", (int64_t)rows[i].unsized);
 		json_close_object(j);
 	}
 	json_close_array(j);

@@ -90,10 +90,18 @@ static void text_collectives(const struct orr_trace *t, const struct orr_rank *r
 	size_t n = info_collective_rows(r, &rows);
 	char ms[32];
 
-	for (size_t i = 0; i < n; i++)
-		printf("  collective  %s: %zu kernels, %s ms, %lld bytes\n",
+	for (size_t i = 0; i < n; i++) {
+		printf("  collective  %s: %zu kernels, %s ms, ",
 		       cli_text(orr_trace_str(t, rows[i].type)), rows[i].count,
-		       cli_ms(rows[i].dur_ns, ms, sizeof(ms)), (long long)rows[i].bytes);
+		       cli_ms(rows[i].dur_ns, ms, sizeof(ms)));
+		if (rows[i].unsized == rows[i].count)
+			printf("size unknown\n");
+		else if (rows[i].unsized)
+			printf("%lld bytes (and %zu kernels of unknown size)\n",
+			       (long long)rows[i].bytes, rows[i].unsized);
+		else
+			printf("%lld bytes\n", (long long)rows[i].bytes);
+	}
 	free(rows);
 	for (size_t i = 0; i < r->ncomms; i++) {
 		printf("  communicator  '%s'%s%s size %d ranks",

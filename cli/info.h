@@ -25,7 +25,8 @@ struct rank_stats {
 struct coll_row {
 	uint32_t type;
 	size_t count;
-	int64_t dur_ns, bytes;
+	int64_t dur_ns, bytes; /* bytes: of the kernels whose collective gives its size */
+	size_t unsized;        /* kernels whose collective gives no size */
 };
 
 /* Counts the events of R into ST; release it with info_rank_stats_release(). */
