@@ -20,7 +20,9 @@ static const char usage_text[] =
 	"scenario step times with their signed change, and what each rule matched.\n\n"
 	"  --format=FMT        text (default), json or csv (docs/orrery-replay.md)\n"
 	"  --scale GLOB=F      what-if: multiply the duration of GPU tasks whose name matches\n"
-	"                      GLOB by F (repeatable: one scenario), e.g. 'nccl*=0.5'\n"
+	"                      GLOB by F (repeatable: one scenario), e.g. 'nccl*=0.5';\n"
+	"                      cpu:GLOB=F, cpu@RANK:GLOB=F: CPU calls and the time before\n"
+	"                      them under ops matching GLOB (on one rank), e.g. 'cpu@0:*=0.8'\n"
 	"  --scenario FILE     what-ifs: one scenario per line, NAME GLOB=F [GLOB=F]...\n"
 	"                      ('#' starts a comment); reported in one table\n"
 	"  --strict            a rule that matches no GPU task is an error, not a warning\n"
@@ -69,7 +71,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if (cli_scales_add(&o->scales, optarg) < 0)
 				return cli_usage_error(
 					"replay",
-					"bad --scale '%s' (GLOB=FACTOR, FACTOR from 0 to 1e6)",
+					"bad --scale '%s' ([cpu[@RANK]:]GLOB=FACTOR, FACTOR from 0 to 1e6)",
 					optarg);
 			break;
 		case 'S': {
@@ -102,7 +104,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		return cli_usage_error("replay",
 				       optind >= argc ? "no trace given" : "one trace at a time");
 	o->trace = argv[optind];
-	if (o->scales.n) /* the --scale rules: one scenario, listed first */
+	if (o->scales.n || o->scales.ncpu) /* the --scale rules: one scenario, listed first */
 		cli_scenarios_take_scales(&o->scenarios, &o->scales);
 	if (o->timeline && o->scenarios.n > 1)
 		return cli_usage_error("replay", "--timeline shows one scenario; %zu were given",
@@ -131,11 +133,16 @@ static int write_timeline(const struct options *o, const struct cli_replay *cr)
 	struct orr_replay_options opts = { 0 };
 	struct orr_replay *r = NULL;
 	struct orr_diag diag;
+	float *cpu = NULL;
 	int err = 0;
 
 	if (s) {
-		opts = (struct orr_replay_options){ .scales = s->v, .nscales = s->n };
+		cpu = cli_cpu_factors(cr->g, s, NULL, NULL);
+		opts = (struct orr_replay_options){ .scales = s->v,
+						    .nscales = s->n,
+						    .cpu_factors = cpu };
 		err = orr_replay_run(cr->g, &opts, &r, &diag);
+		free(cpu);
 	}
 	if (!err)
 		err = cli_timeline_write(r ? r : cr->r, NULL, 0, o->timeline);

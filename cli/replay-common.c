@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* What `orrery replay` and `orrery critical-path` share: --scale, --comm, loading, step errors. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,20 +9,47 @@
 #include "replay-common.h"
 #include "banned.h"
 
+/* "cpu:" or "cpu@RANK:" before a CPU rule's glob: its length, the rank in *ret_rank. */
+static size_t cpu_prefix(const char *arg, int32_t *ret_rank)
+{
+	char *end;
+	long r;
+
+	*ret_rank = -1;
+	if (strncmp(arg, "cpu:", 4) == 0)
+		return 4;
+	if (strncmp(arg, "cpu@", 4) != 0)
+		return 0;
+	if (arg[4] < '0' || arg[4] > '9')
+		return (size_t)-1;
+	r = strtol(arg + 4, &end, 10);
+	if (*end != ':' || r > INT32_MAX)
+		return (size_t)-1;
+	*ret_rank = (int32_t)r;
+	return (size_t)(end + 1 - arg);
+}
+
 int cli_scales_add(struct cli_scales *s, const char *arg)
 {
 	const char *eq = strrchr(arg, '=');
+	int32_t rank;
+	size_t pre = cpu_prefix(arg, &rank);
 	char *end;
 	double f;
 
-	if (!eq || eq == arg)
+	if (pre == (size_t)-1 || !eq || eq == arg + pre)
 		return -1;
 	f = strtod(eq + 1, &end);
 	/* Beyond ORR_SCALE_MAX a millisecond kernel would outlast 2^62 ns in a few steps. */
 	if (end == eq + 1 || *end || !(f >= 0 && f <= ORR_SCALE_MAX))
 		return -1;
-	ORR_VEC_PUSH(s->v, s->n, s->cap,
-		     ((struct orr_scale){ orr_xstrndup(arg, (size_t)(eq - arg)), f }));
+	if (pre)
+		ORR_VEC_PUSH(s->cpu, s->ncpu, s->cpucap,
+			     ((struct cli_cpu_rule){
+				     orr_xstrndup(arg + pre, (size_t)(eq - arg) - pre), f, rank }));
+	else
+		ORR_VEC_PUSH(s->v, s->n, s->cap,
+			     ((struct orr_scale){ orr_xstrndup(arg, (size_t)(eq - arg)), f }));
 	return 0;
 }
 
@@ -29,6 +57,9 @@ void cli_scales_release(struct cli_scales *s)
 {
 	for (size_t i = 0; i < s->n; i++)
 		free((char *)s->v[i].glob);
+	for (size_t i = 0; i < s->ncpu; i++)
+		free(s->cpu[i].glob);
+	free(s->cpu);
 	free(s->v);
 	*s = (struct cli_scales){ 0 };
 }
@@ -68,8 +99,13 @@ int cli_replay_open(const char *path, const struct cli_scales *scales, const str
 	}
 	orr_diag_clear(&diag);
 	err = orr_graph_build(ret->t, &gopts, &ret->g, &diag);
-	if (!err)
+	if (!err) {
+		float *cpu = cli_cpu_factors(ret->g, scales, NULL, NULL);
+
+		opts.cpu_factors = cpu;
 		err = orr_replay_run(ret->g, &opts, &ret->r, &diag);
+		free(cpu);
+	}
 	if (err) {
 		cli_error("cannot replay '%s': %s%s%s", path, orr_strerror(err),
 			  diag.msg[0] ? ": " : "", diag.msg);

@@ -13,15 +13,38 @@
 
 #include "orrery/replay.h"
 
-/* The --scale GLOB=FACTOR options given, in order; globs are owned. */
+/* A CPU rule, cpu:GLOB=FACTOR or cpu@RANK:GLOB=FACTOR; the glob is owned. */
+struct cli_cpu_rule {
+	char *glob;
+	double factor;
+	int32_t rank; /* global; -1: every rank */
+};
+
+/*
+ * The --scale rules given, in order: GLOB=FACTOR on GPU tasks (v, for the replay), and
+ * cpu:GLOB=FACTOR / cpu@RANK:GLOB=FACTOR on CPU tasks (cpu); globs are owned.
+ */
 struct cli_scales {
 	struct orr_scale *v;
 	size_t n, cap;
+	struct cli_cpu_rule *cpu;
+	size_t ncpu, cpucap;
 };
 
-/* Adds one GLOB=FACTOR; -1 when it is malformed or FACTOR is not from 0 to ORR_SCALE_MAX. */
+/* Adds one rule; -1 when it is malformed or FACTOR is not from 0 to ORR_SCALE_MAX. */
 int cli_scales_add(struct cli_scales *s, const char *arg);
 void cli_scales_release(struct cli_scales *s);
+
+struct cli_rule_match;
+/*
+ * Per task of g, the product of the CPU rules' factors that match it (NULL without CPU
+ * rules), for orr_replay_options.cpu_factors: a CPU task matches when the framework op
+ * of its call or the op running in the time before it (cli_op_name(),
+ * cli_op_name_at()) matches the glob, on the rule's rank.  With steps_from, ret[k] is
+ * what CPU rule k matched in its steps (its tasks' duration and time before them).
+ */
+float *cli_cpu_factors(const struct orr_graph *g, const struct cli_scales *s,
+		       const struct orr_replay *steps_from, struct cli_rule_match *ret);
 
 /* The --comm GLOB options given, in order; the patterns are borrowed from argv. */
 struct cli_globs {
@@ -107,14 +130,17 @@ void cli_scenarios_take_scales(struct cli_scenarios *s, struct cli_scales *scale
 int cli_scenarios_read(struct cli_scenarios *s, const char *path, char *err, size_t size);
 void cli_scenarios_release(struct cli_scenarios *s);
 
-/* What one rule matches: GPU tasks in the steps of their ranks, their measured time. */
+/*
+ * What one rule matches: its tasks in the steps of their ranks and their measured time
+ * (a CPU task's with the time before it).
+ */
 struct cli_rule_match {
 	size_t tasks;
 	int64_t gpu_ns;
 	size_t rank_steps; /* the steps they were counted in */
 };
 
-/* ret[i] for scales->v[i], over the graph of r. */
+/* ret[i] for scales->v[i] (the GPU rules), over the graph of r. */
 void cli_rule_matches(const struct orr_replay *r, const struct cli_scales *scales,
 		      struct cli_rule_match *ret);
 

@@ -24,11 +24,20 @@ int cli_whatif_run(struct cli_whatif *w, const char *path, const struct orr_repl
 	w->runs = orr_xcalloc(sc->n + 1, sizeof(*w->runs));
 	for (size_t i = 0; i < sc->n; i++) {
 		const struct cli_scales *s = &sc->v[i].scales;
-		struct orr_replay_options opts = { .scales = s->v, .nscales = s->n };
 		struct cli_whatif_run *run = &w->runs[w->nruns];
 		struct orr_replay *r = NULL;
 		struct orr_diag diag;
-		int err = orr_replay_run(g, &opts, &r, &diag);
+		float *cpu;
+		int err;
+
+		run->matches = orr_xcalloc(s->n + s->ncpu + 1, sizeof(*run->matches));
+		cli_rule_matches(base, s, run->matches);
+		cpu = cli_cpu_factors(g, s, base, run->matches + s->n);
+		err = orr_replay_run(g,
+				     &(struct orr_replay_options){
+					     .scales = s->v, .nscales = s->n, .cpu_factors = cpu },
+				     &r, &diag);
+		free(cpu);
 
 		if (err) {
 			cli_error("cannot replay scenario '%s' of '%s': %s%s%s", sc->v[i].name,
@@ -38,8 +47,6 @@ int cli_whatif_run(struct cli_whatif *w, const char *path, const struct orr_repl
 		run->sc = &sc->v[i];
 		cli_report_init(&run->rep, path, r);
 		orr_replay_free(r);
-		run->matches = orr_xcalloc(s->n + 1, sizeof(*run->matches));
-		cli_rule_matches(base, s, run->matches);
 		w->nruns++;
 	}
 	return EXIT_OK;
@@ -56,20 +63,40 @@ void cli_whatif_release(struct cli_whatif *w)
 	*w = (struct cli_whatif){ 0 };
 }
 
+/* Rule k of a scenario's rules, GPU ones first, as written: "nccl*=0.5", "cpu@1:*=2". */
+static const char *rule_label(const struct cli_scales *s, size_t k, char *buf, size_t size)
+{
+	if (k < s->n) {
+		snprintf(buf, size, "%s=%g", s->v[k].glob, s->v[k].factor);
+	} else {
+		const struct cli_cpu_rule *c = &s->cpu[k - s->n];
+
+		if (c->rank >= 0)
+			snprintf(buf, size, "cpu@%d:%s=%g", c->rank, c->glob, c->factor);
+		else
+			snprintf(buf, size, "cpu:%s=%g", c->glob, c->factor);
+	}
+	return buf;
+}
+
 size_t cli_whatif_unmatched(const struct cli_whatif *w)
 {
 	size_t n = 0;
+	char rule[512];
 
-	for (size_t i = 0; i < w->nruns; i++)
-		for (size_t k = 0; k < w->runs[i].sc->scales.n; k++)
+	for (size_t i = 0; i < w->nruns; i++) {
+		const struct cli_scales *s = &w->runs[i].sc->scales;
+
+		for (size_t k = 0; k < s->n + s->ncpu; k++)
 			if (!w->runs[i].matches[k].tasks) {
-				cli_warning(
-					"scenario '%s': rule '%s=%g' matches no GPU task in the "
-					"trace's steps",
-					w->runs[i].sc->name, w->runs[i].sc->scales.v[k].glob,
-					w->runs[i].sc->scales.v[k].factor);
+				cli_warning("scenario '%s': rule '%s' matches no %s task in the "
+					    "trace's steps",
+					    w->runs[i].sc->name,
+					    rule_label(s, k, rule, sizeof(rule)),
+					    k < s->n ? "GPU" : "CPU");
 				n++;
 			}
+	}
 	return n;
 }
 
@@ -143,14 +170,13 @@ static void text_rules(const struct cli_whatif_run *run)
 	char t[32];
 
 	printf("scenario '%s'\n", cli_text(run->sc->name));
-	printf("  %-32s %20s %28s\n", "rule", "GPU tasks per step", "their measured ms per step");
-	for (size_t k = 0; k < run->sc->scales.n; k++) {
+	printf("  %-32s %20s %28s\n", "rule", "tasks per step", "their measured ms per step");
+	for (size_t k = 0; k < run->sc->scales.n + run->sc->scales.ncpu; k++) {
 		const struct cli_rule_match *m = &run->matches[k];
 		double steps = m->rank_steps ? (double)m->rank_steps : 1;
 		char rule[512];
 
-		snprintf(rule, sizeof(rule), "%s=%g", run->sc->scales.v[k].glob,
-			 run->sc->scales.v[k].factor);
+		rule_label(&run->sc->scales, k, rule, sizeof(rule));
 		printf("  ");
 		cli_put_cell(cli_text(rule), -32);
 		printf(" %20.1f %28s\n", (double)m->tasks / steps,
@@ -347,15 +373,21 @@ static void json_step(struct json_out *j, const struct cli_row *b, const struct 
 
 static void json_rules(struct json_out *j, const struct cli_whatif_run *run)
 {
+	const struct cli_scales *s = &run->sc->scales;
+
 	json_array(j, "rules");
-	for (size_t k = 0; k < run->sc->scales.n; k++) {
+	for (size_t k = 0; k < s->n + s->ncpu; k++) {
 		const struct cli_rule_match *m = &run->matches[k];
+		bool gpu = k < s->n;
 
 		json_object(j, NULL);
-		json_str(j, "glob", run->sc->scales.v[k].glob);
-		json_double(j, "factor", run->sc->scales.v[k].factor);
-		json_int(j, "gpu_tasks", (int64_t)m->tasks);
-		json_int(j, "gpu_ns", m->gpu_ns);
+		json_str(j, "on", gpu ? "gpu" : "cpu");
+		json_str(j, "glob", gpu ? s->v[k].glob : s->cpu[k - s->n].glob);
+		json_double(j, "factor", gpu ? s->v[k].factor : s->cpu[k - s->n].factor);
+		if (!gpu)
+			json_int(j, "rank", s->cpu[k - s->n].rank);
+		json_int(j, "tasks", (int64_t)m->tasks);
+		json_int(j, "ns", m->gpu_ns);
 		json_int(j, "rank_steps", (int64_t)m->rank_steps);
 		json_close_object(j);
 	}

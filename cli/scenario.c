@@ -31,7 +31,7 @@ void cli_scenarios_release(struct cli_scenarios *s)
 	*s = (struct cli_scenarios){ 0 };
 }
 
-/* "GLOB=F GLOB=F", the scales in order, as a scenario's name. */
+/* "GLOB=F cpu:GLOB=F", the rules in order (GPU ones first), as a scenario's name. */
 static char *name_of(const struct cli_scales *scales)
 {
 	size_t len = 1;
@@ -39,10 +39,22 @@ static char *name_of(const struct cli_scales *scales)
 
 	for (size_t i = 0; i < scales->n; i++)
 		len += strlen(scales->v[i].glob) + 32;
+	for (size_t i = 0; i < scales->ncpu; i++)
+		len += strlen(scales->cpu[i].glob) + 48;
 	p = name = orr_xmalloc(len);
 	for (size_t i = 0; i < scales->n; i++)
 		p += snprintf(p, len - (size_t)(p - name), "%s%s=%g", i ? " " : "",
 			      scales->v[i].glob, scales->v[i].factor);
+	for (size_t i = 0; i < scales->ncpu; i++) {
+		const struct cli_cpu_rule *c = &scales->cpu[i];
+
+		if (c->rank >= 0)
+			p += snprintf(p, len - (size_t)(p - name), "%scpu@%d:%s=%g",
+				      p > name ? " " : "", c->rank, c->glob, c->factor);
+		else
+			p += snprintf(p, len - (size_t)(p - name), "%scpu:%s=%g",
+				      p > name ? " " : "", c->glob, c->factor);
+	}
 	*p = 0;
 	return name;
 }
@@ -74,7 +86,7 @@ static int parse_line(char *line, struct cli_scenario *sc, char *err, size_t siz
 			return -1;
 		}
 	}
-	if (!sc->scales.n) {
+	if (!sc->scales.n && !sc->scales.ncpu) {
 		snprintf(err, size, "scenario '%.60s' has no rule", sc->name);
 		return -1;
 	}
@@ -160,4 +172,64 @@ void cli_rule_matches(const struct orr_replay *r, const struct cli_scales *scale
 		}
 		free(steps);
 	}
+}
+
+/* Whether CPU rule k applies to CPU task t of rank `rank`, named call (and gap). */
+static bool cpu_rule_matches(const struct cli_cpu_rule *rule, int32_t rank, const char *call,
+			     const char *gap)
+{
+	return (rule->rank < 0 || rule->rank == rank) &&
+	       (fnmatch(rule->glob, call, 0) == 0 || fnmatch(rule->glob, gap, 0) == 0);
+}
+
+float *cli_cpu_factors(const struct orr_graph *g, const struct cli_scales *s,
+		       const struct orr_replay *steps_from, struct cli_rule_match *ret)
+{
+	const struct orr_trace *tr = orr_graph_trace(g);
+	const struct orr_task *tasks = orr_graph_tasks(g);
+	struct cli_op_names *names;
+	float *f;
+
+	if (!s || !s->ncpu)
+		return NULL;
+	if (ret)
+		memset(ret, 0, s->ncpu * sizeof(*ret));
+	names = cli_op_names_new(g);
+	f = orr_xmalloc((orr_graph_task_count(g) + 1) * sizeof(*f));
+	for (size_t k = 0; k < orr_graph_rank_count(g); k++) {
+		const struct orr_graph_rank *gr = orr_graph_get_rank(g, k);
+		struct orr_replay_step *steps = NULL;
+		size_t nsteps = 0;
+
+		if (steps_from)
+			orr_replay_steps(steps_from, k, &steps, &nsteps);
+		for (size_t i = 0; ret && i < s->ncpu; i++)
+			ret[i].rank_steps +=
+				s->cpu[i].rank < 0 || s->cpu[i].rank == gr->rank->rank ? nsteps : 0;
+		for (uint32_t t = gr->first_task; t < gr->first_task + gr->ntasks; t++) {
+			int64_t start = orr_graph_task_start(g, t);
+			const char *call, *gap;
+			double x = 1;
+
+			f[t] = 1;
+			if (tasks[t].kind != ORR_TASK_CPU)
+				continue;
+			call = orr_trace_str(tr, cli_op_name(names, t));
+			gap = orr_trace_str(tr,
+					    cli_op_name_at(names, t, start - tasks[t].gap_ns / 2));
+			for (size_t i = 0; i < s->ncpu; i++) {
+				if (!cpu_rule_matches(&s->cpu[i], gr->rank->rank, call, gap))
+					continue;
+				x *= s->cpu[i].factor;
+				if (ret && in_steps(steps, nsteps, start)) {
+					ret[i].tasks++;
+					ret[i].gpu_ns += tasks[t].dur_ns + tasks[t].gap_ns;
+				}
+			}
+			f[t] = x < ORR_SCALE_MAX ? (float)x : (float)ORR_SCALE_MAX;
+		}
+		free(steps);
+	}
+	cli_op_names_free(names);
+	return f;
 }

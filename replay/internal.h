@@ -40,8 +40,8 @@ int orr__simulate(struct orr_replay *r, const struct orr_replay_options *opts,
  */
 float *orr__task_scales(const struct orr_graph *g, const struct orr_replay_options *o);
 /*
- * Every task's factor: the glob factors times o->task_factors' (GPU tasks); NULL when
- * o gives neither.
+ * Every task's factor: the glob factors times o->task_factors' (GPU tasks), and
+ * o->cpu_factors' (CPU tasks); NULL when o gives none.
  */
 float *orr__replay_factors(const struct orr_graph *g, const struct orr_replay_options *o);
 

@@ -2,7 +2,8 @@
 /*
  * --scale: per GPU task, the product of the factors whose glob matches its name, each
  * name's product computed once (a hash table of names, grown as it fills); times the
- * task's own factor when the caller gives them (the estimator's re-timing).
+ * task's own factor when the caller gives them (the estimator's re-timing).  Per CPU
+ * task, the caller's CPU factor (on its duration and its gap), else 1.
  */
 #include <fnmatch.h>
 #include <stdlib.h>
@@ -70,7 +71,7 @@ float *orr__replay_factors(const struct orr_graph *g, const struct orr_replay_op
 	size_t n = orr_graph_task_count(g);
 	float *f;
 
-	if (!o || (!o->nscales && !o->task_factors))
+	if (!o || (!o->nscales && !o->task_factors && !o->cpu_factors))
 		return NULL;
 	f = o->nscales ? orr__task_scales(g, o) : NULL;
 	if (!f) {
@@ -81,5 +82,8 @@ float *orr__replay_factors(const struct orr_graph *g, const struct orr_replay_op
 	for (size_t t = 0; o->task_factors && t < n; t++)
 		if (orr_graph_tasks(g)[t].kind == ORR_TASK_GPU)
 			f[t] *= o->task_factors[t];
+	for (size_t t = 0; o->cpu_factors && t < n; t++)
+		if (orr_graph_tasks(g)[t].kind == ORR_TASK_CPU)
+			f[t] *= o->cpu_factors[t];
 	return f;
 }

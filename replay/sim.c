@@ -245,6 +245,16 @@ static int64_t duration(const struct sim *s, uint32_t t)
 	return f < (double)ORR_TIME_MAX ? (int64_t)llround(f) : ORR_TIME_MAX;
 }
 
+/* The time before task t on its processor: a CPU task's scaled with it. */
+static int64_t gap(const struct sim *s, uint32_t t)
+{
+	int64_t g = s->tasks[t].gap_ns;
+
+	if (!s->scale || s->tasks[t].kind != ORR_TASK_CPU || g <= 0)
+		return g;
+	return (int64_t)llround((double)g * s->scale[t]);
+}
+
 static bool popped(const struct sim *s, uint32_t t)
 {
 	return s->ts[t].state >= ST_WAITING;
@@ -270,7 +280,7 @@ static void offer(struct sim *s, uint32_t p)
 	__builtin_prefetch(&s->tasks[t + 3]);
 	__builtin_prefetch(&s->ts[t + 3]);
 	if (t > pr->first_task) {
-		t0 = s->ts[t - 1].end + task->gap_ns;
+		t0 = s->ts[t - 1].end + gap(s, t);
 		c = t - 1;
 	} else if (pr->kind == ORR_TASK_CPU || !task->ndeps ||
 		   s->deps[task->first_dep].kind != ORR_DEP_LAUNCH) {
@@ -446,7 +456,7 @@ static uint32_t awaited(struct sim *s, uint32_t t, bool *ret_parked)
 static void resolve(struct sim *s, uint32_t t)
 {
 	const struct orr_wait *w = &s->waits[s->tasks[t].aux];
-	int64_t end = s->ts[t].start + s->tasks[t].dur_ns;
+	int64_t end = s->ts[t].start + duration(s, t);
 	bool parked;
 	uint32_t a = awaited(s, t, &parked);
 
@@ -497,10 +507,10 @@ static void run_task(struct sim *s, uint32_t t)
 		return;
 	}
 	if (task->aux == ORR_NONE) {
-		finish(s, t, s->ts[t].start + task->dur_ns);
+		finish(s, t, s->ts[t].start + duration(s, t));
 	} else if (s->waits[task->aux].kind == ORR_WAIT_RECORD) {
 		s->snapshot[task->aux] = launched_by(s, s->waits[task->aux].target, s->ts[t].start);
-		finish(s, t, s->ts[t].start + task->dur_ns);
+		finish(s, t, s->ts[t].start + duration(s, t));
 	} else {
 		/* Started: what it launched may run while it waits. */
 		s->ts[t].state = ST_WAITING;
@@ -691,6 +701,7 @@ static int check_range(const struct sim *s, const struct orr_replay_options *o,
 	size_t n = orr_graph_task_count(g), nd = 0, nw = 0;
 	struct orr_graph_stats st;
 	uint64_t total = 0;
+	double gs;
 
 	for (size_t i = 0; o && i < o->nscales; i++)
 		if (!(o->scales[i].factor >= 0 && o->scales[i].factor <= ORR_SCALE_MAX))
@@ -702,6 +713,11 @@ static int check_range(const struct sim *s, const struct orr_replay_options *o,
 			return orr_diag_set(reterr_diag, -ERANGE, NULL, -1, -1,
 					    "factor %g of task %zu is not from 0 to %g",
 					    (double)o->task_factors[t], t, ORR_SCALE_MAX);
+	for (size_t t = 0; o && o->cpu_factors && t < n; t++)
+		if (!(o->cpu_factors[t] >= 0 && o->cpu_factors[t] <= ORR_SCALE_MAX))
+			return orr_diag_set(reterr_diag, -ERANGE, NULL, -1, -1,
+					    "CPU factor %g of task %zu is not from 0 to %g",
+					    (double)o->cpu_factors[t], t, ORR_SCALE_MAX);
 	for (size_t t = 0; t < n; t++) {
 		double d = (double)s->tasks[t].dur_ns * (s->scale ? s->scale[t] : 1);
 
@@ -712,7 +728,10 @@ static int check_range(const struct sim *s, const struct orr_replay_options *o,
 				orr_trace_str(orr_graph_trace(g),
 					      orr_graph_task_event(g, (uint32_t)t)->name),
 				s->scale ? s->scale[t] : 1.0, d);
-		total += mag(duration(s, (uint32_t)t)) + mag(s->tasks[t].gap_ns);
+		gs = (double)mag(s->tasks[t].gap_ns) *
+		     (s->scale && s->tasks[t].kind == ORR_TASK_CPU ? s->scale[t] : 1);
+		total += mag(duration(s, (uint32_t)t)) +
+			 (gs < (double)ORR_TIME_MAX ? (uint64_t)gs : (uint64_t)ORR_TIME_MAX + 1);
 		nd = s->tasks[t].first_dep + s->tasks[t].ndeps > nd
 			     ? s->tasks[t].first_dep + s->tasks[t].ndeps
 			     : nd;

@@ -55,6 +55,12 @@ struct orr_replay_options {
 	 * graph for another configuration (estimator/retime.c).  NULL: none.
 	 */
 	const float *task_factors;
+	/*
+	 * Per task of the graph, a factor on a CPU task's duration and on the CPU time
+	 * before it on its thread (its gap), 0 to ORR_SCALE_MAX: CPU what-ifs (a faster
+	 * framework, one rank's slower host).  GPU tasks' entries are ignored.  NULL: none.
+	 */
+	const float *cpu_factors;
 };
 
 struct orr_replay;

@@ -119,7 +119,8 @@ usage)
 		expect_rc 2
 		expect_in err "unknown format 'xml'"
 		for bad in nccl '=2' 'nccl*=' 'nccl*=x' 'nccl*=-1' 'nccl*=inf' 'nccl*=nan' \
-			'*=1e30' 'nccl*=1e12' '*=1000001' '*=1e-400x'; do
+			'*=1e30' 'nccl*=1e12' '*=1000001' '*=1e-400x' 'cpu:=2' 'cpu@x:*=2' \
+			'cpu@1*=2' 'cpu@99999999999:*=2'; do
 			run replay --scale "$bad" x
 			expect_rc 2
 			expect_in err "bad --scale '$bad'"
@@ -138,6 +139,9 @@ usage)
 		expect_rc 0
 		expect_in err "rule 'nosuch*=2' matches no GPU task"
 		expect_in out "scenario 'nosuch*=2 ncclDevKernel*=2'"
+		run replay --scale 'cpu@7:*=2' traces/samples/tiny-2rank
+		expect_rc 0
+		expect_in err "rule 'cpu@7:*=2' matches no CPU task"
 		run replay --strict --scale 'nosuch*=2' traces/samples/tiny-2rank
 		expect_rc 1
 		expect_in err "--strict: a rule matches no GPU task"

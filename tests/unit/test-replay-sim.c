@@ -604,6 +604,50 @@ static void test_critical_path_through_late_peer(void **state)
 	orr_trace_free(t);
 }
 
+/*
+ * CPU factors scale a CPU task's duration and the time before it on its thread: three
+ * 10 us calls 10 us apart end at 50 us; twice as slow at 100, half at 25 (the first call
+ * starts where it was measured); a factor of 1 changes nothing.
+ */
+static void test_cpu_factors(void **state)
+{
+	struct doc d = { 0 };
+	struct orr_trace *t;
+	struct orr_graph *g;
+	struct orr_replay *r;
+	struct orr_diag diag;
+	const double f[] = { 1, 2, 0.5 };
+	const int64_t end[] = { 50, 100, 25 };
+
+	(void)state;
+	doc_begin(&d, -1, 0);
+	doc_call(&d, "cudaGetDevice", 1, 0, 10, 1);
+	doc_call(&d, "cudaGetDevice", 1, 20, 10, 2);
+	doc_call(&d, "cudaGetDevice", 1, 40, 10, 3);
+	t = doc_import(&d, "cpu");
+	free(d.s);
+	assert_int_equal(orr_graph_build(t, NULL, &g, &diag), 0);
+	for (size_t k = 0; k < sizeof(f) / sizeof(f[0]); k++) {
+		size_t n = orr_graph_task_count(g);
+		float *cpu = malloc(n * sizeof(*cpu));
+		int64_t last = 0;
+
+		for (size_t i = 0; i < n; i++)
+			cpu[i] = (float)f[k];
+		assert_int_equal(orr_replay_run(g,
+						&(struct orr_replay_options){ .cpu_factors = cpu },
+						&r, &diag),
+				 0);
+		for (uint32_t i = 0; i < n; i++)
+			last = orr_replay_end(r, i) > last ? orr_replay_end(r, i) : last;
+		assert_int_equal(last - orr_replay_start(r, 0), end[k] * US);
+		orr_replay_free(r);
+		free(cpu);
+	}
+	orr_graph_free(g);
+	orr_trace_free(t);
+}
+
 /* Without inferred edges and waits: the exact ones stay, the guessed ones go, costs stay. */
 static void test_drop_inferred_keeps_exact(void **state)
 {
@@ -681,6 +725,7 @@ int main(void)
 		cmocka_unit_test(test_null_and_one_task),
 		cmocka_unit_test(test_replay_is_deterministic),
 		cmocka_unit_test(test_critical_path_covers_window),
+		cmocka_unit_test(test_cpu_factors),
 		cmocka_unit_test_setup_teardown(test_critical_path_through_late_peer, tmpdir_setup,
 						tmpdir_teardown),
 		cmocka_unit_test(test_drop_inferred_keeps_exact),
