@@ -12,7 +12,8 @@
 
 static const char usage_text[] =
 	"usage: orrery critical-path [--format=text|json] [--top N] [--scale GLOB=FACTOR]...\n"
-	"                            [--comm GLOB]... [--timeline OUT.json] TRACE\n\n"
+	"                            [--comm GLOB]... [--steps A[-B]] [--ranks LIST]\n"
+	"                            [--timeline OUT.json] TRACE\n\n"
 	"Replays TRACE and follows, for each job step, the chain of tasks that decided its\n"
 	"predicted end, across threads, streams and ranks.  Prints the time on that path by\n"
 	"category (GPU compute, communication, launch calls, other CPU work, idle latencies)\n"
@@ -24,6 +25,8 @@ static const char usage_text[] =
 	"                      by F before replaying (repeatable), as in orrery replay\n"
 	"  --comm GLOB         count GPU tasks whose name matches GLOB as communication\n"
 	"                      (repeatable), as in orrery replay\n"
+	"  --steps A[-B]       only the job steps A to B\n"
+	"  --ranks LIST        --timeline: only these global ranks (the path crosses ranks)\n"
 	"  --timeline FILE     also write the measured and predicted timelines, as orrery\n"
 	"                      replay --timeline does, with the path on a track of its own\n"
 	"  -h, --help          this help\n";
@@ -34,6 +37,7 @@ struct options {
 	int format;
 	size_t top;
 	const char *timeline;
+	struct cli_select sel;
 	struct cli_scales scales;
 	struct cli_globs comm;
 	const char *trace;
@@ -282,10 +286,14 @@ static void report(const struct options *o, const struct orr_replay *r,
 	struct ctx c = { .r = r, .g = orr_replay_graph(r) };
 	struct orr_replay_step *steps;
 	struct json_out j;
-	size_t nsteps, cap = 0;
+	size_t nsteps, cap = 0, kept = 0;
 
 	c.names = cli_op_names_new(c.g);
 	orr_replay_job_steps(r, &steps, &nsteps);
+	for (size_t k = 0; k < nsteps; k++) /* --steps */
+		if (cli_selected_step(&o->sel, steps[k].step))
+			steps[kept++] = steps[k];
+	nsteps = kept;
 	if (o->format == CLI_FORMAT_JSON) {
 		json_begin(&j, stdout);
 		json_str(&j, "trace", o->trace);
@@ -344,6 +352,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "scale", required_argument, NULL, 's' },
 		{ "comm", required_argument, NULL, 'c' },
 		{ "timeline", required_argument, NULL, 't' },
+		{ "steps", required_argument, NULL, 'p' },
+		{ "ranks", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -381,6 +391,17 @@ static int parse_options(int argc, char **argv, struct options *o)
 						       "empty --timeline file name");
 			o->timeline = optarg;
 			break;
+		case 'p':
+			if (cli_select_steps(&o->sel, optarg) < 0)
+				return cli_usage_error("critical-path",
+						       "bad --steps '%s' (A or A-B)", optarg);
+			break;
+		case 'r':
+			if (cli_select_ranks(&o->sel, optarg) < 0)
+				return cli_usage_error("critical-path",
+						       "bad --ranks '%s' (a list like 0,2,4-7)",
+						       optarg);
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return EXIT_OK;
@@ -417,7 +438,7 @@ int cmd_critical_path(int argc, char **argv)
 	if (ret != EXIT_OK)
 		goto out;
 	report(&o, cr.r, &paths, &npaths);
-	if (o.timeline && (err = cli_timeline_write(cr.r, paths, npaths, o.timeline))) {
+	if (o.timeline && (err = cli_timeline_write(cr.r, paths, npaths, &o.sel, o.timeline))) {
 		cli_error("cannot write '%s': %s", o.timeline, orr_strerror(err));
 		ret = EXIT_FAIL;
 		goto out;
@@ -429,6 +450,7 @@ out:
 	free(paths);
 	cli_replay_close(&cr);
 	cli_scales_release(&o.scales);
+	cli_select_release(&o.sel);
 	cli_globs_release(&o.comm);
 	return ret;
 }

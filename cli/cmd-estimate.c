@@ -240,7 +240,7 @@ static int estimate(const struct cli_estimate_options *o, const struct orr_graph
 	measure(est, ri, true, &e->steps, &e->estimated);
 	estimate_memory(g, ri, e);
 	cli_estimate_rates(e);
-	if (o->timeline && (err = cli_timeline_write(est, NULL, 0, o->timeline))) {
+	if (o->timeline && (err = cli_timeline_write(est, NULL, 0, NULL, o->timeline))) {
 		cli_error("cannot write '%s': %s", o->timeline, orr_strerror(err));
 		goto out;
 	}

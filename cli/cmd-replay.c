@@ -10,7 +10,7 @@
 static const char usage_text[] =
 	"usage: orrery replay [--format=text|json|csv] [--scale GLOB=FACTOR]...\n"
 	"                     [--scenario FILE] [--strict] [--comm GLOB]...\n"
-	"                     [--timeline OUT.json] TRACE\n\n"
+	"                     [--steps A[-B]] [--ranks LIST] [--timeline OUT.json] TRACE\n\n"
 	"Builds the execution graph of TRACE and replays it; prints, per rank and step, the\n"
 	"measured and predicted step time, their error and the busy-timeline distance; the\n"
 	"job step times of several ranks; the mean and max error; the breakdown of GPU time\n"
@@ -29,6 +29,8 @@ static const char usage_text[] =
 	"  --comm GLOB         count GPU tasks whose name matches GLOB as communication\n"
 	"                      (repeatable), e.g. '*all_to_all*'; NCCL, NVSHMEM and DeepEP\n"
 	"                      kernels are communication without it\n"
+	"  --steps A[-B]       report (and write to --timeline) only steps A to B\n"
+	"  --ranks LIST        only these global ranks, e.g. 0,2,4-7\n"
 	"  --timeline FILE     also write the measured and predicted timelines to FILE, a\n"
 	"                      Chrome trace-event JSON file for Perfetto or chrome://tracing\n"
 	"  -h, --help          this help\n";
@@ -37,6 +39,7 @@ struct options {
 	int format;
 	const char *timeline;
 	bool strict;
+	struct cli_select sel;
 	struct cli_scales scales;
 	struct cli_scenarios scenarios;
 	struct cli_globs comm;
@@ -52,6 +55,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "comm", required_argument, NULL, 'c' },
 		{ "scenario", required_argument, NULL, 'S' },
 		{ "strict", no_argument, NULL, 'x' },
+		{ "steps", required_argument, NULL, 'p' },
+		{ "ranks", required_argument, NULL, 'r' },
 		{ "timeline", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -84,6 +89,16 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'x':
 			o->strict = true;
 			break;
+		case 'p':
+			if (cli_select_steps(&o->sel, optarg) < 0)
+				return cli_usage_error("replay", "bad --steps '%s' (A or A-B)",
+						       optarg);
+			break;
+		case 'r':
+			if (cli_select_ranks(&o->sel, optarg) < 0)
+				return cli_usage_error(
+					"replay", "bad --ranks '%s' (a list like 0,2,4-7)", optarg);
+			break;
 		case 'c':
 			if (cli_globs_add(&o->comm, optarg) < 0)
 				return cli_usage_error("replay", "empty --comm pattern");
@@ -112,11 +127,43 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return -1;
 }
 
-static void print_report(const struct options *o, const struct orr_replay *r)
+/* --steps and --ranks that leave nothing to report: an error, once. */
+static int nothing_selected(const struct options *o, size_t nrows)
+{
+	if (nrows)
+		return EXIT_OK;
+	cli_error("--steps and --ranks select no rank-step of '%s' ('orrery info' lists them)",
+		  o->trace);
+	return EXIT_FAIL;
+}
+
+/* Whether --steps and --ranks leave a rank-step of the replay to report. */
+static int check_selection(const struct options *o, const struct orr_replay *r)
+{
+	const struct orr_graph *g = orr_replay_graph(r);
+	size_t n = 0;
+
+	for (size_t k = 0; k < orr_graph_rank_count(g) && !n; k++) {
+		struct orr_replay_step *s;
+		size_t ns;
+
+		if (!cli_selected_rank(&o->sel, orr_graph_get_rank(g, k)->rank->rank))
+			continue;
+		orr_replay_steps(r, k, &s, &ns);
+		for (size_t i = 0; i < ns; i++)
+			n += cli_selected_step(&o->sel, s[i].step);
+		free(s);
+	}
+	return nothing_selected(o, n);
+}
+
+static int print_report(const struct options *o, const struct orr_replay *r)
 {
 	struct cli_report rep;
+	int ret;
 
-	cli_report_init(&rep, o->trace, r);
+	cli_report_init(&rep, o->trace, r, &o->sel);
+	ret = EXIT_OK;
 	if (o->format == CLI_FORMAT_JSON)
 		cli_report_json(&rep);
 	else if (o->format == CLI_FORMAT_CSV)
@@ -124,6 +171,7 @@ static void print_report(const struct options *o, const struct orr_replay *r)
 	else
 		cli_report_text(&rep);
 	cli_report_release(&rep);
+	return ret;
 }
 
 /* The timeline of the trace replayed as recorded, or with the one scenario given. */
@@ -145,7 +193,7 @@ static int write_timeline(const struct options *o, const struct cli_replay *cr)
 		free(cpu);
 	}
 	if (!err)
-		err = cli_timeline_write(r ? r : cr->r, NULL, 0, o->timeline);
+		err = cli_timeline_write(r ? r : cr->r, NULL, 0, &o->sel, o->timeline);
 	orr_replay_free(r);
 	if (err)
 		cli_error("cannot write '%s': %s", o->timeline, orr_strerror(err));
@@ -156,7 +204,7 @@ static int write_timeline(const struct options *o, const struct cli_replay *cr)
 static int print_whatif(const struct options *o, const struct cli_replay *cr)
 {
 	struct cli_whatif w;
-	int ret = cli_whatif_run(&w, o->trace, cr->r, &o->scenarios);
+	int ret = cli_whatif_run(&w, o->trace, cr->r, &o->scenarios, &o->sel);
 
 	if (ret == EXIT_OK && cli_whatif_unmatched(&w) && o->strict) {
 		cli_error("--strict: a rule matches no GPU task (the warnings above)");
@@ -193,23 +241,19 @@ int cmd_replay(int argc, char **argv)
 	ret = cli_replay_open(o.trace, NULL, &o.comm, &cr);
 	if (ret != EXIT_OK)
 		goto out;
-	if (o.scenarios.n) {
-		ret = print_whatif(&o, &cr);
-		if (ret != EXIT_OK)
-			goto out;
-	}
-	if (o.timeline) {
+	ret = check_selection(&o, cr.r);
+	if (ret == EXIT_OK && o.timeline)
 		ret = write_timeline(&o, &cr);
-		if (ret != EXIT_OK)
-			goto out;
-	}
-	if (!o.scenarios.n)
-		print_report(&o, cr.r);
+	if (ret == EXIT_OK)
+		ret = o.scenarios.n ? print_whatif(&o, &cr) : print_report(&o, cr.r);
+	if (ret != EXIT_OK)
+		goto out;
 	ret = EXIT_OK; /* main() checks that standard output was written */
 out:
 	cli_replay_close(&cr);
 	cli_scales_release(&o.scales);
 	cli_scenarios_release(&o.scenarios);
+	cli_select_release(&o.sel);
 	cli_globs_release(&o.comm);
 	return ret;
 }

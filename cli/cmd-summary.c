@@ -11,7 +11,8 @@
 #include "banned.h"
 
 static const char usage_text[] =
-	"usage: orrery summary [--format=text|json|csv] [--top N] [--comm GLOB]... TRACE\n\n"
+	"usage: orrery summary [--format=text|json|csv] [--top N] [--comm GLOB]...\n"
+	"                      [--steps A[-B]] [--ranks LIST] TRACE\n\n"
 	"Where the measured time of TRACE goes, in each rank's steps: per rank and step the\n"
 	"step time, GPU busy, compute, exposed communication and the part of it spent\n"
 	"waiting for other ranks, copies and idle time, and the straggler the others wait\n"
@@ -23,11 +24,14 @@ static const char usage_text[] =
 	"  --top N             kernels and ops to list (default 10)\n"
 	"  --comm GLOB         count GPU tasks whose name matches GLOB as communication\n"
 	"                      (repeatable), as in orrery replay\n"
+	"  --steps A[-B]       only steps A to B\n"
+	"  --ranks LIST        only these global ranks, e.g. 0,2,4-7\n"
 	"  -h, --help          this help\n";
 
 struct options {
 	int format;
 	size_t top;
+	struct cli_select sel;
 	struct cli_globs comm;
 	const char *trace;
 };
@@ -52,6 +56,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "format", required_argument, NULL, 'f' },
 		{ "top", required_argument, NULL, 'n' },
 		{ "comm", required_argument, NULL, 'c' },
+		{ "steps", required_argument, NULL, 'p' },
+		{ "ranks", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -74,6 +80,17 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'c':
 			if (cli_globs_add(&o->comm, optarg) < 0)
 				return cli_usage_error("summary", "empty --comm pattern");
+			break;
+		case 'p':
+			if (cli_select_steps(&o->sel, optarg) < 0)
+				return cli_usage_error("summary", "bad --steps '%s' (A or A-B)",
+						       optarg);
+			break;
+		case 'r':
+			if (cli_select_ranks(&o->sel, optarg) < 0)
+				return cli_usage_error("summary",
+						       "bad --ranks '%s' (a list like 0,2,4-7)",
+						       optarg);
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -102,7 +119,15 @@ int cmd_summary(int argc, char **argv)
 	ret = cli_replay_open(o.trace, NULL, &o.comm, &cr);
 	if (ret != EXIT_OK)
 		goto out;
-	summary_gather(&s, o.trace, cr.r);
+	summary_gather(&s, o.trace, cr.r, &o.sel);
+	if (!s.nsteps) {
+		cli_error("--steps and --ranks select no rank-step of '%s' ('orrery info' lists "
+			  "them)",
+			  o.trace);
+		summary_release(&s);
+		ret = EXIT_FAIL;
+		goto out;
+	}
 	if (o.format == CLI_FORMAT_JSON)
 		summary_json(&s, o.top);
 	else if (o.format == CLI_FORMAT_CSV)
@@ -114,5 +139,6 @@ int cmd_summary(int argc, char **argv)
 out:
 	cli_replay_close(&cr);
 	cli_globs_release(&o.comm);
+	cli_select_release(&o.sel);
 	return ret;
 }

@@ -160,7 +160,7 @@ static int replay_synth(const struct orr_synth *s, const char *timeline,
 		goto out;
 	}
 	first_stage(r, ret);
-	if (timeline && (err = cli_timeline_write(r, NULL, 0, timeline)))
+	if (timeline && (err = cli_timeline_write(r, NULL, 0, NULL, timeline)))
 		cli_error("cannot write '%s': %s", timeline, orr_strerror(err));
 out:
 	orr_replay_free(r);

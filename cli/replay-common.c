@@ -149,3 +149,80 @@ const char *cli_step_label(int64_t step, char *buf, size_t size)
 	buf[len] = 0;
 	return buf;
 }
+
+/* A decimal from 0 to max, the whole of [s, e); -1 otherwise. */
+static int64_t parse_num(const char *s, const char *e, int64_t max)
+{
+	int64_t v = 0;
+
+	if (s == e)
+		return -1;
+	for (; s < e; s++) {
+		if (*s < '0' || *s > '9' || v > (max - (*s - '0')) / 10)
+			return -1;
+		v = v * 10 + (*s - '0');
+	}
+	return v;
+}
+
+/* "A" or "A-B" with A <= B into lo, hi; -1 when malformed. */
+static int parse_range(const char *s, const char *e, int64_t max, int64_t *lo, int64_t *hi)
+{
+	const char *dash = memchr(s, '-', (size_t)(e - s));
+
+	*lo = parse_num(s, dash ? dash : e, max);
+	*hi = dash ? parse_num(dash + 1, e, max) : *lo;
+	return *lo < 0 || *hi < *lo ? -1 : 0;
+}
+
+int cli_select_steps(struct cli_select *s, const char *arg)
+{
+	if (parse_range(arg, arg + strlen(arg), INT64_MAX, &s->step_lo, &s->step_hi) < 0)
+		return -1;
+	s->steps_given = true;
+	return 0;
+}
+
+static int cmp_rank(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+int cli_select_ranks(struct cli_select *s, const char *arg)
+{
+	const char *p = arg;
+
+	do {
+		const char *e = strchr(p, ',');
+		int64_t lo, hi;
+
+		e = e ? e : p + strlen(p);
+		if (parse_range(p, e, INT32_MAX, &lo, &hi) < 0 || hi - lo > 1 << 20)
+			return -1;
+		for (int64_t r = lo; r <= hi; r++)
+			ORR_VEC_PUSH(s->ranks, s->nranks, s->cap, (int32_t)r);
+		p = *e ? e + 1 : e;
+	} while (*p);
+	if (p > arg && p[-1] == ',')
+		return -1;
+	qsort(s->ranks, s->nranks, sizeof(*s->ranks), cmp_rank);
+	return 0;
+}
+
+bool cli_selected_step(const struct cli_select *s, int64_t step)
+{
+	return !s || !s->steps_given || (step >= s->step_lo && step <= s->step_hi && step >= 0);
+}
+
+bool cli_selected_rank(const struct cli_select *s, int32_t rank)
+{
+	return !s || !s->ranks || bsearch(&rank, s->ranks, s->nranks, sizeof(*s->ranks), cmp_rank);
+}
+
+void cli_select_release(struct cli_select *s)
+{
+	free(s->ranks);
+	*s = (struct cli_select){ 0 };
+}

@@ -56,6 +56,25 @@ struct cli_globs {
 int cli_globs_add(struct cli_globs *g, const char *glob);
 void cli_globs_release(struct cli_globs *g);
 
+/*
+ * --steps A[-B] and --ranks LIST (0,2,4-7): which rank-steps a report shows and which
+ * part of the timelines --timeline writes.  Nothing given: everything.  A trace without
+ * step annotations has one step, "all", which a --steps selection leaves out.
+ */
+struct cli_select {
+	bool steps_given;
+	int64_t step_lo, step_hi;
+	int32_t *ranks; /* sorted; NULL: every rank */
+	size_t nranks, cap;
+};
+
+/* Parse one option into s; -1 when malformed (a usage error). */
+int cli_select_steps(struct cli_select *s, const char *arg);
+int cli_select_ranks(struct cli_select *s, const char *arg);
+bool cli_selected_step(const struct cli_select *s, int64_t step);
+bool cli_selected_rank(const struct cli_select *s, int32_t rank);
+void cli_select_release(struct cli_select *s);
+
 /* A trace, its graph and its replay. */
 struct cli_replay {
 	struct orr_trace *t;
@@ -105,7 +124,9 @@ struct cli_report {
 	struct orr_graph_stats stats;
 };
 
-void cli_report_init(struct cli_report *rep, const char *path, const struct orr_replay *r);
+/* The rank-steps and job steps of r that sel selects (NULL: all). */
+void cli_report_init(struct cli_report *rep, const char *path, const struct orr_replay *r,
+		     const struct cli_select *sel);
 void cli_report_release(struct cli_report *rep);
 void cli_report_text(const struct cli_report *rep);
 void cli_report_json(const struct cli_report *rep);
@@ -161,7 +182,7 @@ struct cli_whatif {
 
 /* Replays each scenario on the graph of base (the replay as recorded); EXIT_OK or EXIT_FAIL. */
 int cli_whatif_run(struct cli_whatif *w, const char *path, const struct orr_replay *base,
-		   const struct cli_scenarios *sc);
+		   const struct cli_scenarios *sc, const struct cli_select *sel);
 void cli_whatif_release(struct cli_whatif *w);
 /* Rules that matched no GPU task, each with a warning; their count. */
 size_t cli_whatif_unmatched(const struct cli_whatif *w);
@@ -186,7 +207,8 @@ uint32_t cli_op_name_at(const struct cli_op_names *n, uint32_t task, int64_t t_n
  * Writes the measured and predicted timelines of every rank as a Chrome/Perfetto
  * trace-event JSON file, as orr_outfile_open() writes (a temporary renamed when
  * complete), with each step's critical path on a track of its own (paths may be
- * NULL).  Returns 0 or a negative errno (nothing is left behind then).
+ * NULL): of the ranks sel selects, and of their tasks those that overlap a selected
+ * step's window on their timeline (sel NULL: all).  Returns 0 or a negative errno (nothing is left behind then).
  */
 struct cli_step_path {
 	int64_t step;
@@ -195,6 +217,6 @@ struct cli_step_path {
 };
 
 int cli_timeline_write(const struct orr_replay *r, const struct cli_step_path *paths, size_t npaths,
-		       const char *path);
+		       const struct cli_select *sel, const char *path);
 
 #endif

@@ -48,6 +48,8 @@ static void json_ranks(struct json_out *j, const struct cli_report *rep)
 	for (size_t k = 0; k < rep->nranks; k++) {
 		int32_t rank = orr_graph_get_rank(rep->g, k)->rank->rank;
 
+		if (i >= rep->nrows || rep->rows[i].rank != rank)
+			continue; /* not selected (--ranks, --steps) */
 		json_object(j, NULL);
 		json_int(j, "rank", rank);
 		json_array(j, "steps");

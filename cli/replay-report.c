@@ -43,23 +43,29 @@ static void trust(const struct orr_graph *g, size_t rank, struct cli_row *row)
 }
 
 static void add_rank_rows(struct cli_report *rep, const struct orr_replay *r, size_t rank,
-			  size_t *cap)
+			  const struct cli_select *sel, size_t *cap)
 {
 	const struct orr_graph *g = orr_replay_graph(r);
-	struct orr_gpu_timeline *m = orr_gpu_timeline_new(r, rank, false);
-	struct orr_gpu_timeline *p = orr_gpu_timeline_new(r, rank, true);
+	struct orr_gpu_timeline *m, *p;
 	struct orr_replay_step *s;
 	size_t n;
 
+	if (!cli_selected_rank(sel, orr_graph_get_rank(g, rank)->rank->rank))
+		return;
+	m = orr_gpu_timeline_new(r, rank, false);
+	p = orr_gpu_timeline_new(r, rank, true);
 	orr_replay_steps(r, rank, &s, &n);
 	for (size_t k = 0; k < n; k++) {
 		struct cli_row row = {
 			.rank = orr_graph_get_rank(g, rank)->rank->rank,
 			.s = s[k],
 			.error = cli_step_error(&s[k]),
-			.busy_l1 = orr_gpu_timeline_busy_l1(m, p, &s[k]),
+			.busy_l1 = 0,
 		};
 
+		if (!cli_selected_step(sel, s[k].step))
+			continue;
+		row.busy_l1 = orr_gpu_timeline_busy_l1(m, p, &s[k]);
 		orr_gpu_timeline_breakdown(m, s[k].measured_start_ns, s[k].measured_end_ns,
 					   &row.measured);
 		orr_gpu_timeline_breakdown(p, s[k].predicted_start_ns, s[k].predicted_end_ns,
@@ -72,21 +78,24 @@ static void add_rank_rows(struct cli_report *rep, const struct orr_replay *r, si
 	orr_gpu_timeline_free(p);
 }
 
-void cli_report_init(struct cli_report *rep, const char *path, const struct orr_replay *r)
+void cli_report_init(struct cli_report *rep, const char *path, const struct orr_replay *r,
+		     const struct cli_select *sel)
 {
 	const struct orr_graph *g = orr_replay_graph(r);
 	struct orr_replay_step *job;
-	size_t cap = 0;
+	size_t cap = 0, njob;
 
 	*rep = (struct cli_report){ .path = path, .g = g, .nranks = orr_graph_rank_count(g) };
+
 	for (size_t i = 0; i < rep->nranks; i++)
-		add_rank_rows(rep, r, i, &cap);
-	orr_replay_job_steps(r, &job, &rep->njob);
-	rep->job = orr_xcalloc(rep->njob + 1, sizeof(*rep->job));
-	for (size_t k = 0; k < rep->njob; k++)
-		rep->job[k] = (struct cli_row){ .rank = -1,
-						.s = job[k],
-						.error = cli_step_error(&job[k]) };
+		add_rank_rows(rep, r, i, sel, &cap);
+	orr_replay_job_steps(r, &job, &njob);
+	rep->job = orr_xcalloc(njob + 1, sizeof(*rep->job));
+	for (size_t k = 0; k < njob; k++)
+		if (cli_selected_step(sel, job[k].step))
+			rep->job[rep->njob++] = (struct cli_row){
+				.rank = -1, .s = job[k], .error = cli_step_error(&job[k])
+			};
 	free(job);
 	summarise(rep->rows, rep->nrows, &rep->mean_error, &rep->max_error);
 	summarise(rep->job, rep->njob, &rep->job_mean_error, &rep->job_max_error);

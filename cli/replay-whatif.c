@@ -15,12 +15,12 @@
 #include "banned.h"
 
 int cli_whatif_run(struct cli_whatif *w, const char *path, const struct orr_replay *base,
-		   const struct cli_scenarios *sc)
+		   const struct cli_scenarios *sc, const struct cli_select *sel)
 {
 	const struct orr_graph *g = orr_replay_graph(base);
 
 	*w = (struct cli_whatif){ .path = path };
-	cli_report_init(&w->base, path, base);
+	cli_report_init(&w->base, path, base, sel);
 	w->runs = orr_xcalloc(sc->n + 1, sizeof(*w->runs));
 	for (size_t i = 0; i < sc->n; i++) {
 		const struct cli_scales *s = &sc->v[i].scales;
@@ -45,7 +45,7 @@ int cli_whatif_run(struct cli_whatif *w, const char *path, const struct orr_repl
 			return EXIT_FAIL;
 		}
 		run->sc = &sc->v[i];
-		cli_report_init(&run->rep, path, r);
+		cli_report_init(&run->rep, path, r, sel);
 		orr_replay_free(r);
 		w->nruns++;
 	}
@@ -408,6 +408,8 @@ static void json_run(struct json_out *j, const struct cli_whatif *w,
 	for (size_t k = 0; k < b->nranks; k++) {
 		int32_t rank = orr_graph_get_rank(b->g, k)->rank->rank;
 
+		if (i >= b->nrows || b->rows[i].rank != rank)
+			continue; /* not selected (--ranks, --steps) */
 		json_object(j, NULL);
 		json_int(j, "rank", rank);
 		json_array(j, "steps");

@@ -14,17 +14,32 @@
 #include <string.h>
 
 #include "cli.h"
+#include "replay-common.h"
 #include "summary.h"
 #include "banned.h"
 
-/* A rank's step windows on its measured timeline: its steps, else the whole capture. */
-static struct orr_step *windows(const struct orr_trace *t, const struct orr_rank *r, size_t *ret_n)
+/*
+ * A rank's step windows on its measured timeline that sel selects: its steps, else the
+ * whole capture.
+ */
+static struct orr_step *windows(const struct orr_trace *t, const struct orr_rank *r,
+				const struct cli_select *sel, size_t *ret_n)
 {
 	struct orr_step *s = NULL;
 	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	size_t n = 0;
 
-	if (orr_rank_steps(t, r, &s, ret_n) == 0 && *ret_n)
+	if (orr_rank_steps(t, r, &s, ret_n) == 0 && *ret_n) {
+		for (size_t i = 0; i < *ret_n; i++)
+			if (cli_selected_step(sel, s[i].step))
+				s[n++] = s[i];
+		*ret_n = n;
 		return s;
+	}
+	if (sel && sel->steps_given) {
+		*ret_n = 0;
+		return s;
+	}
 	free(s);
 	for (size_t i = 0; i < r->nevents; i++) {
 		lo = r->events[i].start_ns < lo ? r->events[i].start_ns : lo;
@@ -188,13 +203,14 @@ static void rank_items(struct summary *s, struct item_lists *l, const struct orr
 }
 
 /* Per rank-step: the measured breakdown, busy time and copies. */
-static void rank_steps(struct summary *s, const struct orr_replay *r, size_t k, size_t *cap)
+static void rank_steps(struct summary *s, const struct orr_replay *r, size_t k,
+		       const struct cli_select *sel, size_t *cap)
 {
 	const struct orr_graph *g = orr_replay_graph(r);
 	const struct orr_rank *rk = orr_graph_get_rank(g, k)->rank;
 	struct orr_gpu_timeline *tl = orr_gpu_timeline_new(r, k, false);
 	size_t nw;
-	struct orr_step *w = windows(orr_graph_trace(g), rk, &nw);
+	struct orr_step *w = windows(orr_graph_trace(g), rk, sel, &nw);
 
 	size_t first = s->nsteps;
 
@@ -231,41 +247,44 @@ static int cmp_double(const void *a, const void *b)
 /*
  * The straggler: in a job of several ranks whose collectives wait for peers, the rank
  * with the least waiting per step, when the others' median is more than twice it and
- * at least 1 % of their mean step.
+ * at least 1 % of their mean step (over the ranks shown).
  */
 static void straggler(struct summary *s)
 {
-	double *wait = orr_xcalloc(s->nranks + 1, sizeof(*wait)), *sorted, step = 0;
-	size_t *n = orr_xcalloc(s->nranks + 1, sizeof(*n)), best = 0;
+	double *wait = orr_xcalloc(s->nsteps + 1, sizeof(*wait)), *sorted, step = 0;
+	int32_t *rank = orr_xcalloc(s->nsteps + 1, sizeof(*rank));
+	size_t *n = orr_xcalloc(s->nsteps + 1, sizeof(*n)), nr = 0, best = 0;
 
 	s->straggler = -1;
-	if (s->nranks < 2)
-		goto out;
-	for (size_t i = 0, k = 0; i < s->nsteps; i++) {
-		if (i && s->steps[i].rank != s->steps[i - 1].rank)
-			k++;
-		wait[k] += (double)s->steps[i].b.exposed_wait_ns;
+	/* The rank-steps come rank after rank: one entry per rank shown. */
+	for (size_t i = 0; i < s->nsteps; i++) {
+		if (!nr || s->steps[i].rank != rank[nr - 1])
+			rank[nr++] = s->steps[i].rank;
+		wait[nr - 1] += (double)s->steps[i].b.exposed_wait_ns;
 		step += (double)s->steps[i].step_ns;
-		n[k]++;
+		n[nr - 1]++;
 	}
-	for (size_t k = 0; k < s->nranks; k++) {
-		wait[k] = n[k] ? wait[k] / (double)n[k] : 0;
+	if (nr < 2)
+		goto out;
+	for (size_t k = 0; k < nr; k++) {
+		wait[k] /= (double)n[k];
 		if (wait[k] < wait[best])
 			best = k;
 	}
-	sorted = orr_xmalloc(s->nranks * sizeof(*sorted));
-	for (size_t k = 0, m = 0; k < s->nranks; k++)
+	sorted = orr_xmalloc(nr * sizeof(*sorted));
+	for (size_t k = 0, m = 0; k < nr; k++)
 		if (k != best)
 			sorted[m++] = wait[k];
-	qsort(sorted, s->nranks - 1, sizeof(*sorted), cmp_double);
-	s->others_wait_ns = sorted[(s->nranks - 2) / 2];
+	qsort(sorted, nr - 1, sizeof(*sorted), cmp_double);
+	s->others_wait_ns = sorted[(nr - 2) / 2];
 	free(sorted);
 	s->straggler_wait_ns = wait[best];
 	if (s->others_wait_ns > 2 * wait[best] &&
-	    s->others_wait_ns > 0.01 * step / (double)(s->nsteps ? s->nsteps : 1))
-		s->straggler = orr_graph_get_rank(s->g, best)->rank->rank;
+	    s->others_wait_ns > 0.01 * step / (double)s->nsteps)
+		s->straggler = rank[best];
 out:
 	free(wait);
+	free(rank);
 	free(n);
 }
 
@@ -302,7 +321,8 @@ static void collectives(struct summary *s)
 	free(o);
 }
 
-void summary_gather(struct summary *s, const char *path, const struct orr_replay *r)
+void summary_gather(struct summary *s, const char *path, const struct orr_replay *r,
+		    const struct cli_select *sel)
 {
 	const struct orr_graph *g = orr_replay_graph(r);
 	const struct orr_trace *t = orr_graph_trace(g);
@@ -313,9 +333,12 @@ void summary_gather(struct summary *s, const char *path, const struct orr_replay
 	for (size_t k = 0; k < s->nranks; k++) {
 		const struct orr_rank *rk = orr_graph_get_rank(g, k)->rank;
 		size_t nw;
-		struct orr_step *w = windows(t, rk, &nw);
+		struct orr_step *w;
 
-		rank_steps(s, r, k, &cap);
+		if (!cli_selected_rank(sel, rk->rank))
+			continue;
+		w = windows(t, rk, sel, &nw);
+		rank_steps(s, r, k, sel, &cap);
 		rank_items(s, &l, rk, w, nw);
 		free(w);
 	}

@@ -60,7 +60,10 @@ struct summary {
 	double straggler_wait_ns, others_wait_ns; /* its mean waiting, the others' median */
 };
 
-void summary_gather(struct summary *s, const char *path, const struct orr_replay *r);
+struct cli_select;
+/* What the rank-steps sel selects (NULL: all) hold. */
+void summary_gather(struct summary *s, const char *path, const struct orr_replay *r,
+		    const struct cli_select *sel);
 void summary_release(struct summary *s);
 void summary_text(const struct summary *s, size_t top);
 void summary_json(const struct summary *s, size_t top);

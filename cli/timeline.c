@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 #include "replay-common.h"
@@ -24,6 +25,8 @@ struct timeline {
 	const struct orr_replay *r;
 	const struct cli_step_path *paths;
 	size_t npaths;
+	const struct cli_select *sel;
+	uint8_t *keep; /* per task: 1 measured side, 2 predicted side (--steps) */
 	int64_t origin_ns;
 	bool first;
 };
@@ -105,6 +108,40 @@ static int64_t task_start(const struct timeline *tl, uint32_t t, bool predicted)
 	return predicted ? orr_replay_start(tl->r, t) : orr_graph_task_start(tl->g, t);
 }
 
+static bool kept(const struct timeline *tl, uint32_t t, bool predicted)
+{
+	return tl->keep[t] & (predicted ? 2 : 1);
+}
+
+/* Which tasks of graph rank `rank` overlap a selected step's window, on each timeline. */
+static void select_tasks(struct timeline *tl, size_t rank)
+{
+	const struct orr_graph_rank *gr = orr_graph_get_rank(tl->g, rank);
+	struct orr_replay_step *s;
+	size_t n;
+
+	if (!tl->sel || !tl->sel->steps_given) {
+		memset(tl->keep + gr->first_task, 3, gr->ntasks);
+		return;
+	}
+	orr_replay_steps(tl->r, rank, &s, &n);
+	for (uint32_t t = gr->first_task; t < gr->first_task + gr->ntasks; t++) {
+		int64_t ms = orr_graph_task_start(tl->g, t), me = orr_graph_task_end(tl->g, t);
+		int64_t ps = orr_replay_start(tl->r, t), pe = orr_replay_end(tl->r, t);
+
+		tl->keep[t] = 0;
+		for (size_t k = 0; k < n; k++) {
+			if (!cli_selected_step(tl->sel, s[k].step))
+				continue;
+			if (me >= s[k].measured_start_ns && ms <= s[k].measured_end_ns)
+				tl->keep[t] |= 1;
+			if (pe >= s[k].predicted_start_ns && ps <= s[k].predicted_end_ns)
+				tl->keep[t] |= 2;
+		}
+	}
+	free(s);
+}
+
 static void put_tasks(struct timeline *tl, size_t rank, bool predicted)
 {
 	const struct orr_graph_rank *gr = orr_graph_get_rank(tl->g, rank);
@@ -114,6 +151,8 @@ static void put_tasks(struct timeline *tl, size_t rank, bool predicted)
 		int64_t s = task_start(tl, t, predicted);
 		int64_t e = predicted ? orr_replay_end(tl->r, t) : orr_graph_task_end(tl->g, t);
 
+		if (!kept(tl, t, predicted))
+			continue;
 		next_event(tl);
 		fputs("{\"name\":", tl->f);
 		json_write_string(tl->f, orr_graph_task_name(tl->g, t));
@@ -140,7 +179,8 @@ static void put_flows(struct timeline *tl, size_t rank, bool predicted)
 			uint32_t src = deps[d].src;
 			uint64_t id = 2 * (uint64_t)d + predicted;
 
-			if (deps[d].kind != ORR_DEP_LAUNCH)
+			if (deps[d].kind != ORR_DEP_LAUNCH || !kept(tl, src, predicted) ||
+			    !kept(tl, t, predicted))
 				continue;
 			next_event(tl);
 			fprintf(tl->f,
@@ -223,9 +263,13 @@ static void put_all(struct timeline *tl)
 	fputs("{\"traceEvents\":[", tl->f);
 	for (size_t i = 0; i < nranks; i++)
 		for (int side = 0; side < 2; side++)
-			put_tracks(tl, i, side);
+			if (cli_selected_rank(tl->sel, orr_graph_get_rank(tl->g, i)->rank->rank))
+				put_tracks(tl, i, side);
 	put_paths(tl);
 	for (size_t i = 0; i < nranks; i++) {
+		if (!cli_selected_rank(tl->sel, orr_graph_get_rank(tl->g, i)->rank->rank))
+			continue;
+		select_tasks(tl, i);
 		for (int side = 0; side < 2; side++) {
 			put_tasks(tl, i, side);
 			put_flows(tl, i, side);
@@ -236,7 +280,7 @@ static void put_all(struct timeline *tl)
 }
 
 int cli_timeline_write(const struct orr_replay *r, const struct cli_step_path *paths, size_t npaths,
-		       const char *path)
+		       const struct cli_select *sel, const char *path)
 {
 	struct orr_outfile out;
 	struct timeline tl = {
@@ -244,6 +288,7 @@ int cli_timeline_write(const struct orr_replay *r, const struct cli_step_path *p
 		.r = r,
 		.paths = paths,
 		.npaths = npaths,
+		.sel = sel,
 		.first = true,
 	};
 	int err = 0;
@@ -258,6 +303,8 @@ int cli_timeline_write(const struct orr_replay *r, const struct cli_step_path *p
 		orr_outfile_abort(&out);
 		return -ENOMEM;
 	}
+	tl.keep = orr_xcalloc(orr_graph_task_count(tl.g) + 1, 1);
 	put_all(&tl);
+	free(tl.keep);
 	return orr_outfile_commit(&out, false);
 }

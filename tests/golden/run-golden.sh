@@ -74,6 +74,12 @@ timeline)
 	expect_in out "error over"
 	compgen -G "$work/.timeline.json.tmp.*" >/dev/null && fail "the temporary file was left behind"
 	python3 "$golden/check-timeline.py" "$work/timeline.json" || fail "invalid timeline"
+	# --steps and --ranks cut the timeline to what they select.
+	run replay --steps 11 --ranks 0 --timeline "$work/cut.json" "$trace"
+	expect_rc 0
+	python3 "$golden/check-timeline.py" "$work/cut.json" || fail "invalid cut timeline"
+	[[ $(stat -c %s "$work/cut.json") -lt $(stat -c %s "$work/timeline.json") ]] ||
+		fail "--steps 11 --ranks 0 did not cut the timeline"
 	# The critical path on a track of its own.
 	run critical-path --top 1 --timeline "$work/path.json" "$trace"
 	expect_rc 0
@@ -134,6 +140,19 @@ usage)
 		run replay a b
 		expect_rc 2
 		expect_in err "one trace at a time"
+		for bad in '' x 3- -3 5-2 1x 99999999999999999999; do
+			run replay --steps "$bad" x
+			expect_rc 2
+			expect_in err "bad --steps '$bad'"
+		done
+		for bad in '' x 1, ,1 1-x 3-1 0-99999999; do
+			run replay --ranks "$bad" x
+			expect_rc 2
+			expect_in err "bad --ranks '$bad'"
+		done
+		run replay --steps 99 traces/samples/tiny-2rank
+		expect_rc 1
+		expect_in err "--steps and --ranks select no rank-step"
 		# what-if scenarios: a rule that matches nothing warns, or fails with --strict
 		run replay --scale 'nosuch*=2' --scale 'ncclDevKernel*=2' traces/samples/tiny-2rank
 		expect_rc 0
