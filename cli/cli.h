@@ -39,8 +39,10 @@ void cli_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_import_warn(void *data, const char *msg);
 /* Reports a failed import with its diagnostic, once. */
 void cli_import_error(const char *path, int err, const struct orr_diag *diag);
-/* Prints "orrery: error: ..." plus "see 'orrery CMD --help'" and returns EXIT_USAGE. */
+/* Prints one line, "orrery: error: ...; see 'orrery CMD --help'", and returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same for the option getopt_long() just refused (opterr is 0: it printed nothing). */
+int cli_bad_option(const char *cmd, int argc, char **argv);
 
 enum cli_format { CLI_FORMAT_TEXT, CLI_FORMAT_JSON, CLI_FORMAT_CSV };
 /* Parses "text", "json" or "csv" (csv only when allow_csv); -1 if unknown. */

@@ -84,7 +84,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			fputs(usage_text, stdout);
 			return EXIT_OK;
 		default:
-			return cli_usage_error("fit", "bad option");
+			return cli_bad_option("fit", argc, argv);
 		}
 	}
 	if (optind + 1 != argc)

@@ -165,7 +165,7 @@ int cmd_info(int argc, char **argv)
 			fputs(usage_text, stdout);
 			return EXIT_OK;
 		default:
-			return cli_usage_error("info", "bad option");
+			return cli_bad_option("info", argc, argv);
 		}
 	}
 	if (optind != argc - 1)

@@ -102,7 +102,7 @@ static int parse_options(int argc, char **argv, struct record_options *o)
 			fputs(usage_text, stdout);
 			return EXIT_OK;
 		default:
-			return cli_usage_error("record", "bad option");
+			return cli_bad_option("record", argc, argv);
 		}
 	}
 	if (r >= 0)

@@ -96,7 +96,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			fputs(usage_text, stdout);
 			return EXIT_OK;
 		default:
-			return cli_usage_error("summary", "bad option");
+			return cli_bad_option("summary", argc, argv);
 		}
 	}
 	if (optind != argc - 1)

@@ -61,7 +61,7 @@ static int parse_named(const char *s, const char *const *names, int n)
 	return -1;
 }
 
-/* One option's argument into o; returns -1 to go on, else the exit status. */
+/* One option's argument into o; returns -1 to go on, -2 for an option it does not know, else the exit status. */
 static int parse_one(int c, const char *arg, struct cli_estimate_options *o)
 {
 	static const char *const recompute[] = { "none", "selective", "full" };
@@ -119,7 +119,7 @@ static int parse_one(int c, const char *arg, struct cli_estimate_options *o)
 			return cli_usage_error("estimate", "bad --rank '%s'", arg);
 		return -1;
 	}
-	return cli_usage_error("estimate", "bad option");
+	return -2; /* getopt_long() refused it */
 }
 
 /* Returns -1 to go on, else the exit status. */
@@ -176,7 +176,9 @@ int cli_estimate_parse(int argc, char **argv, struct cli_estimate_options *o)
 					    : &o->gpu) = optarg;
 			continue;
 		}
-		if ((ret = parse_one(c, optarg, o)) >= 0)
+		if ((ret = parse_one(c, optarg, o)) == -2)
+			return cli_bad_option("estimate", argc, argv);
+		if (ret >= 0)
 			return ret;
 	}
 	if (optind + 1 < argc)

@@ -49,7 +49,7 @@ static void usage(FILE *f)
 	      "  -C DIR         run as if started in DIR\n"
 	      "  --version      print the version and exit\n"
 	      "  -h, --help     this help\n\n"
-	      "'orrery COMMAND --help' describes a command.\n",
+	      "'orrery COMMAND --help' or 'orrery help COMMAND' describes a command.\n",
 	      f);
 }
 
@@ -142,6 +142,30 @@ static int close_stdout(int ret)
 	return EXIT_FAIL;
 }
 
+/* `orrery help` prints the usage; `orrery help CMD` runs `orrery CMD --help`. */
+static int help(int argc, char **argv)
+{
+	char help_opt[] = "--help", *args[3] = { NULL, help_opt, NULL };
+
+	if (argc < 2) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (argc > 2) {
+		cli_error("help takes one command");
+		fputs("see 'orrery --help'\n", stderr);
+		return EXIT_USAGE;
+	}
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (strcmp(argv[1], commands[i].name) == 0) {
+			args[0] = argv[1];
+			optind = 0;
+			opterr = 0;
+			return commands[i].fn(2, args);
+		}
+	return unknown_command(argv[1]);
+}
+
 static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -180,11 +204,14 @@ static int run(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	if (strcmp(argv[optind], "help") == 0) /* orrery help [CMD]: CMD --help */
+		return help(argc - optind, argv + optind);
 	for (size_t i = 0; i < NCOMMANDS; i++) {
 		if (strcmp(argv[optind], commands[i].name) == 0) {
 			char **args = argv + optind;
 
 			optind = 0; /* reset getopt for the command (glibc: 0 re-initializes) */
+			opterr = 0; /* a refused option is reported once, by cli_bad_option() */
 			return commands[i].fn(argc - (int)(args - argv), args);
 		}
 	}

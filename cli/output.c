@@ -2,6 +2,7 @@
 /* Error reporting and output helpers for the commands. */
 #include <errno.h>
 #include <math.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,8 +93,20 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 	va_start(ap, fmt);
 	vreport("error", fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nsee 'orrery %s --help'\n", cmd);
+	fprintf(stderr, "; see 'orrery %s --help'\n", cmd);
 	return EXIT_USAGE;
+}
+
+int cli_bad_option(const char *cmd, int argc, char **argv)
+{
+	const char *opt = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
+
+	/* A short option in a group (-xy) or with its value attached: optopt names it. */
+	if (optopt && opt[0] == '-' && opt[1] != '-' && strlen(opt) != 2)
+		return cli_usage_error(cmd,
+				       "bad option '-%c' in '%s' (unknown, or missing its value)",
+				       optopt, opt);
+	return cli_usage_error(cmd, "bad option '%s' (unknown, or missing its value)", opt);
 }
 
 int cli_parse_format(const char *s, bool allow_csv)

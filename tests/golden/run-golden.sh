@@ -430,6 +430,24 @@ usage)
 			expect_in out "and 3 instances whose kind, group or size the trace does not give"
 		fi
 		;;
+	help-command)
+		run help replay
+		expect_rc 0
+		expect_in out "usage: orrery replay"
+		run help
+		expect_rc 0
+		expect_in out "orrery help COMMAND"
+		run help sumary
+		expect_rc 2
+		expect_in err "did you mean 'summary'?"
+		run help a b
+		expect_rc 2
+		expect_in err "help takes one command"
+		run replay --frob x
+		expect_rc 2
+		[[ $(wc -l <"$work/err") == 1 ]] || { show; fail "not one line on stderr"; }
+		expect_in err "bad option '--frob' (unknown, or missing its value); see 'orrery replay --help'"
+		;;
 	unknown-command)
 		run inof x
 		expect_rc 2
