@@ -6,7 +6,9 @@
  * a complete event (ph X) per task and a flow (ph s/f) per launch edge.  Times are
  * microseconds with three decimals (nanoseconds survive) from the earliest task of
  * either timeline, so that they stay exact as doubles; otherData.origin_ns says where
- * that is on the trace's clock.  One event per line, in a fixed order.  With a critical
+ * that is on the trace's clock.  The measured side also shows the framework's ops and
+ * annotations (steps among them) on their threads, and a task's correlation id and a
+ * copy's bytes in its args.  One event per line, in a fixed order.  With a critical
  * path (`orrery critical-path --timeline`), one more process, "critical path", holds
  * each job step's segments on a track of its own, over the predicted timelines.
  */
@@ -142,6 +144,19 @@ static void select_tasks(struct timeline *tl, size_t rank)
 	free(s);
 }
 
+/* A task's args: its index, its event's correlation id and a copy's bytes. */
+static void put_args(struct timeline *tl, const struct orr_rank *r, uint32_t t)
+{
+	const struct orr_event *e = orr_graph_task_event(tl->g, t);
+
+	fprintf(tl->f, ",\"args\":{\"task\":%u", t);
+	if (e->correlation >= 0)
+		fprintf(tl->f, ",\"correlation\":%lld", (long long)e->correlation);
+	if (e->kind == ORR_EVENT_MEMCPY && e->args < r->ncopies && r->copies[e->args].bytes >= 0)
+		fprintf(tl->f, ",\"bytes\":%lld", (long long)r->copies[e->args].bytes);
+	fputs("}}", tl->f);
+}
+
 static void put_tasks(struct timeline *tl, size_t rank, bool predicted)
 {
 	const struct orr_graph_rank *gr = orr_graph_get_rank(tl->g, rank);
@@ -161,8 +176,74 @@ static void put_tasks(struct timeline *tl, size_t rank, bool predicted)
 			tasks[t].proc - gr->first_proc);
 		put_us(tl->f, "ts", s - tl->origin_ns);
 		put_us(tl->f, "dur", e - s);
-		fprintf(tl->f, ",\"args\":{\"task\":%u}}", t);
+		put_args(tl, gr->rank, t);
 	}
+}
+
+/* The process of one side of a rank: its thread's and stream's track ids by place. */
+static uint32_t *track_of_place(const struct timeline *tl, size_t rank)
+{
+	const struct orr_graph_rank *gr = orr_graph_get_rank(tl->g, rank);
+	const struct orr_proc *procs = orr_graph_procs(tl->g);
+	uint32_t *tid = orr_xmalloc((gr->rank->nplaces + 1) * sizeof(*tid));
+
+	for (size_t i = 0; i < gr->rank->nplaces; i++)
+		tid[i] = ORR_NONE;
+	for (uint32_t p = gr->first_proc; p < gr->first_proc + gr->nprocs; p++)
+		tid[procs[p].place] = p - gr->first_proc;
+	return tid;
+}
+
+/* Whether measured time t of graph rank `rank` lies in a selected step (or none is). */
+static bool in_selected_step(const struct timeline *tl, const struct orr_replay_step *s, size_t n,
+			     int64_t t0, int64_t t1)
+{
+	if (!tl->sel || !tl->sel->steps_given)
+		return true;
+	for (size_t k = 0; k < n; k++)
+		if (cli_selected_step(tl->sel, s[k].step) && t1 >= s[k].measured_start_ns &&
+		    t0 <= s[k].measured_end_ns)
+			return true;
+	return false;
+}
+
+/*
+ * The framework's ops and annotations (step markers included) on the measured side, on
+ * their thread's track: the context of the calls below them.  Threads without a task in
+ * the graph have no track, and their ops are left out.
+ */
+static void put_ops(struct timeline *tl, size_t rank)
+{
+	const struct orr_graph_rank *gr = orr_graph_get_rank(tl->g, rank);
+	const struct orr_rank *r = gr->rank;
+	uint32_t *tid = track_of_place(tl, rank);
+	struct orr_replay_step *s = NULL;
+	size_t n = 0;
+
+	if (tl->sel && tl->sel->steps_given)
+		orr_replay_steps(tl->r, rank, &s, &n);
+	for (size_t i = 0; i < r->nevents; i++) {
+		const struct orr_event *e = &r->events[i];
+
+		if ((e->kind != ORR_EVENT_OP && e->kind != ORR_EVENT_ANNOTATION) ||
+		    e->place >= r->nplaces || tid[e->place] == ORR_NONE ||
+		    !in_selected_step(tl, s, n, e->start_ns, e->start_ns + e->dur_ns))
+			continue;
+		next_event(tl);
+		fputs("{\"name\":", tl->f);
+		json_write_string(tl->f, orr_trace_str(orr_graph_trace(tl->g), e->name));
+		fprintf(tl->f, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%u",
+			e->kind == ORR_EVENT_OP ? "op" : "annotation", pid_of(rank, false),
+			tid[e->place]);
+		put_us(tl->f, "ts", e->start_ns - tl->origin_ns);
+		put_us(tl->f, "dur", e->dur_ns);
+		if (e->external_id >= 0)
+			fprintf(tl->f, ",\"args\":{\"external id\":%lld}",
+				(long long)e->external_id);
+		fputs("}", tl->f);
+	}
+	free(s);
+	free(tid);
 }
 
 /* A flow from each launching call to each GPU task it launched (D2). */
@@ -211,6 +292,17 @@ static int64_t origin(const struct timeline *tl)
 
 		s = orr_replay_start(tl->r, t) < s ? orr_replay_start(tl->r, t) : s;
 		o = t == 0 || s < o ? s : o;
+	}
+	/* The ops and annotations put_ops() writes may start before (events by start). */
+	for (size_t k = 0; k < orr_graph_rank_count(tl->g); k++) {
+		const struct orr_rank *r = orr_graph_get_rank(tl->g, k)->rank;
+
+		for (size_t i = 0; i < r->nevents; i++)
+			if (r->events[i].kind == ORR_EVENT_OP ||
+			    r->events[i].kind == ORR_EVENT_ANNOTATION) {
+				o = n == 0 || r->events[i].start_ns < o ? r->events[i].start_ns : o;
+				break;
+			}
 	}
 	return o;
 }
@@ -270,6 +362,7 @@ static void put_all(struct timeline *tl)
 		if (!cli_selected_rank(tl->sel, orr_graph_get_rank(tl->g, i)->rank->rank))
 			continue;
 		select_tasks(tl, i);
+		put_ops(tl, i);
 		for (int side = 0; side < 2; side++) {
 			put_tasks(tl, i, side);
 			put_flows(tl, i, side);

@@ -37,8 +37,10 @@ def check_event(i, e, errors):
         errors.append(f"event {i}: name must be a string, pid and tid integers")
     if ph in "Xsf" and not number(e.get("ts")):
         errors.append(f"event {i}: ts is not a number")
+    elif ph in "Xsf" and e["ts"] < 0:
+        errors.append(f"event {i}: ts {e['ts']} before the origin")
     if ph == "X":
-        if e.get("cat") not in ("cpu", "gpu", "comm") + PATH_CATS:
+        if e.get("cat") not in ("cpu", "gpu", "comm", "op", "annotation") + PATH_CATS:
             errors.append(f"event {i}: cat {e.get('cat')!r}")
         if not number(e.get("dur")) or e["dur"] < 0:
             errors.append(f"event {i}: dur {e.get('dur')!r} is not a non-negative number")
@@ -88,7 +90,9 @@ def check_tracks(events, errors, want_path):
     predicted = [n for n in names if n.endswith(" predicted")]
     if not measured or len(measured) != len(predicted) or len(names) != 2 * len(measured):
         errors.append(f"processes are not 'rank R measured' / 'rank R predicted' pairs: {names}")
-    per_pid = Counter(e["pid"] for e in events if e["ph"] == "X")
+    # tasks: ops and annotations are labels on the measured side only
+    per_pid = Counter(e["pid"] for e in events
+                      if e["ph"] == "X" and e["cat"] not in ("op", "annotation"))
     by_name = {processes.get(pid, "?"): n for pid, n in per_pid.items()}
     for m in measured:
         p = m[: -len("measured")] + "predicted"
