@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* orrery critical-path: what the predicted time of each job step is made of. */
-#include <errno.h>
 #include <getopt.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,7 +33,7 @@ static const char usage_text[] =
 
 struct options {
 	int format;
-	size_t top;
+	int64_t top;
 	const char *timeline;
 	struct cli_select sel;
 	struct cli_scales scales;
@@ -312,9 +310,9 @@ static void report(const struct options *o, const struct orr_replay *r,
 					 &segs, &nsegs);
 		tally(&c, segs, nsegs, &ps);
 		if (o->format == CLI_FORMAT_JSON)
-			json_step(&j, &c, &ps, o->top, segs, nsegs);
+			json_step(&j, &c, &ps, (size_t)o->top, segs, nsegs);
 		else
-			text_step(&c, &ps, o->top);
+			text_step(&c, &ps, (size_t)o->top);
 		free(ps.ops);
 		if (o->timeline)
 			ORR_VEC_PUSH(*ret_paths, *ret_n, cap,
@@ -328,19 +326,6 @@ static void report(const struct options *o, const struct orr_replay *r,
 	}
 	free(steps);
 	cli_op_names_free(c.names);
-}
-
-static int parse_top(const char *s, size_t *ret)
-{
-	char *end;
-	long long v;
-
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (end == s || *end || errno || v < 0 || v > INT_MAX)
-		return -1;
-	*ret = (size_t)v;
-	return 0;
 }
 
 /* Returns -1 to go on, else the exit status. */
@@ -369,7 +354,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 						       optarg);
 			break;
 		case 'n':
-			if (parse_top(optarg, &o->top) < 0)
+			if (cli_parse_count(optarg, &o->top) < 0)
 				return cli_usage_error("critical-path",
 						       "bad --top '%s' (a count, 0 or more)",
 						       optarg);

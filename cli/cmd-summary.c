@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* orrery summary: where the time of a measured trace goes (cli/summary.c). */
-#include <errno.h>
 #include <getopt.h>
-#include <limits.h>
 #include <stdlib.h>
 
 #include "cli.h"
@@ -30,24 +28,11 @@ static const char usage_text[] =
 
 struct options {
 	int format;
-	size_t top;
+	int64_t top;
 	struct cli_select sel;
 	struct cli_globs comm;
 	const char *trace;
 };
-
-static int parse_top(const char *s, size_t *ret)
-{
-	char *end;
-	long long v;
-
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (end == s || *end || errno || v < 0 || v > INT_MAX)
-		return -1;
-	*ret = (size_t)v;
-	return 0;
-}
 
 /* Returns -1 to go on, else the exit status. */
 static int parse_options(int argc, char **argv, struct options *o)
@@ -73,7 +58,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 						       optarg);
 			break;
 		case 'n':
-			if (parse_top(optarg, &o->top) < 0)
+			if (cli_parse_count(optarg, &o->top) < 0)
 				return cli_usage_error(
 					"summary", "bad --top '%s' (a count, 0 or more)", optarg);
 			break;
@@ -129,11 +114,11 @@ int cmd_summary(int argc, char **argv)
 		goto out;
 	}
 	if (o.format == CLI_FORMAT_JSON)
-		summary_json(&s, o.top);
+		summary_json(&s, (size_t)o.top);
 	else if (o.format == CLI_FORMAT_CSV)
 		summary_csv(&s);
 	else
-		summary_text(&s, o.top);
+		summary_text(&s, (size_t)o.top);
 	summary_release(&s);
 	ret = EXIT_OK; /* main() checks that standard output was written */
 out:
