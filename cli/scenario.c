@@ -81,7 +81,8 @@ static int parse_line(char *line, struct cli_scenario *sc, char *err, size_t siz
 	sc->name = orr_xstrdup(tok);
 	while ((tok = strtok_r(NULL, " \t\r\n", &save)) && tok[0] != '#') {
 		if (cli_scales_add(&sc->scales, tok) < 0) {
-			snprintf(err, size, "bad rule '%.60s' (GLOB=FACTOR, FACTOR from 0 to 1e6)",
+			snprintf(err, size,
+				 "bad rule '%.60s' ([cpu[@RANK]:]GLOB=FACTOR, FACTOR 0 to 1e6)",
 				 tok);
 			return -1;
 		}
