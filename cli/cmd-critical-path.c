@@ -323,6 +323,9 @@ static void report(const struct options *o, const struct orr_replay *r,
 	if (o->format == CLI_FORMAT_JSON) {
 		json_close_array(&j);
 		json_end(&j);
+	} else {
+		printf("\nterms: window, path, the categories and how ops are named: "
+		       "docs/orrery-critical-path.md\n");
 	}
 	free(steps);
 	cli_op_names_free(c.names);

@@ -240,6 +240,8 @@ void cli_report_text(const struct cli_report *rep)
 	text_trust(rep);
 	text_breakdown(rep);
 	cli_graph_text(&rep->stats);
+	printf("\nterms: error, busy L1, breakdown, waiting, trust: docs/design.md "
+	       "(\"Definitions\"); D1-D7, inferred, held: docs/replay-method.md\n");
 }
 
 /* ---- CSV ---- */

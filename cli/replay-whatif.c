@@ -290,6 +290,8 @@ void cli_whatif_text(const struct cli_whatif *w)
 	printf("baseline: replay error over %zu rank-steps mean %.2f%%, max %.2f%%; trust low on "
 	       "%zu of them (orrery replay without a scenario for the details)\n",
 	       b->nrows, 100 * b->mean_error, 100 * b->max_error, b->trust_low);
+	printf("\nterms: baseline, scenario, change, breakdown, waiting: docs/orrery-replay.md "
+	       "(\"What-if scenarios\") and docs/design.md (\"Definitions\")\n");
 }
 
 /* ---- CSV ---- */

@@ -159,6 +159,8 @@ void summary_text(const struct summary *s, size_t top)
 		"op");
 	text_streams(s);
 	text_colls(s);
+	printf("\nterms: busy, waiting, straggler, self time, algbw, busbw: "
+	       "docs/orrery-summary.md\n");
 }
 
 /* ---- JSON ---- */
