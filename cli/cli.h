@@ -37,6 +37,13 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* An orr_import_options.warn callback that prints the message with cli_warning(). */
 void cli_import_warn(void *data, const char *msg);
+/*
+ * On a terminal, progress of a long import of path on stderr (cli/progress.c): sets o's
+ * progress callback; cli_import_progress_done() clears the line after the import.
+ */
+struct orr_import_options;
+void cli_import_progress(struct orr_import_options *o, const char *path);
+void cli_import_progress_done(void);
 /* Reports a failed import with its diagnostic, once. */
 void cli_import_error(const char *path, int err, const struct orr_diag *diag);
 /* Prints one line, "orrery: error: ...; see 'orrery CMD --help'", and returns EXIT_USAGE. */

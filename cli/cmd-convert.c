@@ -324,7 +324,9 @@ int cmd_convert(int argc, char **argv)
 		goto out;
 	}
 	orr_outfile_catch_signals();
+	cli_import_progress(&iopts, o.in);
 	err = orr_trace_import(o.in, &iopts, &t, &d);
+	cli_import_progress_done();
 	if (err) {
 		cli_import_error(o.in, err, &d);
 		ret = EXIT_FAIL;

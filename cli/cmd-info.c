@@ -146,7 +146,7 @@ int cmd_info(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const struct orr_import_options iopts = { .warn = cli_import_warn };
+	struct orr_import_options iopts = { .warn = cli_import_warn };
 	struct orr_trace *t = NULL;
 	struct orr_graph *g = NULL;
 	struct orr_graph_stats gs;
@@ -171,7 +171,9 @@ int cmd_info(int argc, char **argv)
 	if (optind != argc - 1)
 		return cli_usage_error("info",
 				       optind >= argc ? "no trace given" : "one trace at a time");
+	cli_import_progress(&iopts, argv[optind]);
 	r = orr_trace_import(argv[optind], &iopts, &t, &diag);
+	cli_import_progress_done();
 	if (r) {
 		cli_import_error(argv[optind], r, &diag);
 		return EXIT_FAIL;

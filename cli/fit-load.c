@@ -16,12 +16,14 @@ size_t cli_fit_rank_index(const struct orr_graph *g, int64_t rank)
 
 int cli_fit_load(const char *path, struct orr_trace **ret_t, struct orr_graph **ret_g)
 {
-	const struct orr_import_options iopts = { .warn = cli_import_warn };
+	struct orr_import_options iopts = { .warn = cli_import_warn };
 	struct orr_diag diag;
 	int err;
 
 	*ret_g = NULL;
+	cli_import_progress(&iopts, path);
 	err = orr_trace_import(path, &iopts, ret_t, &diag);
+	cli_import_progress_done();
 	if (err) {
 		cli_import_error(path, err, &diag);
 		return EXIT_FAIL;

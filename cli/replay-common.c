@@ -81,7 +81,7 @@ void cli_globs_release(struct cli_globs *g)
 int cli_replay_open(const char *path, const struct cli_scales *scales, const struct cli_globs *comm,
 		    struct cli_replay *ret)
 {
-	const struct orr_import_options iopts = { .warn = cli_import_warn };
+	struct orr_import_options iopts = { .warn = cli_import_warn };
 	struct orr_replay_options opts = { 0 };
 	struct orr_graph_options gopts = { 0 };
 	struct orr_diag diag;
@@ -92,7 +92,9 @@ int cli_replay_open(const char *path, const struct cli_scales *scales, const str
 		opts = (struct orr_replay_options){ .scales = scales->v, .nscales = scales->n };
 	if (comm)
 		gopts = (struct orr_graph_options){ .comm_globs = comm->v, .ncomm_globs = comm->n };
+	cli_import_progress(&iopts, path);
 	err = orr_trace_import(path, &iopts, &ret->t, &diag);
+	cli_import_progress_done();
 	if (err) {
 		cli_import_error(path, err, &diag);
 		return EXIT_FAIL;

@@ -339,6 +339,9 @@ static int stream_add(struct import_ctx *c, struct stream *s, const void *data, 
 	if (size)
 		memcpy(s->b.p + s->b.len, data, size);
 	s->b.len += size;
+	/* Every 64 MiB of input read (orr_import_options.progress). */
+	if (c->opts && c->opts->progress && (c->run_bytes >> 26) != ((c->run_bytes - size) >> 26))
+		c->opts->progress(c->opts->progress_data, s->name, c->run_bytes);
 	return stream_check(c, s, false);
 }
 
