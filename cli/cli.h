@@ -48,6 +48,11 @@ void cli_import_progress_done(void);
 void cli_import_error(const char *path, int err, const struct orr_diag *diag);
 /* Prints one line, "orrery: error: ...; see 'orrery CMD --help'", and returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * ".gz", ".zst", ... when an output's name says it is compressed or an archive: orrery
+ * writes plain files, and refuses such a name rather than write plain bytes under it.
+ */
+const char *cli_compressed_suffix(const char *path);
 /* The same for the option getopt_long() just refused (opterr is 0: it printed nothing). */
 int cli_bad_option(const char *cmd, int argc, char **argv);
 

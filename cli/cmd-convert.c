@@ -85,6 +85,13 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'o':
 			if (!optarg[0])
 				return cli_usage_error("convert", "empty output name");
+			if (cli_compressed_suffix(optarg))
+				return cli_usage_error(
+					"convert",
+					"-o '%s': orrery writes plain files; name it "
+					"without '%s' and compress it afterwards (or "
+					"'orrery pack' a run directory)",
+					optarg, cli_compressed_suffix(optarg));
 			free(o->out);
 			o->out = orr_xstrdup(optarg);
 			for (size_t n = strlen(o->out); n > 1 && o->out[n - 1] == '/'; n--)

@@ -377,6 +377,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if (!optarg[0])
 				return cli_usage_error("critical-path",
 						       "empty --timeline file name");
+			if (cli_compressed_suffix(optarg))
+				return cli_usage_error(
+					"critical-path",
+					"--timeline '%s': orrery writes plain JSON; "
+					"name it without '%s' and compress it afterwards",
+					optarg, cli_compressed_suffix(optarg));
 			o->timeline = optarg;
 			break;
 		case 'p':

@@ -170,6 +170,11 @@ int cli_estimate_parse(int argc, char **argv, struct cli_estimate_options *o)
 			o->forward_only |= c == OPT_FORWARD;
 			continue;
 		}
+		if (c == OPT_TIMELINE && cli_compressed_suffix(optarg))
+			return cli_usage_error("estimate",
+					       "--timeline '%s': orrery writes plain JSON; name it "
+					       "without '%s' and compress it afterwards",
+					       optarg, cli_compressed_suffix(optarg));
 		if (c == OPT_TIMELINE || c == OPT_COSTS || c == OPT_GPU) {
 			*(c == OPT_TIMELINE ? &o->timeline
 			  : c == OPT_COSTS  ? &o->costs

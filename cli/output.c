@@ -315,3 +315,14 @@ void json_double_exact(struct json_out *j, const char *key, double value)
 	}
 	fputs(buf, j->f);
 }
+
+const char *cli_compressed_suffix(const char *path)
+{
+	static const char *const ext[] = { ".gz", ".zst", ".xz", ".bz2", ".tgz", ".tar", ".zip" };
+	size_t n = strlen(path);
+
+	for (size_t i = 0; i < sizeof(ext) / sizeof(ext[0]); i++)
+		if (n > strlen(ext[i]) && strcmp(path + n - strlen(ext[i]), ext[i]) == 0)
+			return ext[i];
+	return NULL;
+}

@@ -150,6 +150,14 @@ usage)
 			expect_rc 2
 			expect_in err "bad --ranks '$bad'"
 		done
+		for name in x.json.gz x.zst x.tar x.tgz; do
+			run replay --timeline "$name" x
+			expect_rc 2
+			expect_in err "orrery writes plain JSON"
+		done
+		run convert -o out.json.gz x
+		expect_rc 2
+		expect_in err "orrery writes plain files"
 		run replay --steps 99 traces/samples/tiny-2rank
 		expect_rc 1
 		expect_in err "--steps and --ranks select no rank-step"
