@@ -38,10 +38,11 @@ int cli_whatif_run(struct cli_whatif *w, const char *path, const struct orr_repl
 					     .scales = s->v, .nscales = s->n, .cpu_factors = cpu },
 				     &r, &diag);
 		free(cpu);
-
 		if (err) {
 			cli_error("cannot replay scenario '%s' of '%s': %s%s%s", sc->v[i].name,
 				  path, orr_strerror(err), diag.msg[0] ? ": " : "", diag.msg);
+			free(run->matches);
+			run->matches = NULL;
 			return EXIT_FAIL;
 		}
 		run->sc = &sc->v[i];
