@@ -44,6 +44,13 @@ void cli_import_warn(void *data, const char *msg);
 struct orr_import_options;
 void cli_import_progress(struct orr_import_options *o, const char *path);
 void cli_import_progress_done(void);
+/*
+ * The file to import for PATH (cli/input.c): PATH itself, or for "-" a temporary copy of
+ * standard input in *ret_tmp, which cli_input_done() removes after the import.  0, or -1
+ * after reporting why standard input cannot be read.
+ */
+int cli_input(const char *path, const char **ret_path, char **ret_tmp);
+void cli_input_done(char *tmp);
 /* Reports a failed import with its diagnostic, once. */
 void cli_import_error(const char *path, int err, const struct orr_diag *diag);
 /* Prints one line, "orrery: error: ...; see 'orrery CMD --help'", and returns EXIT_USAGE. */

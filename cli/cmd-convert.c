@@ -318,6 +318,8 @@ int cmd_convert(int argc, char **argv)
 	struct orr_import_options iopts = { .warn = cli_import_warn };
 	struct orr_trace *t = NULL;
 	struct orr_diag d;
+	const char *in_file;
+	char *in_tmp;
 	int ret, err;
 
 	ret = parse_options(argc, argv, &o);
@@ -331,9 +333,14 @@ int cmd_convert(int argc, char **argv)
 		goto out;
 	}
 	orr_outfile_catch_signals();
-	cli_import_progress(&iopts, o.in);
-	err = orr_trace_import(o.in, &iopts, &t, &d);
+	if (cli_input(o.in, &in_file, &in_tmp) < 0) {
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	cli_import_progress(&iopts, in_file);
+	err = orr_trace_import(in_file, &iopts, &t, &d);
 	cli_import_progress_done();
+	cli_input_done(in_tmp);
 	if (err) {
 		cli_import_error(o.in, err, &d);
 		ret = EXIT_FAIL;

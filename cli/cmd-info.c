@@ -151,6 +151,8 @@ int cmd_info(int argc, char **argv)
 	struct orr_graph *g = NULL;
 	struct orr_graph_stats gs;
 	struct orr_diag diag;
+	const char *in_file;
+	char *in_tmp;
 	int format = CLI_FORMAT_TEXT, c, r;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -171,9 +173,12 @@ int cmd_info(int argc, char **argv)
 	if (optind != argc - 1)
 		return cli_usage_error("info",
 				       optind >= argc ? "no trace given" : "one trace at a time");
-	cli_import_progress(&iopts, argv[optind]);
-	r = orr_trace_import(argv[optind], &iopts, &t, &diag);
+	if (cli_input(argv[optind], &in_file, &in_tmp) < 0)
+		return EXIT_FAIL;
+	cli_import_progress(&iopts, in_file);
+	r = orr_trace_import(in_file, &iopts, &t, &diag);
 	cli_import_progress_done();
+	cli_input_done(in_tmp);
 	if (r) {
 		cli_import_error(argv[optind], r, &diag);
 		return EXIT_FAIL;

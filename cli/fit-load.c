@@ -18,12 +18,17 @@ int cli_fit_load(const char *path, struct orr_trace **ret_t, struct orr_graph **
 {
 	struct orr_import_options iopts = { .warn = cli_import_warn };
 	struct orr_diag diag;
+	const char *in_file;
+	char *in_tmp;
 	int err;
 
 	*ret_g = NULL;
-	cli_import_progress(&iopts, path);
-	err = orr_trace_import(path, &iopts, ret_t, &diag);
+	if (cli_input(path, &in_file, &in_tmp) < 0)
+		return EXIT_FAIL;
+	cli_import_progress(&iopts, in_file);
+	err = orr_trace_import(in_file, &iopts, ret_t, &diag);
 	cli_import_progress_done();
+	cli_input_done(in_tmp);
 	if (err) {
 		cli_import_error(path, err, &diag);
 		return EXIT_FAIL;

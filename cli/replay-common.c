@@ -85,6 +85,8 @@ int cli_replay_open(const char *path, const struct cli_scales *scales, const str
 	struct orr_replay_options opts = { 0 };
 	struct orr_graph_options gopts = { 0 };
 	struct orr_diag diag;
+	const char *in_file;
+	char *in_tmp;
 	int err;
 
 	*ret = (struct cli_replay){ 0 };
@@ -92,9 +94,12 @@ int cli_replay_open(const char *path, const struct cli_scales *scales, const str
 		opts = (struct orr_replay_options){ .scales = scales->v, .nscales = scales->n };
 	if (comm)
 		gopts = (struct orr_graph_options){ .comm_globs = comm->v, .ncomm_globs = comm->n };
-	cli_import_progress(&iopts, path);
-	err = orr_trace_import(path, &iopts, &ret->t, &diag);
+	if (cli_input(path, &in_file, &in_tmp) < 0)
+		return EXIT_FAIL;
+	cli_import_progress(&iopts, in_file);
+	err = orr_trace_import(in_file, &iopts, &ret->t, &diag);
 	cli_import_progress_done();
+	cli_input_done(in_tmp);
 	if (err) {
 		cli_import_error(path, err, &diag);
 		return EXIT_FAIL;

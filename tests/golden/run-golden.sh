@@ -158,6 +158,17 @@ usage)
 		run convert -o out.json.gz x
 		expect_rc 2
 		expect_in err "orrery writes plain files"
+		# '-': the trace from standard input, plain, compressed or an archive
+		run replay --format=csv - <traces/samples/tiny-2rank/rank-0.trace.json
+		expect_rc 0
+		expect_in out "0,10,"
+		tar -C traces/samples -cf - tiny-2rank | gzip >"$work/tiny.tar.gz"
+		run info - <"$work/tiny.tar.gz"
+		expect_rc 0
+		expect_in out "2 ranks"
+		run info - </dev/null
+		expect_rc 1
+		expect_in err "standard input is empty"
 		run replay --steps 99 traces/samples/tiny-2rank
 		expect_rc 1
 		expect_in err "--steps and --ranks select no rank-step"
