@@ -385,16 +385,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 					optarg, cli_compressed_suffix(optarg));
 			o->timeline = optarg;
 			break;
-		case 'p':
-			if (cli_select_steps(&o->sel, optarg) < 0)
-				return cli_usage_error("critical-path",
-						       "bad --steps '%s' (A or A-B)", optarg);
-			break;
-		case 'r':
-			if (cli_select_ranks(&o->sel, optarg) < 0)
-				return cli_usage_error("critical-path",
-						       "bad --ranks '%s' (a list like 0,2,4-7)",
-						       optarg);
+		case 'p': /* --steps */
+		case 'r': /* --ranks */
+			if (cli_select_option(&o->sel, "critical-path", c, optarg) < 0)
+				return EXIT_USAGE;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);

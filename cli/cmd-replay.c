@@ -89,15 +89,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'x':
 			o->strict = true;
 			break;
-		case 'p':
-			if (cli_select_steps(&o->sel, optarg) < 0)
-				return cli_usage_error("replay", "bad --steps '%s' (A or A-B)",
-						       optarg);
-			break;
-		case 'r':
-			if (cli_select_ranks(&o->sel, optarg) < 0)
-				return cli_usage_error(
-					"replay", "bad --ranks '%s' (a list like 0,2,4-7)", optarg);
+		case 'p': /* --steps */
+		case 'r': /* --ranks */
+			if (cli_select_option(&o->sel, "replay", c, optarg) < 0)
+				return EXIT_USAGE;
 			break;
 		case 'c':
 			if (cli_globs_add(&o->comm, optarg) < 0)

@@ -182,7 +182,7 @@ static int parse_range(const char *s, const char *e, int64_t max, int64_t *lo, i
 	return *lo < 0 || *hi < *lo ? -1 : 0;
 }
 
-int cli_select_steps(struct cli_select *s, const char *arg)
+static int select_steps(struct cli_select *s, const char *arg)
 {
 	if (parse_range(arg, arg + strlen(arg), INT64_MAX, &s->step_lo, &s->step_hi) < 0)
 		return -1;
@@ -197,7 +197,7 @@ static int cmp_rank(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-int cli_select_ranks(struct cli_select *s, const char *arg)
+static int select_ranks(struct cli_select *s, const char *arg)
 {
 	const char *p = arg;
 
@@ -215,6 +215,19 @@ int cli_select_ranks(struct cli_select *s, const char *arg)
 	if (p > arg && p[-1] == ',')
 		return -1;
 	qsort(s->ranks, s->nranks, sizeof(*s->ranks), cmp_rank);
+	return 0;
+}
+
+int cli_select_option(struct cli_select *s, const char *cmd, int opt, const char *arg)
+{
+	if (opt == 'p' && select_steps(s, arg) < 0) {
+		cli_usage_error(cmd, "bad --steps '%s' (A or A-B)", arg);
+		return -1;
+	}
+	if (opt == 'r' && select_ranks(s, arg) < 0) {
+		cli_usage_error(cmd, "bad --ranks '%s' (a list like 0,2,4-7)", arg);
+		return -1;
+	}
 	return 0;
 }
 

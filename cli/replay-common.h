@@ -68,9 +68,11 @@ struct cli_select {
 	size_t nranks, cap;
 };
 
-/* Parse one option into s; -1 when malformed (a usage error). */
-int cli_select_steps(struct cli_select *s, const char *arg);
-int cli_select_ranks(struct cli_select *s, const char *arg);
+/*
+ * Parses --steps (opt 'p') or --ranks (opt 'r') into s; -1 after reporting a malformed
+ * value as a usage error of command cmd.
+ */
+int cli_select_option(struct cli_select *s, const char *cmd, int opt, const char *arg);
 bool cli_selected_step(const struct cli_select *s, int64_t step);
 bool cli_selected_rank(const struct cli_select *s, int32_t rank);
 void cli_select_release(struct cli_select *s);
