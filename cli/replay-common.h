@@ -132,6 +132,9 @@ void cli_report_init(struct cli_report *rep, const char *path, const struct orr_
 void cli_report_release(struct cli_report *rep);
 void cli_report_text(const struct cli_report *rep);
 void cli_report_json(const struct cli_report *rep);
+/* A breakdown as the "measured"/"predicted" objects of the JSON reports (replay-json.c). */
+struct json_out;
+void cli_json_breakdown(struct json_out *j, const char *key, const struct orr_breakdown *b);
 void cli_report_csv(const struct cli_report *rep);
 
 /* ---- what-if scenarios (cli/scenario.c, cli/replay-whatif.c) ---- */

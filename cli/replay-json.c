@@ -6,7 +6,7 @@
 #include "replay-common.h"
 #include "banned.h"
 
-static void json_breakdown(struct json_out *j, const char *key, const struct orr_breakdown *b)
+void cli_json_breakdown(struct json_out *j, const char *key, const struct orr_breakdown *b)
 {
 	json_object(j, key);
 	json_int(j, "exposed_compute_ns", b->exposed_compute_ns);
@@ -58,8 +58,8 @@ static void json_ranks(struct json_out *j, const struct cli_report *rep)
 			json_step(j, &rep->rows[i]);
 			json_double(j, "busy_l1", rep->rows[i].busy_l1);
 			json_object(j, "breakdown");
-			json_breakdown(j, "measured", &rep->rows[i].measured);
-			json_breakdown(j, "predicted", &rep->rows[i].predicted);
+			cli_json_breakdown(j, "measured", &rep->rows[i].measured);
+			cli_json_breakdown(j, "predicted", &rep->rows[i].predicted);
 			json_close_object(j);
 			json_trust(j, &rep->rows[i]);
 			json_close_object(j);

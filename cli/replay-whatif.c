@@ -345,17 +345,6 @@ void cli_whatif_csv(const struct cli_whatif *w)
 
 /* ---- JSON ---- */
 
-static void json_pair(struct json_out *j, const char *key, const struct orr_breakdown *b)
-{
-	json_object(j, key);
-	json_int(j, "exposed_compute_ns", b->exposed_compute_ns);
-	json_int(j, "overlapped_ns", b->overlapped_ns);
-	json_int(j, "exposed_comm_ns", b->exposed_comm_ns);
-	json_int(j, "exposed_comm_wait_ns", b->exposed_wait_ns);
-	json_int(j, "other_ns", b->other_ns);
-	json_close_object(j);
-}
-
 static void json_step(struct json_out *j, const struct cli_row *b, const struct cli_row *s,
 		      bool breakdown)
 {
@@ -367,8 +356,8 @@ static void json_step(struct json_out *j, const struct cli_row *b, const struct 
 	json_double(j, "change", change(b, s));
 	if (breakdown) {
 		json_object(j, "breakdown");
-		json_pair(j, "baseline", &b->predicted);
-		json_pair(j, "scenario", &s->predicted);
+		cli_json_breakdown(j, "baseline", &b->predicted);
+		cli_json_breakdown(j, "scenario", &s->predicted);
 		json_close_object(j);
 	}
 	json_close_object(j);
