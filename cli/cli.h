@@ -60,6 +60,19 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
  * writes plain files, and refuses such a name rather than write plain bytes under it.
  */
 const char *cli_compressed_suffix(const char *path);
+/*
+ * An output given as '-' is standard output.  cli_output_arg(), called on the option's
+ * argument as it is parsed, moves standard output aside for that file and sends what
+ * the command prints (its report) to standard error, so that standard output carries
+ * the file alone; cli_output_path() is the name to open the output by ("/dev/fd/N" for
+ * '-', else the argument itself).  Messages name the argument.
+ */
+void cli_output_arg(const char *arg);
+const char *cli_output_path(const char *arg);
+/* orr_outfile_inside() for an output argument: standard output is inside no trace. */
+bool cli_output_inside(const char *arg, const char *trace);
+/* An output argument for a message: "standard output" for '-', else escaped. */
+const char *cli_output_name(const char *arg);
 /* The same for the option getopt_long() just refused (opterr is 0: it printed nothing). */
 int cli_bad_option(const char *cmd, int argc, char **argv);
 

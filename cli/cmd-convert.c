@@ -26,10 +26,11 @@ static const char usage_text[] =
 	"           or a directory OUT/ with rank-R.json per rank (a Kineto file each); both\n"
 	"           read back rank by rank\n\n"
 	"Without --to the format follows from OUT: .orr is native, .json is chrome (in any\n"
-	"case), any other name is a run directory.  A directory OUT must not exist or be\n"
-	"empty, and OUT must not be inside TRACE.  Output is written under a temporary name\n"
-	"and renamed when complete; an existing device or FIFO (/dev/null) is written in\n"
-	"place, as one file (native for one rank, or --to chrome).\n\n"
+	"case), '-' is chrome on standard output, any other name is a run directory.  A\n"
+	"directory OUT must not exist or be empty, and OUT must not be inside TRACE.  Output\n"
+	"is written under a temporary name and renamed when complete; an existing device or\n"
+	"FIFO (/dev/null) is written in place, as one file (native for one rank, or --to\n"
+	"chrome).\n\n"
 	"  -o, --output OUT   what to write (required)\n"
 	"  --to FORMAT        native or chrome (docs/orrery-convert.md)\n"
 	"  -h, --help         this help\n";
@@ -57,10 +58,11 @@ static bool ends_with(const char *s, const char *suffix)
 static int decide_output(struct options *o)
 {
 	bool orr = ends_with(o->out, ORR_NATIVE_SUFFIX), json = ends_with(o->out, ".json");
+	bool std = strcmp(o->out, "-") == 0;
 
-	o->out_dir = !orr && !json && !orr_outfile_is_special(o->out);
+	o->out_dir = !orr && !json && !std && !orr_outfile_is_special(o->out);
 	if (o->to == FORMAT_UNSET)
-		o->to = json ? FORMAT_CHROME : FORMAT_NATIVE;
+		o->to = json || std ? FORMAT_CHROME : FORMAT_NATIVE;
 	if (orr && o->to == FORMAT_CHROME)
 		return cli_usage_error(
 			"convert", "'%s': a Chrome trace goes to FILE.json or a directory", o->out);
@@ -94,6 +96,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 					optarg, cli_compressed_suffix(optarg));
 			free(o->out);
 			o->out = orr_xstrdup(optarg);
+			cli_output_arg(optarg);
 			for (size_t n = strlen(o->out); n > 1 && o->out[n - 1] == '/'; n--)
 				o->out[n - 1] = '\0';
 			break;
@@ -284,9 +287,9 @@ static int write_file(const struct options *o, const struct orr_trace *t)
 			  o->out, o->in, n);
 		return EXIT_FAIL;
 	}
-	err = o->to == FORMAT_NATIVE
-		      ? orr_native_write_rank(o->out, t, orr_trace_get_rank(t, 0), PRODUCER, &d)
-		      : orr_trace_write_chrome(t, o->out, &d);
+	err = o->to == FORMAT_NATIVE ? orr_native_write_rank(cli_output_path(o->out), t,
+							     orr_trace_get_rank(t, 0), PRODUCER, &d)
+				     : orr_trace_write_chrome(t, cli_output_path(o->out), &d);
 	if (err) {
 		write_error(o->out, err, &d);
 		return EXIT_FAIL;
@@ -296,15 +299,16 @@ static int write_file(const struct options *o, const struct orr_trace *t)
 
 static void summary(const struct options *o, const struct orr_trace *t)
 {
-	uint64_t in = size_of(o->in), out = size_of(o->out), events = 0;
+	uint64_t in = size_of(o->in), events = 0;
+	uint64_t out = strcmp(o->out, "-") ? size_of(o->out) : 0;
 	size_t n = orr_trace_rank_count(t);
 
 	for (size_t i = 0; i < n; i++)
 		events += orr_trace_get_rank(t, i)->nevents;
 	fprintf(stderr, "%s -> %s (%s): %zu rank%s, %llu events, %llu -> %llu bytes",
-		cli_text(o->in), cli_text(o->out), o->to == FORMAT_NATIVE ? "native" : "chrome", n,
-		n == 1 ? "" : "s", (unsigned long long)events, (unsigned long long)in,
-		(unsigned long long)out);
+		cli_text(o->in), cli_output_name(o->out),
+		o->to == FORMAT_NATIVE ? "native" : "chrome", n, n == 1 ? "" : "s",
+		(unsigned long long)events, (unsigned long long)in, (unsigned long long)out);
 	if (in && out)
 		fprintf(stderr, " (%.1fx %s)",
 			in >= out ? (double)in / (double)out : (double)out / (double)in,
@@ -326,7 +330,7 @@ int cmd_convert(int argc, char **argv)
 	if (ret >= 0)
 		goto out;
 	/* Written into TRACE, OUT would change (or become part of) what it was made from. */
-	if (orr_outfile_inside(o.out, o.in)) {
+	if (cli_output_inside(o.out, o.in)) {
 		cli_error("cannot write '%s': it is inside the trace '%s'; write it elsewhere",
 			  o.out, o.in);
 		ret = EXIT_FAIL;

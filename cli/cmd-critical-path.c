@@ -27,7 +27,8 @@ static const char usage_text[] =
 	"  --ranks LIST        --timeline: only these global ranks (the path crosses ranks)\n"
 	"  --timeline FILE     also write the measured and predicted timelines, as orrery\n"
 	"                      replay --timeline does, with the path on a track of its own\n"
-	"  -h, --help          this help\n";
+	"  -h, --help          this help\n\n"
+	"A --timeline FILE of '-' is standard output; the report then goes to standard error.\n";
 
 #define NAME_MAX_TEXT 80 /* longer names are cut in text output */
 
@@ -384,6 +385,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 					"name it without '%s' and compress it afterwards",
 					optarg, cli_compressed_suffix(optarg));
 			o->timeline = optarg;
+			cli_output_arg(optarg);
 			break;
 		case 'p': /* --steps */
 		case 'r': /* --ranks */
@@ -416,7 +418,7 @@ int cmd_critical_path(int argc, char **argv)
 	if (ret >= 0)
 		goto out;
 	/* Written into TRACE, the timeline would change (or become part of) what it shows. */
-	if (o.timeline && orr_outfile_inside(o.timeline, o.trace)) {
+	if (o.timeline && cli_output_inside(o.timeline, o.trace)) {
 		cli_error("cannot write '%s': it is inside the trace '%s'; write it elsewhere",
 			  o.timeline, o.trace);
 		ret = EXIT_FAIL;

@@ -60,7 +60,8 @@ const char cli_estimate_usage[] =
 	"  --timeline FILE         write the estimated timeline (Chrome/Perfetto JSON)\n"
 	"  --rank N                the rank whose structure is the recorded configuration\n"
 	"  --format=FMT            text (default) or json (docs/orrery-estimate.md)\n"
-	"  -h, --help              this help\n";
+	"  -h, --help              this help\n\n"
+	"A --timeline FILE of '-' is standard output; the report then goes to standard error.\n";
 
 /* ---- the configurations ---- */
 

@@ -33,7 +33,8 @@ static const char usage_text[] =
 	"                 reduce_scatter, alltoall, broadcast, reduce, sendrecv) where the\n"
 	"                 output does not name it; repeat for more runs\n"
 	"  -o FILE        also write the JSON to FILE, for estimate and whatif --costs\n"
-	"  -h, --help     this help\n";
+	"  -h, --help     this help\n\n"
+	"An -o FILE of '-' is standard output; the report then goes to standard error.\n";
 
 #define MAX_NCCL_RUNS 64
 
@@ -73,6 +74,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case 'o':
 			o->out = optarg;
+			cli_output_arg(optarg);
 			break;
 		case 'n':
 			if (o->nnccl == MAX_NCCL_RUNS)
@@ -101,7 +103,7 @@ static int write_costs(const struct cli_fit *f, const char *path)
 	int err;
 
 	orr_outfile_catch_signals();
-	if ((err = orr_outfile_open(&out, path, 0)))
+	if ((err = orr_outfile_open(&out, cli_output_path(path), 0)))
 		return err;
 	if (!(s = orr_outfile_stream(&out))) {
 		orr_outfile_abort(&out);

@@ -20,7 +20,8 @@ static const char usage_text[] =
 	"to RUN.tar.zst and must not be inside RUN; it is written under a temporary name and\n"
 	"renamed when complete (a device or FIFO is written in place).\n\n"
 	"  -o, --output OUT   the archive to write (default: RUN.tar.zst)\n"
-	"  -h, --help         this help\n";
+	"  -h, --help         this help\n\n"
+	"An OUT of '-' is standard output.\n";
 
 struct options {
 	char *run; /* without trailing slashes */
@@ -43,6 +44,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return cli_usage_error("pack", "empty output name");
 			free(o->out);
 			o->out = orr_xstrdup(optarg);
+			cli_output_arg(optarg);
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -131,7 +133,7 @@ int cmd_pack(int argc, char **argv)
 		cli_error("cannot pack '%s': not a run directory", o.run);
 		goto out;
 	}
-	if (orr_outfile_inside(o.out, o.run)) {
+	if (cli_output_inside(o.out, o.run)) {
 		cli_error("cannot write '%s': it is inside the run directory '%s'; write it "
 			  "elsewhere",
 			  o.out, o.run);
@@ -140,14 +142,17 @@ int cmd_pack(int argc, char **argv)
 	if (check_run(o.run, &files, &bytes) != EXIT_OK)
 		goto out;
 	orr_outfile_catch_signals();
-	err = orr_run_pack(o.run, o.out, &d);
+	err = orr_run_pack(o.run, cli_output_path(o.out), &d);
 	if (err) {
 		char buf[1024];
 
 		cli_error("cannot pack %s", orr_diag_format(&d, err, buf, sizeof(buf)));
 		goto out;
 	}
-	if (stat(o.out, &st) == 0)
+	if (strcmp(o.out, "-") == 0)
+		fprintf(stderr, "%s -> standard output: %zu native file%s, %llu bytes\n",
+			cli_text(o.run), files, files == 1 ? "" : "s", (unsigned long long)bytes);
+	else if (stat(o.out, &st) == 0)
 		fprintf(stderr, "%s -> %s: %zu native file%s, %llu -> %llu bytes\n",
 			cli_text(o.run), cli_text(o.out), files, files == 1 ? "" : "s",
 			(unsigned long long)bytes, (unsigned long long)st.st_size);

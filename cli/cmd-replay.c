@@ -33,7 +33,8 @@ static const char usage_text[] =
 	"  --ranks LIST        only these global ranks, e.g. 0,2,4-7\n"
 	"  --timeline FILE     also write the measured and predicted timelines to FILE, a\n"
 	"                      Chrome trace-event JSON file for Perfetto or chrome://tracing\n"
-	"  -h, --help          this help\n";
+	"  -h, --help          this help\n\n"
+	"A --timeline FILE of '-' is standard output; the report then goes to standard error.\n";
 
 struct options {
 	int format;
@@ -108,6 +109,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 					"name it without '%s' and compress it afterwards",
 					optarg, cli_compressed_suffix(optarg));
 			o->timeline = optarg;
+			cli_output_arg(optarg);
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -233,7 +235,7 @@ int cmd_replay(int argc, char **argv)
 	if (ret >= 0)
 		goto out;
 	/* Written into TRACE, the timeline would change (or become part of) what it shows. */
-	if (o.timeline && orr_outfile_inside(o.timeline, o.trace)) {
+	if (o.timeline && cli_output_inside(o.timeline, o.trace)) {
 		cli_error("cannot write '%s': it is inside the trace '%s'; write it elsewhere",
 			  o.timeline, o.trace);
 		ret = EXIT_FAIL;

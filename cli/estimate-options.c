@@ -175,6 +175,8 @@ int cli_estimate_parse(int argc, char **argv, struct cli_estimate_options *o)
 					       "--timeline '%s': orrery writes plain JSON; name it "
 					       "without '%s' and compress it afterwards",
 					       optarg, cli_compressed_suffix(optarg));
+		if (c == OPT_TIMELINE)
+			cli_output_arg(optarg);
 		if (c == OPT_TIMELINE || c == OPT_COSTS || c == OPT_GPU) {
 			*(c == OPT_TIMELINE ? &o->timeline
 			  : c == OPT_COSTS  ? &o->costs

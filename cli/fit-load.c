@@ -51,7 +51,7 @@ int cli_fit_open(const char *trace, const char *out, int64_t rank, struct orr_tr
 	*ret_t = NULL;
 	*ret_g = NULL;
 	/* Written into TRACE, the output would become part of what is read next time. */
-	if (out && orr_outfile_inside(out, trace)) {
+	if (out && cli_output_inside(out, trace)) {
 		cli_error("cannot write '%s': it is inside the trace '%s'; write it elsewhere", out,
 			  trace);
 		return EXIT_FAIL;

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* Error reporting and output helpers for the commands. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "banned.h"
@@ -314,6 +316,42 @@ void json_double_exact(struct json_out *j, const char *key, double value)
 			break;
 	}
 	fputs(buf, j->f);
+}
+
+static char stdout_path[32];
+
+void cli_output_arg(const char *arg)
+{
+	int fd;
+
+	if (strcmp(arg, "-") != 0 || stdout_path[0])
+		return;
+	fflush(stdout);
+	fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+		/* Nothing moved: the file and the report would share standard output. */
+		snprintf(stdout_path, sizeof(stdout_path), "/dev/stdout");
+		return;
+	}
+	snprintf(stdout_path, sizeof(stdout_path), "/dev/fd/%d", fd);
+}
+
+const char *cli_output_path(const char *arg)
+{
+	if (strcmp(arg, "-") != 0)
+		return arg;
+	cli_output_arg(arg);
+	return stdout_path;
+}
+
+const char *cli_output_name(const char *arg)
+{
+	return strcmp(arg, "-") == 0 ? "standard output" : cli_text(arg);
+}
+
+bool cli_output_inside(const char *arg, const char *trace)
+{
+	return strcmp(arg, "-") != 0 && orr_outfile_inside(arg, trace);
 }
 
 const char *cli_compressed_suffix(const char *path)

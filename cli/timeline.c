@@ -388,7 +388,7 @@ int cli_timeline_write(const struct orr_replay *r, const struct cli_step_path *p
 
 	tl.origin_ns = origin(&tl);
 	orr_outfile_catch_signals();
-	err = orr_outfile_open(&out, path, 0);
+	err = orr_outfile_open(&out, cli_output_path(path), 0);
 	if (err)
 		return err;
 	tl.f = orr_outfile_stream(&out);
