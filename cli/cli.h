@@ -38,12 +38,28 @@ void cli_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* An orr_import_options.warn callback that prints the message with cli_warning(). */
 void cli_import_warn(void *data, const char *msg);
 /*
- * On a terminal, progress of a long import of path on stderr (cli/progress.c): sets o's
- * progress callback; cli_import_progress_done() clears the line after the import.
+ * On a terminal, progress of a long phase on stderr (cli/progress.c).  An import of
+ * path: cli_import_progress() sets o's progress callback.  A graph build or a replay:
+ * cli_progress_begin() names the phase and what it counts (events, tasks), and
+ * cli_progress_count is the callback for orr_graph_options and orr_replay_options.
+ * cli_progress_done() ends either and clears the line.
  */
 struct orr_import_options;
 void cli_import_progress(struct orr_import_options *o, const char *path);
-void cli_import_progress_done(void);
+void cli_progress_begin(const char *what, const char *unit);
+void cli_progress_count(void *data, uint64_t done, uint64_t total);
+void cli_progress_done(void);
+/* orr_graph_build() and orr_replay_run() with that progress; opts may be NULL. */
+struct orr_trace;
+struct orr_graph;
+struct orr_graph_options;
+struct orr_replay;
+struct orr_replay_options;
+struct orr_diag;
+int cli_graph_build(const struct orr_trace *t, const struct orr_graph_options *opts,
+		    struct orr_graph **ret, struct orr_diag *d);
+int cli_replay_run(const struct orr_graph *g, const struct orr_replay_options *opts,
+		   struct orr_replay **ret, struct orr_diag *d);
 /*
  * The file to import for PATH (cli/input.c): PATH itself, or for "-" a temporary copy of
  * standard input in *ret_tmp, which cli_input_done() removes after the import.  0, or -1

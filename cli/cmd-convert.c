@@ -343,7 +343,7 @@ int cmd_convert(int argc, char **argv)
 	}
 	cli_import_progress(&iopts, in_file);
 	err = orr_trace_import(in_file, &iopts, &t, &d);
-	cli_import_progress_done();
+	cli_progress_done();
 	cli_input_done(in_tmp);
 	if (err) {
 		cli_import_error(o.in, err, &d);

@@ -131,7 +131,7 @@ static int replay(const struct orr_graph *g, const float *factors, struct orr_re
 {
 	const struct orr_replay_options opts = { .task_factors = factors };
 	struct orr_diag d;
-	int err = orr_replay_run(g, factors ? &opts : NULL, ret, &d);
+	int err = cli_replay_run(g, factors ? &opts : NULL, ret, &d);
 
 	if (err)
 		cli_error("cannot replay: %s%s%s", orr_strerror(err), d.msg[0] ? ": " : "", d.msg);

@@ -177,13 +177,13 @@ int cmd_info(int argc, char **argv)
 		return EXIT_FAIL;
 	cli_import_progress(&iopts, in_file);
 	r = orr_trace_import(in_file, &iopts, &t, &diag);
-	cli_import_progress_done();
+	cli_progress_done();
 	cli_input_done(in_tmp);
 	if (r) {
 		cli_import_error(argv[optind], r, &diag);
 		return EXIT_FAIL;
 	}
-	r = orr_graph_build(t, NULL, &g, &diag);
+	r = cli_graph_build(t, NULL, &g, &diag);
 	if (r) {
 		cli_error("cannot build the graph of '%s': %s: %s", argv[optind], orr_strerror(r),
 			  diag.msg);

@@ -192,7 +192,7 @@ static int write_timeline(const struct options *o, const struct cli_replay *cr)
 		opts = (struct orr_replay_options){ .scales = s->v,
 						    .nscales = s->n,
 						    .cpu_factors = cpu };
-		err = orr_replay_run(cr->g, &opts, &r, &diag);
+		err = cli_replay_run(cr->g, &opts, &r, &diag);
 		free(cpu);
 	}
 	if (!err)

@@ -151,9 +151,9 @@ static int replay_synth(const struct orr_synth *s, const char *timeline,
 	orr_diag_clear(&d);
 	err = orr_trace_import_buffer("synthesized", s->json, s->len, NULL, &t, &d);
 	if (!err)
-		err = orr_graph_build(t, NULL, &g, &d);
+		err = cli_graph_build(t, NULL, &g, &d);
 	if (!err)
-		err = orr_replay_run(g, NULL, &r, &d);
+		err = cli_replay_run(g, NULL, &r, &d);
 	if (err) {
 		cli_error("cannot replay the synthesized step (a bug): %s%s%s", orr_strerror(err),
 			  d.msg[0] ? ": " : "", d.msg);

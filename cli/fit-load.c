@@ -27,14 +27,14 @@ int cli_fit_load(const char *path, struct orr_trace **ret_t, struct orr_graph **
 		return EXIT_FAIL;
 	cli_import_progress(&iopts, in_file);
 	err = orr_trace_import(in_file, &iopts, ret_t, &diag);
-	cli_import_progress_done();
+	cli_progress_done();
 	cli_input_done(in_tmp);
 	if (err) {
 		cli_import_error(path, err, &diag);
 		return EXIT_FAIL;
 	}
 	orr_diag_clear(&diag);
-	err = orr_graph_build(*ret_t, NULL, ret_g, &diag);
+	err = cli_graph_build(*ret_t, NULL, ret_g, &diag);
 	if (err) {
 		cli_error("%s: cannot build its graph: %s%s%s", path, orr_strerror(err),
 			  diag.msg[0] ? ": " : "", diag.msg);

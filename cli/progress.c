@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Progress of a long import on a terminal: after 2 s, one line on stderr rewritten in
- * place — bytes read, the rate, and for plain files (whose size is what is read) the
- * time left — cleared when the import ends.  Nothing when stderr is not a terminal, so
- * that logs and tests see none of it.
+ * Progress of a long phase on a terminal: after 2 s, one line on stderr rewritten in
+ * place, cleared when the phase ends.  An import shows the bytes read, the rate and,
+ * for plain files (whose size is what is read), the time left; a graph build or a
+ * replay shows what is done of the total (events, tasks), the rate and the time left.
+ * Nothing when stderr is not a terminal, so that logs and tests see none of it.
  */
 #include <dirent.h>
 #include <stdlib.h>
@@ -14,15 +15,30 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "orrery/graph.h"
+#include "orrery/replay.h"
 #include "orrery/trace.h"
 #include "banned.h"
 
-#define PROGRESS_AFTER_S 2.0
+/* Seconds before a phase shows its progress: ORR_PROGRESS_AFTER_S, else 2. */
+static double after_s(void)
+{
+	const char *v = getenv("ORR_PROGRESS_AFTER_S");
+	char *end;
+	double s;
+
+	if (!v || !*v)
+		return 2.0;
+	s = strtod(v, &end);
+	return *end || !(s >= 0) ? 2.0 : s;
+}
 
 struct progress {
 	double start;
-	uint64_t total; /* bytes of the uncompressed files; 0 when unknown */
-	bool shown;
+	uint64_t total;          /* bytes of the uncompressed files, or units; 0 when unknown */
+	const char *what, *unit; /* unit NULL: bytes */
+	double after;            /* seconds before it shows */
+	bool active, shown;
 };
 
 static struct progress the_progress;
@@ -78,35 +94,105 @@ static uint64_t plain_size(const char *path)
 	return total;
 }
 
-static void show(void *data, const char *file, uint64_t done)
+/* "950", "12.3 k", "4.5 M". */
+static const char *count(char *buf, size_t size, double n)
 {
-	struct progress *p = data;
+	if (n < 1e4)
+		snprintf(buf, size, "%.0f", n);
+	else if (n < 1e6)
+		snprintf(buf, size, "%.1f k", n / 1e3);
+	else
+		snprintf(buf, size, "%.1f M", n / 1e6);
+	return buf;
+}
+
+static void show(struct progress *p, uint64_t done)
+{
 	double t = now_s() - p->start, rate = t > 0 ? (double)done / t : 0;
 
-	(void)file;
-	if (t < PROGRESS_AFTER_S)
+	if (!p->active || t < p->after)
 		return;
 	p->shown = true;
-	fprintf(stderr, "\rorrery: importing: %.1f MB read, %.0f MB/s", (double)done / 1e6,
-		rate / 1e6);
-	if (p->total > done && rate > 0)
+	if (p->unit) {
+		char d[16], n[16], r[16];
+
+		fprintf(stderr, "\rorrery: %s: %s of %s %s, %s %s/s", p->what,
+			count(d, sizeof(d), (double)done), count(n, sizeof(n), (double)p->total),
+			p->unit, count(r, sizeof(r), rate), p->unit);
+	} else
+		fprintf(stderr, "\rorrery: %s: %.1f MB read, %.0f MB/s", p->what,
+			(double)done / 1e6, rate / 1e6);
+	if (p->total > done && rate > 0 && (double)(p->total - done) / rate >= 1)
 		fprintf(stderr, ", about %.0f s left", (double)(p->total - done) / rate);
 	fputs("\033[K", stderr);
 	fflush(stderr);
+}
+
+static void show_import(void *data, const char *file, uint64_t done)
+{
+	(void)file;
+	show(data, done);
 }
 
 void cli_import_progress(struct orr_import_options *o, const char *path)
 {
 	if (!isatty(STDERR_FILENO))
 		return;
-	the_progress = (struct progress){ .start = now_s(), .total = plain_size(path) };
-	o->progress = show;
+	the_progress = (struct progress){ .start = now_s(),
+					  .total = plain_size(path),
+					  .what = "importing",
+					  .after = after_s(),
+					  .active = true };
+	o->progress = show_import;
 	o->progress_data = &the_progress;
 }
 
-void cli_import_progress_done(void)
+void cli_progress_begin(const char *what, const char *unit)
+{
+	the_progress = (struct progress){ .start = now_s(),
+					  .what = what,
+					  .unit = unit,
+					  .after = after_s(),
+					  .active = isatty(STDERR_FILENO) };
+}
+
+void cli_progress_count(void *data, uint64_t done, uint64_t total)
+{
+	(void)data;
+	the_progress.total = total;
+	show(&the_progress, done);
+}
+
+void cli_progress_done(void)
 {
 	if (the_progress.shown)
 		fputs("\r\033[K", stderr);
 	the_progress.shown = false;
+	the_progress.active = false;
+}
+
+int cli_graph_build(const struct orr_trace *t, const struct orr_graph_options *opts,
+		    struct orr_graph **ret, struct orr_diag *d)
+{
+	struct orr_graph_options o = opts ? *opts : (struct orr_graph_options){ 0 };
+	int err;
+
+	o.progress = cli_progress_count;
+	cli_progress_begin("building the graph", "events");
+	err = orr_graph_build(t, &o, ret, d);
+	cli_progress_done();
+	return err;
+}
+
+int cli_replay_run(const struct orr_graph *g, const struct orr_replay_options *opts,
+		   struct orr_replay **ret, struct orr_diag *d)
+{
+	struct orr_replay_options o = opts ? *opts : (struct orr_replay_options){ 0 };
+	int err;
+
+	o.progress = cli_progress_count;
+	cli_progress_begin("replaying", "tasks");
+	err = orr_replay_run(g, &o, ret, d);
+	cli_progress_done();
+	return err;
 }

@@ -98,19 +98,19 @@ int cli_replay_open(const char *path, const struct cli_scales *scales, const str
 		return EXIT_FAIL;
 	cli_import_progress(&iopts, in_file);
 	err = orr_trace_import(in_file, &iopts, &ret->t, &diag);
-	cli_import_progress_done();
+	cli_progress_done();
 	cli_input_done(in_tmp);
 	if (err) {
 		cli_import_error(path, err, &diag);
 		return EXIT_FAIL;
 	}
 	orr_diag_clear(&diag);
-	err = orr_graph_build(ret->t, &gopts, &ret->g, &diag);
+	err = cli_graph_build(ret->t, &gopts, &ret->g, &diag);
 	if (!err) {
 		float *cpu = cli_cpu_factors(ret->g, scales, NULL, NULL);
 
 		opts.cpu_factors = cpu;
-		err = orr_replay_run(ret->g, &opts, &ret->r, &diag);
+		err = cli_replay_run(ret->g, &opts, &ret->r, &diag);
 		free(cpu);
 	}
 	if (err) {

@@ -33,7 +33,7 @@ int cli_whatif_run(struct cli_whatif *w, const char *path, const struct orr_repl
 		run->matches = orr_xcalloc(s->n + s->ncpu + 1, sizeof(*run->matches));
 		cli_rule_matches(base, s, run->matches);
 		cpu = cli_cpu_factors(g, s, base, run->matches + s->n);
-		err = orr_replay_run(g,
+		err = cli_replay_run(g,
 				     &(struct orr_replay_options){
 					     .scales = s->v, .nscales = s->n, .cpu_factors = cpu },
 				     &r, &diag);

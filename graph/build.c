@@ -244,8 +244,12 @@ int orr_graph_build(const struct orr_trace *t, const struct orr_graph_options *o
 		}
 	}
 	g->comm_names = orr__comm_names_new(opts);
-	for (size_t i = 0; i < g->nranks; i++)
+	for (size_t i = 0, done = 0; i < g->nranks; i++) {
 		build_rank(g, (uint32_t)i, orr_trace_get_rank(t, i));
+		done += orr_trace_get_rank(t, i)->nevents;
+		if (opts && opts->progress)
+			opts->progress(opts->progress_data, done, total);
+	}
 	orr__comm_names_free(g->comm_names);
 	g->comm_names = NULL;
 	orr__link_ranks(g);

@@ -19,6 +19,9 @@
 #include "internal.h"
 #include "banned.h"
 
+/* Tasks between two calls of the progress callback, at least. */
+#define PROGRESS_TASKS (1u << 20)
+
 enum { ST_PENDING, ST_BLOCKED, ST_QUEUED, ST_WAITING, ST_DONE };
 
 struct heap_item {
@@ -773,7 +776,7 @@ int orr__simulate(struct orr_replay *r, const struct orr_replay_options *opts,
 		s.queued[rank] = 1;
 		s.round[s.nround++] = rank; /* in order: already a heap */
 	}
-	for (;;) {
+	for (size_t next = PROGRESS_TASKS;;) {
 		bool any = false;
 
 		while (s.nround) {
@@ -782,12 +785,18 @@ int orr__simulate(struct orr_replay *r, const struct orr_replay_options *opts,
 			any |= run_rank(&s, s.running);
 			note_top(&s, s.running);
 			s.running = ORR_NONE;
+			if (s.ndone >= next && opts && opts->progress) {
+				opts->progress(opts->progress_data, s.ndone, n);
+				next = s.ndone + PROGRESS_TASKS;
+			}
 		}
 		if (!any && !run_earliest(&s))
 			break;
 		while (s.nlater)
 			ranks_push(s.round, &s.nround, s.later[--s.nlater]);
 	}
+	if (opts && opts->progress)
+		opts->progress(opts->progress_data, s.ndone, n);
 	if (s.ndone < n)
 		err = stuck(&s, n, reterr_diag);
 	orr_debug("replay", "%zu of %zu tasks replayed", s.ndone, n);

@@ -170,6 +170,10 @@ struct orr_graph_options {
 	 * still reports them): GPU tasks start as soon as their known dependencies allow;
 	 * for ablations. */
 	bool no_delays;
+	/* Called after each rank is built with the events built so far and in all: for a
+	 * progress display.  NULL: none. */
+	void (*progress)(void *data, uint64_t done_events, uint64_t total_events);
+	void *progress_data;
 };
 
 struct orr_graph;

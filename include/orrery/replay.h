@@ -61,6 +61,10 @@ struct orr_replay_options {
 	 * framework, one rank's slower host).  GPU tasks' entries are ignored.  NULL: none.
 	 */
 	const float *cpu_factors;
+	/* Called now and then (every 2^20 tasks or so, between ranks' runs, and at the end) with the tasks
+	 * replayed so far and in all: for a progress display.  NULL: none. */
+	void (*progress)(void *data, uint64_t done_tasks, uint64_t total_tasks);
+	void *progress_data;
 };
 
 struct orr_replay;
