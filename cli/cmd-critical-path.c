@@ -20,7 +20,8 @@ static const char usage_text[] =
 	"  --format=FMT        text (default) or json (docs/orrery-critical-path.md)\n"
 	"  --top N             how many ops to list per step (default 10)\n"
 	"  --scale GLOB=F      multiply the duration of GPU tasks whose name matches GLOB\n"
-	"                      by F before replaying (repeatable), as in orrery replay\n"
+	"                      by F before replaying (repeatable); cpu:, latency: and\n"
+	"                      bandwidth: rules as in orrery replay\n"
 	"  --comm GLOB         count GPU tasks whose name matches GLOB as communication\n"
 	"                      (repeatable), as in orrery replay\n"
 	"  --steps A[-B]       only the job steps A to B\n"
@@ -365,10 +366,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case 's':
 			if (cli_scales_add(&o->scales, optarg) < 0)
-				return cli_usage_error("critical-path",
-						       "bad --scale '%s' (GLOB=FACTOR, FACTOR "
-						       "from 0 to 1e6)",
-						       optarg);
+				return cli_usage_error(
+					"critical-path",
+					"bad --scale '%s' ([cpu[@RANK]:|latency:|"
+					"bandwidth:]GLOB=FACTOR, FACTOR from 0 to 1e6)",
+					optarg);
 			break;
 		case 'c':
 			if (cli_globs_add(&o->comm, optarg) < 0)

@@ -298,7 +298,7 @@ int cmd_estimate(int argc, char **argv)
 	ret = cli_fit_open(o.trace, o.timeline, o.rank, &t, &g, &ri);
 	if (ret != EXIT_OK)
 		goto out;
-	if (o.costs && (ret = cli_estimate_read_costs(o.costs, &costs)) != EXIT_OK)
+	if (o.costs && (ret = cli_read_costs(o.costs, &costs)) != EXIT_OK)
 		goto out;
 	cli_fit_run(g, ri, o.trace, NULL, 0, &f);
 	cli_estimate_models(&f, o.costs ? &costs : NULL, (int)o.gpus_per_node, &m);

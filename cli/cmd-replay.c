@@ -4,12 +4,13 @@
 #include <stdlib.h>
 
 #include "cli.h"
+#include "fit.h"
 #include "replay-common.h"
 #include "banned.h"
 
 static const char usage_text[] =
 	"usage: orrery replay [--format=text|json|csv] [--scale GLOB=FACTOR]...\n"
-	"                     [--scenario FILE] [--strict] [--comm GLOB]...\n"
+	"                     [--scenario FILE] [--costs FILE] [--strict] [--comm GLOB]...\n"
 	"                     [--steps A[-B]] [--ranks LIST] [--timeline OUT.json] TRACE\n\n"
 	"Builds the execution graph of TRACE and replays it; prints, per rank and step, the\n"
 	"measured and predicted step time, their error and the busy-timeline distance; the\n"
@@ -22,10 +23,15 @@ static const char usage_text[] =
 	"  --scale GLOB=F      what-if: multiply the duration of GPU tasks whose name matches\n"
 	"                      GLOB by F (repeatable: one scenario), e.g. 'nccl*=0.5';\n"
 	"                      cpu:GLOB=F, cpu@RANK:GLOB=F: CPU calls and the time before\n"
-	"                      them under ops matching GLOB (on one rank), e.g. 'cpu@0:*=0.8'\n"
+	"                      them under ops matching GLOB (on one rank), e.g. 'cpu@0:*=0.8';\n"
+	"                      latency:GLOB=F, bandwidth:GLOB=F: the latency, or the\n"
+	"                      bandwidth, of collective kernels matching GLOB, e.g.\n"
+	"                      'bandwidth:*AllReduce*=2' (latency from their fitted model)\n"
 	"  --scenario FILE     what-ifs: one scenario per line, NAME GLOB=F [GLOB=F]...\n"
 	"                      ('#' starts a comment); reported in one table\n"
-	"  --strict            a rule that matches no GPU task is an error, not a warning\n"
+	"  --costs FILE        models for latency: and bandwidth: (orrery fit -o FILE, with\n"
+	"                      --nccl-tests runs) instead of those fitted on TRACE\n"
+	"  --strict            a rule that matches nothing is an error, not a warning\n"
 	"  --comm GLOB         count GPU tasks whose name matches GLOB as communication\n"
 	"                      (repeatable), e.g. '*all_to_all*'; NCCL, NVSHMEM and DeepEP\n"
 	"                      kernels are communication without it\n"
@@ -44,8 +50,18 @@ struct options {
 	struct cli_scales scales;
 	struct cli_scenarios scenarios;
 	struct cli_globs comm;
+	const char *costs_file;
+	struct orr_costs costs; /* read when costs_file is given */
 	const char *trace;
 };
+
+static bool comm_rules(const struct cli_scenarios *sc)
+{
+	for (size_t i = 0; i < sc->n; i++)
+		if (sc->v[i].scales.ncomm)
+			return true;
+	return false;
+}
 
 /* Returns -1 to go on, else the exit status. */
 static int parse_options(int argc, char **argv, struct options *o)
@@ -59,6 +75,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "steps", required_argument, NULL, 'p' },
 		{ "ranks", required_argument, NULL, 'r' },
 		{ "timeline", required_argument, NULL, 't' },
+		{ "costs", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -77,7 +94,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if (cli_scales_add(&o->scales, optarg) < 0)
 				return cli_usage_error(
 					"replay",
-					"bad --scale '%s' ([cpu[@RANK]:]GLOB=FACTOR, FACTOR from 0 to 1e6)",
+					"bad --scale '%s' ([cpu[@RANK]:|latency:|bandwidth:]"
+					"GLOB=FACTOR, FACTOR from 0 to 1e6)",
 					optarg);
 			break;
 		case 'S': {
@@ -89,6 +107,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 		}
 		case 'x':
 			o->strict = true;
+			break;
+		case 'k':
+			o->costs_file = optarg;
 			break;
 		case 'p': /* --steps */
 		case 'r': /* --ranks */
@@ -122,11 +143,14 @@ static int parse_options(int argc, char **argv, struct options *o)
 		return cli_usage_error("replay",
 				       optind >= argc ? "no trace given" : "one trace at a time");
 	o->trace = argv[optind];
-	if (o->scales.n || o->scales.ncpu) /* the --scale rules: one scenario, listed first */
+	if (cli_rule_count(&o->scales)) /* the --scale rules: one scenario, listed first */
 		cli_scenarios_take_scales(&o->scenarios, &o->scales);
 	if (o->timeline && o->scenarios.n > 1)
 		return cli_usage_error("replay", "--timeline shows one scenario; %zu were given",
 				       o->scenarios.n);
+	if (o->costs_file && !comm_rules(&o->scenarios))
+		return cli_usage_error("replay", "--costs gives models to latency: and bandwidth: "
+						 "rules, and none was given");
 	return -1;
 }
 
@@ -181,19 +205,16 @@ static int print_report(const struct options *o, const struct orr_replay *r)
 static int write_timeline(const struct options *o, const struct cli_replay *cr)
 {
 	const struct cli_scales *s = o->scenarios.n ? &o->scenarios.v[0].scales : NULL;
-	struct orr_replay_options opts = { 0 };
 	struct orr_replay *r = NULL;
 	struct orr_diag diag;
-	float *cpu = NULL;
 	int err = 0;
 
 	if (s) {
-		cpu = cli_cpu_factors(cr->g, s, NULL, NULL);
-		opts = (struct orr_replay_options){ .scales = s->v,
-						    .nscales = s->n,
-						    .cpu_factors = cpu };
-		err = cli_replay_run(cr->g, &opts, &r, &diag);
-		free(cpu);
+		struct cli_scenario_replay sr;
+
+		cli_scenario_options(&sr, cr->g, s, o->costs_file ? &o->costs : NULL, NULL, NULL);
+		err = cli_replay_run(cr->g, &sr.opts, &r, &diag);
+		cli_scenario_options_release(&sr);
 	}
 	if (!err)
 		err = cli_timeline_write(r ? r : cr->r, NULL, 0, &o->sel, o->timeline);
@@ -207,10 +228,11 @@ static int write_timeline(const struct options *o, const struct cli_replay *cr)
 static int print_whatif(const struct options *o, const struct cli_replay *cr)
 {
 	struct cli_whatif w;
-	int ret = cli_whatif_run(&w, o->trace, cr->r, &o->scenarios, &o->sel);
+	int ret = cli_whatif_run(&w, o->trace, cr->r, &o->scenarios,
+				 o->costs_file ? &o->costs : NULL, &o->sel);
 
 	if (ret == EXIT_OK && cli_whatif_unmatched(&w) && o->strict) {
-		cli_error("--strict: a rule matches no GPU task (the warnings above)");
+		cli_error("--strict: a rule matches nothing (the warnings above)");
 		ret = EXIT_FAIL;
 	}
 	if (ret == EXIT_OK) {
@@ -241,6 +263,10 @@ int cmd_replay(int argc, char **argv)
 		ret = EXIT_FAIL;
 		goto out;
 	}
+	if (o.costs_file && (ret = cli_read_costs(o.costs_file, &o.costs)) != EXIT_OK) {
+		o.costs_file = NULL;
+		goto out;
+	}
 	ret = cli_replay_open(o.trace, NULL, &o.comm, &cr);
 	if (ret != EXIT_OK)
 		goto out;
@@ -258,5 +284,7 @@ out:
 	cli_scenarios_release(&o.scenarios);
 	cli_select_release(&o.sel);
 	cli_globs_release(&o.comm);
+	if (o.costs_file)
+		orr_costs_release(&o.costs);
 	return ret;
 }

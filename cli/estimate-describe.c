@@ -149,7 +149,7 @@ int cli_estimate_describe(const struct cli_estimate_options *o)
 	struct cli_estimate e = { 0 };
 	int ret;
 
-	if (o->costs && (ret = cli_estimate_read_costs(o->costs, &costs)) != EXIT_OK)
+	if (o->costs && (ret = cli_read_costs(o->costs, &costs)) != EXIT_OK)
 		return ret;
 	ret = run(o, o->costs ? &costs : NULL, &e);
 	if (ret == EXIT_OK)

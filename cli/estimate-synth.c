@@ -61,19 +61,6 @@ enum orr_dtype cli_gemm_precision(const struct orr_gemm_model *m)
 	return ORR_DTYPE_BF16;
 }
 
-int cli_estimate_read_costs(const char *path, struct orr_costs *ret)
-{
-	struct orr_diag d;
-	int err = orr_costs_read(path, ret, &d);
-
-	if (err) {
-		cli_error("%s: cannot read its costs: %s", path,
-			  d.msg[0] ? d.msg : orr_strerror(err));
-		return EXIT_FAIL;
-	}
-	return EXIT_OK;
-}
-
 /* The models that re-time: the costs file's (--costs), else those fitted on the trace. */
 void cli_estimate_models(const struct cli_fit *f, const struct orr_costs *c, int gpus_per_node,
 			 struct orr_retime_models *ret)

@@ -97,8 +97,6 @@ int cli_synth_run(const struct orr_train_config *c, bool forward_only,
 		  const struct orr_synth_costs *k, const char *timeline, struct cli_synth_run *ret);
 /* The precision a trace ran at: its GEMM classes' operand type (BF16 without GEMMs). */
 enum orr_dtype cli_gemm_precision(const struct orr_gemm_model *m);
-/* Reads a costs file, saying why not: EXIT_OK or EXIT_FAIL. */
-int cli_estimate_read_costs(const char *path, struct orr_costs *ret);
 /* The models that re-time: c's (--costs) when not NULL, else those fitted in f. */
 void cli_estimate_models(const struct cli_fit *f, const struct orr_costs *c, int gpus_per_node,
 			 struct orr_retime_models *ret);

@@ -66,3 +66,16 @@ int cli_fit_open(const char *trace, const char *out, int64_t rank, struct orr_tr
 	}
 	return EXIT_OK;
 }
+
+int cli_read_costs(const char *path, struct orr_costs *ret)
+{
+	struct orr_diag d;
+	int err = orr_costs_read(path, ret, &d);
+
+	if (err) {
+		cli_error("%s: cannot read its costs: %s", path,
+			  d.msg[0] ? d.msg : orr_strerror(err));
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}

@@ -57,7 +57,7 @@ static const char *rank_device(const struct orr_trace *t, const struct orr_rank 
  * The samples of one (kind, link): the coupled ones when there are any (their times
  * are transfers), else those seen alone (their times include waiting).
  */
-static void fit_class(const struct orr_coll_obs *o, size_t n, struct cli_fit_coll *c)
+void cli_fit_coll_class(const struct orr_coll_obs *o, size_t n, struct cli_fit_coll *c)
 {
 	struct orr_coll_sample *s = orr_xcalloc(n, sizeof(*s));
 	double *bytes = orr_xcalloc(3 * n + 1, sizeof(*bytes)), *ns = bytes + n, *bus = ns + n;
@@ -248,7 +248,7 @@ void cli_fit_run(const struct orr_graph *g, size_t ri, const char *trace,
 				continue;
 			ORR_VEC_PUSH(ret->coll, ret->ncoll, cap,
 				     ((struct cli_fit_coll){ .kind = k, .link = l }));
-			fit_class(o, ret->nobs, &ret->coll[ret->ncoll - 1]);
+			cli_fit_coll_class(o, ret->nobs, &ret->coll[ret->ncoll - 1]);
 		}
 	free(o);
 }

@@ -23,6 +23,16 @@ struct cli_fit_coll {
 	int group; /* the most frequent group size */
 };
 
+/* Reads a costs file (orrery fit -o), saying why not: EXIT_OK or EXIT_FAIL. */
+int cli_read_costs(const char *path, struct orr_costs *ret);
+
+/*
+ * Fits the collectives of o[0..n) of c->kind and c->link (set by the caller): on the
+ * coupled instances (their times are transfers), else on those seen alone.
+ */
+struct orr_coll_obs;
+void cli_fit_coll_class(const struct orr_coll_obs *o, size_t n, struct cli_fit_coll *c);
+
 /* A rank's GEMMs of one role and pass, per step. */
 struct cli_fit_role {
 	size_t gemms;

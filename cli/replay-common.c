@@ -29,21 +29,38 @@ static size_t cpu_prefix(const char *arg, int32_t *ret_rank)
 	return (size_t)(end + 1 - arg);
 }
 
+/* "latency:" or "bandwidth:" before a communication rule's glob: its length, else 0. */
+static size_t comm_prefix(const char *arg, bool *ret_bandwidth)
+{
+	*ret_bandwidth = strncmp(arg, "bandwidth:", 10) == 0;
+	if (*ret_bandwidth)
+		return 10;
+	return strncmp(arg, "latency:", 8) == 0 ? 8 : 0;
+}
+
 int cli_scales_add(struct cli_scales *s, const char *arg)
 {
 	const char *eq = strrchr(arg, '=');
 	int32_t rank;
-	size_t pre = cpu_prefix(arg, &rank);
+	bool bw;
+	size_t pre = cpu_prefix(arg, &rank), cpre = comm_prefix(arg, &bw);
 	char *end;
 	double f;
 
-	if (pre == (size_t)-1 || !eq || eq == arg + pre)
+	if (pre == (size_t)-1 || !eq || eq == arg + pre || eq == arg + cpre)
 		return -1;
 	f = strtod(eq + 1, &end);
 	/* Beyond ORR_SCALE_MAX a millisecond kernel would outlast 2^62 ns in a few steps. */
 	if (end == eq + 1 || *end || !(f >= 0 && f <= ORR_SCALE_MAX))
 		return -1;
-	if (pre)
+	/* A bandwidth divides the transfer: 1/ORR_SCALE_MAX at least, as a factor is. */
+	if (cpre && bw && !(f >= 1 / ORR_SCALE_MAX))
+		return -1;
+	if (cpre)
+		ORR_VEC_PUSH(s->comm, s->ncomm, s->commcap,
+			     ((struct cli_comm_rule){
+				     orr_xstrndup(arg + cpre, (size_t)(eq - arg) - cpre), f, bw }));
+	else if (pre)
 		ORR_VEC_PUSH(s->cpu, s->ncpu, s->cpucap,
 			     ((struct cli_cpu_rule){
 				     orr_xstrndup(arg + pre, (size_t)(eq - arg) - pre), f, rank }));
@@ -59,6 +76,9 @@ void cli_scales_release(struct cli_scales *s)
 		free((char *)s->v[i].glob);
 	for (size_t i = 0; i < s->ncpu; i++)
 		free(s->cpu[i].glob);
+	for (size_t i = 0; i < s->ncomm; i++)
+		free(s->comm[i].glob);
+	free(s->comm);
 	free(s->cpu);
 	free(s->v);
 	*s = (struct cli_scales){ 0 };
@@ -107,11 +127,12 @@ int cli_replay_open(const char *path, const struct cli_scales *scales, const str
 	orr_diag_clear(&diag);
 	err = cli_graph_build(ret->t, &gopts, &ret->g, &diag);
 	if (!err) {
-		float *cpu = cli_cpu_factors(ret->g, scales, NULL, NULL);
+		struct cli_scenario_replay sr = { .opts = opts };
 
-		opts.cpu_factors = cpu;
-		err = cli_replay_run(ret->g, &opts, &ret->r, &diag);
-		free(cpu);
+		if (scales)
+			cli_scenario_options(&sr, ret->g, scales, NULL, NULL, NULL);
+		err = cli_replay_run(ret->g, &sr.opts, &ret->r, &diag);
+		cli_scenario_options_release(&sr);
 	}
 	if (err) {
 		cli_error("cannot replay '%s': %s%s%s", path, orr_strerror(err),

@@ -21,14 +21,29 @@ struct cli_cpu_rule {
 };
 
 /*
- * The --scale rules given, in order: GLOB=FACTOR on GPU tasks (v, for the replay), and
- * cpu:GLOB=FACTOR / cpu@RANK:GLOB=FACTOR on CPU tasks (cpu); globs are owned.
+ * A communication rule: latency:GLOB=FACTOR multiplies the latency part of matching
+ * collective kernels, bandwidth:GLOB=FACTOR their bandwidth (their transfer part is
+ * divided by it); the glob is owned.
+ */
+struct cli_comm_rule {
+	char *glob;
+	double factor;
+	bool bandwidth;
+};
+
+/*
+ * The --scale rules given, in order: GLOB=FACTOR on GPU tasks (v, for the replay),
+ * cpu:GLOB=FACTOR / cpu@RANK:GLOB=FACTOR on CPU tasks (cpu), latency:GLOB=FACTOR and
+ * bandwidth:GLOB=FACTOR on collective kernels (comm); globs are owned.  A scenario's
+ * rules are numbered in that order: v, then cpu, then comm.
  */
 struct cli_scales {
 	struct orr_scale *v;
 	size_t n, cap;
 	struct cli_cpu_rule *cpu;
 	size_t ncpu, cpucap;
+	struct cli_comm_rule *comm;
+	size_t ncomm, commcap;
 };
 
 /* Adds one rule; -1 when it is malformed or FACTOR is not from 0 to ORR_SCALE_MAX. */
@@ -45,6 +60,21 @@ struct cli_rule_match;
  */
 float *cli_cpu_factors(const struct orr_graph *g, const struct cli_scales *s,
 		       const struct orr_replay *steps_from, struct cli_rule_match *ret);
+/*
+ * Per task of g, the factor the communication rules give its duration (NULL without
+ * such rules), for orr_replay_options.task_factors (cli/scenario.c): a collective
+ * kernel's time d is its latency L plus its transfer, L from the model of its kind and
+ * link fitted on the trace's own collectives (orrery fit), or from costs (orrery fit
+ * -o, with --nccl-tests runs) when given, at most d; its factor is
+ * (L·latency + (d - L) / bandwidth) / d, the rules' factors that match its name
+ * multiplied.  A kernel whose collective has no size, kind or group, or whose model
+ * cannot separate latency from bandwidth, keeps its time (counted as unsplit).  With
+ * steps_from, ret[k] is what communication rule k matched in its steps.
+ */
+struct orr_costs;
+float *cli_comm_factors(const struct orr_graph *g, const struct cli_scales *s,
+			const struct orr_costs *costs, const struct orr_replay *steps_from,
+			struct cli_rule_match *ret);
 
 /* The --comm GLOB options given, in order; the patterns are borrowed from argv. */
 struct cli_globs {
@@ -150,6 +180,26 @@ struct cli_scenarios {
 	size_t n, cap;
 };
 
+/*
+ * The replay options of scenario rules s, and the factor arrays they hold: GPU rules as
+ * scales, CPU and communication rules as per-task factors (costs: as for
+ * cli_comm_factors()).  With matches (cli_rule_count(s) of them) and steps_from, what
+ * each rule matches in the steps of steps_from.
+ */
+struct cli_scenario_replay {
+	struct orr_replay_options opts;
+	float *cpu, *comm;
+};
+void cli_scenario_options(struct cli_scenario_replay *ret, const struct orr_graph *g,
+			  const struct cli_scales *s, const struct orr_costs *costs,
+			  const struct orr_replay *steps_from, struct cli_rule_match *matches);
+void cli_scenario_options_release(struct cli_scenario_replay *r);
+
+/* A scenario's rules: GPU, then CPU, then communication ones. */
+size_t cli_rule_count(const struct cli_scales *s);
+/* Rule k of them, as written: "nccl*=0.5", "cpu@1:*=2", "latency:*=0.5". */
+const char *cli_rule_label(const struct cli_scales *s, size_t k, char *buf, size_t size);
+
 /* Moves the --scale rules given into one scenario, named after them ("nccl*=0.5"), first. */
 void cli_scenarios_take_scales(struct cli_scenarios *s, struct cli_scales *scales);
 /* Appends the scenarios of a --scenario FILE; -1 with the reason ("FILE:LINE: ...") in err. */
@@ -164,6 +214,10 @@ struct cli_rule_match {
 	size_t tasks;
 	int64_t gpu_ns;
 	size_t rank_steps; /* the steps they were counted in */
+	/* Communication rules: the latency part of gpu_ns, and the matched kernels that
+	 * keep their time (no size, or a model that cannot split it). */
+	int64_t latency_ns;
+	size_t unsplit;
 };
 
 /* ret[i] for scales->v[i] (the GPU rules), over the graph of r. */
@@ -180,6 +234,7 @@ struct cli_whatif_run {
 /* `orrery replay` with scenarios: the trace replayed as recorded, then each scenario. */
 struct cli_whatif {
 	const char *path;
+	bool costs; /* communication rules split by a costs file's models */
 	struct cli_report base;
 	struct cli_whatif_run *runs;
 	size_t nruns;
@@ -187,7 +242,8 @@ struct cli_whatif {
 
 /* Replays each scenario on the graph of base (the replay as recorded); EXIT_OK or EXIT_FAIL. */
 int cli_whatif_run(struct cli_whatif *w, const char *path, const struct orr_replay *base,
-		   const struct cli_scenarios *sc, const struct cli_select *sel);
+		   const struct cli_scenarios *sc, const struct orr_costs *costs,
+		   const struct cli_select *sel);
 void cli_whatif_release(struct cli_whatif *w);
 /* Rules that matched no GPU task, each with a warning; their count. */
 size_t cli_whatif_unmatched(const struct cli_whatif *w);

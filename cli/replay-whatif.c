@@ -15,11 +15,12 @@
 #include "banned.h"
 
 int cli_whatif_run(struct cli_whatif *w, const char *path, const struct orr_replay *base,
-		   const struct cli_scenarios *sc, const struct cli_select *sel)
+		   const struct cli_scenarios *sc, const struct orr_costs *costs,
+		   const struct cli_select *sel)
 {
 	const struct orr_graph *g = orr_replay_graph(base);
 
-	*w = (struct cli_whatif){ .path = path };
+	*w = (struct cli_whatif){ .path = path, .costs = costs != NULL };
 	cli_report_init(&w->base, path, base, sel);
 	w->runs = orr_xcalloc(sc->n + 1, sizeof(*w->runs));
 	for (size_t i = 0; i < sc->n; i++) {
@@ -27,17 +28,13 @@ int cli_whatif_run(struct cli_whatif *w, const char *path, const struct orr_repl
 		struct cli_whatif_run *run = &w->runs[w->nruns];
 		struct orr_replay *r = NULL;
 		struct orr_diag diag;
-		float *cpu;
+		struct cli_scenario_replay sr;
 		int err;
 
-		run->matches = orr_xcalloc(s->n + s->ncpu + 1, sizeof(*run->matches));
-		cli_rule_matches(base, s, run->matches);
-		cpu = cli_cpu_factors(g, s, base, run->matches + s->n);
-		err = cli_replay_run(g,
-				     &(struct orr_replay_options){
-					     .scales = s->v, .nscales = s->n, .cpu_factors = cpu },
-				     &r, &diag);
-		free(cpu);
+		run->matches = orr_xcalloc(cli_rule_count(s) + 1, sizeof(*run->matches));
+		cli_scenario_options(&sr, g, s, costs, base, run->matches);
+		err = cli_replay_run(g, &sr.opts, &r, &diag);
+		cli_scenario_options_release(&sr);
 		if (err) {
 			cli_error("cannot replay scenario '%s' of '%s': %s%s%s", sc->v[i].name,
 				  path, orr_strerror(err), diag.msg[0] ? ": " : "", diag.msg);
@@ -64,22 +61,6 @@ void cli_whatif_release(struct cli_whatif *w)
 	*w = (struct cli_whatif){ 0 };
 }
 
-/* Rule k of a scenario's rules, GPU ones first, as written: "nccl*=0.5", "cpu@1:*=2". */
-static const char *rule_label(const struct cli_scales *s, size_t k, char *buf, size_t size)
-{
-	if (k < s->n) {
-		snprintf(buf, size, "%s=%g", s->v[k].glob, s->v[k].factor);
-	} else {
-		const struct cli_cpu_rule *c = &s->cpu[k - s->n];
-
-		if (c->rank >= 0)
-			snprintf(buf, size, "cpu@%d:%s=%g", c->rank, c->glob, c->factor);
-		else
-			snprintf(buf, size, "cpu:%s=%g", c->glob, c->factor);
-	}
-	return buf;
-}
-
 size_t cli_whatif_unmatched(const struct cli_whatif *w)
 {
 	size_t n = 0;
@@ -88,13 +69,15 @@ size_t cli_whatif_unmatched(const struct cli_whatif *w)
 	for (size_t i = 0; i < w->nruns; i++) {
 		const struct cli_scales *s = &w->runs[i].sc->scales;
 
-		for (size_t k = 0; k < s->n + s->ncpu; k++)
+		for (size_t k = 0; k < cli_rule_count(s); k++)
 			if (!w->runs[i].matches[k].tasks) {
-				cli_warning("scenario '%s': rule '%s' matches no %s task in the "
+				cli_warning("scenario '%s': rule '%s' matches no %s in the "
 					    "trace's steps",
 					    w->runs[i].sc->name,
-					    rule_label(s, k, rule, sizeof(rule)),
-					    k < s->n ? "GPU" : "CPU");
+					    cli_rule_label(s, k, rule, sizeof(rule)),
+					    k < s->n             ? "GPU task"
+					    : k < s->n + s->ncpu ? "CPU task"
+								 : "communication kernel");
 				n++;
 			}
 	}
@@ -166,22 +149,38 @@ static const char *signed_percent(double f, char *buf, size_t size)
 	return buf;
 }
 
-static void text_rules(const struct cli_whatif_run *run)
+/* A communication rule's kernels: their latency part, and those it cannot split. */
+static void text_split(const struct cli_rule_match *m, double steps, bool costs)
+{
+	char t[32];
+
+	printf("    latency %s ms per step of it (models %s)",
+	       cli_ms((int64_t)((double)m->latency_ns / steps), t, sizeof(t)),
+	       costs ? "of --costs" : "fitted on the trace's collectives");
+	if (m->unsplit)
+		printf("; %.1f kernels per step unchanged: no size, or one the fit cannot split",
+		       (double)m->unsplit / steps);
+	printf("\n");
+}
+
+static void text_rules(const struct cli_whatif_run *run, bool costs)
 {
 	char t[32];
 
 	printf("scenario '%s'\n", cli_text(run->sc->name));
 	printf("  %-32s %20s %28s\n", "rule", "tasks per step", "their measured ms per step");
-	for (size_t k = 0; k < run->sc->scales.n + run->sc->scales.ncpu; k++) {
+	for (size_t k = 0; k < cli_rule_count(&run->sc->scales); k++) {
 		const struct cli_rule_match *m = &run->matches[k];
 		double steps = m->rank_steps ? (double)m->rank_steps : 1;
 		char rule[512];
 
-		rule_label(&run->sc->scales, k, rule, sizeof(rule));
+		cli_rule_label(&run->sc->scales, k, rule, sizeof(rule));
 		printf("  ");
 		cli_put_cell(cli_text(rule), -32);
 		printf(" %20.1f %28s\n", (double)m->tasks / steps,
 		       cli_ms((int64_t)((double)m->gpu_ns / steps), t, sizeof(t)));
+		if (k >= run->sc->scales.n + run->sc->scales.ncpu && m->tasks)
+			text_split(m, steps, costs);
 	}
 }
 
@@ -273,7 +272,7 @@ void cli_whatif_text(const struct cli_whatif *w)
 	       cli_text(w->path), b->nranks, b->nranks == 1 ? "" : "s", w->nruns,
 	       w->nruns == 1 ? "" : "s");
 	for (size_t i = 0; i < w->nruns; i++)
-		text_rules(&w->runs[i]);
+		text_rules(&w->runs[i], w->costs);
 	if (w->nruns == 1)
 		text_one(w, &w->runs[0]);
 	else
@@ -363,24 +362,38 @@ static void json_step(struct json_out *j, const struct cli_row *b, const struct 
 	json_close_object(j);
 }
 
-static void json_rules(struct json_out *j, const struct cli_whatif_run *run)
+static void json_rules(struct json_out *j, const struct cli_whatif_run *run, bool costs)
 {
 	const struct cli_scales *s = &run->sc->scales;
 
 	json_array(j, "rules");
-	for (size_t k = 0; k < s->n + s->ncpu; k++) {
+	for (size_t k = 0; k < cli_rule_count(s); k++) {
 		const struct cli_rule_match *m = &run->matches[k];
+		const struct cli_comm_rule *c = k >= s->n + s->ncpu ? &s->comm[k - s->n - s->ncpu]
+								    : NULL;
 		bool gpu = k < s->n;
 
 		json_object(j, NULL);
-		json_str(j, "on", gpu ? "gpu" : "cpu");
-		json_str(j, "glob", gpu ? s->v[k].glob : s->cpu[k - s->n].glob);
-		json_double(j, "factor", gpu ? s->v[k].factor : s->cpu[k - s->n].factor);
-		if (!gpu)
+		json_str(j, "on",
+			 gpu            ? "gpu"
+			 : !c           ? "cpu"
+			 : c->bandwidth ? "bandwidth"
+					: "latency");
+		json_str(j, "glob", gpu ? s->v[k].glob : c ? c->glob : s->cpu[k - s->n].glob);
+		json_double(j, "factor",
+			    gpu ? s->v[k].factor
+			    : c ? c->factor
+				: s->cpu[k - s->n].factor);
+		if (!gpu && !c)
 			json_int(j, "rank", s->cpu[k - s->n].rank);
 		json_int(j, "tasks", (int64_t)m->tasks);
 		json_int(j, "ns", m->gpu_ns);
 		json_int(j, "rank_steps", (int64_t)m->rank_steps);
+		if (c) {
+			json_int(j, "latency_ns", m->latency_ns);
+			json_int(j, "unsplit", (int64_t)m->unsplit);
+			json_str(j, "models", costs ? "costs" : "trace");
+		}
 		json_close_object(j);
 	}
 	json_close_array(j);
@@ -395,7 +408,7 @@ static void json_run(struct json_out *j, const struct cli_whatif *w,
 
 	json_object(j, NULL);
 	json_str(j, "name", run->sc->name);
-	json_rules(j, run);
+	json_rules(j, run, w->costs);
 	json_array(j, "ranks");
 	for (size_t k = 0; k < b->nranks; k++) {
 		int32_t rank = orr_graph_get_rank(b->g, k)->rank->rank;

@@ -8,14 +8,17 @@
  *
  * Fields are separated by blanks; a NAME holds no '='; a field that starts with '#'
  * starts a comment to the end of the line.  And what each rule matches in a
- * graph: its GPU tasks and their measured time, in the steps of their ranks.
+ * graph: its GPU tasks and their measured time, in the steps of their ranks; and the
+ * factors that CPU and communication rules give each task.
  */
 #include <errno.h>
 #include <fnmatch.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "fit.h"
 #include "replay-common.h"
 #include "banned.h"
 
@@ -31,29 +34,49 @@ void cli_scenarios_release(struct cli_scenarios *s)
 	*s = (struct cli_scenarios){ 0 };
 }
 
-/* "GLOB=F cpu:GLOB=F", the rules in order (GPU ones first), as a scenario's name. */
+size_t cli_rule_count(const struct cli_scales *s)
+{
+	return s->n + s->ncpu + s->ncomm;
+}
+
+const char *cli_rule_label(const struct cli_scales *s, size_t k, char *buf, size_t size)
+{
+	if (k < s->n) {
+		snprintf(buf, size, "%s=%g", s->v[k].glob, s->v[k].factor);
+	} else if (k < s->n + s->ncpu) {
+		const struct cli_cpu_rule *c = &s->cpu[k - s->n];
+
+		if (c->rank >= 0)
+			snprintf(buf, size, "cpu@%d:%s=%g", c->rank, c->glob, c->factor);
+		else
+			snprintf(buf, size, "cpu:%s=%g", c->glob, c->factor);
+	} else {
+		const struct cli_comm_rule *c = &s->comm[k - s->n - s->ncpu];
+
+		snprintf(buf, size, "%s:%s=%g", c->bandwidth ? "bandwidth" : "latency", c->glob,
+			 c->factor);
+	}
+	return buf;
+}
+
+/* "GLOB=F cpu:GLOB=F", the rules in order, as a scenario's name. */
 static char *name_of(const struct cli_scales *scales)
 {
-	size_t len = 1;
+	size_t len = 1, n = cli_rule_count(scales);
 	char *name, *p;
 
 	for (size_t i = 0; i < scales->n; i++)
 		len += strlen(scales->v[i].glob) + 32;
 	for (size_t i = 0; i < scales->ncpu; i++)
 		len += strlen(scales->cpu[i].glob) + 48;
+	for (size_t i = 0; i < scales->ncomm; i++)
+		len += strlen(scales->comm[i].glob) + 48;
 	p = name = orr_xmalloc(len);
-	for (size_t i = 0; i < scales->n; i++)
-		p += snprintf(p, len - (size_t)(p - name), "%s%s=%g", i ? " " : "",
-			      scales->v[i].glob, scales->v[i].factor);
-	for (size_t i = 0; i < scales->ncpu; i++) {
-		const struct cli_cpu_rule *c = &scales->cpu[i];
-
-		if (c->rank >= 0)
-			p += snprintf(p, len - (size_t)(p - name), "%scpu@%d:%s=%g",
-				      p > name ? " " : "", c->rank, c->glob, c->factor);
-		else
-			p += snprintf(p, len - (size_t)(p - name), "%scpu:%s=%g",
-				      p > name ? " " : "", c->glob, c->factor);
+	for (size_t k = 0; k < n; k++) {
+		if (k)
+			*p++ = ' ';
+		cli_rule_label(scales, k, p, len - (size_t)(p - name));
+		p += strlen(p);
 	}
 	*p = 0;
 	return name;
@@ -81,13 +104,14 @@ static int parse_line(char *line, struct cli_scenario *sc, char *err, size_t siz
 	sc->name = orr_xstrdup(tok);
 	while ((tok = strtok_r(NULL, " \t\r\n", &save)) && tok[0] != '#') {
 		if (cli_scales_add(&sc->scales, tok) < 0) {
-			snprintf(err, size,
-				 "bad rule '%.60s' ([cpu[@RANK]:]GLOB=FACTOR, FACTOR 0 to 1e6)",
-				 tok);
+			snprintf(
+				err, size,
+				"bad rule '%.60s' ([cpu[@RANK]:|latency:|bandwidth:]GLOB=FACTOR, FACTOR 0 to 1e6)",
+				tok);
 			return -1;
 		}
 	}
-	if (!sc->scales.n && !sc->scales.ncpu) {
+	if (!cli_rule_count(&sc->scales)) {
 		snprintf(err, size, "scenario '%.60s' has no rule", sc->name);
 		return -1;
 	}
@@ -233,4 +257,170 @@ float *cli_cpu_factors(const struct orr_graph *g, const struct cli_scales *s,
 	}
 	cli_op_names_free(names);
 	return f;
+}
+
+/* ---- communication rules: latency and bandwidth ---- */
+
+/* A collective kernel's time d (its instance's shortest member) and latency part. */
+struct split {
+	double d, latency; /* NAN: unknown */
+};
+
+/* The model of collective o[i]'s kind and link fitted on the trace's collectives o. */
+static const struct orr_coll_model *trace_model(struct cli_fit_coll **v, size_t *n, size_t *cap,
+						const struct orr_coll_obs *o, size_t no, size_t i)
+{
+	struct cli_fit_coll *c = NULL;
+
+	for (size_t k = 0; k < *n && !c; k++)
+		if ((*v)[k].kind == o[i].kind && (*v)[k].link == o[i].link)
+			c = &(*v)[k];
+	if (!c) {
+		ORR_VEC_PUSH(*v, *n, *cap,
+			     ((struct cli_fit_coll){ .kind = o[i].kind, .link = o[i].link }));
+		c = &(*v)[*n - 1];
+		cli_fit_coll_class(o, no, c);
+	}
+	return c->err || !c->m.constrained ? NULL : &c->m;
+}
+
+/*
+ * The model of a costs file for a collective of that kind and link; for a link the
+ * trace does not tell, the first of its kind.
+ */
+static const struct orr_coll_model *costs_model(const struct orr_costs *costs,
+						const struct orr_coll_obs *o)
+{
+	const struct orr_coll_model *any = NULL;
+
+	for (size_t k = 0; k < costs->ncoll; k++) {
+		const struct orr_coll_costs *c = &costs->coll[k];
+
+		if (c->kind != o->kind || !c->fitted || !c->m.constrained)
+			continue;
+		if (c->link == o->link)
+			return &c->m;
+		any = any ? any : &c->m;
+	}
+	return o->link == ORR_LINK_UNKNOWN ? any : NULL;
+}
+
+/*
+ * Per task of g, its split, by the models of costs (NULL: those fitted on g); a coupled
+ * instance's members share theirs.
+ */
+static struct split *comm_splits(const struct orr_graph *g, const struct orr_costs *costs)
+{
+	const struct orr_task *tasks = orr_graph_tasks(g);
+	const struct orr_group *groups = orr_graph_groups(g);
+	const uint32_t *members = orr_graph_members(g);
+	size_t nt = orr_graph_task_count(g), ncls = 0, cap = 0;
+	struct split *sp = orr_xmalloc((nt + 1) * sizeof(*sp));
+	struct cli_fit_coll *cls = NULL;
+	struct orr_coll_obs *o;
+	size_t n = orr_coll_observe(g, &o);
+
+	for (size_t t = 0; t < nt; t++)
+		sp[t] = (struct split){ NAN, NAN };
+	for (size_t i = 0; i < n; i++) {
+		const struct orr_coll_model *m = costs ? costs_model(costs, &o[i])
+						       : trace_model(&cls, &ncls, &cap, o, n, i);
+		uint32_t t = o[i].task, gi = tasks[t].aux;
+		struct split x = { o[i].s.ns, NAN };
+
+		if (!m)
+			continue;
+		x.latency = orr_coll_model_latency(m, o[i].s.bytes, o[i].s.group);
+		if (isnan(x.latency))
+			continue;
+		x.latency = x.latency < 0 ? 0 : x.latency > x.d ? x.d : x.latency;
+		if (gi == ORR_NONE)
+			sp[t] = x;
+		else
+			for (uint32_t k = 0; k < groups[gi].n; k++)
+				sp[members[groups[gi].first + k]] = x;
+	}
+	free(cls);
+	free(o);
+	return sp;
+}
+
+float *cli_comm_factors(const struct orr_graph *g, const struct cli_scales *s,
+			const struct orr_costs *costs, const struct orr_replay *steps_from,
+			struct cli_rule_match *ret)
+{
+	const struct orr_task *tasks = orr_graph_tasks(g);
+	struct split *sp;
+	float *f;
+
+	if (!s || !s->ncomm)
+		return NULL;
+	if (ret)
+		memset(ret, 0, s->ncomm * sizeof(*ret));
+	sp = comm_splits(g, costs);
+	f = orr_xmalloc((orr_graph_task_count(g) + 1) * sizeof(*f));
+	for (size_t k = 0; k < orr_graph_rank_count(g); k++) {
+		const struct orr_graph_rank *gr = orr_graph_get_rank(g, k);
+		struct orr_replay_step *steps = NULL;
+		size_t nsteps = 0;
+
+		if (steps_from)
+			orr_replay_steps(steps_from, k, &steps, &nsteps);
+		for (size_t i = 0; ret && i < s->ncomm; i++)
+			ret[i].rank_steps += nsteps;
+		for (uint32_t t = gr->first_task; t < gr->first_task + gr->ntasks; t++) {
+			bool any = false, counted;
+			double lat = 1, bw = 1, x;
+			const char *name;
+
+			f[t] = 1;
+			if (tasks[t].kind != ORR_TASK_GPU || !(tasks[t].flags & ORR_TASK_F_COMM))
+				continue;
+			name = orr_graph_task_name(g, t);
+			counted = ret && in_steps(steps, nsteps, orr_graph_task_start(g, t));
+			for (size_t i = 0; i < s->ncomm; i++) {
+				if (fnmatch(s->comm[i].glob, name, 0) != 0)
+					continue;
+				any = true;
+				*(s->comm[i].bandwidth ? &bw : &lat) *= s->comm[i].factor;
+				if (!counted)
+					continue;
+				ret[i].tasks++;
+				ret[i].gpu_ns += tasks[t].dur_ns;
+				if (isnan(sp[t].latency))
+					ret[i].unsplit++;
+				else
+					ret[i].latency_ns += (int64_t)llround(sp[t].latency);
+			}
+			if (!any || isnan(sp[t].latency))
+				continue;
+			x = (sp[t].latency * lat + (sp[t].d - sp[t].latency) / bw) / sp[t].d;
+			f[t] = x < ORR_SCALE_MAX ? (float)x : (float)ORR_SCALE_MAX;
+		}
+		free(steps);
+	}
+	free(sp);
+	return f;
+}
+
+void cli_scenario_options(struct cli_scenario_replay *ret, const struct orr_graph *g,
+			  const struct cli_scales *s, const struct orr_costs *costs,
+			  const struct orr_replay *steps_from, struct cli_rule_match *matches)
+{
+	bool m = matches && steps_from;
+
+	if (m)
+		cli_rule_matches(steps_from, s, matches);
+	ret->cpu = cli_cpu_factors(g, s, steps_from, m ? matches + s->n : NULL);
+	ret->comm = cli_comm_factors(g, s, costs, steps_from, m ? matches + s->n + s->ncpu : NULL);
+	ret->opts = (struct orr_replay_options){
+		.scales = s->v, .nscales = s->n, .task_factors = ret->comm, .cpu_factors = ret->cpu
+	};
+}
+
+void cli_scenario_options_release(struct cli_scenario_replay *r)
+{
+	free(r->cpu);
+	free(r->comm);
+	*r = (struct cli_scenario_replay){ 0 };
 }

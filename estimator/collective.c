@@ -208,17 +208,30 @@ int orr_coll_model_fit(enum orr_coll_kind kind, const struct orr_coll_sample *sa
 	return r;
 }
 
+/* The band holding bytes (the first or last beyond the samples' range); NULL when none. */
+static const struct orr_coll_band *band_of(const struct orr_coll_model *m, double bytes, int group)
+{
+	if (orr_coll_bus_factor(m->kind, group) <= 0 || !(bytes >= 0))
+		return NULL;
+	for (size_t i = 0; i < m->nbands; i++)
+		if (bytes < m->bands[i].hi_bytes)
+			return m->bands[i].bus_bytes_per_s > 0 ? &m->bands[i] : NULL;
+	return NULL;
+}
+
 double orr_coll_model_time(const struct orr_coll_model *m, double bytes, int group)
 {
-	double f = orr_coll_bus_factor(m->kind, group);
-	const struct orr_coll_band *b = NULL;
+	const struct orr_coll_band *b = band_of(m, bytes, group);
 
-	if (f <= 0 || !(bytes >= 0) || !m->nbands)
+	if (!b)
 		return NAN;
-	for (size_t i = 0; i < m->nbands && !b; i++)
-		if (bytes < m->bands[i].hi_bytes)
-			b = &m->bands[i];
-	if (!b || !(b->bus_bytes_per_s > 0))
-		return NAN;
-	return b->alpha_ns + b->alpha_rank_ns * group + bytes * f / b->bus_bytes_per_s * 1e9;
+	return b->alpha_ns + b->alpha_rank_ns * group +
+	       bytes * orr_coll_bus_factor(m->kind, group) / b->bus_bytes_per_s * 1e9;
+}
+
+double orr_coll_model_latency(const struct orr_coll_model *m, double bytes, int group)
+{
+	const struct orr_coll_band *b = band_of(m, bytes, group);
+
+	return b ? b->alpha_ns + b->alpha_rank_ns * group : NAN;
 }

@@ -179,6 +179,8 @@ int orr_coll_model_fit(enum orr_coll_kind kind, const struct orr_coll_sample *s,
  * first or last band beyond the samples' range); NAN when the model cannot say.
  */
 double orr_coll_model_time(const struct orr_coll_model *m, double bytes, int group);
+/* Its latency part alone, alpha_ns + alpha_rank_ns·group of that band; NAN likewise. */
+double orr_coll_model_latency(const struct orr_coll_model *m, double bytes, int group);
 
 /* Where a collective's bytes go: inside a node (NVLink, xGMI) or across the network. */
 enum orr_link { ORR_LINK_UNKNOWN, ORR_LINK_NODE, ORR_LINK_NETWORK };

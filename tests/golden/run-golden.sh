@@ -134,11 +134,15 @@ usage)
 		expect_in err "unknown format 'xml'"
 		for bad in nccl '=2' 'nccl*=' 'nccl*=x' 'nccl*=-1' 'nccl*=inf' 'nccl*=nan' \
 			'*=1e30' 'nccl*=1e12' '*=1000001' '*=1e-400x' 'cpu:=2' 'cpu@x:*=2' \
-			'cpu@1*=2' 'cpu@99999999999:*=2'; do
+			'cpu@1*=2' 'cpu@99999999999:*=2' 'latency:=2' 'bandwidth:=2' \
+			'bandwidth:*=0' 'latency:*=-1'; do
 			run replay --scale "$bad" x
 			expect_rc 2
 			expect_in err "bad --scale '$bad'"
 		done
+		run replay --costs c.json --scale 'nccl*=2' x
+		expect_rc 2
+		expect_in err "--costs gives models to latency: and bandwidth: rules"
 		run replay --timeline= x
 		expect_rc 2
 		expect_in err "empty --timeline"
@@ -190,7 +194,7 @@ usage)
 		expect_in err "rule 'cpu@7:*=2' matches no CPU task"
 		run replay --strict --scale 'nosuch*=2' traces/samples/tiny-2rank
 		expect_rc 1
-		expect_in err "--strict: a rule matches no GPU task"
+		expect_in err "--strict: a rule matches nothing"
 		printf 'a x*=2\nb\n' >"$work/sc"
 		run replay --scenario "$work/sc" x
 		expect_rc 2
