@@ -47,6 +47,7 @@ struct options {
 struct op_time {
 	uint32_t name;
 	uint32_t proc;
+	bool before;     /* CPU time outside every op, before the call name names */
 	const char *str; /* the name itself */
 	int64_t ns;
 	int64_t by_cat[ORR_PATH_CAT_COUNT];
@@ -67,19 +68,35 @@ struct ctx {
 	struct cli_op_names *names;
 };
 
-/* The name a segment of the path is listed under. */
-static uint32_t seg_name(const struct ctx *c, const struct orr_path_seg *seg)
+/*
+ * The name a segment of the path is listed under; *ret_before when it is CPU time
+ * outside every op, listed as "(no op) before" the call that follows it.
+ */
+static uint32_t seg_name(const struct ctx *c, const struct orr_path_seg *seg, bool *ret_before)
 {
 	int64_t start = orr_replay_start(c->r, seg->task);
 
+	*ret_before = false;
 	if (seg->cat == ORR_PATH_CPU && seg->end_ns <= start) {
 		/* CPU time before the call: where it was on the measured timeline. */
 		int64_t mid = seg->start_ns + (seg->end_ns - seg->start_ns) / 2;
+		uint32_t at = cli_op_name_at(c->names, seg->task,
+					     orr_graph_task_start(c->g, seg->task) - (start - mid));
 
-		return cli_op_name_at(c->names, seg->task,
-				      orr_graph_task_start(c->g, seg->task) - (start - mid));
+		if (at != ORR_STR_NONE)
+			return at;
+		*ret_before = true;
 	}
 	return cli_op_name(c->names, seg->task);
+}
+
+/* "NAME", or "(no op) before NAME" for CPU time outside every op. */
+static const char *label(const char *name, bool before, char *buf, size_t size)
+{
+	if (!before)
+		return name;
+	snprintf(buf, size, "(no op) before %s", name);
+	return buf;
 }
 
 static int cmp_name(const void *a, const void *b)
@@ -88,6 +105,8 @@ static int cmp_name(const void *a, const void *b)
 
 	if (x->name != y->name)
 		return (x->name > y->name) - (x->name < y->name);
+	if (x->before != y->before)
+		return x->before - y->before;
 	return (x->proc > y->proc) - (x->proc < y->proc);
 }
 
@@ -100,6 +119,8 @@ static int cmp_time(const void *a, const void *b)
 		return (x->ns < y->ns) - (x->ns > y->ns);
 	if (strcmp(x->str, y->str))
 		return strcmp(x->str, y->str);
+	if (x->before != y->before)
+		return x->before - y->before;
 	return (x->proc > y->proc) - (x->proc < y->proc);
 }
 
@@ -117,12 +138,13 @@ static void tally(const struct ctx *c, const struct orr_path_seg *segs, size_t n
 		ps->by_cat[segs[i].cat] += d;
 		if (segs[i].task == ORR_NONE)
 			continue;
-		v[nv] = (struct op_time){ .name = seg_name(c, &segs[i]),
-					  .proc = orr_graph_tasks(c->g)[segs[i].task].proc,
+		v[nv] = (struct op_time){ .proc = orr_graph_tasks(c->g)[segs[i].task].proc,
 					  .ns = d,
 					  .count = 1 };
+		v[nv].name = seg_name(c, &segs[i], &v[nv].before);
 		/* A task's time before its start and its run are adjacent: count it once. */
-		if (nv && segs[i - 1].task == segs[i].task && v[nv - 1].name == v[nv].name)
+		if (nv && segs[i - 1].task == segs[i].task && v[nv - 1].name == v[nv].name &&
+		    v[nv - 1].before == v[nv].before)
 			v[nv].count = 0;
 		v[nv].str = orr_trace_str(orr_graph_trace(c->g), v[nv].name);
 		v[nv++].by_cat[segs[i].cat] = d;
@@ -133,7 +155,8 @@ static void tally(const struct ctx *c, const struct orr_path_seg *segs, size_t n
 	for (size_t i = 0; i < nv; i++) {
 		struct op_time *o = ps->nops ? &v[ps->nops - 1] : NULL;
 
-		if (!o || o->name != v[i].name || o->proc != v[i].proc) {
+		if (!o || o->name != v[i].name || o->before != v[i].before ||
+		    o->proc != v[i].proc) {
 			v[ps->nops++] = v[i];
 			continue;
 		}
@@ -195,7 +218,8 @@ static void text_step(const struct ctx *c, const struct path_step *ps, size_t to
 	printf("  %12s %7s  %-14s %6s  %-24s  %s\n", "ms", "%", "category", "count", "where", "op");
 	for (size_t i = 0; i < ps->nops && i < top; i++) {
 		const struct op_time *o = &ps->ops[i];
-		const char *name = cli_text(o->str);
+		char buf[1024];
+		const char *name = cli_text(label(o->str, o->before, buf, sizeof(buf)));
 		int len = (int)strlen(name);
 
 		proc_where(c->g, o->proc, where, sizeof(where));
@@ -215,7 +239,8 @@ static void text_step(const struct ctx *c, const struct path_step *ps, size_t to
 static void json_segments(struct json_out *j, const struct ctx *c, const struct orr_path_seg *segs,
 			  size_t n)
 {
-	char where[64];
+	char where[64], buf[1024];
+	bool before;
 
 	json_array(j, "segments");
 	for (size_t i = 0; i < n; i++) {
@@ -230,8 +255,12 @@ static void json_segments(struct json_out *j, const struct ctx *c, const struct 
 			int32_t rank = proc_where(c->g, orr_graph_tasks(c->g)[seg->task].proc,
 						  where, sizeof(where));
 
+			uint32_t name = seg_name(c, seg, &before);
+
 			json_int(j, "task", seg->task);
-			json_str(j, "name", orr_trace_str(orr_graph_trace(c->g), seg_name(c, seg)));
+			json_str(j, "name",
+				 label(orr_trace_str(orr_graph_trace(c->g), name), before, buf,
+				       sizeof(buf)));
 			json_int(j, "rank", rank);
 			json_str(j, "processor", where);
 		}
@@ -243,7 +272,7 @@ static void json_segments(struct json_out *j, const struct ctx *c, const struct 
 static void json_step(struct json_out *j, const struct ctx *c, const struct path_step *ps,
 		      size_t top, const struct orr_path_seg *segs, size_t nsegs)
 {
-	char where[64];
+	char where[64], buf[1024];
 
 	json_object(j, NULL);
 	json_int(j, "step", ps->s->step);
@@ -265,7 +294,7 @@ static void json_step(struct json_out *j, const struct ctx *c, const struct path
 		int32_t rank = proc_where(c->g, ps->ops[i].proc, where, sizeof(where));
 
 		json_object(j, NULL);
-		json_str(j, "name", ps->ops[i].str);
+		json_str(j, "name", label(ps->ops[i].str, ps->ops[i].before, buf, sizeof(buf)));
 		json_str(j, "category", orr_path_cat_name(main_cat(&ps->ops[i])));
 		json_int(j, "rank", rank);
 		json_str(j, "processor", where);

@@ -200,5 +200,5 @@ uint32_t cli_op_name_at(const struct cli_op_names *n, uint32_t task, int64_t t_n
 	}
 	/* In start order, the last span still running at t_ns is the innermost. */
 	at = last_running(n, rank, 1, 0, n->size[rank], first, lo, t_ns);
-	return at != SIZE_MAX ? r->events[v[at].event].name : cli_op_name(n, task);
+	return at != SIZE_MAX ? r->events[v[at].event].name : ORR_STR_NONE;
 }

@@ -256,7 +256,8 @@ void cli_whatif_csv(const struct cli_whatif *w);
  * trace's strings.  cli_op_name(): a GPU task's own name; a CPU call's framework op (the
  * op with its external id), else its own name.  cli_op_name_at(): for CPU time between
  * calls, the innermost op or annotation (not a step) running on the task's thread at
- * measured time t_ns, else cli_op_name().
+ * measured time t_ns, else ORR_STR_NONE (time outside every op: the framework's own
+ * code, or code the profiler did not record).
  */
 struct cli_op_names;
 struct cli_op_names *cli_op_names_new(const struct orr_graph *g);

@@ -234,14 +234,15 @@ float *cli_cpu_factors(const struct orr_graph *g, const struct cli_scales *s,
 		for (uint32_t t = gr->first_task; t < gr->first_task + gr->ntasks; t++) {
 			int64_t start = orr_graph_task_start(g, t);
 			const char *call, *gap;
+			uint32_t at;
 			double x = 1;
 
 			f[t] = 1;
 			if (tasks[t].kind != ORR_TASK_CPU)
 				continue;
 			call = orr_trace_str(tr, cli_op_name(names, t));
-			gap = orr_trace_str(tr,
-					    cli_op_name_at(names, t, start - tasks[t].gap_ns / 2));
+			at = cli_op_name_at(names, t, start - tasks[t].gap_ns / 2);
+			gap = at == ORR_STR_NONE ? call : orr_trace_str(tr, at);
 			for (size_t i = 0; i < s->ncpu; i++) {
 				if (!cpu_rule_matches(&s->cpu[i], gr->rank->rank, call, gap))
 					continue;

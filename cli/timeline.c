@@ -311,18 +311,24 @@ static int64_t origin(const struct timeline *tl)
 static void put_step_path(struct timeline *tl, int pid, uint32_t tid,
 			  const struct cli_step_path *sp)
 {
-	char name[64], st[32];
+	char name[64], st[32], buf[1024];
 
 	snprintf(name, sizeof(name), "step %s", cli_step_label(sp->step, st, sizeof(st)));
 	put_meta(tl, "thread", pid, tid, name, tid);
 	for (size_t i = 0; i < sp->n; i++) {
 		const struct orr_path_seg *seg = &sp->segs[i];
+		const char *label = seg->task == ORR_NONE ? orr_path_cat_name(seg->cat)
+							  : orr_graph_task_name(tl->g, seg->task);
 
+		/* CPU time before a call is not the call's. */
+		if (seg->task != ORR_NONE && seg->cat == ORR_PATH_CPU &&
+		    seg->end_ns <= orr_replay_start(tl->r, seg->task)) {
+			snprintf(buf, sizeof(buf), "before %s", label);
+			label = buf;
+		}
 		next_event(tl);
 		fputs("{\"name\":", tl->f);
-		json_write_string(tl->f, seg->task == ORR_NONE
-						 ? orr_path_cat_name(seg->cat)
-						 : orr_graph_task_name(tl->g, seg->task));
+		json_write_string(tl->f, label);
 		fprintf(tl->f, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%u",
 			orr_path_cat_name(seg->cat), pid, tid);
 		put_us(tl->f, "ts", seg->start_ns - tl->origin_ns);
