@@ -171,15 +171,22 @@ static void text_config(const struct cli_estimate *e)
 	printf("  %-12s %10s %10s\n", "grad reduce", reduce_name(&e->from), reduce_name(&e->to));
 }
 
-static void text_step(const char *label, const struct cli_estimate_step *s, double base)
+/*
+ * A step time, with its difference from base: the replay's error against the measured
+ * step (from NULL), else a what-if's signed change from the step named from.
+ */
+static void text_step(const char *label, const struct cli_estimate_step *s, double base,
+		      const char *from)
 {
 	const struct orr_breakdown *b = &s->breakdown;
 	double total = (double)(b->exposed_compute_ns + b->overlapped_ns + b->exposed_comm_ns +
 				b->other_ns);
 
 	printf("  %-10s %12.3f ms", label, s->step_ns / 1e6);
-	if (isfinite(base))
-		printf(" (%+.1f %%)", pct(s->step_ns, base));
+	if (isfinite(base) && from)
+		printf(" (%+.1f %% from %s)", pct(s->step_ns, base), from);
+	else if (isfinite(base))
+		printf(" (error %+.1f %%)", pct(s->step_ns, base));
 	if (total > 0)
 		printf("   compute %.1f %%, overlapped %.1f %%, exposed communication %.1f %%, "
 		       "idle %.1f %%",
@@ -273,13 +280,14 @@ void cli_estimate_text(const struct cli_estimate *e)
 	printf("\nstep time%s\n", e->trace ? " (mean over the job's steps)" : "");
 	if (e->trace) {
 		printf("  %-10s %12.3f ms\n", "measured", e->measured_ns / 1e6);
-		text_step("replayed", &e->replayed, e->measured_ns);
+		text_step("replayed", &e->replayed, e->measured_ns, NULL);
 	}
 	if (e->how == CLI_ESTIMATE_SYNTH_RATIO) {
-		text_step("synth rec.", &e->synth_from.step, NAN);
-		text_step("synth est.", &e->synth_to.step, e->synth_from.step.step_ns);
+		text_step("synth rec.", &e->synth_from.step, NAN, NULL);
+		text_step("synth est.", &e->synth_to.step, e->synth_from.step.step_ns,
+			  "synth rec.");
 	}
-	text_step("estimated", &e->estimated, e->replayed.step_ns);
+	text_step("estimated", &e->estimated, e->replayed.step_ns, "replayed");
 	printf("  tokens/s per GPU %.0f", e->tokens_per_s_per_gpu);
 	if (isfinite(e->mfu))
 		printf(", MFU %.1f %%", 100 * e->mfu);
@@ -465,6 +473,9 @@ void cli_estimate_json(const struct cli_estimate *e)
 	json_whole(&j, "iteration_ns", e->estimated.step_ns);
 	json_whole(&j, "measured_ns", e->measured_ns);
 	json_whole(&j, "replayed_ns", e->replayed.step_ns);
+	/* The what-if's signed change from the trace as replayed; null without one. */
+	json_double(&j, "change",
+		    e->replayed.step_ns > 0 ? e->estimated.step_ns / e->replayed.step_ns - 1 : NAN);
 	json_double(&j, "tokens_per_s_per_gpu", e->tokens_per_s_per_gpu);
 	json_double(&j, "mfu", e->mfu);
 	json_whole(&j, "memory_bytes_per_gpu", e->memory_err ? NAN : e->memory.total_bytes);
