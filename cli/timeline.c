@@ -144,7 +144,10 @@ static void select_tasks(struct timeline *tl, size_t rank)
 	free(s);
 }
 
-/* A task's args: its index, its event's correlation id and a copy's bytes. */
+/*
+ * A task's args: its index, its event's correlation id, a kernel's launch (grid, block,
+ * shared memory, registers: Kineto's keys) and a copy's bytes.
+ */
 static void put_args(struct timeline *tl, const struct orr_rank *r, uint32_t t)
 {
 	const struct orr_event *e = orr_graph_task_event(tl->g, t);
@@ -152,6 +155,19 @@ static void put_args(struct timeline *tl, const struct orr_rank *r, uint32_t t)
 	fprintf(tl->f, ",\"args\":{\"task\":%u", t);
 	if (e->correlation >= 0)
 		fprintf(tl->f, ",\"correlation\":%lld", (long long)e->correlation);
+	if (e->kind == ORR_EVENT_KERNEL && e->args < r->nkernels) {
+		const struct orr_kernel_args *k = &r->kernels[e->args];
+
+		if (k->grid[0])
+			fprintf(tl->f, ",\"grid\":[%u,%u,%u]", k->grid[0], k->grid[1], k->grid[2]);
+		if (k->block[0])
+			fprintf(tl->f, ",\"block\":[%u,%u,%u]", k->block[0], k->block[1],
+				k->block[2]);
+		if (k->grid[0] || k->shared_bytes)
+			fprintf(tl->f, ",\"shared memory\":%u", k->shared_bytes);
+		if (k->registers)
+			fprintf(tl->f, ",\"registers per thread\":%u", k->registers);
+	}
 	if (e->kind == ORR_EVENT_MEMCPY && e->args < r->ncopies && r->copies[e->args].bytes >= 0)
 		fprintf(tl->f, ",\"bytes\":%lld", (long long)r->copies[e->args].bytes);
 	fputs("}}", tl->f);

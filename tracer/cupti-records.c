@@ -31,6 +31,12 @@ static void api(const CUpti_ActivityAPI *a, struct orr__trec *r)
 	r->correlation = a->correlationId;
 }
 
+/* A launch dimension or size; CUPTI's are signed, and never negative in practice. */
+static uint32_t dim(int32_t v)
+{
+	return v > 0 ? (uint32_t)v : 0;
+}
+
 static void kernel(const CUpti_ActivityKernel10 *k, struct orr__trec *r)
 {
 	r->kind = ORR__TREC_KERNEL;
@@ -43,6 +49,12 @@ static void kernel(const CUpti_ActivityKernel10 *k, struct orr__trec *r)
 	r->name = k->name;
 	r->graph_node = k->graphNodeId;
 	r->graph_id = k->graphId;
+	r->launch = (struct orr_kernel_args){
+		.grid = { dim(k->gridX), dim(k->gridY), dim(k->gridZ) },
+		.block = { dim(k->blockX), dim(k->blockY), dim(k->blockZ) },
+		.shared_bytes = dim(k->staticSharedMemory) + dim(k->dynamicSharedMemory),
+		.registers = k->registersPerThread,
+	};
 }
 
 static void memcpy6(const CUpti_ActivityMemcpy6 *m, struct orr__trec *r)

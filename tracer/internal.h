@@ -276,8 +276,9 @@ struct orr__trec {
 	uint64_t graph_node;  /* 0 unless launched by a CUDA graph */
 	uint32_t graph_id;
 	uint32_t overhead_kind;
-	const char *name;   /* KERNEL (mangled), MARKER, DEVICE, NAME; may be NULL */
-	const char *domain; /* MARKER: NVTX domain, NULL = default */
+	struct orr_kernel_args launch; /* KERNEL: grid, block, shared memory, registers */
+	const char *name;              /* KERNEL (mangled), MARKER, DEVICE, NAME; may be NULL */
+	const char *domain;            /* MARKER: NVTX domain, NULL = default */
 	/* DEVICE */
 	int32_t num_sms, cc_major, cc_minor;
 	int64_t mem_bytes;

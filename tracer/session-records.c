@@ -209,17 +209,21 @@ static int gpu_event(struct orr__session *s, const struct orr__trec *r, struct o
 	return kernel_collective(s, kernel, &ev->coll);
 }
 
-static void put_gpu(struct orr__session *s, struct orr_event *ev, int64_t bytes)
+static void put_gpu(struct orr__session *s, struct orr_event *ev, int64_t bytes,
+		    const struct orr_kernel_args *launch)
 {
 	int r;
 
 	if (ev->kind != ORR_EVENT_KERNEL) {
 		struct orr_copy_args a = { .bytes = bytes };
 
-		if ((r = orr_native_writer_copy(s->w, &a, &ev->args))) {
-			orr__session_fail(s, r);
-			return;
-		}
+		r = orr_native_writer_copy(s->w, &a, &ev->args);
+	} else {
+		r = launch->grid[0] ? orr_native_writer_kernel(s->w, launch, &ev->args) : 0;
+	}
+	if (r) {
+		orr__session_fail(s, r);
+		return;
 	}
 	orr__session_put(s, ev);
 }
@@ -235,14 +239,14 @@ void orr__session_gpu(struct orr__session *s, const struct orr__trec *r)
 	if (v == ORR__DROP || gpu_event(s, r, &ev))
 		return;
 	if (v == ORR__KEEP) {
-		put_gpu(s, &ev, r->bytes);
+		put_gpu(s, &ev, r->bytes, &r->launch);
 		return;
 	}
 	if (s->npending == s->cfg.max_pending) {
 		s->sum.dropped_events++;
 		return;
 	}
-	s->pending[s->npending++] = (struct orr__pending){ ev, r->bytes };
+	s->pending[s->npending++] = (struct orr__pending){ ev, r->bytes, r->launch };
 }
 
 void orr__session_emit_sync(void *data, struct orr__held_sync *h, enum orr__resolution how)
@@ -513,7 +517,7 @@ void orr__session_finish_records(struct orr__session *s)
 
 		if (s->any_corr && c >= s->min_corr && c <= s->max_corr) {
 			s->sum.pending_kept++;
-			put_gpu(s, &p->ev, p->bytes);
+			put_gpu(s, &p->ev, p->bytes, &p->launch);
 		} else {
 			s->sum.pending_dropped++;
 		}

@@ -27,7 +27,8 @@ struct orr__range {
 /* A GPU record after the window (or just before it), decided at close by its launch. */
 struct orr__pending {
 	struct orr_event ev;
-	int64_t bytes; /* MEMCPY/MEMSET, else -1 */
+	int64_t bytes;                 /* MEMCPY/MEMSET, else -1 */
+	struct orr_kernel_args launch; /* KERNEL */
 };
 
 struct orr__ext {

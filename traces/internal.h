@@ -112,8 +112,8 @@ struct orr__rank_build {
 	bool has_base;
 	uint32_t last_place; /* lookup cache */
 	struct orr__index place_index, skipped_index;
-	struct orr__vec places, events, ops, inputs, dims, copies, syncs, colls, members, comms,
-		devices, skipped, flows, metas;
+	struct orr__vec places, events, ops, inputs, dims, kernels, copies, syncs, colls, members,
+		comms, devices, skipped, flows, metas;
 	bool gpu_device_arg; /* a GPU event named its device in args */
 	/* The ranks a file with several declares ("orreryRanks"), owned until split. */
 	struct orr__rank_build **parts;
@@ -122,7 +122,7 @@ struct orr__rank_build {
 
 /* Sizes of every table, to undo a partly parsed window. */
 struct orr__mark {
-	size_t n[14];
+	size_t n[15];
 };
 
 void orr__rank_mark(const struct orr__rank_build *rb, struct orr__mark *m);
@@ -213,7 +213,7 @@ static inline size_t orr__native_slot(uint32_t place, uint32_t kind)
 
 /* Rows defined so far in a native file, which its events may refer to. */
 struct orr__native_rows {
-	uint64_t strings, places, ops, copies, syncs, colls;
+	uint64_t strings, places, ops, kernels, copies, syncs, colls;
 };
 
 /*

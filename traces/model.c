@@ -32,14 +32,14 @@ void *orr__vec_extend(struct orr__vec *v, size_t n)
 	return e;
 }
 
-/* The 14 tables are declared together, places first and metas last: walk them as one array. */
+/* The 15 tables are declared together, places first and metas last: walk them as one array. */
 _Static_assert(offsetof(struct orr__rank_build, metas) - offsetof(struct orr__rank_build, places) ==
-		       13 * sizeof(struct orr__vec),
+		       14 * sizeof(struct orr__vec),
 	       "struct orr__rank_build: the tables must be contiguous");
 
 static struct orr__vec *tables(struct orr__rank_build *rb, size_t *ret_n)
 {
-	*ret_n = 14;
+	*ret_n = 15;
 	return &rb->places;
 }
 
@@ -206,6 +206,7 @@ static struct orr__rank_build *rank_alloc(uint32_t source)
 	rb->ops.elem = sizeof(struct orr_op_args);
 	rb->inputs.elem = sizeof(struct orr_input);
 	rb->dims.elem = sizeof(int64_t);
+	rb->kernels.elem = sizeof(struct orr_kernel_args);
 	rb->copies.elem = sizeof(struct orr_copy_args);
 	rb->syncs.elem = sizeof(struct orr_sync_args);
 	rb->colls.elem = sizeof(struct orr_collective);
@@ -529,6 +530,7 @@ static void make_views(struct orr__rank_build *rb)
 	VIEW(ops, rb->ops, struct orr_op_args);
 	VIEW(inputs, rb->inputs, struct orr_input);
 	VIEW(dims, rb->dims, int64_t);
+	VIEW(kernels, rb->kernels, struct orr_kernel_args);
 	VIEW(copies, rb->copies, struct orr_copy_args);
 	VIEW(syncs, rb->syncs, struct orr_sync_args);
 	VIEW(members, rb->members, int32_t);

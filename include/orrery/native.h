@@ -106,8 +106,8 @@ int orr_native_writer_place(struct orr_native_writer *w, const struct orr_place 
 			    uint32_t *ret_index);
 
 /*
- * Side-table rows; *ret_index goes into orr_event.args (ops for OP events, copies for
- * MEMCPY/MEMSET, syncs for SYNC/CUDA_EVENT) or orr_event.coll.  String fields are ids
+ * Side-table rows; *ret_index goes into orr_event.args (ops for OP events, kernels for
+ * KERNEL, copies for MEMCPY/MEMSET, syncs for SYNC/CUDA_EVENT) or orr_event.coll.  String fields are ids
  * of this writer.  first_input/first_dim/first_member fields of the arguments are
  * ignored: the rows given here are stored.
  */
@@ -120,6 +120,8 @@ struct orr_native_input {
 int orr_native_writer_op(struct orr_native_writer *w, int64_t sequence,
 			 const struct orr_native_input *inputs, size_t ninputs,
 			 uint32_t *ret_index);
+int orr_native_writer_kernel(struct orr_native_writer *w, const struct orr_kernel_args *a,
+			     uint32_t *ret_index);
 int orr_native_writer_copy(struct orr_native_writer *w, const struct orr_copy_args *a,
 			   uint32_t *ret_index);
 int orr_native_writer_sync(struct orr_native_writer *w, const struct orr_sync_args *a,

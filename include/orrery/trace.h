@@ -92,11 +92,11 @@ struct orr_event {
 	int64_t external_id; /* framework external id, -1 when absent */
 	uint32_t name;       /* interned */
 	uint32_t place;      /* index into rank->places */
-	uint32_t args;       /* index into the kind's table (ops/copies/syncs), or ORR_NONE */
-	uint32_t coll;       /* index into rank->collectives, or ORR_NONE */
-	uint8_t kind;        /* enum orr_event_kind */
-	uint8_t sub;         /* enum orr_call (RUNTIME/DRIVER) or orr_sync_kind (SYNC) */
-	uint16_t flags;      /* ORR_EVENT_F_* */
+	uint32_t args;  /* index into the kind's table (ops/kernels/copies/syncs), or ORR_NONE */
+	uint32_t coll;  /* index into rank->collectives, or ORR_NONE */
+	uint8_t kind;   /* enum orr_event_kind */
+	uint8_t sub;    /* enum orr_call (RUNTIME/DRIVER) or orr_sync_kind (SYNC) */
+	uint16_t flags; /* ORR_EVENT_F_* */
 };
 
 #define ORR_EVENT_F_FLOW_LINKED 0x1 /* correlation came from an ac2g/async_cpu_to_gpu flow */
@@ -141,6 +141,13 @@ struct orr_op_args {
 	uint32_t first_input; /* into rank->inputs */
 	uint32_t ninputs;
 	int64_t sequence; /* autograd sequence number, -1 when absent */
+};
+
+/* A kernel's launch, as the profiler or CUPTI recorded it; 0 where unknown. */
+struct orr_kernel_args {
+	uint32_t grid[3], block[3]; /* x, y, z */
+	uint32_t shared_bytes;      /* shared memory per block, static and dynamic */
+	uint32_t registers;         /* per thread */
 };
 
 struct orr_copy_args {
@@ -210,6 +217,8 @@ struct orr_rank {
 	size_t ninputs;
 	const int64_t *dims;
 	size_t ndims;
+	const struct orr_kernel_args *kernels;
+	size_t nkernels;
 	const struct orr_copy_args *copies;
 	size_t ncopies;
 	const struct orr_sync_args *syncs;

@@ -11,6 +11,7 @@
 #                                      TRACE (info, replay, and converted to native); a
 #                                      file of ranks an older orrery wrote is refused
 #   run-convert.sh chain TRACE         Kineto -> native -> Chrome -> native: `info` unchanged
+#   run-convert.sh launch TRACE        Kineto -> native -> Chrome: kernels' launches unchanged
 #   run-convert.sh bad FILE            convert of a missing, malformed or truncated FILE:
 #                                      exit 1, one "orrery: error: " line naming FILE,
 #                                      nothing written, for each kind of output
@@ -169,6 +170,28 @@ chain)
 	convert_ok --to chrome "$work/native" -o "$work/chrome"
 	convert_ok "$work/chrome" -o "$work/native2"
 	same_info "$trace" "$work/native2" skipped,flows
+	;;
+launch)
+	# Kineto -> native -> Chrome JSON: every kernel's grid, block, shared memory and
+	# registers as the profiler wrote them, by correlation id.
+	need_python
+	trace=$1
+	[[ -e $trace ]] || { echo "skipped: $trace does not exist" >&2; exit 77; }
+	convert_ok "$trace" -o "$work/k.orr"
+	convert_ok "$work/k.orr" -o "$work/k.json"
+	python3 - "$trace" "$work/k.json" <<'PY' || fail "kernel launches differ after native and back"
+import gzip, json, sys
+KEYS = ("grid", "block", "shared memory", "registers per thread")
+def launches(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        d = json.load(f)
+    events = d["traceEvents"] if isinstance(d, dict) else d
+    return {e["args"]["correlation"]: tuple(e["args"].get(k) for k in KEYS)
+            for e in events if e.get("cat") == "kernel" and "grid" in e.get("args", {})}
+a, b = launches(sys.argv[1]), launches(sys.argv[2])
+assert a and a == b, (len(a), len(b), [k for k in a if a[k] != b.get(k)][:3])
+PY
 	;;
 bad)
 	file=$1

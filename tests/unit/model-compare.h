@@ -148,6 +148,12 @@ static inline void cmp_event(struct cmp_text *f, const struct orr_trace *t,
 		cmp_printf(f, " bytes %lld", (long long)r->copies[e->args].bytes);
 	else if (e->kind == ORR_EVENT_SYNC || e->kind == ORR_EVENT_CUDA_EVENT)
 		cmp_sync(f, r, e->args);
+	else if (e->kind == ORR_EVENT_KERNEL && e->args != ORR_NONE)
+		cmp_printf(f, " launch{grid %u %u %u block %u %u %u shared %u registers %u}",
+			   r->kernels[e->args].grid[0], r->kernels[e->args].grid[1],
+			   r->kernels[e->args].grid[2], r->kernels[e->args].block[0],
+			   r->kernels[e->args].block[1], r->kernels[e->args].block[2],
+			   r->kernels[e->args].shared_bytes, r->kernels[e->args].registers);
 	else if (e->args != ORR_NONE)
 		cmp_printf(f, " args %u", e->args);
 	cmp_coll(f, t, r, e->coll);
@@ -160,9 +166,10 @@ static inline void cmp_header(struct cmp_text *f, const struct orr_trace *t,
 		   r->world_size, orr_trace_str(t, r->backend), (long long)r->base_time_ns,
 		   r->nplaces, r->nevents);
 	cmp_printf(f,
-		   "rows ops %zu inputs %zu dims %zu copies %zu syncs %zu colls %zu members %zu\n",
-		   r->nops, r->ninputs, r->ndims, r->ncopies, r->nsyncs, r->ncollectives,
-		   r->nmembers);
+		   "rows ops %zu inputs %zu dims %zu kernels %zu copies %zu syncs %zu colls %zu "
+		   "members %zu\n",
+		   r->nops, r->ninputs, r->ndims, r->nkernels, r->ncopies, r->nsyncs,
+		   r->ncollectives, r->nmembers);
 	for (size_t i = 0; i < r->ndevices; i++) {
 		const struct orr_device *d = &r->devices[i];
 

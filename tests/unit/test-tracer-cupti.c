@@ -67,7 +67,12 @@ static CUpti_ActivityKernel10 kernel(const char *name, uint32_t corr, uint32_t s
 	k.start = start;
 	k.end = end;
 	k.gridX = 128;
+	k.gridY = k.gridZ = 1;
 	k.blockX = 256;
+	k.blockY = k.blockZ = 1;
+	k.staticSharedMemory = 1024;
+	k.dynamicSharedMemory = 48 * 1024;
+	k.registersPerThread = 96;
 	return k;
 }
 
@@ -122,6 +127,11 @@ static void test_translate_gpu(void **state)
 	assert_int_equal(r.end_ns, 2000);
 	assert_int_equal(r.graph_id, 3);
 	assert_int_equal(r.graph_node, 17);
+	assert_int_equal(r.launch.grid[0], 128);
+	assert_int_equal(r.launch.grid[2], 1);
+	assert_int_equal(r.launch.block[0], 256);
+	assert_int_equal(r.launch.shared_bytes, 49 * 1024);
+	assert_int_equal(r.launch.registers, 96);
 	assert_string_equal(r.name, NCCL);
 
 	/* A copy's correlation: the driver call's, else the runtime call's. */
@@ -336,6 +346,14 @@ static void check_rank(const struct orr_trace *t, const struct orr_rank *r)
 	assert_int_equal(must_find(t, r, ORR_EVENT_DRIVER, "cuLaunchKernelEx")->sub,
 			 ORR_CALL_LAUNCH);
 	assert_int_equal(k->correlation, launch->correlation);
+	/* The launch goes through the native file whole. */
+	assert_int_not_equal(k->args, ORR_NONE);
+	assert_int_equal(r->kernels[k->args].grid[0], 128);
+	assert_int_equal(r->kernels[k->args].grid[1], 1);
+	assert_int_equal(r->kernels[k->args].block[0], 256);
+	assert_int_equal(r->kernels[k->args].block[2], 1);
+	assert_int_equal(r->kernels[k->args].shared_bytes, 49 * 1024);
+	assert_int_equal(r->kernels[k->args].registers, 96);
 	assert_string_equal(orr_trace_str(t, r->places[launch->place].name), "trainer");
 	assert_string_equal(orr_trace_str(t, r->collectives[nccl->coll].type), "AllReduce");
 	assert_int_equal(r->syncs[w->args].wait_on_stream, 7);

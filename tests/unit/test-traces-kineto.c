@@ -482,6 +482,37 @@ static void test_one_runtime_calls_are_classified(void **state)
 	orr_trace_free(t);
 }
 
+static void test_one_kernel_launch_is_read(void **state)
+{
+	struct orr_trace *t = import_str(
+		"{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\","
+		" \"pid\": 0, \"tid\": 7, \"ts\": 1, \"dur\": 2, \"args\": {\"stream\": 7,"
+		" \"grid\": [864, 2, 1], \"block\": [256, 1, 1], \"shared memory\": 16384,"
+		" \"registers per thread\": 47}},"
+		" {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"odd\", \"pid\": 0, \"tid\": 7,"
+		" \"ts\": 5, \"dur\": 1, \"args\": {\"grid\": [1, 2], \"block\": \"256\","
+		" \"registers per thread\": -1}},"
+		" {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"none\", \"pid\": 0,"
+		" \"tid\": 7, \"ts\": 8, \"dur\": 1, \"args\": {\"stream\": 7}}]}");
+	const struct orr_rank *r = orr_trace_get_rank(t, 0);
+	const struct orr_event *k = event_named(t, r, "k");
+	const struct orr_kernel_args *a = &r->kernels[k->args];
+
+	(void)state;
+	assert_int_equal(k->kind, ORR_EVENT_KERNEL);
+	assert_int_equal(a->grid[0], 864);
+	assert_int_equal(a->grid[1], 2);
+	assert_int_equal(a->grid[2], 1);
+	assert_int_equal(a->block[0], 256);
+	assert_int_equal(a->shared_bytes, 16384);
+	assert_int_equal(a->registers, 47);
+	/* Other shapes are for display only: skipped, the event kept. */
+	assert_int_equal(event_named(t, r, "odd")->args, ORR_NONE);
+	assert_int_equal(event_named(t, r, "none")->args, ORR_NONE);
+	assert_int_equal(r->nkernels, 1);
+	orr_trace_free(t);
+}
+
 static void test_one_copies_and_devices_are_read(void **state)
 {
 	struct orr_trace *t = import_str(
@@ -561,6 +592,7 @@ int main(void)
 		cmocka_unit_test(test_one_record_param_comms_is_a_collective),
 		cmocka_unit_test(test_one_nccl_kernel_name_gives_collective),
 		cmocka_unit_test(test_one_runtime_calls_are_classified),
+		cmocka_unit_test(test_one_kernel_launch_is_read),
 		cmocka_unit_test(test_one_copies_and_devices_are_read),
 		cmocka_unit_test(test_one_memory_events_give_allocator_peaks),
 	};

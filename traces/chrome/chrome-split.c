@@ -261,6 +261,11 @@ static void move_events(struct split *s)
 			case ORR_EVENT_OP:
 				e.args = copy_op(to, rb, e.args);
 				break;
+			case ORR_EVENT_KERNEL:
+				*(struct orr_kernel_args *)orr__vec_push(&to->kernels) =
+					*ORR__AT(rb->kernels, struct orr_kernel_args, e.args);
+				e.args = (uint32_t)(to->kernels.n - 1);
+				break;
 			case ORR_EVENT_MEMCPY:
 			case ORR_EVENT_MEMSET:
 				*(struct orr_copy_args *)orr__vec_push(&to->copies) =

@@ -296,6 +296,23 @@ static void put_sync_args(struct chrome *c, const struct orr_event *e)
 		arg_i64(c, "stream", s->stream);
 }
 
+/* A kernel's launch as Kineto writes it; the parts that are known. */
+static void put_kernel_args(struct chrome *c, const struct orr_kernel_args *k)
+{
+	if (k->grid[0]) {
+		arg_key(c, "grid");
+		fprintf(c->f, "[%u, %u, %u]", k->grid[0], k->grid[1], k->grid[2]);
+	}
+	if (k->block[0]) {
+		arg_key(c, "block");
+		fprintf(c->f, "[%u, %u, %u]", k->block[0], k->block[1], k->block[2]);
+	}
+	if (k->grid[0] || k->shared_bytes)
+		arg_i64(c, "shared memory", k->shared_bytes);
+	if (k->registers)
+		arg_i64(c, "registers per thread", k->registers);
+}
+
 static void put_args(struct chrome *c, const struct orr_event *e)
 {
 	const struct orr_rank *r = c->r;
@@ -316,6 +333,8 @@ static void put_args(struct chrome *c, const struct orr_event *e)
 	}
 	if (e->kind == ORR_EVENT_OP && e->args != ORR_NONE)
 		put_op_args(c, &r->ops[e->args]);
+	else if (e->kind == ORR_EVENT_KERNEL && e->args != ORR_NONE)
+		put_kernel_args(c, &r->kernels[e->args]);
 	else if ((e->kind == ORR_EVENT_MEMCPY || e->kind == ORR_EVENT_MEMSET) &&
 		 e->args != ORR_NONE && r->copies[e->args].bytes != -1)
 		arg_i64(c, "bytes", r->copies[e->args].bytes);

@@ -95,6 +95,14 @@ void kineto_parser::arg(string_view key, ondemand::value v, int kind, raw_args &
 		input_dims(v, a);
 	else if (key == "Input type" && kind == ORR_EVENT_OP)
 		input_types(v, a);
+	else if (key == "grid" && kind == ORR_EVENT_KERNEL)
+		a.has_launch |= launch_dims(v, a.launch.grid);
+	else if (key == "block" && kind == ORR_EVENT_KERNEL)
+		a.has_launch |= launch_dims(v, a.launch.block);
+	else if (key == "shared memory" && kind == ORR_EVENT_KERNEL)
+		a.has_launch |= launch_count(v, &a.launch.shared_bytes);
+	else if (key == "registers per thread" && kind == ORR_EVENT_KERNEL)
+		a.has_launch |= launch_count(v, &a.launch.registers);
 	else if (kind == ORR_EVENT_OP || kind == ORR_EVENT_KERNEL || kind == ORR_EVENT_RUNTIME ||
 		 kind == ORR_EVENT_DRIVER)
 		coll_field(key, v, a);
@@ -126,6 +134,49 @@ static struct orr_input *input_at(struct orr__rank_build *rb, raw_args &a, uint3
 		a.ninputs++;
 	}
 	return ORR__AT(rb->inputs, struct orr_input, a.first_input + i);
+}
+
+/*
+ * A kernel's launch is for display: a value of another shape than the profiler's (an
+ * array of three counts, a count) is skipped, not an error.
+ */
+bool kineto_parser::launch_count(ondemand::value v, uint32_t *ret)
+{
+	uint64_t x;
+
+	if (v.type() != ondemand::json_type::number || v.get_uint64().get(x) != SUCCESS ||
+	    x > UINT32_MAX) {
+		unread(v, 3);
+		return false;
+	}
+	*ret = (uint32_t)x;
+	return true;
+}
+
+bool kineto_parser::launch_dims(ondemand::value v, uint32_t *ret)
+{
+	uint32_t d[3] = { 0, 0, 0 }, n = 0;
+	ondemand::array arr;
+
+	if (v.type() != ondemand::json_type::array || v.get_array().get(arr) != SUCCESS) {
+		unread(v, 3);
+		return false;
+	}
+	nest(3);
+	for (auto elem : arr) {
+		ondemand::value x = elem.value();
+		uint64_t u;
+
+		if (n < 3 && x.type() == ondemand::json_type::number &&
+		    x.get_uint64().get(u) == SUCCESS && u <= UINT32_MAX)
+			d[n++] = (uint32_t)u;
+		else
+			unread(x, 4), n = 4;
+	}
+	if (n != 3)
+		return false;
+	memcpy(ret, d, sizeof(d));
+	return true;
 }
 
 void kineto_parser::input_dims(ondemand::value v, raw_args &a)

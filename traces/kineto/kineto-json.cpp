@@ -471,6 +471,9 @@ void kineto_parser::store(raw_event &e)
 		auto *op = (struct orr_op_args *)orr__vec_push(&rb_->ops);
 		*op = { a.first_input, a.ninputs, a.sequence };
 		ev.args = (uint32_t)(rb_->ops.n - 1);
+	} else if (kind == ORR_EVENT_KERNEL && a.has_launch) {
+		*(struct orr_kernel_args *)orr__vec_push(&rb_->kernels) = a.launch;
+		ev.args = (uint32_t)(rb_->kernels.n - 1);
 	} else if (kind == ORR_EVENT_MEMCPY || kind == ORR_EVENT_MEMSET) {
 		auto *c = (struct orr_copy_args *)orr__vec_push(&rb_->copies);
 		c->bytes = a.bytes;

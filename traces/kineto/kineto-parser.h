@@ -75,6 +75,9 @@ struct raw_args {
 		-1,           -1,           -1,           -1,           -1, 0,  0
 	};
 	uint32_t first_input = 0, ninputs = 0;
+	/* A kernel's launch: "grid", "block", "shared memory", "registers per thread". */
+	struct orr_kernel_args launch = {};
+	bool has_launch = false;
 };
 
 /* The fields of one event, gathered in any key order before it is stored. */
@@ -131,6 +134,8 @@ private:
 	void event_args(ondemand::value v, raw_event &e);
 	void arg(string_view key, ondemand::value v, int kind, raw_args &a);
 	void input_dims(ondemand::value v, raw_args &a);
+	bool launch_dims(ondemand::value v, uint32_t *ret);
+	bool launch_count(ondemand::value v, uint32_t *ret);
 	void input_types(ondemand::value v, raw_args &a);
 	void coll_field(string_view key, ondemand::value v, raw_args &a);
 	void memory_totals(const raw_args &a);

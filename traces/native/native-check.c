@@ -28,6 +28,9 @@ static int args_table(const struct orr_event *e, const struct orr__native_rows *
 	case ORR_EVENT_OP:
 		*ret_rows = n->ops;
 		return 0;
+	case ORR_EVENT_KERNEL:
+		*ret_rows = n->kernels;
+		return 0;
 	case ORR_EVENT_MEMCPY:
 	case ORR_EVENT_MEMSET:
 		*ret_rows = n->copies;

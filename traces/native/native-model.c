@@ -92,6 +92,9 @@ static int write_copies_syncs(struct model_writer *mw)
 	uint32_t index;
 	int r;
 
+	for (size_t i = 0; i < mw->r->nkernels; i++)
+		if ((r = orr_native_writer_kernel(mw->w, &mw->r->kernels[i], &index)))
+			return r;
 	for (size_t i = 0; i < mw->r->ncopies; i++)
 		if ((r = orr_native_writer_copy(mw->w, &mw->r->copies[i], &index)))
 			return r;

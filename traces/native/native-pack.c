@@ -152,6 +152,38 @@ static int pack_ops(struct orr_native_writer *w)
 	return orr__native_put_record(w, &rec);
 }
 
+static int pack_kernels(struct orr_native_writer *w)
+{
+	Orrery__Native__Kernels m = ORRERY__NATIVE__KERNELS__INIT;
+	Orrery__Native__Record rec = ORRERY__NATIVE__RECORD__INIT;
+	const struct orr_kernel_args *a = w->p.kernels.p;
+	size_t n = w->p.kernels.n;
+	uint32_t *s, *col[8];
+	int64_t *l;
+	int r = 0;
+
+	if (!n || (r = columns(w, 0, 8 * n, &l, &s)))
+		return r;
+	for (size_t k = 0; k < 8; k++)
+		col[k] = s + k * n;
+	m.n_grid_x = m.n_grid_y = m.n_grid_z = m.n_block_x = m.n_block_y = m.n_block_z = n;
+	m.n_shared_bytes = m.n_registers = n;
+	m.grid_x = col[0], m.grid_y = col[1], m.grid_z = col[2];
+	m.block_x = col[3], m.block_y = col[4], m.block_z = col[5];
+	m.shared_bytes = col[6], m.registers = col[7];
+	for (size_t i = 0; i < n; i++) {
+		for (size_t k = 0; k < 3; k++) {
+			col[k][i] = a[i].grid[k];
+			col[3 + k][i] = a[i].block[k];
+		}
+		col[6][i] = a[i].shared_bytes;
+		col[7][i] = a[i].registers;
+	}
+	rec.body_case = ORRERY__NATIVE__RECORD__BODY_KERNELS;
+	rec.kernels = &m;
+	return orr__native_put_record(w, &rec);
+}
+
 static int pack_copies_syncs(struct orr_native_writer *w)
 {
 	Orrery__Native__Copies mc = ORRERY__NATIVE__COPIES__INIT;
@@ -328,7 +360,8 @@ int orr__native_pack_pending(struct orr_native_writer *w)
 	int r;
 
 	if ((r = pack_strings(w)) || (r = pack_places(w)) || (r = pack_ops(w)) ||
-	    (r = pack_copies_syncs(w)) || (r = pack_collectives(w)) || (r = pack_comms_skipped(w)))
+	    (r = pack_kernels(w)) || (r = pack_copies_syncs(w)) || (r = pack_collectives(w)) ||
+	    (r = pack_comms_skipped(w)))
 		return r;
 	return pack_events(w);
 }

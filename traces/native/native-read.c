@@ -150,6 +150,8 @@ static int read_record(struct orr__native_reader *rd, const Orrery__Native__Reco
 		return orr__native_read_events(rd, m->events);
 	case ORRERY__NATIVE__RECORD__BODY_OPS:
 		return orr__native_read_ops(rd, m->ops);
+	case ORRERY__NATIVE__RECORD__BODY_KERNELS:
+		return orr__native_read_kernels(rd, m->kernels);
 	case ORRERY__NATIVE__RECORD__BODY_COPIES:
 		return orr__native_read_copies(rd, m->copies);
 	case ORRERY__NATIVE__RECORD__BODY_SYNCS:

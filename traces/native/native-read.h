@@ -45,6 +45,7 @@ int orr__native_read_strings(struct orr__native_reader *rd, const Orrery__Native
 int orr__native_read_places(struct orr__native_reader *rd, const Orrery__Native__Places *m);
 int orr__native_read_events(struct orr__native_reader *rd, const Orrery__Native__Events *m);
 int orr__native_read_ops(struct orr__native_reader *rd, const Orrery__Native__Ops *m);
+int orr__native_read_kernels(struct orr__native_reader *rd, const Orrery__Native__Kernels *m);
 int orr__native_read_copies(struct orr__native_reader *rd, const Orrery__Native__Copies *m);
 int orr__native_read_syncs(struct orr__native_reader *rd, const Orrery__Native__Syncs *m);
 int orr__native_read_collectives(struct orr__native_reader *rd,

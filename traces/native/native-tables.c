@@ -114,8 +114,13 @@ static bool events_columns_agree(const Orrery__Native__Events *m)
 int orr__native_read_events(struct orr__native_reader *rd, const Orrery__Native__Events *m)
 {
 	const struct orr__rank_build *rb = rd->rb;
-	const struct orr__native_rows rows = { rd->nstrs,    rb->places.n, rb->ops.n,
-					       rb->copies.n, rb->syncs.n,  rb->colls.n };
+	const struct orr__native_rows rows = { .strings = rd->nstrs,
+					       .places = rb->places.n,
+					       .ops = rb->ops.n,
+					       .kernels = rb->kernels.n,
+					       .copies = rb->copies.n,
+					       .syncs = rb->syncs.n,
+					       .colls = rb->colls.n };
 	size_t n = m->n_start, first = rb->events.n;
 	const struct orr_place *places = rb->places.p;
 	int64_t start = 0, *last = rd->last;
@@ -202,6 +207,30 @@ int orr__native_read_ops(struct orr__native_reader *rd, const Orrery__Native__Op
 		op[i] = (struct orr_op_args){ first_input, m->ninputs[i], m->sequence[i] };
 		first_input += m->ninputs[i];
 	}
+	return 0;
+}
+
+int orr__native_read_kernels(struct orr__native_reader *rd, const Orrery__Native__Kernels *m)
+{
+	size_t n = m->n_grid_x;
+	struct orr_kernel_args *k;
+	int r;
+
+	if (!SAME_LENGTH(m, grid_x, grid_y) || !SAME_LENGTH(m, grid_x, grid_z) ||
+	    !SAME_LENGTH(m, grid_x, block_x) || !SAME_LENGTH(m, grid_x, block_y) ||
+	    !SAME_LENGTH(m, grid_x, block_z) || !SAME_LENGTH(m, grid_x, shared_bytes) ||
+	    !SAME_LENGTH(m, grid_x, registers))
+		return columns_differ(rd, "kernel");
+	if ((r = room(rd, rd->rb->kernels.n, n, "kernels")))
+		return r;
+	k = orr__vec_extend(&rd->rb->kernels, n);
+	for (size_t i = 0; i < n; i++)
+		k[i] = (struct orr_kernel_args){
+			.grid = { m->grid_x[i], m->grid_y[i], m->grid_z[i] },
+			.block = { m->block_x[i], m->block_y[i], m->block_z[i] },
+			.shared_bytes = m->shared_bytes[i],
+			.registers = m->registers[i],
+		};
 	return 0;
 }
 

@@ -268,6 +268,19 @@ int orr_native_writer_op(struct orr_native_writer *w, int64_t sequence,
 	return 0;
 }
 
+int orr_native_writer_kernel(struct orr_native_writer *w, const struct orr_kernel_args *a,
+			     uint32_t *ret_index)
+{
+	int r;
+
+	if ((r = add_row(w, &w->p.kernels, sizeof(*a), w->rows.kernels)))
+		return r;
+	*PUSH(w->p.kernels, struct orr_kernel_args) = *a;
+	w->pending_bytes += 16;
+	*ret_index = (uint32_t)w->rows.kernels++;
+	return 0;
+}
+
 int orr_native_writer_copy(struct orr_native_writer *w, const struct orr_copy_args *a,
 			   uint32_t *ret_index)
 {
