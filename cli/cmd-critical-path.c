@@ -355,6 +355,11 @@ static void report(const struct options *o, const struct orr_replay *r,
 		json_close_array(&j);
 		json_end(&j);
 	} else {
+		/* Why exposed communication in orrery replay can be large and small here. */
+		if (orr_graph_group_count(c.g))
+			printf("\ncommunication on the path is transfer only: where a rank waits for "
+			       "a late peer, the path goes on through that peer's work (orrery "
+			       "replay's 'waiting')\n");
 		printf("\nterms: window, path, the categories and how ops are named: "
 		       "docs/orrery-critical-path.md\n");
 	}

@@ -177,7 +177,7 @@ static bool operand_of(const struct orr_rank *r, const struct orr_event *e, uint
 	const struct orr_op_args *a;
 	const struct orr_input *in;
 
-	if (e->args >= r->nops)
+	if (e->kind != ORR_EVENT_OP || e->args >= r->nops)
 		return false;
 	a = &r->ops[e->args];
 	if (i >= a->ninputs || a->first_input + i >= r->ninputs)
@@ -293,7 +293,8 @@ static enum orr_dtype math_of(enum orr_dtype t, const char *family)
 
 bool orr__op_has_shapes(const struct orr_rank *r, const struct orr_event *e)
 {
-	const struct orr_op_args *a = e->args < r->nops ? &r->ops[e->args] : NULL;
+	const struct orr_op_args *a =
+		e->kind == ORR_EVENT_OP && e->args < r->nops ? &r->ops[e->args] : NULL;
 
 	for (uint32_t i = 0; a && i < a->ninputs && a->first_input + i < r->ninputs; i++)
 		if (r->inputs[a->first_input + i].ndims)
