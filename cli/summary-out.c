@@ -111,9 +111,19 @@ static void text_streams(const struct summary *s)
 		       cli_ms(s->streams[i].ns, a, sizeof(a)));
 }
 
+/* "%10.1f" of v / 1e9, or "-" when it is unknown. */
+static const char *gbps(double v, char *buf, size_t size)
+{
+	if (isfinite(v))
+		snprintf(buf, size, "%.1f", v / 1e9);
+	else
+		snprintf(buf, size, "-");
+	return buf;
+}
+
 static void text_colls(const struct summary *s)
 {
-	char algo[32], bytes[32];
+	char algo[32], bytes[32], group[16], ab[32], bb[32];
 
 	if (!s->ncolls && !s->colls_unknown)
 		return;
@@ -130,10 +140,14 @@ static void text_colls(const struct summary *s)
 				 c->sized_by_caller ? "*" : "");
 		else
 			snprintf(bytes, sizeof(bytes), "unknown");
-		printf("  %-14s %14s %5d %-8s %6zu %11.3f %10.1f %10.1f %10.1f  %s%s\n",
-		       orr_coll_kind_name(c->kind), bytes, c->group, orr_link_name(c->link),
-		       c->count, c->ns / 1e6, c->ns / (double)c->count / 1e3, algbw(c) / 1e9,
-		       busbw(c) / 1e9, algo[0] ? algo : "-",
+		if (c->group > 0)
+			snprintf(group, sizeof(group), "%d", c->group);
+		else
+			snprintf(group, sizeof(group), "?");
+		printf("  %-14s %14s %5s %-8s %6zu %11.3f %10.1f %10s %10s  %s%s\n",
+		       orr_coll_kind_name(c->kind), bytes, group, orr_link_name(c->link), c->count,
+		       c->ns / 1e6, c->ns / (double)c->count / 1e3, gbps(algbw(c), ab, sizeof(ab)),
+		       gbps(busbw(c), bb, sizeof(bb)), algo[0] ? algo : "-",
 		       c->alone ? " (alone: includes waiting)" : "");
 	}
 	for (size_t i = 0; i < s->ncolls; i++)
@@ -142,8 +156,8 @@ static void text_colls(const struct summary *s)
 			break;
 		}
 	if (s->colls_unknown)
-		printf("  and %zu instance%s whose kind, group or size the trace does not give\n",
-		       s->colls_unknown, s->colls_unknown == 1 ? "" : "s");
+		printf("  and %zu instance%s of no known kind\n", s->colls_unknown,
+		       s->colls_unknown == 1 ? "" : "s");
 }
 
 void summary_text(const struct summary *s, size_t top)

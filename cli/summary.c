@@ -288,36 +288,113 @@ out:
 	free(n);
 }
 
-/* Collective instances grouped by kind, link, group and size. */
+/* The row of s->colls for o, added when new; sizes NaN (unknown) are equal. */
+static struct sum_coll *coll_row(struct summary *s, size_t *cap, const struct orr_coll_obs *o)
+{
+	size_t k = 0;
+
+	while (k < s->ncolls && !(s->colls[k].kind == o->kind && s->colls[k].link == o->link &&
+				  s->colls[k].group == o->s.group &&
+				  (s->colls[k].bytes == o->s.bytes ||
+				   (isnan(s->colls[k].bytes) && isnan(o->s.bytes)))))
+		k++;
+	if (k == s->ncolls)
+		ORR_VEC_PUSH(s->colls, s->ncolls, *cap,
+			     ((struct sum_coll){ .kind = o->kind,
+						 .link = o->link,
+						 .bytes = o->s.bytes,
+						 .group = o->s.group,
+						 .sized_by_caller = o->sized_by_caller,
+						 .algo_task = o->task }));
+	return &s->colls[k];
+}
+
+/*
+ * A collective kernel the estimator could not take as a sample (no size, or no group):
+ * its kind from its collective record, else from NCCL's kernel name
+ * ("ncclDevKernel_AllReduce_Sum_f16_RING_LL", "ncclKernel_SendRecv_..."); its group
+ * from the record or its coupled members; its size unknown.  False without a kind.
+ */
+static bool unsized(const struct orr_graph *g, uint32_t t, uint32_t members,
+		    struct orr_coll_obs *ret)
+{
+	const struct orr_graph_rank *gr =
+		orr_graph_get_rank(g, orr_graph_procs(g)[orr_graph_tasks(g)[t].proc].rank);
+	const struct orr_event *e = orr_graph_task_event(g, t);
+	const struct orr_collective *co =
+		e->coll < gr->rank->ncollectives ? &gr->rank->collectives[e->coll] : NULL;
+	const char *name = orr_graph_task_name(g, t), *u;
+	enum orr_coll_kind k = ORR_COLL_UNKNOWN;
+
+	if (co)
+		k = orr_coll_kind_of(orr_trace_str(orr_graph_trace(g), co->type));
+	if (k == ORR_COLL_UNKNOWN && strncmp(name, "nccl", 4) == 0 && (u = strchr(name, '_')))
+		k = orr_coll_kind_of(u + 1);
+	if (k == ORR_COLL_UNKNOWN)
+		return false;
+	*ret = (struct orr_coll_obs){
+		.kind = k,
+		.alone = members < 2,
+		.task = t,
+		.s = { NAN,
+		       co && co->group_size > 0 ? co->group_size
+		       : members > 1            ? (int)members
+						: -1,
+		       0 },
+	};
+	return true;
+}
+
+/* Collective instances grouped by kind, link, group and size (unknown sizes last). */
 static void collectives(struct summary *s)
 {
-	struct orr_coll_obs *o = NULL;
+	const struct orr_task *tasks = orr_graph_tasks(s->g);
+	const struct orr_group *groups = orr_graph_groups(s->g);
+	const uint32_t *members = orr_graph_members(s->g);
+	struct orr_coll_obs *o = NULL, u;
 	size_t n = orr_coll_observe(s->g, &o), cap = 0;
-	struct orr_graph_stats st;
-
-	orr_graph_get_stats(s->g, &st);
-	s->colls_unknown =
-		st.groups + st.collectives_alone > n ? st.groups + st.collectives_alone - n : 0;
+	uint8_t *seen = orr_xcalloc(orr_graph_task_count(s->g) + 1, 1);
+	struct sum_coll *c;
 
 	for (size_t i = 0; i < n; i++) {
-		size_t k = 0;
-
-		while (k < s->ncolls &&
-		       !(s->colls[k].kind == o[i].kind && s->colls[k].link == o[i].link &&
-			 s->colls[k].group == o[i].s.group && s->colls[k].bytes == o[i].s.bytes))
-			k++;
-		if (k == s->ncolls)
-			ORR_VEC_PUSH(s->colls, s->ncolls, cap,
-				     ((struct sum_coll){ .kind = o[i].kind,
-							 .link = o[i].link,
-							 .bytes = o[i].s.bytes,
-							 .group = o[i].s.group,
-							 .sized_by_caller = o[i].sized_by_caller,
-							 .algo_task = o[i].task }));
-		s->colls[k].count++;
-		s->colls[k].alone += o[i].alone;
-		s->colls[k].ns += o[i].s.ns;
+		c = coll_row(s, &cap, &o[i]);
+		c->count++;
+		c->alone += o[i].alone;
+		c->ns += o[i].s.ns;
+		seen[o[i].task] = 1;
 	}
+	for (size_t gi = 0; gi < orr_graph_group_count(s->g); gi++) {
+		const uint32_t *m = members + groups[gi].first;
+		int64_t shortest = INT64_MAX;
+
+		for (uint32_t i = 0; i < groups[gi].n; i++) {
+			seen[m[0]] |= seen[m[i]];
+			shortest = tasks[m[i]].dur_ns < shortest ? tasks[m[i]].dur_ns : shortest;
+		}
+		if (seen[m[0]])
+			continue;
+		if (!unsized(s->g, m[0], groups[gi].n, &u)) {
+			s->colls_unknown++;
+			continue;
+		}
+		c = coll_row(s, &cap, &u);
+		c->count++;
+		c->ns += (double)shortest;
+	}
+	for (uint32_t t = 0; t < orr_graph_task_count(s->g); t++) {
+		if (tasks[t].aux != ORR_NONE || !(tasks[t].flags & ORR_TASK_F_COMM) ||
+		    tasks[t].kind != ORR_TASK_GPU || seen[t])
+			continue;
+		if (!unsized(s->g, t, 1, &u)) {
+			s->colls_unknown++;
+			continue;
+		}
+		c = coll_row(s, &cap, &u);
+		c->count++;
+		c->alone++;
+		c->ns += (double)tasks[t].dur_ns;
+	}
+	free(seen);
 	free(o);
 }
 
