@@ -73,6 +73,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 						       optarg);
 			break;
 		case 'o':
+			if (cli_compressed_suffix(optarg))
+				return cli_usage_error("fit",
+						       "-o '%s': orrery writes plain JSON; name it "
+						       "without '%s' and compress it afterwards",
+						       optarg, cli_compressed_suffix(optarg));
 			o->out = optarg;
 			cli_output_arg(optarg);
 			break;

@@ -19,9 +19,11 @@ static const char usage_text[] =
 	"read is an error, and nothing is written; so is a symbolic link in RUN.  OUT defaults\n"
 	"to RUN.tar.zst and must not be inside RUN; it is written under a temporary name and\n"
 	"renamed when complete (a device or FIFO is written in place).\n\n"
-	"  -o, --output OUT   the archive to write (default: RUN.tar.zst)\n"
+	"  -o, --output OUT   the archive to write (default: RUN.tar.zst), compressed as its\n"
+	"                     name says: .gz or .tgz gzip, .xz xz, .bz2 bzip2, .tar none,\n"
+	"                     any other zstd\n"
 	"  -h, --help         this help\n\n"
-	"An OUT of '-' is standard output.\n";
+	"An OUT of '-' is standard output (zstd).\n";
 
 struct options {
 	char *run; /* without trailing slashes */
@@ -42,6 +44,13 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'o':
 			if (!optarg[0])
 				return cli_usage_error("pack", "empty output name");
+			if (cli_compressed_suffix(optarg) &&
+			    strcmp(cli_compressed_suffix(optarg), ".zip") == 0)
+				return cli_usage_error(
+					"pack",
+					"-o '%s': orrery packs a tar archive; name it "
+					".tar.zst, .tar.gz or .tar",
+					optarg);
 			free(o->out);
 			o->out = orr_xstrdup(optarg);
 			cli_output_arg(optarg);

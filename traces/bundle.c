@@ -219,6 +219,27 @@ static int list_run(const char *dir, char ***ret_names, size_t *ret_n, struct or
 	return 0;
 }
 
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* The compression OUT's name asks for: gzip, xz, bzip2, none for .tar, else zstd. */
+static int add_filter(struct archive *a, const char *out)
+{
+	if (ends_with(out, ".gz") || ends_with(out, ".tgz"))
+		return archive_write_add_filter_gzip(a);
+	if (ends_with(out, ".xz") || ends_with(out, ".txz"))
+		return archive_write_add_filter_xz(a);
+	if (ends_with(out, ".bz2") || ends_with(out, ".tbz2"))
+		return archive_write_add_filter_bzip2(a);
+	if (ends_with(out, ".tar"))
+		return ARCHIVE_OK;
+	return archive_write_add_filter_zstd(a);
+}
+
 static int write_archive(const char *dir, char *const *names, size_t n, int fd, const char *out,
 			 struct orr_diag *d)
 {
@@ -229,7 +250,7 @@ static int write_archive(const char *dir, char *const *names, size_t n, int fd, 
 		fputs("orrery: error: out of memory\n", stderr);
 		exit(1);
 	}
-	if (archive_write_add_filter_zstd(a) < ARCHIVE_WARN ||
+	if (add_filter(a, out) < ARCHIVE_WARN ||
 	    archive_write_set_format_pax_restricted(a) != ARCHIVE_OK ||
 	    /* No padding to a 10 KiB block on a pipe: the same bytes as in a file. */
 	    archive_write_set_bytes_in_last_block(a, 1) != ARCHIVE_OK ||

@@ -183,9 +183,10 @@ struct orr_run_manifest {
 int orr_run_write_manifest(const char *dir, const struct orr_run_manifest *m);
 
 /*
- * Packs a run directory into one .tar.zst at OUT (atomically): the manifest and the
- * per-process files, with paths relative to the run.  Importers read the result
- * directly.
+ * Packs a run directory into one tar archive at OUT (atomically): the manifest and the
+ * per-process files, with paths relative to the run, compressed as OUT's name says
+ * (.gz or .tgz gzip, .xz or .txz xz, .bz2 or .tbz2 bzip2, .tar none, any other name
+ * zstd).  Importers read the result directly.
  */
 int orr_run_pack(const char *dir, const char *out, struct orr_diag *reterr_diag);
 

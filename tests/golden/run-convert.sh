@@ -12,6 +12,7 @@
 #                                      file of ranks an older orrery wrote is refused
 #   run-convert.sh chain TRACE         Kineto -> native -> Chrome -> native: `info` unchanged
 #   run-convert.sh launch TRACE        Kineto -> native -> Chrome: kernels' launches unchanged
+#   run-convert.sh pack-formats TRACE  pack -o NAME compresses as NAME says; .zip refused
 #   run-convert.sh bad FILE            convert of a missing, malformed or truncated FILE:
 #                                      exit 1, one "orrery: error: " line naming FILE,
 #                                      nothing written, for each kind of output
@@ -170,6 +171,29 @@ chain)
 	convert_ok --to chrome "$work/native" -o "$work/chrome"
 	convert_ok "$work/chrome" -o "$work/native2"
 	same_info "$trace" "$work/native2" skipped,flows
+	;;
+pack-formats)
+	# An archive compressed as its name says, read back as the run; a .zip refused.
+	trace=$1
+	convert_ok "$trace" -o "$work/run"
+	for f in tar.zst:28b52ffd tar.gz:1f8b tgz:1f8b tar.xz:fd377a58 tar.bz2:425a68 \
+		tar:; do
+		name=$work/run.${f%%:*} magic=${f#*:}
+		run pack -o "$name" "$work/run"
+		expect_rc 0
+		if [[ -n $magic ]]; then
+			got=$(head -c 4 "$name" | od -An -tx1 | tr -d ' \n')
+		else
+			got=$(dd if="$name" bs=1 skip=257 count=5 2>/dev/null)
+			magic=ustar
+		fi
+		[[ $got == "$magic"* ]] || fail "$name starts with '$got', not '$magic'"
+		"$orrery" info "$name" >/dev/null || fail "info cannot read $name"
+	done
+	run pack -o "$work/run.zip" "$work/run"
+	expect_rc 2
+	expect_in err "orrery packs a tar archive"
+	[[ -e $work/run.zip ]] && fail "run.zip was written"
 	;;
 launch)
 	# Kineto -> native -> Chrome JSON: every kernel's grid, block, shared memory and

@@ -227,6 +227,9 @@ usage)
 		run fit --format=csv x
 		expect_rc 2
 		expect_in err "unknown format 'csv'"
+		run fit -o costs.json.gz x
+		expect_rc 2
+		expect_in err "-o 'costs.json.gz': orrery writes plain JSON"
 		for bad in -1 x 3x '' 99999999999; do
 			run fit --rank "$bad" x
 			expect_rc 2
