@@ -10,7 +10,7 @@
 #include "banned.h"
 
 static const char usage_text[] =
-	"usage: orrery info [--format=text|json] TRACE\n\n"
+	"usage: orrery info [--format=text|json] [--steps A[-B]] [--ranks LIST] TRACE\n\n"
 	"Reads TRACE (a Kineto/PyTorch-profiler .json, .json.gz or .json.zst file, a native\n"
 	"file .orr, a directory of per-rank files, or a .tar/.tar.gz/.tar.zst of them) and\n"
 	"prints, per rank, what a native file records of its process and capture (host, pid,\n"
@@ -20,6 +20,8 @@ static const char usage_text[] =
 	"what its execution graph holds: tasks, dependencies by kind and how many of them\n"
 	"were inferred by a heuristic.\n\n"
 	"  --format=FMT   text (default) or json (docs/orrery-info.md)\n"
+	"  --steps A[-B]  list only the step times of steps A to B\n"
+	"  --ranks LIST   only these global ranks, e.g. 0,2,4-7\n"
 	"  -h, --help     this help\n";
 
 static int cmp_i64p(const void *a, const void *b)
@@ -139,13 +141,28 @@ bool info_has_capture(const struct orr_rank *r)
 	return r->producer != ORR_STR_NONE || r->host != ORR_STR_NONE || r->pid >= 0;
 }
 
-int cmd_info(int argc, char **argv)
+size_t info_select_steps(const struct cli_select *sel, struct orr_step *s, size_t n)
 {
-	static const struct option opts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (cli_selected_step(sel, s[i].step))
+			s[k++] = s[i];
+	return k;
+}
+
+/* --ranks that name no rank of t: an error. */
+static bool no_rank_selected(const struct cli_select *sel, const struct orr_trace *t)
+{
+	for (size_t i = 0; i < orr_trace_rank_count(t); i++)
+		if (cli_selected_rank(sel, orr_trace_get_rank(t, i)->rank))
+			return false;
+	return true;
+}
+
+/* Imports the trace argv[optind] names and prints what it holds. */
+static int info_run(int argc, char **argv, int format, const struct cli_select *sel)
+{
 	struct orr_import_options iopts = { .warn = cli_import_warn };
 	struct orr_trace *t = NULL;
 	struct orr_graph *g = NULL;
@@ -153,23 +170,8 @@ int cmd_info(int argc, char **argv)
 	struct orr_diag diag;
 	const char *in_file;
 	char *in_tmp;
-	int format = CLI_FORMAT_TEXT, c, r;
+	int r;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'f':
-			format = cli_parse_format(optarg, false);
-			if (format < 0)
-				return cli_usage_error("info", "unknown format '%s' (text or json)",
-						       optarg);
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return EXIT_OK;
-		default:
-			return cli_bad_option("info", argc, argv);
-		}
-	}
 	if (optind != argc - 1)
 		return cli_usage_error("info",
 				       optind >= argc ? "no trace given" : "one trace at a time");
@@ -190,12 +192,62 @@ int cmd_info(int argc, char **argv)
 		orr_trace_free(t);
 		return EXIT_FAIL;
 	}
+	if (no_rank_selected(sel, t)) {
+		cli_error("--ranks selects no rank of '%s' ('orrery info' lists them)",
+			  argv[optind]);
+		orr_graph_free(g);
+		orr_trace_free(t);
+		return EXIT_FAIL;
+	}
 	orr_graph_get_stats(g, &gs);
 	if (format == CLI_FORMAT_JSON)
-		info_print_json(argv[optind], t, &gs);
+		info_print_json(argv[optind], t, &gs, sel);
 	else
-		info_print_text(argv[optind], t, &gs);
+		info_print_text(argv[optind], t, &gs, sel);
 	orr_graph_free(g);
 	orr_trace_free(t);
 	return EXIT_OK; /* main() checks that standard output was written */
+}
+
+int cmd_info(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "steps", required_argument, NULL, 'p' },
+		{ "ranks", required_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct cli_select sel = { 0 };
+	int format = CLI_FORMAT_TEXT, c, r;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			format = cli_parse_format(optarg, false);
+			if (format < 0) {
+				cli_select_release(&sel);
+				return cli_usage_error("info", "unknown format '%s' (text or json)",
+						       optarg);
+			}
+			break;
+		case 'p': /* --steps */
+		case 'r': /* --ranks */
+			if (cli_select_option(&sel, "info", c, optarg) < 0) {
+				cli_select_release(&sel);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			cli_select_release(&sel);
+			return EXIT_OK;
+		default:
+			cli_select_release(&sel);
+			return cli_bad_option("info", argc, argv);
+		}
+	}
+	r = info_run(argc, argv, format, &sel);
+	cli_select_release(&sel);
+	return r;
 }

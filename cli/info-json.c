@@ -139,7 +139,8 @@ static void json_capture(struct json_out *j, const struct orr_trace *t, const st
 	json_close_object(j);
 }
 
-static void json_rank(struct json_out *j, const struct orr_trace *t, const struct orr_rank *r)
+static void json_rank(struct json_out *j, const struct orr_trace *t, const struct orr_rank *r,
+		      const struct cli_select *sel)
 {
 	struct rank_stats st;
 	struct orr_step *steps;
@@ -156,13 +157,14 @@ static void json_rank(struct json_out *j, const struct orr_trace *t, const struc
 	json_counts(j, r, &st);
 	json_collectives(j, t, r);
 	orr_rank_steps(t, r, &steps, &nsteps);
-	json_steps(j, "steps", steps, nsteps);
+	json_steps(j, "steps", steps, info_select_steps(sel, steps, nsteps));
 	free(steps);
 	json_close_object(j);
 	info_rank_stats_release(&st);
 }
 
-void info_print_json(const char *path, const struct orr_trace *t, const struct orr_graph_stats *gs)
+void info_print_json(const char *path, const struct orr_trace *t, const struct orr_graph_stats *gs,
+		     const struct cli_select *sel)
 {
 	struct json_out j;
 	struct orr_step *steps;
@@ -172,10 +174,11 @@ void info_print_json(const char *path, const struct orr_trace *t, const struct o
 	json_str(&j, "trace", path);
 	json_array(&j, "ranks");
 	for (size_t i = 0; i < orr_trace_rank_count(t); i++)
-		json_rank(&j, t, orr_trace_get_rank(t, i));
+		if (cli_selected_rank(sel, orr_trace_get_rank(t, i)->rank))
+			json_rank(&j, t, orr_trace_get_rank(t, i), sel);
 	json_close_array(&j);
 	orr_trace_job_steps(t, &steps, &nsteps);
-	json_steps(&j, "job", steps, nsteps);
+	json_steps(&j, "job", steps, info_select_steps(sel, steps, nsteps));
 	free(steps);
 	cli_graph_json(&j, gs);
 	json_end(&j);

@@ -127,7 +127,8 @@ static void text_steps(const struct orr_step *s, size_t n)
 	}
 }
 
-void info_print_text(const char *path, const struct orr_trace *t, const struct orr_graph_stats *gs)
+void info_print_text(const char *path, const struct orr_trace *t, const struct orr_graph_stats *gs,
+		     const struct cli_select *sel)
 {
 	struct orr_step *steps;
 	size_t nsteps;
@@ -138,6 +139,8 @@ void info_print_text(const char *path, const struct orr_trace *t, const struct o
 		const struct orr_rank *r = orr_trace_get_rank(t, i);
 		struct rank_stats st;
 
+		if (!cli_selected_rank(sel, r->rank))
+			continue;
 		info_rank_stats(r, &st);
 		printf("\nrank %d", r->rank);
 		if (r->world_size > 0)
@@ -153,14 +156,14 @@ void info_print_text(const char *path, const struct orr_trace *t, const struct o
 		text_counts(t, r, &st);
 		text_collectives(t, r);
 		orr_rank_steps(t, r, &steps, &nsteps);
-		text_steps(steps, nsteps);
+		text_steps(steps, info_select_steps(sel, steps, nsteps));
 		free(steps);
 		info_rank_stats_release(&st);
 	}
 	if (orr_trace_rank_count(t) > 1) {
 		orr_trace_job_steps(t, &steps, &nsteps);
 		printf("\njob (max end - min start over ranks)\n");
-		text_steps(steps, nsteps);
+		text_steps(steps, info_select_steps(sel, steps, nsteps));
 		free(steps);
 	}
 	cli_graph_text(gs);

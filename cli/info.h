@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "orrery/graph.h"
+#include "replay-common.h"
 
 /* Per-rank numbers that take a pass over the events. */
 struct rank_stats {
@@ -37,8 +38,13 @@ size_t info_collective_rows(const struct orr_rank *r, struct coll_row **ret);
 /* A rank read from a native file knows its process and how the capture went. */
 bool info_has_capture(const struct orr_rank *r);
 
-/* What the trace at PATH holds, and its graph GS, on stdout. */
-void info_print_text(const char *path, const struct orr_trace *t, const struct orr_graph_stats *gs);
-void info_print_json(const char *path, const struct orr_trace *t, const struct orr_graph_stats *gs);
+/* Keeps the steps of s[0..n) that sel selects, in order; how many. */
+size_t info_select_steps(const struct cli_select *sel, struct orr_step *s, size_t n);
+
+/* What the trace at PATH holds (the ranks and steps sel selects), and its graph GS. */
+void info_print_text(const char *path, const struct orr_trace *t, const struct orr_graph_stats *gs,
+		     const struct cli_select *sel);
+void info_print_json(const char *path, const struct orr_trace *t, const struct orr_graph_stats *gs,
+		     const struct cli_select *sel);
 
 #endif

@@ -123,6 +123,19 @@ usage)
 		run info --format=xml x
 		expect_rc 2
 		expect_in err "unknown format 'xml'"
+		run info --ranks x y
+		expect_rc 2
+		expect_in err "bad --ranks 'x'"
+		# --ranks and --steps cut the per-rank sections and the step lists.
+		run info --ranks 1 --steps 11 traces/samples/tiny-2rank
+		expect_rc 0
+		expect_in out "rank 1 of 2"
+		expect_in out "step  #11"
+		grep -q "^rank 0" "$work/out" && { show; fail "rank 0 shown with --ranks 1"; }
+		grep -q "step  #10" "$work/out" && { show; fail "step 10 shown with --steps 11"; }
+		run info --ranks 7 traces/samples/tiny-2rank
+		expect_rc 1
+		expect_in err "--ranks selects no rank of 'traces/samples/tiny-2rank'"
 		;;
 	replay-usage)
 		run replay
