@@ -135,6 +135,18 @@ size_t info_collective_rows(const struct orr_rank *r, struct coll_row **ret)
 	return n;
 }
 
+const char *info_coercion_name(uint32_t how)
+{
+	switch (how) {
+	case ORR_COERCED_STRING:
+		return "from strings";
+	case ORR_COERCED_HEX:
+		return "from hex strings";
+	default:
+		return "ignored";
+	}
+}
+
 /* A rank read from a native file knows its process and how the capture went. */
 bool info_has_capture(const struct orr_rank *r)
 {

@@ -118,6 +118,15 @@ static void json_collectives(struct json_out *j, const struct orr_trace *t,
 		json_close_object(j);
 	}
 	json_close_array(j);
+	json_array(j, "coerced");
+	for (size_t i = 0; i < r->ncoerced; i++) {
+		json_object(j, NULL);
+		json_str(j, "key", orr_trace_str(t, r->coerced[i].key));
+		json_str(j, "how", info_coercion_name(r->coerced[i].how));
+		json_int(j, "count", (int64_t)r->coerced[i].count);
+		json_close_object(j);
+	}
+	json_close_array(j);
 }
 
 static void json_capture(struct json_out *j, const struct orr_trace *t, const struct orr_rank *r)

@@ -82,6 +82,15 @@ static void text_counts(const struct orr_trace *t, const struct orr_rank *r,
 		printf("%s %s %llu%s", i ? "," : "  skipped categories:",
 		       cli_text(orr_trace_str(t, r->skipped[i].category)),
 		       (unsigned long long)r->skipped[i].count, i + 1 == r->nskipped ? "\n" : "");
+	for (size_t i = 0; i < r->ncoerced; i++) {
+		const struct orr_coerced *c = &r->coerced[i];
+
+		printf("%s %s %llu '%s' %s%s", i ? "," : "  args of another type:",
+		       c->how == ORR_COERCION_IGNORED ? "ignored" : "read",
+		       (unsigned long long)c->count, cli_text(orr_trace_str(t, c->key)),
+		       c->how == ORR_COERCION_IGNORED ? "values" : info_coercion_name(c->how),
+		       i + 1 == r->ncoerced ? "\n" : "");
+	}
 }
 
 static void text_collectives(const struct orr_trace *t, const struct orr_rank *r)

@@ -37,6 +37,8 @@ void info_rank_stats_release(struct rank_stats *st);
 size_t info_collective_rows(const struct orr_rank *r, struct coll_row **ret);
 /* A rank read from a native file knows its process and how the capture went. */
 bool info_has_capture(const struct orr_rank *r);
+/* "from strings", "from hex strings", "ignored": how args values were taken. */
+const char *info_coercion_name(uint32_t how);
 
 /* Keeps the steps of s[0..n) that sel selects, in order; how many. */
 size_t info_select_steps(const struct cli_select *sel, struct orr_step *s, size_t n);

@@ -113,7 +113,7 @@ struct orr__rank_build {
 	uint32_t last_place; /* lookup cache */
 	struct orr__index place_index, skipped_index;
 	struct orr__vec places, events, ops, inputs, dims, kernels, copies, syncs, colls, members,
-		comms, devices, skipped, flows, metas;
+		comms, devices, skipped, coerced, flows, metas;
 	bool gpu_device_arg; /* a GPU event named its device in args */
 	/* The ranks a file with several declares ("orreryRanks"), owned until split. */
 	struct orr__rank_build **parts;
@@ -122,7 +122,7 @@ struct orr__rank_build {
 
 /* Sizes of every table, to undo a partly parsed window. */
 struct orr__mark {
-	size_t n[15];
+	size_t n[16];
 };
 
 void orr__rank_mark(const struct orr__rank_build *rb, struct orr__mark *m);
@@ -131,6 +131,8 @@ void orr__rank_rollback(struct orr__rank_build *rb, const struct orr__mark *m);
 uint32_t orr__place(struct orr__rank_build *rb, enum orr_place_kind kind, int64_t pid, int64_t tid,
 		    int32_t device);
 void orr__count_skipped(struct orr__rank_build *rb, uint32_t category);
+/* One args value of key taken as how says (enum orr_coercion). */
+void orr__count_coerced(struct orr__rank_build *rb, uint32_t key, uint32_t how);
 
 struct orr_trace {
 	struct orr_strtab *strs;

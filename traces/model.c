@@ -32,14 +32,14 @@ void *orr__vec_extend(struct orr__vec *v, size_t n)
 	return e;
 }
 
-/* The 15 tables are declared together, places first and metas last: walk them as one array. */
+/* The 16 tables are declared together, places first and metas last: walk them as one array. */
 _Static_assert(offsetof(struct orr__rank_build, metas) - offsetof(struct orr__rank_build, places) ==
-		       14 * sizeof(struct orr__vec),
+		       15 * sizeof(struct orr__vec),
 	       "struct orr__rank_build: the tables must be contiguous");
 
 static struct orr__vec *tables(struct orr__rank_build *rb, size_t *ret_n)
 {
-	*ret_n = 15;
+	*ret_n = 16;
 	return &rb->places;
 }
 
@@ -179,6 +179,37 @@ void orr__count_skipped(struct orr__rank_build *rb, uint32_t category)
 	s->count = 1;
 }
 
+/* One row per value while parsing (a failed window's rows roll back); merged at finish. */
+void orr__count_coerced(struct orr__rank_build *rb, uint32_t key, uint32_t how)
+{
+	*(struct orr_coerced *)orr__vec_push(&rb->coerced) = (struct orr_coerced){ key, how, 1 };
+}
+
+static int cmp_coerced(const void *a, const void *b)
+{
+	const struct orr_coerced *x = a, *y = b;
+
+	if (x->key != y->key)
+		return (x->key > y->key) - (x->key < y->key);
+	return (x->how > y->how) - (x->how < y->how);
+}
+
+static void merge_coerced(struct orr__rank_build *rb)
+{
+	struct orr_coerced *c = rb->coerced.p;
+	size_t k = 0;
+
+	if (!rb->coerced.n)
+		return;
+	qsort(c, rb->coerced.n, sizeof(*c), cmp_coerced);
+	for (size_t i = 1; i < rb->coerced.n; i++)
+		if (c[i].key == c[k].key && c[i].how == c[k].how)
+			c[k].count += c[i].count;
+		else
+			c[++k] = c[i];
+	rb->coerced.n = k + 1;
+}
+
 struct orr_trace *orr__trace_new(void)
 {
 	struct orr_trace *t = orr_xcalloc(1, sizeof(*t));
@@ -214,6 +245,7 @@ static struct orr__rank_build *rank_alloc(uint32_t source)
 	rb->comms.elem = sizeof(struct orr_comm);
 	rb->devices.elem = sizeof(struct orr_device);
 	rb->skipped.elem = sizeof(struct orr_skipped);
+	rb->coerced.elem = sizeof(struct orr_coerced);
 	rb->flows.elem = sizeof(struct orr__flow);
 	rb->metas.elem = sizeof(struct orr__meta);
 	return rb;
@@ -537,6 +569,7 @@ static void make_views(struct orr__rank_build *rb)
 	VIEW(comms, rb->comms, struct orr_comm);
 	VIEW(devices, rb->devices, struct orr_device);
 	VIEW(skipped, rb->skipped, struct orr_skipped);
+	VIEW(coerced, rb->coerced, struct orr_coerced);
 	VIEW(collectives, rb->colls, struct orr_collective);
 }
 
@@ -591,6 +624,7 @@ void orr__rank_finish(struct orr_trace *t, struct orr__rank_build *rb)
 	if (!sorted(rb->events.p, rb->events.n))
 		qsort(rb->events.p, rb->events.n, sizeof(struct orr_event), cmp_event);
 	rb->pub.nflows = rb->flows.n;
+	merge_coerced(rb);
 	make_views(rb);
 }
 

@@ -47,7 +47,10 @@ static bool starts(const char *s, const char *prefix)
 	return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-/* Runtime ("cuda...") and driver ("cu...") spellings; version suffixes (_v2, _ptsz) pass. */
+/*
+ * Runtime ("cuda...", "hip...") and driver ("cu...") spellings; version suffixes (_v2,
+ * _ptsz) pass.
+ */
 enum orr_call orr_call_classify(const char *name)
 {
 	static const struct {
@@ -75,6 +78,20 @@ enum orr_call orr_call_classify(const char *name)
 		{ "cuStreamSynchronize", ORR_CALL_STREAM_SYNC },
 		{ "cudaDeviceSynchronize", ORR_CALL_DEVICE_SYNC },
 		{ "cuCtxSynchronize", ORR_CALL_DEVICE_SYNC },
+		/* HIP (PyTorch on ROCm), whose calls mirror CUDA's one for one */
+		{ "hipGraphLaunch", ORR_CALL_GRAPH_LAUNCH },
+		{ "hipLaunch", ORR_CALL_LAUNCH },
+		{ "hipExtLaunch", ORR_CALL_LAUNCH },
+		{ "hipModuleLaunch", ORR_CALL_LAUNCH },
+		{ "hipExtModuleLaunch", ORR_CALL_LAUNCH },
+		{ "hipMemcpy", ORR_CALL_MEMCPY },
+		{ "hipMemset", ORR_CALL_MEMSET },
+		{ "hipEventRecord", ORR_CALL_EVENT_RECORD },
+		{ "hipStreamWaitEvent", ORR_CALL_STREAM_WAIT },
+		{ "hipEventSynchronize", ORR_CALL_EVENT_SYNC },
+		{ "hipEventQuery", ORR_CALL_EVENT_QUERY },
+		{ "hipStreamSynchronize", ORR_CALL_STREAM_SYNC },
+		{ "hipDeviceSynchronize", ORR_CALL_DEVICE_SYNC },
 	};
 
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)

@@ -198,6 +198,20 @@ struct orr_skipped {
 	uint64_t count;
 };
 
+/*
+ * How an args value of another type than the format's was taken: an integer written as
+ * a decimal or hexadecimal string ("2560", "0x0") is read as that integer; any other
+ * value (null, a fraction, text, a list) is ignored for its event.  Per key and way,
+ * counted (orrery info lists them); structural errors stay errors.
+ */
+enum orr_coercion { ORR_COERCED_STRING, ORR_COERCED_HEX, ORR_COERCION_IGNORED };
+
+struct orr_coerced {
+	uint32_t key; /* interned args key, e.g. "stream" */
+	uint32_t how; /* enum orr_coercion */
+	uint64_t count;
+};
+
 struct orr_rank {
 	int32_t rank;       /* global rank */
 	int32_t world_size; /* -1 when unknown */
@@ -233,6 +247,8 @@ struct orr_rank {
 	size_t ndevices;
 	const struct orr_skipped *skipped; /* categories not in the model, with counts */
 	size_t nskipped;
+	const struct orr_coerced *coerced; /* args values of unexpected types, by key and way */
+	size_t ncoerced;
 	uint64_t nflows; /* ac2g / async_cpu_to_gpu flow endpoints read */
 
 	/* What a native file says about its process; unknown (as here) for Kineto input. */

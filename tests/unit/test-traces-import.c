@@ -275,17 +275,65 @@ static void test_malformed_wrong_type_names_the_field(void **state)
 {
 	static const char bad_ts[] = "[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\","
 				     " \"pid\": 0, \"tid\": 7, \"ts\": \"abc\", \"dur\": 1}]";
-	static const char bad_corr[] = "[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\","
-				       " \"pid\": 0, \"tid\": 7, \"ts\": 1, \"dur\": 1,"
-				       " \"args\": {\"correlation\": [1]}}]";
 	struct orr_diag d;
 
 	assert_int_equal(import_mem(bad_ts, strlen(bad_ts), &d), ORR_EMALFORMED);
 	assert_non_null(strstr(d.msg, "'ts'"));
 	assert_int_equal(d.event, 0);
 	assert_true(d.offset >= 0);
-	assert_int_equal(import_mem(bad_corr, strlen(bad_corr), &d), ORR_EMALFORMED);
-	assert_non_null(strstr(d.msg, "correlation"));
+}
+
+/*
+ * An args value of another type: an integer spelled as a decimal or hexadecimal string
+ * is read, anything else ignored for its event; each counted by key and way.
+ */
+static void test_args_of_another_type_are_coerced_or_ignored(void **state)
+{
+	static const char json[] =
+		"[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0,"
+		" \"tid\": 7, \"ts\": 1, \"dur\": 1, \"args\": {\"correlation\": [1],"
+		" \"stream\": \"0x1a\", \"External id\": \" 42 \", \"device\": null}},"
+		" {\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"m\", \"pid\": 0, \"tid\": 7,"
+		" \"ts\": 3, \"dur\": 1, \"args\": {\"stream\": \"0x1a\", \"bytes\": 2.5,"
+		" \"correlation\": \"-7\", \"Sequence number\": \"0x\"}}]";
+	struct orr_trace *t = NULL;
+	const struct orr_rank *r;
+	struct orr_diag d;
+	const struct {
+		const char *key;
+		uint32_t how;
+		uint64_t count;
+	} want[] = {
+		{ "correlation", ORR_COERCION_IGNORED, 1 },
+		{ "correlation", ORR_COERCED_STRING, 1 },
+		{ "stream", ORR_COERCED_HEX, 2 },
+		{ "External id", ORR_COERCED_STRING, 1 },
+		{ "device", ORR_COERCION_IGNORED, 1 },
+		{ "bytes", ORR_COERCION_IGNORED, 1 },
+		{ "Sequence number", ORR_COERCION_IGNORED, 1 },
+	};
+
+	(void)state;
+	assert_int_equal(orr_trace_import_buffer("odd.json", json, strlen(json), NULL, &t, &d), 0);
+	r = orr_trace_get_rank(t, 0);
+	assert_int_equal(r->nevents, 2);
+	assert_int_equal(r->events[0].correlation, -1);
+	assert_int_equal(r->events[0].external_id, 42);
+	assert_int_equal(r->places[r->events[0].place].tid, 26);
+	assert_int_equal(r->events[1].correlation, -7);
+	assert_int_equal(r->copies[r->events[1].args].bytes, -1);
+	assert_int_equal(r->ncoerced, sizeof(want) / sizeof(want[0]));
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		size_t k = 0;
+
+		while (k < r->ncoerced &&
+		       !(strcmp(orr_trace_str(t, r->coerced[k].key), want[i].key) == 0 &&
+			 r->coerced[k].how == want[i].how))
+			k++;
+		assert_true(k < r->ncoerced);
+		assert_int_equal(r->coerced[k].count, want[i].count);
+	}
+	orr_trace_free(t);
 }
 
 static void test_malformed_negative_dur_is_emalformed(void **state)
@@ -517,6 +565,7 @@ int main(void)
 		cmocka_unit_test(test_malformed_cut_between_events_is_etruncated),
 		cmocka_unit_test(test_malformed_every_prefix_fails),
 		cmocka_unit_test(test_malformed_wrong_type_names_the_field),
+		cmocka_unit_test(test_args_of_another_type_are_coerced_or_ignored),
 		cmocka_unit_test(test_malformed_negative_dur_is_emalformed),
 		cmocka_unit_test(test_malformed_binary_junk_fails),
 		cmocka_unit_test(test_malformed_trailing_garbage_is_emalformed),

@@ -457,8 +457,18 @@ static void test_one_runtime_calls_are_classified(void **state)
 		{ "cuda_runtime", "cudaStreamSynchronize", ORR_EVENT_RUNTIME,
 		  ORR_CALL_STREAM_SYNC },
 		{ "cuda_runtime", "cudaFuncSetAttribute", ORR_EVENT_RUNTIME, ORR_CALL_OTHER },
+		/* PyTorch on ROCm: HIP's calls under the same category */
+		{ "cuda_runtime", "hipLaunchKernel", ORR_EVENT_RUNTIME, ORR_CALL_LAUNCH },
+		{ "cuda_runtime", "hipExtLaunchKernel", ORR_EVENT_RUNTIME, ORR_CALL_LAUNCH },
+		{ "cuda_runtime", "hipModuleLaunchKernel", ORR_EVENT_RUNTIME, ORR_CALL_LAUNCH },
+		{ "cuda_runtime", "hipMemcpyWithStream", ORR_EVENT_RUNTIME, ORR_CALL_MEMCPY },
+		{ "cuda_runtime", "hipMemsetAsync", ORR_EVENT_RUNTIME, ORR_CALL_MEMSET },
+		{ "cuda_runtime", "hipStreamWaitEvent", ORR_EVENT_RUNTIME, ORR_CALL_STREAM_WAIT },
+		{ "cuda_runtime", "hipEventRecord", ORR_EVENT_RUNTIME, ORR_CALL_EVENT_RECORD },
+		{ "cuda_runtime", "hipDeviceSynchronize", ORR_EVENT_RUNTIME, ORR_CALL_DEVICE_SYNC },
+		{ "cuda_runtime", "hipGetDevice", ORR_EVENT_RUNTIME, ORR_CALL_OTHER },
 	};
-	char json[4096];
+	char json[8192];
 	size_t len = 0;
 	struct orr_trace *t;
 	const struct orr_rank *r;

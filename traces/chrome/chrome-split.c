@@ -337,6 +337,9 @@ static void move_skipped(struct orr__rank_build *rb)
 
 	for (size_t i = 0; i < rb->skipped.n; i++)
 		*(struct orr_skipped *)orr__vec_push(&to->skipped) = sk[i];
+	for (size_t i = 0; i < rb->coerced.n; i++)
+		*(struct orr_coerced *)orr__vec_push(&to->coerced) =
+			*ORR__AT(rb->coerced, struct orr_coerced, i);
 }
 
 /* The ranks take rb's place in t; rb goes. */

@@ -55,27 +55,107 @@ void kineto_parser::arg_field(string_view key, ondemand::value v, int kind, raw_
 	}
 }
 
+/* Parses s whole as a decimal or 0x-hexadecimal integer (blanks around allowed). */
+static bool parse_int_text(string_view s, int64_t *ret, bool *ret_hex)
+{
+	size_t i = 0, n = s.size();
+	bool neg = false;
+	uint64_t x = 0;
+	int base = 10, digits = 0;
+
+	while (i < n && s[i] == ' ')
+		i++;
+	while (n > i && s[n - 1] == ' ')
+		n--;
+	if (i < n && (s[i] == '-' || s[i] == '+'))
+		neg = s[i++] == '-';
+	if (n - i > 2 && s[i] == '0' && (s[i + 1] == 'x' || s[i + 1] == 'X'))
+		base = 16, i += 2;
+	for (; i < n; i++, digits++) {
+		char c = s[i];
+		int d = c >= '0' && c <= '9'                 ? c - '0'
+			: base == 16 && c >= 'a' && c <= 'f' ? c - 'a' + 10
+			: base == 16 && c >= 'A' && c <= 'F' ? c - 'A' + 10
+							     : -1;
+
+		if (d < 0 || x > (UINT64_C(1) << 62) / (uint64_t)base)
+			return false;
+		x = x * (uint64_t)base + (uint64_t)d;
+	}
+	if (!digits)
+		return false;
+	*ret = neg ? -(int64_t)x : (int64_t)x;
+	*ret_hex = base == 16;
+	return true;
+}
+
+/*
+ * An integer of args: a number as itself; a decimal or hexadecimal string as the
+ * integer it spells (ROCm's "stream": "0x0"), counted; anything else ignored for the
+ * event, counted (docs/orrery-info.md).  False when ignored.
+ */
+bool kineto_parser::arg_int(ondemand::value v, string_view key, int64_t *ret)
+{
+	ondemand::json_type t;
+	string_view s;
+	bool hex;
+
+	if (try_int(v, ret))
+		return true;
+	if (v.type().get(t) != SUCCESS)
+		throw bad_event{ "malformed value" };
+	if (t == ondemand::json_type::string && v.get_string().get(s) == SUCCESS &&
+	    parse_int_text(s, ret, &hex)) {
+		orr__count_coerced(rb_, intern(key), hex ? ORR_COERCED_HEX : ORR_COERCED_STRING);
+		return true;
+	}
+	unread(v, 3);
+	orr__count_coerced(rb_, intern(key), ORR_COERCION_IGNORED);
+	return false;
+}
+
+/* *ret = the integer of args value v, unchanged when it is ignored. */
+void kineto_parser::set_int(ondemand::value v, string_view key, int64_t *ret)
+{
+	int64_t x;
+
+	if (arg_int(v, key, &x))
+		*ret = x;
+}
+
+/* The same for a rank or a group size: one out of int32_t's range is ignored. */
+void kineto_parser::set_int32(ondemand::value v, string_view key, int32_t *ret)
+{
+	int64_t x;
+
+	if (!arg_int(v, key, &x))
+		return;
+	if (x < INT32_MIN || x > INT32_MAX)
+		orr__count_coerced(rb_, intern(key), ORR_COERCION_IGNORED);
+	else
+		*ret = (int32_t)x;
+}
+
 void kineto_parser::arg(string_view key, ondemand::value v, int kind, raw_args &a)
 {
 	if (key == "External id")
-		a.external_id = get_int(v, "expected an integer for args 'External id'");
+		set_int(v, key, &a.external_id);
 	else if (key == "correlation")
-		a.correlation = get_int(v, "expected an integer for args 'correlation'");
+		set_int(v, key, &a.correlation);
 	else if (key == "stream")
-		a.stream = get_int(v, "expected an integer for args 'stream'");
+		set_int(v, key, &a.stream);
 	else if (key == "device")
-		a.device = get_int(v, "expected an integer for args 'device'"), a.has_device = true;
+		a.has_device |= arg_int(v, key, &a.device);
 	else if (key == "Sequence number")
-		a.sequence = get_int(v, "expected an integer for args 'Sequence number'");
+		set_int(v, key, &a.sequence);
 	else if (key == "bytes")
-		a.bytes = get_int(v, "expected an integer for args 'bytes'");
+		set_int(v, key, &a.bytes);
 	else if (key == "wait_on_stream")
-		a.wait_on_stream = get_int(v, "expected an integer for args 'wait_on_stream'");
+		set_int(v, key, &a.wait_on_stream);
 	else if (key == "wait_on_cuda_event_record_corr_id")
-		a.record_corr = get_int(v, "expected an integer for args "
-					   "'wait_on_cuda_event_record_corr_id'");
+		set_int(v, key, &a.record_corr);
 	else if (key == "wait_on_cuda_event_id" || key == "event_id")
-		a.event_id = get_int(v, "expected an integer for args 'event_id'");
+		set_int(v, key, &a.event_id);
 	else if (key == "cuda_sync_kind")
 		a.sync = sync_kind_of(v.get_string());
 	else if (key == "name" && kind == ORR_EVENT_KIND_COUNT)
@@ -86,11 +166,11 @@ void kineto_parser::arg(string_view key, ondemand::value v, int kind, raw_args &
 		a.has_meta_pid = meta_int(v, &a.meta_pid);
 	/* "[memory]" instants: their category is no kind's until the event is stored */
 	else if (key == "Total Allocated" && marker_or_unknown(kind))
-		a.mem_allocated = get_int(v, "expected an integer for args 'Total Allocated'");
+		set_int(v, key, &a.mem_allocated);
 	else if (key == "Total Reserved" && marker_or_unknown(kind))
-		a.mem_reserved = get_int(v, "expected an integer for args 'Total Reserved'");
+		set_int(v, key, &a.mem_reserved);
 	else if (key == "Device Type" && marker_or_unknown(kind))
-		a.mem_device_type = get_int(v, "expected an integer for args 'Device Type'");
+		set_int(v, key, &a.mem_device_type);
 	else if (key == "Input Dims" && kind == ORR_EVENT_OP)
 		input_dims(v, a);
 	else if (key == "Input type" && kind == ORR_EVENT_OP)
@@ -273,15 +353,15 @@ void kineto_parser::coll_field(string_view key, ondemand::value v, raw_args &a)
 	else if (key == "dtype")
 		c.dtype = intern(v.get_string());
 	else if (key == "In msg nelems")
-		c.in_nelems = get_int(v, "expected an integer for 'In msg nelems'");
+		set_int(v, key, &c.in_nelems);
 	else if (key == "Out msg nelems")
-		c.out_nelems = get_int(v, "expected an integer for 'Out msg nelems'");
+		set_int(v, key, &c.out_nelems);
 	else if (key == "In msg bytes") /* orrery's, when there are no nelems */
-		c.in_bytes = get_int(v, "expected an integer for 'In msg bytes'");
+		set_int(v, key, &c.in_bytes);
 	else if (key == "Out msg bytes")
-		c.out_bytes = get_int(v, "expected an integer for 'Out msg bytes'");
+		set_int(v, key, &c.out_bytes);
 	else if (key == "Group size")
-		c.group_size = (int32_t)get_int(v, "expected an integer for 'Group size'");
+		set_int32(v, key, &c.group_size);
 	else if (key == "Process Group Name" || key == "Process Group ID")
 		c.pg_name = v.type() == ondemand::json_type::string ? intern(v.get_string())
 								    : intern(v.raw_json_token());
@@ -290,11 +370,11 @@ void kineto_parser::coll_field(string_view key, ondemand::value v, raw_args &a)
 	else if (key == "Process Group Ranks")
 		members(v, &c.first_member, &c.nmembers);
 	else if (key == "Seq")
-		c.sequence = get_int(v, "expected an integer for 'Seq'");
+		set_int(v, key, &c.sequence);
 	else if (key == "Src Rank")
-		c.src_rank = (int32_t)get_int(v, "expected an integer for 'Src Rank'");
+		set_int32(v, key, &c.src_rank);
 	else if (key == "Dst Rank")
-		c.dst_rank = (int32_t)get_int(v, "expected an integer for 'Dst Rank'");
+		set_int32(v, key, &c.dst_rank);
 	else
 		unread(v, 3);
 }

@@ -86,6 +86,15 @@ bool is_value_error(error_code e)
 
 int64_t get_int(ondemand::value v, const char *what)
 {
+	int64_t x;
+
+	if (!try_int(v, &x))
+		throw bad_event{ what };
+	return x;
+}
+
+bool try_int(ondemand::value v, int64_t *ret)
+{
 	int64_t x = 0;
 	string_view tok;
 
@@ -99,8 +108,10 @@ int64_t get_int(ondemand::value v, const char *what)
 		while (i < tok.size() &&
 		       (tok[i] == ' ' || tok[i] == '\n' || tok[i] == '\r' || tok[i] == '\t'))
 			i++;
-		if (i == tok.size())
-			return x;
+		if (i == tok.size()) {
+			*ret = x;
+			return true;
+		}
 	}
 	if (v.get_int64().get(x) != SUCCESS) {
 		double d;
@@ -108,10 +119,11 @@ int64_t get_int(ondemand::value v, const char *what)
 		/* Some producers write integral ids as 12.0 */
 		if (v.get_double().get(d) != SUCCESS || !(d > -9.2e18 && d < 9.2e18) ||
 		    d != (double)(int64_t)d)
-			throw bad_event{ what };
+			return false;
 		x = (int64_t)d;
 	}
-	return x;
+	*ret = x;
+	return true;
 }
 
 int64_t get_time(ondemand::value v, const char *what)

@@ -42,6 +42,8 @@ const char *type_name(ondemand::json_type t);
 const char *expected_type(string_view key);
 bool is_value_error(error_code e);
 int64_t get_int(ondemand::value v, const char *what);
+/* The same without throwing: false when v is no integer (nor an integral number). */
+bool try_int(ondemand::value v, int64_t *ret);
 int64_t get_time(ondemand::value v, const char *what);
 
 /* Ids that may be written as numbers or strings ("stream 7", "Spans"). */
@@ -135,6 +137,9 @@ private:
 	void arg(string_view key, ondemand::value v, int kind, raw_args &a);
 	void input_dims(ondemand::value v, raw_args &a);
 	bool launch_dims(ondemand::value v, uint32_t *ret);
+	bool arg_int(ondemand::value v, string_view key, int64_t *ret);
+	void set_int(ondemand::value v, string_view key, int64_t *ret);
+	void set_int32(ondemand::value v, string_view key, int32_t *ret);
 	bool launch_count(ondemand::value v, uint32_t *ret);
 	void input_types(ondemand::value v, raw_args &a);
 	void coll_field(string_view key, ondemand::value v, raw_args &a);
