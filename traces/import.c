@@ -352,6 +352,51 @@ static int check_rank_count(struct import_ctx *c, const char *name)
 	return 0;
 }
 
+/* A PyTorch execution trace: {"schema": ..., "nodes": [...]} near its start. */
+static bool looks_like_et(const struct buf *b)
+{
+	size_t n = b->len < 4096 ? b->len : 4096;
+
+	return memmem(b->p, n, "\"schema\"", 8) && memmem(b->p, b->len, "\"nodes\"", 7);
+}
+
+/* JSON that is no trace: its rank, the last one made, goes; the reason says what it is. */
+static int not_a_trace(struct import_ctx *c, const char *name, const struct buf *b,
+		       struct orr__rank_build *rb)
+{
+	struct orr_trace *t = c->t;
+
+	if (t->nranks && t->ranks[t->nranks - 1] == rb) {
+		t->nranks--;
+		orr__rank_free(rb);
+	}
+	if (looks_like_et(b))
+		return orr_diag_set(c->diag, ORR_EFORMAT, name, -1, -1,
+				    "a PyTorch execution trace ('schema', 'nodes'), which orrery "
+				    "does not read yet");
+	return ORR_EFORMAT;
+}
+
+/*
+ * In a directory or an archive, a file that is no trace of any format orrery reads (a
+ * config, an execution trace beside the profiler's) is skipped with a warning instead of
+ * failing the run; given alone, it is an error.  True when r was such a file.
+ */
+static bool skipped_not_trace(struct import_ctx *c, const char *name, int r)
+{
+	char msg[1536];
+
+	if (r != ORR_EFORMAT)
+		return false;
+	if (c->opts && c->opts->warn) {
+		snprintf(msg, sizeof(msg), "skipped '%s': not a trace: %s", name,
+			 c->diag && c->diag->msg[0] ? c->diag->msg : orr_strerror(r));
+		c->opts->warn(c->opts->warn_data, msg);
+	}
+	orr_diag_clear(c->diag);
+	return true;
+}
+
 static int parse_json(struct import_ctx *c, const char *name, struct buf *b)
 {
 	struct orr__rank_build *rb;
@@ -362,6 +407,8 @@ static int parse_json(struct import_ctx *c, const char *name, struct buf *b)
 	rb = orr__rank_new(c->t, orr_strtab_intern(c->t->strs, name, strlen(name)));
 	c->bytes += b->len;
 	r = orr__kineto_parse(c->t, rb, name, b->p, b->len, &c->lim, c->diag);
+	if (r == ORR_EFORMAT)
+		return not_a_trace(c, name, b, rb);
 	/* Times within +-ORR_TIME_MAX, for every format (traces/model.c). */
 	if (r || (r = orr__rank_check_times(c->t, rb, name, c->diag)))
 		return r;
@@ -457,7 +504,7 @@ static int import_archive(struct import_ctx *c, const char *name, struct archive
 	struct archive_entry *entry;
 	struct stream s = { 0 };
 	char *member = NULL;
-	size_t found = 0, seen = 0;
+	size_t found = 0, seen = 0, skipped = 0;
 	int r;
 
 	while ((r = archive_read_next_header(a, &entry)) == ARCHIVE_OK) {
@@ -477,8 +524,13 @@ static int import_archive(struct import_ctx *c, const char *name, struct archive
 		member = raw ? orr_xstrdup(name) : orr_xasprintf("%s:%s", name, path);
 		buf_release(&s.b);
 		s = (struct stream){ .name = member, .decompressed = true };
-		if ((r = read_entry(c, a, &s)) || (r = stream_parse(c, &s, depth + 1)))
+		if ((r = read_entry(c, a, &s)) || (r = stream_parse(c, &s, depth + 1))) {
+			if (!raw && skipped_not_trace(c, member, r)) {
+				skipped++;
+				continue;
+			}
 			goto out;
+		}
 		found++;
 	}
 	if (r != ARCHIVE_EOF) {
@@ -488,6 +540,10 @@ static int import_archive(struct import_ctx *c, const char *name, struct archive
 	}
 	if (found)
 		r = 0;
+	else if (skipped)
+		r = orr_diag_set(c->diag, ORR_ENOTRACE, name, -1, -1,
+				 "none of its %zu member%s is a trace (the warnings above)", skipped,
+				 skipped == 1 ? "" : "s");
 	else if (!seen)
 		r = orr_diag_set(c->diag, ORR_ENOTRACE, name, -1, -1,
 				 "an empty tar archive (its first block is zeros)");
@@ -656,7 +712,7 @@ static int import_dir(struct import_ctx *c, const char *path)
 {
 	struct dirent **names = NULL;
 	int n = scandir(path, &names, NULL, alphasort);
-	size_t found = 0;
+	size_t found = 0, skipped = 0;
 	int r = 0;
 
 	if (n < 0)
@@ -673,11 +729,17 @@ static int import_dir(struct import_ctx *c, const char *path)
 			c->opts->progress(c->opts->progress_data, file, 0);
 		r = import_file(c, file);
 		found += r == 0;
+		if (skipped_not_trace(c, file, r))
+			r = 0, skipped++;
 		free(file);
 		free(names[i]);
 	}
 	free(names);
-	if (!r && !found)
+	if (!r && !found && skipped)
+		r = orr_diag_set(c->diag, ORR_ENOTRACE, path, -1, -1,
+				 "none of its %zu file%s is a trace (the warnings above)", skipped,
+				 skipped == 1 ? "" : "s");
+	else if (!r && !found)
 		r = orr_diag_set(
 			c->diag, ORR_ENOTRACE, path, -1, -1,
 			"no *.json, *.json.gz, *.json.zst or *.orr files in the directory");

@@ -7,6 +7,8 @@
 #   run-inputs.sh limit VAR EDGE TRACE   `orrery info TRACE` passes with VAR=EDGE and
 #                                    fails with VAR=EDGE-1, one line naming VAR and TRACE
 #   run-inputs.sh accepted TRACE     `orrery info TRACE` exits 0 (a BOM, ._ members)
+#   run-inputs.sh mixed TRACE        TRACE's files with JSON that is no trace beside them:
+#                                    skipped with a warning each; alone, an error
 #   run-inputs.sh changed            a file shorter than its size said (a sysfs file: 4096
 #                                    bytes by stat, fewer read) fails with "the file changed
 #                                    while it was read", as one cut short while read does
@@ -74,8 +76,33 @@ accepted)
 	expect_rc 0
 	[[ -s $work/err ]] && { show; fail "output on stderr"; }
 	;;
+mixed)
+	# A run directory (and an archive of it) that also holds JSON that is no trace: an
+	# execution trace and a config are skipped with one warning each; alone, an error.
+	mkdir "$work/run"
+	cp "$1"/* "$work/run/"
+	printf '{"schema": "1.0.1", "pid": 7, "nodes": [{"id": 1, "name": "[pytorch|profiler|execution_trace|thread]"}]}\n' \
+		>"$work/run/rank-0-et.json"
+	printf '{"lr": 0.001, "steps": 10}\n' >"$work/run/config.json"
+	tar -C "$work" -czf "$work/run.tar.gz" run
+	for t in "$work/run" "$work/run.tar.gz"; do
+		run info "$t"
+		expect_rc 0
+		expect_in out "2 ranks"
+		expect_in err "config.json': not a trace: no 'traceEvents' array"
+		expect_in err "rank-0-et.json': not a trace: a PyTorch execution trace"
+		[[ $(wc -l <"$work/err") == 2 ]] || { show; fail "not one warning per skipped file"; }
+	done
+	run info "$work/run/config.json"
+	expect_rc 1
+	expect_in err "no 'traceEvents' array"
+	rm "$work/run/"*.trace.json
+	run info "$work/run"
+	expect_rc 1
+	expect_in err "none of its 2 files is a trace"
+	;;
 *)
-	echo "usage: $0 fifo | limit VAR EDGE TRACE | accepted TRACE" >&2
+	echo "usage: $0 fifo | limit VAR EDGE TRACE | accepted TRACE | mixed TRACE" >&2
 	exit 2
 	;;
 esac
