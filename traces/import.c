@@ -542,8 +542,8 @@ static int import_archive(struct import_ctx *c, const char *name, struct archive
 		r = 0;
 	else if (skipped)
 		r = orr_diag_set(c->diag, ORR_ENOTRACE, name, -1, -1,
-				 "none of its %zu member%s is a trace (the warnings above)", skipped,
-				 skipped == 1 ? "" : "s");
+				 "none of its %zu member%s is a trace (the warnings above)",
+				 skipped, skipped == 1 ? "" : "s");
 	else if (!seen)
 		r = orr_diag_set(c->diag, ORR_ENOTRACE, name, -1, -1,
 				 "an empty tar archive (its first block is zeros)");
