@@ -155,9 +155,11 @@ int orr__kineto_kind(const char *cat, size_t len)
 	} table[] = {
 		{ "cpu_op", ORR_EVENT_OP },
 		{ "operator", ORR_EVENT_OP },
+		{ "Operator", ORR_EVENT_OP }, /* PyTorch 1.8-1.10 */
 		{ "user_annotation", ORR_EVENT_ANNOTATION },
 		{ "cuda_runtime", ORR_EVENT_RUNTIME },
 		{ "runtime", ORR_EVENT_RUNTIME },
+		{ "Runtime", ORR_EVENT_RUNTIME },
 		{ "cuda_driver", ORR_EVENT_DRIVER },
 		{ "kernel", ORR_EVENT_KERNEL },
 		{ "Kernel", ORR_EVENT_KERNEL },
@@ -165,6 +167,8 @@ int orr__kineto_kind(const char *cat, size_t len)
 		{ "Memcpy", ORR_EVENT_MEMCPY },
 		{ "gpu_memset", ORR_EVENT_MEMSET },
 		{ "Memset", ORR_EVENT_MEMSET },
+		{ "GPU Memcpy", ORR_EVENT_MEMCPY },
+		{ "GPU Memset", ORR_EVENT_MEMSET },
 		{ "cuda_sync", ORR_EVENT_SYNC },
 		{ "cuda_event", ORR_EVENT_CUDA_EVENT },
 	};

@@ -138,7 +138,7 @@ void kineto_parser::set_int32(ondemand::value v, string_view key, int32_t *ret)
 
 void kineto_parser::arg(string_view key, ondemand::value v, int kind, raw_args &a)
 {
-	if (key == "External id")
+	if (key == "External id" || key == "external id") /* the latter: PyTorch 1.8-1.10 */
 		set_int(v, key, &a.external_id);
 	else if (key == "correlation")
 		set_int(v, key, &a.correlation);

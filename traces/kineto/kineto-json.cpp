@@ -397,6 +397,10 @@ void kineto_parser::store(raw_event &e)
 	int kind = kind_of(e.cat);
 	raw_args &a = e.a;
 
+	/* PyTorch 1.8-1.10 wrote the step marker as an op; it is the step's annotation. */
+	if (kind == ORR_EVENT_OP && e.name.substr(0, 13) == "ProfilerStep#")
+		kind = ORR_EVENT_ANNOTATION;
+
 	if (e.ph.empty())
 		throw bad_event{ "event without 'ph'" };
 	if (p == ph::metadata) {
@@ -415,8 +419,10 @@ void kineto_parser::store(raw_event &e)
 		m->id = a.has_device ? a.device : a.meta_pid;
 		return;
 	}
+	/* PyTorch 1.8-1.10 wrote its launch flows as "async" "launch". */
 	if ((p == ph::flow_start || p == ph::flow_end) &&
-	    (e.cat == "ac2g" || e.cat == "async_cpu_to_gpu")) {
+	    (e.cat == "ac2g" || e.cat == "async_cpu_to_gpu" ||
+	     (e.cat == "async" && e.name == "launch"))) {
 		if (!e.has_ts || !e.pid.numeric || !e.tid.numeric || e.flow_id < 0)
 			throw bad_event{ "flow event without numeric 'ts', 'pid', 'tid' and 'id'" };
 		auto *f = (struct orr__flow *)orr__vec_push(&rb_->flows);
