@@ -8,7 +8,7 @@ set -euo pipefail
 packages=(
 	meson ninja-build pkg-config gcc g++ clang llvm clang-format
 	libsimdjson-dev libarchive-dev libcmocka-dev libzstd-dev zlib1g-dev libigraph-dev
-	libprotobuf-c-dev protobuf-c-compiler liblapacke-dev libopenblas-dev
+	libprotobuf-c-dev protobuf-c-compiler liblapacke-dev libopenblas-dev libsqlite3-dev
 	python3 time
 )
 

@@ -79,7 +79,8 @@ static bool is_trace_name(const char *name)
 		return false;
 	return ends_with(name, ".json") || ends_with(name, ".json.gz") ||
 	       ends_with(name, ".json.zst") || ends_with(name, ".json.zstd") ||
-	       ends_with(name, ORR_NATIVE_SUFFIX);
+	       ends_with(name, ORR_NATIVE_SUFFIX) || ends_with(name, ".sqlite") ||
+	       ends_with(name, ".sqlite.gz") || ends_with(name, ".sqlite.zst");
 }
 
 /* A compressed JSON file by its name: one stream, never a tar archive. */
@@ -189,7 +190,7 @@ static int rank_from_name(const char *path)
 #define FIRST_READ_BYTES 65536
 #define READ_BYTES       (64u << 20)
 
-enum kind { KIND_UNKNOWN, KIND_CONTAINER, KIND_NATIVE, KIND_JSON };
+enum kind { KIND_UNKNOWN, KIND_CONTAINER, KIND_NATIVE, KIND_SQLITE, KIND_JSON };
 
 /* A file or archive member being read into memory, checked as its bytes arrive. */
 struct stream {
@@ -230,6 +231,11 @@ static int sniff(struct import_ctx *c, struct stream *s, bool at_end)
 	}
 	if (orr_native_detect(p, n)) {
 		s->kind = KIND_NATIVE;
+		return 0;
+	}
+	/* SQLite's file header: an Nsight Systems export (traces/nsys/). */
+	if (n >= 16 && memcmp(p, "SQLite format 3", 16) == 0) {
+		s->kind = KIND_SQLITE;
 		return 0;
 	}
 	/* A .orr name promises a native file: say what its first bytes should have been. */
@@ -447,6 +453,26 @@ static int parse_native(struct import_ctx *c, const char *name, struct buf *b)
 	return check_rank_count(c, name);
 }
 
+static int parse_sqlite(struct import_ctx *c, const char *name, struct buf *b)
+{
+	struct orr__rank_build *rb;
+	int r;
+
+	rb = orr__rank_new(c->t, orr_strtab_intern(c->t->strs, name, strlen(name)));
+	c->bytes += b->len;
+	r = orr__nsys_parse(c->t, rb, name, b->p, b->len, &c->lim, c->diag);
+	if (r == ORR_EFORMAT)
+		return not_a_trace(c, name, b, rb);
+	if (r || (r = orr__rank_check_times(c->t, rb, name, c->diag)))
+		return r;
+	buf_release(b);
+	rb->pub.rank = rank_from_name(name);
+	orr__rank_finish(c->t, rb);
+	orr_debug("traces", "%s: Nsight Systems, rank %d, %zu events", name, rb->pub.rank,
+		  rb->pub.nevents);
+	return check_rank_count(c, name);
+}
+
 static int import_memory(struct import_ctx *c, const char *name, struct buf *b, int depth);
 
 /* A file or member read whole: an archive in it, a native file or Kineto JSON. */
@@ -457,6 +483,8 @@ static int stream_parse(struct import_ctx *c, struct stream *s, int depth)
 		return import_memory(c, s->name, &s->b, depth);
 	case KIND_NATIVE:
 		return parse_native(c, s->name, &s->b);
+	case KIND_SQLITE:
+		return parse_sqlite(c, s->name, &s->b);
 	default:
 		return parse_json(c, s->name, &s->b);
 	}
@@ -664,6 +692,13 @@ static int import_file(struct import_ctx *c, const char *path)
 	ssize_t nhead;
 	int fd, r;
 
+	/* Nsight Systems' own format is private: its SQLite export is what can be read. */
+	if (ends_with(path, ".nsys-rep") || ends_with(path, ".qdrep"))
+		return orr_diag_set(
+			c->diag, ORR_EFORMAT, path, -1, -1,
+			"an Nsight Systems report; orrery reads its SQLite export: nsys "
+			"export --type sqlite --output NAME.sqlite '%s'",
+			path);
 	/* O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it. */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)

@@ -9,6 +9,9 @@
 #   run-inputs.sh accepted TRACE     `orrery info TRACE` exits 0 (a BOM, ._ members)
 #   run-inputs.sh mixed TRACE        TRACE's files with JSON that is no trace beside them:
 #                                    skipped with a warning each; alone, an error
+#   run-inputs.sh nsys               Nsight Systems SQLite exports (make-nsys.py): read,
+#                                    replayed, compressed, in a run directory; another
+#                                    shape, a cut file and a .nsys-rep refused
 #   run-inputs.sh changed            a file shorter than its size said (a sysfs file: 4096
 #                                    bytes by stat, fewer read) fails with "the file changed
 #                                    while it was read", as one cut short while read does
@@ -101,8 +104,53 @@ mixed)
 	expect_rc 1
 	expect_in err "none of its 2 files is a trace"
 	;;
+nsys)
+	# Nsight Systems SQLite exports (make-nsys.py writes one as nsys lays it out).
+	python3 "$golden/make-nsys.py" "$work/rank-0.sqlite" || fail "make-nsys.py"
+	run info "$work/rank-0.sqlite"
+	expect_rc 0
+	expect_in out "device  0: NVIDIA H100 80GB HBM3, 132 SMs"
+	expect_in out "thread  pid 4242 tid 4243 main: 8 events"
+	expect_in out "events  12: annotation 2, runtime 4, driver 2, kernel 2, memcpy 2"
+	expect_in out "calls   launch 4, memcpy 2"
+	expect_in out "launches without a GPU task: 0; GPU tasks without a launch: 0"
+	expect_in out "step  #1  2.000 ms"
+	expect_in out "step  #2  1.800 ms"
+	run replay --timeline "$work/tl.json" "$work/rank-0.sqlite"
+	expect_rc 0
+	expect_in out "0           2        1.800        1.800    0.00%"
+	grep -q '"cudaLaunchKernel"' "$work/tl.json" || fail "the call keeps its _v7000 suffix"
+	grep -q '"grid":\[864,1,1\]' "$work/tl.json" || fail "the kernel's launch is lost"
+	# Compressed, and as one rank of a run directory beside another.
+	gzip -c "$work/rank-0.sqlite" >"$work/r0.sqlite.gz"
+	run info "$work/r0.sqlite.gz"
+	expect_rc 0
+	expect_in out "step  #2  1.800 ms"
+	mkdir "$work/run"
+	cp "$work/rank-0.sqlite" "$work/run/rank-0.sqlite"
+	cp "$work/rank-0.sqlite" "$work/run/rank-1.sqlite"
+	python3 "$golden/make-nsys.py" "$work/run/notes.sqlite" --no-nsys-tables
+	run info "$work/run"
+	expect_rc 0
+	expect_in out "2 ranks"
+	expect_in err "notes.sqlite': not a trace: a SQLite database without Nsight Systems'"
+	# Refused, one line each: another shape, a cut file, nsys's own report.
+	python3 "$golden/make-nsys.py" "$work/broken.sqlite" --broken-kernels
+	run info "$work/broken.sqlite"
+	expect_rc 1
+	expect_in err "table CUPTI_ACTIVITY_KIND_KERNEL: no such column: demangledName"
+	head -c 3000 "$work/rank-0.sqlite" >"$work/cut.sqlite"
+	run info "$work/cut.sqlite"
+	expect_rc 1
+	expect_in err "cut.sqlite"
+	[[ $(wc -l <"$work/err") == 1 ]] || { show; fail "not one error line"; }
+	: >"$work/report.nsys-rep"
+	run info "$work/report.nsys-rep"
+	expect_rc 1
+	expect_in err "nsys export --type sqlite"
+	;;
 *)
-	echo "usage: $0 fifo | limit VAR EDGE TRACE | accepted TRACE | mixed TRACE" >&2
+	echo "usage: $0 fifo | limit VAR EDGE TRACE | accepted TRACE | mixed TRACE | nsys" >&2
 	exit 2
 	;;
 esac

@@ -1,0 +1,443 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Nsight Systems: the SQLite export (`nsys export --type sqlite`), read with libsqlite3
+ * from memory (sqlite3_deserialize, read-only: nothing is written back).  One file is
+ * one profiled process, one rank.  What is taken, per table (docs/orrery-info.md):
+ *
+ *   CUPTI_ACTIVITY_KIND_RUNTIME   CUDA runtime calls on their thread (globalTid)
+ *   CUPTI_ACTIVITY_KIND_KERNEL    kernels on (deviceId, streamId), with their launch
+ *   CUPTI_ACTIVITY_KIND_MEMCPY    copies, named by copyKind, with their bytes
+ *   CUPTI_ACTIVITY_KIND_MEMSET    sets, with their bytes
+ *   NVTX_EVENTS                   push/pop and start/end ranges as annotations (steps:
+ *                                 ProfilerStep#N)
+ *   StringIds, ThreadNames        names
+ *   TARGET_INFO_GPU               devices
+ *   TARGET_INFO_SESSION_START_TIME  the clock: times become UTC nanoseconds, so that the
+ *                                 files of several ranks line up
+ *
+ * A table the export lacks is skipped; one of another shape (a column missing) is an
+ * error naming it.  Every row counts against the events and places limits.
+ */
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "banned.h"
+
+struct nsys {
+	struct orr_trace *t;
+	struct orr__rank_build *rb;
+	const char *name;
+	const struct orr__limits *lim;
+	struct orr_diag *diag;
+	sqlite3 *db;
+	struct id_str *strs; /* StringIds, sorted by id */
+	size_t nstrs;
+	int64_t base_ns; /* the session's start, UTC */
+};
+
+struct id_str {
+	int64_t id;
+	uint32_t str;
+};
+
+static int fail(struct nsys *n, const char *table, const char *what)
+{
+	return orr_diag_set(n->diag, ORR_EMALFORMED, n->name, -1, -1,
+			    "Nsight Systems export, table %s: %s", table, what);
+}
+
+static bool has_table(struct nsys *n, const char *table)
+{
+	sqlite3_stmt *st;
+	bool yes;
+
+	if (sqlite3_prepare_v2(n->db,
+			       "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1", -1,
+			       &st, NULL) != SQLITE_OK)
+		return false;
+	sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+	yes = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return yes;
+}
+
+/* A statement over table, or NULL (with *ret_err set when the table has another shape). */
+static sqlite3_stmt *query(struct nsys *n, const char *table, const char *sql, int *ret_err)
+{
+	sqlite3_stmt *st = NULL;
+
+	*ret_err = 0;
+	if (!has_table(n, table))
+		return NULL;
+	if (sqlite3_prepare_v2(n->db, sql, -1, &st, NULL) != SQLITE_OK) {
+		*ret_err = fail(n, table, sqlite3_errmsg(n->db));
+		return NULL;
+	}
+	return st;
+}
+
+/* The end of a statement's rows: 0, or an error for a corrupt database. */
+static int done(struct nsys *n, const char *table, sqlite3_stmt *st, int rc)
+{
+	int r = rc == SQLITE_DONE ? 0 : fail(n, table, sqlite3_errmsg(n->db));
+
+	sqlite3_finalize(st);
+	return r;
+}
+
+static uint32_t intern(struct nsys *n, const char *s)
+{
+	return s ? orr_strtab_intern(n->t->strs, s, strlen(s)) : ORR_STR_NONE;
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+	const struct id_str *x = a, *y = b;
+
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+static int read_strings(struct nsys *n)
+{
+	size_t cap = 0;
+	sqlite3_stmt *st;
+	int r, rc;
+
+	if (!(st = query(n, "StringIds", "SELECT id, value FROM StringIds", &r)))
+		return r;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *v = (const char *)sqlite3_column_text(st, 1);
+
+		if (v && strlen(v) > n->lim->max[ORR__LIMIT_STRING_BYTES]) {
+			sqlite3_finalize(st);
+			return orr__limit_fail(n->lim, ORR__LIMIT_STRING_BYTES, n->diag, n->name,
+					       -1, -1);
+		}
+		ORR_VEC_PUSH(n->strs, n->nstrs, cap,
+			     ((struct id_str){ sqlite3_column_int64(st, 0), intern(n, v) }));
+	}
+	if (n->nstrs)
+		qsort(n->strs, n->nstrs, sizeof(*n->strs), cmp_id);
+	return done(n, "StringIds", st, rc);
+}
+
+/* The string of StringIds id; ORR_STR_NONE when there is none. */
+static uint32_t string(const struct nsys *n, sqlite3_stmt *st, int col)
+{
+	struct id_str key = { sqlite3_column_int64(st, col), 0 }, *hit;
+
+	if (sqlite3_column_type(st, col) == SQLITE_NULL || !n->nstrs)
+		return ORR_STR_NONE;
+	hit = bsearch(&key, n->strs, n->nstrs, sizeof(*n->strs), cmp_id);
+	return hit ? hit->str : ORR_STR_NONE;
+}
+
+static int read_session_start(struct nsys *n)
+{
+	sqlite3_stmt *st;
+	int r, rc;
+
+	if (!(st = query(n, "TARGET_INFO_SESSION_START_TIME",
+			 "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME", &r)))
+		return r;
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		n->base_ns = sqlite3_column_int64(st, 0);
+		rc = SQLITE_DONE;
+	}
+	return done(n, "TARGET_INFO_SESSION_START_TIME", st, rc);
+}
+
+static int read_devices(struct nsys *n)
+{
+	sqlite3_stmt *st;
+	int r, rc;
+
+	if (!(st = query(n, "TARGET_INFO_GPU",
+			 "SELECT id, name, smCount, totalMemory, computeMajor, computeMinor "
+			 "FROM TARGET_INFO_GPU",
+			 &r)))
+		return r;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		*(struct orr_device *)orr__vec_push(&n->rb->devices) = (struct orr_device){
+			.id = sqlite3_column_int(st, 0),
+			.name = intern(n, (const char *)sqlite3_column_text(st, 1)),
+			.num_sms = sqlite3_column_int(st, 2),
+			.total_mem_bytes = sqlite3_column_int64(st, 3),
+			.compute_major = sqlite3_column_int(st, 4),
+			.compute_minor = sqlite3_column_int(st, 5),
+		};
+	return done(n, "TARGET_INFO_GPU", st, rc);
+}
+
+/* nsys's globalTid: the process id in bits 24-47, the thread id in bits 0-23. */
+static int64_t pid_of(int64_t gtid)
+{
+	return (gtid >> 24) & 0xffffff;
+}
+
+static int64_t tid_of(int64_t gtid)
+{
+	return gtid & 0xffffff;
+}
+
+static int read_thread_names(struct nsys *n)
+{
+	sqlite3_stmt *st;
+	int r, rc;
+
+	if (!(st = query(n, "ThreadNames", "SELECT nameId, globalTid FROM ThreadNames", &r)))
+		return r;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t g = sqlite3_column_int64(st, 1);
+
+		*(struct orr__meta *)orr__vec_push(&n->rb->metas) =
+			(struct orr__meta){ .pid = pid_of(g),
+					    .tid = tid_of(g),
+					    .rank = -1,
+					    .name = string(n, st, 0),
+					    .thread = 1 };
+	}
+	return done(n, "ThreadNames", st, rc);
+}
+
+/* A new event on place; the limits on events and places hold. */
+static int add_event(struct nsys *n, struct orr_event ev)
+{
+	if (n->rb->places.n > n->lim->max[ORR__LIMIT_PLACES])
+		return orr__limit_fail(n->lim, ORR__LIMIT_PLACES, n->diag, n->name, -1, -1);
+	if (n->rb->events.n >= n->lim->max[ORR__LIMIT_EVENTS])
+		return orr__limit_fail(n->lim, ORR__LIMIT_EVENTS, n->diag, n->name, -1,
+				       (int64_t)n->rb->events.n);
+	*(struct orr_event *)orr__vec_push(&n->rb->events) = ev;
+	return 0;
+}
+
+/* start and end of columns 0 and 1, on the UTC clock; false for an open range. */
+static bool span(const struct nsys *n, sqlite3_stmt *st, struct orr_event *ev)
+{
+	int64_t s = sqlite3_column_int64(st, 0), e = sqlite3_column_int64(st, 1);
+
+	if (sqlite3_column_type(st, 1) == SQLITE_NULL || e < s)
+		return false;
+	ev->start_ns = orr_time_add(n->base_ns, s);
+	ev->dur_ns = e - s;
+	return true;
+}
+
+static struct orr_event event_of(int kind)
+{
+	return (struct orr_event){ .kind = (uint8_t)kind,
+				   .correlation = -1,
+				   .external_id = -1,
+				   .args = ORR_NONE,
+				   .coll = ORR_NONE };
+}
+
+/* "cudaLaunchKernel_v7000" as CUDA's headers and Kineto name it: "cudaLaunchKernel". */
+static uint32_t call_name(struct nsys *n, uint32_t id)
+{
+	const char *s = id == ORR_STR_NONE ? NULL : orr_strtab_get(n->t->strs, id);
+	const char *v = NULL;
+
+	for (const char *p = s ? strstr(s, "_v") : NULL; p; p = strstr(p + 1, "_v"))
+		v = p;
+
+	if (!v || !v[2] || strspn(v + 2, "0123456789") != strlen(v + 2))
+		return id;
+	return orr_strtab_intern(n->t->strs, s, (size_t)(v - s));
+}
+
+static int read_runtime(struct nsys *n)
+{
+	static const char table[] = "CUPTI_ACTIVITY_KIND_RUNTIME";
+	sqlite3_stmt *st;
+	int r = 0, rc;
+
+	if (!(st = query(n, table,
+			 "SELECT start, end, globalTid, correlationId, nameId "
+			 "FROM CUPTI_ACTIVITY_KIND_RUNTIME",
+			 &r)))
+		return r;
+	while (!r && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct orr_event ev = event_of(ORR_EVENT_RUNTIME);
+		int64_t g = sqlite3_column_int64(st, 2);
+
+		if (!span(n, st, &ev))
+			continue;
+		ev.correlation = sqlite3_column_int64(st, 3);
+		ev.name = call_name(n, string(n, st, 4));
+		ev.sub = (uint8_t)orr_call_classify(orr_trace_str(n->t, ev.name));
+		/* The table holds the driver's calls too ("cuLaunchKernel"), nested in the
+		 * runtime's: driver calls, as Kineto's cuda_driver. */
+		if (ev.name != ORR_STR_NONE &&
+		    strncmp(orr_trace_str(n->t, ev.name), "cu", 2) == 0 &&
+		    strncmp(orr_trace_str(n->t, ev.name), "cuda", 4) != 0)
+			ev.kind = ORR_EVENT_DRIVER;
+		ev.place = orr__place(n->rb, ORR_PLACE_THREAD, pid_of(g), tid_of(g), -1);
+		r = add_event(n, ev);
+	}
+	if (r) {
+		sqlite3_finalize(st);
+		return r;
+	}
+	return done(n, table, st, rc);
+}
+
+static int read_kernels(struct nsys *n)
+{
+	static const char table[] = "CUPTI_ACTIVITY_KIND_KERNEL";
+	sqlite3_stmt *st;
+	int r = 0, rc;
+
+	if (!(st = query(n, table,
+			 "SELECT start, end, deviceId, streamId, correlationId, demangledName, "
+			 "gridX, gridY, gridZ, blockX, blockY, blockZ, staticSharedMemory, "
+			 "dynamicSharedMemory, registersPerThread FROM CUPTI_ACTIVITY_KIND_KERNEL",
+			 &r)))
+		return r;
+	while (!r && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct orr_event ev = event_of(ORR_EVENT_KERNEL);
+		struct orr_kernel_args *k;
+		int32_t dev = sqlite3_column_int(st, 2);
+
+		if (!span(n, st, &ev))
+			continue;
+		ev.correlation = sqlite3_column_int64(st, 4);
+		ev.name = string(n, st, 5);
+		ev.place =
+			orr__place(n->rb, ORR_PLACE_STREAM, dev, sqlite3_column_int64(st, 3), dev);
+		k = orr__vec_push(&n->rb->kernels);
+		for (int i = 0; i < 3; i++) {
+			int64_t g = sqlite3_column_int64(st, 6 + i),
+				b = sqlite3_column_int64(st, 9 + i);
+
+			k->grid[i] = g > 0 && g <= UINT32_MAX ? (uint32_t)g : 0;
+			k->block[i] = b > 0 && b <= UINT32_MAX ? (uint32_t)b : 0;
+		}
+		k->shared_bytes =
+			(uint32_t)(sqlite3_column_int64(st, 12) + sqlite3_column_int64(st, 13));
+		k->registers = (uint32_t)sqlite3_column_int(st, 14);
+		ev.args = (uint32_t)(n->rb->kernels.n - 1);
+		r = add_event(n, ev);
+	}
+	if (r) {
+		sqlite3_finalize(st);
+		return r;
+	}
+	return done(n, table, st, rc);
+}
+
+/* CUPTI's CUpti_ActivityMemcpyKind, as Kineto names a copy. */
+static const char *copy_name(int kind)
+{
+	static const char *const names[] = {
+		[1] = "Memcpy HtoD", [2] = "Memcpy DtoH",  [3] = "Memcpy HtoA", [4] = "Memcpy AtoH",
+		[5] = "Memcpy AtoA", [6] = "Memcpy AtoD",  [7] = "Memcpy DtoA", [8] = "Memcpy DtoD",
+		[9] = "Memcpy HtoH", [10] = "Memcpy PtoP",
+	};
+
+	return kind > 0 && kind < (int)(sizeof(names) / sizeof(names[0])) ? names[kind] : "Memcpy";
+}
+
+/* Copies (memset false) or sets: their bytes in the copies table. */
+static int read_copies(struct nsys *n, bool memset)
+{
+	const char *table = memset ? "CUPTI_ACTIVITY_KIND_MEMSET" : "CUPTI_ACTIVITY_KIND_MEMCPY";
+	char sql[256];
+	sqlite3_stmt *st;
+	int r = 0, rc;
+
+	snprintf(sql, sizeof(sql),
+		 "SELECT start, end, deviceId, streamId, correlationId, bytes%s FROM %s",
+		 memset ? "" : ", copyKind", table);
+	if (!(st = query(n, table, sql, &r)))
+		return r;
+	while (!r && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct orr_event ev = event_of(memset ? ORR_EVENT_MEMSET : ORR_EVENT_MEMCPY);
+		int32_t dev = sqlite3_column_int(st, 2);
+
+		if (!span(n, st, &ev))
+			continue;
+		ev.correlation = sqlite3_column_int64(st, 4);
+		ev.name = intern(n, memset ? "Memset" : copy_name(sqlite3_column_int(st, 6)));
+		ev.place =
+			orr__place(n->rb, ORR_PLACE_STREAM, dev, sqlite3_column_int64(st, 3), dev);
+		((struct orr_copy_args *)orr__vec_push(&n->rb->copies))->bytes =
+			sqlite3_column_int64(st, 5);
+		ev.args = (uint32_t)(n->rb->copies.n - 1);
+		r = add_event(n, ev);
+	}
+	if (r) {
+		sqlite3_finalize(st);
+		return r;
+	}
+	return done(n, table, st, rc);
+}
+
+/* NVTX push/pop (59) and start/end (60) ranges with their text, as annotations. */
+static int read_nvtx(struct nsys *n)
+{
+	static const char table[] = "NVTX_EVENTS";
+	sqlite3_stmt *st;
+	int r = 0, rc;
+
+	if (!(st = query(n, table,
+			 "SELECT start, end, text, textId, globalTid FROM NVTX_EVENTS "
+			 "WHERE eventType IN (59, 60)",
+			 &r)))
+		return r;
+	while (!r && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct orr_event ev = event_of(ORR_EVENT_ANNOTATION);
+		const char *text = (const char *)sqlite3_column_text(st, 2);
+		int64_t g = sqlite3_column_int64(st, 4);
+
+		if (!span(n, st, &ev))
+			continue;
+		ev.name = text ? intern(n, text) : string(n, st, 3);
+		if (ev.name == ORR_STR_NONE)
+			ev.name = intern(n, "(NVTX range)");
+		ev.place = orr__place(n->rb, ORR_PLACE_THREAD, pid_of(g), tid_of(g), -1);
+		r = add_event(n, ev);
+	}
+	if (r) {
+		sqlite3_finalize(st);
+		return r;
+	}
+	return done(n, table, st, rc);
+}
+
+int orr__nsys_parse(struct orr_trace *t, struct orr__rank_build *rb, const char *name, void *data,
+		    size_t len, const struct orr__limits *limits, struct orr_diag *diag)
+{
+	struct nsys n = { .t = t, .rb = rb, .name = name, .lim = limits, .diag = diag };
+	int r;
+
+	if (sqlite3_open_v2(":memory:", &n.db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+		sqlite3_close(n.db);
+		return orr_diag_set(diag, -ENOMEM, name, -1, -1, "cannot open SQLite");
+	}
+	if (sqlite3_deserialize(n.db, "main", data, (sqlite3_int64)len, (sqlite3_int64)len,
+				SQLITE_DESERIALIZE_READONLY) != SQLITE_OK) {
+		r = orr_diag_set(diag, ORR_EMALFORMED, name, -1, -1,
+				 "not a readable SQLite database: %s", sqlite3_errmsg(n.db));
+		goto out;
+	}
+	if (!has_table(&n, "CUPTI_ACTIVITY_KIND_RUNTIME") &&
+	    !has_table(&n, "CUPTI_ACTIVITY_KIND_KERNEL") && !has_table(&n, "NVTX_EVENTS")) {
+		r = orr_diag_set(diag, ORR_EFORMAT, name, -1, -1,
+				 "a SQLite database without Nsight Systems' CUPTI or NVTX tables");
+		goto out;
+	}
+	if (!(r = read_strings(&n)) && !(r = read_session_start(&n)) && !(r = read_devices(&n)) &&
+	    !(r = read_thread_names(&n)) && !(r = read_runtime(&n)) && !(r = read_kernels(&n)) &&
+	    !(r = read_copies(&n, false)) && !(r = read_copies(&n, true)))
+		r = read_nvtx(&n);
+out:
+	free(n.strs);
+	sqlite3_close(n.db);
+	return r;
+}
