@@ -39,13 +39,15 @@ void cli_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_import_warn(void *data, const char *msg);
 /*
  * On a terminal, progress of a long phase on stderr (cli/progress.c).  An import of
- * path: cli_import_progress() sets o's progress callback.  A graph build or a replay:
+ * path: cli_import_progress() sets o's progress callback (and --step-range).  A graph build or a replay:
  * cli_progress_begin() names the phase and what it counts (events, tasks), and
  * cli_progress_count is the callback for orr_graph_options and orr_replay_options.
  * cli_progress_done() ends either and clears the line.
  */
 struct orr_import_options;
 void cli_import_progress(struct orr_import_options *o, const char *path);
+/* orrery --step-range GLOB: every import's step_range (cli_import_progress() sets it). */
+extern const char *cli_step_range;
 void cli_progress_begin(const char *what, const char *unit);
 void cli_progress_count(void *data, uint64_t done, uint64_t total);
 void cli_progress_done(void);

@@ -38,7 +38,8 @@ static const struct command commands[] = {
 
 static void usage(FILE *f)
 {
-	fputs("usage: orrery [-v] [-C DIR] [--version] [--help] COMMAND [ARGS]\n\n"
+	fputs("usage: orrery [-v] [-C DIR] [--step-range GLOB] [--version] [--help] COMMAND "
+	      "[ARGS]\n\n"
 	      "A trace-driven performance model of distributed training.\n\n"
 	      "commands:\n",
 	      f);
@@ -47,6 +48,10 @@ static void usage(FILE *f)
 	fputs("\noptions:\n"
 	      "  -v, --verbose  debug logging on stderr (same as ORR_DEBUG=all)\n"
 	      "  -C DIR         run as if started in DIR\n"
+	      "  --step-range GLOB\n"
+	      "                 the steps are the annotations (NVTX, record_function) whose\n"
+	      "                 name matches GLOB, e.g. 'iteration*', numbered from 1 on\n"
+	      "                 each rank; the trace's ProfilerStep#N are then not steps\n"
 	      "  --version      print the version and exit\n"
 	      "  -h, --help     this help\n\n"
 	      "'orrery COMMAND --help' or 'orrery help COMMAND' describes a command.\n",
@@ -170,6 +175,7 @@ static int run(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "step-range", required_argument, NULL, 'S' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -188,6 +194,13 @@ static int run(int argc, char **argv)
 					  orr_strerror(-errno));
 				return EXIT_FAIL;
 			}
+			break;
+		case 'S':
+			if (!optarg[0]) {
+				cli_error("empty --step-range pattern");
+				return EXIT_USAGE;
+			}
+			cli_step_range = optarg;
 			break;
 		case 'V':
 			printf("orrery %s\n", ORR_VERSION);

@@ -134,8 +134,11 @@ static void show_import(void *data, const char *file, uint64_t done)
 	show(data, done);
 }
 
+const char *cli_step_range;
+
 void cli_import_progress(struct orr_import_options *o, const char *path)
 {
+	o->step_range = cli_step_range;
 	if (!isatty(STDERR_FILENO))
 		return;
 	the_progress = (struct progress){ .start = now_s(),

@@ -831,6 +831,16 @@ static int ctx_finish(struct import_ctx *c, int r, struct orr_trace **ret_trace)
 {
 	if (!r)
 		r = check_ranks(c);
+	if (!r && c->opts && c->opts->step_range &&
+	    !orr__steps_from_ranges(c->t, c->opts->step_range) && c->opts->warn) {
+		char msg[512];
+
+		snprintf(msg, sizeof(msg),
+			 "no annotation matches the step range '%.400s': the whole capture is one "
+			 "step",
+			 c->opts->step_range);
+		c->opts->warn(c->opts->warn_data, msg);
+	}
 	if (r) {
 		orr_trace_free(c->t);
 		return r;

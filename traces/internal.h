@@ -131,6 +131,8 @@ void orr__rank_rollback(struct orr__rank_build *rb, const struct orr__mark *m);
 uint32_t orr__place(struct orr__rank_build *rb, enum orr_place_kind kind, int64_t pid, int64_t tid,
 		    int32_t device);
 void orr__count_skipped(struct orr__rank_build *rb, uint32_t category);
+/* orr_import_options.step_range on every rank of t (traces/steps.c); how many matched. */
+size_t orr__steps_from_ranges(struct orr_trace *t, const char *glob);
 /* One args value of key taken as how says (enum orr_coercion). */
 void orr__count_coerced(struct orr__rank_build *rb, uint32_t key, uint32_t how);
 

@@ -298,6 +298,13 @@ struct orr_import_options {
 	 */
 	void (*warn)(void *data, const char *msg);
 	void *warn_data;
+	/*
+	 * When set, the steps are the annotations (NVTX or record_function ranges) whose
+	 * name matches this fnmatch(3) pattern, e.g. Megatron's "iteration*": each rank's
+	 * become ProfilerStep#1, #2, ... in start order, and its own ProfilerStep#N
+	 * annotations, if any, "ProfilerStep" (no step).
+	 */
+	const char *step_range;
 };
 
 /*

@@ -487,6 +487,24 @@ usage)
 			expect_in out "SendRecv              unknown     ? unknown      42"
 		fi
 		;;
+	step-range)
+		# Steps from other annotations: renumbered from 1, the trace's own not steps.
+		run --step-range 'ProfilerStep#1[01]' info traces/samples/tiny-2rank
+		expect_rc 0
+		expect_in out "step  #1  8.453 ms"
+		expect_in out "step  #2  8.357 ms"
+		grep -q "step  #1[0-2]" "$work/out" && { show; fail "a ProfilerStep#N kept as a step"; }
+		run --step-range 'ProfilerStep#1[01]' replay traces/samples/tiny-2rank
+		expect_rc 0
+		expect_in out "job         2"
+		run --step-range 'no such range' info traces/samples/tiny-2rank
+		expect_rc 0
+		expect_in err "no annotation matches the step range 'no such range'"
+		expect_in out "no step annotations: whole capture"
+		run --step-range '' info traces/samples/tiny-2rank
+		expect_rc 2
+		expect_in err "empty --step-range"
+		;;
 	help-command)
 		run help replay
 		expect_rc 0
