@@ -3,12 +3,13 @@
 """Writes a small Nsight Systems SQLite export, as `nsys export --type sqlite` lays it out
 (the tables and columns orrery reads), for the tests:
 
-    make-nsys.py OUT.sqlite [--broken-kernels] [--no-nsys-tables]
+    make-nsys.py OUT.sqlite [--broken-kernels] [--no-nsys-tables] [--steps N]
 
 Two steps (NVTX ranges ProfilerStep#1 and #2) of a thread launching one kernel each
 (cudaLaunchKernel_v7000, nested cuLaunchKernel) after a copy; times in ns from the
 session's start.  --broken-kernels leaves the kernel table without its demangledName
-column; --no-nsys-tables writes a SQLite database of something else.
+column; --no-nsys-tables writes a SQLite database of something else; --steps N writes N
+steps instead of 2 (bench/nsys-import.sh times the import of a large one).
 """
 import sqlite3
 import sys
@@ -19,6 +20,7 @@ GTID = (4242 << 24) | 4243  # pid 4242, tid 4243, as nsys serialises globalTid
 def main():
     out = sys.argv[1]
     broken = "--broken-kernels" in sys.argv
+    steps = int(sys.argv[sys.argv.index("--steps") + 1]) if "--steps" in sys.argv else 2
     db = sqlite3.connect(out)
     if "--no-nsys-tables" in sys.argv:
         db.execute("CREATE TABLE settings (key TEXT, value TEXT)")
@@ -50,7 +52,7 @@ def main():
     db.execute("INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (1700000000000000000, '', '')")
     db.execute("INSERT INTO TARGET_INFO_GPU VALUES (0, 'NVIDIA H100 80GB HBM3', 132, 85045231616, 9, 0)")
     db.execute("INSERT INTO ThreadNames VALUES (5, 10, ?)", (GTID,))
-    for k, t in enumerate((1000000, 3000000)):
+    for k, t in enumerate(range(1000000, 1000000 + 2000000 * steps, 2000000)):
         corr = 10 + 2 * k
         db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, 1, ?, ?, 3, 0, NULL)",
                    (t + 10000, t + 60000, GTID, corr))
@@ -70,8 +72,8 @@ def main():
         # Step 1 by its text, step 2 by a string id, as nsys writes either.
         db.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, textId, "
                    "domainId) VALUES (?, ?, 59, ?, ?, ?, 0)",
-                   (t, t + 1800000, "ProfilerStep#1" if k == 0 else None, GTID,
-                    None if k == 0 else 6))
+                   (t, t + 1800000, f"ProfilerStep#{k + 1}" if k != 1 else None, GTID,
+                    6 if k == 1 else None))
     db.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
                "VALUES (500, NULL, 34, 'a mark', ?, 0)", (GTID,))
     db.commit()
