@@ -80,11 +80,14 @@ static sqlite3_stmt *query(struct nsys *n, const char *table, const char *sql, i
 	return st;
 }
 
-/* The end of a statement's rows: 0, or an error for a corrupt database. */
-static int done(struct nsys *n, const char *table, sqlite3_stmt *st, int rc)
+/*
+ * The end of a statement's rows: r (an error met on a row), else 0, or an error for a
+ * corrupt database (rc not SQLITE_DONE).
+ */
+static int done(struct nsys *n, const char *table, sqlite3_stmt *st, int rc, int r)
 {
-	int r = rc == SQLITE_DONE ? 0 : fail(n, table, sqlite3_errmsg(n->db));
-
+	if (!r && rc != SQLITE_DONE)
+		r = fail(n, table, sqlite3_errmsg(n->db));
 	sqlite3_finalize(st);
 	return r;
 }
@@ -122,7 +125,7 @@ static int read_strings(struct nsys *n)
 	}
 	if (n->nstrs)
 		qsort(n->strs, n->nstrs, sizeof(*n->strs), cmp_id);
-	return done(n, "StringIds", st, rc);
+	return done(n, "StringIds", st, rc, 0);
 }
 
 /* The string of StringIds id; ORR_STR_NONE when there is none. */
@@ -148,7 +151,7 @@ static int read_session_start(struct nsys *n)
 		n->base_ns = sqlite3_column_int64(st, 0);
 		rc = SQLITE_DONE;
 	}
-	return done(n, "TARGET_INFO_SESSION_START_TIME", st, rc);
+	return done(n, "TARGET_INFO_SESSION_START_TIME", st, rc, 0);
 }
 
 static int read_devices(struct nsys *n)
@@ -170,7 +173,7 @@ static int read_devices(struct nsys *n)
 			.compute_major = sqlite3_column_int(st, 4),
 			.compute_minor = sqlite3_column_int(st, 5),
 		};
-	return done(n, "TARGET_INFO_GPU", st, rc);
+	return done(n, "TARGET_INFO_GPU", st, rc, 0);
 }
 
 /* nsys's globalTid: the process id in bits 24-47, the thread id in bits 0-23. */
@@ -201,7 +204,7 @@ static int read_thread_names(struct nsys *n)
 					    .name = string(n, st, 0),
 					    .thread = 1 };
 	}
-	return done(n, "ThreadNames", st, rc);
+	return done(n, "ThreadNames", st, rc, 0);
 }
 
 /* A new event on place; the limits on events and places hold. */
@@ -280,11 +283,7 @@ static int read_runtime(struct nsys *n)
 		ev.place = orr__place(n->rb, ORR_PLACE_THREAD, pid_of(g), tid_of(g), -1);
 		r = add_event(n, ev);
 	}
-	if (r) {
-		sqlite3_finalize(st);
-		return r;
-	}
-	return done(n, table, st, rc);
+	return done(n, table, st, rc, r);
 }
 
 static int read_kernels(struct nsys *n)
@@ -324,11 +323,7 @@ static int read_kernels(struct nsys *n)
 		ev.args = (uint32_t)(n->rb->kernels.n - 1);
 		r = add_event(n, ev);
 	}
-	if (r) {
-		sqlite3_finalize(st);
-		return r;
-	}
-	return done(n, table, st, rc);
+	return done(n, table, st, rc, r);
 }
 
 /* CUPTI's CUpti_ActivityMemcpyKind, as Kineto names a copy. */
@@ -371,11 +366,7 @@ static int read_copies(struct nsys *n, bool memset)
 		ev.args = (uint32_t)(n->rb->copies.n - 1);
 		r = add_event(n, ev);
 	}
-	if (r) {
-		sqlite3_finalize(st);
-		return r;
-	}
-	return done(n, table, st, rc);
+	return done(n, table, st, rc, r);
 }
 
 /* NVTX push/pop (59) and start/end (60) ranges with their text, as annotations. */
@@ -403,11 +394,7 @@ static int read_nvtx(struct nsys *n)
 		ev.place = orr__place(n->rb, ORR_PLACE_THREAD, pid_of(g), tid_of(g), -1);
 		r = add_event(n, ev);
 	}
-	if (r) {
-		sqlite3_finalize(st);
-		return r;
-	}
-	return done(n, table, st, rc);
+	return done(n, table, st, rc, r);
 }
 
 int orr__nsys_parse(struct orr_trace *t, struct orr__rank_build *rb, const char *name, void *data,
