@@ -5,8 +5,9 @@
 #   bench/accuracy.sh [TRACES_DIR]
 #
 # Walks TRACES_DIR (default ../shared/traces) as it is: every Kineto trace in its
-# kineto/, kineto-old/ and rocm/ folders (a file is one trace, a directory one
-# several-rank job), plus the two pyper ranks as one 2-rank job, and runs
+# kineto/, kineto-old/ and rocm/ folders and every Nsight Systems export of nsys/ (a file
+# is one trace, a directory one several-rank job), plus the two pyper ranks as one
+# 2-rank job, and runs
 # `orrery replay --format=json` on each.  Prints two Markdown tables: per trace
 # (rank-steps, mean and max error, job steps and their max error, the graph's inferred
 # edges per kind, what was found by timing) and per rank-step (measured, predicted,
@@ -43,10 +44,11 @@ if [[ -e $traces/hta-pyper-sampled-rank0.json.gz ]]; then
 fi
 
 inputs=()
-for dir in "$traces" "$root/kineto-old" "$root/rocm"; do
+for dir in "$traces" "$root/kineto-old" "$root/rocm" "$root/nsys"; do
 	[[ -d $dir ]] || continue
 	for input in "$dir"/*; do
-		[[ -d $input || $input == *.json || $input == *.json.gz || $input == *.json.zst ]] &&
+		[[ -d $input || $input == *.json || $input == *.json.gz || $input == *.json.zst ||
+			$input == *.sqlite || $input == *.sqlite.gz ]] &&
 			inputs+=("$input")
 	done
 done
