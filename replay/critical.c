@@ -54,6 +54,18 @@ static uint32_t last_task(const struct orr_replay *r, int64_t from, int64_t to)
 	return best;
 }
 
+/* A task running across the end of [from, to) (none ends inside it): the latest to start. */
+static uint32_t spanning_task(const struct orr_replay *r, int64_t from, int64_t to)
+{
+	uint32_t best = ORR_NONE;
+
+	for (uint32_t t = 0; t < orr_graph_task_count(r->g); t++)
+		if (r->ts[t].start < to && r->ts[t].end > to && r->ts[t].end > from &&
+		    (best == ORR_NONE || r->ts[t].start > r->ts[best].start))
+			best = t;
+	return best;
+}
+
 static bool same_group(const struct orr_graph *g, uint32_t a, uint32_t b)
 {
 	const struct orr_task *ta = &orr_graph_tasks(g)[a], *tb = &orr_graph_tasks(g)[b];
@@ -148,8 +160,14 @@ void orr_replay_critical_path(const struct orr_replay *r, int64_t start_ns, int6
 	uint32_t cur = last_task(r, start_ns, end_ns);
 	int64_t hi = end_ns;
 
-	if (cur != ORR_NONE)
+	if (cur != ORR_NONE) {
 		push(&p, ORR_NONE, ORR_PATH_IDLE, r->ts[cur].end, end_ns);
+	} else if (end_ns > start_ns) {
+		/* Nothing ends in the window: a task runs across it, or nothing does. */
+		uint32_t t = spanning_task(r, start_ns, end_ns);
+
+		push(&p, t, t == ORR_NONE ? ORR_PATH_IDLE : category(g, t), start_ns, end_ns);
+	}
 	/* Each step moves hi back or leaves it where a new task takes over: bounded. */
 	for (size_t steps = 0;
 	     cur != ORR_NONE && hi > start_ns && steps <= 4 * orr_graph_task_count(g); steps++) {

@@ -30,6 +30,8 @@ struct import_ctx {
 	uint64_t bytes;     /* JSON text parsed */
 	uint64_t run_bytes; /* read and decompressed, every file and member */
 	int64_t start_ns;
+	/* The last ORR_EFORMAT was a file of no trace format (not a broken trace). */
+	bool not_trace;
 };
 
 /* A malloc'ed buffer with ORR__JSON_PADDING spare bytes after len. */
@@ -252,7 +254,8 @@ static int sniff(struct import_ctx *c, struct stream *s, bool at_end)
 		s->kind = at_end ? KIND_JSON : KIND_UNKNOWN;
 		return 0;
 	}
-	if (p[pos] != '{' && p[pos] != '[')
+	c->not_trace = p[pos] != '{' && p[pos] != '[';
+	if (c->not_trace)
 		return orr_diag_set(c->diag, ORR_EFORMAT, s->name, (int64_t)pos, -1,
 				    "expected a Kineto JSON trace ('{' or '[') or a native orrery "
 				    "file, found %s",
@@ -366,7 +369,10 @@ static bool looks_like_et(const struct buf *b)
 	return memmem(b->p, n, "\"schema\"", 8) && memmem(b->p, b->len, "\"nodes\"", 7);
 }
 
-/* JSON that is no trace: its rank, the last one made, goes; the reason says what it is. */
+/*
+ * JSON or SQLite that is no trace: its rank, the last one made, goes; the reason says
+ * what it is (b: the JSON, NULL for SQLite).
+ */
 static int not_a_trace(struct import_ctx *c, const char *name, const struct buf *b,
 		       struct orr__rank_build *rb)
 {
@@ -376,7 +382,8 @@ static int not_a_trace(struct import_ctx *c, const char *name, const struct buf 
 		t->nranks--;
 		orr__rank_free(rb);
 	}
-	if (looks_like_et(b))
+	c->not_trace = true;
+	if (b && looks_like_et(b))
 		return orr_diag_set(c->diag, ORR_EFORMAT, name, -1, -1,
 				    "a PyTorch execution trace ('schema', 'nodes'), which orrery "
 				    "does not read yet");
@@ -392,8 +399,9 @@ static bool skipped_not_trace(struct import_ctx *c, const char *name, int r)
 {
 	char msg[1536];
 
-	if (r != ORR_EFORMAT)
+	if (r != ORR_EFORMAT || !c->not_trace)
 		return false;
+	c->not_trace = false;
 	if (c->opts && c->opts->warn) {
 		snprintf(msg, sizeof(msg), "skipped '%s': not a trace: %s", name,
 			 c->diag && c->diag->msg[0] ? c->diag->msg : orr_strerror(r));
@@ -461,8 +469,8 @@ static int parse_sqlite(struct import_ctx *c, const char *name, struct buf *b)
 	rb = orr__rank_new(c->t, orr_strtab_intern(c->t->strs, name, strlen(name)));
 	c->bytes += b->len;
 	r = orr__nsys_parse(c->t, rb, name, b->p, b->len, &c->lim, c->diag);
-	if (r == ORR_EFORMAT)
-		return not_a_trace(c, name, b, rb);
+	if (r == ORR_ENOTRACE)
+		return not_a_trace(c, name, NULL, rb);
 	if (r || (r = orr__rank_check_times(c->t, rb, name, c->diag)))
 		return r;
 	buf_release(b);
@@ -692,6 +700,7 @@ static int import_file(struct import_ctx *c, const char *path)
 	ssize_t nhead;
 	int fd, r;
 
+	c->not_trace = false;
 	/* Nsight Systems' own format is private: its SQLite export is what can be read. */
 	if (ends_with(path, ".nsys-rep") || ends_with(path, ".qdrep"))
 		return orr_diag_set(

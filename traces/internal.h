@@ -170,8 +170,9 @@ enum orr_sync_kind orr__kineto_sync_kind(const char *s, size_t len);
 /*
  * Reads one Nsight Systems SQLite export data[0..len) into rb (traces/nsys/): its
  * runtime calls, kernels, copies, sets and NVTX ranges; rows count against the EVENTS,
- * PLACES and STRING_BYTES limits.  ORR_EFORMAT for a database without Nsight Systems'
- * tables; errors fill diag with name and the table.
+ * PLACES and STRING_BYTES limits.  ORR_ENOTRACE for a database without Nsight Systems'
+ * tables, ORR_EFORMAT for an export of several processes; errors fill diag with name
+ * and the table.
  */
 int orr__nsys_parse(struct orr_trace *t, struct orr__rank_build *rb, const char *name, void *data,
 		    size_t len, const struct orr__limits *limits, struct orr_diag *diag);

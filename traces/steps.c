@@ -187,34 +187,38 @@ int orr_trace_job_steps(const struct orr_trace *t, struct orr_step **ret_steps, 
 	return 0;
 }
 
+/*
+ * The annotations that match glob become ProfilerStep#1, #2, ...; the trace's own step
+ * annotations go (left as other annotations, they would pass for a step-long op).
+ */
 size_t orr__steps_from_ranges(struct orr_trace *t, const char *glob)
 {
 	size_t matched = 0;
-
-	uint32_t plain = orr_strtab_intern(t->strs, "ProfilerStep", 12);
 
 	for (size_t k = 0; k < t->nranks; k++) {
 		struct orr__rank_build *rb = t->ranks[k];
 		struct orr_event *ev = rb->events.p;
 		int64_t step = 0;
+		size_t kept = 0;
 
 		for (size_t i = 0; i < rb->events.n; i++) {
-			const char *name;
+			const char *name = orr_strtab_get(t->strs, ev[i].name);
 			char buf[40];
 			int n;
 
-			if (ev[i].kind != ORR_EVENT_ANNOTATION)
-				continue;
-			name = orr_strtab_get(t->strs, ev[i].name);
-			if (fnmatch(glob, name, 0) == 0) {
+			if (ev[i].kind == ORR_EVENT_ANNOTATION && fnmatch(glob, name, 0) == 0) {
 				n = snprintf(buf, sizeof(buf), "ProfilerStep#%lld",
 					     (long long)++step);
 				ev[i].name = orr_strtab_intern(t->strs, buf, (size_t)n);
 				matched++;
-			} else if (orr_step_number(name) >= 0) {
-				ev[i].name = plain;
+			} else if (ev[i].kind == ORR_EVENT_ANNOTATION &&
+				   orr_step_number(name) >= 0) {
+				continue;
 			}
+			ev[kept++] = ev[i];
 		}
+		rb->events.n = kept;
+		rb->pub.nevents = kept;
 	}
 	return matched;
 }

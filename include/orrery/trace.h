@@ -302,7 +302,7 @@ struct orr_import_options {
 	 * When set, the steps are the annotations (NVTX or record_function ranges) whose
 	 * name matches this fnmatch(3) pattern, e.g. Megatron's "iteration*": each rank's
 	 * become ProfilerStep#1, #2, ... in start order, and its own ProfilerStep#N
-	 * annotations, if any, "ProfilerStep" (no step).
+	 * annotations, if any, are dropped.
 	 */
 	const char *step_range;
 };

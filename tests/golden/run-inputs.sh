@@ -103,6 +103,13 @@ mixed)
 	run info "$work/run"
 	expect_rc 1
 	expect_in err "none of its 2 files is a trace"
+	# A broken trace is no skipped file: a native file of another version fails the run.
+	"$orrery" convert -o "$work/native" "$1" 2>/dev/null || fail "convert $1"
+	printf '\143' | dd of="$work/native/rank-1.orr" bs=1 seek=16 conv=notrunc 2>/dev/null
+	run info "$work/native"
+	expect_rc 1
+	expect_in err "rank-1.orr"
+	grep -q "skipped" "$work/err" && { show; fail "a broken native file was skipped"; }
 	;;
 nsys)
 	# Nsight Systems SQLite exports (make-nsys.py writes one as nsys lays it out).
@@ -144,6 +151,26 @@ nsys)
 	expect_rc 1
 	expect_in err "cut.sqlite"
 	[[ $(wc -l <"$work/err") == 1 ]] || { show; fail "not one error line"; }
+	# ... and in a run directory it fails the run, it is no skipped file.
+	cp "$work/cut.sqlite" "$work/run/rank-2.sqlite"
+	run info "$work/run"
+	expect_rc 1
+	expect_in err "rank-2.sqlite"
+	grep -q "skipped '.*rank-2" "$work/err" && { show; fail "a cut export was skipped"; }
+	rm "$work/run/rank-2.sqlite"
+	# An export of several processes is refused: they would merge into one rank.
+	python3 - "$work/rank-0.sqlite" "$work/two.sqlite" <<'PY' || fail "two processes"
+import shutil, sqlite3, sys
+shutil.copy(sys.argv[1], sys.argv[2])
+db = sqlite3.connect(sys.argv[2])
+db.execute("UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET globalTid = globalTid + (1 << 24) "
+           "WHERE rowid % 2 = 0")
+db.commit()
+PY
+	run info "$work/two.sqlite"
+	expect_rc 1
+	expect_in err "an Nsight Systems export of 2 processes"
+
 	: >"$work/report.nsys-rep"
 	run info "$work/report.nsys-rep"
 	expect_rc 1

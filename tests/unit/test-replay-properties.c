@@ -181,10 +181,10 @@ static void pair_job(check_fn *fn, void *data, const char *dir, const char *pref
 	free(tmp);
 }
 
-/* Every shared file and directory, then the pyper ranks as one job. */
+/* Every shared file and directory of every format, then the pyper ranks as one job. */
 static void for_each_input(check_fn *fn, struct tally *v)
 {
-	v->inputs = for_each_shared_trace(fn, v);
+	v->inputs = for_each_shared_trace_in(fn, v, true);
 	pair_job(fn, v, shared_kineto(), "hta-pyper-sampled-rank");
 	v->inputs++;
 	fprintf(stderr, "%s: %zu inputs, %zu violations\n", v->what, v->inputs, v->n);

@@ -101,14 +101,15 @@ static void accuracy_of(struct orr_trace *t, const char *name, void *data)
 
 /*
  * DESIGN.md's goal, mean <= 1 % and max <= 3 % per rank-step, on every trace of the
- * shared directory as it is (a trace added there is checked without a change here);
+ * shared directory as it is, in every format (kineto/, kineto-old/, rocm/, nsys/; a
+ * trace added there is checked without a change here);
  * a trace without step annotations is one whole-capture step.
  */
 static void test_real_replay_accuracy(void **state)
 {
 	size_t ntraces = 0;
 
-	assert_true(for_each_shared_trace(accuracy_of, &ntraces) >= 1);
+	assert_true(for_each_shared_trace_in(accuracy_of, &ntraces, true) >= 1);
 	assert_true(ntraces >= 1);
 }
 

@@ -80,34 +80,50 @@ static inline struct orr_trace *import_shared(const char *file)
 
 /*
  * Imports every file or directory of ../shared/traces/kineto in name order and calls
- * fn(t, name, data) on each (fn frees nothing; t is freed after it).  Skips the test
- * when the traces are absent; returns how many there were.
+ * fn(t, name, data) on each (fn frees nothing; t is freed after it); with every_format,
+ * then those of its sibling folders of other formats (kineto-old/, rocm/, nsys/), named
+ * "rocm/NAME".  Skips the test when the traces are absent; returns how many there were.
  */
-static inline size_t
-for_each_shared_trace(void (*fn)(struct orr_trace *t, const char *name, void *data), void *data)
+static inline size_t for_each_shared_trace_in(void (*fn)(struct orr_trace *t, const char *name,
+							 void *data),
+					      void *data, bool every_format)
 {
+	static const char *const others[] = { "", "../kineto-old/", "../rocm/", "../nsys/" };
 	const char *dir = shared_kineto();
-	struct dirent **names;
 	size_t done = 0;
-	int n;
 
 	if (!dir)
 		import_shared(NULL); /* skips */
-	n = scandir(dir, &names, NULL, alphasort);
-	if (n <= 0)
-		fail_msg("%s: no traces", dir);
-	for (int i = 0; i < n; i++) {
-		if (names[i]->d_name[0] != '.') {
-			struct orr_trace *t = import_shared(names[i]->d_name);
+	for (size_t k = 0; k < (every_format ? sizeof(others) / sizeof(others[0]) : 1); k++) {
+		char *sub = orr_xasprintf("%s/%s", dir, others[k]);
+		struct dirent **names;
+		int n = scandir(sub, &names, NULL, alphasort);
 
-			fn(t, names[i]->d_name, data);
-			orr_trace_free(t);
-			done++;
+		if (n <= 0 && k == 0)
+			fail_msg("%s: no traces", dir);
+		for (int i = 0; i < n; i++) {
+			if (names[i]->d_name[0] != '.') {
+				char *name = orr_xasprintf("%s%s", others[k], names[i]->d_name);
+				struct orr_trace *t = import_shared(name);
+
+				fn(t, k ? name + 3 : name, data);
+				orr_trace_free(t);
+				free(name);
+				done++;
+			}
+			free(names[i]);
 		}
-		free(names[i]);
+		free(names);
+		free(sub);
 	}
-	free(names);
 	return done;
+}
+
+/* The traces of ../shared/traces/kineto (the format the estimator's tests expect). */
+static inline size_t
+for_each_shared_trace(void (*fn)(struct orr_trace *t, const char *name, void *data), void *data)
+{
+	return for_each_shared_trace_in(fn, data, false);
 }
 
 #endif

@@ -224,6 +224,11 @@ static bool span(const struct nsys *n, sqlite3_stmt *st, struct orr_event *ev)
 {
 	int64_t s = sqlite3_column_int64(st, 0), e = sqlite3_column_int64(st, 1);
 
+	/* Out of range: orr__rank_check_times() refuses what comes of it, without overflow. */
+	if (s < -ORR_TIME_MAX || s > ORR_TIME_MAX)
+		s = ORR_TIME_MAX + 1;
+	if (e < -ORR_TIME_MAX || e > ORR_TIME_MAX)
+		e = s;
 	if (sqlite3_column_type(st, 1) == SQLITE_NULL || e < s)
 		return false;
 	ev->start_ns = orr_time_add(n->base_ns, s);
@@ -397,6 +402,36 @@ static int read_nvtx(struct nsys *n)
 	return done(n, table, st, rc, r);
 }
 
+/*
+ * One profiled process per file: an export of several (`nsys profile torchrun ...`) would
+ * merge their threads, streams and steps into one rank.
+ */
+static int one_process(struct nsys *n)
+{
+	static const char table[] = "CUPTI_ACTIVITY_KIND_RUNTIME";
+	sqlite3_stmt *st;
+	int64_t procs = 0;
+	int r, rc;
+
+	if (!(st = query(n, table,
+			 "SELECT count(DISTINCT globalTid >> 24) FROM CUPTI_ACTIVITY_KIND_RUNTIME",
+			 &r)))
+		return r;
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		procs = sqlite3_column_int64(st, 0);
+		rc = SQLITE_DONE;
+	}
+	if ((r = done(n, table, st, rc, 0)))
+		return r;
+	if (procs > 1)
+		return orr_diag_set(n->diag, ORR_EFORMAT, n->name, -1, -1,
+				    "an Nsight Systems export of %lld processes; orrery reads one "
+				    "process (one rank) per file: profile each rank into its own "
+				    "report (nsys profile -o rank-%%q{RANK} ...) and export each",
+				    (long long)procs);
+	return 0;
+}
+
 int orr__nsys_parse(struct orr_trace *t, struct orr__rank_build *rb, const char *name, void *data,
 		    size_t len, const struct orr__limits *limits, struct orr_diag *diag)
 {
@@ -407,18 +442,29 @@ int orr__nsys_parse(struct orr_trace *t, struct orr__rank_build *rb, const char 
 		sqlite3_close(n.db);
 		return orr_diag_set(diag, -ENOMEM, name, -1, -1, "cannot open SQLite");
 	}
+	/* Untrusted input: no value longer than the string limit, no code in the schema. */
+	sqlite3_limit(n.db, SQLITE_LIMIT_LENGTH,
+		      limits->max[ORR__LIMIT_STRING_BYTES] < INT32_MAX
+			      ? (int)limits->max[ORR__LIMIT_STRING_BYTES]
+			      : INT32_MAX);
+	sqlite3_db_config(n.db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+	sqlite3_db_config(n.db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
 	if (sqlite3_deserialize(n.db, "main", data, (sqlite3_int64)len, (sqlite3_int64)len,
-				SQLITE_DESERIALIZE_READONLY) != SQLITE_OK) {
+				SQLITE_DESERIALIZE_READONLY) != SQLITE_OK ||
+	    sqlite3_exec(n.db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL) !=
+		    SQLITE_OK) {
 		r = orr_diag_set(diag, ORR_EMALFORMED, name, -1, -1,
 				 "not a readable SQLite database: %s", sqlite3_errmsg(n.db));
 		goto out;
 	}
 	if (!has_table(&n, "CUPTI_ACTIVITY_KIND_RUNTIME") &&
 	    !has_table(&n, "CUPTI_ACTIVITY_KIND_KERNEL") && !has_table(&n, "NVTX_EVENTS")) {
-		r = orr_diag_set(diag, ORR_EFORMAT, name, -1, -1,
+		r = orr_diag_set(diag, ORR_ENOTRACE, name, -1, -1,
 				 "a SQLite database without Nsight Systems' CUPTI or NVTX tables");
 		goto out;
 	}
+	if ((r = one_process(&n)))
+		goto out;
 	if (!(r = read_strings(&n)) && !(r = read_session_start(&n)) && !(r = read_devices(&n)) &&
 	    !(r = read_thread_names(&n)) && !(r = read_runtime(&n)) && !(r = read_kernels(&n)) &&
 	    !(r = read_copies(&n, false)) && !(r = read_copies(&n, true)))
