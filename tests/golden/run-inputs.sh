@@ -128,6 +128,18 @@ nsys)
 	expect_in out "0           2        1.800        1.800    0.00%"
 	grep -q '"cudaLaunchKernel"' "$work/tl.json" || fail "the call keeps its _v7000 suffix"
 	grep -q '"grid":\[864,1,1\]' "$work/tl.json" || fail "the kernel's launch is lost"
+	# Stream waits: paired with the event's record before them, exact D4 edges.
+	python3 "$golden/make-nsys.py" "$work/waits.sqlite" --waits || fail "make-nsys.py --waits"
+	run info "$work/waits.sqlite"
+	expect_rc 0
+	expect_in out "events  22: annotation 2, runtime 10, driver 2, kernel 4, memcpy 2, sync 2"
+	expect_in out "calls   launch 6, memcpy 2, event_record 2, stream_wait 2"
+	expect_in out "D4 cross-stream           2          0"
+	run info --format=json "$work/waits.sqlite"
+	python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["ranks"][0]
+assert r["events"]["sync"] == 2, r["events"]' "$work/out" || fail "info --format=json of the waits"
 	# Compressed, and as one rank of a run directory beside another.
 	gzip -c "$work/rank-0.sqlite" >"$work/r0.sqlite.gz"
 	run info "$work/r0.sqlite.gz"

@@ -8,6 +8,10 @@
  *   CUPTI_ACTIVITY_KIND_KERNEL    kernels on (deviceId, streamId), with their launch
  *   CUPTI_ACTIVITY_KIND_MEMCPY    copies, named by copyKind, with their bytes
  *   CUPTI_ACTIVITY_KIND_MEMSET    sets, with their bytes
+ *   CUPTI_ACTIVITY_KIND_SYNCHRONIZATION  event, stream and context syncs and stream
+ *                                 waits; a wait or event sync is paired with the last
+ *                                 record of its event before it (CUDA_EVENT, by
+ *                                 correlation id), as Kineto pairs them
  *   NVTX_EVENTS                   push/pop and start/end ranges as annotations (steps:
  *                                 ProfilerStep#N)
  *   StringIds, ThreadNames        names
@@ -42,6 +46,11 @@ struct nsys {
 struct id_str {
 	int64_t id;
 	uint32_t str;
+};
+
+/* A cudaEventRecord (CUPTI_ACTIVITY_KIND_CUDA_EVENT): its event, call and stream. */
+struct record {
+	int64_t event, corr, stream;
 };
 
 static int fail(struct nsys *n, const char *table, const char *what)
@@ -374,6 +383,138 @@ static int read_copies(struct nsys *n, bool memset)
 	return done(n, table, st, rc, r);
 }
 
+static int cmp_record(const void *a, const void *b)
+{
+	const struct record *x = a, *y = b;
+
+	if (x->event != y->event)
+		return (x->event > y->event) - (x->event < y->event);
+	return (x->corr > y->corr) - (x->corr < y->corr);
+}
+
+/* Every CUDA event record, sorted by event and correlation id; *ret_n of them. */
+static int read_records(struct nsys *n, struct record **ret, size_t *ret_n)
+{
+	static const char table[] = "CUPTI_ACTIVITY_KIND_CUDA_EVENT";
+	size_t cap = 0;
+	sqlite3_stmt *st;
+	int r, rc;
+
+	*ret = NULL;
+	*ret_n = 0;
+	if (!(st = query(
+		      n, table,
+		      "SELECT eventId, correlationId, streamId FROM CUPTI_ACTIVITY_KIND_CUDA_EVENT",
+		      &r)))
+		return r;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*ret_n >= n->lim->max[ORR__LIMIT_EVENTS]) {
+			sqlite3_finalize(st);
+			return orr__limit_fail(n->lim, ORR__LIMIT_EVENTS, n->diag, n->name, -1, -1);
+		}
+		ORR_VEC_PUSH(*ret, *ret_n, cap,
+			     ((struct record){ sqlite3_column_int64(st, 0),
+					       sqlite3_column_int64(st, 1),
+					       sqlite3_column_int64(st, 2) }));
+	}
+	if (*ret_n)
+		qsort(*ret, *ret_n, sizeof(**ret), cmp_record);
+	return done(n, table, st, rc, 0);
+}
+
+/* The last record of event before call corr, or NULL. */
+static const struct record *record_before(const struct record *v, size_t nv, int64_t event,
+					  int64_t corr)
+{
+	size_t lo = 0, hi = nv;
+
+	while (lo < hi) { /* the first record past (event, corr) */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].event < event || (v[mid].event == event && v[mid].corr < corr))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && v[lo - 1].event == event ? &v[lo - 1] : NULL;
+}
+
+/* CUPTI's CUpti_ActivitySynchronizationType, as Kineto names a sync. */
+static enum orr_sync_kind sync_kind(int type)
+{
+	switch (type) {
+	case 1:
+		return ORR_SYNC_EVENT;
+	case 2:
+		return ORR_SYNC_STREAM_WAIT;
+	case 3:
+		return ORR_SYNC_STREAM;
+	case 4:
+		return ORR_SYNC_CONTEXT;
+	default:
+		return ORR_SYNC_UNKNOWN;
+	}
+}
+
+/* A stream or event id; -1 for CUPTI's CUPTI_SYNCHRONIZATION_INVALID_VALUE. */
+static int64_t valid_id(sqlite3_stmt *st, int col)
+{
+	int64_t v = sqlite3_column_int64(st, col);
+
+	return sqlite3_column_type(st, col) == SQLITE_NULL || v < 0 || v >= UINT32_MAX ? -1 : v;
+}
+
+static int read_syncs(struct nsys *n)
+{
+	static const char table[] = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
+	static const char *const names[ORR_SYNC_COUNT] = {
+		[ORR_SYNC_UNKNOWN] = "Sync",
+		[ORR_SYNC_EVENT] = "Event Sync",
+		[ORR_SYNC_STREAM_WAIT] = "Stream Wait Event",
+		[ORR_SYNC_STREAM] = "Stream Sync",
+		[ORR_SYNC_CONTEXT] = "Context Sync",
+	};
+	struct record *rec;
+	size_t nrec;
+	sqlite3_stmt *st;
+	int r, rc;
+
+	if ((r = read_records(n, &rec, &nrec)))
+		return r;
+	if (!(st = query(n, table,
+			 "SELECT start, end, deviceId, streamId, correlationId, syncType, eventId "
+			 "FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+			 &r))) {
+		free(rec);
+		return r;
+	}
+	while (!r && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct orr_event ev = event_of(ORR_EVENT_SYNC);
+		struct orr_sync_args *a;
+		const struct record *rd;
+		int32_t dev = sqlite3_column_int(st, 2);
+
+		if (!span(n, st, &ev))
+			continue;
+		ev.correlation = sqlite3_column_int64(st, 4);
+		ev.sub = (uint8_t)sync_kind(sqlite3_column_int(st, 5));
+		ev.name = intern(n, names[ev.sub]);
+		ev.place = orr__place(n->rb, ORR_PLACE_STREAM, dev, valid_id(st, 3), dev);
+		a = orr__vec_push(&n->rb->syncs);
+		*a = (struct orr_sync_args){ valid_id(st, 3), -1, -1, valid_id(st, 6) };
+		rd = a->event_id >= 0 ? record_before(rec, nrec, a->event_id, ev.correlation)
+				      : NULL;
+		if (rd && (ev.sub == ORR_SYNC_STREAM_WAIT || ev.sub == ORR_SYNC_EVENT)) {
+			a->wait_on_stream = rd->stream;
+			a->event_record_corr = rd->corr;
+		}
+		ev.args = (uint32_t)(n->rb->syncs.n - 1);
+		r = add_event(n, ev);
+	}
+	free(rec);
+	return done(n, table, st, rc, r);
+}
+
 /* NVTX push/pop (59) and start/end (60) ranges with their text, as annotations. */
 static int read_nvtx(struct nsys *n)
 {
@@ -467,7 +608,7 @@ int orr__nsys_parse(struct orr_trace *t, struct orr__rank_build *rb, const char 
 		goto out;
 	if (!(r = read_strings(&n)) && !(r = read_session_start(&n)) && !(r = read_devices(&n)) &&
 	    !(r = read_thread_names(&n)) && !(r = read_runtime(&n)) && !(r = read_kernels(&n)) &&
-	    !(r = read_copies(&n, false)) && !(r = read_copies(&n, true)))
+	    !(r = read_copies(&n, false)) && !(r = read_copies(&n, true)) && !(r = read_syncs(&n)))
 		r = read_nvtx(&n);
 out:
 	free(n.strs);
