@@ -119,6 +119,16 @@ static inline size_t for_each_shared_trace_in(void (*fn)(struct orr_trace *t, co
 	return done;
 }
 
+/* name with every '/' made '_': a file name for a trace's output ("rocm_x.json.gz"). */
+static inline char *flat_name(const char *name)
+{
+	char *s = orr_xstrdup(name);
+
+	for (char *p = s; *p; p++)
+		*p = *p == '/' ? '_' : *p;
+	return s;
+}
+
 /* The traces of ../shared/traces/kineto (the format the estimator's tests expect). */
 static inline size_t
 for_each_shared_trace(void (*fn)(struct orr_trace *t, const char *name, void *data), void *data)
