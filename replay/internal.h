@@ -3,6 +3,8 @@
 #ifndef ORRERY_REPLAY_INTERNAL_H
 #define ORRERY_REPLAY_INTERNAL_H
 
+#include <math.h>
+
 #include "orrery/replay.h"
 
 #define ORR__CAUSE_ENDS 0x80000000u /* in cause[]: the cause set the task's end */
@@ -44,5 +46,23 @@ float *orr__task_scales(const struct orr_graph *g, const struct orr_replay_optio
  * o->cpu_factors' (CPU tasks); NULL when o gives none.
  */
 float *orr__replay_factors(const struct orr_graph *g, const struct orr_replay_options *o);
+/*
+ * A duration times its factor, rounded; ORR_TIME_MAX past it (orr__check_range()
+ * refuses a replay where that bound is reached).
+ */
+static inline int64_t orr__scaled(int64_t d, double f)
+{
+	double x = (double)d * f;
+
+	return x < (double)ORR_TIME_MAX ? (int64_t)llround(x) : ORR_TIME_MAX;
+}
+
+/*
+ * 0 when o's factors are in range and g's durations (times scale, per task, NULL for
+ * none), gaps and latencies add up to at most ORR_TIME_MAX, so that no sum of the
+ * simulation overflows; else -ERANGE saying what is out of range (replay/scale.c).
+ */
+int orr__check_range(const struct orr_graph *g, const float *scale,
+		     const struct orr_replay_options *o, struct orr_diag *reterr_diag);
 
 #endif

@@ -238,14 +238,7 @@ static void lb_set(struct sim *s, uint32_t p, int64_t v)
 
 static int64_t duration(const struct sim *s, uint32_t t)
 {
-	int64_t d = s->tasks[t].dur_ns;
-	double f;
-
-	if (!s->scale)
-		return d;
-	/* check_range() refuses a replay where this bound is reached. */
-	f = (double)d * s->scale[t];
-	return f < (double)ORR_TIME_MAX ? (int64_t)llround(f) : ORR_TIME_MAX;
+	return s->scale ? orr__scaled(s->tasks[t].dur_ns, s->scale[t]) : s->tasks[t].dur_ns;
 }
 
 /* The time before task t on its processor: a CPU task's scaled with it. */
@@ -685,77 +678,6 @@ static bool run_earliest(struct sim *s)
 	return false;
 }
 
-/* |x| as an unsigned sum's term, without overflowing at INT64_MIN. */
-static uint64_t mag(int64_t x)
-{
-	return x < 0 ? (uint64_t)0 - (uint64_t)x : (uint64_t)x;
-}
-
-/*
- * Factors in [0, ORR_SCALE_MAX], and a predicted timeline within ORR_TIME_MAX of its
- * first start: no predicted time is later than the latest first start plus every
- * duration, gap, latency and return time, so when those add up to no more than
- * ORR_TIME_MAX no sum in the simulation overflows.
- */
-static int check_range(const struct sim *s, const struct orr_replay_options *o,
-		       struct orr_diag *reterr_diag)
-{
-	const struct orr_graph *g = s->g;
-	size_t n = orr_graph_task_count(g), nd = 0, nw = 0;
-	struct orr_graph_stats st;
-	uint64_t total = 0;
-	double gs;
-
-	for (size_t i = 0; o && i < o->nscales; i++)
-		if (!(o->scales[i].factor >= 0 && o->scales[i].factor <= ORR_SCALE_MAX))
-			return orr_diag_set(reterr_diag, -ERANGE, NULL, -1, -1,
-					    "scale factor %g for '%.64s' is not from 0 to %g",
-					    o->scales[i].factor, o->scales[i].glob, ORR_SCALE_MAX);
-	for (size_t t = 0; o && o->task_factors && t < n; t++)
-		if (!(o->task_factors[t] >= 0 && o->task_factors[t] <= ORR_SCALE_MAX))
-			return orr_diag_set(reterr_diag, -ERANGE, NULL, -1, -1,
-					    "factor %g of task %zu is not from 0 to %g",
-					    (double)o->task_factors[t], t, ORR_SCALE_MAX);
-	for (size_t t = 0; o && o->cpu_factors && t < n; t++)
-		if (!(o->cpu_factors[t] >= 0 && o->cpu_factors[t] <= ORR_SCALE_MAX))
-			return orr_diag_set(reterr_diag, -ERANGE, NULL, -1, -1,
-					    "CPU factor %g of task %zu is not from 0 to %g",
-					    (double)o->cpu_factors[t], t, ORR_SCALE_MAX);
-	for (size_t t = 0; t < n; t++) {
-		double d = (double)s->tasks[t].dur_ns * (s->scale ? s->scale[t] : 1);
-
-		if (d > (double)ORR_TIME_MAX)
-			return orr_diag_set(
-				reterr_diag, -ERANGE, NULL, -1, -1,
-				"'%.64s' scaled by %g lasts %.3g ns, past 2^62 ns",
-				orr_trace_str(orr_graph_trace(g),
-					      orr_graph_task_event(g, (uint32_t)t)->name),
-				s->scale ? s->scale[t] : 1.0, d);
-		gs = (double)mag(s->tasks[t].gap_ns) *
-		     (s->scale && s->tasks[t].kind == ORR_TASK_CPU ? s->scale[t] : 1);
-		total += mag(duration(s, (uint32_t)t)) +
-			 (gs < (double)ORR_TIME_MAX ? (uint64_t)gs : (uint64_t)ORR_TIME_MAX + 1);
-		nd = s->tasks[t].first_dep + s->tasks[t].ndeps > nd
-			     ? s->tasks[t].first_dep + s->tasks[t].ndeps
-			     : nd;
-		if (total > ORR_TIME_MAX)
-			break;
-	}
-	for (size_t d = 0; d < nd && total <= ORR_TIME_MAX; d++)
-		total += mag(s->deps[d].lat_ns);
-	orr_graph_get_stats(g, &st);
-	for (size_t k = 0; k < ORR_WAIT_KIND_COUNT; k++)
-		nw += st.waits[k];
-	for (size_t w = 0; w < nw && total <= ORR_TIME_MAX; w++)
-		total += mag(s->waits[w].ret_ns);
-	if (total > ORR_TIME_MAX)
-		return orr_diag_set(reterr_diag, -ERANGE, NULL, -1, -1,
-				    "the %sdurations, gaps and latencies add up to more than 2^62 "
-				    "ns (about 146 years)",
-				    s->scale ? "scaled " : "");
-	return 0;
-}
-
 int orr__simulate(struct orr_replay *r, const struct orr_replay_options *opts,
 		  struct orr_diag *reterr_diag)
 {
@@ -764,7 +686,7 @@ int orr__simulate(struct orr_replay *r, const struct orr_replay_options *opts,
 	int err = 0;
 
 	sim_init(&s, r, opts);
-	if ((err = check_range(&s, opts, reterr_diag))) {
+	if ((err = orr__check_range(r->g, s.scale, opts, reterr_diag))) {
 		sim_release(&s);
 		return err;
 	}
