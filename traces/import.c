@@ -8,7 +8,6 @@
  */
 #include <archive.h>
 #include <archive_entry.h>
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -18,33 +17,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "import.h"
 #include "internal.h"
 #include "orrery/native.h"
 #include "banned.h"
-
-struct import_ctx {
-	struct orr_trace *t;
-	const struct orr_import_options *opts;
-	struct orr__limits lim;
-	struct orr_diag *diag;
-	uint64_t bytes;     /* JSON text parsed */
-	uint64_t run_bytes; /* read and decompressed, every file and member */
-	int64_t start_ns;
-	/* The last ORR_EFORMAT was a file of no trace format (not a broken trace). */
-	bool not_trace;
-};
-
-/* A malloc'ed buffer with ORR__JSON_PADDING spare bytes after len. */
-struct buf {
-	char *p;
-	size_t len, cap;
-};
-
-static void buf_release(struct buf *b)
-{
-	free(b->p);
-	*b = (struct buf){ 0 };
-}
 
 static void buf_reserve(struct buf *b, size_t want)
 {
@@ -153,37 +129,6 @@ static int container_fail(struct import_ctx *c, const char *name, const unsigned
 	}
 	return orr_diag_set(c->diag, ORR_EARCHIVE, name, 0, -1,
 			    "starts like a %s stream, but its header is not valid", kind);
-}
-
-/* rank-3, rank_3, rank3, worker3 (any case) in the file's own name. */
-static int rank_from_name(const char *path)
-{
-	static const char *const words[] = { "rank", "worker" };
-	const char *base = path;
-
-	/* The file's own name: after the last '/' and after an archive's "name:" prefix. */
-	for (const char *p = path; *p; p++)
-		if (*p == '/' || *p == ':')
-			base = p + 1;
-	for (const char *s = base; *s; s++) {
-		for (size_t w = 0; w < 2; w++) {
-			size_t n = strlen(words[w]);
-			const char *d = s + n;
-			long r = 0;
-
-			if (strncasecmp(s, words[w], n) != 0)
-				continue;
-			if (*d == '-' || *d == '_')
-				d++;
-			if (!isdigit((unsigned char)*d))
-				continue;
-			for (; isdigit((unsigned char)*d) && r < INT32_MAX; d++)
-				r = r * 10 + (*d - '0');
-			if (r <= INT32_MAX)
-				return (int)r;
-		}
-	}
-	return -1;
 }
 
 /* The first bytes of a file or member decide what it is before the rest is read. */
@@ -354,133 +299,6 @@ static int stream_add(struct import_ctx *c, struct stream *s, const void *data, 
 	return stream_check(c, s, false);
 }
 
-static int check_rank_count(struct import_ctx *c, const char *name)
-{
-	if (c->t->nranks > c->lim.max[ORR__LIMIT_RANKS])
-		return orr__limit_fail(&c->lim, ORR__LIMIT_RANKS, c->diag, name, -1, -1);
-	return 0;
-}
-
-/* A PyTorch execution trace: {"schema": ..., "nodes": [...]} near its start. */
-static bool looks_like_et(const struct buf *b)
-{
-	size_t n = b->len < 4096 ? b->len : 4096;
-
-	return memmem(b->p, n, "\"schema\"", 8) && memmem(b->p, b->len, "\"nodes\"", 7);
-}
-
-/*
- * JSON or SQLite that is no trace: its rank, the last one made, goes; the reason says
- * what it is (b: the JSON, NULL for SQLite).
- */
-static int not_a_trace(struct import_ctx *c, const char *name, const struct buf *b,
-		       struct orr__rank_build *rb)
-{
-	struct orr_trace *t = c->t;
-
-	if (t->nranks && t->ranks[t->nranks - 1] == rb) {
-		t->nranks--;
-		orr__rank_free(rb);
-	}
-	c->not_trace = true;
-	if (b && looks_like_et(b))
-		return orr_diag_set(c->diag, ORR_EFORMAT, name, -1, -1,
-				    "a PyTorch execution trace ('schema', 'nodes'), which orrery "
-				    "does not read yet");
-	return ORR_EFORMAT;
-}
-
-/*
- * In a directory or an archive, a file that is no trace of any format orrery reads (a
- * config, an execution trace beside the profiler's) is skipped with a warning instead of
- * failing the run; given alone, it is an error.  True when r was such a file.
- */
-static bool skipped_not_trace(struct import_ctx *c, const char *name, int r)
-{
-	char msg[1536];
-
-	if (r != ORR_EFORMAT || !c->not_trace)
-		return false;
-	c->not_trace = false;
-	if (c->opts && c->opts->warn) {
-		snprintf(msg, sizeof(msg), "skipped '%s': not a trace: %s", name,
-			 c->diag && c->diag->msg[0] ? c->diag->msg : orr_strerror(r));
-		c->opts->warn(c->opts->warn_data, msg);
-	}
-	orr_diag_clear(c->diag);
-	return true;
-}
-
-static int parse_json(struct import_ctx *c, const char *name, struct buf *b)
-{
-	struct orr__rank_build *rb;
-	int r;
-
-	if (b->len == 0)
-		return orr_diag_set(c->diag, ORR_EEMPTY, name, -1, -1, "the file is empty");
-	rb = orr__rank_new(c->t, orr_strtab_intern(c->t->strs, name, strlen(name)));
-	c->bytes += b->len;
-	r = orr__kineto_parse(c->t, rb, name, b->p, b->len, &c->lim, c->diag);
-	if (r == ORR_EFORMAT)
-		return not_a_trace(c, name, b, rb);
-	/* Times within +-ORR_TIME_MAX, for every format (traces/model.c). */
-	if (r || (r = orr__rank_check_times(c->t, rb, name, c->diag)))
-		return r;
-	/* The text is no longer needed: give its memory back before sorting. */
-	buf_release(b);
-	/* Several ranks in one file (orr_trace_write_chrome()): each its own. */
-	if (rb->nparts)
-		return (r = orr__chrome_split(c->t, rb, name, c->diag)) ? r
-									: check_rank_count(c, name);
-	if ((r = orr__chrome_check_one(c->t, rb, name, c->diag)))
-		return r;
-	if (!rb->has_rank)
-		rb->pub.rank = rank_from_name(name);
-	orr__rank_finish(c->t, rb);
-	orr_debug("traces", "%s: rank %d, %zu events", name, rb->pub.rank, rb->pub.nevents);
-	return check_rank_count(c, name);
-}
-
-static int parse_native(struct import_ctx *c, const char *name, struct buf *b)
-{
-	struct orr__rank_build *rb;
-	int r;
-
-	rb = orr__rank_new(c->t, orr_strtab_intern(c->t->strs, name, strlen(name)));
-	c->bytes += b->len;
-	r = orr__native_parse(c->t, rb, name, b->p, b->len, &c->lim, &c->run_bytes, c->opts,
-			      c->diag);
-	/* Times within +-ORR_TIME_MAX, for every format (traces/model.c). */
-	if (r || (r = orr__rank_check_times(c->t, rb, name, c->diag)))
-		return r;
-	buf_release(b);
-	if (!rb->has_rank)
-		rb->pub.rank = rank_from_name(name);
-	orr__rank_finish_native(c->t, rb);
-	orr_debug("traces", "%s: native, rank %d, %zu events", name, rb->pub.rank, rb->pub.nevents);
-	return check_rank_count(c, name);
-}
-
-static int parse_sqlite(struct import_ctx *c, const char *name, struct buf *b)
-{
-	struct orr__rank_build *rb;
-	int r;
-
-	rb = orr__rank_new(c->t, orr_strtab_intern(c->t->strs, name, strlen(name)));
-	c->bytes += b->len;
-	r = orr__nsys_parse(c->t, rb, name, b->p, b->len, &c->lim, c->diag);
-	if (r == ORR_ENOTRACE)
-		return not_a_trace(c, name, NULL, rb);
-	if (r || (r = orr__rank_check_times(c->t, rb, name, c->diag)))
-		return r;
-	buf_release(b);
-	rb->pub.rank = rank_from_name(name);
-	orr__rank_finish(c->t, rb);
-	orr_debug("traces", "%s: Nsight Systems, rank %d, %zu events", name, rb->pub.rank,
-		  rb->pub.nevents);
-	return check_rank_count(c, name);
-}
-
 static int import_memory(struct import_ctx *c, const char *name, struct buf *b, int depth);
 
 /* A file or member read whole: an archive in it, a native file or Kineto JSON. */
@@ -490,11 +308,11 @@ static int stream_parse(struct import_ctx *c, struct stream *s, int depth)
 	case KIND_CONTAINER:
 		return import_memory(c, s->name, &s->b, depth);
 	case KIND_NATIVE:
-		return parse_native(c, s->name, &s->b);
+		return orr__import_native(c, s->name, &s->b);
 	case KIND_SQLITE:
-		return parse_sqlite(c, s->name, &s->b);
+		return orr__import_sqlite(c, s->name, &s->b);
 	default:
-		return parse_json(c, s->name, &s->b);
+		return orr__import_json(c, s->name, &s->b);
 	}
 }
 
@@ -561,7 +379,7 @@ static int import_archive(struct import_ctx *c, const char *name, struct archive
 		buf_release(&s.b);
 		s = (struct stream){ .name = member, .decompressed = true };
 		if ((r = read_entry(c, a, &s)) || (r = stream_parse(c, &s, depth + 1))) {
-			if (!raw && skipped_not_trace(c, member, r)) {
+			if (!raw && orr__import_skipped(c, member, r)) {
 				skipped++;
 				continue;
 			}
@@ -773,7 +591,7 @@ static int import_dir(struct import_ctx *c, const char *path)
 			c->opts->progress(c->opts->progress_data, file, 0);
 		r = import_file(c, file);
 		found += r == 0;
-		if (skipped_not_trace(c, file, r))
+		if (orr__import_skipped(c, file, r))
 			r = 0, skipped++;
 		free(file);
 		free(names[i]);

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One file's bytes, read whole (import.c), into ranks by its format: Kineto JSON
+ * (traces/kineto/), native (traces/native/) or an Nsight Systems SQLite export
+ * (traces/nsys/); the rank from the file's name when the format does not give it; and
+ * JSON or SQLite that is no trace, which a directory or archive skips.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "import.h"
+#include "banned.h"
+
+/* rank-3, rank_3, rank3, worker3 (any case) in the file's own name. */
+static int rank_from_name(const char *path)
+{
+	static const char *const words[] = { "rank", "worker" };
+	const char *base = path;
+
+	/* The file's own name: after the last '/' and after an archive's "name:" prefix. */
+	for (const char *p = path; *p; p++)
+		if (*p == '/' || *p == ':')
+			base = p + 1;
+	for (const char *s = base; *s; s++) {
+		for (size_t w = 0; w < 2; w++) {
+			size_t n = strlen(words[w]);
+			const char *d = s + n;
+			long r = 0;
+
+			if (strncasecmp(s, words[w], n) != 0)
+				continue;
+			if (*d == '-' || *d == '_')
+				d++;
+			if (!isdigit((unsigned char)*d))
+				continue;
+			for (; isdigit((unsigned char)*d) && r < INT32_MAX; d++)
+				r = r * 10 + (*d - '0');
+			if (r <= INT32_MAX)
+				return (int)r;
+		}
+	}
+	return -1;
+}
+
+static int check_rank_count(struct import_ctx *c, const char *name)
+{
+	if (c->t->nranks > c->lim.max[ORR__LIMIT_RANKS])
+		return orr__limit_fail(&c->lim, ORR__LIMIT_RANKS, c->diag, name, -1, -1);
+	return 0;
+}
+
+/* A PyTorch execution trace: {"schema": ..., "nodes": [...]} near its start. */
+static bool looks_like_et(const struct buf *b)
+{
+	size_t n = b->len < 4096 ? b->len : 4096;
+
+	return memmem(b->p, n, "\"schema\"", 8) && memmem(b->p, b->len, "\"nodes\"", 7);
+}
+
+/*
+ * JSON or SQLite that is no trace: its rank, the last one made, goes; the reason says
+ * what it is (b: the JSON, NULL for SQLite).
+ */
+static int not_a_trace(struct import_ctx *c, const char *name, const struct buf *b,
+		       struct orr__rank_build *rb)
+{
+	struct orr_trace *t = c->t;
+
+	if (t->nranks && t->ranks[t->nranks - 1] == rb) {
+		t->nranks--;
+		orr__rank_free(rb);
+	}
+	c->not_trace = true;
+	if (b && looks_like_et(b))
+		return orr_diag_set(c->diag, ORR_EFORMAT, name, -1, -1,
+				    "a PyTorch execution trace ('schema', 'nodes'), which orrery "
+				    "does not read yet");
+	return ORR_EFORMAT;
+}
+
+bool orr__import_skipped(struct import_ctx *c, const char *name, int r)
+{
+	char msg[1536];
+
+	if (r != ORR_EFORMAT || !c->not_trace)
+		return false;
+	c->not_trace = false;
+	if (c->opts && c->opts->warn) {
+		snprintf(msg, sizeof(msg), "skipped '%s': not a trace: %s", name,
+			 c->diag && c->diag->msg[0] ? c->diag->msg : orr_strerror(r));
+		c->opts->warn(c->opts->warn_data, msg);
+	}
+	orr_diag_clear(c->diag);
+	return true;
+}
+
+int orr__import_json(struct import_ctx *c, const char *name, struct buf *b)
+{
+	struct orr__rank_build *rb;
+	int r;
+
+	if (b->len == 0)
+		return orr_diag_set(c->diag, ORR_EEMPTY, name, -1, -1, "the file is empty");
+	rb = orr__rank_new(c->t, orr_strtab_intern(c->t->strs, name, strlen(name)));
+	c->bytes += b->len;
+	r = orr__kineto_parse(c->t, rb, name, b->p, b->len, &c->lim, c->diag);
+	if (r == ORR_EFORMAT)
+		return not_a_trace(c, name, b, rb);
+	/* Times within +-ORR_TIME_MAX, for every format (traces/model.c). */
+	if (r || (r = orr__rank_check_times(c->t, rb, name, c->diag)))
+		return r;
+	/* The text is no longer needed: give its memory back before sorting. */
+	buf_release(b);
+	/* Several ranks in one file (orr_trace_write_chrome()): each its own. */
+	if (rb->nparts)
+		return (r = orr__chrome_split(c->t, rb, name, c->diag)) ? r
+									: check_rank_count(c, name);
+	if ((r = orr__chrome_check_one(c->t, rb, name, c->diag)))
+		return r;
+	if (!rb->has_rank)
+		rb->pub.rank = rank_from_name(name);
+	orr__rank_finish(c->t, rb);
+	orr_debug("traces", "%s: rank %d, %zu events", name, rb->pub.rank, rb->pub.nevents);
+	return check_rank_count(c, name);
+}
+
+int orr__import_native(struct import_ctx *c, const char *name, struct buf *b)
+{
+	struct orr__rank_build *rb;
+	int r;
+
+	rb = orr__rank_new(c->t, orr_strtab_intern(c->t->strs, name, strlen(name)));
+	c->bytes += b->len;
+	r = orr__native_parse(c->t, rb, name, b->p, b->len, &c->lim, &c->run_bytes, c->opts,
+			      c->diag);
+	/* Times within +-ORR_TIME_MAX, for every format (traces/model.c). */
+	if (r || (r = orr__rank_check_times(c->t, rb, name, c->diag)))
+		return r;
+	buf_release(b);
+	if (!rb->has_rank)
+		rb->pub.rank = rank_from_name(name);
+	orr__rank_finish_native(c->t, rb);
+	orr_debug("traces", "%s: native, rank %d, %zu events", name, rb->pub.rank, rb->pub.nevents);
+	return check_rank_count(c, name);
+}
+
+int orr__import_sqlite(struct import_ctx *c, const char *name, struct buf *b)
+{
+	struct orr__rank_build *rb;
+	int r;
+
+	rb = orr__rank_new(c->t, orr_strtab_intern(c->t->strs, name, strlen(name)));
+	c->bytes += b->len;
+	r = orr__nsys_parse(c->t, rb, name, b->p, b->len, &c->lim, c->diag);
+	if (r == ORR_ENOTRACE)
+		return not_a_trace(c, name, NULL, rb);
+	if (r || (r = orr__rank_check_times(c->t, rb, name, c->diag)))
+		return r;
+	buf_release(b);
+	rb->pub.rank = rank_from_name(name);
+	orr__rank_finish(c->t, rb);
+	orr_debug("traces", "%s: Nsight Systems, rank %d, %zu events", name, rb->pub.rank,
+		  rb->pub.nevents);
+	return check_rank_count(c, name);
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * traces/import.h — what the importer's two halves share: import.c finds and reads
+ * files, directories and archives into memory; import-formats.c turns one file's bytes
+ * into ranks by its format (Kineto JSON, native, Nsight Systems SQLite), or says it is
+ * no trace.
+ */
+#ifndef ORRERY_TRACES_IMPORT_H
+#define ORRERY_TRACES_IMPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+struct import_ctx {
+	struct orr_trace *t;
+	const struct orr_import_options *opts;
+	struct orr__limits lim;
+	struct orr_diag *diag;
+	uint64_t bytes;     /* JSON text parsed */
+	uint64_t run_bytes; /* read and decompressed, every file and member */
+	int64_t start_ns;
+	/* The last ORR_EFORMAT was a file of no trace format (not a broken trace). */
+	bool not_trace;
+};
+
+/* A malloc'ed buffer with ORR__JSON_PADDING spare bytes after len. */
+struct buf {
+	char *p;
+	size_t len, cap;
+};
+
+static inline void buf_release(struct buf *b)
+{
+	free(b->p);
+	*b = (struct buf){ 0 };
+}
+
+/* import-formats.c: one file's (or member's) bytes in b, name as messages give it. */
+int orr__import_json(struct import_ctx *c, const char *name, struct buf *b);
+int orr__import_native(struct import_ctx *c, const char *name, struct buf *b);
+int orr__import_sqlite(struct import_ctx *c, const char *name, struct buf *b);
+/*
+ * In a directory or an archive, a file that is no trace of any format orrery reads (a
+ * config, an execution trace beside the profiler's) is skipped with a warning instead of
+ * failing the run; given alone, it is an error.  True when r was such a file.
+ */
+bool orr__import_skipped(struct import_ctx *c, const char *name, int r);
+
+#endif
