@@ -96,6 +96,28 @@ bool orr__import_skipped(struct import_ctx *c, const char *name, int r)
 	return true;
 }
 
+/* A new rank for the file name, whose b->len bytes count as parsed. */
+static struct orr__rank_build *new_rank(struct import_ctx *c, const char *name, const struct buf *b)
+{
+	c->bytes += b->len;
+	return orr__rank_new(c->t, orr_strtab_intern(c->t->strs, name, strlen(name)));
+}
+
+/* A rank read whole: its rank from its name when the format gave none; finished. */
+static int finish_rank(struct import_ctx *c, const char *name, struct orr__rank_build *rb,
+		       const char *format, bool native)
+{
+	if (!rb->has_rank)
+		rb->pub.rank = rank_from_name(name);
+	if (native)
+		orr__rank_finish_native(c->t, rb);
+	else
+		orr__rank_finish(c->t, rb);
+	orr_debug("traces", "%s: %s, rank %d, %zu events", name, format, rb->pub.rank,
+		  rb->pub.nevents);
+	return check_rank_count(c, name);
+}
+
 int orr__import_json(struct import_ctx *c, const char *name, struct buf *b)
 {
 	struct orr__rank_build *rb;
@@ -103,8 +125,7 @@ int orr__import_json(struct import_ctx *c, const char *name, struct buf *b)
 
 	if (b->len == 0)
 		return orr_diag_set(c->diag, ORR_EEMPTY, name, -1, -1, "the file is empty");
-	rb = orr__rank_new(c->t, orr_strtab_intern(c->t->strs, name, strlen(name)));
-	c->bytes += b->len;
+	rb = new_rank(c, name, b);
 	r = orr__kineto_parse(c->t, rb, name, b->p, b->len, &c->lim, c->diag);
 	if (r == ORR_EFORMAT)
 		return not_a_trace(c, name, b, rb);
@@ -119,49 +140,30 @@ int orr__import_json(struct import_ctx *c, const char *name, struct buf *b)
 									: check_rank_count(c, name);
 	if ((r = orr__chrome_check_one(c->t, rb, name, c->diag)))
 		return r;
-	if (!rb->has_rank)
-		rb->pub.rank = rank_from_name(name);
-	orr__rank_finish(c->t, rb);
-	orr_debug("traces", "%s: rank %d, %zu events", name, rb->pub.rank, rb->pub.nevents);
-	return check_rank_count(c, name);
+	return finish_rank(c, name, rb, "Kineto JSON", false);
 }
 
 int orr__import_native(struct import_ctx *c, const char *name, struct buf *b)
 {
-	struct orr__rank_build *rb;
-	int r;
+	struct orr__rank_build *rb = new_rank(c, name, b);
+	int r = orr__native_parse(c->t, rb, name, b->p, b->len, &c->lim, &c->run_bytes, c->opts,
+				  c->diag);
 
-	rb = orr__rank_new(c->t, orr_strtab_intern(c->t->strs, name, strlen(name)));
-	c->bytes += b->len;
-	r = orr__native_parse(c->t, rb, name, b->p, b->len, &c->lim, &c->run_bytes, c->opts,
-			      c->diag);
-	/* Times within +-ORR_TIME_MAX, for every format (traces/model.c). */
 	if (r || (r = orr__rank_check_times(c->t, rb, name, c->diag)))
 		return r;
 	buf_release(b);
-	if (!rb->has_rank)
-		rb->pub.rank = rank_from_name(name);
-	orr__rank_finish_native(c->t, rb);
-	orr_debug("traces", "%s: native, rank %d, %zu events", name, rb->pub.rank, rb->pub.nevents);
-	return check_rank_count(c, name);
+	return finish_rank(c, name, rb, "native", true);
 }
 
 int orr__import_sqlite(struct import_ctx *c, const char *name, struct buf *b)
 {
-	struct orr__rank_build *rb;
-	int r;
+	struct orr__rank_build *rb = new_rank(c, name, b);
+	int r = orr__nsys_parse(c->t, rb, name, b->p, b->len, &c->lim, c->diag);
 
-	rb = orr__rank_new(c->t, orr_strtab_intern(c->t->strs, name, strlen(name)));
-	c->bytes += b->len;
-	r = orr__nsys_parse(c->t, rb, name, b->p, b->len, &c->lim, c->diag);
 	if (r == ORR_ENOTRACE)
 		return not_a_trace(c, name, NULL, rb);
 	if (r || (r = orr__rank_check_times(c->t, rb, name, c->diag)))
 		return r;
 	buf_release(b);
-	rb->pub.rank = rank_from_name(name);
-	orr__rank_finish(c->t, rb);
-	orr_debug("traces", "%s: Nsight Systems, rank %d, %zu events", name, rb->pub.rank,
-		  rb->pub.nevents);
-	return check_rank_count(c, name);
+	return finish_rank(c, name, rb, "Nsight Systems", false);
 }
