@@ -7,7 +7,8 @@
 # Walks TRACES_DIR (default ../shared/traces) as it is: every Kineto trace in its
 # kineto/, kineto-old/ and rocm/ folders and every Nsight Systems export of nsys/ (a file
 # is one trace, a directory one several-rank job), plus the two pyper ranks as one
-# 2-rank job, and runs
+# 2-rank job (any of these folders may be missing: `bench/accuracy.sh DIR` with only
+# DIR/nsys/ replays a set of Nsight Systems exports), and runs
 # `orrery replay --format=json` on each.  Prints two Markdown tables: per trace
 # (rank-steps, mean and max error, job steps and their max error, the graph's inferred
 # edges per kind, what was found by timing) and per rank-step (measured, predicted,
@@ -31,7 +32,7 @@ die() {
 	exit 1
 }
 
-[[ -d $traces ]] || die "no Kineto traces directory '$traces'"
+[[ -d $root ]] || die "no traces directory '$root'"
 [[ -f $build_dir/build.ninja ]] || die "'$build_dir' is not configured: run 'make build' first"
 meson compile -C "$build_dir" orrery >&2 || die "building orrery in '$build_dir' failed"
 

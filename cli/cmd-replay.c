@@ -159,8 +159,7 @@ static int nothing_selected(const struct options *o, size_t nrows)
 {
 	if (nrows)
 		return EXIT_OK;
-	cli_error("--steps and --ranks select no rank-step of '%s' ('orrery info' lists them)",
-		  o->trace);
+	cli_select_nothing(&o->sel, o->trace);
 	return EXIT_FAIL;
 }
 

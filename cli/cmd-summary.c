@@ -100,9 +100,7 @@ int cmd_summary(int argc, char **argv)
 		goto out;
 	summary_gather(&s, o.trace, cr.r, &o.sel);
 	if (!s.nsteps) {
-		cli_error("--steps and --ranks select no rank-step of '%s' ('orrery info' lists "
-			  "them)",
-			  o.trace);
+		cli_select_nothing(&o.sel, o.trace);
 		summary_release(&s);
 		ret = EXIT_FAIL;
 		goto out;

@@ -113,9 +113,11 @@ static void text_collectives(const struct orr_trace *t, const struct orr_rank *r
 	}
 	free(rows);
 	for (size_t i = 0; i < r->ncomms; i++) {
-		printf("  communicator  '%s'%s%s size %d ranks",
+		/* An NCCL communicator from Nsight Systems knows its size, not its members. */
+		printf("  communicator  '%s'%s%s size %d%s",
 		       cli_text(orr_trace_str(t, r->comms[i].name)), r->comms[i].desc ? " " : "",
-		       cli_text(orr_trace_str(t, r->comms[i].desc)), r->comms[i].size);
+		       cli_text(orr_trace_str(t, r->comms[i].desc)), r->comms[i].size,
+		       r->comms[i].nmembers ? " ranks" : "");
 		for (uint32_t m = 0; m < r->comms[i].nmembers && m < 16; m++)
 			printf("%s%d", m ? "," : " ", r->members[r->comms[i].first_member + m]);
 		printf("%s\n", r->comms[i].nmembers > 16 ? ",..." : "");

@@ -262,6 +262,18 @@ bool cli_selected_rank(const struct cli_select *s, int32_t rank)
 	return !s || !s->ranks || bsearch(&rank, s->ranks, s->nranks, sizeof(*s->ranks), cmp_rank);
 }
 
+void cli_select_nothing(const struct cli_select *s, const char *trace)
+{
+	if (s->steps_given || s->ranks)
+		cli_error("--steps and --ranks select no rank-step of '%s' ('orrery info' lists "
+			  "them)",
+			  trace);
+	else
+		cli_error("'%s' holds no step to replay: no CPU or GPU task was read ('orrery "
+			  "info' lists what it holds)",
+			  trace);
+}
+
 void cli_select_release(struct cli_select *s)
 {
 	free(s->ranks);

@@ -105,6 +105,8 @@ struct cli_select {
 int cli_select_option(struct cli_select *s, const char *cmd, int opt, const char *arg);
 bool cli_selected_step(const struct cli_select *s, int64_t step);
 bool cli_selected_rank(const struct cli_select *s, int32_t rank);
+/* The error when s leaves no rank-step of trace (or trace has none at all). */
+void cli_select_nothing(const struct cli_select *s, const char *trace);
 void cli_select_release(struct cli_select *s);
 
 /* A trace, its graph and its replay. */

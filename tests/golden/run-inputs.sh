@@ -1,5 +1,5 @@
 #!/bin/bash
-# Inputs the importer refuses (docs/limits.md, docs/orrery-info.md), through the CLI, in
+# Inputs the importer refuses (docs/limits.md, docs/inputs.md), through the CLI, in
 # suite `golden`, from the source root with $ORRERY set:
 #
 #   run-inputs.sh fifo               a FIFO given alone or as a member of a run directory
@@ -10,8 +10,9 @@
 #   run-inputs.sh mixed TRACE        TRACE's files with JSON that is no trace beside them:
 #                                    skipped with a warning each; alone, an error
 #   run-inputs.sh nsys               Nsight Systems SQLite exports (make-nsys.py): read,
-#                                    replayed, compressed, in a run directory; another
-#                                    shape, a cut file and a .nsys-rep refused
+#                                    replayed, compressed, in a run directory, NCCL's
+#                                    payloads; another shape, a cut file, an export
+#                                    without CUDA and a .nsys-rep refused
 #   run-inputs.sh changed            a file shorter than its size said (a sysfs file: 4096
 #                                    bytes by stat, fewer read) fails with "the file changed
 #                                    while it was read", as one cut short while read does
@@ -182,6 +183,71 @@ PY
 	run info "$work/two.sqlite"
 	expect_rc 1
 	expect_in err "an Nsight Systems export of 2 processes"
+
+	# NCCL's NVTX payloads: bytes, communicator and sequence numbers, exact D7 edges
+	# between the two ranks (the export holds the communicator's creation) ...
+	mkdir "$work/nccl"
+	for r in 0 1; do
+		python3 "$golden/make-nsys.py" "$work/nccl/rank-$r.sqlite" --nccl $r ||
+			fail "make-nsys.py --nccl $r"
+	done
+	run info "$work/nccl"
+	expect_rc 0
+	expect_in out "collective  AllReduce: 2 kernels, 0.400 ms, 2097152 bytes"
+	expect_in out "collective  Send: 2 kernels, 0.100 ms, 131072 bytes"
+	expect_in out "collective  Recv: 2 kernels, 0.100 ms, 131072 bytes"
+	expect_in out "communicator  'nccl:5eed0000cafe0001' size 2"
+	expect_in out "ignored 2 'NCCL payload' values"
+	expect_in out "D7 cross-rank             8          0"
+	expect_in out "collective instances: 4 coupled, 0 rejected"
+	run info --format=json "$work/nccl"
+	python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["ranks"][1]
+assert r["communicators"] == [{"name": "nccl:5eed0000cafe0001", "desc": "", "size": 2,
+                               "ranks": []}], r["communicators"]
+assert r["coerced"] == [{"key": "NCCL payload", "how": "ignored", "count": 2}], r["coerced"]
+' "$work/out" || fail "info --format=json of the NCCL payloads"
+	run replay "$work/nccl"
+	expect_rc 0
+	# The collectives and communicators keep through the native format.
+	run convert "$work/nccl" -o "$work/nccl-native"
+	expect_rc 0
+	run info "$work/nccl-native"
+	expect_rc 0
+	expect_in out "collective  Recv: 2 kernels, 0.100 ms, 131072 bytes"
+	expect_in out "communicator  'nccl:5eed0000cafe0001' size 2"
+	expect_in out "D7 cross-rank             8          0"
+	# ... and without the creation, the communicator couples the all-reduces by their
+	# order in the step (inferred); a Send and a Recv between unknown ranks stay alone.
+	for r in 0 1; do
+		python3 -c 'import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("DELETE FROM NVTX_EVENTS WHERE text = '"'ncclCommInitRank'"'")
+db.commit()' "$work/nccl/rank-$r.sqlite" || fail "dropping the creation"
+	done
+	run info "$work/nccl"
+	expect_rc 0
+	expect_in out "D7 cross-rank             4          4"
+	expect_in out "collective instances: 2 coupled, 0 rejected; 4 communication tasks alone"
+	# An export of a run profiled without CUDA or NVTX tracing says so; with nothing to
+	# replay, replay says that rather than blaming --steps.
+	python3 -c 'import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INT)")
+db.commit()' "$work/nocuda.sqlite" || fail "an export without CUDA"
+	run info "$work/nocuda.sqlite"
+	expect_rc 1
+	expect_in err "an Nsight Systems export without CUDA or NVTX activity"
+	python3 -c 'import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("CREATE TABLE NVTX_EVENTS (start INT, end INT, eventType INT, text TEXT, "
+           "globalTid INT, textId INT, domainId INT)")
+db.execute("INSERT INTO NVTX_EVENTS VALUES (5, NULL, 34, '"'a mark'"', 1, NULL, 0)")
+db.commit()' "$work/empty.sqlite" || fail "an export of one mark"
+	run replay "$work/empty.sqlite"
+	expect_rc 1
+	expect_in err "holds no step to replay: no CPU or GPU task was read"
 
 	: >"$work/report.nsys-rep"
 	run info "$work/report.nsys-rep"

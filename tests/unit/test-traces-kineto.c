@@ -442,6 +442,53 @@ static void test_one_nccl_kernel_name_gives_collective(void **state)
 	orr_trace_free(t);
 }
 
+/*
+ * RCCL on ROCm: a kernel whose name says nothing of the collective
+ * (ncclDevKernel_Generic_N) takes it from its args, as PyTorch's profiler writes them
+ * (some integers as strings), and its hipExtLaunchKernel launch is linked to it.
+ */
+static void test_one_rccl_kernel_takes_its_collective_args(void **state)
+{
+	struct orr_trace *t = import_str(
+		"[{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"hipExtLaunchKernel\","
+		" \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 2, \"args\": {\"correlation\": 5}},"
+		" {\"ph\": \"X\", \"cat\": \"kernel\","
+		" \"name\": \"ncclDevKernel_Generic_4(ncclDevKernelArgsStorage<4096ul>)\","
+		" \"pid\": 2, \"tid\": 1, \"ts\": 4, \"dur\": 20, \"args\": {\"correlation\": 5,"
+		" \"stream\": \"0x1\", \"device\": 2, \"Collective name\": \"allreduce\","
+		" \"In msg nelems\": \"1048576\", \"Out msg nelems\": 1048576,"
+		" \"dtype\": \"BFloat16\", \"Group size\": 8, \"Process Group Name\": \"0\","
+		" \"Seq\": \"7\"}},"
+		" {\"ph\": \"X\", \"cat\": \"kernel\","
+		" \"name\": \"ncclDevKernel_Generic_4(ncclDevKernelArgsStorage<4096ul>)\","
+		" \"pid\": 2, \"tid\": 1, \"ts\": 30, \"dur\": 20, \"args\": {\"stream\": 1}}]");
+	const struct orr_rank *r = orr_trace_get_rank(t, 0);
+	const struct orr_event *launch = event_named(t, r, "hipExtLaunchKernel");
+	const struct orr_collective *c;
+	const struct orr_event *k = NULL;
+
+	assert_int_equal(launch->sub, ORR_CALL_LAUNCH);
+	for (size_t i = 0; i < r->nevents; i++)
+		if (r->events[i].kind == ORR_EVENT_KERNEL && !k)
+			k = &r->events[i];
+	assert_non_null(k);
+	assert_int_equal(k->correlation, launch->correlation);
+	assert_true(k->coll < r->ncollectives);
+	c = &r->collectives[k->coll];
+	assert_string_equal(orr_trace_str(t, c->type), "allreduce");
+	assert_string_equal(orr_trace_str(t, c->pg_name), "0");
+	assert_int_equal(c->in_nelems, 1048576);
+	assert_int_equal(c->in_bytes, 2 * 1048576);
+	assert_int_equal(c->out_bytes, 2 * 1048576);
+	assert_int_equal(c->group_size, 8);
+	assert_int_equal(c->sequence, 7);
+	/* Without args, the name is all there is: RCCL's generic kernel, of no known type. */
+	c = &r->collectives[k[1].coll];
+	assert_string_equal(orr_trace_str(t, c->type), "Generic");
+	assert_int_equal(c->in_bytes, -1);
+	orr_trace_free(t);
+}
+
 static void test_one_runtime_calls_are_classified(void **state)
 {
 	static const struct {
@@ -601,6 +648,7 @@ int main(void)
 		cmocka_unit_test(test_one_op_inputs_have_dims_and_types),
 		cmocka_unit_test(test_one_record_param_comms_is_a_collective),
 		cmocka_unit_test(test_one_nccl_kernel_name_gives_collective),
+		cmocka_unit_test(test_one_rccl_kernel_takes_its_collective_args),
 		cmocka_unit_test(test_one_runtime_calls_are_classified),
 		cmocka_unit_test(test_one_kernel_launch_is_read),
 		cmocka_unit_test(test_one_copies_and_devices_are_read),

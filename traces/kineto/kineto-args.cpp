@@ -92,7 +92,7 @@ static bool parse_int_text(string_view s, int64_t *ret, bool *ret_hex)
 /*
  * An integer of args: a number as itself; a decimal or hexadecimal string as the
  * integer it spells (ROCm's "stream": "0x0"), counted; anything else ignored for the
- * event, counted (docs/orrery-info.md).  False when ignored.
+ * event, counted (docs/inputs.md).  False when ignored.
  */
 bool kineto_parser::arg_int(ondemand::value v, string_view key, int64_t *ret)
 {

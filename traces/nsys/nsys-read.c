@@ -2,7 +2,7 @@
 /*
  * Nsight Systems: the SQLite export (`nsys export --type sqlite`), read with libsqlite3
  * from memory (sqlite3_deserialize, read-only: nothing is written back).  One file is
- * one profiled process, one rank.  What is taken, per table (docs/orrery-info.md):
+ * one profiled process, one rank.  What is taken, per table (docs/inputs.md):
  *
  *   CUPTI_ACTIVITY_KIND_RUNTIME   CUDA runtime calls on their thread (globalTid)
  *   CUPTI_ACTIVITY_KIND_KERNEL    kernels on (deviceId, streamId), with their launch
@@ -13,7 +13,7 @@
  *                                 record of its event before it (CUDA_EVENT, by
  *                                 correlation id), as Kineto pairs them
  *   NVTX_EVENTS                   push/pop and start/end ranges as annotations (steps:
- *                                 ProfilerStep#N)
+ *                                 ProfilerStep#N); NCCL's payloads (nsys-nccl.c)
  *   StringIds, ThreadNames        names
  *   TARGET_INFO_GPU               devices
  *   TARGET_INFO_SESSION_START_TIME  the clock: times become UTC nanoseconds, so that the
@@ -28,38 +28,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "nsys-read.h"
 #include "banned.h"
-
-struct nsys {
-	struct orr_trace *t;
-	struct orr__rank_build *rb;
-	const char *name;
-	const struct orr__limits *lim;
-	struct orr_diag *diag;
-	sqlite3 *db;
-	struct id_str *strs; /* StringIds, sorted by id */
-	size_t nstrs;
-	int64_t base_ns; /* the session's start, UTC */
-};
-
-struct id_str {
-	int64_t id;
-	uint32_t str;
-};
 
 /* A cudaEventRecord (CUPTI_ACTIVITY_KIND_CUDA_EVENT): its event, call and stream. */
 struct record {
 	int64_t event, corr, stream;
 };
 
-static int fail(struct nsys *n, const char *table, const char *what)
+int orr__nsys_fail(struct orr__nsys *n, const char *table, const char *what)
 {
 	return orr_diag_set(n->diag, ORR_EMALFORMED, n->name, -1, -1,
 			    "Nsight Systems export, table %s: %s", table, what);
 }
 
-static bool has_table(struct nsys *n, const char *table)
+bool orr__nsys_has_table(struct orr__nsys *n, const char *table)
 {
 	sqlite3_stmt *st;
 	bool yes;
@@ -74,52 +57,63 @@ static bool has_table(struct nsys *n, const char *table)
 	return yes;
 }
 
-/* A statement over table, or NULL (with *ret_err set when the table has another shape). */
-static sqlite3_stmt *query(struct nsys *n, const char *table, const char *sql, int *ret_err)
+bool orr__nsys_has_column(struct orr__nsys *n, const char *table, const char *column)
+{
+	sqlite3_stmt *st;
+	bool yes;
+
+	if (!orr__nsys_has_table(n, table) ||
+	    sqlite3_prepare_v2(n->db, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2", -1,
+			       &st, NULL) != SQLITE_OK)
+		return false;
+	sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, column, -1, SQLITE_STATIC);
+	yes = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return yes;
+}
+
+sqlite3_stmt *orr__nsys_query(struct orr__nsys *n, const char *table, const char *sql, int *ret_err)
 {
 	sqlite3_stmt *st = NULL;
 
 	*ret_err = 0;
-	if (!has_table(n, table))
+	if (!orr__nsys_has_table(n, table))
 		return NULL;
 	if (sqlite3_prepare_v2(n->db, sql, -1, &st, NULL) != SQLITE_OK) {
-		*ret_err = fail(n, table, sqlite3_errmsg(n->db));
+		*ret_err = orr__nsys_fail(n, table, sqlite3_errmsg(n->db));
 		return NULL;
 	}
 	return st;
 }
 
-/*
- * The end of a statement's rows: r (an error met on a row), else 0, or an error for a
- * corrupt database (rc not SQLITE_DONE).
- */
-static int done(struct nsys *n, const char *table, sqlite3_stmt *st, int rc, int r)
+int orr__nsys_done(struct orr__nsys *n, const char *table, sqlite3_stmt *st, int rc, int r)
 {
 	if (!r && rc != SQLITE_DONE)
-		r = fail(n, table, sqlite3_errmsg(n->db));
+		r = orr__nsys_fail(n, table, sqlite3_errmsg(n->db));
 	sqlite3_finalize(st);
 	return r;
 }
 
-static uint32_t intern(struct nsys *n, const char *s)
+uint32_t orr__nsys_intern(struct orr__nsys *n, const char *s)
 {
 	return s ? orr_strtab_intern(n->t->strs, s, strlen(s)) : ORR_STR_NONE;
 }
 
 static int cmp_id(const void *a, const void *b)
 {
-	const struct id_str *x = a, *y = b;
+	const struct orr__nsys_str *x = a, *y = b;
 
 	return (x->id > y->id) - (x->id < y->id);
 }
 
-static int read_strings(struct nsys *n)
+static int read_strings(struct orr__nsys *n)
 {
 	size_t cap = 0;
 	sqlite3_stmt *st;
 	int r, rc;
 
-	if (!(st = query(n, "StringIds", "SELECT id, value FROM StringIds", &r)))
+	if (!(st = orr__nsys_query(n, "StringIds", "SELECT id, value FROM StringIds", &r)))
 		return r;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *v = (const char *)sqlite3_column_text(st, 1);
@@ -130,17 +124,17 @@ static int read_strings(struct nsys *n)
 					       -1, -1);
 		}
 		ORR_VEC_PUSH(n->strs, n->nstrs, cap,
-			     ((struct id_str){ sqlite3_column_int64(st, 0), intern(n, v) }));
+			     ((struct orr__nsys_str){ sqlite3_column_int64(st, 0),
+						      orr__nsys_intern(n, v) }));
 	}
 	if (n->nstrs)
 		qsort(n->strs, n->nstrs, sizeof(*n->strs), cmp_id);
-	return done(n, "StringIds", st, rc, 0);
+	return orr__nsys_done(n, "StringIds", st, rc, 0);
 }
 
-/* The string of StringIds id; ORR_STR_NONE when there is none. */
-static uint32_t string(const struct nsys *n, sqlite3_stmt *st, int col)
+uint32_t orr__nsys_string(const struct orr__nsys *n, sqlite3_stmt *st, int col)
 {
-	struct id_str key = { sqlite3_column_int64(st, col), 0 }, *hit;
+	struct orr__nsys_str key = { sqlite3_column_int64(st, col), 0 }, *hit;
 
 	if (sqlite3_column_type(st, col) == SQLITE_NULL || !n->nstrs)
 		return ORR_STR_NONE;
@@ -148,76 +142,66 @@ static uint32_t string(const struct nsys *n, sqlite3_stmt *st, int col)
 	return hit ? hit->str : ORR_STR_NONE;
 }
 
-static int read_session_start(struct nsys *n)
+static int read_session_start(struct orr__nsys *n)
 {
 	sqlite3_stmt *st;
 	int r, rc;
 
-	if (!(st = query(n, "TARGET_INFO_SESSION_START_TIME",
-			 "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME", &r)))
+	if (!(st = orr__nsys_query(n, "TARGET_INFO_SESSION_START_TIME",
+				   "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME", &r)))
 		return r;
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		n->base_ns = sqlite3_column_int64(st, 0);
 		rc = SQLITE_DONE;
 	}
-	return done(n, "TARGET_INFO_SESSION_START_TIME", st, rc, 0);
+	return orr__nsys_done(n, "TARGET_INFO_SESSION_START_TIME", st, rc, 0);
 }
 
-static int read_devices(struct nsys *n)
+static int read_devices(struct orr__nsys *n)
 {
 	sqlite3_stmt *st;
 	int r, rc;
 
-	if (!(st = query(n, "TARGET_INFO_GPU",
-			 "SELECT id, name, smCount, totalMemory, computeMajor, computeMinor "
-			 "FROM TARGET_INFO_GPU",
-			 &r)))
+	if (!(st = orr__nsys_query(
+		      n, "TARGET_INFO_GPU",
+		      "SELECT id, name, smCount, totalMemory, computeMajor, computeMinor "
+		      "FROM TARGET_INFO_GPU",
+		      &r)))
 		return r;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		*(struct orr_device *)orr__vec_push(&n->rb->devices) = (struct orr_device){
 			.id = sqlite3_column_int(st, 0),
-			.name = intern(n, (const char *)sqlite3_column_text(st, 1)),
+			.name = orr__nsys_intern(n, (const char *)sqlite3_column_text(st, 1)),
 			.num_sms = sqlite3_column_int(st, 2),
 			.total_mem_bytes = sqlite3_column_int64(st, 3),
 			.compute_major = sqlite3_column_int(st, 4),
 			.compute_minor = sqlite3_column_int(st, 5),
 		};
-	return done(n, "TARGET_INFO_GPU", st, rc, 0);
+	return orr__nsys_done(n, "TARGET_INFO_GPU", st, rc, 0);
 }
 
-/* nsys's globalTid: the process id in bits 24-47, the thread id in bits 0-23. */
-static int64_t pid_of(int64_t gtid)
-{
-	return (gtid >> 24) & 0xffffff;
-}
-
-static int64_t tid_of(int64_t gtid)
-{
-	return gtid & 0xffffff;
-}
-
-static int read_thread_names(struct nsys *n)
+static int read_thread_names(struct orr__nsys *n)
 {
 	sqlite3_stmt *st;
 	int r, rc;
 
-	if (!(st = query(n, "ThreadNames", "SELECT nameId, globalTid FROM ThreadNames", &r)))
+	if (!(st = orr__nsys_query(n, "ThreadNames", "SELECT nameId, globalTid FROM ThreadNames",
+				   &r)))
 		return r;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t g = sqlite3_column_int64(st, 1);
 
 		*(struct orr__meta *)orr__vec_push(&n->rb->metas) =
-			(struct orr__meta){ .pid = pid_of(g),
-					    .tid = tid_of(g),
+			(struct orr__meta){ .pid = orr__nsys_pid(g),
+					    .tid = orr__nsys_tid(g),
 					    .rank = -1,
-					    .name = string(n, st, 0),
+					    .name = orr__nsys_string(n, st, 0),
 					    .thread = 1 };
 	}
-	return done(n, "ThreadNames", st, rc, 0);
+	return orr__nsys_done(n, "ThreadNames", st, rc, 0);
 }
 
-/* A new event on place; the limits on events and places hold. */
-static int add_event(struct nsys *n, struct orr_event ev)
+int orr__nsys_add_event(struct orr__nsys *n, struct orr_event ev)
 {
 	if (n->rb->places.n > n->lim->max[ORR__LIMIT_PLACES])
 		return orr__limit_fail(n->lim, ORR__LIMIT_PLACES, n->diag, n->name, -1, -1);
@@ -228,8 +212,7 @@ static int add_event(struct nsys *n, struct orr_event ev)
 	return 0;
 }
 
-/* start and end of columns 0 and 1, on the UTC clock; false for an open range. */
-static bool span(const struct nsys *n, sqlite3_stmt *st, struct orr_event *ev)
+bool orr__nsys_span(const struct orr__nsys *n, sqlite3_stmt *st, struct orr_event *ev)
 {
 	int64_t s = sqlite3_column_int64(st, 0), e = sqlite3_column_int64(st, 1);
 
@@ -255,7 +238,7 @@ static struct orr_event event_of(int kind)
 }
 
 /* "cudaLaunchKernel_v7000" as CUDA's headers and Kineto name it: "cudaLaunchKernel". */
-static uint32_t call_name(struct nsys *n, uint32_t id)
+static uint32_t call_name(struct orr__nsys *n, uint32_t id)
 {
 	const char *s = id == ORR_STR_NONE ? NULL : orr_strtab_get(n->t->strs, id);
 	const char *v = NULL;
@@ -268,25 +251,25 @@ static uint32_t call_name(struct nsys *n, uint32_t id)
 	return orr_strtab_intern(n->t->strs, s, (size_t)(v - s));
 }
 
-static int read_runtime(struct nsys *n)
+static int read_runtime(struct orr__nsys *n)
 {
 	static const char table[] = "CUPTI_ACTIVITY_KIND_RUNTIME";
 	sqlite3_stmt *st;
 	int r = 0, rc;
 
-	if (!(st = query(n, table,
-			 "SELECT start, end, globalTid, correlationId, nameId "
-			 "FROM CUPTI_ACTIVITY_KIND_RUNTIME",
-			 &r)))
+	if (!(st = orr__nsys_query(n, table,
+				   "SELECT start, end, globalTid, correlationId, nameId "
+				   "FROM CUPTI_ACTIVITY_KIND_RUNTIME",
+				   &r)))
 		return r;
 	while (!r && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct orr_event ev = event_of(ORR_EVENT_RUNTIME);
 		int64_t g = sqlite3_column_int64(st, 2);
 
-		if (!span(n, st, &ev))
+		if (!orr__nsys_span(n, st, &ev))
 			continue;
 		ev.correlation = sqlite3_column_int64(st, 3);
-		ev.name = call_name(n, string(n, st, 4));
+		ev.name = call_name(n, orr__nsys_string(n, st, 4));
 		ev.sub = (uint8_t)orr_call_classify(orr_trace_str(n->t, ev.name));
 		/* The table holds the driver's calls too ("cuLaunchKernel"), nested in the
 		 * runtime's: driver calls, as Kineto's cuda_driver. */
@@ -294,33 +277,35 @@ static int read_runtime(struct nsys *n)
 		    strncmp(orr_trace_str(n->t, ev.name), "cu", 2) == 0 &&
 		    strncmp(orr_trace_str(n->t, ev.name), "cuda", 4) != 0)
 			ev.kind = ORR_EVENT_DRIVER;
-		ev.place = orr__place(n->rb, ORR_PLACE_THREAD, pid_of(g), tid_of(g), -1);
-		r = add_event(n, ev);
+		ev.place =
+			orr__place(n->rb, ORR_PLACE_THREAD, orr__nsys_pid(g), orr__nsys_tid(g), -1);
+		r = orr__nsys_add_event(n, ev);
 	}
-	return done(n, table, st, rc, r);
+	return orr__nsys_done(n, table, st, rc, r);
 }
 
-static int read_kernels(struct nsys *n)
+static int read_kernels(struct orr__nsys *n)
 {
 	static const char table[] = "CUPTI_ACTIVITY_KIND_KERNEL";
 	sqlite3_stmt *st;
 	int r = 0, rc;
 
-	if (!(st = query(n, table,
-			 "SELECT start, end, deviceId, streamId, correlationId, demangledName, "
-			 "gridX, gridY, gridZ, blockX, blockY, blockZ, staticSharedMemory, "
-			 "dynamicSharedMemory, registersPerThread FROM CUPTI_ACTIVITY_KIND_KERNEL",
-			 &r)))
+	if (!(st = orr__nsys_query(
+		      n, table,
+		      "SELECT start, end, deviceId, streamId, correlationId, demangledName, "
+		      "gridX, gridY, gridZ, blockX, blockY, blockZ, staticSharedMemory, "
+		      "dynamicSharedMemory, registersPerThread FROM CUPTI_ACTIVITY_KIND_KERNEL",
+		      &r)))
 		return r;
 	while (!r && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct orr_event ev = event_of(ORR_EVENT_KERNEL);
 		struct orr_kernel_args *k;
 		int32_t dev = sqlite3_column_int(st, 2);
 
-		if (!span(n, st, &ev))
+		if (!orr__nsys_span(n, st, &ev))
 			continue;
 		ev.correlation = sqlite3_column_int64(st, 4);
-		ev.name = string(n, st, 5);
+		ev.name = orr__nsys_string(n, st, 5);
 		ev.place =
 			orr__place(n->rb, ORR_PLACE_STREAM, dev, sqlite3_column_int64(st, 3), dev);
 		k = orr__vec_push(&n->rb->kernels);
@@ -335,9 +320,9 @@ static int read_kernels(struct nsys *n)
 			(uint32_t)(sqlite3_column_int64(st, 12) + sqlite3_column_int64(st, 13));
 		k->registers = (uint32_t)sqlite3_column_int(st, 14);
 		ev.args = (uint32_t)(n->rb->kernels.n - 1);
-		r = add_event(n, ev);
+		r = orr__nsys_add_event(n, ev);
 	}
-	return done(n, table, st, rc, r);
+	return orr__nsys_done(n, table, st, rc, r);
 }
 
 /* CUPTI's CUpti_ActivityMemcpyKind, as Kineto names a copy. */
@@ -353,7 +338,7 @@ static const char *copy_name(int kind)
 }
 
 /* Copies (memset false) or sets: their bytes in the copies table. */
-static int read_copies(struct nsys *n, bool memset)
+static int read_copies(struct orr__nsys *n, bool memset)
 {
 	const char *table = memset ? "CUPTI_ACTIVITY_KIND_MEMSET" : "CUPTI_ACTIVITY_KIND_MEMCPY";
 	char sql[256];
@@ -363,24 +348,25 @@ static int read_copies(struct nsys *n, bool memset)
 	snprintf(sql, sizeof(sql),
 		 "SELECT start, end, deviceId, streamId, correlationId, bytes%s FROM %s",
 		 memset ? "" : ", copyKind", table);
-	if (!(st = query(n, table, sql, &r)))
+	if (!(st = orr__nsys_query(n, table, sql, &r)))
 		return r;
 	while (!r && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct orr_event ev = event_of(memset ? ORR_EVENT_MEMSET : ORR_EVENT_MEMCPY);
 		int32_t dev = sqlite3_column_int(st, 2);
 
-		if (!span(n, st, &ev))
+		if (!orr__nsys_span(n, st, &ev))
 			continue;
 		ev.correlation = sqlite3_column_int64(st, 4);
-		ev.name = intern(n, memset ? "Memset" : copy_name(sqlite3_column_int(st, 6)));
+		ev.name = orr__nsys_intern(n, memset ? "Memset"
+						     : copy_name(sqlite3_column_int(st, 6)));
 		ev.place =
 			orr__place(n->rb, ORR_PLACE_STREAM, dev, sqlite3_column_int64(st, 3), dev);
 		((struct orr_copy_args *)orr__vec_push(&n->rb->copies))->bytes =
 			sqlite3_column_int64(st, 5);
 		ev.args = (uint32_t)(n->rb->copies.n - 1);
-		r = add_event(n, ev);
+		r = orr__nsys_add_event(n, ev);
 	}
-	return done(n, table, st, rc, r);
+	return orr__nsys_done(n, table, st, rc, r);
 }
 
 static int cmp_record(const void *a, const void *b)
@@ -393,7 +379,7 @@ static int cmp_record(const void *a, const void *b)
 }
 
 /* Every CUDA event record, sorted by event and correlation id; *ret_n of them. */
-static int read_records(struct nsys *n, struct record **ret, size_t *ret_n)
+static int read_records(struct orr__nsys *n, struct record **ret, size_t *ret_n)
 {
 	static const char table[] = "CUPTI_ACTIVITY_KIND_CUDA_EVENT";
 	size_t cap = 0;
@@ -402,7 +388,7 @@ static int read_records(struct nsys *n, struct record **ret, size_t *ret_n)
 
 	*ret = NULL;
 	*ret_n = 0;
-	if (!(st = query(
+	if (!(st = orr__nsys_query(
 		      n, table,
 		      "SELECT eventId, correlationId, streamId FROM CUPTI_ACTIVITY_KIND_CUDA_EVENT",
 		      &r)))
@@ -419,7 +405,7 @@ static int read_records(struct nsys *n, struct record **ret, size_t *ret_n)
 	}
 	if (*ret_n)
 		qsort(*ret, *ret_n, sizeof(**ret), cmp_record);
-	return done(n, table, st, rc, 0);
+	return orr__nsys_done(n, table, st, rc, 0);
 }
 
 /* The last record of event before call corr, or NULL. */
@@ -464,7 +450,7 @@ static int64_t valid_id(sqlite3_stmt *st, int col)
 	return sqlite3_column_type(st, col) == SQLITE_NULL || v < 0 || v >= UINT32_MAX ? -1 : v;
 }
 
-static int read_syncs(struct nsys *n)
+static int read_syncs(struct orr__nsys *n)
 {
 	static const char table[] = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
 	static const char *const names[ORR_SYNC_COUNT] = {
@@ -481,10 +467,11 @@ static int read_syncs(struct nsys *n)
 
 	if ((r = read_records(n, &rec, &nrec)))
 		return r;
-	if (!(st = query(n, table,
-			 "SELECT start, end, deviceId, streamId, correlationId, syncType, eventId "
-			 "FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
-			 &r))) {
+	if (!(st = orr__nsys_query(
+		      n, table,
+		      "SELECT start, end, deviceId, streamId, correlationId, syncType, eventId "
+		      "FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+		      &r))) {
 		free(rec);
 		return r;
 	}
@@ -494,11 +481,11 @@ static int read_syncs(struct nsys *n)
 		const struct record *rd;
 		int32_t dev = sqlite3_column_int(st, 2);
 
-		if (!span(n, st, &ev))
+		if (!orr__nsys_span(n, st, &ev))
 			continue;
 		ev.correlation = sqlite3_column_int64(st, 4);
 		ev.sub = (uint8_t)sync_kind(sqlite3_column_int(st, 5));
-		ev.name = intern(n, names[ev.sub]);
+		ev.name = orr__nsys_intern(n, names[ev.sub]);
 		ev.place = orr__place(n->rb, ORR_PLACE_STREAM, dev, valid_id(st, 3), dev);
 		a = orr__vec_push(&n->rb->syncs);
 		*a = (struct orr_sync_args){ valid_id(st, 3), -1, -1, valid_id(st, 6) };
@@ -509,60 +496,62 @@ static int read_syncs(struct nsys *n)
 			a->event_record_corr = rd->corr;
 		}
 		ev.args = (uint32_t)(n->rb->syncs.n - 1);
-		r = add_event(n, ev);
+		r = orr__nsys_add_event(n, ev);
 	}
 	free(rec);
-	return done(n, table, st, rc, r);
+	return orr__nsys_done(n, table, st, rc, r);
 }
 
 /* NVTX push/pop (59) and start/end (60) ranges with their text, as annotations. */
-static int read_nvtx(struct nsys *n)
+static int read_nvtx(struct orr__nsys *n)
 {
 	static const char table[] = "NVTX_EVENTS";
 	sqlite3_stmt *st;
 	int r = 0, rc;
 
-	if (!(st = query(n, table,
-			 "SELECT start, end, text, textId, globalTid FROM NVTX_EVENTS "
-			 "WHERE eventType IN (59, 60)",
-			 &r)))
+	if (!(st = orr__nsys_query(n, table,
+				   "SELECT start, end, text, textId, globalTid FROM NVTX_EVENTS "
+				   "WHERE eventType IN (59, 60)",
+				   &r)))
 		return r;
 	while (!r && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct orr_event ev = event_of(ORR_EVENT_ANNOTATION);
 		const char *text = (const char *)sqlite3_column_text(st, 2);
 		int64_t g = sqlite3_column_int64(st, 4);
 
-		if (!span(n, st, &ev))
+		if (!orr__nsys_span(n, st, &ev))
 			continue;
-		ev.name = text ? intern(n, text) : string(n, st, 3);
+		ev.name = text ? orr__nsys_intern(n, text) : orr__nsys_string(n, st, 3);
 		if (ev.name == ORR_STR_NONE)
-			ev.name = intern(n, "(NVTX range)");
-		ev.place = orr__place(n->rb, ORR_PLACE_THREAD, pid_of(g), tid_of(g), -1);
-		r = add_event(n, ev);
+			ev.name = orr__nsys_intern(n, "(NVTX range)");
+		ev.place =
+			orr__place(n->rb, ORR_PLACE_THREAD, orr__nsys_pid(g), orr__nsys_tid(g), -1);
+		r = orr__nsys_add_event(n, ev);
 	}
-	return done(n, table, st, rc, r);
+	return orr__nsys_done(n, table, st, rc, r);
 }
 
 /*
  * One profiled process per file: an export of several (`nsys profile torchrun ...`) would
  * merge their threads, streams and steps into one rank.
  */
-static int one_process(struct nsys *n)
+static int one_process(struct orr__nsys *n)
 {
 	static const char table[] = "CUPTI_ACTIVITY_KIND_RUNTIME";
 	sqlite3_stmt *st;
 	int64_t procs = 0;
 	int r, rc;
 
-	if (!(st = query(n, table,
-			 "SELECT count(DISTINCT globalTid >> 24) FROM CUPTI_ACTIVITY_KIND_RUNTIME",
-			 &r)))
+	if (!(st = orr__nsys_query(
+		      n, table,
+		      "SELECT count(DISTINCT globalTid >> 24) FROM CUPTI_ACTIVITY_KIND_RUNTIME",
+		      &r)))
 		return r;
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		procs = sqlite3_column_int64(st, 0);
 		rc = SQLITE_DONE;
 	}
-	if ((r = done(n, table, st, rc, 0)))
+	if ((r = orr__nsys_done(n, table, st, rc, 0)))
 		return r;
 	if (procs > 1)
 		return orr_diag_set(n->diag, ORR_EFORMAT, n->name, -1, -1,
@@ -576,7 +565,7 @@ static int one_process(struct nsys *n)
 int orr__nsys_parse(struct orr_trace *t, struct orr__rank_build *rb, const char *name, void *data,
 		    size_t len, const struct orr__limits *limits, struct orr_diag *diag)
 {
-	struct nsys n = { .t = t, .rb = rb, .name = name, .lim = limits, .diag = diag };
+	struct orr__nsys n = { .t = t, .rb = rb, .name = name, .lim = limits, .diag = diag };
 	int r;
 
 	if (sqlite3_open_v2(":memory:", &n.db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
@@ -598,18 +587,25 @@ int orr__nsys_parse(struct orr_trace *t, struct orr__rank_build *rb, const char 
 				 "not a readable SQLite database: %s", sqlite3_errmsg(n.db));
 		goto out;
 	}
-	if (!has_table(&n, "CUPTI_ACTIVITY_KIND_RUNTIME") &&
-	    !has_table(&n, "CUPTI_ACTIVITY_KIND_KERNEL") && !has_table(&n, "NVTX_EVENTS")) {
-		r = orr_diag_set(diag, ORR_ENOTRACE, name, -1, -1,
-				 "a SQLite database without Nsight Systems' CUPTI or NVTX tables");
+	if (!orr__nsys_has_table(&n, "CUPTI_ACTIVITY_KIND_RUNTIME") &&
+	    !orr__nsys_has_table(&n, "CUPTI_ACTIVITY_KIND_KERNEL") &&
+	    !orr__nsys_has_table(&n, "NVTX_EVENTS")) {
+		r = orr_diag_set(
+			diag, ORR_ENOTRACE, name, -1, -1,
+			orr__nsys_has_table(&n, "TARGET_INFO_SESSION_START_TIME")
+				? "an Nsight Systems export without CUDA or NVTX activity "
+				  "(profile with nsys profile --trace=cuda,nvtx)"
+				: "a SQLite database without Nsight Systems' CUPTI or NVTX "
+				  "tables");
 		goto out;
 	}
 	if ((r = one_process(&n)))
 		goto out;
 	if (!(r = read_strings(&n)) && !(r = read_session_start(&n)) && !(r = read_devices(&n)) &&
 	    !(r = read_thread_names(&n)) && !(r = read_runtime(&n)) && !(r = read_kernels(&n)) &&
-	    !(r = read_copies(&n, false)) && !(r = read_copies(&n, true)) && !(r = read_syncs(&n)))
-		r = read_nvtx(&n);
+	    !(r = read_copies(&n, false)) && !(r = read_copies(&n, true)) &&
+	    !(r = read_syncs(&n)) && !(r = read_nvtx(&n)))
+		r = orr__nsys_read_nccl(&n);
 out:
 	free(n.strs);
 	sqlite3_close(n.db);
