@@ -489,6 +489,61 @@ static void test_one_rccl_kernel_takes_its_collective_args(void **state)
 	orr_trace_free(t);
 }
 
+/* PyTorch 1.8-1.10, as its profiler wrote them (tids as strings, "stream 7"). */
+#define OLD_STEP                                                                                        \
+	"{\"ph\": \"X\", \"cat\": \"Operator\", \"name\": \"ProfilerStep#1\", \"pid\": 10,"             \
+	" \"tid\": \"10\", \"ts\": 100, \"dur\": 50, \"args\": {\"External id\": 1}},"                  \
+	" {\"ph\": \"X\", \"cat\": \"Operator\", \"name\": \"aten::mm\", \"pid\": 10, \"tid\": \"10\"," \
+	" \"ts\": 105, \"dur\": 20, \"args\": {\"External id\": 2}},"                                   \
+	" {\"ph\": \"X\", \"cat\": \"Runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 10,"           \
+	" \"tid\": \"10\", \"ts\": 110, \"dur\": 5, \"args\": {\"cbid\": 211, \"correlation\": 7,"      \
+	" \"external id\": 2}},"                                                                        \
+	" {\"ph\": \"X\", \"cat\": \"Kernel\", \"name\": \"gemm\", \"pid\": 0, \"tid\": \"stream 7\","  \
+	" \"ts\": 120, \"dur\": 10, \"args\": {\"device\": 0, \"stream\": 7, \"external id\": 2}},"
+
+static void test_one_pytorch_1_8_reads_as_later_traces(void **state)
+{
+	struct orr_trace *t = import_str(
+		"[" OLD_STEP " {\"ph\": \"s\", \"id\": 7, \"pid\": 10, \"tid\": 10, \"ts\": 110,"
+		" \"cat\": \"async\", \"name\": \"launch\"},"
+		" {\"ph\": \"f\", \"id\": 7, \"pid\": 0, \"tid\": \"stream 7\", \"ts\": 120,"
+		" \"cat\": \"async\", \"name\": \"launch\", \"bp\": \"e\"}]");
+	const struct orr_rank *r = orr_trace_get_rank(t, 0);
+	const struct orr_event *k = event_named(t, r, "gemm");
+	struct orr_step *steps;
+	size_t nsteps;
+
+	assert_int_equal(event_named(t, r, "ProfilerStep#1")->kind, ORR_EVENT_ANNOTATION);
+	assert_int_equal(event_named(t, r, "aten::mm")->kind, ORR_EVENT_OP);
+	assert_int_equal(event_named(t, r, "cudaLaunchKernel")->sub, ORR_CALL_LAUNCH);
+	/* The kernel has no correlation of its own: the "async" flow gives it. */
+	assert_int_equal(k->kind, ORR_EVENT_KERNEL);
+	assert_int_equal(k->correlation, 7);
+	assert_int_equal(k->flags & ORR_EVENT_F_FLOW_LINKED, ORR_EVENT_F_FLOW_LINKED);
+	orr_rank_steps(t, r, &steps, &nsteps);
+	assert_int_equal(nsteps, 1);
+	assert_int_equal(steps[0].step, 1);
+	free(steps);
+	orr_trace_free(t);
+}
+
+/* Malformed old traces: a flow without its id, a call without its duration. */
+static void test_one_pytorch_1_8_malformed_is_an_error(void **state)
+{
+	static const char *const bad[] = {
+		"[" OLD_STEP " {\"ph\": \"s\", \"pid\": 10, \"tid\": 10, \"ts\": 110,"
+		" \"cat\": \"async\", \"name\": \"launch\"}]",
+		"[{\"ph\": \"X\", \"cat\": \"Runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 10,"
+		" \"tid\": \"10\", \"ts\": 110}]",
+	};
+	struct orr_diag d;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(import_err(bad[i], strlen(bad[i]), &d), ORR_EMALFORMED);
+		assert_true(d.offset > 0);
+	}
+}
+
 static void test_one_runtime_calls_are_classified(void **state)
 {
 	static const struct {
@@ -649,6 +704,8 @@ int main(void)
 		cmocka_unit_test(test_one_record_param_comms_is_a_collective),
 		cmocka_unit_test(test_one_nccl_kernel_name_gives_collective),
 		cmocka_unit_test(test_one_rccl_kernel_takes_its_collective_args),
+		cmocka_unit_test(test_one_pytorch_1_8_reads_as_later_traces),
+		cmocka_unit_test(test_one_pytorch_1_8_malformed_is_an_error),
 		cmocka_unit_test(test_one_runtime_calls_are_classified),
 		cmocka_unit_test(test_one_kernel_launch_is_read),
 		cmocka_unit_test(test_one_copies_and_devices_are_read),
