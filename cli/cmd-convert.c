@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* orrery convert: a trace in one format -> the same trace in another (native, Chrome JSON). */
+/*
+ * orrery convert: a trace in one format -> the same trace in another (native, Chrome
+ * JSON), or its execution graph as Chakra files.
+ */
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
@@ -11,11 +14,12 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "orrery/chakra.h"
 #include "orrery/native.h"
 #include "banned.h"
 
 static const char usage_text[] =
-	"usage: orrery convert [--to native|chrome] -o OUT TRACE\n\n"
+	"usage: orrery convert [--to native|chrome|chakra] -o OUT TRACE\n\n"
 	"Reads TRACE (a Kineto/PyTorch-profiler .json, .json.gz or .json.zst file, a native\n"
 	".orr file, a directory of per-rank files or a run directory, or a .tar/.tar.gz/.tar.zst\n"
 	"of them) and writes the same trace as OUT:\n\n"
@@ -24,7 +28,10 @@ static const char usage_text[] =
 	"  chrome   OUT.json: Chrome trace-event JSON as torch.profiler writes it, for\n"
 	"           Perfetto (ui.perfetto.dev) or chrome://tracing, every rank in one file;\n"
 	"           or a directory OUT/ with rank-R.json per rank (a Kineto file each); both\n"
-	"           read back rank by rank\n\n"
+	"           read back rank by rank\n"
+	"  chakra   a directory OUT/ with trace.R.et per rank: the execution graph as\n"
+	"           Chakra execution traces (MLCommons Chakra, ASTRA-sim's workload), one\n"
+	"           node per CPU call and GPU task, dependencies as data_deps\n\n"
 	"Without --to the format follows from OUT: .orr is native, .json is chrome (in any\n"
 	"case), '-' is chrome on standard output, any other name is a run directory.  A\n"
 	"directory OUT must not exist or be empty, and OUT must not be inside TRACE.  Output\n"
@@ -32,12 +39,14 @@ static const char usage_text[] =
 	"FIFO (/dev/null) is written in place, as one file (native for one rank, or --to\n"
 	"chrome).\n\n"
 	"  -o, --output OUT   what to write (required)\n"
-	"  --to FORMAT        native or chrome (docs/orrery-convert.md)\n"
+	"  --to FORMAT        native, chrome or chakra (docs/orrery-convert.md)\n"
 	"  -h, --help         this help\n";
 
 #define PRODUCER "orrery convert " ORR_VERSION
 
-enum format { FORMAT_UNSET = -1, FORMAT_NATIVE, FORMAT_CHROME };
+enum format { FORMAT_UNSET = -1, FORMAT_NATIVE, FORMAT_CHROME, FORMAT_CHAKRA };
+
+static const char *const format_names[] = { "native", "chrome", "chakra" };
 
 struct options {
 	int to;
@@ -61,6 +70,10 @@ static int decide_output(struct options *o)
 	bool std = strcmp(o->out, "-") == 0;
 
 	o->out_dir = !orr && !json && !std && !orr_outfile_is_special(o->out);
+	if (o->to == FORMAT_CHAKRA && !o->out_dir)
+		return cli_usage_error(
+			"convert", "'%s': Chakra files go to a directory, one trace.R.et per rank",
+			o->out);
 	if (o->to == FORMAT_UNSET)
 		o->to = json || std ? FORMAT_CHROME : FORMAT_NATIVE;
 	if (orr && o->to == FORMAT_CHROME)
@@ -105,10 +118,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 				o->to = FORMAT_NATIVE;
 			else if (strcmp(optarg, "chrome") == 0)
 				o->to = FORMAT_CHROME;
+			else if (strcmp(optarg, "chakra") == 0)
+				o->to = FORMAT_CHAKRA;
 			else
-				return cli_usage_error("convert",
-						       "unknown format '%s' (native or chrome)",
-						       optarg);
+				return cli_usage_error(
+					"convert", "unknown format '%s' (native, chrome or chakra)",
+					optarg);
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -223,8 +238,58 @@ static int write_manifest(const char *dir, const struct orr_trace *t, char **nam
 	return err;
 }
 
+/* rank R as trace.R.et in tmp; the totals in *sum. */
+static int write_chakra_rank(const struct options *o, const struct orr_graph *g, size_t i,
+			     const char *tmp, struct orr_chakra_stats *sum)
+{
+	const struct orr_rank *r = orr_graph_get_rank(g, i)->rank;
+	char *path = orr_xasprintf("%s/trace.%d.et", tmp, r->rank);
+	struct orr_chakra_stats st;
+	struct orr_diag d;
+	int err;
+
+	orr_diag_clear(&d);
+	if ((err = orr_chakra_write_rank(g, i, path, PRODUCER, &st, &d))) {
+		char *final = orr_xasprintf("%s/trace.%d.et", o->out, r->rank);
+
+		write_error(final, err, &d);
+		free(final);
+	} else {
+		sum->nodes += st.nodes;
+		sum->data_deps += st.data_deps;
+		sum->coll += st.coll;
+		sum->send += st.send;
+		sum->recv += st.recv;
+		sum->comm_as_comp += st.comm_as_comp;
+		sum->comm_unsized += st.comm_unsized;
+	}
+	free(path);
+	return err;
+}
+
+/* Every rank of the execution graph of t as a Chakra file in tmp. */
+static int write_chakra(const struct options *o, const struct orr_trace *t, const char *tmp,
+			struct orr_chakra_stats *sum)
+{
+	struct orr_graph *g = NULL;
+	struct orr_diag d;
+	int err;
+
+	orr_diag_clear(&d);
+	if ((err = orr_graph_build(t, NULL, &g, &d))) {
+		cli_error("cannot build the execution graph of '%s': %s%s%s", o->in,
+			  orr_strerror(err), d.msg[0] ? ": " : "", d.msg);
+		return err;
+	}
+	for (size_t i = 0; i < orr_graph_rank_count(g) && !err; i++)
+		err = write_chakra_rank(o, g, i, tmp, sum);
+	orr_graph_free(g);
+	return err;
+}
+
 /* One file per rank (and the manifest) in a new directory, renamed to OUT when complete. */
-static int write_dir(const struct options *o, const struct orr_trace *t)
+static int write_dir(const struct options *o, const struct orr_trace *t,
+		     struct orr_chakra_stats *chakra)
 {
 	size_t n = orr_trace_rank_count(t);
 	char **names = orr_xcalloc(n, sizeof(*names));
@@ -241,7 +306,9 @@ static int write_dir(const struct options *o, const struct orr_trace *t)
 		goto out;
 	}
 	tmp = orr_outfile_dir(&out);
-	for (size_t i = 0; i < n && !err; i++) {
+	if (o->to == FORMAT_CHAKRA)
+		err = write_chakra(o, t, tmp, chakra);
+	for (size_t i = 0; i < n && !err && o->to != FORMAT_CHAKRA; i++) {
 		const struct orr_rank *r = orr_trace_get_rank(t, i);
 		char *path;
 
@@ -297,7 +364,8 @@ static int write_file(const struct options *o, const struct orr_trace *t)
 	return EXIT_OK;
 }
 
-static void summary(const struct options *o, const struct orr_trace *t)
+static void summary(const struct options *o, const struct orr_trace *t,
+		    const struct orr_chakra_stats *chakra)
 {
 	uint64_t in = size_of(o->in), events = 0;
 	uint64_t out = strcmp(o->out, "-") ? size_of(o->out) : 0;
@@ -306,13 +374,24 @@ static void summary(const struct options *o, const struct orr_trace *t)
 	for (size_t i = 0; i < n; i++)
 		events += orr_trace_get_rank(t, i)->nevents;
 	fprintf(stderr, "%s -> %s (%s): %zu rank%s, %llu events, %llu -> %llu bytes",
-		cli_text(o->in), cli_output_name(o->out),
-		o->to == FORMAT_NATIVE ? "native" : "chrome", n, n == 1 ? "" : "s",
+		cli_text(o->in), cli_output_name(o->out), format_names[o->to], n, n == 1 ? "" : "s",
 		(unsigned long long)events, (unsigned long long)in, (unsigned long long)out);
 	if (in && out)
 		fprintf(stderr, " (%.1fx %s)",
 			in >= out ? (double)in / (double)out : (double)out / (double)in,
 			in >= out ? "smaller" : "larger");
+	fputc('\n', stderr);
+	if (o->to != FORMAT_CHAKRA)
+		return;
+	fprintf(stderr, "  %llu nodes, %llu data deps; %llu collectives, %llu sends, %llu receives",
+		(unsigned long long)chakra->nodes, (unsigned long long)chakra->data_deps,
+		(unsigned long long)chakra->coll, (unsigned long long)chakra->send,
+		(unsigned long long)chakra->recv);
+	if (chakra->comm_as_comp)
+		fprintf(stderr, "; %llu communication kernels of no known kind as COMP nodes",
+			(unsigned long long)chakra->comm_as_comp);
+	if (chakra->comm_unsized)
+		fprintf(stderr, "; %llu without a size", (unsigned long long)chakra->comm_unsized);
 	fputc('\n', stderr);
 }
 
@@ -321,6 +400,7 @@ int cmd_convert(int argc, char **argv)
 	struct options o = { .to = FORMAT_UNSET };
 	struct orr_import_options iopts = { .warn = cli_import_warn };
 	struct orr_trace *t = NULL;
+	struct orr_chakra_stats chakra = { 0 };
 	struct orr_diag d;
 	const char *in_file;
 	char *in_tmp;
@@ -350,9 +430,9 @@ int cmd_convert(int argc, char **argv)
 		ret = EXIT_FAIL;
 		goto out;
 	}
-	ret = o.out_dir ? write_dir(&o, t) : write_file(&o, t);
+	ret = o.out_dir ? write_dir(&o, t, &chakra) : write_file(&o, t);
 	if (ret == EXIT_OK)
-		summary(&o, t);
+		summary(&o, t, &chakra);
 out:
 	orr_trace_free(t);
 	free(o.out);

@@ -269,8 +269,8 @@ void cli_select_nothing(const struct cli_select *s, const char *trace)
 			  "them)",
 			  trace);
 	else
-		cli_error("'%s' holds no step to replay: no CPU or GPU task was read ('orrery "
-			  "info' lists what it holds)",
+		cli_error("'%s' holds no step: no CPU or GPU task was read ('orrery info' lists "
+			  "what it holds)",
 			  trace);
 }
 

@@ -10,9 +10,10 @@
  *   2.16-2.24:  {size_t bytes; int a; int b}                8 or 16 bytes
  * where a, b are the call's root, peer or reduction op.  Communicator creation (2.25+):
  *   CommInitRank & co: {uint64 newcomm; int nranks; int myrank; int cudaDev}   24 bytes
- *   CommSplit: {uint64 newcomm; uint64 parentcomm; int nranks; int myrank; ...} 40 bytes
- *   CommShrink: {uint64 newcomm; int nranks; int myrank; int cudaDev; int n}    24 bytes
  * The size tells the versions apart; a payload of any other size is not decoded.
+ * CommSplit's and CommShrink's payloads are not decoded either: NCCL (init.cc) writes
+ * the parent's size and rank into a split's, and the parent's id into a shrink's, so
+ * they say nothing true of the new communicator (its calls are numbered all the same).
  *
  * A collective's sequence is its ordinal among the calls this process made on its
  * communicator since the tracer started (at cuInit, before any communicator exists), so
@@ -91,14 +92,12 @@ static const struct schema *schema_of(uint64_t schema_id)
 static bool decode_comm(const struct schema *sc, size_t size, const void *p,
 			struct orr__nccl_call *c)
 {
-	size_t ranks_at = sc->layout == L_COMM_SPLIT ? 16 : 8;
-
-	if (size != (sc->layout == L_COMM_SPLIT ? 40u : 24u))
+	if (sc->layout != L_COMM_INIT || size != 24)
 		return false;
 	c->comm_info = c->has_comm = true;
 	c->comm = rd64(p, 0);
-	c->nranks = rd32(p, ranks_at);
-	c->myrank = rd32(p, ranks_at + 4);
+	c->nranks = rd32(p, 8);
+	c->myrank = rd32(p, 12);
 	return c->nranks > 0 && c->myrank >= 0 && c->myrank < c->nranks;
 }
 

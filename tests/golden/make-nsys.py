@@ -4,7 +4,7 @@
 (the tables and columns orrery reads), for the tests:
 
     make-nsys.py OUT.sqlite [--broken-kernels] [--no-nsys-tables] [--steps N] [--waits]
-                 [--nccl RANK]
+                 [--nccl RANK [--nccl-extra] [--nccl-cut]]
 
 Two steps (NVTX ranges ProfilerStep#1 and #2) of a thread launching one kernel each
 (cudaLaunchKernel_v7000, nested cuLaunchKernel) after a copy; times in ns from the
@@ -18,7 +18,10 @@ exports them (NVTX_PAYLOAD_SCHEMA_ENTRIES, NVTX_EVENTS.binaryData: a 32-byte hea
 holding the schema id at byte 8, then the payload): a communicator created before the
 steps, and per step an ncclAllReduce of 1 MiB and an ncclSend (rank 0) or ncclRecv
 (rank 1) of 64 KiB, each launching its kernel on stream 9 inside its range, and an
-ncclBroadcast range whose payload is cut short.
+ncclBroadcast range whose payload is cut short.  --nccl-extra adds a communicator made
+by ncclCommSplit (its payload holding the parent's size and rank, as NCCL writes it)
+with an ncclAllReduce of its own per step, and an ncclPutSignal per step; --nccl-cut
+cuts the first step's ncclAllReduce payload after the communicator id.
 """
 import sqlite3
 import struct
@@ -26,7 +29,9 @@ import sys
 
 GTID = (4242 << 24) | 4243  # pid 4242, tid 4243, as nsys serialises globalTid
 COMM = 0x5EED0000CAFE0001  # NCCL's commHash: the same on both ranks
+COMM2 = 0x5EED0000CAFE0002  # a communicator split from it
 S_INIT, S_ALLREDUCE, S_P2P = 0x1000000, 0x1000005, 0x1000009  # NCCL's static schema ids
+S_SPLIT, S_PUT = 0x100000D, 0x1000014
 
 
 def main():
@@ -35,6 +40,7 @@ def main():
     steps = int(sys.argv[sys.argv.index("--steps") + 1]) if "--steps" in sys.argv else 2
     waits = "--waits" in sys.argv
     nccl = int(sys.argv[sys.argv.index("--nccl") + 1]) if "--nccl" in sys.argv else None
+    extra, cut = "--nccl-extra" in sys.argv, "--nccl-cut" in sys.argv
     db = sqlite3.connect(out)
     if "--no-nsys-tables" in sys.argv:
         db.execute("CREATE TABLE settings (key TEXT, value TEXT)")
@@ -94,7 +100,9 @@ def main():
         if waits:
             add_wait(db, t, 100 + 10 * k, k)
         if nccl is not None:
-            add_nccl_step(db, t, 200 + 10 * k, nccl)
+            add_nccl_step(db, t, 200 + 10 * k, nccl, cut and k == 0)
+            if extra:
+                add_nccl_extra(db, t, 300 + 10 * k, nccl)
         # Step 1 by its text, step 2 by a string id, as nsys writes either.
         db.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, textId, "
                    "domainId) VALUES (?, ?, 59, ?, ?, ?, 0)",
@@ -103,7 +111,7 @@ def main():
     db.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
                "VALUES (500, NULL, 34, 'a mark', ?, 0)", (GTID,))
     if nccl is not None:
-        add_nccl_schemas(db, nccl)
+        add_nccl_schemas(db, nccl, extra)
     db.commit()
 
 
@@ -112,7 +120,7 @@ def blob(schema, payload):
     return struct.pack("<QQQQ", 1, schema, len(payload), 32) + payload
 
 
-def add_nccl_schemas(db, rank):
+def add_nccl_schemas(db, rank, extra):
     """NCCL 2.25's schemas: explicit offsets, but the peer's left to natural alignment."""
     db.executescript("""
         CREATE TABLE NVTX_PAYLOAD_SCHEMAS (domainId INT, schemaId INT, name TEXT, type INT,
@@ -127,13 +135,22 @@ def add_nccl_schemas(db, rank):
                (S_ALLREDUCE, 1, 22, "Message size [bytes]", 8),
                (S_ALLREDUCE, 2, 0x1000100, "Reduction operation", 16),
                (S_P2P, 0, 18, "NCCL communicator ID", None),
-               (S_P2P, 1, 22, "Message size [bytes]", 8), (S_P2P, 2, 5, "Peer rank", 0)]
+               (S_P2P, 1, 22, "Message size [bytes]", 8), (S_P2P, 2, 5, "Peer rank", 0),
+               (S_SPLIT, 0, 18, "NCCL communicator ID", None),
+               (S_SPLIT, 1, 18, "Parent NCCL communicator ID", 8),
+               (S_SPLIT, 2, 5, "No. of ranks", 16), (S_SPLIT, 3, 5, "Rank", 20),
+               (S_PUT, 0, 18, "NCCL communicator ID", None),
+               (S_PUT, 1, 22, "Message size [bytes]", 8), (S_PUT, 2, 5, "Peer rank", 16)]
     db.executemany("INSERT INTO NVTX_PAYLOAD_SCHEMA_ENTRIES VALUES (1, ?, ?, NULL, ?, ?, NULL, "
                    "NULL, ?)", entries)
     db.executemany("INSERT INTO NVTX_PAYLOAD_SCHEMAS VALUES (1, ?, NULL, 1, NULL, ?, ?, NULL)",
-                   [(S_INIT, 4, 24), (S_ALLREDUCE, 3, 24), (S_P2P, 3, 24)])
+                   [(S_INIT, 4, 24), (S_ALLREDUCE, 3, 24), (S_P2P, 3, 24), (S_SPLIT, 4, 40),
+                    (S_PUT, 3, 24)])
     nvtx_range(db, 500, 900, "ncclCommInitRank",
                blob(S_INIT, struct.pack("<Qiiii", COMM, 2, rank, 0, 0)))
+    if extra:  # the parent's size and rank, as NCCL's init.cc writes a split's
+        nvtx_range(db, 910, 990, "ncclCommSplit",
+                   blob(S_SPLIT, struct.pack("<QQiiiii", COMM2, COMM, 2, rank, 0, 0, 0)))
 
 
 def nvtx_range(db, start, end, text, data):
@@ -141,15 +158,16 @@ def nvtx_range(db, start, end, text, data):
                "binaryData) VALUES (?, ?, 59, ?, ?, 1, ?)", (start, end, text, GTID, data))
 
 
-def add_nccl_step(db, t, corr, rank):
+def add_nccl_step(db, t, corr, rank, cut):
     """An all-reduce, a send or receive, each launching its kernel; a cut payload."""
     rt = "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, 1, ?, ?, 1, 0, NULL)"
     kern = ("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, "
             "correlationId, globalPid, demangledName, gridX, gridY, gridZ, blockX, blockY, "
             "blockZ, staticSharedMemory, dynamicSharedMemory, registersPerThread) VALUES "
             "(?, ?, 0, 1, 9, ?, ?, ?, 2, 1, 1, 640, 1, 1, 0, 0, 96)")
+    payload = struct.pack("<QQii", COMM, 1 << 20, 0, 0)
     nvtx_range(db, t + 200000, t + 260000, "ncclAllReduce",
-               blob(S_ALLREDUCE, struct.pack("<QQii", COMM, 1 << 20, 0, 0)))
+               blob(S_ALLREDUCE, payload[:12] if cut else payload))
     db.execute(rt, (t + 210000, t + 250000, GTID, corr))
     db.execute(kern, (t + 300000, t + 500000, corr, GTID, 10))
     peer = 1 - rank
@@ -158,6 +176,21 @@ def add_nccl_step(db, t, corr, rank):
     db.execute(rt, (t + 275000, t + 285000, GTID, corr + 1))
     db.execute(kern, (t + 510000, t + 560000, corr + 1, GTID, 11))
     nvtx_range(db, t + 600000, t + 610000, "ncclBroadcast", blob(S_P2P, b"\0" * 4)[:20])
+
+
+def add_nccl_extra(db, t, corr, rank):
+    """An all-reduce on the split communicator, launching its kernel; a put-signal."""
+    nvtx_range(db, t + 620000, t + 660000, "ncclAllReduce",
+               blob(S_ALLREDUCE, struct.pack("<QQii", COMM2, 1 << 12, 0, 0)))
+    db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, 1, ?, ?, 1, 0, NULL)",
+               (t + 630000, t + 650000, GTID, corr))
+    db.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, "
+               "streamId, correlationId, globalPid, demangledName, gridX, gridY, gridZ, "
+               "blockX, blockY, blockZ, staticSharedMemory, dynamicSharedMemory, "
+               "registersPerThread) VALUES (?, ?, 0, 1, 9, ?, ?, 10, 2, 1, 1, 640, 1, 1, 0, "
+               "0, 96)", (t + 700000, t + 720000, corr, GTID))
+    nvtx_range(db, t + 670000, t + 680000, "ncclPutSignal",
+               blob(S_PUT, struct.pack("<QQii", COMM, 1 << 10, 1 - rank, 0)))
 
 
 def add_wait(db, t, corr, k):

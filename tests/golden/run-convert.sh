@@ -17,6 +17,12 @@
 #                                      exit 1, one "orrery: error: " line naming FILE,
 #                                      nothing written, for each kind of output
 #   run-convert.sh bad-pack            pack of what is not a run: the same
+#   run-convert.sh chakra TRACE DUMP   to Chakra files (DUMP: chakra-dump), checked by an
+#                                      independent decoder (check-chakra.py) and against
+#                                      the graph's totals; a file as OUT refused
+#   run-convert.sh chakra-ref DIR DUMP Chakra's reference file in DIR (../shared/traces/
+#                                      chakra) read as Chakra's JSON of it says; cut short,
+#                                      an error
 #   run-convert.sh usage               usage errors (exit 2), --help, an OUT in the way
 #
 # `info --format=json` outputs are compared by same-info.py; Chrome JSON files cannot
@@ -240,6 +246,58 @@ bad-pack)
 	expect_error_naming "$work/o/file"
 	only_in "$work/o" "file "
 	;;
+chakra)
+	# The execution graph as Chakra files, one per rank, checked against an independent
+	# reading of the wire format (check-chakra.py), and their totals against the graph.
+	need_python
+	dump=$2
+	run convert --to chakra -o "$work/ck" "$1"
+	expect_rc 0
+	[[ -s $work/out ]] && { show; fail "output on stdout"; }
+	expect_in err "(chakra): 2 ranks"
+	expect_in err "576 nodes"
+	expect_in err "12 collectives, 0 sends, 0 receives"
+	only_in "$work/ck" "trace.0.et trace.1.et "
+	for r in 0 1; do
+		"$dump" "$work/ck/trace.$r.et" >"$work/dump.$r" || fail "chakra-dump trace.$r.et"
+		python3 "$golden/check-chakra.py" ours "$work/ck/trace.$r.et" "$work/dump.$r" ||
+			fail "trace.$r.et"
+	done
+	"$orrery" info --format=json "$1" >"$work/info.json" || fail "info"
+	python3 - "$work/info.json" "$work/dump.0" "$work/dump.1" <<'PY' || fail "totals"
+import json, sys
+info = json.load(open(sys.argv[1]))
+nodes = [json.loads(l) for f in sys.argv[2:] for l in list(open(f))[1:]]
+tasks = info["graph"]["tasks"]
+assert len(nodes) == tasks["cpu"] + tasks["gpu"], (len(nodes), tasks)
+assert sum(n["is_cpu_op"] for n in nodes) == tasks["cpu"], tasks
+colls = [n for n in nodes if n["type"] == 7]
+want = sum(c["count"] for r in info["ranks"] for c in r["collectives"])
+assert len(colls) == want, (len(colls), want)
+assert all(n["comm_type"] == 0 and n["comm_size"] > 0 and n["pg_name"] for n in colls), colls[0]
+PY
+	# A file is no directory for Chakra files.
+	run convert --to chakra -o "$work/x.json" "$1"
+	expect_rc 2
+	expect_in err "Chakra files go to a directory"
+	;;
+chakra-ref)
+	# Chakra's own reference file, read by orrery, equals Chakra's JSON of the graph.
+	need_python
+	dump=$2
+	tar -xzf "$1/feeder_tests_trace.tar.gz" -C "$work" tests/data/chakra.0.et ||
+		fail "extracting chakra.0.et"
+	tar -xzf "$1/json_trace.tar.gz" -C "$work" jsonData/chakra.0.json ||
+		fail "extracting chakra.0.json"
+	"$dump" "$work/tests/data/chakra.0.et" >"$work/dump" || fail "chakra-dump chakra.0.et"
+	head -n 1 "$work/dump" | grep -q '"schema": "1.0.1"' || fail "its schema"
+	python3 "$golden/check-chakra.py" ref "$work/dump" "$work/jsonData/chakra.0.json" ||
+		fail "chakra.0.et as read differs from Chakra's JSON"
+	# Cut short, it is an error with the offset.
+	head -c 100000 "$work/tests/data/chakra.0.et" >"$work/cut.et"
+	"$dump" "$work/cut.et" >/dev/null 2>"$work/err" && fail "a cut file read"
+	expect_in err "longer than the rest of the file"
+	;;
 usage)
 	run convert
 	expect_rc 2
@@ -278,7 +336,8 @@ usage)
 	expect_in out "pack"
 	;;
 *)
-	echo "usage: $0 native-dir|native-file|chrome|chrome-file|chain TRACE | bad FILE | bad-pack | usage" >&2
+	echo "usage: $0 native-dir|native-file|chrome|chrome-file|chain TRACE | chakra TRACE DUMP |" \
+		"chakra-ref DIR DUMP | bad FILE | bad-pack | usage" >&2
 	exit 2
 	;;
 esac

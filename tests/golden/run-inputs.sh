@@ -230,6 +230,27 @@ db.commit()' "$work/nccl/rank-$r.sqlite" || fail "dropping the creation"
 	expect_rc 0
 	expect_in out "D7 cross-rank             4          4"
 	expect_in out "collective instances: 2 coupled, 0 rejected; 4 communication tasks alone"
+	# A communicator made by ncclCommSplit: its calls numbered from the split (exact),
+	# its size not taken from the payload (the parent's); ncclPutSignal no call.
+	mkdir "$work/split" "$work/cut"
+	for r in 0 1; do
+		python3 "$golden/make-nsys.py" "$work/split/rank-$r.sqlite" --nccl $r --nccl-extra ||
+			fail "make-nsys.py --nccl-extra"
+		python3 "$golden/make-nsys.py" "$work/cut/rank-$r.sqlite" --nccl $r --nccl-cut ||
+			fail "make-nsys.py --nccl-cut"
+	done
+	run info "$work/split"
+	expect_rc 0
+	expect_in out "collective  AllReduce: 4 kernels, 0.440 ms, 2105344 bytes"
+	expect_in out "D7 cross-rank            12          0"
+	expect_in out "collective instances: 6 coupled, 0 rejected; 0 communication tasks alone"
+	grep -q "cafe0002" "$work/out" && { show; fail "the split's size was taken"; }
+	# A payload cut after its communicator: counted, and that communicator's calls are no
+	# longer numbered (inferred coupling).
+	run info "$work/cut"
+	expect_rc 0
+	expect_in out "ignored 3 'NCCL payload' values"
+	expect_in out "D7 cross-rank             8          8"
 	# An export of a run profiled without CUDA or NVTX tracing says so; with nothing to
 	# replay, replay says that rather than blaming --steps.
 	python3 -c 'import sqlite3, sys
@@ -247,7 +268,7 @@ db.execute("INSERT INTO NVTX_EVENTS VALUES (5, NULL, 34, '"'a mark'"', 1, NULL, 
 db.commit()' "$work/empty.sqlite" || fail "an export of one mark"
 	run replay "$work/empty.sqlite"
 	expect_rc 1
-	expect_in err "holds no step to replay: no CPU or GPU task was read"
+	expect_in err "holds no step: no CPU or GPU task was read"
 
 	: >"$work/report.nsys-rep"
 	run info "$work/report.nsys-rep"

@@ -4,16 +4,20 @@
  * domain around each API call ("ncclAllReduce", "ncclSend", "ncclCommInitRank", ...)
  * with a payload its schemas describe (NCCL's src/include/nvtx_payload_schemas.h).  The
  * export keeps each schema's entries (NVTX_PAYLOAD_SCHEMA_ENTRIES: name, type, offset)
- * and each range's bytes (NVTX_EVENTS.binaryData: a 32-byte header whose second 8 bytes
- * are the schema id, then the payload).  Entries are found by NCCL's names, so that the
- * layouts of every NCCL version read alike:
+ * and each range's bytes (NVTX_EVENTS.binaryData: a 32-byte header, the schema id in
+ * bytes 8-15 and the payload's size in bytes 16-23, then the payload).  Entries are
+ * found by NCCL's names, so that the layouts of every NCCL version read alike:
  *
  *   "NCCL communicator ID"  the communicator, named "nccl:<16 hex digits>" as the
  *                           tracer names it (NCCL's commHash: the same on every member)
  *   "Message size [bytes]"  the call's bytes: AllGather's input, ReduceScatter's output
  *   "Peer rank"             Send and Recv: the other rank, in the communicator
- *   "No. of ranks", "Rank"  communicator creation (CommInitRank, CommSplit, ...): the
- *                           group's size and this process's rank in it
+ *   "No. of ranks", "Rank"  CommInitRank and its variants, CommDestroy, CommAbort:
+ *                           the group's size and this process's rank in it
+ *
+ * A CommSplit creates its communicator, but its payload holds the parent's size and
+ * rank (NCCL's init.cc), which are not taken; a CommShrink's holds the parent's id and
+ * is not read.  Only NCCL's collectives and Send/Recv are calls (the tracer's list).
  *
  * A kernel launch inside a call's range, on the call's thread, gets the call's
  * collective; orr__rank_finish() then gives it to the NCCL kernel launched, as for the
@@ -24,8 +28,9 @@
  * holds the communicator's creation: the k-th call on a communicator since then is the
  * same call on every member (Send and Recv: per pair of ranks).  Otherwise the
  * communicator's name couples a step's calls by their order, as for Kineto traces.
- * A payload that does not decode (no such schema, too few bytes) is counted as an
- * ignored 'NCCL payload' value (orrery info lists it); its range stays an annotation.
+ * A payload that does not decode (no such schema, too few bytes for its entries) is
+ * counted as an ignored 'NCCL payload' value (orrery info lists it); its range stays an
+ * annotation, and the calls on its communicator are no longer numbered (one is missing).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,17 +68,22 @@ struct call {
 	int64_t start, end, gtid;
 	uint64_t comm;
 	int64_t bytes, peer;
-	uint32_t type, coll;
+	uint32_t type, coll; /* coll: ORR_NONE until a launch takes it */
 	bool has_comm, p2p;
+	/* numbered (number()) */
+	int64_t seq;
+	uint32_t pg_name;
+	int32_t group, src, dst;
 };
 
 /* A communicator: when it was created, and who this rank is in it. */
 struct comm {
 	uint64_t id;
-	int64_t created_at; /* INT64_MAX when the export does not hold its creation */
-	int32_t nranks, myrank;
-	int64_t calls; /* numbered so far */
-	size_t order;  /* of the range that told, until merged */
+	int64_t created_at;     /* INT64_MAX when the export does not hold its creation */
+	int32_t nranks, myrank; /* -1 when unknown */
+	int64_t calls;          /* numbered so far */
+	size_t order;           /* of the range that told, until merged */
+	bool lost;              /* a call on it did not decode: not numbered */
 };
 
 struct pair {
@@ -236,62 +246,124 @@ static bool field(const struct schema *s, enum field f, const unsigned char *p, 
 	return true;
 }
 
-/* A communicator's creation or end: its size and this rank (merged by merge_comms()). */
-static int comm_info(struct nccl *c, const char *name, const struct schema *s,
-		     const unsigned char *p, size_t len, int64_t start)
+static int push_comm(struct nccl *c, struct comm cm)
 {
-	int64_t id, nranks, rank;
-	bool created = !strncmp(name, "ncclCommInit", 12) || !strncmp(name, "ncclCommSplit", 13) ||
-		       !strncmp(name, "ncclCommShrink", 14) || !strncmp(name, "ncclCommGrow", 12);
-
-	if (!field(s, F_COMM, p, len, &id) || !field(s, F_NRANKS, p, len, &nranks) ||
-	    !field(s, F_RANK, p, len, &rank) || nranks < 1 || nranks > INT32_MAX || rank < 0 ||
-	    rank >= nranks)
-		return 0;
 	if (c->ncomms >= c->n->lim->max[ORR__LIMIT_EVENTS])
 		return orr__limit_fail(c->n->lim, ORR__LIMIT_EVENTS, c->n->diag, c->n->name, -1,
 				       -1);
-	ORR_VEC_PUSH(c->comms, c->ncomms, c->cap_comms,
-		     ((struct comm){ .id = (uint64_t)id,
-				     .created_at = created ? start : INT64_MAX,
-				     .nranks = (int32_t)nranks,
-				     .myrank = (int32_t)rank,
-				     .order = c->ncomms }));
+	cm.order = c->ncomms;
+	ORR_VEC_PUSH(c->comms, c->ncomms, c->cap_comms, cm);
 	return 0;
+}
+
+/* What a communicator's creation or end says of it (merged by merge_comms()). */
+static int comm_info(struct nccl *c, const char *name, const struct schema *s,
+		     const unsigned char *p, size_t len, int64_t start)
+{
+	struct comm cm = { .created_at = INT64_MAX, .nranks = -1, .myrank = -1 };
+	int64_t id, nranks, rank;
+
+	if (!strncmp(name, "ncclCommShrink", 14) || !field(s, F_COMM, p, len, &id))
+		return 0;
+	cm.id = (uint64_t)id;
+	if (!strncmp(name, "ncclCommSplit", 13)) {
+		cm.created_at = start;
+		return push_comm(c, cm);
+	}
+	if (!field(s, F_NRANKS, p, len, &nranks) || !field(s, F_RANK, p, len, &rank) ||
+	    nranks < 1 || nranks > INT32_MAX || rank < 0 || rank >= nranks)
+		return 0;
+	cm.nranks = (int32_t)nranks;
+	cm.myrank = (int32_t)rank;
+	if (!strncmp(name, "ncclCommInit", 12))
+		cm.created_at = start;
+	return push_comm(c, cm);
+}
+
+/* NCCL's calls that move data between ranks (the tracer's list): "AllReduce", ... */
+static bool known_call(const char *type)
+{
+	static const char *const calls[] = { "AllGather", "AllReduce", "Broadcast", "ReduceScatter",
+					     "Reduce",    "Send",      "Recv",      "AlltoAll",
+					     "Gather",    "Scatter" };
+
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		if (!strcmp(type, calls[i]))
+			return true;
+	return false;
+}
+
+/* Whether the schema has an entry the payload is too short for. */
+static bool cut_short(const struct schema *s, size_t len)
+{
+	for (int f = 0; f < F_COUNT; f++)
+		if (s->f[f].size && (s->f[f].off > len || len - s->f[f].off < s->f[f].size))
+			return true;
+	return false;
+}
+
+/* The schema of a payload's header (its id in 64 bits, else in the low 32), and the payload. */
+static const struct schema *header(const struct nccl *c, int64_t domain, const unsigned char *blob,
+				   size_t len, size_t *ret_plen)
+{
+	const struct schema *s;
+	uint64_t id, size;
+
+	if (len < HEADER_BYTES)
+		return NULL;
+	id = read_le(blob + 8, 8);
+	if (!(s = find_schema(c, domain, (int64_t)id)))
+		s = find_schema(c, domain, (int64_t)(id & 0xffffffff));
+	size = read_le(blob + 16, 8);
+	*ret_plen = size <= len - HEADER_BYTES ? (size_t)size : len - HEADER_BYTES;
+	return s;
+}
+
+static void ignored(struct nccl *c)
+{
+	orr__count_coerced(c->n->rb, orr__nsys_intern(c->n, "NCCL payload"), ORR_COERCION_IGNORED);
 }
 
 /* One NCCL range with a payload: a call with a size, a communicator's creation, or neither. */
 static int add_range(struct nccl *c, sqlite3_stmt *st, const char *name)
 {
 	const unsigned char *blob = sqlite3_column_blob(st, 6);
-	size_t len = (size_t)sqlite3_column_bytes(st, 6), plen;
+	size_t plen = 0;
 	struct orr_event ev = { 0 };
 	const struct schema *s;
 	int64_t v = sqlite3_column_int64(st, 2);
-	struct call call = { .gtid = orr__nsys_pid(v) << 24 | orr__nsys_tid(v), .peer = -1 };
+	struct call call = { .gtid = orr__nsys_pid(v) << 24 | orr__nsys_tid(v),
+			     .peer = -1,
+			     .coll = ORR_NONE };
 
-	s = len >= HEADER_BYTES
-		    ? find_schema(c, sqlite3_column_int64(st, 5), (int64_t)read_le(blob + 8, 8))
-		    : NULL;
-	if (!s) {
-		orr__count_coerced(c->n->rb, orr__nsys_intern(c->n, "NCCL payload"),
-				   ORR_COERCION_IGNORED);
+	s = header(c, sqlite3_column_int64(st, 5), blob, (size_t)sqlite3_column_bytes(st, 6),
+		   &plen);
+	if (!s || cut_short(s, plen)) {
+		ignored(c);
+		/* A call missing from its communicator's count: stop numbering it. */
+		if (s && field(s, F_COMM, blob + HEADER_BYTES, plen, &v) && known_call(name + 4))
+			return push_comm(c, (struct comm){ .id = (uint64_t)v,
+							   .created_at = INT64_MAX,
+							   .nranks = -1,
+							   .myrank = -1,
+							   .lost = true });
 		return 0;
 	}
 	blob += HEADER_BYTES;
-	plen = len - HEADER_BYTES;
 	if (!orr__nsys_span(c->n, st, &ev))
 		return 0;
 	if (s->f[F_NRANKS].size)
 		return comm_info(c, name, s, blob, plen, ev.start_ns);
-	if (!field(s, F_BYTES, blob, plen, &call.bytes) || call.bytes < 0)
+	if (!known_call(name + 4) || !field(s, F_BYTES, blob, plen, &call.bytes) || call.bytes < 0)
 		return 0;
 	call.start = ev.start_ns;
 	call.end = orr_time_add(ev.start_ns, ev.dur_ns);
 	call.type = orr__nsys_intern(c->n, name + 4);
 	call.has_comm = field(s, F_COMM, blob, plen, &v);
 	call.comm = (uint64_t)v;
-	call.p2p = field(s, F_PEER, blob, plen, &call.peer);
+	call.p2p = !strcmp(name + 4, "Send") || !strcmp(name + 4, "Recv");
+	if (call.p2p && !field(s, F_PEER, blob, plen, &call.peer))
+		call.peer = -1;
 	if (c->ncalls >= c->n->lim->max[ORR__LIMIT_EVENTS])
 		return orr__limit_fail(c->n->lim, ORR__LIMIT_EVENTS, c->n->diag, c->n->name, -1,
 				       -1);
@@ -334,7 +406,10 @@ static int cmp_comm(const void *a, const void *b)
 	return (x->order > y->order) - (x->order < y->order);
 }
 
-/* One communicator per id: created at its earliest creation, as the last range said. */
+/*
+ * One communicator per id: created at its earliest creation, its size and rank as the
+ * last range that said them, lost when a call on it was.
+ */
 static void merge_comms(struct nccl *c)
 {
 	size_t k = 0;
@@ -342,15 +417,19 @@ static void merge_comms(struct nccl *c)
 	if (c->ncomms)
 		qsort(c->comms, c->ncomms, sizeof(*c->comms), cmp_comm);
 	for (size_t i = 0; i < c->ncomms; i++) {
-		if (k && c->comms[k - 1].id == c->comms[i].id) {
-			int64_t at = c->comms[k - 1].created_at;
+		struct comm *m = k ? &c->comms[k - 1] : NULL, *x = &c->comms[i];
 
-			c->comms[k - 1] = c->comms[i];
-			if (at < c->comms[k - 1].created_at)
-				c->comms[k - 1].created_at = at;
+		if (!m || m->id != x->id) {
+			c->comms[k++] = *x;
 			continue;
 		}
-		c->comms[k++] = c->comms[i];
+		if (x->created_at < m->created_at)
+			m->created_at = x->created_at;
+		if (x->nranks > 0) {
+			m->nranks = x->nranks;
+			m->myrank = x->myrank;
+		}
+		m->lost |= x->lost;
 	}
 	c->ncomms = k;
 }
@@ -430,42 +509,61 @@ static void call_bytes(const struct orr__nsys *n, const struct call *k, int32_t 
 		co->in_bytes = k->bytes * nranks;
 }
 
-/* The collective of call k, numbered on its communicator when its creation is known. */
-static uint32_t collective(struct nccl *c, struct call *k)
+/*
+ * Call k's communicator name, size, ranks and sequence number: numbered on its
+ * communicator (or pair of ranks) when the export holds the communicator's creation and
+ * every call on it decoded.  In start order.
+ */
+static void number(struct nccl *c, struct call *k)
 {
 	struct comm *cm = k->has_comm ? find_comm(c, k->comm) : NULL;
-	struct orr_collective *co = orr__vec_push(&c->n->rb->colls);
+	bool numbered = cm && !cm->lost && cm->created_at <= k->start;
 	char name[64];
 
-	*co = (struct orr_collective){ .type = k->type,
-				       .in_nelems = -1,
-				       .out_nelems = -1,
-				       .sequence = -1,
-				       .group_size = cm ? cm->nranks : -1,
-				       .src_rank = -1,
-				       .dst_rank = -1 };
-	call_bytes(c->n, k, co->group_size, co);
+	k->seq = -1;
+	k->group = cm ? cm->nranks : -1;
+	k->src = k->dst = -1;
+	k->pg_name = ORR_STR_NONE;
 	if (numbered_p2p(k, cm)) {
 		bool send = !strcmp(orr_trace_str(c->n->t, k->type), "Send");
 		struct pair key = pair_key(cm, k->peer), *p;
 
-		co->src_rank = send ? cm->myrank : (int32_t)k->peer;
-		co->dst_rank = send ? (int32_t)k->peer : cm->myrank;
+		k->src = send ? cm->myrank : (int32_t)k->peer;
+		k->dst = send ? (int32_t)k->peer : cm->myrank;
 		snprintf(name, sizeof(name), "nccl:%016llx:%d-%d", (unsigned long long)k->comm,
 			 key.lo, key.hi);
 		p = bsearch(&key, c->pairs, c->npairs, sizeof(*c->pairs), cmp_pair);
-		if (p && cm->created_at <= k->start)
-			co->sequence = p->calls++;
+		if (p && numbered)
+			k->seq = p->calls++;
 	} else if (k->has_comm && !k->p2p) {
 		snprintf(name, sizeof(name), "nccl:%016llx", (unsigned long long)k->comm);
-		if (cm && cm->created_at <= k->start)
-			co->sequence = cm->calls++;
+		if (numbered)
+			k->seq = cm->calls++;
 	} else {
-		/* No communicator (NCCL before 2.25), or a Send or Recv between unknown ranks. */
-		return (uint32_t)(c->n->rb->colls.n - 1);
+		return; /* no communicator (NCCL before 2.25), or a Send or Recv between unknown ranks */
 	}
-	co->pg_name = orr__nsys_intern(c->n, name);
-	return (uint32_t)(c->n->rb->colls.n - 1);
+	k->pg_name = orr__nsys_intern(c->n, name);
+}
+
+/* Call k's collective, made when a launch first takes it. */
+static uint32_t collective(struct nccl *c, struct call *k)
+{
+	struct orr_collective *co;
+
+	if (k->coll != ORR_NONE)
+		return k->coll;
+	co = orr__vec_push(&c->n->rb->colls);
+	*co = (struct orr_collective){ .type = k->type,
+				       .pg_name = k->pg_name,
+				       .in_nelems = -1,
+				       .out_nelems = -1,
+				       .sequence = k->seq,
+				       .group_size = k->group,
+				       .src_rank = k->src,
+				       .dst_rank = k->dst };
+	call_bytes(c->n, k, k->group, co);
+	k->coll = (uint32_t)(c->n->rb->colls.n - 1);
+	return k->coll;
 }
 
 static int cmp_call(const void *a, const void *b)
@@ -478,8 +576,8 @@ static int cmp_call(const void *a, const void *b)
 }
 
 /* The call on thread (pid, tid) whose range holds [start, end]; NULL when none. */
-static const struct call *call_around(const struct nccl *c, int64_t pid, int64_t tid, int64_t start,
-				      int64_t end)
+static struct call *call_around(struct nccl *c, int64_t pid, int64_t tid, int64_t start,
+				int64_t end)
 {
 	int64_t g = pid << 24 | tid;
 	size_t lo = 0, hi = c->ncalls;
@@ -509,15 +607,15 @@ static void give_launches(struct nccl *c)
 		return;
 	qsort(c->calls, c->ncalls, sizeof(*c->calls), cmp_call);
 	for (size_t i = 0; i < rb->events.n; i++) {
-		const struct call *k;
+		struct call *k;
 
 		if ((ev[i].kind != ORR_EVENT_RUNTIME && ev[i].kind != ORR_EVENT_DRIVER) ||
 		    ev[i].sub != ORR_CALL_LAUNCH || ev[i].place >= rb->places.n)
 			continue;
 		k = call_around(c, pl[ev[i].place].pid, pl[ev[i].place].tid, ev[i].start_ns,
-				ev[i].start_ns + ev[i].dur_ns);
+				orr_time_add(ev[i].start_ns, ev[i].dur_ns));
 		if (k)
-			ev[i].coll = k->coll;
+			ev[i].coll = collective(c, k);
 	}
 }
 
@@ -526,6 +624,8 @@ static void add_comms(struct nccl *c)
 	char name[32];
 
 	for (size_t i = 0; i < c->ncomms; i++) {
+		if (c->comms[i].nranks < 1)
+			continue; /* a split's: its size is not in the export */
 		snprintf(name, sizeof(name), "nccl:%016llx", (unsigned long long)c->comms[i].id);
 		*(struct orr_comm *)orr__vec_push(&c->n->rb->comms) = (struct orr_comm){
 			.name = orr__nsys_intern(c->n, name),
@@ -540,14 +640,21 @@ int orr__nsys_read_nccl(struct orr__nsys *n)
 	struct nccl c = { .n = n };
 	int r;
 
+	static const char *const columns[] = { "domainId", "schemaId", "idx",
+					       "type",     "name",     "offset" };
+
+	/* Optional data: an export without it, or of another shape, is read without it. */
 	if (!orr__nsys_has_column(n, "NVTX_EVENTS", "binaryData") ||
-	    !orr__nsys_has_table(n, "NVTX_PAYLOAD_SCHEMA_ENTRIES"))
+	    !orr__nsys_has_column(n, "NVTX_EVENTS", "domainId"))
 		return 0;
+	for (size_t i = 0; i < sizeof(columns) / sizeof(columns[0]); i++)
+		if (!orr__nsys_has_column(n, "NVTX_PAYLOAD_SCHEMA_ENTRIES", columns[i]))
+			return 0;
 	if (!(r = read_schemas(&c)) && !(r = read_ranges(&c))) {
 		merge_comms(&c);
 		collect_pairs(&c);
 		for (size_t i = 0; i < c.ncalls; i++) /* in start order */
-			c.calls[i].coll = collective(&c, &c.calls[i]);
+			number(&c, &c.calls[i]);
 		give_launches(&c);
 		add_comms(&c);
 	}

@@ -36,7 +36,8 @@ struct record {
 	int64_t event, corr, stream;
 };
 
-int orr__nsys_fail(struct orr__nsys *n, const char *table, const char *what)
+/* An ORR_EMALFORMED diag naming table. */
+static int fail(struct orr__nsys *n, const char *table, const char *what)
 {
 	return orr_diag_set(n->diag, ORR_EMALFORMED, n->name, -1, -1,
 			    "Nsight Systems export, table %s: %s", table, what);
@@ -81,7 +82,7 @@ sqlite3_stmt *orr__nsys_query(struct orr__nsys *n, const char *table, const char
 	if (!orr__nsys_has_table(n, table))
 		return NULL;
 	if (sqlite3_prepare_v2(n->db, sql, -1, &st, NULL) != SQLITE_OK) {
-		*ret_err = orr__nsys_fail(n, table, sqlite3_errmsg(n->db));
+		*ret_err = fail(n, table, sqlite3_errmsg(n->db));
 		return NULL;
 	}
 	return st;
@@ -90,7 +91,7 @@ sqlite3_stmt *orr__nsys_query(struct orr__nsys *n, const char *table, const char
 int orr__nsys_done(struct orr__nsys *n, const char *table, sqlite3_stmt *st, int rc, int r)
 {
 	if (!r && rc != SQLITE_DONE)
-		r = orr__nsys_fail(n, table, sqlite3_errmsg(n->db));
+		r = fail(n, table, sqlite3_errmsg(n->db));
 	sqlite3_finalize(st);
 	return r;
 }
@@ -201,7 +202,8 @@ static int read_thread_names(struct orr__nsys *n)
 	return orr__nsys_done(n, "ThreadNames", st, rc, 0);
 }
 
-int orr__nsys_add_event(struct orr__nsys *n, struct orr_event ev)
+/* A new event on place; the limits on events and places hold. */
+static int add_event(struct orr__nsys *n, struct orr_event ev)
 {
 	if (n->rb->places.n > n->lim->max[ORR__LIMIT_PLACES])
 		return orr__limit_fail(n->lim, ORR__LIMIT_PLACES, n->diag, n->name, -1, -1);
@@ -224,7 +226,7 @@ bool orr__nsys_span(const struct orr__nsys *n, sqlite3_stmt *st, struct orr_even
 	if (sqlite3_column_type(st, 1) == SQLITE_NULL || e < s)
 		return false;
 	ev->start_ns = orr_time_add(n->base_ns, s);
-	ev->dur_ns = e - s;
+	ev->dur_ns = orr_time_sub(e, s);
 	return true;
 }
 
@@ -279,7 +281,7 @@ static int read_runtime(struct orr__nsys *n)
 			ev.kind = ORR_EVENT_DRIVER;
 		ev.place =
 			orr__place(n->rb, ORR_PLACE_THREAD, orr__nsys_pid(g), orr__nsys_tid(g), -1);
-		r = orr__nsys_add_event(n, ev);
+		r = add_event(n, ev);
 	}
 	return orr__nsys_done(n, table, st, rc, r);
 }
@@ -320,7 +322,7 @@ static int read_kernels(struct orr__nsys *n)
 			(uint32_t)(sqlite3_column_int64(st, 12) + sqlite3_column_int64(st, 13));
 		k->registers = (uint32_t)sqlite3_column_int(st, 14);
 		ev.args = (uint32_t)(n->rb->kernels.n - 1);
-		r = orr__nsys_add_event(n, ev);
+		r = add_event(n, ev);
 	}
 	return orr__nsys_done(n, table, st, rc, r);
 }
@@ -364,7 +366,7 @@ static int read_copies(struct orr__nsys *n, bool memset)
 		((struct orr_copy_args *)orr__vec_push(&n->rb->copies))->bytes =
 			sqlite3_column_int64(st, 5);
 		ev.args = (uint32_t)(n->rb->copies.n - 1);
-		r = orr__nsys_add_event(n, ev);
+		r = add_event(n, ev);
 	}
 	return orr__nsys_done(n, table, st, rc, r);
 }
@@ -496,7 +498,7 @@ static int read_syncs(struct orr__nsys *n)
 			a->event_record_corr = rd->corr;
 		}
 		ev.args = (uint32_t)(n->rb->syncs.n - 1);
-		r = orr__nsys_add_event(n, ev);
+		r = add_event(n, ev);
 	}
 	free(rec);
 	return orr__nsys_done(n, table, st, rc, r);
@@ -526,7 +528,7 @@ static int read_nvtx(struct orr__nsys *n)
 			ev.name = orr__nsys_intern(n, "(NVTX range)");
 		ev.place =
 			orr__place(n->rb, ORR_PLACE_THREAD, orr__nsys_pid(g), orr__nsys_tid(g), -1);
-		r = orr__nsys_add_event(n, ev);
+		r = add_event(n, ev);
 	}
 	return orr__nsys_done(n, table, st, rc, r);
 }

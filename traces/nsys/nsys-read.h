@@ -40,8 +40,6 @@ static inline int64_t orr__nsys_tid(int64_t gtid)
 	return gtid & 0xffffff;
 }
 
-/* An ORR_EMALFORMED diag naming table. */
-int orr__nsys_fail(struct orr__nsys *n, const char *table, const char *what);
 bool orr__nsys_has_table(struct orr__nsys *n, const char *table);
 /* Whether table has a column named column (false without the table). */
 bool orr__nsys_has_column(struct orr__nsys *n, const char *table, const char *column);
@@ -58,13 +56,11 @@ uint32_t orr__nsys_intern(struct orr__nsys *n, const char *s);
 uint32_t orr__nsys_string(const struct orr__nsys *n, sqlite3_stmt *st, int col);
 /* start and end of columns 0 and 1, on the UTC clock; false for an open range. */
 bool orr__nsys_span(const struct orr__nsys *n, sqlite3_stmt *st, struct orr_event *ev);
-/* A new event on place; the limits on events and places hold. */
-int orr__nsys_add_event(struct orr__nsys *n, struct orr_event ev);
 
 /*
  * NCCL's NVTX payloads (nsys-nccl.c): every kernel launch inside an NCCL call's range
- * gets the call's collective, and the communicators created in the capture are listed.
- * After the runtime calls are read.
+ * gets the call's collective, and the communicators whose size the capture tells are
+ * listed.  After the runtime calls are read.
  */
 int orr__nsys_read_nccl(struct orr__nsys *n);
 
