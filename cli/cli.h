@@ -46,8 +46,11 @@ void cli_import_warn(void *data, const char *msg);
  */
 struct orr_import_options;
 void cli_import_progress(struct orr_import_options *o, const char *path);
-/* orrery --step-range GLOB: every import's step_range (cli_import_progress() sets it). */
-extern const char *cli_step_range;
+/*
+ * orrery --step-range GLOB and --et ET: every import's step_range and et_path
+ * (cli_import_progress() sets them).
+ */
+extern const char *cli_step_range, *cli_et_path;
 void cli_progress_begin(const char *what, const char *unit);
 void cli_progress_count(void *data, uint64_t done, uint64_t total);
 void cli_progress_done(void);

@@ -148,6 +148,23 @@ static void json_capture(struct json_out *j, const struct orr_trace *t, const st
 	json_close_object(j);
 }
 
+static void json_et(struct json_out *j, const struct orr_trace *t, const struct orr_rank *r)
+{
+	const struct orr_et *et = r->et;
+
+	if (!et)
+		return;
+	json_object(j, "execution_trace");
+	json_str(j, "source", orr_trace_str(t, et->source));
+	json_str(j, "schema", orr_trace_str(t, et->schema));
+	json_int(j, "nodes", (int64_t)et->nnodes);
+	json_int(j, "ops", (int64_t)et->ops);
+	json_int(j, "linked", (int64_t)et->linked);
+	json_int(j, "rank_ops", (int64_t)et->rank_ops);
+	json_bool(j, "exact", et->exact);
+	json_close_object(j);
+}
+
 static void json_rank(struct json_out *j, const struct orr_trace *t, const struct orr_rank *r,
 		      const struct cli_select *sel)
 {
@@ -165,6 +182,7 @@ static void json_rank(struct json_out *j, const struct orr_trace *t, const struc
 	json_places(j, t, r, &st);
 	json_counts(j, r, &st);
 	json_collectives(j, t, r);
+	json_et(j, t, r);
 	orr_rank_steps(t, r, &steps, &nsteps);
 	json_steps(j, "steps", steps, info_select_steps(sel, steps, nsteps));
 	free(steps);

@@ -124,6 +124,26 @@ static void text_collectives(const struct orr_trace *t, const struct orr_rank *r
 	}
 }
 
+/* The execution trace attached to the rank, and how much of it is linked. */
+static void text_et(const struct orr_trace *t, const struct orr_rank *r)
+{
+	const struct orr_et *et = r->et;
+
+	if (!et)
+		return;
+	printf("  execution trace  %s (schema %s): %zu nodes, %zu ops and annotations; "
+	       "%zu linked%s",
+	       cli_text(orr_trace_str(t, et->source)), cli_text(orr_trace_str(t, et->schema)),
+	       et->nnodes, et->ops, et->linked, et->exact ? " (exact)" : "");
+	if (!et->linked)
+		printf(" (the profiler's trace holds none of its ops: another run or step?)");
+	else if (!et->exact)
+		printf(" (%zu not in the profiler's trace; %zu of its %zu in the span not in the "
+		       "execution trace)",
+		       et->ops - et->linked, et->rank_ops - et->linked, et->rank_ops);
+	printf("\n");
+}
+
 static void text_steps(const struct orr_step *s, size_t n)
 {
 	char ms[32];
@@ -166,6 +186,7 @@ void info_print_text(const char *path, const struct orr_trace *t, const struct o
 		text_places(t, r, &st);
 		text_counts(t, r, &st);
 		text_collectives(t, r);
+		text_et(t, r);
 		orr_rank_steps(t, r, &steps, &nsteps);
 		text_steps(steps, info_select_steps(sel, steps, nsteps));
 		free(steps);

@@ -38,8 +38,8 @@ static const struct command commands[] = {
 
 static void usage(FILE *f)
 {
-	fputs("usage: orrery [-v] [-C DIR] [--step-range GLOB] [--version] [--help] COMMAND "
-	      "[ARGS]\n\n"
+	fputs("usage: orrery [-v] [-C DIR] [--step-range GLOB] [--et ET] [--version] [--help] "
+	      "COMMAND [ARGS]\n\n"
 	      "A trace-driven performance model of distributed training.\n\n"
 	      "commands:\n",
 	      f);
@@ -52,6 +52,8 @@ static void usage(FILE *f)
 	      "                 the steps are the annotations (NVTX, record_function) whose\n"
 	      "                 name matches GLOB, e.g. 'iteration*', numbered from 1 on\n"
 	      "                 each rank; the trace's ProfilerStep#N are then not steps\n"
+	      "  --et ET        PyTorch execution traces of the traced step (a file, or a\n"
+	      "                 directory of rank-R files) to link to the trace's ops\n"
 	      "  --version      print the version and exit\n"
 	      "  -h, --help     this help\n\n"
 	      "'orrery COMMAND --help' or 'orrery help COMMAND' describes a command.\n",
@@ -176,6 +178,7 @@ static int run(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "step-range", required_argument, NULL, 'S' },
+		{ "et", required_argument, NULL, 'E' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -201,6 +204,13 @@ static int run(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			cli_step_range = optarg;
+			break;
+		case 'E':
+			if (!optarg[0]) {
+				cli_error("empty --et path");
+				return EXIT_USAGE;
+			}
+			cli_et_path = optarg;
 			break;
 		case 'V':
 			printf("orrery %s\n", ORR_VERSION);

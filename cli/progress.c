@@ -134,11 +134,12 @@ static void show_import(void *data, const char *file, uint64_t done)
 	show(data, done);
 }
 
-const char *cli_step_range;
+const char *cli_step_range, *cli_et_path;
 
 void cli_import_progress(struct orr_import_options *o, const char *path)
 {
 	o->step_range = cli_step_range;
+	o->et_path = cli_et_path;
 	if (!isatty(STDERR_FILENO))
 		return;
 	the_progress = (struct progress){ .start = now_s(),

@@ -73,11 +73,37 @@ static int not_a_trace(struct import_ctx *c, const char *name, const struct buf 
 		orr__rank_free(rb);
 	}
 	c->not_trace = true;
-	if (b && looks_like_et(b))
-		return orr_diag_set(c->diag, ORR_EFORMAT, name, -1, -1,
-				    "a PyTorch execution trace ('schema', 'nodes'), which orrery "
-				    "does not read yet");
+	(void)b;
 	return ORR_EFORMAT;
+}
+
+/* Under orr_import_options.et_path, what is no execution trace is an error. */
+static int not_an_et(struct import_ctx *c, const char *name)
+{
+	return orr_diag_set(c->diag, ORR_EFORMAT, name, -1, -1,
+			    "not a PyTorch execution trace (given as one: --et)");
+}
+
+/* An execution trace, kept until the ranks are known (orr__import_attach_ets()). */
+static int import_et(struct import_ctx *c, const char *name, struct buf *b)
+{
+	struct orr__et_build *eb = orr__et_new();
+	struct orr_trace *t = c->t;
+	int r;
+
+	c->bytes += b->len;
+	if ((r = orr__et_parse(t, eb, name, b->p, b->len, &c->lim, c->diag))) {
+		orr__et_free(eb);
+		if (r == ORR_EFORMAT && !c->et_only)
+			c->not_trace = true;
+		return r;
+	}
+	buf_release(b);
+	eb->rank = rank_from_name(name);
+	ORR_VEC_PUSH(t->ets, t->nets, t->cap_ets, eb);
+	orr_debug("traces", "%s: PyTorch execution trace, rank %d, %zu nodes", name, eb->rank,
+		  eb->nodes.n);
+	return 0;
 }
 
 bool orr__import_skipped(struct import_ctx *c, const char *name, int r)
@@ -125,6 +151,10 @@ int orr__import_json(struct import_ctx *c, const char *name, struct buf *b)
 
 	if (b->len == 0)
 		return orr_diag_set(c->diag, ORR_EEMPTY, name, -1, -1, "the file is empty");
+	if (looks_like_et(b))
+		return import_et(c, name, b);
+	if (c->et_only)
+		return not_an_et(c, name);
 	rb = new_rank(c, name, b);
 	r = orr__kineto_parse(c->t, rb, name, b->p, b->len, &c->lim, c->diag);
 	if (r == ORR_EFORMAT)
@@ -145,10 +175,14 @@ int orr__import_json(struct import_ctx *c, const char *name, struct buf *b)
 
 int orr__import_native(struct import_ctx *c, const char *name, struct buf *b)
 {
-	struct orr__rank_build *rb = new_rank(c, name, b);
-	int r = orr__native_parse(c->t, rb, name, b->p, b->len, &c->lim, &c->run_bytes, c->opts,
-				  c->diag);
+	struct orr__rank_build *rb;
+	int r;
 
+	if (c->et_only)
+		return not_an_et(c, name);
+	rb = new_rank(c, name, b);
+	r = orr__native_parse(c->t, rb, name, b->p, b->len, &c->lim, &c->run_bytes, c->opts,
+			      c->diag);
 	if (r || (r = orr__rank_check_times(c->t, rb, name, c->diag)))
 		return r;
 	buf_release(b);
@@ -157,8 +191,13 @@ int orr__import_native(struct import_ctx *c, const char *name, struct buf *b)
 
 int orr__import_sqlite(struct import_ctx *c, const char *name, struct buf *b)
 {
-	struct orr__rank_build *rb = new_rank(c, name, b);
-	int r = orr__nsys_parse(c->t, rb, name, b->p, b->len, &c->lim, c->diag);
+	struct orr__rank_build *rb;
+	int r;
+
+	if (c->et_only)
+		return not_an_et(c, name);
+	rb = new_rank(c, name, b);
+	r = orr__nsys_parse(c->t, rb, name, b->p, b->len, &c->lim, c->diag);
 
 	if (r == ORR_ENOTRACE)
 		return not_a_trace(c, name, NULL, rb);
@@ -166,4 +205,49 @@ int orr__import_sqlite(struct import_ctx *c, const char *name, struct buf *b)
 		return r;
 	buf_release(b);
 	return finish_rank(c, name, rb, "Nsight Systems", false);
+}
+
+static struct orr__rank_build *rank_of(struct orr_trace *t, int32_t rank)
+{
+	for (size_t i = 0; i < t->nranks; i++)
+		if (t->ranks[i]->pub.rank == rank)
+			return t->ranks[i];
+	return NULL;
+}
+
+int orr__import_attach_ets(struct import_ctx *c, const char *path)
+{
+	struct orr_trace *t = c->t;
+	char msg[1536];
+
+	if (t->nets && !t->nranks)
+		return orr_diag_set(c->diag, ORR_ENOTRACE, path, -1, -1,
+				    "PyTorch execution traces alone: orrery reads one with the "
+				    "profiler trace of the same step (both in one directory, or "
+				    "orrery --et ET TRACE)");
+	for (size_t i = 0; i < t->nets; i++) {
+		struct orr__et_build *eb = t->ets[i];
+		const char *name = orr_strtab_get(t->strs, eb->pub.source);
+		struct orr__rank_build *rb = eb->rank >= 0                    ? rank_of(t, eb->rank)
+					     : t->nets == 1 && t->nranks == 1 ? t->ranks[0]
+									      : NULL;
+
+		if (!rb) {
+			if (c->opts && c->opts->warn) {
+				snprintf(msg, sizeof(msg),
+					 "skipped '%s': an execution trace without the profiler "
+					 "trace of its rank (name both rank-R)",
+					 name);
+				c->opts->warn(c->opts->warn_data, msg);
+			}
+			continue;
+		}
+		if (rb->pub.et)
+			return orr_diag_set(c->diag, ORR_ERANK, name, -1, -1,
+					    "a second execution trace for rank %d (also '%s')",
+					    rb->pub.rank,
+					    orr_strtab_get(t->strs, rb->pub.et->source));
+		orr__et_link(t, rb, eb);
+	}
+	return 0;
 }

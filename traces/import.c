@@ -654,10 +654,12 @@ static int ctx_init(struct import_ctx *c, const struct orr_import_options *opts,
 	return orr__limits_init(&c->lim, opts, diag);
 }
 
-static int ctx_finish(struct import_ctx *c, int r, struct orr_trace **ret_trace)
+static int ctx_finish(struct import_ctx *c, int r, const char *path, struct orr_trace **ret_trace)
 {
 	if (!r)
 		r = check_ranks(c);
+	if (!r)
+		r = orr__import_attach_ets(c, path);
 	if (!r && c->opts && c->opts->step_range &&
 	    !orr__steps_from_ranges(c->t, c->opts->step_range) && c->opts->warn) {
 		char msg[512];
@@ -682,6 +684,11 @@ static int ctx_finish(struct import_ctx *c, int r, struct orr_trace **ret_trace)
 	return 0;
 }
 
+static int import_path(struct import_ctx *c, const char *path, const struct stat *st)
+{
+	return S_ISDIR(st->st_mode) ? import_dir(c, path) : import_file(c, path);
+}
+
 int orr_trace_import(const char *path, const struct orr_import_options *opts,
 		     struct orr_trace **ret_trace, struct orr_diag *reterr_diag)
 {
@@ -693,11 +700,16 @@ int orr_trace_import(const char *path, const struct orr_import_options *opts,
 		;
 	else if (stat(path, &st) < 0)
 		r = orr_diag_set(reterr_diag, -errno, path, -1, -1, "cannot open");
-	else if (S_ISDIR(st.st_mode))
-		r = import_dir(&c, path);
 	else
-		r = import_file(&c, path);
-	return ctx_finish(&c, r, ret_trace);
+		r = import_path(&c, path, &st);
+	if (!r && opts && opts->et_path) {
+		c.et_only = true;
+		r = stat(opts->et_path, &st) < 0 ? orr_diag_set(reterr_diag, -errno, opts->et_path,
+								-1, -1, "cannot open")
+						 : import_path(&c, opts->et_path, &st);
+		c.et_only = false;
+	}
+	return ctx_finish(&c, r, path, ret_trace);
 }
 
 int orr_trace_import_buffer(const char *name, const void *data, size_t size,
@@ -714,5 +726,5 @@ int orr_trace_import_buffer(const char *name, const void *data, size_t size,
 		r = stream_parse(&c, &s, 1);
 	}
 	buf_release(&s.b);
-	return ctx_finish(&c, r, ret_trace);
+	return ctx_finish(&c, r, name, ret_trace);
 }

@@ -24,6 +24,8 @@ struct import_ctx {
 	int64_t start_ns;
 	/* The last ORR_EFORMAT was a file of no trace format (not a broken trace). */
 	bool not_trace;
+	/* Reading orr_import_options.et_path: execution traces only. */
+	bool et_only;
 };
 
 /* A malloc'ed buffer with ORR__JSON_PADDING spare bytes after len. */
@@ -48,5 +50,11 @@ int orr__import_sqlite(struct import_ctx *c, const char *name, struct buf *b);
  * failing the run; given alone, it is an error.  True when r was such a file.
  */
 bool orr__import_skipped(struct import_ctx *c, const char *name, int r);
+/*
+ * Pairs the execution traces read with their ranks and links them: by the rank in the
+ * ET's name, or the only ET with the only rank; one without its rank is skipped with a
+ * warning.  After the ranks are checked.
+ */
+int orr__import_attach_ets(struct import_ctx *c, const char *path);
 
 #endif

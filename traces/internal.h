@@ -136,10 +136,31 @@ size_t orr__steps_from_ranges(struct orr_trace *t, const char *glob);
 /* One args value of key taken as how says (enum orr_coercion). */
 void orr__count_coerced(struct orr__rank_build *rb, uint32_t key, uint32_t how);
 
+/* A PyTorch execution trace being read (traces/et/), until it is attached to its rank. */
+struct orr__et_build {
+	struct orr_et pub;
+	struct orr__vec nodes, values, dims;
+	int32_t rank; /* from its file name; -1 */
+};
+
+/*
+ * Reads an execution trace from buf[0..len) into eb (traces/et/et-json.cpp): ORR_EFORMAT
+ * when it is none, ORR_EMALFORMED with the offset when it is broken.
+ */
+int orr__et_parse(struct orr_trace *t, struct orr__et_build *eb, const char *name, char *buf,
+		  size_t len, const struct orr__limits *limits, struct orr_diag *diag);
+struct orr__et_build *orr__et_new(void);
+void orr__et_free(struct orr__et_build *eb);
+/* Links eb's nodes to the ops and annotations of rank rb, finished (traces/et/et-link.c). */
+void orr__et_link(const struct orr_trace *t, struct orr__rank_build *rb, struct orr__et_build *eb);
+
 struct orr_trace {
 	struct orr_strtab *strs;
 	struct orr__rank_build **ranks;
 	size_t nranks, cap;
+	/* Execution traces: read, then attached to their ranks (owned here either way). */
+	struct orr__et_build **ets;
+	size_t nets, cap_ets;
 };
 
 struct orr_trace *orr__trace_new(void);

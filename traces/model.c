@@ -292,6 +292,9 @@ void orr_trace_free(struct orr_trace *t)
 	for (size_t i = 0; i < t->nranks; i++)
 		orr__rank_free(t->ranks[i]);
 	free(t->ranks);
+	for (size_t i = 0; i < t->nets; i++)
+		orr__et_free(t->ets[i]);
+	free(t->ets);
 	orr_strtab_free(t->strs);
 	free(t);
 }

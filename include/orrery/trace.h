@@ -270,6 +270,66 @@ struct orr_rank {
 	 */
 	int64_t mem_peak_allocated_bytes, mem_peak_reserved_bytes;
 	bool truncated; /* the file was cut short: the events of its complete frames only */
+	/* The PyTorch execution trace of this rank's step, linked to its ops; NULL if none. */
+	const struct orr_et *et;
+};
+
+/* ---- PyTorch execution traces (traces/et/) ---- */
+
+enum orr_et_kind {
+	ORR_ET_NONE,   /* None */
+	ORR_ET_TENSOR, /* Tensor(dtype): ids, offset, elements, element size, device */
+	ORR_ET_INT,    /* Int, and integers of other types (ScalarType, Layout, ...) */
+	ORR_ET_DOUBLE,
+	ORR_ET_BOOL,
+	ORR_ET_STRING, /* String, Device, and strings of other types */
+	ORR_ET_LIST,   /* GenericList[...], TensorList, Tuple[...]: elements follow */
+	ORR_ET_OTHER,  /* anything else, kept by its type only */
+};
+
+/* One input or output of a node, or one element of a list. */
+struct orr_et_value {
+	uint32_t type; /* interned, as written: "Tensor(float)", "Int", "GenericList[Int,Int]" */
+	uint8_t kind;  /* enum orr_et_kind */
+	uint32_t first_dim, ndims;       /* the shape, into the ET's dims; none for scalars */
+	uint32_t first_stride, nstrides; /* the strides, when the trace has them */
+	uint32_t first_elem, nelems;     /* ORR_ET_LIST: values[first_elem ..] */
+	/* ORR_ET_TENSOR, as ExecutionTraceObserver writes it */
+	int64_t tensor_id, storage_id, offset, numel, itemsize;
+	uint32_t device; /* interned "cuda:0"; ORR_STR_NONE */
+	int64_t i;       /* ORR_ET_INT, ORR_ET_BOOL */
+	double d;        /* ORR_ET_DOUBLE */
+	uint32_t str;    /* ORR_ET_STRING, interned */
+};
+
+struct orr_et_node {
+	int64_t id, parent; /* parent: the node this one ran inside ("parent", "ctrl_deps") */
+	int64_t rf_id, fw_parent, seq_id, tid, fw_tid;
+	int32_t scope;
+	uint32_t name, op_schema; /* interned; op_schema ORR_STR_NONE for annotations */
+	uint32_t first_input, ninputs, first_output, noutputs; /* into values */
+	uint32_t event; /* the rank's op or annotation event it is linked to, or ORR_NONE */
+};
+
+struct orr_et {
+	uint32_t source; /* interned file name */
+	uint32_t schema; /* interned: "1.0.1", "1.1.0-chakra.0.0.4" */
+	int64_t pid, start_ts, finish_ts;
+	/*
+	 * In the file's order: ExecutionTraceObserver writes a node when its op ends, so a
+	 * node comes after those it called; ids are given as the ops start.
+	 */
+	const struct orr_et_node *nodes;
+	size_t nnodes;
+	const struct orr_et_value *values;
+	size_t nvalues;
+	const int64_t *dims; /* shapes and strides */
+	size_t ndims;
+	/* The link with the rank's profiler trace (docs/inputs.md) */
+	size_t ops;      /* nodes that stand for an op or annotation (not the root ones) */
+	size_t linked;   /* ... linked to one of the rank's events */
+	size_t rank_ops; /* the rank's op and annotation events in the ET's span */
+	bool exact;      /* every one of both linked, one to one in order */
 };
 
 struct orr_trace;
@@ -305,6 +365,13 @@ struct orr_import_options {
 	 * annotations, if any, are dropped.
 	 */
 	const char *step_range;
+	/*
+	 * When set, PyTorch execution traces to attach to the ranks (a file, a directory of
+	 * per-rank files, an archive): each pairs with the rank its name says (rank-3, or
+	 * the only rank), and is linked to its ops (docs/inputs.md).  Execution traces
+	 * found beside the profiler's files in PATH itself pair the same way.
+	 */
+	const char *et_path;
 };
 
 /*

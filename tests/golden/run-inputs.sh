@@ -13,6 +13,8 @@
 #                                    replayed, compressed, in a run directory, NCCL's
 #                                    payloads; another shape, a cut file, an export
 #                                    without CUDA and a .nsys-rep refused
+#   run-inputs.sh et                 PyTorch execution traces linked to their ranks (--et,
+#                                    or beside them in an archive); alone, an error
 #   run-inputs.sh changed            a file shorter than its size said (a sysfs file: 4096
 #                                    bytes by stat, fewer read) fails with "the file changed
 #                                    while it was read", as one cut short while read does
@@ -81,20 +83,24 @@ accepted)
 	[[ -s $work/err ]] && { show; fail "output on stderr"; }
 	;;
 mixed)
-	# A run directory (and an archive of it) that also holds JSON that is no trace: an
-	# execution trace and a config are skipped with one warning each; alone, an error.
+	# A run directory (and an archive of it) that also holds JSON that is no trace: a
+	# config is skipped with one warning; an execution trace pairs with the rank its name
+	# says, one of a rank not in the run is skipped with one warning.
 	mkdir "$work/run"
 	cp "$1"/* "$work/run/"
-	printf '{"schema": "1.0.1", "pid": 7, "nodes": [{"id": 1, "name": "[pytorch|profiler|execution_trace|thread]"}]}\n' \
-		>"$work/run/rank-0-et.json"
+	for r in 0 5; do
+		printf '{"schema": "1.0.1", "pid": 7, "nodes": [{"id": 1, "name": "[pytorch|profiler|execution_trace|thread]"}]}\n' \
+			>"$work/run/rank-$r-et.json"
+	done
 	printf '{"lr": 0.001, "steps": 10}\n' >"$work/run/config.json"
 	tar -C "$work" -czf "$work/run.tar.gz" run
 	for t in "$work/run" "$work/run.tar.gz"; do
 		run info "$t"
 		expect_rc 0
 		expect_in out "2 ranks"
+		expect_in out "rank-0-et.json (schema 1.0.1): 1 nodes, 0 ops and annotations; 0 linked"
 		expect_in err "config.json': not a trace: no 'traceEvents' array"
-		expect_in err "rank-0-et.json': not a trace: a PyTorch execution trace"
+		expect_in err "rank-5-et.json': an execution trace without the profiler trace of its rank"
 		[[ $(wc -l <"$work/err") == 2 ]] || { show; fail "not one warning per skipped file"; }
 	done
 	run info "$work/run/config.json"
@@ -103,7 +109,11 @@ mixed)
 	rm "$work/run/"*.trace.json
 	run info "$work/run"
 	expect_rc 1
-	expect_in err "none of its 2 files is a trace"
+	expect_in err "PyTorch execution traces alone"
+	rm "$work/run/"*-et.json
+	run info "$work/run"
+	expect_rc 1
+	expect_in err "none of its 1 file is a trace"
 	# A broken trace is no skipped file: a native file of another version fails the run.
 	"$orrery" convert -o "$work/native" "$1" 2>/dev/null || fail "convert $1"
 	printf '\143' | dd of="$work/native/rank-1.orr" bs=1 seek=16 conv=notrunc 2>/dev/null
@@ -275,8 +285,30 @@ db.commit()' "$work/empty.sqlite" || fail "an export of one mark"
 	expect_rc 1
 	expect_in err "nsys export --type sqlite"
 	;;
+et)
+	# PyTorch execution traces: with --et, linked to every Megatron rank exactly; in an
+	# archive beside the profiler's trace (the fuzz corpus's pair); alone, an error.
+	shared=${ORR_SHARED_TRACES:-../shared/traces}
+	[[ -d $shared/et ]] || { echo "skipped: no $shared/et" >&2; exit 77; }
+	run --et "$shared/et/astrasim-megatron-tp8" info "$shared/kineto/astrasim-megatron-tp8"
+	expect_rc 0
+	[[ $(grep -c "5422 linked (exact)" "$work/out") == 8 ]] || { show; fail "not 8 exact links"; }
+	run info --format=json tests/fuzz/corpus/kineto/et-pair.tar
+	expect_rc 0
+	python3 -c '
+import json, sys
+et = json.load(open(sys.argv[1]))["ranks"][0]["execution_trace"]
+assert et["ops"] == 2 and et["linked"] == 2 and et["exact"] and et["schema"] == "1.0.1", et
+' "$work/out" || fail "info --format=json of the pair"
+	run info "$shared/et/param-linear-et.json.gz"
+	expect_rc 1
+	expect_in err "PyTorch execution traces alone"
+	run --et "$shared/kineto/param-linear.json.gz" info "$shared/kineto/param-linear.json.gz"
+	expect_rc 1
+	expect_in err "not a PyTorch execution trace"
+	;;
 *)
-	echo "usage: $0 fifo | limit VAR EDGE TRACE | accepted TRACE | mixed TRACE | nsys" >&2
+	echo "usage: $0 fifo | limit VAR EDGE TRACE | accepted TRACE | mixed TRACE | nsys | et" >&2
 	exit 2
 	;;
 esac

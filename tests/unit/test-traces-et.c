@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * PyTorch execution traces: read in both schemas (1.0.x flat, 1.1.x-chakra), values by
+ * kind (tensors, lists, scalars), linked to the ops of their rank's profiler trace, and
+ * malformed or misplaced ones refused.  The shared pairs: ../shared/traces/et and kineto.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "orrery/trace.h"
+#include "test-util.h"
+
+static char *shared(const char *rel)
+{
+	const char *root = getenv("ORR_SHARED_TRACES");
+	char *p = orr_xasprintf("%s/%s", root ? root : "../shared/traces", rel);
+	struct stat st;
+
+	if (stat(p, &st) < 0) {
+		fprintf(stderr, "skipped: no %s\n", p);
+		free(p);
+		skip();
+	}
+	return p;
+}
+
+/* TRACE with the execution traces at ET (paths under the shared traces). */
+static struct orr_trace *import_with_et(const char *trace, const char *et)
+{
+	char *tp = shared(trace), *ep = shared(et);
+	struct orr_import_options o = { .et_path = ep };
+	struct orr_trace *t = NULL;
+	struct orr_diag d;
+	int r = orr_trace_import(tp, &o, &t, &d);
+
+	if (r)
+		fail_msg("%s with %s: %s: %s", tp, ep, orr_errname(r), d.msg);
+	free(tp);
+	free(ep);
+	return t;
+}
+
+static const struct orr_et_node *node_named(const struct orr_trace *t, const struct orr_et *et,
+					    const char *name)
+{
+	for (size_t i = 0; i < et->nnodes; i++)
+		if (!strcmp(orr_trace_str(t, et->nodes[i].name), name))
+			return &et->nodes[i];
+	fail_msg("no node '%s'", name);
+	return NULL;
+}
+
+/* Schema 1.0.1: param's linear model, every op linked in order. */
+static void test_one_flat_schema_reads_and_links(void **state)
+{
+	struct orr_trace *t =
+		import_with_et("kineto/param-linear.json.gz", "et/param-linear-et.json.gz");
+	const struct orr_rank *r = orr_trace_get_rank(t, 0);
+	const struct orr_et *et = r->et;
+	const struct orr_et_node *n;
+	const struct orr_et_value *v, *list;
+
+	(void)state;
+	assert_non_null(et);
+	assert_string_equal(orr_trace_str(t, et->schema), "1.0.1");
+	assert_int_equal(et->nnodes, 931);
+	assert_int_equal(et->ops, 928);
+	assert_int_equal(et->linked, 928);
+	assert_true(et->exact);
+	assert_int_equal(et->pid, 24248);
+	/* aten::as_strided (id 12): a tensor, two lists of ints, None */
+	n = node_named(t, et, "aten::as_strided");
+	assert_int_equal(n->id, 12);
+	assert_int_equal(n->parent, 11);
+	assert_int_equal(n->rf_id, 4);
+	assert_int_equal(n->tid, 1);
+	assert_true(strstr(orr_trace_str(t, n->op_schema), "aten::as_strided(Tensor(a) self"));
+	assert_int_equal(n->ninputs, 4);
+	v = &et->values[n->first_input];
+	assert_int_equal(v->kind, ORR_ET_TENSOR);
+	assert_string_equal(orr_trace_str(t, v->type), "Tensor(float)");
+	assert_int_equal(v->tensor_id, 5);
+	assert_int_equal(v->storage_id, 6);
+	assert_int_equal(v->offset, 0);
+	assert_int_equal(v->numel, 1048576);
+	assert_int_equal(v->itemsize, 4);
+	assert_string_equal(orr_trace_str(t, v->device), "cuda:0");
+	assert_int_equal(v->ndims, 2);
+	assert_int_equal(et->dims[v->first_dim], 1024);
+	list = &et->values[n->first_input + 2];
+	assert_int_equal(list->kind, ORR_ET_LIST);
+	assert_int_equal(list->nelems, 2);
+	assert_int_equal(et->values[list->first_elem].kind, ORR_ET_INT);
+	assert_string_equal(orr_trace_str(t, et->values[list->first_elem].type), "Int");
+	assert_int_equal(et->values[list->first_elem].i, 1);
+	assert_int_equal(et->values[list->first_elem + 1].i, 1024);
+	assert_int_equal(et->values[n->first_input + 3].kind, ORR_ET_NONE);
+	assert_int_equal(n->noutputs, 1);
+	assert_int_equal(et->values[n->first_output].tensor_id, 13);
+	/* linked to the op of the same name, and every linked node so */
+	assert_true(n->event < r->nevents);
+	for (size_t i = 0; i < et->nnodes; i++)
+		if (et->nodes[i].event != ORR_NONE)
+			assert_int_equal(r->events[et->nodes[i].event].name, et->nodes[i].name);
+	orr_trace_free(t);
+}
+
+/* Schema 1.1.0-chakra: attrs, inputs objects, tuples; another run's profiler trace. */
+static void test_one_chakra_schema_reads(void **state)
+{
+	struct orr_trace *t = import_with_et("kineto/hta-ddp-resnet-rank0.json.gz",
+					     "et/param-resnet-2gpu-et.json.gz");
+	const struct orr_et *et = orr_trace_get_rank(t, 0)->et;
+	const struct orr_et_node *n;
+	const struct orr_et_value *v;
+
+	(void)state;
+	assert_string_equal(orr_trace_str(t, et->schema), "1.1.0-chakra.0.0.4");
+	assert_int_equal(et->nnodes, 14392);
+	n = node_named(t, et, "record_param_comms");
+	assert_int_equal(n->id, 437);
+	assert_int_equal(n->parent, 436);
+	assert_int_equal(n->rf_id, 115);
+	assert_int_equal(n->op_schema, ORR_STR_NONE);
+	assert_int_equal(n->ninputs, 10);
+	v = &et->values[n->first_input]; /* GenericList[Tensor(float)] */
+	assert_int_equal(v->kind, ORR_ET_LIST);
+	assert_int_equal(v->nelems, 1);
+	assert_int_equal(et->values[v->first_elem].kind, ORR_ET_TENSOR);
+	assert_int_equal(et->values[v->first_elem].numel, 53120);
+	assert_string_equal(orr_trace_str(t, et->values[v->first_elem].device), "cuda:1");
+	v = &et->values[n->first_input + 2]; /* Tuple[String,String] */
+	assert_int_equal(v->kind, ORR_ET_LIST);
+	assert_string_equal(orr_trace_str(t, et->values[v->first_elem + 1].str), "default_pg");
+	assert_string_equal(orr_trace_str(t, et->values[v->first_elem + 1].type), "String");
+	assert_string_equal(orr_trace_str(t, et->values[n->first_input + 4].str), "broadcast");
+	node_named(t, et, "## process_group:init ##");
+	orr_trace_free(t);
+}
+
+/* The Megatron TP=8 job: every rank's ET with its rank, every op linked. */
+static void test_one_megatron_ranks_link_exactly(void **state)
+{
+	struct orr_trace *t =
+		import_with_et("kineto/astrasim-megatron-tp8", "et/astrasim-megatron-tp8");
+
+	(void)state;
+	assert_int_equal(orr_trace_rank_count(t), 8);
+	for (size_t i = 0; i < 8; i++) {
+		const struct orr_rank *r = orr_trace_get_rank(t, i);
+		char want[64];
+
+		assert_non_null(r->et);
+		snprintf(want, sizeof(want), "rank-%d.et.json.gz", r->rank);
+		assert_non_null(strstr(orr_trace_str(t, r->et->source), want));
+		assert_true(r->et->exact);
+		assert_int_equal(r->et->linked, r->et->ops);
+	}
+	orr_trace_free(t);
+}
+
+static int import_buf(const char *json, const struct orr_import_options *o, struct orr_diag *d)
+{
+	struct orr_trace *t = NULL;
+	int r = orr_trace_import_buffer("rank-0.et.json", json, strlen(json), o, &t, d);
+
+	orr_trace_free(t);
+	return r;
+}
+
+static void test_null_malformed_or_alone_is_an_error(void **state)
+{
+	struct orr_diag d;
+
+	(void)state;
+	/* cut short: the offset of the cut */
+	assert_int_equal(import_buf("{\"schema\": \"1.0.1\", \"nodes\": [{\"id\": 1, \"name\"",
+				    NULL, &d),
+			 ORR_ETRUNCATED);
+	assert_true(d.offset > 0);
+	assert_int_equal(import_buf("{\"schema\": \"1.0.1\", \"nodes\": [3]}", NULL, &d),
+			 ORR_EMALFORMED);
+	assert_non_null(strstr(d.msg, "a node that is not an object"));
+	/* well formed, but no profiler trace to go with */
+	assert_int_equal(import_buf("{\"schema\": \"1.0.1\", \"nodes\": []}", NULL, &d),
+			 ORR_ENOTRACE);
+	assert_non_null(strstr(d.msg, "execution traces alone"));
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+/*
+ * --et names a profiler trace: an error; execution traces whose rank the run lacks: each
+ * skipped; two of one rank: an error.
+ */
+static void test_null_misplaced_et(void **state)
+{
+	static const char et[] = "{\"schema\": \"1.0.1\", \"nodes\": []}";
+	char *tp = shared("kineto/param-linear.json.gz"), *dir = *state;
+	char *a = orr_xasprintf("%s/rank-0.et.json", dir),
+	     *b = orr_xasprintf("%s/rank-0-b.et.json", dir);
+	struct orr_import_options o = { .et_path = tp };
+	struct orr_trace *t = NULL;
+	struct orr_diag d;
+
+	assert_int_equal(orr_trace_import(tp, &o, &t, &d), ORR_EFORMAT);
+	assert_non_null(strstr(d.msg, "not a PyTorch execution trace"));
+	free(tp);
+	tp = shared("kineto/astrasim-megatron-tp8");
+	o.et_path = shared("et"); /* none named after a rank */
+	assert_int_equal(orr_trace_import(tp, &o, &t, &d), 0);
+	for (size_t i = 0; i < orr_trace_rank_count(t); i++)
+		assert_null(orr_trace_get_rank(t, i)->et);
+	orr_trace_free(t);
+	free((char *)o.et_path);
+	write_file(a, et);
+	write_file(b, et);
+	o.et_path = dir;
+	assert_int_equal(orr_trace_import(tp, &o, &t, &d), ORR_ERANK);
+	assert_non_null(strstr(d.msg, "a second execution trace for rank 0"));
+	free(tp);
+	free(a);
+	free(b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_null_malformed_or_alone_is_an_error),
+		cmocka_unit_test_setup_teardown(test_null_misplaced_et, tmpdir_setup,
+						tmpdir_teardown),
+		cmocka_unit_test(test_one_flat_schema_reads_and_links),
+		cmocka_unit_test(test_one_chakra_schema_reads),
+		cmocka_unit_test(test_one_megatron_ranks_link_exactly),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * An execution trace linked to its rank's profiler trace of the same step
+ * (docs/inputs.md): each node that stands for an op or an annotation (not the root and
+ * thread nodes, not the "## ... ##" markers) gets the rank's op or annotation event it
+ * is, so that it carries a measured CPU span and, through the event, its launches,
+ * kernels and streams.
+ *
+ * Both run in one order: the ET's node ids are given as the ops start, and the rank's
+ * events are sorted by start (a parent before the child that starts with it).  The ET
+ * covers one step of a capture that may hold several, alike, so the link starts where
+ * the longest run of the ET's first ops appears in a row among the events, then walks both
+ * in step: the same name links; otherwise the nearest pair ahead, within WINDOW of each,
+ * whose names agree resynchronises (what lies between stays unlinked); with none, the
+ * ET's node stays unlinked.  Names compare exactly.  The link is exact when every node
+ * and every event of the ET's span link one to one.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../internal.h"
+#include "banned.h"
+
+#define WINDOW     64
+#define ANCHOR     8
+#define CANDIDATES 1024
+
+struct orr__et_build *orr__et_new(void)
+{
+	struct orr__et_build *eb = orr_xcalloc(1, sizeof(*eb));
+
+	eb->nodes.elem = sizeof(struct orr_et_node);
+	eb->values.elem = sizeof(struct orr_et_value);
+	eb->dims.elem = sizeof(int64_t);
+	eb->rank = -1;
+	eb->pub.pid = eb->pub.start_ts = eb->pub.finish_ts = -1;
+	return eb;
+}
+
+void orr__et_free(struct orr__et_build *eb)
+{
+	if (!eb)
+		return;
+	free(eb->nodes.p);
+	free(eb->values.p);
+	free(eb->dims.p);
+	free(eb);
+}
+
+/* A node for an op or a record_function annotation, not a root or a marker. */
+static bool is_op_node(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (!strncmp(name, "[pytorch|profiler|execution_", 28))
+		return false;
+	return !(n >= 6 && !strncmp(name, "## ", 3) && !strcmp(name + n - 3, " ##"));
+}
+
+struct by_id {
+	int64_t id;
+	uint32_t node;
+};
+
+static int cmp_id(const void *a, const void *b)
+{
+	const struct by_id *x = a, *y = b;
+
+	if (x->id != y->id)
+		return (x->id > y->id) - (x->id < y->id);
+	return (x->node > y->node) - (x->node < y->node);
+}
+
+/*
+ * Where the ET's names e[0..ne) start among the event names v[0..nv): of the places
+ * where its first ANCHOR names appear in a row (the first CANDIDATES of them), the one
+ * where the most of them follow in a row, the first of equals; nv if none.
+ */
+static size_t anchor(const uint32_t *e, size_t ne, const uint32_t *v, size_t nv)
+{
+	size_t run = ne < ANCHOR ? ne : ANCHOR, best = nv, best_len = 0, tried = 0;
+
+	for (size_t j = 0; j + run <= nv && tried < CANDIDATES; j++) {
+		size_t k = 0;
+
+		while (k < ne && j + k < nv && v[j + k] == e[k])
+			k++;
+		if (k < run)
+			continue;
+		tried++;
+		if (k > best_len) {
+			best = j;
+			best_len = k;
+		}
+	}
+	return best;
+}
+
+/* The nearest (di, dj), by di + dj, with e[i + di] == v[j + dj]; false when none. */
+static bool resync(const uint32_t *e, size_t ne, size_t i, const uint32_t *v, size_t nv, size_t j,
+		   size_t *ret_di, size_t *ret_dj)
+{
+	for (size_t sum = 1; sum < 2 * WINDOW; sum++)
+		for (size_t di = 0; di <= sum && di < WINDOW; di++) {
+			size_t dj = sum - di;
+
+			if (dj < WINDOW && i + di < ne && j + dj < nv && e[i + di] == v[j + dj]) {
+				*ret_di = di;
+				*ret_dj = dj;
+				return true;
+			}
+		}
+	return false;
+}
+
+void orr__et_link(const struct orr_trace *t, struct orr__rank_build *rb, struct orr__et_build *eb)
+{
+	struct orr_et_node *nodes = eb->nodes.p;
+	const struct orr_event *ev = rb->pub.events;
+	struct by_id *eo = orr_xmalloc((eb->nodes.n + 1) * sizeof(*eo)); /* ET op nodes, by id */
+	uint32_t *en, *vo, *vn; /* their names; the rank's op events and their names */
+	size_t ne = 0, nv = 0, i = 0, j, first = SIZE_MAX, last = 0;
+
+	for (size_t k = 0; k < eb->nodes.n; k++)
+		if (is_op_node(orr_strtab_get(t->strs, nodes[k].name)))
+			eo[ne++] = (struct by_id){ nodes[k].id, (uint32_t)k };
+	if (ne)
+		qsort(eo, ne, sizeof(*eo), cmp_id);
+	en = orr_xmalloc((ne + 1) * sizeof(*en));
+	for (size_t k = 0; k < ne; k++)
+		en[k] = nodes[eo[k].node].name;
+	vo = orr_xmalloc((rb->pub.nevents + 1) * sizeof(*vo));
+	vn = orr_xmalloc((rb->pub.nevents + 1) * sizeof(*vn));
+	for (size_t k = 0; k < rb->pub.nevents; k++)
+		if (ev[k].kind == ORR_EVENT_OP || ev[k].kind == ORR_EVENT_ANNOTATION) {
+			vo[nv] = (uint32_t)k;
+			vn[nv++] = ev[k].name;
+		}
+	j = anchor(en, ne, vn, nv);
+	while (i < ne && j < nv) {
+		size_t di, dj;
+
+		if (en[i] != vn[j] && resync(en, ne, i, vn, nv, j, &di, &dj)) {
+			i += di;
+			j += dj;
+		}
+		if (en[i] != vn[j]) {
+			i++; /* not in the profiler's trace */
+			continue;
+		}
+		nodes[eo[i].node].event = vo[j];
+		eb->pub.linked++;
+		first = first < j ? first : j;
+		last = j;
+		i++, j++;
+	}
+	eb->pub.ops = ne;
+	eb->pub.rank_ops = first == SIZE_MAX ? 0 : last - first + 1;
+	eb->pub.exact = ne && eb->pub.linked == ne && eb->pub.linked == eb->pub.rank_ops;
+	eb->pub.nodes = eb->nodes.p;
+	eb->pub.nnodes = eb->nodes.n;
+	eb->pub.values = eb->values.p;
+	eb->pub.nvalues = eb->values.n;
+	eb->pub.dims = eb->dims.p;
+	eb->pub.ndims = eb->dims.n;
+	rb->pub.et = &eb->pub;
+	free(eo);
+	free(en);
+	free(vo);
+	free(vn);
+}
