@@ -31,6 +31,13 @@
 
 #define MAX_ATTRS 12
 
+/* A collective the trace gave no size for, sized as orr_coll_observe() sizes it. */
+struct sized {
+	uint32_t task;
+	int64_t in_bytes;
+	bool by_caller;
+};
+
 struct writer {
 	const struct orr_graph *g;
 	const struct orr_graph_rank *gr;
@@ -41,6 +48,8 @@ struct writer {
 	int64_t origin_ns; /* the earliest start of the job: start_time_micros 0 */
 	uint64_t *deps;    /* this node's data deps, scratch */
 	size_t ndeps, cap_deps;
+	struct sized *sizes; /* this rank's, by task */
+	size_t nsizes, cap_sizes;
 	struct orr_chakra_stats st;
 	int err;
 };
@@ -235,6 +244,55 @@ static void data_deps(struct writer *w, uint32_t t)
 	w->ndeps = k;
 }
 
+/* ---- sizes ---- */
+
+static int cmp_sized(const void *a, const void *b)
+{
+	const struct sized *x = a, *y = b;
+
+	return (x->task > y->task) - (x->task < y->task);
+}
+
+static void add_size(struct writer *w, uint32_t task, const struct orr_coll_obs *o)
+{
+	/* S is nccl-tests' whole buffer: an all-gather's input is one rank's share */
+	double in = o->kind == ORR_COLL_ALL_GATHER && o->s.group > 0 ? o->s.bytes / o->s.group
+								     : o->s.bytes;
+
+	if (task < w->gr->first_task || task >= w->gr->first_task + w->gr->ntasks || in <= 0 ||
+	    in > 9e18)
+		return;
+	ORR_VEC_PUSH(w->sizes, w->nsizes, w->cap_sizes,
+		     ((struct sized){ task, (int64_t)(in + 0.5), o->sized_by_caller }));
+}
+
+/* The sizes of this rank's collective kernels, from every member of each instance. */
+static void collect_sizes(struct writer *w, const struct orr_coll_obs *obs, size_t nobs)
+{
+	const struct orr_group *groups = orr_graph_groups(w->g);
+	const uint32_t *members = orr_graph_members(w->g);
+
+	for (size_t i = 0; i < nobs; i++) {
+		uint32_t aux = orr_graph_tasks(w->g)[obs[i].task].aux;
+
+		if (aux == ORR_NONE || aux >= orr_graph_group_count(w->g)) {
+			add_size(w, obs[i].task, &obs[i]);
+			continue;
+		}
+		for (uint32_t m = 0; m < groups[aux].n; m++)
+			add_size(w, members[groups[aux].first + m], &obs[i]);
+	}
+	if (w->nsizes)
+		qsort(w->sizes, w->nsizes, sizeof(*w->sizes), cmp_sized);
+}
+
+static const struct sized *size_of(const struct writer *w, uint32_t task)
+{
+	struct sized key = { .task = task };
+
+	return w->nsizes ? bsearch(&key, w->sizes, w->nsizes, sizeof(*w->sizes), cmp_sized) : NULL;
+}
+
 /* ---- nodes ---- */
 
 static int chakra_coll(enum orr_coll_kind k)
@@ -301,6 +359,10 @@ static int gpu_node(struct writer *w, uint32_t t, struct attrs *as)
 	}
 	if (type == ORR_CHAKRA_COLL)
 		attr_i64(as, "comm_type", chakra_coll(k));
+	if (bytes < 0 && size_of(w, t)) {
+		bytes = size_of(w, t)->in_bytes;
+		w->st.comm_by_caller += size_of(w, t)->by_caller;
+	}
 	if (bytes >= 0)
 		attr_i64(as, "comm_size", bytes);
 	else
@@ -391,8 +453,8 @@ static int64_t job_origin(const struct orr_graph *g)
 }
 
 int orr_chakra_write_rank(const struct orr_graph *g, size_t rank, const char *path,
-			  const char *producer, struct orr_chakra_stats *stats,
-			  struct orr_diag *reterr_diag)
+			  const char *producer, const struct orr_coll_obs *obs, size_t nobs,
+			  struct orr_chakra_stats *stats, struct orr_diag *reterr_diag)
 {
 	struct writer w = { .g = g };
 	int r;
@@ -402,6 +464,7 @@ int orr_chakra_write_rank(const struct orr_graph *g, size_t rank, const char *pa
 	w.gr = orr_graph_get_rank(g, rank);
 	w.r = w.gr->rank;
 	w.origin_ns = job_origin(g);
+	collect_sizes(&w, obs, nobs);
 	if (!(w.f = fopen(path, "wb")))
 		return orr_diag_set(reterr_diag, -errno, path, -1, -1, "cannot create it");
 	write_metadata(&w, producer);
@@ -415,6 +478,7 @@ int orr_chakra_write_rank(const struct orr_graph *g, size_t rank, const char *pa
 		*stats = w.st;
 	free(w.buf);
 	free(w.deps);
+	free(w.sizes);
 	if (r)
 		return orr_diag_set(reterr_diag, r, path, -1, -1, "writing the Chakra file failed");
 	return 0;

@@ -240,7 +240,8 @@ static int write_manifest(const char *dir, const struct orr_trace *t, char **nam
 
 /* rank R as trace.R.et in tmp; the totals in *sum. */
 static int write_chakra_rank(const struct options *o, const struct orr_graph *g, size_t i,
-			     const char *tmp, struct orr_chakra_stats *sum)
+			     const char *tmp, const struct orr_coll_obs *obs, size_t nobs,
+			     struct orr_chakra_stats *sum)
 {
 	const struct orr_rank *r = orr_graph_get_rank(g, i)->rank;
 	char *path = orr_xasprintf("%s/trace.%d.et", tmp, r->rank);
@@ -249,7 +250,7 @@ static int write_chakra_rank(const struct options *o, const struct orr_graph *g,
 	int err;
 
 	orr_diag_clear(&d);
-	if ((err = orr_chakra_write_rank(g, i, path, PRODUCER, &st, &d))) {
+	if ((err = orr_chakra_write_rank(g, i, path, PRODUCER, obs, nobs, &st, &d))) {
 		char *final = orr_xasprintf("%s/trace.%d.et", o->out, r->rank);
 
 		write_error(final, err, &d);
@@ -262,6 +263,7 @@ static int write_chakra_rank(const struct options *o, const struct orr_graph *g,
 		sum->recv += st.recv;
 		sum->comm_as_comp += st.comm_as_comp;
 		sum->comm_unsized += st.comm_unsized;
+		sum->comm_by_caller += st.comm_by_caller;
 	}
 	free(path);
 	return err;
@@ -272,6 +274,8 @@ static int write_chakra(const struct options *o, const struct orr_trace *t, cons
 			struct orr_chakra_stats *sum)
 {
 	struct orr_graph *g = NULL;
+	struct orr_coll_obs *obs = NULL;
+	size_t nobs;
 	struct orr_diag d;
 	int err;
 
@@ -281,8 +285,10 @@ static int write_chakra(const struct options *o, const struct orr_trace *t, cons
 			  orr_strerror(err), d.msg[0] ? ": " : "", d.msg);
 		return err;
 	}
+	nobs = orr_coll_observe(g, &obs);
 	for (size_t i = 0; i < orr_graph_rank_count(g) && !err; i++)
-		err = write_chakra_rank(o, g, i, tmp, sum);
+		err = write_chakra_rank(o, g, i, tmp, obs, nobs, sum);
+	free(obs);
 	orr_graph_free(g);
 	return err;
 }
@@ -390,6 +396,9 @@ static void summary(const struct options *o, const struct orr_trace *t,
 	if (chakra->comm_as_comp)
 		fprintf(stderr, "; %llu communication kernels of no known kind as COMP nodes",
 			(unsigned long long)chakra->comm_as_comp);
+	if (chakra->comm_by_caller)
+		fprintf(stderr, "; %llu sized by their calling op",
+			(unsigned long long)chakra->comm_by_caller);
 	if (chakra->comm_unsized)
 		fprintf(stderr, "; %llu without a size", (unsigned long long)chakra->comm_unsized);
 	fputc('\n', stderr);

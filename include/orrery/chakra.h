@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "orrery/common.h"
+#include "orrery/estimator.h"
 #include "orrery/graph.h"
 
 #ifdef __cplusplus
@@ -94,19 +95,22 @@ void orr_chakra_free(struct orr_chakra *c);
 struct orr_chakra_stats {
 	uint64_t nodes, comp_cpu, comp_gpu, coll, send, recv;
 	uint64_t data_deps;
-	uint64_t waits;        /* blocking calls given data deps on the GPU work they await */
-	uint64_t comm_unsized; /* collectives written without a comm_size */
-	uint64_t comm_as_comp; /* communication kernels of unknown kind written as COMP */
+	uint64_t waits;          /* blocking calls given data deps on the GPU work they await */
+	uint64_t comm_unsized;   /* collectives written without a comm_size */
+	uint64_t comm_by_caller; /* ... sized by the op that called them (orr_coll_observe()) */
+	uint64_t comm_as_comp;   /* communication kernels of unknown kind written as COMP */
 };
 
 /*
  * Writes rank `rank` (an index into g's ranks) of g as a Chakra file at path (created
  * or replaced): one node per task (docs/chakra.md says how each is made), producer
- * names the writer in the metadata.  stats may be NULL.
+ * names the writer in the metadata.  obs (may be NULL) sizes the collectives the trace
+ * gives no size for, as orr_coll_observe() made them for g: every member of an
+ * instance gets its size.  stats may be NULL.
  */
 int orr_chakra_write_rank(const struct orr_graph *g, size_t rank, const char *path,
-			  const char *producer, struct orr_chakra_stats *stats,
-			  struct orr_diag *reterr_diag);
+			  const char *producer, const struct orr_coll_obs *obs, size_t nobs,
+			  struct orr_chakra_stats *stats, struct orr_diag *reterr_diag);
 
 #ifdef __cplusplus
 }

@@ -95,7 +95,7 @@ static void test_one_sample_reads_back_node_for_node(void **state)
 		struct orr_chakra_stats st;
 		struct orr_chakra *c;
 
-		assert_int_equal(orr_chakra_write_rank(g, k, path, "test", &st, &d), 0);
+		assert_int_equal(orr_chakra_write_rank(g, k, path, "test", NULL, 0, &st, &d), 0);
 		assert_int_equal(orr_chakra_read_file(path, &c, &d), 0);
 		assert_int_equal(c->nnodes, gr->ntasks);
 		assert_int_equal(st.nodes, gr->ntasks);
