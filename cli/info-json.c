@@ -162,6 +162,7 @@ static void json_et(struct json_out *j, const struct orr_trace *t, const struct 
 	json_int(j, "linked", (int64_t)et->linked);
 	json_int(j, "rank_ops", (int64_t)et->rank_ops);
 	json_bool(j, "exact", et->exact);
+	json_int(j, "sized", (int64_t)et->sized);
 	json_close_object(j);
 }
 

@@ -141,6 +141,8 @@ static void text_et(const struct orr_trace *t, const struct orr_rank *r)
 		printf(" (%zu not in the profiler's trace; %zu of its %zu in the span not in the "
 		       "execution trace)",
 		       et->ops - et->linked, et->rank_ops - et->linked, et->rank_ops);
+	if (et->sized)
+		printf("; sized %zu collective kernel%s", et->sized, et->sized == 1 ? "" : "s");
 	printf("\n");
 }
 

@@ -630,7 +630,8 @@ static int check_ranks(struct import_ctx *c)
 					    -1,
 					    "cannot tell its rank: no distributedInfo.rank "
 					    "and no rankN or workerN in its name");
-	qsort(t->ranks, t->nranks, sizeof(*t->ranks), cmp_rank);
+	if (t->nranks) /* none for execution traces alone: orr__import_attach_ets() says so */
+		qsort(t->ranks, t->nranks, sizeof(*t->ranks), cmp_rank);
 	for (size_t i = 1; i < t->nranks; i++)
 		if (t->ranks[i]->pub.rank == t->ranks[i - 1]->pub.rank)
 			return orr_diag_set(c->diag, ORR_ERANK,

@@ -11,11 +11,13 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+static volatile uint64_t sink; /* keeps the walk from being optimised away */
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct orr_chakra *c;
 	struct orr_diag diag;
-	volatile uint64_t sum = 0;
+	uint64_t sum = 0;
 
 	if (orr_chakra_read("fuzz.et", data, size, &c, &diag) != 0)
 		return 0;
@@ -29,6 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t k = 0; k < n->nctrl_deps; k++)
 			sum += n->ctrl_deps[k];
 	}
+	sink = sum;
 	orr_chakra_free(c);
 	return 0;
 }

@@ -292,7 +292,7 @@ et)
 	[[ -d $shared/et ]] || { echo "skipped: no $shared/et" >&2; exit 77; }
 	run --et "$shared/et/astrasim-megatron-tp8" info "$shared/kineto/astrasim-megatron-tp8"
 	expect_rc 0
-	[[ $(grep -c "5422 linked (exact)" "$work/out") == 8 ]] || { show; fail "not 8 exact links"; }
+	[[ $(grep -c "5422 linked (exact); sized 84 collective kernels" "$work/out") == 8 ]] || { show; fail "not 8 exact links"; }
 	run info --format=json tests/fuzz/corpus/kineto/et-pair.tar
 	expect_rc 0
 	python3 -c '

@@ -326,7 +326,7 @@ static const struct orr_collective *coll_of(const struct orr_trace *t, const str
 static void round_trips(const struct orr_trace *t, const char *dir)
 {
 	char json[600], orr[600];
-	struct orr_trace *back;
+	struct orr_trace *back = NULL;
 	struct orr_diag d;
 
 	snprintf(json, sizeof(json), "%s/back.json", dir);

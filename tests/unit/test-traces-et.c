@@ -161,6 +161,10 @@ static void test_one_megatron_ranks_link_exactly(void **state)
 		assert_non_null(strstr(orr_trace_str(t, r->et->source), want));
 		assert_true(r->et->exact);
 		assert_int_equal(r->et->linked, r->et->ops);
+		/* every all-reduce kernel sized by its record_param_comms node */
+		assert_int_equal(r->et->sized, 84);
+		for (size_t c = 0; c < r->ncollectives; c++)
+			assert_true(r->collectives[c].in_bytes > 0);
 	}
 	orr_trace_free(t);
 }

@@ -14,6 +14,11 @@
  * whose names agree resynchronises (what lies between stays unlinked); with none, the
  * ET's node stays unlinked.  Names compare exactly.  The link is exact when every node
  * and every event of the ET's span link one to one.
+ *
+ * What the ET then adds: the size of a collective the profiler's trace leaves unsized.
+ * A linked record_param_comms node (PyTorch's c10d wrapper around each collective call)
+ * holds the tensors the collective reads and writes; an NCCL kernel launched inside its
+ * op whose collective has no size takes their bytes (elements times element size).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +118,96 @@ static bool resync(const uint32_t *e, size_t ne, size_t i, const uint32_t *v, si
 	return false;
 }
 
+/* Bytes of the tensors of value v (a tensor, or a list of them); -1 when none. */
+static int64_t tensor_bytes(const struct orr__et_build *eb, const struct orr_et_value *v)
+{
+	const struct orr_et_value *vals = eb->values.p;
+	int64_t sum = -1;
+
+	if (v->kind == ORR_ET_TENSOR)
+		return v->numel >= 0 && v->itemsize > 0 && v->numel <= INT64_MAX / v->itemsize
+			       ? v->numel * v->itemsize
+			       : -1;
+	if (v->kind != ORR_ET_LIST)
+		return -1;
+	for (uint32_t i = v->first_elem; i < v->first_elem + v->nelems && i < eb->values.n; i++) {
+		int64_t b = vals[i].kind == ORR_ET_TENSOR ? tensor_bytes(eb, &vals[i]) : -1;
+
+		if (b >= 0)
+			sum = sum < 0 ? b : sum > INT64_MAX - b ? -1 : sum + b;
+	}
+	return sum;
+}
+
+struct corr_kernel {
+	int64_t corr;
+	uint32_t event;
+};
+
+static int cmp_corr(const void *a, const void *b)
+{
+	const struct corr_kernel *x = a, *y = b;
+
+	return (x->corr > y->corr) - (x->corr < y->corr);
+}
+
+/* The kernels launched inside op event e whose collective has no size take in, out. */
+static size_t size_launched(struct orr__rank_build *rb, const struct corr_kernel *k, size_t nk,
+			    uint32_t e, int64_t in, int64_t out)
+{
+	struct orr_event *ev = rb->events.p;
+	struct orr_collective *co = rb->colls.p;
+	int64_t end = orr_time_add(ev[e].start_ns, ev[e].dur_ns);
+	size_t n = 0;
+
+	for (size_t i = e + 1; i < rb->events.n && ev[i].start_ns <= end; i++) {
+		struct corr_kernel key = { ev[i].correlation, 0 }, *hit;
+
+		if (ev[i].place != ev[e].place || ev[i].sub != ORR_CALL_LAUNCH ||
+		    (ev[i].kind != ORR_EVENT_RUNTIME && ev[i].kind != ORR_EVENT_DRIVER) ||
+		    !(hit = bsearch(&key, k, nk, sizeof(*k), cmp_corr)))
+			continue;
+		if (co[ev[hit->event].coll].in_bytes < 0 && co[ev[hit->event].coll].out_bytes < 0) {
+			co[ev[hit->event].coll].in_bytes = in;
+			co[ev[hit->event].coll].out_bytes = out;
+			n++;
+		}
+	}
+	return n;
+}
+
+/* Sizes from the linked record_param_comms nodes (see the top of the file). */
+static void comm_sizes(const struct orr_trace *t, struct orr__rank_build *rb,
+		       struct orr__et_build *eb)
+{
+	const struct orr_et_node *nodes = eb->nodes.p;
+	const struct orr_et_value *vals = eb->values.p;
+	const struct orr_event *ev = rb->events.p;
+	uint32_t name = orr_strtab_find(t->strs, "record_param_comms", 18);
+	struct corr_kernel *k = NULL;
+	size_t nk = 0, cap = 0;
+
+	if (name == ORR_STR_NONE)
+		return;
+	for (size_t i = 0; i < rb->events.n; i++)
+		if (ev[i].kind == ORR_EVENT_KERNEL && ev[i].coll < rb->colls.n &&
+		    ev[i].correlation >= 0)
+			ORR_VEC_PUSH(k, nk, cap,
+				     ((struct corr_kernel){ ev[i].correlation, (uint32_t)i }));
+	if (nk)
+		qsort(k, nk, sizeof(*k), cmp_corr);
+	for (size_t i = 0; i < eb->nodes.n && nk; i++) {
+		const struct orr_et_node *n = &nodes[i];
+		int64_t in = n->ninputs ? tensor_bytes(eb, &vals[n->first_input]) : -1,
+			out = n->noutputs ? tensor_bytes(eb, &vals[n->first_output]) : -1;
+
+		if (n->name != name || n->event == ORR_NONE || (in < 0 && out < 0))
+			continue;
+		eb->pub.sized += size_launched(rb, k, nk, n->event, in, out);
+	}
+	free(k);
+}
+
 void orr__et_link(const struct orr_trace *t, struct orr__rank_build *rb, struct orr__et_build *eb)
 {
 	struct orr_et_node *nodes = eb->nodes.p;
@@ -157,6 +252,7 @@ void orr__et_link(const struct orr_trace *t, struct orr__rank_build *rb, struct 
 	eb->pub.ops = ne;
 	eb->pub.rank_ops = first == SIZE_MAX ? 0 : last - first + 1;
 	eb->pub.exact = ne && eb->pub.linked == ne && eb->pub.linked == eb->pub.rank_ops;
+	comm_sizes(t, rb, eb);
 	eb->pub.nodes = eb->nodes.p;
 	eb->pub.nnodes = eb->nodes.n;
 	eb->pub.values = eb->values.p;
