@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include "chakra.pb-c.h"
@@ -16,6 +17,9 @@
 #include "banned.h"
 
 #define MAX_FILE_BYTES (UINT64_C(4) << 30)
+#define RATIO_FLOOR    (UINT64_C(64) << 20) /* past it, at most MAX_RATIO times the file */
+#define MAX_RATIO      1000
+#define MAX_NODES      (UINT64_C(64) << 20)
 
 struct reader {
 	const char *name;
@@ -151,6 +155,11 @@ static int read_node(struct reader *rd, size_t at, size_t len)
 
 	if (!m)
 		return fail(rd, at, "a node that does not decode as Chakra's Node");
+	if (rd->c->nnodes >= MAX_NODES) {
+		chakra_proto_msg__node__free_unpacked(m, NULL);
+		return orr_diag_set(rd->diag, ORR_ETOOBIG, rd->name, (int64_t)at, -1,
+				    "more than %llu nodes", (unsigned long long)MAX_NODES);
+	}
 	if (rd->c->nnodes == rd->cap)
 		rd->c->nodes = orr_xgrow(rd->c->nodes, sizeof(*n), &rd->cap, rd->c->nnodes + 1);
 	n = &rd->c->nodes[rd->c->nnodes++];
@@ -248,23 +257,41 @@ void orr_chakra_free(struct orr_chakra *c)
 
 /* ---- files ---- */
 
+/* The most a file of `size` bytes may decompress to. */
+static uint64_t cap_for(uint64_t size)
+{
+	uint64_t by_ratio = size > MAX_FILE_BYTES / MAX_RATIO ? MAX_FILE_BYTES : size * MAX_RATIO;
+
+	by_ratio = by_ratio < RATIO_FLOOR ? RATIO_FLOOR : by_ratio;
+	return by_ratio < MAX_FILE_BYTES ? by_ratio : MAX_FILE_BYTES;
+}
+
 static int slurp(const char *path, uint8_t **ret, size_t *ret_len)
 {
 	gzFile f = gzopen(path, "rb"); /* reads plain files as they are */
-	size_t cap = 0, n = 0;
+	size_t cap = 0, n = 0, want;
+	uint64_t max;
 	uint8_t *buf = NULL;
+	struct stat st;
 	int k;
 
 	if (!f)
 		return -(errno ? errno : ENOMEM);
+	max = stat(path, &st) == 0 ? cap_for((uint64_t)st.st_size) : MAX_FILE_BYTES;
 	do {
-		if (n == cap)
-			buf = orr_xgrow(buf, 1, &cap, n + 65536);
+		if (n == cap) { /* grow, but never past the cap and a block */
+			want = n + (n < 65536 ? 65536 : n);
+			want = want > max + 65536 ? (size_t)max + 65536 : want;
+			if (want <= n)
+				break;
+			buf = orr_xrealloc(buf, want);
+			cap = want;
+		}
 		k = gzread(f, buf + n, (unsigned)(cap - n > INT32_MAX ? INT32_MAX : cap - n));
 		if (k > 0)
 			n += (size_t)k;
-	} while (k > 0 && n <= MAX_FILE_BYTES);
-	if (k < 0 || n > MAX_FILE_BYTES) {
+	} while (k > 0 && n <= max);
+	if (k < 0 || n > max) {
 		free(buf);
 		gzclose(f);
 		return k < 0 ? ORR_EMALFORMED : ORR_ETOOBIG;
@@ -284,7 +311,8 @@ int orr_chakra_read_file(const char *path, struct orr_chakra **ret, struct orr_d
 	*ret = NULL;
 	if (r)
 		return orr_diag_set(reterr_diag, r, path, -1, -1,
-				    r == ORR_ETOOBIG ? "more than 4 GiB decompressed"
+				    r == ORR_ETOOBIG ? "it decompresses to more than 4 GiB, or "
+						       "1,000 times its size"
 						     : "cannot read it");
 	r = orr_chakra_read(path, buf, len, ret, reterr_diag);
 	free(buf);

@@ -11,9 +11,12 @@
  *                    (comm_src, comm_dst, comm_tag: the pair's sequence number)
  *   data_deps        the task before on its thread or stream (D1, D3), its explicit
  *                    edges (D2 launch, D4 cross-stream, D6 cross-thread, D5 spins), and
- *                    for a blocking call the GPU work it waits for (D5): the last task
- *                    launched on the awaited stream (every stream of the device, the
- *                    stream an event recorded) before the call, by measured launch time
+ *                    after a blocking call, on the thread's next call, the GPU work the
+ *                    blocking call waited for (D5): the last task launched on the
+ *                    awaited stream (every stream of the device, the stream an event
+ *                    recorded) before it, by measured launch time.  A Chakra node runs
+ *                    whole once its deps are done, so the wait cannot be the blocking
+ *                    call's own: a blocking copy waits for the copy it launches
  *
  * Edge latencies and the replay's per-device constants have no place in Chakra.  The
  * exact durations in nanoseconds ride along as attributes orr_dur_ns and orr_gap_ns.
@@ -172,7 +175,7 @@ static void dep_on_proc(struct writer *w, uint32_t p, int64_t before)
 		add_dep(w, t);
 }
 
-/* The GPU work a blocking call t waits for (D5), as data deps. */
+/* The GPU work a blocking call t waits for (D5), as data deps (of the call after it). */
 static void wait_deps(struct writer *w, uint32_t t)
 {
 	const struct orr_task *task = &orr_graph_tasks(w->g)[t];
@@ -234,8 +237,8 @@ static void data_deps(struct writer *w, uint32_t t)
 	for (uint32_t i = task->first_dep; i < task->first_dep + task->ndeps; i++)
 		if (d[i].kind != ORR_DEP_CROSS_RANK)
 			add_dep(w, d[i].src);
-	if (task->kind == ORR_TASK_CPU)
-		wait_deps(w, t);
+	if (task->kind == ORR_TASK_CPU && t > pr->first_task)
+		wait_deps(w, t - 1);
 	if (w->ndeps)
 		qsort(w->deps, w->ndeps, sizeof(*w->deps), cmp_u64);
 	for (size_t i = 0; i < w->ndeps; i++)
@@ -434,21 +437,20 @@ static void write_metadata(struct writer *w, const char *producer)
 	put(w, &m.base);
 }
 
+/* The earliest start of the job: a CPU node starts where the time before it does. */
 static int64_t job_origin(const struct orr_graph *g)
 {
 	int64_t o = INT64_MAX;
 
 	for (size_t p = 0; p < orr_graph_proc_count(g); p++) {
 		const struct orr_proc *pr = &orr_graph_procs(g)[p];
+		int64_t gap = pr->kind == ORR_TASK_CPU && pr->ntasks
+				      ? orr_graph_tasks(g)[pr->first_task].gap_ns
+				      : 0;
 
-		if (pr->ntasks && pr->first_start_ns < o)
-			o = pr->first_start_ns;
+		if (pr->ntasks && orr_time_sub(pr->first_start_ns, gap) < o)
+			o = orr_time_sub(pr->first_start_ns, gap);
 	}
-	for (size_t t = 0; t < orr_graph_task_count(g); t++)
-		if (orr_graph_tasks(g)[t].kind == ORR_TASK_CPU)
-			if (orr_graph_task_start(g, (uint32_t)t) - orr_graph_tasks(g)[t].gap_ns < o)
-				o = orr_graph_task_start(g, (uint32_t)t) -
-				    orr_graph_tasks(g)[t].gap_ns;
 	return o == INT64_MAX ? 0 : o;
 }
 

@@ -84,14 +84,18 @@ static int not_an_et(struct import_ctx *c, const char *name)
 			    "not a PyTorch execution trace (given as one: --et)");
 }
 
-/* An execution trace, kept until the ranks are known (orr__import_attach_ets()). */
-static int import_et(struct import_ctx *c, const char *name, struct buf *b)
+/*
+ * An execution trace, kept until the ranks are known (orr__import_attach_ets()); counted
+ * adds its bytes to those parsed (not yet counted by a Kineto attempt).
+ */
+static int import_et(struct import_ctx *c, const char *name, struct buf *b, bool count)
 {
 	struct orr__et_build *eb = orr__et_new();
 	struct orr_trace *t = c->t;
 	int r;
 
-	c->bytes += b->len;
+	if (count)
+		c->bytes += b->len;
 	if ((r = orr__et_parse(t, eb, name, b->p, b->len, &c->lim, c->diag))) {
 		orr__et_free(eb);
 		if (r == ORR_EFORMAT && !c->et_only)
@@ -151,12 +155,17 @@ int orr__import_json(struct import_ctx *c, const char *name, struct buf *b)
 
 	if (b->len == 0)
 		return orr_diag_set(c->diag, ORR_EEMPTY, name, -1, -1, "the file is empty");
-	if (looks_like_et(b))
-		return import_et(c, name, b);
 	if (c->et_only)
-		return not_an_et(c, name);
+		return looks_like_et(b) ? import_et(c, name, b, true) : not_an_et(c, name);
 	rb = new_rank(c, name, b);
 	r = orr__kineto_parse(c->t, rb, name, b->p, b->len, &c->lim, c->diag);
+	/* No profiler trace: an execution trace ("schema", "nodes") is read as one. */
+	if (r == ORR_EFORMAT && looks_like_et(b)) {
+		not_a_trace(c, name, b, rb);
+		c->not_trace = false;
+		orr_diag_clear(c->diag);
+		return import_et(c, name, b, false);
+	}
 	if (r == ORR_EFORMAT)
 		return not_a_trace(c, name, b, rb);
 	/* Times within +-ORR_TIME_MAX, for every format (traces/model.c). */

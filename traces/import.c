@@ -659,8 +659,6 @@ static int ctx_finish(struct import_ctx *c, int r, const char *path, struct orr_
 {
 	if (!r)
 		r = check_ranks(c);
-	if (!r)
-		r = orr__import_attach_ets(c, path);
 	if (!r && c->opts && c->opts->step_range &&
 	    !orr__steps_from_ranges(c->t, c->opts->step_range) && c->opts->warn) {
 		char msg[512];
@@ -671,6 +669,9 @@ static int ctx_finish(struct import_ctx *c, int r, const char *path, struct orr_
 			 c->opts->step_range);
 		c->opts->warn(c->opts->warn_data, msg);
 	}
+	/* After the steps' rewrite, which removes events: links are event indices. */
+	if (!r)
+		r = orr__import_attach_ets(c, path);
 	if (r) {
 		orr_trace_free(c->t);
 		return r;

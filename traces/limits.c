@@ -87,14 +87,17 @@ int orr__limits_init(struct orr__limits *l, const struct orr_import_options *opt
 					    "followed by K, M, G or T",
 					    env_names[i], env);
 	}
+	if (opts && opts->max_events)
+		l->max[ORR__LIMIT_EVENTS] = opts->max_events;
+	/* Events, nodes and values are indexed by 32 bits. */
+	if (l->max[ORR__LIMIT_EVENTS] > UINT32_MAX - 1)
+		l->max[ORR__LIMIT_EVENTS] = UINT32_MAX - 1;
 	if (!opts)
 		return 0;
 	if (opts->max_bytes)
 		l->max[ORR__LIMIT_FILE_BYTES] = opts->max_bytes;
 	if (opts->max_run_bytes)
 		l->max[ORR__LIMIT_RUN_BYTES] = opts->max_run_bytes;
-	if (opts->max_events)
-		l->max[ORR__LIMIT_EVENTS] = opts->max_events;
 	if (opts->max_ranks)
 		l->max[ORR__LIMIT_RANKS] = opts->max_ranks;
 	if (opts->max_places)

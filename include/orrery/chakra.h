@@ -81,13 +81,16 @@ struct orr_chakra {
 
 /*
  * Reads one Chakra file from data[0..len) (not compressed); name is for messages.  A
- * length prefix past the end, a message that does not decode, a node without a name
- * are ORR_EMALFORMED with the byte offset; a zero length ends the file, as Chakra's
- * own reader takes it.
+ * length prefix past the end or over 5 bytes, a message that does not decode are
+ * ORR_EMALFORMED with the byte offset; more than 64 Mi nodes ORR_ETOOBIG; a zero length
+ * ends the file, as Chakra's own reader takes it.
  */
 int orr_chakra_read(const char *name, const void *data, size_t len, struct orr_chakra **ret,
 		    struct orr_diag *reterr_diag);
-/* The same from a file, plain or gzip-compressed (at most 4 GiB decompressed). */
+/*
+ * The same from a file, plain or gzip-compressed: at most 4 GiB decompressed, and past
+ * 64 MiB at most 1,000 times the file.
+ */
 int orr_chakra_read_file(const char *path, struct orr_chakra **ret, struct orr_diag *reterr_diag);
 void orr_chakra_free(struct orr_chakra *c);
 
@@ -95,7 +98,7 @@ void orr_chakra_free(struct orr_chakra *c);
 struct orr_chakra_stats {
 	uint64_t nodes, comp_cpu, comp_gpu, coll, send, recv;
 	uint64_t data_deps;
-	uint64_t waits;          /* blocking calls given data deps on the GPU work they await */
+	uint64_t waits; /* calls after a blocking call given deps on the GPU work it awaited */
 	uint64_t comm_unsized;   /* collectives written without a comm_size */
 	uint64_t comm_by_caller; /* ... sized by the op that called them (orr_coll_observe()) */
 	uint64_t comm_as_comp;   /* communication kernels of unknown kind written as COMP */

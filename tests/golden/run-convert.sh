@@ -276,6 +276,18 @@ want = sum(c["count"] for r in info["ranks"] for c in r["collectives"])
 assert len(colls) == want, (len(colls), want)
 assert all(n["comm_type"] == 0 and n["comm_size"] > 0 and n["pg_name"] for n in colls), colls[0]
 PY
+	# Real jobs with blocking copies and event waits: no cycle either (a blocking call's
+	# wait is its next call's deps).
+	shared=${ORR_SHARED_TRACES:-../shared/traces}
+	for t in astrasim-megatron-tp8 hta-recsys-gpulag-rank0.json.gz; do
+		[[ -e $shared/kineto/$t ]] || continue
+		rm -rf "$work/real"
+		"$orrery" convert --to chakra -o "$work/real" "$shared/kineto/$t" 2>/dev/null ||
+			fail "convert $t"
+		"$dump" "$work/real/trace.0.et" >"$work/dump.real" || fail "chakra-dump $t"
+		python3 "$golden/check-chakra.py" ours "$work/real/trace.0.et" "$work/dump.real" ||
+			fail "$t"
+	done
 	# A file is no directory for Chakra files.
 	run convert --to chakra -o "$work/x.json" "$1"
 	expect_rc 2

@@ -114,13 +114,16 @@ static void test_one_sample_reads_back_node_for_node(void **state)
 			assert_int_equal(
 				n->dur_us,
 				((cpu ? task->dur_ns + task->gap_ns : task->dur_ns) + 500) / 1000);
-			for (size_t j = 0; j < n->ndata_deps; j++) {
+			for (size_t j = 0; j < n->ndata_deps; j++)
 				assert_true(n->data_deps[j] < c->nnodes && n->data_deps[j] != i);
-				on_gpu |= c->nodes[n->data_deps[j]].is_cpu_op == 0;
-			}
-			/* A stream synchronize waits on the GPU work before it. */
+			/* The call after a stream synchronize waits on the GPU work before it. */
 			if (cpu && (task->flags & ORR_TASK_F_BLOCKING) &&
-			    !strcmp(n->name, "cudaStreamSynchronize")) {
+			    !strcmp(n->name, "cudaStreamSynchronize") && i + 1 < gr->ntasks &&
+			    orr_graph_tasks(g)[gr->first_task + i + 1].proc == task->proc) {
+				const struct orr_chakra_node *next = &c->nodes[i + 1];
+
+				for (size_t j = 0; j < next->ndata_deps; j++)
+					on_gpu |= c->nodes[next->data_deps[j]].is_cpu_op == 0;
 				assert_true(on_gpu);
 				waits++;
 			}

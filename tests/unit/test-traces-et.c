@@ -240,6 +240,48 @@ static void test_null_misplaced_et(void **state)
 	free(b);
 }
 
+/* Ops named a0..a7 x0..x69 b0..b99 in the profiler's trace, the ET without the x's. */
+static void test_one_gap_wider_than_the_window_relinks(void **state)
+{
+	char *dir = *state, *kp = orr_xasprintf("%s/rank-0.json", dir),
+	     *ep = orr_xasprintf("%s/rank-0.et.json", dir);
+	FILE *k = fopen(kp, "w"), *e = fopen(ep, "w");
+	struct orr_trace *t = NULL;
+	struct orr_diag d;
+	int ts = 0, id = 3;
+
+	assert_non_null(k);
+	assert_non_null(e);
+	fputs("{\"traceEvents\": [", k);
+	fputs("{\"schema\": \"1.0.1\", \"nodes\": [", e);
+	for (int g = 0; g < 3; g++)
+		for (int n = 0; n < (g == 0 ? 8 : g == 1 ? 70 : 100); n++) {
+			char name[16];
+
+			snprintf(name, sizeof(name), "%c%d", "axb"[g], n);
+			fprintf(k,
+				"%s{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"%s\", "
+				"\"pid\": 1, \"tid\": 1, \"ts\": %d, \"dur\": 1}",
+				ts ? ", " : "", name, ts);
+			ts += 2;
+			if (g != 1)
+				fprintf(e, "%s{\"name\": \"%s\", \"id\": %d, \"parent\": 2}",
+					id > 3 ? ", " : "", name, id),
+					id++;
+		}
+	fputs("]}", k);
+	fputs("]}", e);
+	assert_int_equal(fclose(k), 0);
+	assert_int_equal(fclose(e), 0);
+	assert_int_equal(orr_trace_import(dir, NULL, &t, &d), 0);
+	assert_int_equal(orr_trace_get_rank(t, 0)->et->linked, 108);
+	assert_int_equal(orr_trace_get_rank(t, 0)->et->rank_ops, 178);
+	assert_false(orr_trace_get_rank(t, 0)->et->exact);
+	orr_trace_free(t);
+	free(kp);
+	free(ep);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -249,6 +291,8 @@ int main(void)
 		cmocka_unit_test(test_one_flat_schema_reads_and_links),
 		cmocka_unit_test(test_one_chakra_schema_reads),
 		cmocka_unit_test(test_one_megatron_ranks_link_exactly),
+		cmocka_unit_test_setup_teardown(test_one_gap_wider_than_the_window_relinks,
+						tmpdir_setup, tmpdir_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -63,9 +63,14 @@ private:
 		      Type type, int depth);
 	void fill(uint32_t at, dom::element v, opt shape, opt stride, string_view type, int depth);
 	void dims(opt shape, uint32_t *ret_first, uint32_t *ret_n);
+	/* The same view again (a list's type for each of its elements) costs nothing. */
 	uint32_t intern(string_view s)
 	{
-		return orr_strtab_intern(t_->strs, s.data(), s.size());
+		if (s.data() != last_.data() || s.size() != last_.size()) {
+			last_ = s;
+			last_id_ = orr_strtab_intern(t_->strs, s.data(), s.size());
+		}
+		return last_id_;
 	}
 	void count(const struct orr__vec &v)
 	{
@@ -76,6 +81,8 @@ private:
 	struct orr_trace *t_;
 	struct orr__et_build *eb_;
 	const struct orr__limits *lim_;
+	string_view last_;
+	uint32_t last_id_ = ORR_STR_NONE;
 };
 
 int64_t as_int(dom::element e, int64_t dflt)
@@ -93,13 +100,14 @@ int64_t as_int(dom::element e, int64_t dflt)
 	return dflt;
 }
 
-/* The element types of "GenericList[A,B(x,y),C]" or "Tuple[...]": the k-th, by top-level commas. */
-string_view elem_type(string_view list, size_t k)
+/* The element types of "GenericList[A,B(x,y),C]" or "Tuple[...]", split at top-level commas. */
+std::vector<string_view> elem_types(string_view list)
 {
+	std::vector<string_view> v;
 	size_t open = list.find('['), depth = 0, start;
 
 	if (open == string_view::npos || list.back() != ']')
-		return {};
+		return v;
 	start = open + 1;
 	for (size_t i = open + 1; i + 1 < list.size(); i++) {
 		char ch = list[i];
@@ -109,12 +117,13 @@ string_view elem_type(string_view list, size_t k)
 		else if ((ch == ']' || ch == ')') && depth)
 			depth--;
 		else if (ch == ',' && !depth) {
-			if (!k--)
-				return list.substr(start, i - start);
+			v.push_back(list.substr(start, i - start));
 			start = i + 1;
 		}
 	}
-	return k ? string_view{} : list.substr(start, list.size() - 1 - start);
+	if (list.size() - 1 > start)
+		v.push_back(list.substr(start, list.size() - 1 - start));
+	return v;
 }
 
 bool starts(string_view s, const char *p)
@@ -210,12 +219,12 @@ void et_parser::fill(uint32_t at, dom::element v, opt shape, opt stride, string_
 		x.first_elem = slots(vs.size());
 		x.nelems = (uint32_t)vs.size();
 		*ORR__AT(eb_->values, struct orr_et_value, at) = x;
+		std::vector<string_view> types = elem_types(type);
+
 		fill_all(
 			x.first_elem, vs, shape, stride,
-			[type](size_t k) {
-				string_view et = elem_type(type, k);
-
-				return et.empty() ? type : et;
+			[&types, type](size_t k) {
+				return k < types.size() && !types[k].empty() ? types[k] : type;
 			},
 			depth + 1);
 		return;

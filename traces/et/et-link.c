@@ -12,7 +12,9 @@
  * the longest run of the ET's first ops appears in a row among the events, then walks both
  * in step: the same name links; otherwise the nearest pair ahead, within WINDOW of each,
  * whose names agree resynchronises (what lies between stays unlinked); with none, the
- * ET's node stays unlinked.  Names compare exactly.  The link is exact when every node
+ * link resumes at the next place ahead where ANCHOR of the ET's names from this node
+ * appear in a row, else the node stays unlinked (and the next ones try that resumption
+ * alone, a hash lookup, until one links).  Names compare exactly.  The link is exact when every node
  * and every event of the ET's span link one to one.
  *
  * What the ET then adds: the size of a collective the profiler's trace leaves unsized.
@@ -97,8 +99,72 @@ static size_t anchor(const uint32_t *e, size_t ne, const uint32_t *v, size_t nv)
 			best = j;
 			best_len = k;
 		}
+		if (best_len == ne)
+			break;
 	}
 	return best;
+}
+
+/* Runs of ANCHOR event names, by a hash of them, for finding where the ET resumes. */
+struct run {
+	uint64_t hash;
+	uint32_t pos;
+};
+
+static uint64_t run_hash(const uint32_t *names)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (size_t k = 0; k < ANCHOR; k++)
+		h = (h ^ names[k]) * 1099511628211ull;
+	return h;
+}
+
+static int cmp_run(const void *a, const void *b)
+{
+	const struct run *x = a, *y = b;
+
+	if (x->hash != y->hash)
+		return (x->hash > y->hash) - (x->hash < y->hash);
+	return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* Every run of the events' names, sorted; *ret_n of them. */
+static struct run *index_runs(const uint32_t *v, size_t nv, size_t *ret_n)
+{
+	size_t n = nv >= ANCHOR ? nv - ANCHOR + 1 : 0;
+	struct run *r = orr_xmalloc((n + 1) * sizeof(*r));
+
+	for (size_t j = 0; j < n; j++)
+		r[j] = (struct run){ run_hash(v + j), (uint32_t)j };
+	if (n)
+		qsort(r, n, sizeof(*r), cmp_run);
+	*ret_n = n;
+	return r;
+}
+
+/* The first place at or after j where the ET's names from i appear ANCHOR in a row; nv if none. */
+static size_t reanchor(const uint32_t *e, size_t ne, size_t i, const uint32_t *v, size_t nv,
+		       size_t j, const struct run *runs, size_t nruns)
+{
+	struct run key;
+	size_t lo = 0, hi = nruns;
+
+	if (i + ANCHOR > ne)
+		return nv;
+	key = (struct run){ run_hash(e + i), (uint32_t)j };
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cmp_run(&runs[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < nruns && runs[lo].hash == key.hash; lo++)
+		if (!memcmp(v + runs[lo].pos, e + i, ANCHOR * sizeof(*e)))
+			return runs[lo].pos;
+	return nv;
 }
 
 /* The nearest (di, dj), by di + dj, with e[i + di] == v[j + dj]; false when none. */
@@ -214,7 +280,9 @@ void orr__et_link(const struct orr_trace *t, struct orr__rank_build *rb, struct 
 	const struct orr_event *ev = rb->pub.events;
 	struct by_id *eo = orr_xmalloc((eb->nodes.n + 1) * sizeof(*eo)); /* ET op nodes, by id */
 	uint32_t *en, *vo, *vn; /* their names; the rank's op events and their names */
-	size_t ne = 0, nv = 0, i = 0, j, first = SIZE_MAX, last = 0;
+	size_t ne = 0, nv = 0, i = 0, j, first = SIZE_MAX, last = 0, nruns;
+	struct run *runs;
+	bool lost = false; /* no resync since a node was stepped over: re-anchor only */
 
 	for (size_t k = 0; k < eb->nodes.n; k++)
 		if (is_op_node(orr_strtab_get(t->strs, nodes[k].name)))
@@ -232,17 +300,26 @@ void orr__et_link(const struct orr_trace *t, struct orr__rank_build *rb, struct 
 			vn[nv++] = ev[k].name;
 		}
 	j = anchor(en, ne, vn, nv);
+	runs = index_runs(vn, nv, &nruns);
 	while (i < ne && j < nv) {
-		size_t di, dj;
+		size_t di, dj, at;
 
-		if (en[i] != vn[j] && resync(en, ne, i, vn, nv, j, &di, &dj)) {
+		if (en[i] != vn[j] && !lost && resync(en, ne, i, vn, nv, j, &di, &dj)) {
 			i += di;
 			j += dj;
 		}
 		if (en[i] != vn[j]) {
+			/* A gap wider than the window: resume where a run of names is next. */
+			if ((at = reanchor(en, ne, i, vn, nv, j, runs, nruns)) < nv) {
+				j = at;
+				lost = false;
+				continue;
+			}
 			i++; /* not in the profiler's trace */
+			lost = true;
 			continue;
 		}
+		lost = false;
 		nodes[eo[i].node].event = vo[j];
 		eb->pub.linked++;
 		first = first < j ? first : j;
@@ -264,4 +341,5 @@ void orr__et_link(const struct orr_trace *t, struct orr__rank_build *rb, struct 
 	free(en);
 	free(vo);
 	free(vn);
+	free(runs);
 }

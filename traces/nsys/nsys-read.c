@@ -397,17 +397,22 @@ static int read_records(struct orr__nsys *n, struct record **ret, size_t *ret_n)
 		return r;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (*ret_n >= n->lim->max[ORR__LIMIT_EVENTS]) {
-			sqlite3_finalize(st);
-			return orr__limit_fail(n->lim, ORR__LIMIT_EVENTS, n->diag, n->name, -1, -1);
+			r = orr__limit_fail(n->lim, ORR__LIMIT_EVENTS, n->diag, n->name, -1, -1);
+			break;
 		}
 		ORR_VEC_PUSH(*ret, *ret_n, cap,
 			     ((struct record){ sqlite3_column_int64(st, 0),
 					       sqlite3_column_int64(st, 1),
 					       sqlite3_column_int64(st, 2) }));
 	}
-	if (*ret_n)
+	if (!r && *ret_n)
 		qsort(*ret, *ret_n, sizeof(**ret), cmp_record);
-	return orr__nsys_done(n, table, st, rc, 0);
+	if ((r = orr__nsys_done(n, table, st, r ? SQLITE_DONE : rc, r))) {
+		free(*ret); /* the caller has nothing to free on an error */
+		*ret = NULL;
+		*ret_n = 0;
+	}
+	return r;
 }
 
 /* The last record of event before call corr, or NULL. */
