@@ -139,7 +139,7 @@ void orr__count_coerced(struct orr__rank_build *rb, uint32_t key, uint32_t how);
 /* A PyTorch execution trace being read (traces/et/), until it is attached to its rank. */
 struct orr__et_build {
 	struct orr_et pub;
-	struct orr__vec nodes, values, dims;
+	struct orr__vec nodes, values, dims, groups, group_ranks;
 	int32_t rank; /* from its file name; -1 */
 };
 

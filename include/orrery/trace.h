@@ -309,6 +309,16 @@ struct orr_et_node {
 	uint32_t name, op_schema; /* interned; op_schema ORR_STR_NONE for annotations */
 	uint32_t first_input, ninputs, first_output, noutputs; /* into values */
 	uint32_t event; /* the rank's op or annotation event it is linked to, or ORR_NONE */
+	/* record_param_comms in 1.1.x schemas (attrs): the collective and its group */
+	uint32_t coll_name, pg_name; /* interned; ORR_STR_NONE */
+	int32_t pg_size;             /* -1 */
+};
+
+/* A process group of "## process_group:init ##" (PyTorch's pg_config). */
+struct orr_et_group {
+	uint32_t name, desc, backend; /* interned: "0", "default_pg", "cuda:nccl" */
+	int32_t size;
+	uint32_t first_rank, nranks; /* into the ET's group_ranks; none: every rank */
 };
 
 struct orr_et {
@@ -325,6 +335,10 @@ struct orr_et {
 	size_t nvalues;
 	const int64_t *dims; /* shapes and strides */
 	size_t ndims;
+	const struct orr_et_group *groups;
+	size_t ngroups;
+	const int32_t *group_ranks;
+	size_t ngroup_ranks;
 	/* The link with the rank's profiler trace (docs/inputs.md) */
 	size_t ops;      /* nodes that stand for an op or annotation (not the root ones) */
 	size_t linked;   /* ... linked to one of the rank's events */

@@ -140,7 +140,16 @@ static void test_one_chakra_schema_reads(void **state)
 	assert_string_equal(orr_trace_str(t, et->values[v->first_elem + 1].str), "default_pg");
 	assert_string_equal(orr_trace_str(t, et->values[v->first_elem + 1].type), "String");
 	assert_string_equal(orr_trace_str(t, et->values[n->first_input + 4].str), "broadcast");
+	assert_string_equal(orr_trace_str(t, n->coll_name), "broadcast");
+	assert_string_equal(orr_trace_str(t, n->pg_name), "0");
+	assert_int_equal(n->pg_size, 2);
 	node_named(t, et, "## process_group:init ##");
+	assert_int_equal(et->ngroups, 1);
+	assert_string_equal(orr_trace_str(t, et->groups[0].name), "0");
+	assert_string_equal(orr_trace_str(t, et->groups[0].desc), "default_pg");
+	assert_string_equal(orr_trace_str(t, et->groups[0].backend), "cuda:nccl");
+	assert_int_equal(et->groups[0].size, 2);
+	assert_int_equal(et->groups[0].nranks, 0);
 	orr_trace_free(t);
 }
 
@@ -282,6 +291,41 @@ static void test_one_gap_wider_than_the_window_relinks(void **state)
 	free(ep);
 }
 
+/* A profiler trace without pg_config takes the ET's process groups. */
+static void test_one_process_groups_come_from_the_et(void **state)
+{
+	static const char kineto[] =
+		"{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::add\","
+		" \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1}]}";
+	static const char et[] =
+		"{\"schema\": \"1.1.0-chakra.0.0.4\", \"nodes\": [{\"id\": 4, \"name\": "
+		"\"## process_group:init ##\", \"ctrl_deps\": 2, \"inputs\": {\"values\": [\"[{\\\"pg_name\\\": "
+		"\\\"3\\\", \\\"pg_desc\\\": \\\"tp\\\", \\\"backend_config\\\": \\\"cuda:nccl\\\", "
+		"\\\"ranks\\\": [0, 1], \\\"group_size\\\": 2}]\"], \"shapes\": [[]], \"types\": [\"String\"]}, "
+		"\"attrs\": []}, {\"id\": 5, \"name\": \"aten::add\", \"ctrl_deps\": 2, \"attrs\": []}]}";
+	char *dir = *state, *kp = orr_xasprintf("%s/rank-0.json", dir),
+	     *ep = orr_xasprintf("%s/rank-0.et.json", dir);
+	struct orr_trace *t = NULL;
+	struct orr_diag d;
+	const struct orr_rank *r;
+
+	write_file(kp, kineto);
+	write_file(ep, et);
+	if (orr_trace_import(dir, NULL, &t, &d))
+		fail_msg("%s", d.msg);
+	r = orr_trace_get_rank(t, 0);
+	assert_true(r->et->exact);
+	assert_int_equal(r->ncomms, 1);
+	assert_string_equal(orr_trace_str(t, r->comms[0].name), "3");
+	assert_string_equal(orr_trace_str(t, r->comms[0].desc), "tp");
+	assert_int_equal(r->comms[0].size, 2);
+	assert_int_equal(r->comms[0].nmembers, 2);
+	assert_int_equal(r->members[r->comms[0].first_member + 1], 1);
+	orr_trace_free(t);
+	free(kp);
+	free(ep);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -292,6 +336,8 @@ int main(void)
 		cmocka_unit_test(test_one_chakra_schema_reads),
 		cmocka_unit_test(test_one_megatron_ranks_link_exactly),
 		cmocka_unit_test_setup_teardown(test_one_gap_wider_than_the_window_relinks,
+						tmpdir_setup, tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_one_process_groups_come_from_the_et,
 						tmpdir_setup, tmpdir_teardown),
 	};
 

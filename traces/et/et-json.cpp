@@ -41,6 +41,7 @@ opt get(dom::object o, const char *k)
 struct et_fail {
 	int err;
 	const char *what;
+	enum orr__limit which;
 };
 
 class et_parser {
@@ -53,6 +54,7 @@ public:
 
 private:
 	void node(dom::object o);
+	void groups(const struct orr_et_value &v);
 	void flat(dom::object o, struct orr_et_node *n);
 	void chakra(dom::object o, struct orr_et_node *n);
 	void io(opt values, opt shapes, opt types, opt strides, uint32_t *ret_first,
@@ -66,6 +68,8 @@ private:
 	/* The same view again (a list's type for each of its elements) costs nothing. */
 	uint32_t intern(string_view s)
 	{
+		if (s.size() > lim_->max[ORR__LIMIT_STRING_BYTES])
+			throw et_fail{ ORR_ETOOBIG, nullptr, ORR__LIMIT_STRING_BYTES };
 		if (s.data() != last_.data() || s.size() != last_.size()) {
 			last_ = s;
 			last_id_ = orr_strtab_intern(t_->strs, s.data(), s.size());
@@ -75,7 +79,7 @@ private:
 	void count(const struct orr__vec &v)
 	{
 		if (v.n >= lim_->max[ORR__LIMIT_EVENTS])
-			throw et_fail{ ORR_ETOOBIG, nullptr };
+			throw et_fail{ ORR_ETOOBIG, nullptr, ORR__LIMIT_EVENTS };
 	}
 
 	struct orr_trace *t_;
@@ -323,6 +327,12 @@ void et_parser::chakra(dom::object o, struct orr_et_node *n)
 			else if (name == "op_schema" && v.get_string().get(s) == SUCCESS &&
 				 !s.empty())
 				n->op_schema = intern(s);
+			else if (name == "collective_name" && v.get_string().get(s) == SUCCESS)
+				n->coll_name = intern(s);
+			else if (name == "pg_name" && v.get_string().get(s) == SUCCESS)
+				n->pg_name = intern(s);
+			else if (name == "pg_size")
+				n->pg_size = (int32_t)as_int(v, -1);
 		}
 	for (int out = 0; out < 2; out++) {
 		opt vals, shapes, types, strides;
@@ -346,7 +356,7 @@ void et_parser::node(dom::object o)
 
 	n.id = o["id"].error() ? -1 : as_int(o["id"].value_unsafe(), -1);
 	n.parent = n.rf_id = n.fw_parent = n.seq_id = n.tid = n.fw_tid = -1;
-	n.scope = -1;
+	n.scope = n.pg_size = -1;
 	n.event = ORR_NONE;
 	n.name = o["name"].get_string().get(s) == SUCCESS ? intern(s) : intern("");
 	if (!o["attrs"].error() || !o["ctrl_deps"].error())
@@ -355,6 +365,49 @@ void et_parser::node(dom::object o)
 		flat(o, &n);
 	count(eb_->nodes);
 	*(struct orr_et_node *)orr__vec_push(&eb_->nodes) = n;
+	if (n.ninputs && s == "## process_group:init ##")
+		groups(*ORR__AT(eb_->values, struct orr_et_value, n.first_input));
+}
+
+/*
+ * The process groups "## process_group:init ##" records as a JSON string: [{"pg_name",
+ * "pg_desc", "backend_config", "ranks": [...], "group_size"}, ...].  Anything else in
+ * it is left alone; text that is no JSON gives no group.
+ */
+void et_parser::groups(const struct orr_et_value &v)
+{
+	const char *text = v.kind == ORR_ET_STRING ? orr_strtab_get(t_->strs, v.str) : nullptr;
+	dom::parser p;
+	dom::array a;
+
+	if (!text || p.parse(padded_string(string_view(text))).get_array().get(a) != SUCCESS)
+		return;
+	for (dom::element e : a) {
+		struct orr_et_group g = {};
+		dom::object o;
+		dom::array ranks;
+		string_view s;
+
+		if (e.get_object().get(o) != SUCCESS)
+			continue;
+		g.name = o["pg_name"].get_string().get(s) == SUCCESS ? intern(s) : ORR_STR_NONE;
+		g.desc = o["pg_desc"].get_string().get(s) == SUCCESS ? intern(s) : ORR_STR_NONE;
+		g.backend = o["backend_config"].get_string().get(s) == SUCCESS ? intern(s)
+									       : ORR_STR_NONE;
+		g.size = o["group_size"].error()
+				 ? -1
+				 : (int32_t)as_int(o["group_size"].value_unsafe(), -1);
+		g.first_rank = (uint32_t)eb_->group_ranks.n;
+		if (o["ranks"].get_array().get(ranks) == SUCCESS)
+			for (dom::element r : ranks) {
+				count(eb_->group_ranks);
+				*(int32_t *)orr__vec_push(&eb_->group_ranks) =
+					(int32_t)as_int(r, -1);
+				g.nranks++;
+			}
+		count(eb_->groups);
+		*(struct orr_et_group *)orr__vec_push(&eb_->groups) = g;
+	}
 }
 
 void et_parser::top(dom::object o)
@@ -363,7 +416,7 @@ void et_parser::top(dom::object o)
 	string_view s;
 
 	if (o["nodes"].get_array().get(nodes) != SUCCESS)
-		throw et_fail{ ORR_EFORMAT, "no 'nodes' array" };
+		throw et_fail{ ORR_EFORMAT, "no 'nodes' array", ORR__LIMIT_COUNT };
 	if (o["schema"].get_string().get(s) == SUCCESS)
 		eb_->pub.schema = intern(s);
 	eb_->pub.pid = o["pid"].error() ? -1 : as_int(o["pid"].value_unsafe(), -1);
@@ -374,7 +427,8 @@ void et_parser::top(dom::object o)
 		dom::object no;
 
 		if (e.get_object().get(no) != SUCCESS)
-			throw et_fail{ ORR_EMALFORMED, "a node that is not an object" };
+			throw et_fail{ ORR_EMALFORMED, "a node that is not an object",
+				       ORR__LIMIT_COUNT };
 		node(no);
 	}
 }
@@ -413,7 +467,7 @@ extern "C" int orr__et_parse(struct orr_trace *t, struct orr__et_build *eb, cons
 		et_parser(t, eb, limits).top(top);
 	} catch (const et_fail &f) {
 		if (f.err == ORR_ETOOBIG)
-			return orr__limit_fail(limits, ORR__LIMIT_EVENTS, diag, name, -1, -1);
+			return orr__limit_fail(limits, f.which, diag, name, -1, -1);
 		return orr_diag_set(diag, f.err, name, -1, -1, "execution trace: %s", f.what);
 	} catch (const std::bad_alloc &) {
 		fprintf(stderr, "orrery: error: cannot import '%s': out of memory\n", name);

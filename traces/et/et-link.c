@@ -39,6 +39,8 @@ struct orr__et_build *orr__et_new(void)
 	eb->nodes.elem = sizeof(struct orr_et_node);
 	eb->values.elem = sizeof(struct orr_et_value);
 	eb->dims.elem = sizeof(int64_t);
+	eb->groups.elem = sizeof(struct orr_et_group);
+	eb->group_ranks.elem = sizeof(int32_t);
 	eb->rank = -1;
 	eb->pub.pid = eb->pub.start_ts = eb->pub.finish_ts = -1;
 	return eb;
@@ -51,6 +53,8 @@ void orr__et_free(struct orr__et_build *eb)
 	free(eb->nodes.p);
 	free(eb->values.p);
 	free(eb->dims.p);
+	free(eb->groups.p);
+	free(eb->group_ranks.p);
 	free(eb);
 }
 
@@ -217,10 +221,14 @@ static int cmp_corr(const void *a, const void *b)
 	return (x->corr > y->corr) - (x->corr < y->corr);
 }
 
-/* The kernels launched inside op event e whose collective has no size take in, out. */
+/*
+ * The kernels launched inside node's op whose collective has no size take in, out; and
+ * its group's size and name (1.1.x schemas) where they have none.
+ */
 static size_t size_launched(struct orr__rank_build *rb, const struct corr_kernel *k, size_t nk,
-			    uint32_t e, int64_t in, int64_t out)
+			    const struct orr_et_node *node, int64_t in, int64_t out)
 {
+	uint32_t e = node->event;
 	struct orr_event *ev = rb->events.p;
 	struct orr_collective *co = rb->colls.p;
 	int64_t end = orr_time_add(ev[e].start_ns, ev[e].dur_ns);
@@ -233,11 +241,17 @@ static size_t size_launched(struct orr__rank_build *rb, const struct corr_kernel
 		    (ev[i].kind != ORR_EVENT_RUNTIME && ev[i].kind != ORR_EVENT_DRIVER) ||
 		    !(hit = bsearch(&key, k, nk, sizeof(*k), cmp_corr)))
 			continue;
-		if (co[ev[hit->event].coll].in_bytes < 0 && co[ev[hit->event].coll].out_bytes < 0) {
-			co[ev[hit->event].coll].in_bytes = in;
-			co[ev[hit->event].coll].out_bytes = out;
+		struct orr_collective *c = &co[ev[hit->event].coll];
+
+		if (c->in_bytes < 0 && c->out_bytes < 0) {
+			c->in_bytes = in;
+			c->out_bytes = out;
 			n++;
 		}
+		if (c->group_size < 0 && node->pg_size > 0)
+			c->group_size = node->pg_size;
+		if (c->pg_name == ORR_STR_NONE)
+			c->pg_name = node->pg_name;
 	}
 	return n;
 }
@@ -269,9 +283,35 @@ static void comm_sizes(const struct orr_trace *t, struct orr__rank_build *rb,
 
 		if (n->name != name || n->event == ORR_NONE || (in < 0 && out < 0))
 			continue;
-		eb->pub.sized += size_launched(rb, k, nk, n->event, in, out);
+		eb->pub.sized += size_launched(rb, k, nk, n, in, out);
 	}
 	free(k);
+}
+
+/* A rank without communicators (no pg_config) takes the ET's process groups. */
+static void add_groups(struct orr__rank_build *rb, const struct orr__et_build *eb)
+{
+	const struct orr_et_group *g = eb->groups.p;
+	const int32_t *ranks = eb->group_ranks.p;
+
+	if (rb->comms.n)
+		return;
+	for (size_t i = 0; i < eb->groups.n; i++) {
+		struct orr_comm *c = orr__vec_push(&rb->comms);
+
+		*c = (struct orr_comm){ .name = g[i].name,
+					.desc = g[i].desc,
+					.backend = g[i].backend,
+					.size = g[i].size,
+					.first_member = (uint32_t)rb->members.n };
+		for (uint32_t r = g[i].first_rank; r < g[i].first_rank + g[i].nranks; r++)
+			*(int32_t *)orr__vec_push(&rb->members) = ranks[r];
+		ORR__AT(rb->comms, struct orr_comm, i)->nmembers = g[i].nranks;
+	}
+	rb->pub.comms = rb->comms.p;
+	rb->pub.ncomms = rb->comms.n;
+	rb->pub.members = rb->members.p;
+	rb->pub.nmembers = rb->members.n;
 }
 
 void orr__et_link(const struct orr_trace *t, struct orr__rank_build *rb, struct orr__et_build *eb)
@@ -330,12 +370,17 @@ void orr__et_link(const struct orr_trace *t, struct orr__rank_build *rb, struct 
 	eb->pub.rank_ops = first == SIZE_MAX ? 0 : last - first + 1;
 	eb->pub.exact = ne && eb->pub.linked == ne && eb->pub.linked == eb->pub.rank_ops;
 	comm_sizes(t, rb, eb);
+	add_groups(rb, eb);
 	eb->pub.nodes = eb->nodes.p;
 	eb->pub.nnodes = eb->nodes.n;
 	eb->pub.values = eb->values.p;
 	eb->pub.nvalues = eb->values.n;
 	eb->pub.dims = eb->dims.p;
 	eb->pub.ndims = eb->dims.n;
+	eb->pub.groups = eb->groups.p;
+	eb->pub.ngroups = eb->groups.n;
+	eb->pub.group_ranks = eb->group_ranks.p;
+	eb->pub.ngroup_ranks = eb->group_ranks.n;
 	rb->pub.et = &eb->pub;
 	free(eo);
 	free(en);
