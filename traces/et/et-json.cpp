@@ -65,7 +65,10 @@ private:
 		      Type type, int depth);
 	void fill(uint32_t at, dom::element v, opt shape, opt stride, string_view type, int depth);
 	void dims(opt shape, uint32_t *ret_first, uint32_t *ret_n);
-	/* The same view again (a list's type for each of its elements) costs nothing. */
+	/*
+	 * The same view again (a list's type for each of its elements) costs nothing: the
+	 * document's strings stay put while it is read (groups() forgets its own).
+	 */
 	uint32_t intern(string_view s)
 	{
 		if (s.size() > lim_->max[ORR__LIMIT_STRING_BYTES])
@@ -408,6 +411,7 @@ void et_parser::groups(const struct orr_et_value &v)
 		count(eb_->groups);
 		*(struct orr_et_group *)orr__vec_push(&eb_->groups) = g;
 	}
+	last_ = {}; /* its strings go with p: another parse may reuse their addresses */
 }
 
 void et_parser::top(dom::object o)
