@@ -20,9 +20,9 @@
 
 static const char usage_text[] =
 	"usage: orrery convert [--to native|chrome|chakra] -o OUT TRACE\n\n"
-	"Reads TRACE (a Kineto/PyTorch-profiler .json, .json.gz or .json.zst file, a native\n"
-	".orr file, a directory of per-rank files or a run directory, or a .tar/.tar.gz/.tar.zst\n"
-	"of them) and writes the same trace as OUT:\n\n"
+	"Reads TRACE (a Kineto/PyTorch-profiler .json, .json.gz or .json.zst file, an Nsight\n"
+	"Systems .sqlite export, a native .orr file, a directory of per-rank files or a run\n"
+	"directory, or a .tar/.tar.gz/.tar.zst of them) and writes the same trace as OUT:\n\n"
 	"  native   OUT.orr for a one-rank trace, else a run directory OUT/ with rank-R.orr\n"
 	"           per rank and manifest.json (`orrery pack` makes one file of it)\n"
 	"  chrome   OUT.json: Chrome trace-event JSON as torch.profiler writes it, for\n"
