@@ -153,6 +153,22 @@ static void test_one_chakra_schema_reads(void **state)
 	orr_trace_free(t);
 }
 
+/* HF GPT-2's ET, in a .tar.gz, of another run than its profiler trace: read, none linked. */
+static void test_one_archived_et_reads(void **state)
+{
+	struct orr_trace *t =
+		import_with_et("kineto/param-linear.json.gz", "et/param-hf-gpt2-et.json.tar.gz");
+	const struct orr_et *et = orr_trace_get_rank(t, 0)->et;
+
+	(void)state;
+	assert_non_null(et);
+	assert_non_null(strstr(orr_trace_str(t, et->source), ":hf_GPT2_et.json"));
+	assert_string_equal(orr_trace_str(t, et->schema), "1.1.0-chakra.0.0.4");
+	assert_int_equal(et->nnodes, 27156);
+	assert_true(et->nvalues > et->nnodes);
+	orr_trace_free(t);
+}
+
 /* The Megatron TP=8 job: every rank's ET with its rank, every op linked. */
 static void test_one_megatron_ranks_link_exactly(void **state)
 {
@@ -334,6 +350,7 @@ int main(void)
 						tmpdir_teardown),
 		cmocka_unit_test(test_one_flat_schema_reads_and_links),
 		cmocka_unit_test(test_one_chakra_schema_reads),
+		cmocka_unit_test(test_one_archived_et_reads),
 		cmocka_unit_test(test_one_megatron_ranks_link_exactly),
 		cmocka_unit_test_setup_teardown(test_one_gap_wider_than_the_window_relinks,
 						tmpdir_setup, tmpdir_teardown),
