@@ -4,9 +4,9 @@
 #
 #   bench/accuracy.sh [TRACES_DIR]
 #
-# Walks TRACES_DIR (default ../shared/traces) as it is: every Kineto trace in its
-# kineto/, kineto-old/ and rocm/ folders and every Nsight Systems export of nsys/ (a file
-# is one trace, a directory one several-rank job), plus the two pyper ranks as one
+# Walks TRACES_DIR (default ../shared/traces) as it is: every trace in every folder of
+# traces (kineto/, kineto-old/, rocm/, nsys/ and any added later; not et/ or chakra/:
+# a file is one trace, a directory one several-rank job), plus the two pyper ranks as one
 # 2-rank job (any of these folders may be missing: `bench/accuracy.sh DIR` with only
 # DIR/nsys/ replays a set of Nsight Systems exports), and runs
 # `orrery replay --format=json` on each.  Prints two Markdown tables: per trace
@@ -45,7 +45,15 @@ if [[ -e $traces/hta-pyper-sampled-rank0.json.gz ]]; then
 fi
 
 inputs=()
-for dir in "$traces" "$root/kineto-old" "$root/rocm" "$root/nsys"; do
+# kineto/ first, then every other folder of traces (not et/: execution traces go with
+# their profiler trace; not chakra/: Chakra files are written, not replayed).
+folders=("$traces")
+for dir in "$root"/*/; do
+	dir=${dir%/}
+	case ${dir##*/} in kineto | et | chakra) continue ;; esac
+	folders+=("$dir")
+done
+for dir in "${folders[@]}"; do
 	[[ -d $dir ]] || continue
 	for input in "$dir"/*; do
 		[[ -d $input || $input == *.json || $input == *.json.gz || $input == *.json.zst ||

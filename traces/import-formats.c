@@ -59,12 +59,8 @@ static bool looks_like_et(const struct buf *b)
 	return memmem(b->p, n, "\"schema\"", 8) && memmem(b->p, b->len, "\"nodes\"", 7);
 }
 
-/*
- * JSON or SQLite that is no trace: its rank, the last one made, goes; the reason says
- * what it is (b: the JSON, NULL for SQLite).
- */
-static int not_a_trace(struct import_ctx *c, const char *name, const struct buf *b,
-		       struct orr__rank_build *rb)
+/* The rank made for a file that turned out to be none (the last one made) goes. */
+static void drop_rank(struct import_ctx *c, struct orr__rank_build *rb)
 {
 	struct orr_trace *t = c->t;
 
@@ -72,8 +68,13 @@ static int not_a_trace(struct import_ctx *c, const char *name, const struct buf 
 		t->nranks--;
 		orr__rank_free(rb);
 	}
+}
+
+/* JSON or SQLite that is no trace: its rank goes; the diag says what it is. */
+static int not_a_trace(struct import_ctx *c, struct orr__rank_build *rb)
+{
+	drop_rank(c, rb);
 	c->not_trace = true;
-	(void)b;
 	return ORR_EFORMAT;
 }
 
@@ -161,13 +162,12 @@ int orr__import_json(struct import_ctx *c, const char *name, struct buf *b)
 	r = orr__kineto_parse(c->t, rb, name, b->p, b->len, &c->lim, c->diag);
 	/* No profiler trace: an execution trace ("schema", "nodes") is read as one. */
 	if (r == ORR_EFORMAT && looks_like_et(b)) {
-		not_a_trace(c, name, b, rb);
-		c->not_trace = false;
+		drop_rank(c, rb);
 		orr_diag_clear(c->diag);
 		return import_et(c, name, b, false);
 	}
 	if (r == ORR_EFORMAT)
-		return not_a_trace(c, name, b, rb);
+		return not_a_trace(c, rb);
 	/* Times within +-ORR_TIME_MAX, for every format (traces/model.c). */
 	if (r || (r = orr__rank_check_times(c->t, rb, name, c->diag)))
 		return r;
@@ -209,7 +209,7 @@ int orr__import_sqlite(struct import_ctx *c, const char *name, struct buf *b)
 	r = orr__nsys_parse(c->t, rb, name, b->p, b->len, &c->lim, c->diag);
 
 	if (r == ORR_ENOTRACE)
-		return not_a_trace(c, name, NULL, rb);
+		return not_a_trace(c, rb);
 	if (r || (r = orr__rank_check_times(c->t, rb, name, c->diag)))
 		return r;
 	buf_release(b);

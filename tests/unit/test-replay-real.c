@@ -101,8 +101,8 @@ static void accuracy_of(struct orr_trace *t, const char *name, void *data)
 
 /*
  * DESIGN.md's goal, mean <= 1 % and max <= 3 % per rank-step, on every trace of the
- * shared directory as it is, in every format (kineto/, kineto-old/, rocm/, nsys/; a
- * trace added there is checked without a change here);
+ * shared directory as it is, in every folder of traces (kineto/, kineto-old/, rocm/,
+ * nsys/; a trace or a folder added there is checked without a change here);
  * a trace without step annotations is one whole-capture step.
  */
 static void test_real_replay_accuracy(void **state)

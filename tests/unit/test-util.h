@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "orrery/trace.h"
@@ -79,31 +80,69 @@ static inline struct orr_trace *import_shared(const char *file)
 }
 
 /*
+ * Folders beside kineto/ that hold no trace of their own: execution traces (read with
+ * their profiler trace) and Chakra files (written, not imported).
+ */
+static inline bool not_traces_folder(const char *name)
+{
+	return name[0] == '.' || !strcmp(name, "kineto") || !strcmp(name, "et") ||
+	       !strcmp(name, "chakra");
+}
+
+/* "" for kineto/ itself, then, with every_format, "../F/" for each other folder of traces. */
+static inline char **shared_folders(const char *kineto_dir, bool every_format, size_t *ret_n)
+{
+	char *parent = orr_xasprintf("%s/..", kineto_dir);
+	struct dirent **names = NULL;
+	int n = every_format ? scandir(parent, &names, NULL, alphasort) : 0;
+	char **v = orr_xcalloc((size_t)(n > 0 ? n : 0) + 1, sizeof(*v));
+	size_t k = 0;
+	struct stat st;
+
+	v[k++] = orr_xstrdup("");
+	for (int i = 0; i < n; i++) {
+		char *path = orr_xasprintf("%s/%s", parent, names[i]->d_name);
+
+		if (!not_traces_folder(names[i]->d_name) && stat(path, &st) == 0 &&
+		    S_ISDIR(st.st_mode))
+			v[k++] = orr_xasprintf("../%s/", names[i]->d_name);
+		free(path);
+		free(names[i]);
+	}
+	free(names);
+	free(parent);
+	*ret_n = k;
+	return v;
+}
+
+/*
  * Imports every file or directory of ../shared/traces/kineto in name order and calls
  * fn(t, name, data) on each (fn frees nothing; t is freed after it); with every_format,
- * then those of its sibling folders of other formats (kineto-old/, rocm/, nsys/), named
- * "rocm/NAME".  Skips the test when the traces are absent; returns how many there were.
+ * then those of every other folder of traces beside it (kineto-old/, rocm/, nsys/ and any
+ * added later; not et/ or chakra/), named "rocm/NAME".  Skips the test when the traces
+ * are absent; returns how many there were.
  */
 static inline size_t for_each_shared_trace_in(void (*fn)(struct orr_trace *t, const char *name,
 							 void *data),
 					      void *data, bool every_format)
 {
-	static const char *const others[] = { "", "../kineto-old/", "../rocm/", "../nsys/" };
 	const char *dir = shared_kineto();
-	size_t done = 0;
+	size_t done = 0, nfolders;
+	char **folders;
 
 	if (!dir)
 		import_shared(NULL); /* skips */
-	for (size_t k = 0; k < (every_format ? sizeof(others) / sizeof(others[0]) : 1); k++) {
-		char *sub = orr_xasprintf("%s/%s", dir, others[k]);
-		struct dirent **names;
+	folders = shared_folders(dir, every_format, &nfolders);
+	for (size_t k = 0; k < nfolders; k++) {
+		char *sub = orr_xasprintf("%s/%s", dir, folders[k]);
+		struct dirent **names = NULL;
 		int n = scandir(sub, &names, NULL, alphasort);
 
 		if (n <= 0 && k == 0)
 			fail_msg("%s: no traces", dir);
 		for (int i = 0; i < n; i++) {
 			if (names[i]->d_name[0] != '.') {
-				char *name = orr_xasprintf("%s%s", others[k], names[i]->d_name);
+				char *name = orr_xasprintf("%s%s", folders[k], names[i]->d_name);
 				struct orr_trace *t = import_shared(name);
 
 				fn(t, k ? name + 3 : name, data);
@@ -115,7 +154,9 @@ static inline size_t for_each_shared_trace_in(void (*fn)(struct orr_trace *t, co
 		}
 		free(names);
 		free(sub);
+		free(folders[k]);
 	}
+	free(folders);
 	return done;
 }
 

@@ -434,19 +434,20 @@ static void merge_comms(struct nccl *c)
 	c->ncomms = k;
 }
 
+static int cmp_comm_id(const void *a, const void *b)
+{
+	const struct comm *x = a, *y = b;
+
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+/* After merge_comms(): one per id. */
 static struct comm *find_comm(struct nccl *c, uint64_t id)
 {
-	size_t lo = 0, hi = c->ncomms;
+	struct comm key = { .id = id };
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (c->comms[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < c->ncomms && c->comms[lo].id == id ? &c->comms[lo] : NULL;
+	return c->ncomms ? bsearch(&key, c->comms, c->ncomms, sizeof(*c->comms), cmp_comm_id)
+			 : NULL;
 }
 
 static int cmp_pair(const void *a, const void *b)
