@@ -21,6 +21,7 @@ int cmd_replay(int argc, char **argv);
 int cmd_critical_path(int argc, char **argv);
 int cmd_fit(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+int cmd_compose(int argc, char **argv);
 int cmd_pack(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 
@@ -90,6 +91,9 @@ const char *cli_compressed_suffix(const char *path);
  */
 void cli_output_arg(const char *arg);
 const char *cli_output_path(const char *arg);
+/* 0 when a directory output may be written at out: it does not exist or is empty
+ * (rename() replaces an empty one); else -ENOTEMPTY, -ENOTDIR or -errno. */
+int cli_check_out_dir(const char *out);
 /* orr_outfile_inside() for an output argument: standard output is inside no trace. */
 bool cli_output_inside(const char *arg, const char *trace);
 /* An output argument for a message: "standard output" for '-', else escaped. */

@@ -166,27 +166,6 @@ static uint64_t size_of(const char *path)
 	return total;
 }
 
-/* An OUT directory may be new or empty: rename() replaces an empty one. */
-static int check_out_dir(const char *out)
-{
-	struct stat st;
-	DIR *d;
-	struct dirent *de;
-	bool empty = true;
-
-	if (stat(out, &st) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (!S_ISDIR(st.st_mode))
-		return -ENOTDIR;
-	d = opendir(out);
-	if (!d)
-		return -errno;
-	while (empty && (de = readdir(d)))
-		empty = strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0;
-	closedir(d);
-	return empty ? 0 : -ENOTEMPTY;
-}
-
 static void write_error(const char *path, int err, const struct orr_diag *d)
 {
 	cli_error("cannot write '%s': %s%s%s", path, orr_strerror(err), d->msg[0] ? ": " : "",
@@ -305,7 +284,7 @@ static int write_dir(const struct options *o, const struct orr_trace *t,
 	int err = 0, ret = EXIT_FAIL;
 
 	orr_diag_clear(&d);
-	if ((err = check_out_dir(o->out)) ||
+	if ((err = cli_check_out_dir(o->out)) ||
 	    (err = orr_outfile_open(&out, o->out, ORR_OUTFILE_DIR))) {
 		cli_error("cannot write '%s': %s", o->out,
 			  err == -ENOTEMPTY ? "it exists and is not empty" : orr_strerror(err));

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Error reporting and output helpers for the commands. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -7,6 +8,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -363,4 +365,25 @@ const char *cli_compressed_suffix(const char *path)
 		if (n > strlen(ext[i]) && strcmp(path + n - strlen(ext[i]), ext[i]) == 0)
 			return ext[i];
 	return NULL;
+}
+
+/* An OUT directory may be new or empty: rename() replaces an empty one. */
+int cli_check_out_dir(const char *out)
+{
+	struct stat st;
+	DIR *d;
+	struct dirent *de;
+	bool empty = true;
+
+	if (stat(out, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	d = opendir(out);
+	if (!d)
+		return -errno;
+	while (empty && (de = readdir(d)))
+		empty = strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0;
+	closedir(d);
+	return empty ? 0 : -ENOTEMPTY;
 }

@@ -1,0 +1,617 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""A portable benchmark that orrery composed from a trace (orrery compose).
+
+Runs one recorded training step again, rank by rank, without the model's code or
+data: every operator with synthetic tensors of the recorded shapes, dtypes and strides,
+on the recorded streams with the recorded event records and waits, and the
+collectives and transfers of the recorded sizes on recreated process groups.  The plan
+of each rank is rank-R.json beside this file.
+
+    python3 bench.py                          one GPU: rank 0's plan, collectives timed
+                                              stand-ins (sleeps of their recorded time)
+    torchrun --nproc-per-node N bench.py      N ranks; real collectives when N is the
+                                              recorded world size
+    python3 bench.py --check                  read the plans and print what they hold
+                                              (needs no PyTorch)
+
+Options: --steps N, --warmup N, --rank R, --device cuda|cpu, --profile DIR (a Kineto
+trace of the timed steps, DIR/rank-R.json, for orrery replay/info), --no-fill,
+--emulate-comms, --json.  See docs/orrery-compose.md in orrery's sources.
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import statistics
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+KINDS = ("op", "comm", "fill", "sync", "record", "wait")
+DEVICE_RE = re.compile(r"^cuda(:[0-9]+)?$")
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(
+        prog="bench.py",
+        description="Run the training step orrery composed from a trace, and time it.")
+    p.add_argument("--steps", type=int, help="timed steps (default: as composed)")
+    p.add_argument("--warmup", type=int, help="untimed steps first (default: as composed)")
+    p.add_argument("--rank", type=int, default=None,
+                   help="the recorded rank to run in a single process (default: the "
+                        "lowest)")
+    p.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
+                   help="cpu runs the operators without streams, stand-ins or "
+                        "collectives: a check that they run, not a timing")
+    p.add_argument("--profile", metavar="DIR",
+                   help="write a Kineto trace of the timed steps to DIR/rank-R.json")
+    p.add_argument("--no-fill", action="store_true",
+                   help="leave out the timed stand-ins for work no operator rebuilds")
+    p.add_argument("--emulate-comms", action="store_true",
+                   help="stand-ins for the collectives even when the world size matches")
+    p.add_argument("--check", action="store_true",
+                   help="read and check the plans, print their contents as JSON; run nothing")
+    p.add_argument("--json", action="store_true", help="results as one JSON object")
+    p.add_argument("--dir", default=HERE, help=argparse.SUPPRESS)
+    return p.parse_args(argv)
+
+
+# ---- plans: reading and checking (no PyTorch) ----
+
+class PlanError(Exception):
+    pass
+
+
+def load_plan(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            plan = json.load(f)
+    except (OSError, ValueError) as e:
+        raise PlanError("%s: %s" % (path, e))
+    check_plan(path, plan)
+    return plan
+
+
+def check_plan(path, plan):
+    def bad(msg):
+        raise PlanError("%s: %s" % (path, msg))
+
+    if plan.get("format") != "orrery-compose" or plan.get("version") != 1:
+        bad("not an orrery compose plan (version 1)")
+    nt, ns = len(plan["tensors"]), len(plan["storages"])
+    for t in plan["tensors"]:
+        if not (0 <= t[0] < ns) or len(t) != 5:
+            bad("a tensor with a storage out of range")
+        if t[3] is not None and len(t[3]) != len(t[2]):
+            bad("a tensor whose strides and shape differ in length")
+    recorded = set()
+    for i, it in enumerate(plan["items"]):
+        kind = it[0]
+        if kind not in KINDS:
+            bad("item %d: unknown kind %r" % (i, kind))
+        if kind == "op":
+            for t in tensor_refs(it[5]) + [o for o in it[6] if o is not None]:
+                if not (0 <= t < nt):
+                    bad("item %d: tensor %d out of range" % (i, t))
+        elif kind == "record":
+            recorded.add(it[1])
+        elif kind == "wait" and it[1] not in recorded:
+            bad("item %d: waits for event %d before it is recorded" % (i, it[1]))
+
+
+def tensor_refs(args):
+    out = []
+    for a in args:
+        if isinstance(a, dict) and "t" in a:
+            out.append(a["t"])
+        elif isinstance(a, list):
+            out.extend(tensor_refs(a))
+    return out
+
+
+def summary(plan):
+    counts = {k: 0 for k in KINDS}
+    for it in plan["items"]:
+        counts[it[0]] += 1
+    return {
+        "rank": plan["rank"], "step": plan["step"], "step_ns": plan["step_ns"],
+        "ops": counts["op"], "comms": counts["comm"], "fills": counts["fill"],
+        "syncs": counts["sync"], "records": counts["record"], "waits": counts["wait"],
+        "tensors": len(plan["tensors"]), "storages": len(plan["storages"]),
+        "gpu_ns": plan["gpu_ns"], "op_ns": plan["op_ns"], "comm_ns": plan["comm_ns"],
+        "fill_ns": plan["fill_ns"], "dropped_ns": plan["dropped_ns"],
+    }
+
+
+def plan_paths(d):
+    paths = glob.glob(os.path.join(d, "rank-*.json"))
+    return sorted(paths, key=lambda p: int(re.sub(r"\D", "", os.path.basename(p)) or 0))
+
+
+def first_rank(d):
+    paths = plan_paths(d)
+    if not paths:
+        raise PlanError("no rank-R.json beside bench.py in %s" % d)
+    return int(re.sub(r"\D", "", os.path.basename(paths[0])))
+
+
+def check_all(args):
+    paths = plan_paths(args.dir)
+    if not paths:
+        raise PlanError("no rank-R.json beside bench.py in %s" % args.dir)
+    print(json.dumps({"ranks": [summary(load_plan(p)) for p in paths]}, sort_keys=True))
+    return 0
+
+
+# ---- running a plan ----
+
+class Runner:
+    def __init__(self, torch, plan, args, dist=None, real_comms=False):
+        self.torch = torch
+        self.plan = plan
+        self.args = args
+        self.dist = dist
+        self.real_comms = real_comms
+        self.cpu = args.device == "cpu"
+        if self.cpu:
+            self.dev = torch.device("cpu")
+        else:
+            self.dev = torch.device("cuda", torch.cuda.current_device())
+        self.failed = {}  # item index -> error
+        self.unresolved = {}
+        self.emulated = 0
+        self.cycles_per_ns = 0.0
+        self._streams()
+        self._groups()
+        self._tensors()
+        self._ops()
+        self._comm_buffers()
+        self.events = {}
+
+    # streams and stand-ins
+    def _streams(self):
+        self.streams = {}
+        if self.cpu:
+            return
+        main = self.plan.get("main_stream")
+        for s in (s for it in self.plan["items"] for s in streams_of(it)):
+            if s is None or s in self.streams:
+                continue
+            if s == main:
+                self.streams[s] = self.torch.cuda.current_stream()
+            else:
+                self.streams[s] = self.torch.cuda.Stream()
+        self.main = self.torch.cuda.current_stream()
+        self._calibrate()
+
+    def _calibrate(self):
+        torch = self.torch
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        cycles = 2_000_000
+        best = None
+        for _ in range(5):
+            start.record()
+            torch.cuda._sleep(cycles)
+            end.record()
+            end.synchronize()
+            ms = start.elapsed_time(end)
+            best = ms if best is None else min(best, ms)
+        self.cycles_per_ns = cycles / max(best * 1e6, 1.0)
+
+    def stream(self, s):
+        if self.cpu:
+            return None
+        return self.streams.get(s, self.main) if s is not None else self.main
+
+    def use(self, s):
+        if not self.cpu and s is not None:
+            st = self.stream(s)
+            if st != self.torch.cuda.current_stream():
+                self.torch.cuda.set_stream(st)
+
+    def sleep(self, stream, ns):
+        if self.cpu or ns <= 0:
+            return
+        with self.torch.cuda.stream(self.stream(stream)):
+            self.torch.cuda._sleep(max(1, int(ns * self.cycles_per_ns)))
+
+    # process groups
+    def _groups(self):
+        self.groups = []
+        if not self.real_comms:
+            return
+        for g in self.plan["groups"]:
+            ranks = g["ranks"]
+            self.groups.append(self.dist.new_group(ranks) if ranks else None)
+
+    # tensors: storages of bytes, views over them
+    def _tensors(self):
+        torch = self.torch
+        plan = self.plan
+        self.dtypes = {}
+        self.persistent = {}
+        self.views = {}
+        first_dtype = {}
+        for t in plan["tensors"]:
+            first_dtype.setdefault(t[0], t[4])
+        for sid, (nbytes, dev, persistent) in enumerate(plan["storages"]):
+            if persistent:
+                self.persistent[sid] = self._new_storage(sid, nbytes, dev,
+                                                         first_dtype.get(sid), True)
+        # the last item that uses each other storage: it is released after that one
+        self.release = {}
+        last = {}
+        for i, it in enumerate(plan["items"]):
+            if it[0] != "op":
+                continue
+            for t in tensor_refs(it[5]) + [o for o in it[6] if o is not None]:
+                last[plan["tensors"][t][0]] = i
+        for sid, i in last.items():
+            if sid not in self.persistent:
+                self.release.setdefault(i, []).append(sid)
+
+    def dtype(self, name):
+        d = self.dtypes.get(name)
+        if d is None:
+            d = getattr(self.torch, name, None) or self.torch.uint8
+            self.dtypes[name] = d
+        return d
+
+    def device_of(self, dev):
+        return self.torch.device("cpu") if dev == "cpu" else self.dev
+
+    def _new_storage(self, sid, nbytes, dev, dtype, init):
+        torch = self.torch
+        buf = torch.empty(max(int(nbytes), 1), dtype=torch.uint8, device=self.device_of(dev))
+        d = self.dtype(dtype) if dtype else torch.uint8
+        size = torch.empty((), dtype=d).element_size()
+        n = buf.numel() // size
+        if n and d.is_floating_point and init:
+            buf.narrow(0, 0, n * size).view(d).uniform_(0.0, 1.0)
+        elif d.is_complex and init:
+            buf.zero_()
+        elif not d.is_floating_point:
+            buf.zero_()  # indices and masks: zeros are valid everywhere
+        return buf
+
+    def view(self, tid, live):
+        torch = self.torch
+        sid, offset, shape, strides, dtype = self.plan["tensors"][tid]
+        cached = self.views.get(tid)
+        if cached is not None:
+            return cached
+        d = self.dtype(dtype)
+        size = torch.empty((), dtype=d).element_size()
+        if strides is None:
+            strides, step = [], 1
+            for n in reversed(shape):
+                strides.insert(0, step)
+                step *= max(n, 1)
+        extent = 1
+        for n, s in zip(shape, strides):
+            if n == 0:
+                extent = 0
+                break
+            extent += (n - 1) * abs(s)
+        persistent = sid in self.persistent
+        buf = self.persistent[sid] if persistent else live.get(sid)
+        need = (offset + extent) * size
+        if extent == 0:
+            return torch.empty(shape, dtype=d, device=self.device_of(
+                self.plan["storages"][sid][1]))
+        if buf is None or buf.numel() < need:
+            nbytes, dev, _ = self.plan["storages"][sid]
+            buf = self._new_storage(sid, max(nbytes, need), dev, dtype, False)
+            live[sid] = buf
+        t = buf.narrow(0, offset * size, extent * size).view(d).as_strided(shape, strides)
+        if persistent:
+            self.views[tid] = t
+        return t
+
+    def bind(self, outs, result, live):
+        flat = []
+        flatten(result, flat)
+        for tid, r in zip(outs, flat):
+            if tid is None or not isinstance(r, self.torch.Tensor):
+                continue
+            sid = self.plan["tensors"][tid][0]
+            if sid in self.persistent or not r.is_contiguous() or r.dim() > 8:
+                continue
+            try:
+                live[sid] = r.reshape(-1).view(self.torch.uint8)
+            except RuntimeError:
+                pass
+
+    # operators
+    def _ops(self):
+        self.fns = {}
+        for i, it in enumerate(self.plan["items"]):
+            if it[0] != "op":
+                continue
+            key = (it[1], it[4])
+            if key not in self.fns:
+                self.fns[key] = resolve(self.torch, it[1], it[4])
+            if isinstance(self.fns[key], str):
+                self.unresolved[i] = self.fns[key]
+
+    def arg(self, a, live):
+        if isinstance(a, dict):
+            if "t" in a:
+                return self.view(a["t"], live)
+            return float(a["f"])
+        if isinstance(a, list):
+            return [self.arg(x, live) for x in a]
+        if isinstance(a, str) and DEVICE_RE.match(a):
+            return str(self.dev)
+        return a
+
+    def run_op(self, i, it, live):
+        fn, kwnames = self.fns[(it[1], it[4])]
+        args = [self.arg(a, live) for a in it[5]]
+        kwargs = {}
+        if kwnames:
+            pos = [a for a, kw in zip(args, kwnames) if not kw[1]]
+            kwargs = {kw[0]: a for a, kw in zip(args, kwnames) if kw[1]}
+            args = pos + args[len(kwnames):]
+        result = fn(*args, **kwargs)
+        self.bind(it[6], result, live)
+
+    # collectives
+    def _comm_buffers(self):
+        self.buffers = {}
+
+    def buffer(self, n, dtype):
+        key = (int(n), dtype)
+        b = self.buffers.get(key)
+        if b is None:
+            b = self.torch.empty(max(int(n), 1), dtype=self.dtype(dtype), device=self.dev)
+            b.zero_()
+            self.buffers[key] = b
+        return b
+
+    def run_comm(self, it):
+        kind, stream, from_, group, n_in, n_out, dtype, peer, dur = it[1:10]
+        if self.cpu:
+            return None
+        if not self.real_comms or group is None:
+            self.emulated += 1
+            self.sleep(stream, dur)
+            return None
+        dist = self.dist
+        pg = None if group == -1 else self.groups[group]
+        gsize = dist.get_world_size(pg)
+        with self.torch.cuda.stream(self.stream(from_)):
+            if kind == "all_reduce":
+                return dist.all_reduce(self.buffer(n_in, dtype), group=pg, async_op=True)
+            if kind == "all_gather":
+                n_in = n_in if n_in > 0 else n_out // gsize
+                inp, out = self.buffer(n_in, dtype), self.buffer(n_in * gsize, dtype)
+                gather = getattr(dist, "all_gather_into_tensor", None) or dist._all_gather_base
+                return gather(out, inp, group=pg, async_op=True)
+            if kind == "reduce_scatter":
+                n_out = n_out if n_out > 0 else n_in // gsize
+                inp, out = self.buffer(n_out * gsize, dtype), self.buffer(n_out, dtype)
+                scatter = (getattr(dist, "reduce_scatter_tensor", None)
+                           or dist._reduce_scatter_base)
+                return scatter(out, inp, group=pg, async_op=True)
+            if kind == "all_to_all":
+                n = max(n_in, n_out) // gsize * gsize
+                return dist.all_to_all_single(self.buffer(n, dtype), self.buffer(n, dtype),
+                                              group=pg, async_op=True)
+            root = self.plan["groups"][group]["ranks"][0] if group >= 0 else 0
+            if kind == "broadcast":
+                return dist.broadcast(self.buffer(n_in, dtype), src=root, group=pg,
+                                      async_op=True)
+            if kind == "reduce":
+                return dist.reduce(self.buffer(n_in, dtype), dst=root, group=pg, async_op=True)
+            if kind == "send" and peer is not None:
+                return dist.isend(self.buffer(n_in, dtype), peer)
+            if kind == "recv" and peer is not None:
+                return dist.irecv(self.buffer(max(n_in, n_out), dtype), peer)
+        self.emulated += 1
+        self.sleep(stream, dur)
+        return None
+
+    # one step
+    def step(self, probe):
+        torch = self.torch
+        live = {}
+        work = None
+        items = self.plan["items"]
+        fill = not self.args.no_fill
+        for i, it in enumerate(items):
+            kind = it[0]
+            if kind == "op":
+                if i in self.unresolved or i in self.failed:
+                    if fill:
+                        self.sleep(it[2], it[3])
+                else:
+                    self.use(it[2])
+                    if probe:
+                        try:
+                            self.run_op(i, it, live)
+                        except Exception as e:  # noqa: BLE001 - any failure is reported
+                            self.failed[i] = "%s: %s" % (type(e).__name__,
+                                                         str(e).splitlines()[0][:200]
+                                                         if str(e) else "")
+                    else:
+                        self.run_op(i, it, live)
+                for sid in self.release.get(i, ()):
+                    live.pop(sid, None)
+            elif kind == "comm":
+                work = self.run_comm(it)
+            elif kind == "fill":
+                if fill:
+                    self.sleep(it[1], it[2])
+            elif kind == "sync":
+                if not self.cpu:
+                    if it[1] is None:
+                        torch.cuda.synchronize()
+                    else:
+                        self.stream(it[1]).synchronize()
+            elif kind == "record":
+                if self.cpu:
+                    continue
+                if it[3] and work is not None:
+                    self.events[it[1]] = work
+                else:
+                    ev = torch.cuda.Event()
+                    ev.record(self.stream(it[2]))
+                    self.events[it[1]] = ev
+            elif kind == "wait":
+                if self.cpu:
+                    continue
+                target = it[3] if it[3] is not False and self.real_comms else it[2]
+                rec = self.events.get(it[1])
+                if rec is None:
+                    continue
+                if isinstance(rec, torch.cuda.Event):
+                    self.stream(target).wait_event(rec)
+                else:
+                    with torch.cuda.stream(self.stream(target)):
+                        rec.wait()
+        if not self.cpu:
+            torch.cuda.set_stream(self.main)
+            torch.cuda.synchronize()
+
+
+def streams_of(it):
+    """The recorded streams an item uses."""
+    kind = it[0]
+    if kind in ("op", "record"):
+        return [it[2]]
+    if kind in ("fill", "sync"):
+        return [it[1]]
+    if kind == "wait":
+        return [it[2]] + ([] if isinstance(it[3], bool) else [it[3]])
+    return [it[2], it[3]]
+
+
+def flatten(v, out):
+    if isinstance(v, (list, tuple)):
+        for x in v:
+            flatten(x, out)
+    else:
+        out.append(v)
+
+
+def resolve(torch, name, overload):
+    """(callable, [(arg name, keyword-only)] or None), or why not as a string."""
+    if "::" not in name:
+        return "not an operator"
+    ns, op = name.split("::", 1)
+    try:
+        packet = getattr(getattr(torch.ops, ns), op)
+    except (AttributeError, RuntimeError):
+        return "not in this PyTorch"
+    if overload is None:
+        return packet, None
+    try:
+        fn = getattr(packet, overload)
+    except (AttributeError, RuntimeError):
+        return "overload %s not in this PyTorch" % overload
+    try:
+        names = [(a.name, bool(a.kwarg_only)) for a in fn._schema.arguments]
+    except AttributeError:
+        names = None
+    return fn, names
+
+
+def run(args):
+    import torch
+
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    dist = None
+    rank = args.rank if args.rank is not None else first_rank(args.dir)
+    if world > 1:
+        import torch.distributed as dist
+        if args.device == "cuda":
+            torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+        dist.init_process_group("nccl" if args.device == "cuda" else "gloo")
+        rank = dist.get_rank()
+    elif args.device == "cuda":
+        if not torch.cuda.is_available():
+            raise PlanError("no CUDA device (--device cpu runs the operators on the CPU)")
+    path = os.path.join(args.dir, "rank-%d.json" % rank)
+    if not os.path.exists(path):
+        raise PlanError("%s: no plan for rank %d" % (path, rank))
+    plan = load_plan(path)
+    real = (dist is not None and world == plan["world_size"] and not args.emulate_comms
+            and args.device == "cuda")
+    runner = Runner(torch, plan, args, dist, real)
+    steps = args.steps if args.steps is not None else plan["steps"]
+    warmup = args.warmup if args.warmup is not None else plan["warmup"]
+    runner.step(probe=True)
+    for _ in range(max(warmup - 1, 0)):
+        runner.step(probe=False)
+    times = timed(torch, runner, steps, args, rank)
+    report(args, plan, runner, times, real)
+    if dist is not None:
+        dist.barrier()
+        dist.destroy_process_group()
+    return 0
+
+
+def timed(torch, runner, steps, args, rank):
+    times = []
+    prof = None
+    if args.profile:
+        acts = [torch.profiler.ProfilerActivity.CPU]
+        if args.device == "cuda":
+            acts.append(torch.profiler.ProfilerActivity.CUDA)
+        prof = torch.profiler.profile(activities=acts, record_shapes=True)
+        prof.__enter__()
+    for _ in range(steps):
+        t0 = time.perf_counter_ns()
+        runner.step(probe=False)
+        times.append(time.perf_counter_ns() - t0)
+        if prof is not None:
+            prof.step()
+    if prof is not None:
+        prof.__exit__(None, None, None)
+        os.makedirs(args.profile, exist_ok=True)
+        prof.export_chrome_trace(os.path.join(args.profile, "rank-%d.json" % rank))
+    return times
+
+
+def report(args, plan, runner, times, real):
+    items = plan["items"]
+    failed = {}
+    for i, why in list(runner.failed.items()) + list(runner.unresolved.items()):
+        key = (items[i][1], why)
+        n, ns = failed.get(key, (0, 0))
+        failed[key] = (n + 1, ns + items[i][3])
+    med = int(statistics.median(times)) if times else 0
+    out = {
+        "rank": plan["rank"], "step": plan["step"], "recorded_step_ns": plan["step_ns"],
+        "steps_ns": times, "median_ns": med, "device": args.device,
+        "collectives": "real" if real else "stand-ins",
+        "failed": [{"op": k[0], "reason": k[1], "count": v[0], "gpu_ns": v[1]}
+                   for k, v in sorted(failed.items(), key=lambda kv: -kv[1][1])],
+    }
+    if args.json:
+        print(json.dumps(out, sort_keys=True))
+        return
+    print("rank %d: step %s recomposed: median %.3f ms over %d steps (recorded %.3f ms); "
+          "collectives: %s" % (plan["rank"], plan["step"], med / 1e6, len(times),
+                               plan["step_ns"] / 1e6, out["collectives"]))
+    for f in out["failed"]:
+        print("  not run: %s x%d (%.3f ms of GPU time): %s"
+              % (f["op"], f["count"], f["gpu_ns"] / 1e6, f["reason"]))
+
+
+def main(argv):
+    args = parse_args(argv)
+    try:
+        if args.check:
+            return check_all(args)
+        return run(args)
+    except PlanError as e:
+        print("bench.py: error: %s" % e, file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * compose/internal.h — what the plan builder (plan.c, plan-sync.c) hands the writer
+ * (write.c, args.c).
+ */
+#ifndef ORRERY_COMPOSE_INTERNAL_H
+#define ORRERY_COMPOSE_INTERNAL_H
+
+#include "orrery/compose.h"
+#include "orrery/trace.h"
+
+enum citem_kind { CI_OP, CI_COMM, CI_FILL, CI_SYNC, CI_RECORD, CI_WAIT };
+
+/* One step of a plan, in the order the CPU issued it. */
+struct citem {
+	int64_t cpu_ns;   /* when the CPU issued it (an op's start, a call's start) */
+	int64_t gpu_ns;   /* GPU time of the trace it stands for */
+	int64_t dur_ns;   /* COMM, FILL: the measured duration of its task */
+	int64_t stream;   /* recorded stream id; -1: the current one */
+	int64_t from;     /* COMM: the stream whose work it waited for (D4), -1 */
+	uint32_t event;   /* OP: its op event; COMM, FILL: its GPU event; SYNC: the call */
+	uint32_t place;   /* the CPU thread that issued it */
+	uint32_t ev;      /* RECORD, WAIT: the event's number; SYNC: 1 device, 0 stream */
+	uint32_t region;  /* --repeat region instance, or ORR_NONE */
+	uint32_t regions; /* ... and its repeat count */
+	uint32_t target;  /* RECORD, WAIT: the item recorded or waited for */
+	bool keep;        /* inside --subgraph (true without it) */
+	bool comm;        /* RECORD: of a collective's end; WAIT: before a collective */
+	uint8_t kind;     /* enum citem_kind */
+};
+
+struct crank {
+	const struct orr_rank *r;
+	size_t grank; /* index into the graph's ranks */
+	struct orr_compose_rank st;
+	int64_t start_ns, end_ns; /* the step's window */
+	struct citem *items;
+	size_t nitems, cap;
+	uint32_t *et_of_event; /* per event: the ET node linked to it, or ORR_NONE */
+	uint32_t nevents_waited;
+};
+
+struct orr_compose {
+	const struct orr_graph *g;
+	struct orr_compose_options o;
+	struct crank *ranks;
+	size_t nranks;
+	struct orr_compose_missing *missing;
+	size_t nmissing, cap_missing;
+	struct orr_strtab *strs; /* reasons */
+};
+
+/* Adds GPU time to the missing entry (name, reason). */
+void orr__compose_missing(struct orr_compose *c, const char *name, const char *reason,
+			  int64_t gpu_ns);
+/* Cross-stream records and waits (D4) and their events; then --repeat and the filters. */
+void orr__compose_sync(struct orr_compose *c, struct crank *cr, const uint32_t *item_of_task);
+/* Why op event e of cr cannot be rebuilt, or NULL. */
+const char *orr__compose_unbuildable(const struct orr_compose *c, const struct crank *cr,
+				     uint32_t e);
+
+/* The torch dtype name of a dtype as traces write it ("c10::BFloat16" -> "bfloat16"). */
+const char *orr__compose_dtype(const char *name);
+
+/*
+ * The tensors and storages of one rank's ops (args.c): an op item as JSON, then the
+ * tables of what they referred to.
+ */
+struct cargs;
+struct cargs *orr__compose_args_new(const struct orr_compose *c, const struct crank *cr);
+void orr__compose_args_free(struct cargs *a);
+void orr__compose_write_op(struct cargs *a, FILE *f, const struct citem *it);
+void orr__compose_write_tables(struct cargs *a, FILE *f, uint64_t *ret_tensors,
+			       uint64_t *ret_storages);
+
+#endif

@@ -1,0 +1,680 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The plan of one step per rank (docs/orrery-compose.md).
+ *
+ * Each CPU thread's ops nest by time.  A GPU task belongs to the innermost op around
+ * the call that launched it (D2).  The outermost op that can be rebuilt and launches no
+ * communication is run again as a whole, with everything under it; the ops inside it
+ * are not.  Where no such op holds a GPU task, a collective becomes a collective of its
+ * recorded kind, size and group, and anything else a timed stand-in (a sleep of its
+ * measured duration on its stream), listed as missing with the reason.  Blocking calls
+ * outside rebuilt ops become synchronizations.  Items go in the order the CPU issued
+ * them, every thread of the rank in one sequence.
+ */
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "orrery/estimator.h"
+#include "banned.h"
+
+#define COMPOSE_MAX_REPEAT 1000
+
+/* What the walk over the threads finds, per event of the rank. */
+struct walk {
+	uint32_t *owner;  /* the innermost op around it on its thread (itself excluded) */
+	uint32_t *region; /* --repeat region instance around it (itself included) */
+	uint8_t *keep;    /* inside --subgraph (itself included) */
+	uint8_t *comm;    /* ops: launches communication, itself or inside */
+	uint32_t *em;     /* ops: the rebuilt op it is part of (itself included) */
+	uint32_t *item;   /* rebuilt ops: their item */
+	uint32_t *counts; /* per region instance: its repeat count */
+	size_t nregions, cap_regions;
+};
+
+struct frame {
+	uint32_t event;
+	uint32_t region;
+	bool keep;
+};
+
+void orr__compose_missing(struct orr_compose *c, const char *name, const char *reason,
+			  int64_t gpu_ns)
+{
+	uint32_t n = orr_strtab_intern(c->strs, name, strlen(name));
+	uint32_t why = orr_strtab_intern(c->strs, reason, strlen(reason));
+	const char *ns = orr_strtab_get(c->strs, n), *rs = orr_strtab_get(c->strs, why);
+
+	for (size_t i = 0; i < c->nmissing; i++) {
+		if (c->missing[i].name == ns && c->missing[i].reason == rs) {
+			c->missing[i].tasks++;
+			c->missing[i].gpu_ns = orr_time_add(c->missing[i].gpu_ns, gpu_ns);
+			return;
+		}
+	}
+	ORR_VEC_PUSH(c->missing, c->nmissing, c->cap_missing,
+		     ((struct orr_compose_missing){ ns, rs, 1, gpu_ns }));
+}
+
+static int64_t end_of(const struct orr_event *e)
+{
+	return orr_time_add(e->start_ns, e->dur_ns);
+}
+
+static bool matches(const char *pattern, const char *name)
+{
+	return pattern && fnmatch(pattern, name, 0) == 0;
+}
+
+static int repeat_of(const struct orr_compose *c, const char *name)
+{
+	for (size_t i = 0; i < c->o.nrepeats; i++)
+		if (matches(c->o.repeats[i].pattern, name))
+			return c->o.repeats[i].count;
+	return 0;
+}
+
+/* One thread: its ops and annotations nest by time; every event learns what is around it. */
+static void walk_place(const struct orr_compose *c, const struct orr_rank *r, const uint32_t *ev,
+		       size_t n, struct walk *w)
+{
+	const struct orr_trace *t = orr_graph_trace(c->g);
+	struct frame *stack = NULL;
+	size_t depth = 0, cap = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct orr_event *e = &r->events[ev[i]];
+		struct frame top = { ORR_NONE, ORR_NONE, !c->o.subgraph };
+		uint32_t owner = ORR_NONE;
+
+		while (depth && e->start_ns >= end_of(&r->events[stack[depth - 1].event]))
+			depth--;
+		if (depth)
+			top = stack[depth - 1];
+		for (size_t k = depth; k-- > 0;) {
+			if (r->events[stack[k].event].kind == ORR_EVENT_OP) {
+				owner = stack[k].event;
+				break;
+			}
+		}
+		w->owner[ev[i]] = owner;
+		if (e->kind == ORR_EVENT_OP || e->kind == ORR_EVENT_ANNOTATION) {
+			const char *name = orr_trace_str(t, e->name);
+			int k;
+
+			top.event = ev[i];
+			top.keep = top.keep || matches(c->o.subgraph, name);
+			if (top.region == ORR_NONE && (k = repeat_of(c, name)) > 1) {
+				top.region = (uint32_t)w->nregions;
+				ORR_VEC_PUSH(w->counts, w->nregions, w->cap_regions, (uint32_t)k);
+			}
+			ORR_VEC_PUSH(stack, depth, cap, top);
+		}
+		w->region[ev[i]] = top.region;
+		w->keep[ev[i]] = top.keep;
+	}
+	free(stack);
+}
+
+/* Events by place, in start order, then each thread walked. */
+static void walk_rank(const struct orr_compose *c, const struct orr_rank *r, struct walk *w)
+{
+	size_t *first = orr_xcalloc(r->nplaces + 1, sizeof(*first));
+	uint32_t *order = orr_xmalloc((r->nevents ? r->nevents : 1) * sizeof(*order));
+	size_t *at;
+
+	for (size_t e = 0; e < r->nevents; e++) {
+		w->owner[e] = w->region[e] = w->em[e] = w->item[e] = ORR_NONE;
+		w->keep[e] = !c->o.subgraph;
+		first[r->events[e].place + 1]++;
+	}
+	for (size_t p = 0; p < r->nplaces; p++)
+		first[p + 1] += first[p];
+	at = orr_xmalloc((r->nplaces + 1) * sizeof(*at));
+	memcpy(at, first, (r->nplaces + 1) * sizeof(*at));
+	for (size_t e = 0; e < r->nevents; e++)
+		order[at[r->events[e].place]++] = (uint32_t)e;
+	free(at);
+	for (size_t p = 0; p < r->nplaces; p++)
+		if (r->places[p].kind == ORR_PLACE_THREAD)
+			walk_place(c, r, order + first[p], first[p + 1] - first[p], w);
+	free(order);
+	free(first);
+}
+
+/* The call that launched GPU task `task` (its D2 edge), or ORR_NONE. */
+static uint32_t launch_of(const struct orr_graph *g, uint32_t task)
+{
+	const struct orr_task *tk = &orr_graph_tasks(g)[task];
+	const struct orr_dep *d = &orr_graph_deps(g)[tk->first_dep];
+
+	return tk->ndeps && d->kind == ORR_DEP_LAUNCH ? d->src : ORR_NONE;
+}
+
+static uint32_t task_event(const struct orr_graph *g, uint32_t task)
+{
+	return orr_graph_tasks(g)[task].event;
+}
+
+static int64_t stream_of(const struct orr_graph *g, const struct orr_rank *r, uint32_t task)
+{
+	const struct orr_proc *p = &orr_graph_procs(g)[orr_graph_tasks(g)[task].proc];
+
+	return r->places[p->place].tid;
+}
+
+/* A collective this plan can run again: a known kind and a size. */
+static bool runnable_comm(const struct orr_compose *c, const struct orr_rank *r,
+			  const struct orr_event *e)
+{
+	const struct orr_collective *co = e->coll < r->ncollectives ? &r->collectives[e->coll]
+								    : NULL;
+	enum orr_coll_kind k;
+
+	if (!co)
+		return false;
+	k = orr_coll_kind_of(orr_trace_str(orr_graph_trace(c->g), co->type));
+	if (k == ORR_COLL_UNKNOWN)
+		return false;
+	return co->in_nelems >= 0 || co->out_nelems >= 0 || co->in_bytes >= 0 || co->out_bytes >= 0;
+}
+
+static bool is_comm_task(const struct orr_graph *g, uint32_t task)
+{
+	return orr_graph_tasks(g)[task].flags & ORR_TASK_F_COMM;
+}
+
+static uint32_t push_item(struct crank *cr, struct citem it)
+{
+	ORR_VEC_PUSH(cr->items, cr->nitems, cr->cap, it);
+	return (uint32_t)(cr->nitems - 1);
+}
+
+static struct citem base_item(const struct walk *w, const struct orr_event *e, uint32_t ev,
+			      enum citem_kind kind)
+{
+	return (struct citem){ .cpu_ns = e->start_ns,
+			       .stream = -1,
+			       .from = -1,
+			       .event = ev,
+			       .place = e->place,
+			       .ev = 0,
+			       .region = w->region[ev],
+			       .regions = w->region[ev] == ORR_NONE ? 1 : w->counts[w->region[ev]],
+			       .target = ORR_NONE,
+			       .keep = w->keep[ev],
+			       .kind = (uint8_t)kind };
+}
+
+/* Marks every op around a communication task, and makes the rebuilt ops' items. */
+static void rebuilt_ops(struct orr_compose *c, struct crank *cr, struct walk *w)
+{
+	const struct orr_graph *g = c->g;
+	const struct orr_graph_rank *gr = orr_graph_get_rank(g, cr->grank);
+	const struct orr_rank *r = cr->r;
+
+	for (uint32_t t = gr->first_task; t < gr->first_task + gr->ntasks; t++) {
+		uint32_t call = orr_graph_tasks(g)[t].kind == ORR_TASK_GPU ? launch_of(g, t)
+									   : ORR_NONE;
+
+		if (call == ORR_NONE || !is_comm_task(g, t))
+			continue;
+		for (uint32_t o = w->owner[task_event(g, call)]; o != ORR_NONE && !w->comm[o];
+		     o = w->owner[o])
+			w->comm[o] = 1;
+	}
+	for (uint32_t e = 0; e < r->nevents; e++) {
+		const struct orr_event *ev = &r->events[e];
+		uint32_t p = w->owner[e];
+
+		if (ev->kind != ORR_EVENT_OP)
+			continue;
+		if (p != ORR_NONE && w->em[p] != ORR_NONE) {
+			w->em[e] = w->em[p];
+			continue;
+		}
+		if (ev->start_ns < cr->start_ns || ev->start_ns >= cr->end_ns || w->comm[e] ||
+		    orr__compose_unbuildable(c, cr, e))
+			continue;
+		w->em[e] = e;
+		w->item[e] = push_item(cr, base_item(w, ev, e, CI_OP));
+	}
+}
+
+/* Why the GPU task of `owner` (ORR_NONE: none) is not rebuilt. */
+static void add_missing(struct orr_compose *c, const struct crank *cr, const struct walk *w,
+			uint32_t owner, const char *why, int64_t dur)
+{
+	const struct orr_trace *t = orr_graph_trace(c->g);
+	const char *reason = why;
+
+	if (!reason && owner != ORR_NONE)
+		reason = w->comm[owner] ? "inside an op that communicates"
+					: orr__compose_unbuildable(c, cr, owner);
+	if (!reason)
+		reason = owner == ORR_NONE ? "launched outside any operator" : "outside the step";
+	orr__compose_missing(c,
+			     owner == ORR_NONE ? "(no operator)"
+					       : orr_trace_str(t, cr->r->events[owner].name),
+			     reason, dur);
+}
+
+/* Every GPU task of the step: part of a rebuilt op, a collective, or a stand-in. */
+static void gpu_items(struct orr_compose *c, struct crank *cr, struct walk *w, uint32_t *item_of)
+{
+	const struct orr_graph *g = c->g;
+	const struct orr_graph_rank *gr = orr_graph_get_rank(g, cr->grank);
+	const struct orr_rank *r = cr->r;
+
+	for (uint32_t t = gr->first_task; t < gr->first_task + gr->ntasks; t++) {
+		const struct orr_task *tk = &orr_graph_tasks(g)[t];
+		const struct orr_event *ge = &r->events[tk->event];
+		uint32_t call = tk->kind == ORR_TASK_GPU ? launch_of(g, t) : ORR_NONE;
+		uint32_t ce = call == ORR_NONE ? ORR_NONE : task_event(g, call);
+		uint32_t owner = ce == ORR_NONE ? ORR_NONE : w->owner[ce];
+		const struct orr_event *at = ce == ORR_NONE ? ge : &r->events[ce];
+		bool comm;
+		struct citem it;
+
+		item_of[t - gr->first_task] = ORR_NONE;
+		if (tk->kind != ORR_TASK_GPU)
+			continue;
+		if (owner != ORR_NONE && w->em[owner] != ORR_NONE) {
+			struct citem *op = &cr->items[w->item[w->em[owner]]];
+
+			op->gpu_ns = orr_time_add(op->gpu_ns, ge->dur_ns);
+			if (op->stream < 0)
+				op->stream = stream_of(g, r, t);
+			item_of[t - gr->first_task] = w->item[w->em[owner]];
+			cr->st.gpu_ns = orr_time_add(cr->st.gpu_ns, ge->dur_ns);
+			continue;
+		}
+		if (at->start_ns < cr->start_ns || at->start_ns >= cr->end_ns)
+			continue;
+		comm = is_comm_task(g, t) && runnable_comm(c, r, ge);
+		it = base_item(w, at, ce == ORR_NONE ? tk->event : ce, comm ? CI_COMM : CI_FILL);
+		it.event = tk->event;
+		it.place = ce == ORR_NONE ? ORR_NONE : at->place;
+		it.gpu_ns = it.dur_ns = ge->dur_ns;
+		it.stream = stream_of(g, r, t);
+		if (ce == ORR_NONE) {
+			it.region = ORR_NONE;
+			it.regions = 1;
+			it.keep = !c->o.subgraph;
+		}
+		item_of[t - gr->first_task] = push_item(cr, it);
+		cr->st.gpu_ns = orr_time_add(cr->st.gpu_ns, ge->dur_ns);
+		if (!comm)
+			add_missing(c, cr, w, owner,
+				    is_comm_task(g, t) ? "collective of unknown kind or size"
+						       : NULL,
+				    ge->dur_ns);
+	}
+}
+
+/* The stream a blocking call waits for: -1 for the whole device, -2 for none known. */
+static int64_t sync_stream(const struct orr_graph *g, const struct orr_rank *r,
+			   const struct orr_wait *wt)
+{
+	const struct orr_proc *procs = orr_graph_procs(g);
+	const struct orr_task *tasks = orr_graph_tasks(g);
+
+	switch (wt->kind) {
+	case ORR_WAIT_DEVICE:
+		return -1;
+	case ORR_WAIT_STREAM:
+		return r->places[procs[wt->target].place].tid;
+	case ORR_WAIT_TASK:
+		return stream_of(g, r, wt->target);
+	case ORR_WAIT_EVENT: {
+		const struct orr_task *rec = &tasks[wt->target];
+		const struct orr_wait *rw = rec->aux == ORR_NONE ? NULL
+								 : &orr_graph_waits(g)[rec->aux];
+
+		return rw && rw->kind == ORR_WAIT_RECORD ? r->places[procs[rw->target].place].tid
+							 : -2;
+	}
+	default:
+		return -2;
+	}
+}
+
+/* Blocking calls outside rebuilt ops: the CPU waited there for the GPU. */
+static void sync_items(struct orr_compose *c, struct crank *cr, const struct walk *w)
+{
+	const struct orr_graph *g = c->g;
+	const struct orr_graph_rank *gr = orr_graph_get_rank(g, cr->grank);
+	const struct orr_rank *r = cr->r;
+
+	for (uint32_t t = gr->first_task; t < gr->first_task + gr->ntasks; t++) {
+		const struct orr_task *tk = &orr_graph_tasks(g)[t];
+		const struct orr_event *e = &r->events[tk->event];
+		uint32_t owner = w->owner[tk->event];
+		struct citem it;
+		int64_t s;
+
+		if (tk->kind != ORR_TASK_CPU || !(tk->flags & ORR_TASK_F_BLOCKING) ||
+		    tk->aux == ORR_NONE || e->start_ns < cr->start_ns ||
+		    e->start_ns >= cr->end_ns || (owner != ORR_NONE && w->em[owner] != ORR_NONE))
+			continue;
+		s = sync_stream(g, r, &orr_graph_waits(g)[tk->aux]);
+		if (s == -2)
+			continue;
+		it = base_item(w, e, tk->event, CI_SYNC);
+		it.stream = s;
+		it.ev = s == -1;
+		push_item(cr, it);
+	}
+}
+
+static const struct citem *sort_items;
+
+static int cmp_item(const void *a, const void *b)
+{
+	const struct citem *x = &sort_items[*(const uint32_t *)a];
+	const struct citem *y = &sort_items[*(const uint32_t *)b];
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+
+	if (x->cpu_ns != y->cpu_ns)
+		return (x->cpu_ns > y->cpu_ns) - (x->cpu_ns < y->cpu_ns);
+	return (i > j) - (i < j);
+}
+
+/* Items in issue order; item_of follows them. */
+static void order_items(struct crank *cr, uint32_t *item_of, size_t ntasks)
+{
+	uint32_t *perm = orr_xmalloc((cr->nitems ? cr->nitems : 1) * sizeof(*perm));
+	uint32_t *rank_of = orr_xmalloc((cr->nitems ? cr->nitems : 1) * sizeof(*rank_of));
+	struct citem *sorted = orr_xmalloc((cr->nitems ? cr->nitems : 1) * sizeof(*sorted));
+
+	for (uint32_t i = 0; i < cr->nitems; i++)
+		perm[i] = i;
+	sort_items = cr->items;
+	qsort(perm, cr->nitems, sizeof(*perm), cmp_item);
+	for (uint32_t i = 0; i < cr->nitems; i++) {
+		sorted[i] = cr->items[perm[i]];
+		rank_of[perm[i]] = i;
+	}
+	for (size_t t = 0; t < ntasks; t++)
+		if (item_of[t] != ORR_NONE)
+			item_of[t] = rank_of[item_of[t]];
+	free(cr->items);
+	cr->items = sorted;
+	cr->cap = cr->nitems ? cr->nitems : 1;
+	free(rank_of);
+	free(perm);
+}
+
+static void plan_rank(struct orr_compose *c, struct crank *cr)
+{
+	const struct orr_rank *r = cr->r;
+	const struct orr_graph_rank *gr = orr_graph_get_rank(c->g, cr->grank);
+	size_t n = r->nevents ? r->nevents : 1;
+	struct walk w = { 0 };
+	uint32_t *item_of = orr_xmalloc((gr->ntasks ? gr->ntasks : 1) * sizeof(*item_of));
+
+	w.owner = orr_xmalloc(n * sizeof(*w.owner));
+	w.region = orr_xmalloc(n * sizeof(*w.region));
+	w.em = orr_xmalloc(n * sizeof(*w.em));
+	w.item = orr_xmalloc(n * sizeof(*w.item));
+	w.keep = orr_xcalloc(n, 1);
+	w.comm = orr_xcalloc(n, 1);
+	cr->et_of_event = orr_xmalloc(n * sizeof(*cr->et_of_event));
+	for (size_t e = 0; e < n; e++)
+		cr->et_of_event[e] = ORR_NONE;
+	for (size_t i = 0; r->et && i < r->et->nnodes; i++)
+		if (r->et->nodes[i].event < r->nevents)
+			cr->et_of_event[r->et->nodes[i].event] = (uint32_t)i;
+	walk_rank(c, r, &w);
+	rebuilt_ops(c, cr, &w);
+	gpu_items(c, cr, &w, item_of);
+	sync_items(c, cr, &w);
+	order_items(cr, item_of, gr->ntasks);
+	orr__compose_sync(c, cr, item_of);
+	free(item_of);
+	free(w.owner);
+	free(w.region);
+	free(w.em);
+	free(w.item);
+	free(w.keep);
+	free(w.comm);
+	free(w.counts);
+}
+
+/* The ET nodes linked to ops of a job step, on the first rank with an ET. */
+static size_t et_ops_in(const struct orr_trace *t, const struct orr_step *s)
+{
+	for (size_t i = 0; i < orr_trace_rank_count(t); i++) {
+		const struct orr_rank *r = orr_trace_get_rank(t, i);
+		size_t n = 0;
+
+		if (!r->et)
+			continue;
+		for (size_t k = 0; k < r->et->nnodes; k++) {
+			uint32_t e = r->et->nodes[k].event;
+
+			n += e < r->nevents && r->events[e].start_ns >= s->start_ns &&
+			     r->events[e].start_ns < s->end_ns;
+		}
+		return n;
+	}
+	return 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The step to compose: asked for; the one with the most ET ops; else the median one. */
+static int choose_step(const struct orr_compose *c, int64_t *ret, struct orr_diag *d)
+{
+	const struct orr_trace *t = orr_graph_trace(c->g);
+	struct orr_step *s;
+	size_t n, best = 0, best_et = 0;
+	int64_t *len;
+	int err;
+
+	if ((err = orr_trace_job_steps(t, &s, &n)))
+		return orr_diag_set(d, err, "", -1, -1, "cannot find the trace's steps");
+	if (!n) {
+		free(s);
+		return orr_diag_set(d, ORR_EEMPTY, "", -1, -1, "the trace has no step");
+	}
+	if (c->o.step >= 0) {
+		for (size_t i = 0; i < n; i++) {
+			if (s[i].step == c->o.step) {
+				*ret = c->o.step;
+				free(s);
+				return 0;
+			}
+		}
+		free(s);
+		return orr_diag_set(d, -ENOENT, "", -1, -1,
+				    "no step %lld on every rank (orrery info lists the steps)",
+				    (long long)c->o.step);
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t k = et_ops_in(t, &s[i]);
+
+		if (k > best_et) {
+			best_et = k;
+			best = i;
+		}
+	}
+	if (!best_et) {
+		len = orr_xmalloc(n * sizeof(*len));
+		for (size_t i = 0; i < n; i++)
+			len[i] = s[i].end_ns - s[i].start_ns;
+		qsort(len, n, sizeof(*len), cmp_i64);
+		for (best = 0; best < n && s[best].end_ns - s[best].start_ns != len[(n - 1) / 2];)
+			best++;
+		free(len);
+	}
+	*ret = s[best].step;
+	free(s);
+	return 0;
+}
+
+/*
+ * An execution trace records what ran between its observer's start and stop, often
+ * less than a profiler step (or than the whole capture, without step annotations): the
+ * window is then the span of the ops it links to.
+ */
+static void et_window(struct crank *cr)
+{
+	const struct orr_rank *r = cr->r;
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+
+	for (size_t i = 0; r->et && i < r->et->nnodes; i++) {
+		uint32_t e = r->et->nodes[i].event;
+
+		if (e >= r->nevents || r->events[e].kind != ORR_EVENT_OP ||
+		    r->events[e].start_ns < cr->start_ns || r->events[e].start_ns >= cr->end_ns)
+			continue;
+		if (r->events[e].start_ns < lo)
+			lo = r->events[e].start_ns;
+		if (end_of(&r->events[e]) > hi)
+			hi = end_of(&r->events[e]);
+	}
+	if (lo < hi) {
+		cr->start_ns = lo;
+		cr->end_ns = hi;
+	}
+}
+
+static int rank_window(const struct orr_compose *c, struct crank *cr, int64_t step,
+		       struct orr_diag *d)
+{
+	struct orr_step *s;
+	size_t n;
+	int err;
+
+	if ((err = orr_rank_steps(orr_graph_trace(c->g), cr->r, &s, &n)))
+		return orr_diag_set(d, err, "", -1, -1, "cannot find the steps of rank %d",
+				    cr->r->rank);
+	for (size_t i = 0; i < n; i++) {
+		if (s[i].step == step) {
+			cr->start_ns = s[i].start_ns;
+			cr->end_ns = s[i].end_ns;
+			cr->st.step = step;
+			et_window(cr);
+			cr->st.step_ns = cr->end_ns - cr->start_ns;
+			free(s);
+			return 0;
+		}
+	}
+	free(s);
+	return orr_diag_set(d, -ENOENT, "", -1, -1, "rank %d has no step %lld", cr->r->rank,
+			    (long long)step);
+}
+
+static int check_options(const struct orr_compose_options *o, struct orr_diag *d)
+{
+	for (size_t i = 0; i < o->nrepeats; i++)
+		if (!o->repeats[i].pattern || o->repeats[i].count < 1 ||
+		    o->repeats[i].count > COMPOSE_MAX_REPEAT)
+			return orr_diag_set(d, -EINVAL, "", -1, -1,
+					    "a repeat count is from 1 to %d", COMPOSE_MAX_REPEAT);
+	if (o->steps < 1 || o->warmup < 0)
+		return orr_diag_set(d, -EINVAL, "", -1, -1, "at least one step to time");
+	return 0;
+}
+
+static int cmp_missing(const void *a, const void *b)
+{
+	const struct orr_compose_missing *x = a, *y = b;
+
+	if (x->gpu_ns != y->gpu_ns)
+		return (x->gpu_ns < y->gpu_ns) - (x->gpu_ns > y->gpu_ns);
+	if (strcmp(x->name, y->name))
+		return strcmp(x->name, y->name);
+	return strcmp(x->reason, y->reason);
+}
+
+static bool nothing_kept(const struct orr_compose *c)
+{
+	for (size_t i = 0; i < c->nranks; i++)
+		if (c->ranks[i].nitems)
+			return false;
+	return true;
+}
+
+int orr_compose_build(const struct orr_graph *g, const struct orr_compose_options *opts,
+		      struct orr_compose **ret, struct orr_diag *reterr_diag)
+{
+	struct orr_compose *c = orr_xcalloc(1, sizeof(*c));
+	int64_t step = -1;
+	int err;
+
+	*ret = NULL;
+	c->g = g;
+	c->o = *opts;
+	c->strs = orr_strtab_new();
+	if ((err = check_options(opts, reterr_diag)) || (err = choose_step(c, &step, reterr_diag)))
+		goto fail;
+	c->nranks = orr_graph_rank_count(g);
+	c->ranks = orr_xcalloc(c->nranks ? c->nranks : 1, sizeof(*c->ranks));
+	for (size_t i = 0; i < c->nranks; i++) {
+		struct crank *cr = &c->ranks[i];
+
+		cr->r = orr_graph_get_rank(g, i)->rank;
+		cr->grank = i;
+		cr->st.rank = cr->r->rank;
+		if ((err = rank_window(c, cr, step, reterr_diag)))
+			goto fail;
+		plan_rank(c, cr);
+	}
+	if (c->o.subgraph && nothing_kept(c)) {
+		err = orr_diag_set(
+			reterr_diag, -ENOENT, "", -1, -1,
+			"nothing runs inside an annotation or op named '%s' in step %lld",
+			c->o.subgraph, (long long)step);
+		goto fail;
+	}
+	if (c->nmissing)
+		qsort(c->missing, c->nmissing, sizeof(*c->missing), cmp_missing);
+	*ret = c;
+	return 0;
+fail:
+	orr_compose_free(c);
+	return err;
+}
+
+void orr_compose_free(struct orr_compose *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->nranks; i++) {
+		free(c->ranks[i].items);
+		free(c->ranks[i].et_of_event);
+	}
+	free(c->ranks);
+	free(c->missing);
+	orr_strtab_free(c->strs);
+	free(c);
+}
+
+size_t orr_compose_rank_count(const struct orr_compose *c)
+{
+	return c->nranks;
+}
+
+const struct orr_compose_rank *orr_compose_get_rank(const struct orr_compose *c, size_t i)
+{
+	return i < c->nranks ? &c->ranks[i].st : NULL;
+}
+
+size_t orr_compose_missing_count(const struct orr_compose *c)
+{
+	return c->nmissing;
+}
+
+const struct orr_compose_missing *orr_compose_get_missing(const struct orr_compose *c, size_t i)
+{
+	return i < c->nmissing ? &c->missing[i] : NULL;
+}

@@ -1,0 +1,166 @@
+#!/bin/bash
+# CLI tests of `orrery compose` (suite golden), run from the source root with $ORRERY set:
+#
+#   run-compose.sh golden          a small trace with its execution trace: the plan
+#                                  (rank-0.json) and the report equal the expected files
+#   run-compose.sh roundtrip       the traces with execution traces (PARAM's linear model,
+#                                  the 8 Megatron ranks): bench.py compiles, reads every
+#                                  plan back as the report says (check-compose.py), and
+#                                  the operators re-create most of the GPU time
+#   run-compose.sh every           every shared trace: a benchmark, its coverage reported
+#                                  and its plans read back
+#   run-compose.sh options         --ops, --subgraph, --repeat and --step change the plan
+#                                  as they say
+#   run-compose.sh cpu-run         the composed benchmark runs every operator on the CPU
+#                                  (--device cpu), where PyTorch is installed (else skipped)
+#   run-compose.sh usage           usage errors, --help, an output in the way
+set -uo pipefail
+
+# shellcheck source=SCRIPTDIR/golden-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/golden-lib.sh"
+
+shared=${ORR_SHARED_TRACES:-../shared/traces}
+add=$shared/kineto/hta-microbench-simple-add-et-pair.json.gz
+add_et=$shared/et/hta-simple-add-et.json.gz
+linear=$shared/kineto/param-linear.json.gz
+linear_et=$shared/et/param-linear-et.json.gz
+megatron=$shared/kineto/astrasim-megatron-tp8
+megatron_et=$shared/et/astrasim-megatron-tp8
+
+# compose ARGS... into $work/$1 with a JSON report in $work/$1.json, checked.
+compose_ok() {
+	local name=$1
+	shift
+	rm -rf "${work:?}/$name"
+	run compose --format=json -o "$work/$name" "$@"
+	expect_rc 0
+	cp "$work/out" "$work/$name.json"
+	[[ -f $work/$name/bench.py ]] || fail "no bench.py in $name"
+}
+
+report() { # report NAME EXPR: a value of the JSON report
+	python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$work/$1.json"
+}
+
+mode=${1:-}
+case $mode in
+golden)
+	rm -rf "$work/g"
+	run compose -o "$work/g" --et "$add_et" "$add"
+	expect_rc 0
+	sed "s|$work|DIR|g" "$work/out" >"$work/report.txt"
+	for f in report.txt:compose-simple-add.txt g/rank-0.json:compose-simple-add.json; do
+		got=$work/${f%%:*} want=$golden/${f##*:}
+		if [[ ${ORR_GOLDEN_UPDATE:-} == 1 ]]; then
+			cp "$got" "$want"
+		elif ! diff -u "$want" "$got" >&2; then
+			fail "${f%%:*} differs from $want (ORR_GOLDEN_UPDATE=1 rewrites it)"
+		fi
+	done
+	cmp -s "$work/g/bench.py" compose/bench.py || fail "bench.py is not compose/bench.py"
+	;;
+roundtrip)
+	compose_ok linear --et "$linear_et" "$linear"
+	python3 -m py_compile "$work/linear/bench.py" || fail "bench.py does not compile"
+	python3 "$golden/check-compose.py" "$work/linear.json" "$work/linear" --min-coverage 0.9 ||
+		fail "linear: the plan does not read back as reported"
+	compose_ok megatron --et "$megatron_et" "$megatron"
+	python3 "$golden/check-compose.py" "$work/megatron.json" "$work/megatron" \
+		--min-coverage 0.5 || fail "megatron: the plan does not read back as reported"
+	# the tensor-parallel ranks run the same collectives, in the same order
+	for r in 0 1 2 3 4 5 6 7; do
+		python3 -c 'import json,sys
+p=json.load(open(sys.argv[1]))
+print(" ".join("%s/%s" % (i[1], i[5]) for i in p["items"] if i[0] == "comm"))' \
+			"$work/megatron/rank-$r.json" >"$work/comms-$r"
+		cmp -s "$work/comms-0" "$work/comms-$r" ||
+			fail "rank $r's collectives differ from rank 0's"
+	done
+	[[ -s $work/comms-0 ]] || fail "no collective in the Megatron plan"
+	;;
+every)
+	n=0
+	for f in "$shared"/*/*; do
+		case $f in */et/* | */chakra/*) continue ;; esac
+		compose_ok every "$f"
+		python3 "$golden/check-compose.py" "$work/every.json" "$work/every" ||
+			fail "$f: the plan does not read back as reported"
+		echo "$(basename "$f"): coverage $(report every 'r.get("coverage")')" >&2
+		n=$((n + 1))
+	done
+	((n >= 10)) || fail "only $n shared traces"
+	;;
+options)
+	compose_ok all --et "$megatron_et" "$megatron"
+	compose_ok compute --ops compute --et "$megatron_et" "$megatron"
+	compose_ok comm --ops comm --et "$megatron_et" "$megatron"
+	[[ $(report compute 'sum(x["comms"] for x in r["ranks"])') == 0 ]] ||
+		fail "--ops compute kept collectives"
+	[[ $(report comm 'sum(x["ops"] + x["fills"] for x in r["ranks"])') == 0 ]] ||
+		fail "--ops comm kept operators"
+	[[ $(report all 'r["ranks"][0]["comms"]') == $(report comm 'r["ranks"][0]["comms"]') ]] ||
+		fail "--ops comm lost collectives"
+	[[ $(report compute 'r["ranks"][0]["dropped_ns"]') == $(report all 'r["ranks"][0]["comm_ns"]') ]] ||
+		fail "--ops compute: what it left out is not the collectives' time"
+	compose_ok sub --subgraph 'FusedLayerNorm*' --et "$megatron_et" "$megatron"
+	[[ $(report sub 'r["ranks"][0]["comms"]') == 0 ]] || fail "--subgraph kept collectives"
+	[[ $(report sub 'r["ranks"][0]["fills"] > 0 and r["ranks"][0]["fills"] < 100') == True ]] ||
+		fail "--subgraph did not keep the layer norms alone"
+	compose_ok rep --repeat 'FusedLayerNorm*=3' --et "$megatron_et" "$megatron"
+	[[ $(report rep 'r["ranks"][0]["fills"]') == \
+		$(($(report all 'r["ranks"][0]["fills"]') + 2 * $(report sub 'r["ranks"][0]["fills"]'))) ]] ||
+		fail "--repeat NAME=3 did not run the regions three times"
+	compose_ok step --step 3 --et "$megatron_et" "$megatron"
+	[[ $(report step 'r["step"]') == 3 ]] || fail "--step 3 composed another step"
+	run compose -o "$work/nostep" --step 7 "$megatron"
+	expect_rc 1
+	expect_in err "no step 7"
+	run compose -o "$work/nosub" --subgraph 'no-such-region' "$megatron"
+	expect_rc 1
+	expect_in err "no-such-region"
+	;;
+cpu-run)
+	py=
+	for p in python3 /usr/bin/python3; do
+		if "$p" -c 'import torch' 2>/dev/null; then
+			py=$p
+			break
+		fi
+	done
+	[[ -n $py ]] || { echo "skipped: no PyTorch" >&2; exit 77; }
+	compose_ok linear --et "$linear_et" "$linear"
+	"$py" "$work/linear/bench.py" --device cpu --steps 1 --warmup 1 --json >"$work/run.json" ||
+		fail "bench.py --device cpu failed"
+	python3 -c 'import json,sys
+r=json.load(open(sys.argv[1]))
+if r["failed"]:
+    sys.exit("operators failed: %r" % r["failed"])
+if len(r["steps_ns"]) != 1 or r["steps_ns"][0] <= 0:
+    sys.exit("no timed step")' "$work/run.json" || fail "the benchmark did not run every operator"
+	;;
+usage)
+	run compose --help
+	expect_rc 0
+	expect_in out "usage: orrery compose"
+	run compose "$add"
+	expect_rc 2
+	expect_in err "no output given"
+	run compose -o "$work/u" --repeat 'x=0' "$add"
+	expect_rc 2
+	expect_in err "--repeat"
+	run compose -o "$work/u" --ops most "$add"
+	expect_rc 2
+	expect_in err "--ops 'most'"
+	run compose -o "$work/u" --steps 0 "$add"
+	expect_rc 2
+	mkdir -p "$work/full" && touch "$work/full/x"
+	run compose -o "$work/full" "$add"
+	expect_rc 1
+	expect_in err "not empty"
+	;;
+*)
+	echo "usage: $0 golden|roundtrip|every|options|cpu-run|usage" >&2
+	exit 2
+	;;
+esac
+exit 0
