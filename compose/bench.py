@@ -305,10 +305,32 @@ class Runner:
             nbytes, dev, _ = self.plan["storages"][sid]
             buf = self._new_storage(sid, max(nbytes, need), dev, dtype, False)
             live[sid] = buf
-        t = buf.narrow(0, offset * size, extent * size).view(d).as_strided(shape, strides)
+        t = self.alias(buf, d, size, offset, shape, strides)
         if persistent:
             self.views[tid] = t
         return t
+
+    def alias(self, buf, d, size, offset, shape, strides):
+        """A tensor of its own (not an autograd view) on buf's memory, from offset on."""
+        torch = self.torch
+        start = buf.storage_offset() + offset * size
+        if start % size == 0:
+            try:
+                t = torch.empty(0, dtype=d, device=buf.device)
+                if hasattr(buf, "untyped_storage"):
+                    t.set_(buf.untyped_storage(), start // size, shape, strides)
+                else:  # PyTorch 1.x
+                    st = buf.storage()
+                    raw = st.untyped() if hasattr(st, "untyped") else st._untyped()
+                    t.set_(torch.storage.TypedStorage(wrap_storage=raw, dtype=d),
+                           start // size, shape, strides)
+                return t
+            except (RuntimeError, TypeError, AttributeError):
+                pass
+        n = 1
+        for k, st in zip(shape, strides):
+            n += (k - 1) * abs(st)
+        return buf.narrow(0, offset * size, n * size).view(d).as_strided(shape, strides)
 
     def bind(self, outs, result, live):
         flat = []
