@@ -235,6 +235,18 @@ static int64_t extent(const int64_t *dims, uint32_t ndims, const int64_t *stride
 	return (int64_t)(last + 1);
 }
 
+/* (offset + extent) * itemsize, saturated: a corrupt offset makes a storage too big to make. */
+static int64_t bytes_of(int64_t offset, int64_t ext, int64_t itemsize)
+{
+	int64_t n, r;
+
+	if (!ext)
+		return 0;
+	if (__builtin_add_overflow(offset, ext, &n) || __builtin_mul_overflow(n, itemsize, &r))
+		return INT64_MAX;
+	return r;
+}
+
 static uint32_t storage_of(struct cargs *a, const char *key, bool cpu, int64_t bytes, bool out)
 {
 	uint32_t id = orr_strtab_intern(a->skeys, key, strlen(key));
@@ -276,7 +288,7 @@ static uint32_t et_tensor(struct cargs *a, const struct orr_et *et, const struct
 	struct ctensor ct = { 0, offset, dims, strides, v->ndims, nstrides, dtype };
 
 	snprintf(skey, sizeof(skey), "%lld%s", (long long)v->storage_id, cpu ? "c" : "");
-	ct.storage = storage_of(a, skey, cpu, ext ? (offset + ext) * itemsize : 0, out);
+	ct.storage = storage_of(a, skey, cpu, bytes_of(offset, ext, itemsize), out);
 	k = (size_t)snprintf(tkey, sizeof(tkey), "%u/%lld/%s/", ct.storage, (long long)offset,
 			     dtype);
 	for (uint32_t i = 0; i < v->ndims && k < sizeof(tkey); i++)
@@ -341,7 +353,7 @@ static void write_outputs(struct cargs *a, FILE *f, const struct orr_et *et,
 	if (depth > MAX_VALUE_DEPTH)
 		return;
 	if (v->kind == ORR_ET_TENSOR &&
-	    !undefined(orr_trace_str(orr_graph_trace(a->c->g), v->type))) {
+	    et_dtype(orr_trace_str(orr_graph_trace(a->c->g), v->type))) {
 		fprintf(f, "%s%u", *first ? "" : ",", et_tensor(a, et, v, true));
 		*first = false;
 	} else if (v->kind == ORR_ET_LIST) {
@@ -408,8 +420,9 @@ static void write_kineto_op(struct cargs *a, FILE *f, const struct orr_event *ev
 		struct ctensor ct = { 0, 0, dims, NULL, in->ndims, 0, dtype };
 
 		snprintf(key, sizeof(key), "#%llu", (unsigned long long)a->fresh++);
-		ct.storage = storage_of(a, key, false,
-					ext * orr_dtype_bytes(orr_trace_str(t, in->dtype)), true);
+		ct.storage = storage_of(
+			a, key, false,
+			bytes_of(0, ext, orr_dtype_bytes(orr_trace_str(t, in->dtype))), true);
 		fprintf(f, "%s{\"t\":%u}", i ? "," : "", add_tensor(a, key, ct));
 	}
 	fputs("],[]", f);

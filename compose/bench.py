@@ -269,11 +269,13 @@ class Runner:
         size = torch.empty((), dtype=d).element_size()
         n = buf.numel() // size
         if n and d.is_floating_point and init:
-            buf.narrow(0, 0, n * size).view(d).uniform_(0.0, 1.0)
-        elif d.is_complex and init:
-            buf.zero_()
+            try:
+                buf.narrow(0, 0, n * size).view(d).uniform_(0.0, 1.0)
+            except RuntimeError:  # a type without uniform_ (float8): from float32
+                buf.narrow(0, 0, n * size).view(d).copy_(
+                    torch.rand(n, device=buf.device))
         elif not d.is_floating_point:
-            buf.zero_()  # indices and masks: zeros are valid everywhere
+            buf.zero_()  # indices, masks, complex: zeros are valid everywhere
         return buf
 
     def view(self, tid, live):
@@ -339,12 +341,25 @@ class Runner:
             if tid is None or not isinstance(r, self.torch.Tensor):
                 continue
             sid = self.plan["tensors"][tid][0]
-            if sid in self.persistent or not r.is_contiguous() or r.dim() > 8:
-                continue
-            try:
-                live[sid] = r.reshape(-1).view(self.torch.uint8)
-            except RuntimeError:
-                pass
+            if sid not in self.persistent:
+                whole = self.whole_storage(r)
+                if whole is not None:
+                    live[sid] = whole
+
+    def whole_storage(self, r):
+        """The bytes of r's whole storage from its start (offsets count from there)."""
+        torch = self.torch
+        try:
+            t = torch.empty(0, dtype=torch.uint8, device=r.device)
+            if hasattr(r, "untyped_storage"):
+                raw = r.untyped_storage()
+                return t.set_(raw, 0, (raw.nbytes(),), (1,))
+            st = r.storage()  # PyTorch 1.x
+            raw = st.untyped() if hasattr(st, "untyped") else st._untyped()
+            return t.set_(torch.storage.TypedStorage(wrap_storage=raw, dtype=torch.uint8),
+                          0, (raw.nbytes(),), (1,))
+        except (RuntimeError, TypeError, AttributeError):
+            return None
 
     # operators
     def _ops(self):
@@ -382,10 +397,28 @@ class Runner:
 
     # collectives
     def _comm_buffers(self):
+        """Which collectives run for real, and the stream each wait before one uses."""
         self.buffers = {}
+        self.real = {}
+        self.wait_on = {}
+        items = self.plan["items"]
+        for it in items:
+            if it[0] == "comm":
+                kind, group, peer = it[1], it[4], it[8]
+                self.real[id(it)] = (self.real_comms and group is not None
+                                     and kind != "send_recv"
+                                     and (kind not in ("send", "recv") or peer is not None))
+        for i, it in enumerate(items):
+            if it[0] != "wait":
+                continue
+            j = i
+            while j < len(items) and items[j][0] == "wait":
+                j += 1
+            real = j < len(items) and items[j][0] == "comm" and self.real[id(items[j])]
+            self.wait_on[i] = it[3] if real and it[3] is not False else it[2]
 
-    def buffer(self, n, dtype):
-        key = (int(n), dtype)
+    def buffer(self, n, dtype, role="in"):
+        key = (int(n), dtype, role)
         b = self.buffers.get(key)
         if b is None:
             b = self.torch.empty(max(int(n), 1), dtype=self.dtype(dtype), device=self.dev)
@@ -397,44 +430,40 @@ class Runner:
         kind, stream, from_, group, n_in, n_out, dtype, peer, dur = it[1:10]
         if self.cpu:
             return None
-        if not self.real_comms or group is None:
+        dist = self.dist
+        if not self.real[id(it)]:
             self.emulated += 1
             self.sleep(stream, dur)
             return None
-        dist = self.dist
         pg = None if group == -1 else self.groups[group]
         gsize = dist.get_world_size(pg)
+        n = max(n_in, n_out, 1)
         with self.torch.cuda.stream(self.stream(from_)):
             if kind == "all_reduce":
-                return dist.all_reduce(self.buffer(n_in, dtype), group=pg, async_op=True)
+                return dist.all_reduce(self.buffer(n, dtype), group=pg, async_op=True)
             if kind == "all_gather":
-                n_in = n_in if n_in > 0 else n_out // gsize
-                inp, out = self.buffer(n_in, dtype), self.buffer(n_in * gsize, dtype)
+                n_in = n_in if n_in > 0 else max(n_out // gsize, 1)
+                inp, out = self.buffer(n_in, dtype), self.buffer(n_in * gsize, dtype, "out")
                 gather = getattr(dist, "all_gather_into_tensor", None) or dist._all_gather_base
                 return gather(out, inp, group=pg, async_op=True)
             if kind == "reduce_scatter":
-                n_out = n_out if n_out > 0 else n_in // gsize
-                inp, out = self.buffer(n_out * gsize, dtype), self.buffer(n_out, dtype)
+                n_out = n_out if n_out > 0 else max(n_in // gsize, 1)
+                inp, out = self.buffer(n_out * gsize, dtype), self.buffer(n_out, dtype, "out")
                 scatter = (getattr(dist, "reduce_scatter_tensor", None)
                            or dist._reduce_scatter_base)
                 return scatter(out, inp, group=pg, async_op=True)
             if kind == "all_to_all":
-                n = max(n_in, n_out) // gsize * gsize
-                return dist.all_to_all_single(self.buffer(n, dtype), self.buffer(n, dtype),
-                                              group=pg, async_op=True)
+                n = -(-n // gsize) * gsize
+                return dist.all_to_all_single(self.buffer(n, dtype, "out"),
+                                              self.buffer(n, dtype), group=pg, async_op=True)
             root = self.plan["groups"][group]["ranks"][0] if group >= 0 else 0
             if kind == "broadcast":
-                return dist.broadcast(self.buffer(n_in, dtype), src=root, group=pg,
-                                      async_op=True)
+                return dist.broadcast(self.buffer(n, dtype), src=root, group=pg, async_op=True)
             if kind == "reduce":
-                return dist.reduce(self.buffer(n_in, dtype), dst=root, group=pg, async_op=True)
-            if kind == "send" and peer is not None:
-                return dist.isend(self.buffer(n_in, dtype), peer)
-            if kind == "recv" and peer is not None:
-                return dist.irecv(self.buffer(max(n_in, n_out), dtype), peer)
-        self.emulated += 1
-        self.sleep(stream, dur)
-        return None
+                return dist.reduce(self.buffer(n, dtype), dst=root, group=pg, async_op=True)
+            if kind == "send":
+                return dist.isend(self.buffer(n, dtype), peer)
+            return dist.irecv(self.buffer(n, dtype, "out"), peer)
 
     # one step
     def step(self, probe):
@@ -485,7 +514,7 @@ class Runner:
             elif kind == "wait":
                 if self.cpu:
                     continue
-                target = it[3] if it[3] is not False and self.real_comms else it[2]
+                target = self.wait_on[i]
                 rec = self.events.get(it[1])
                 if rec is None:
                     continue

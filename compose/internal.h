@@ -23,7 +23,7 @@ struct citem {
 	uint32_t ev;      /* RECORD, WAIT: the event's number; SYNC: 1 device, 0 stream */
 	uint32_t region;  /* --repeat region instance, or ORR_NONE */
 	uint32_t regions; /* ... and its repeat count */
-	uint32_t target;  /* RECORD, WAIT: the item recorded or waited for */
+	uint32_t task;    /* COMM: its GPU task in the graph */
 	bool keep;        /* inside --subgraph (true without it) */
 	bool comm;        /* RECORD: of a collective's end; WAIT: before a collective */
 	uint8_t kind;     /* enum citem_kind */

@@ -28,6 +28,7 @@ struct walk {
 	uint32_t *region; /* --repeat region instance around it (itself included) */
 	uint8_t *keep;    /* inside --subgraph (itself included) */
 	uint8_t *comm;    /* ops: launches communication, itself or inside */
+	uint8_t *split;   /* ops: hold a --subgraph or --repeat region: not rebuilt whole */
 	uint32_t *em;     /* ops: the rebuilt op it is part of (itself included) */
 	uint32_t *item;   /* rebuilt ops: their item */
 	uint32_t *counts; /* per region instance: its repeat count */
@@ -103,6 +104,11 @@ static void walk_place(const struct orr_compose *c, const struct orr_rank *r, co
 		if (e->kind == ORR_EVENT_OP || e->kind == ORR_EVENT_ANNOTATION) {
 			const char *name = orr_trace_str(t, e->name);
 			int k;
+
+			if (matches(c->o.subgraph, name) || repeat_of(c, name))
+				for (uint32_t o = owner; o != ORR_NONE && !w->split[o];
+				     o = w->owner[o])
+					w->split[o] = 1;
 
 			top.event = ev[i];
 			top.keep = top.keep || matches(c->o.subgraph, name);
@@ -203,7 +209,7 @@ static struct citem base_item(const struct walk *w, const struct orr_event *e, u
 			       .ev = 0,
 			       .region = w->region[ev],
 			       .regions = w->region[ev] == ORR_NONE ? 1 : w->counts[w->region[ev]],
-			       .target = ORR_NONE,
+			       .task = ORR_NONE,
 			       .keep = w->keep[ev],
 			       .kind = (uint8_t)kind };
 }
@@ -236,7 +242,7 @@ static void rebuilt_ops(struct orr_compose *c, struct crank *cr, struct walk *w)
 			continue;
 		}
 		if (ev->start_ns < cr->start_ns || ev->start_ns >= cr->end_ns || w->comm[e] ||
-		    orr__compose_unbuildable(c, cr, e))
+		    w->split[e] || orr__compose_unbuildable(c, cr, e))
 			continue;
 		w->em[e] = e;
 		w->item[e] = push_item(cr, base_item(w, ev, e, CI_OP));
@@ -251,8 +257,9 @@ static void add_missing(struct orr_compose *c, const struct crank *cr, const str
 	const char *reason = why;
 
 	if (!reason && owner != ORR_NONE)
-		reason = w->comm[owner] ? "inside an op that communicates"
-					: orr__compose_unbuildable(c, cr, owner);
+		reason = w->comm[owner]    ? "inside an op that communicates"
+			 : w->split[owner] ? "inside an op holding a --subgraph or --repeat region"
+					   : orr__compose_unbuildable(c, cr, owner);
 	if (!reason)
 		reason = owner == ORR_NONE ? "launched outside any operator" : "outside the step";
 	orr__compose_missing(c,
@@ -298,6 +305,7 @@ static void gpu_items(struct orr_compose *c, struct crank *cr, struct walk *w, u
 		it.event = tk->event;
 		it.place = ce == ORR_NONE ? ORR_NONE : at->place;
 		it.gpu_ns = it.dur_ns = ge->dur_ns;
+		it.task = t;
 		it.stream = stream_of(g, r, t);
 		if (ce == ORR_NONE) {
 			it.region = ORR_NONE;
@@ -369,12 +377,11 @@ static void sync_items(struct orr_compose *c, struct crank *cr, const struct wal
 	}
 }
 
-static const struct citem *sort_items;
-
-static int cmp_item(const void *a, const void *b)
+static int cmp_item(const void *a, const void *b, void *data)
 {
-	const struct citem *x = &sort_items[*(const uint32_t *)a];
-	const struct citem *y = &sort_items[*(const uint32_t *)b];
+	const struct citem *items = data;
+	const struct citem *x = &items[*(const uint32_t *)a];
+	const struct citem *y = &items[*(const uint32_t *)b];
 	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
 
 	if (x->cpu_ns != y->cpu_ns)
@@ -391,8 +398,7 @@ static void order_items(struct crank *cr, uint32_t *item_of, size_t ntasks)
 
 	for (uint32_t i = 0; i < cr->nitems; i++)
 		perm[i] = i;
-	sort_items = cr->items;
-	qsort(perm, cr->nitems, sizeof(*perm), cmp_item);
+	qsort_r(perm, cr->nitems, sizeof(*perm), cmp_item, cr->items);
 	for (uint32_t i = 0; i < cr->nitems; i++) {
 		sorted[i] = cr->items[perm[i]];
 		rank_of[perm[i]] = i;
@@ -421,6 +427,7 @@ static void plan_rank(struct orr_compose *c, struct crank *cr)
 	w.item = orr_xmalloc(n * sizeof(*w.item));
 	w.keep = orr_xcalloc(n, 1);
 	w.comm = orr_xcalloc(n, 1);
+	w.split = orr_xcalloc(n, 1);
 	cr->et_of_event = orr_xmalloc(n * sizeof(*cr->et_of_event));
 	for (size_t e = 0; e < n; e++)
 		cr->et_of_event[e] = ORR_NONE;
@@ -440,6 +447,7 @@ static void plan_rank(struct orr_compose *c, struct crank *cr)
 	free(w.item);
 	free(w.keep);
 	free(w.comm);
+	free(w.split);
 	free(w.counts);
 }
 

@@ -24,6 +24,8 @@ struct cgroup {
 struct groups {
 	struct cgroup *g;
 	size_t n, cap;
+	int32_t **owned; /* member lists made here */
+	size_t nowned, cap_owned;
 };
 
 const char *orr_compose_bench_py(void)
@@ -43,6 +45,72 @@ static void add_group(struct groups *gs, uint32_t name, const int32_t *m, uint32
 		    (n && same_members(&gs->g[i], m, n)))
 			return;
 	ORR_VEC_PUSH(gs->g, gs->n, gs->cap, ((struct cgroup){ name, m, n, size }));
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The ranks of the collective instance GPU task `task` is part of (D7: its members on
+ * every rank), sorted, into m (as many as the graph's ranks); 0 when not coupled.
+ */
+static uint32_t instance_ranks(const struct orr_compose *c, uint32_t task, int32_t *m)
+{
+	const struct orr_graph *g = c->g;
+	uint32_t aux = orr_graph_tasks(g)[task].aux, n = 0;
+	const struct orr_group *grp;
+
+	if (aux == ORR_NONE || aux >= orr_graph_group_count(g))
+		return 0;
+	grp = &orr_graph_groups(g)[aux];
+	for (uint32_t i = 0; i < grp->n && n < c->nranks; i++) {
+		uint32_t t = orr_graph_members(g)[grp->first + i];
+		uint32_t rank = orr_graph_procs(g)[orr_graph_tasks(g)[t].proc].rank;
+
+		m[n++] = orr_graph_get_rank(g, rank)->rank->rank;
+	}
+	qsort(m, n, sizeof(*m), cmp_i32);
+	return n;
+}
+
+static int32_t world_of(const struct orr_compose *c);
+static int64_t group_of(const struct orr_compose *c, const struct groups *gs,
+			const struct orr_rank *r, const struct orr_collective *co);
+
+/*
+ * Collectives whose trace names no group: the ranks the graph coupled them with (D7),
+ * a group of their own unless they are every rank.
+ */
+static void coupled_groups(const struct orr_compose *c, struct groups *gs)
+{
+	int32_t *m = orr_xmalloc((c->nranks ? c->nranks : 1) * sizeof(*m));
+
+	for (size_t i = 0; i < c->nranks; i++) {
+		const struct crank *cr = &c->ranks[i];
+
+		for (size_t k = 0; k < cr->nitems; k++) {
+			const struct citem *it = &cr->items[k];
+			const struct orr_collective *co;
+			uint32_t n;
+			int32_t *copy;
+
+			if (it->kind != CI_COMM)
+				continue;
+			co = &cr->r->collectives[cr->r->events[it->event].coll];
+			if (group_of(c, gs, cr->r, co) != -2 ||
+			    !(n = instance_ranks(c, it->task, m)) || n == (uint32_t)world_of(c))
+				continue;
+			copy = orr_xmalloc(n * sizeof(*copy));
+			memcpy(copy, m, n * sizeof(*copy));
+			ORR_VEC_PUSH(gs->owned, gs->nowned, gs->cap_owned, copy);
+			add_group(gs, ORR_STR_NONE, copy, n, (int32_t)n);
+		}
+	}
+	free(m);
 }
 
 /* Every communicator and every collective's member list of the job. */
@@ -86,6 +154,28 @@ static int64_t group_of(const struct orr_compose *c, const struct groups *gs,
 		return gs->g[i].size == world ? -1 : -2;
 	}
 	return co->group_size == world ? -1 : -2;
+}
+
+/* The group of a collective item: its own, else the ranks the graph coupled it with. */
+static int64_t item_group(const struct orr_compose *c, const struct groups *gs,
+			  const struct crank *cr, const struct citem *it)
+{
+	const struct orr_collective *co = &cr->r->collectives[cr->r->events[it->event].coll];
+	int64_t g = group_of(c, gs, cr->r, co);
+	int32_t *m;
+	uint32_t n;
+
+	if (g != -2)
+		return g;
+	m = orr_xmalloc((c->nranks ? c->nranks : 1) * sizeof(*m));
+	n = instance_ranks(c, it->task, m);
+	if (n && n == (uint32_t)world_of(c))
+		g = -1;
+	for (size_t i = 0; n && g == -2 && i < gs->n; i++)
+		if (same_members(&gs->g[i], m, n))
+			g = (int64_t)i;
+	free(m);
+	return g;
 }
 
 static const char *kind_name(enum orr_coll_kind k)
@@ -134,10 +224,43 @@ static const char *p2p(const struct orr_trace *t, const struct orr_rank *r,
 	return "send_recv";
 }
 
-/* Elements and dtype of a side: the recorded count and dtype, else its bytes as uint8. */
-static int64_t elems(int64_t n, int64_t bytes, const char *dtype)
+/*
+ * The element type an NCCL kernel's name says ("ncclDevKernel_AllReduce_Sum_f16_RING_LL":
+ * float16) and its size; NULL when it says none.
+ */
+static const char *nccl_dtype(const char *name, int *size)
 {
-	return dtype ? n : bytes;
+	static const struct {
+		const char *tok, *dtype;
+		int size;
+	} types[] = { { "f16", "float16", 2 }, { "bf16", "bfloat16", 2 }, { "f32", "float32", 4 },
+		      { "f64", "float64", 8 }, { "i8", "int8", 1 },       { "u8", "uint8", 1 },
+		      { "i32", "int32", 4 },   { "i64", "int64", 8 } };
+	const char *type, *p;
+	size_t len;
+
+	if (!orr_nccl_kernel_type(name, &type, &len))
+		return NULL;
+	for (p = type + len; *p == '_';) {
+		size_t n = strcspn(++p, "_(<");
+
+		for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+			if (strlen(types[i].tok) == n && !strncmp(p, types[i].tok, n)) {
+				*size = types[i].size;
+				return types[i].dtype;
+			}
+		}
+		p += n;
+	}
+	return NULL;
+}
+
+/* Elements of a side: the recorded count with the recorded dtype, else bytes / size. */
+static int64_t elems(int64_t n, int64_t bytes, const char *dtype, int size)
+{
+	if (dtype && size == 0)
+		return n;
+	return bytes >= 0 ? bytes / size : -1;
 }
 
 static void write_comm(const struct orr_compose *c, const struct groups *gs, FILE *f,
@@ -150,17 +273,26 @@ static void write_comm(const struct orr_compose *c, const struct groups *gs, FIL
 	const char *dtype =
 		co->dtype == ORR_STR_NONE ? NULL : orr__compose_dtype(orr_trace_str(t, co->dtype));
 	const char *kind = kind_name(k);
-	int64_t group = group_of(c, gs, cr->r, co);
+	int64_t group = item_group(c, gs, cr, it);
 	int64_t in, out;
 	int32_t peer = -1;
+	int size = 0;
 
 	if (k == ORR_COLL_SEND_RECV)
 		kind = p2p(t, cr->r, co, &peer);
 	if (dtype && ((co->in_nelems < 0 && co->in_bytes >= 0) ||
 		      (co->out_nelems < 0 && co->out_bytes >= 0)))
 		dtype = NULL;
-	in = elems(co->in_nelems, co->in_bytes, dtype);
-	out = elems(co->out_nelems, co->out_bytes, dtype);
+	if (!dtype) {
+		dtype = nccl_dtype(orr_trace_str(t, e->name), &size);
+		if (!dtype || (co->in_bytes >= 0 && co->in_bytes % size) ||
+		    (co->out_bytes >= 0 && co->out_bytes % size)) {
+			dtype = "uint8";
+			size = 1;
+		}
+	}
+	in = elems(co->in_nelems, co->in_bytes, dtype, size);
+	out = elems(co->out_nelems, co->out_bytes, dtype, size);
 	fprintf(f, "[\"comm\",\"%s\",%lld,", kind, (long long)it->stream);
 	if (it->from >= 0)
 		fprintf(f, "%lld,", (long long)it->from);
@@ -170,7 +302,7 @@ static void write_comm(const struct orr_compose *c, const struct groups *gs, FIL
 		fprintf(f, "%lld,", (long long)group);
 	else
 		fputs("null,", f);
-	fprintf(f, "%lld,%lld,\"%s\",", (long long)in, (long long)out, dtype ? dtype : "uint8");
+	fprintf(f, "%lld,%lld,\"%s\",", (long long)in, (long long)out, dtype);
 	if (peer >= 0)
 		fprintf(f, "%d,", peer);
 	else
@@ -227,22 +359,31 @@ static void write_item(const struct orr_compose *c, const struct groups *gs, str
 /* The stream most of the rebuilt GPU time ran on: PyTorch's current stream. */
 static int64_t main_stream(const struct crank *cr)
 {
-	int64_t best = -1, best_ns = -1;
+	struct by_stream {
+		int64_t stream, ns;
+	} *by = NULL;
+	size_t n = 0, cap = 0, best = 0;
+	int64_t ret = -1;
 
 	for (size_t i = 0; i < cr->nitems; i++) {
-		int64_t s = cr->items[i].stream, ns = 0;
+		const struct citem *it = &cr->items[i];
+		size_t k = 0;
 
-		if (cr->items[i].kind != CI_OP || s < 0 || s == best)
+		if (it->kind != CI_OP || it->stream < 0)
 			continue;
-		for (size_t k = 0; k < cr->nitems; k++)
-			if (cr->items[k].kind == CI_OP && cr->items[k].stream == s)
-				ns += cr->items[k].gpu_ns;
-		if (ns > best_ns) {
-			best = s;
-			best_ns = ns;
-		}
+		while (k < n && by[k].stream != it->stream)
+			k++;
+		if (k == n)
+			ORR_VEC_PUSH(by, n, cap, ((struct by_stream){ it->stream, 0 }));
+		by[k].ns = orr_time_add(by[k].ns, it->gpu_ns);
 	}
-	return best;
+	for (size_t k = 0; k < n; k++)
+		if (by[k].ns > by[best].ns)
+			best = k;
+	if (n)
+		ret = by[best].stream;
+	free(by);
+	return ret;
 }
 
 static void write_header(const struct orr_compose *c, FILE *f, const struct crank *cr)
@@ -335,11 +476,15 @@ int orr_compose_write(struct orr_compose *c, const char *dir, struct orr_diag *r
 
 	free(path);
 	find_groups(c, &gs);
+	coupled_groups(c, &gs);
 	for (size_t i = 0; !err && i < c->nranks; i++) {
 		path = orr_xasprintf("%s/rank-%d.json", dir, c->ranks[i].r->rank);
 		err = write_file(path, NULL, c, &gs, &c->ranks[i], reterr_diag);
 		free(path);
 	}
+	for (size_t i = 0; i < gs.nowned; i++)
+		free(gs.owned[i]);
+	free(gs.owned);
 	free(gs.g);
 	return err;
 }
