@@ -73,6 +73,11 @@ int cli_replay_run(const struct orr_graph *g, const struct orr_replay_options *o
  */
 int cli_input(const char *path, const char **ret_path, char **ret_tmp);
 void cli_input_done(char *tmp);
+/*
+ * The whole import of PATH ('-' too) with progress and import warnings, reported once
+ * on failure: 0, or -1 after reporting.
+ */
+int cli_import(const char *path, struct orr_trace **ret);
 /* Reports a failed import with its diagnostic, once. */
 void cli_import_error(const char *path, int err, const struct orr_diag *diag);
 /* Prints one line, "orrery: error: ...; see 'orrery CMD --help'", and returns EXIT_USAGE. */

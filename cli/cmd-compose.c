@@ -346,12 +346,8 @@ int cmd_compose(int argc, char **argv)
 				    .steps = 20,
 				    .warmup = 5,
 				    .producer = "orrery compose " ORR_VERSION } };
-	struct orr_import_options iopts = { .warn = cli_import_warn };
 	struct orr_trace *t = NULL;
-	struct orr_diag d;
-	const char *in_file;
-	char *in_tmp;
-	int ret, err;
+	int ret;
 
 	ret = parse_options(argc, argv, &o);
 	if (ret >= 0)
@@ -363,16 +359,8 @@ int cmd_compose(int argc, char **argv)
 		return EXIT_FAIL;
 	}
 	orr_outfile_catch_signals();
-	if (cli_input(o.in, &in_file, &in_tmp) < 0)
+	if (cli_import(o.in, &t) < 0)
 		return EXIT_FAIL;
-	cli_import_progress(&iopts, in_file);
-	err = orr_trace_import(in_file, &iopts, &t, &d);
-	cli_progress_done();
-	cli_input_done(in_tmp);
-	if (err) {
-		cli_import_error(o.in, err, &d);
-		return EXIT_FAIL;
-	}
 	ret = compose(&o, t);
 	orr_trace_free(t);
 	return ret;

@@ -386,13 +386,9 @@ static void summary(const struct options *o, const struct orr_trace *t,
 int cmd_convert(int argc, char **argv)
 {
 	struct options o = { .to = FORMAT_UNSET };
-	struct orr_import_options iopts = { .warn = cli_import_warn };
 	struct orr_trace *t = NULL;
 	struct orr_chakra_stats chakra = { 0 };
-	struct orr_diag d;
-	const char *in_file;
-	char *in_tmp;
-	int ret, err;
+	int ret;
 
 	ret = parse_options(argc, argv, &o);
 	if (ret >= 0)
@@ -405,16 +401,7 @@ int cmd_convert(int argc, char **argv)
 		goto out;
 	}
 	orr_outfile_catch_signals();
-	if (cli_input(o.in, &in_file, &in_tmp) < 0) {
-		ret = EXIT_FAIL;
-		goto out;
-	}
-	cli_import_progress(&iopts, in_file);
-	err = orr_trace_import(in_file, &iopts, &t, &d);
-	cli_progress_done();
-	cli_input_done(in_tmp);
-	if (err) {
-		cli_import_error(o.in, err, &d);
+	if (cli_import(o.in, &t) < 0) {
 		ret = EXIT_FAIL;
 		goto out;
 	}

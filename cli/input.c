@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "orrery/trace.h"
 #include "banned.h"
 
 #define STDIN_MAX_BYTES (UINT64_C(4) << 30)
@@ -95,4 +96,26 @@ void cli_input_done(char *tmp)
 		return;
 	unlink(tmp);
 	free(tmp);
+}
+
+int cli_import(const char *path, struct orr_trace **ret)
+{
+	struct orr_import_options iopts = { .warn = cli_import_warn };
+	struct orr_diag d;
+	const char *file;
+	char *tmp;
+	int err;
+
+	*ret = NULL;
+	if (cli_input(path, &file, &tmp) < 0)
+		return -1;
+	cli_import_progress(&iopts, file);
+	err = orr_trace_import(file, &iopts, ret, &d);
+	cli_progress_done();
+	cli_input_done(tmp);
+	if (err) {
+		cli_import_error(path, err, &d);
+		return -1;
+	}
+	return 0;
 }

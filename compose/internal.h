@@ -50,6 +50,8 @@ struct orr_compose {
 	struct orr_strtab *strs; /* reasons */
 };
 
+/* The stream GPU task `task` of the graph ran on. */
+int64_t orr__compose_stream(const struct orr_graph *g, const struct orr_rank *r, uint32_t task);
 /* Adds GPU time to the missing entry (name, reason). */
 void orr__compose_missing(struct orr_compose *c, const char *name, const char *reason,
 			  int64_t gpu_ns);

@@ -29,13 +29,6 @@ static int cmp_pair(const void *a, const void *b)
 	return (x->src > y->src) - (x->src < y->src);
 }
 
-static int64_t stream_of(const struct orr_graph *g, const struct orr_rank *r, uint32_t task)
-{
-	const struct orr_proc *p = &orr_graph_procs(g)[orr_graph_tasks(g)[task].proc];
-
-	return r->places[p->place].tid;
-}
-
 static size_t find_pairs(const struct orr_compose *c, const struct crank *cr,
 			 const uint32_t *item_of, struct pair **ret)
 {
@@ -59,8 +52,9 @@ static size_t find_pairs(const struct orr_compose *c, const struct crank *cr,
 			if (si == ORR_NONE || di == ORR_NONE || si >= di)
 				continue;
 			ORR_VEC_PUSH(p, n, cap,
-				     ((struct pair){ si, di, stream_of(g, cr->r, dep->src),
-						     stream_of(g, cr->r, t) }));
+				     ((struct pair){ si, di,
+						     orr__compose_stream(g, cr->r, dep->src),
+						     orr__compose_stream(g, cr->r, t) }));
 		}
 	}
 	if (n)

@@ -164,7 +164,7 @@ static uint32_t task_event(const struct orr_graph *g, uint32_t task)
 	return orr_graph_tasks(g)[task].event;
 }
 
-static int64_t stream_of(const struct orr_graph *g, const struct orr_rank *r, uint32_t task)
+int64_t orr__compose_stream(const struct orr_graph *g, const struct orr_rank *r, uint32_t task)
 {
 	const struct orr_proc *p = &orr_graph_procs(g)[orr_graph_tasks(g)[task].proc];
 
@@ -293,7 +293,7 @@ static void gpu_items(struct orr_compose *c, struct crank *cr, struct walk *w, u
 
 			op->gpu_ns = orr_time_add(op->gpu_ns, ge->dur_ns);
 			if (op->stream < 0)
-				op->stream = stream_of(g, r, t);
+				op->stream = orr__compose_stream(g, r, t);
 			item_of[t - gr->first_task] = w->item[w->em[owner]];
 			cr->st.gpu_ns = orr_time_add(cr->st.gpu_ns, ge->dur_ns);
 			continue;
@@ -306,7 +306,7 @@ static void gpu_items(struct orr_compose *c, struct crank *cr, struct walk *w, u
 		it.place = ce == ORR_NONE ? ORR_NONE : at->place;
 		it.gpu_ns = it.dur_ns = ge->dur_ns;
 		it.task = t;
-		it.stream = stream_of(g, r, t);
+		it.stream = orr__compose_stream(g, r, t);
 		if (ce == ORR_NONE) {
 			it.region = ORR_NONE;
 			it.regions = 1;
@@ -335,7 +335,7 @@ static int64_t sync_stream(const struct orr_graph *g, const struct orr_rank *r,
 	case ORR_WAIT_STREAM:
 		return r->places[procs[wt->target].place].tid;
 	case ORR_WAIT_TASK:
-		return stream_of(g, r, wt->target);
+		return orr__compose_stream(g, r, wt->target);
 	case ORR_WAIT_EVENT: {
 		const struct orr_task *rec = &tasks[wt->target];
 		const struct orr_wait *rw = rec->aux == ORR_NONE ? NULL
