@@ -165,9 +165,18 @@ def run(args):
                        on_trace_ready=lambda p: p.export_chrome_trace(args.trace),
                        record_shapes=not args.no_ops)
         prof.__enter__()
+    et = None
+    if args.et:
+        if args.mode != "torch-profiler":
+            sys.exit("gpt.py: --et goes with --mode torch-profiler")
+        from torch.profiler import ExecutionTraceObserver
+        et = ExecutionTraceObserver()
+        et.register_callback(args.et)
     times = []
     torch.cuda.synchronize()
     for i in range(total):
+        if et and i == args.warmup:
+            et.start()
         t0 = time.perf_counter()
         if rec:
             with rec.step(i):
@@ -178,6 +187,9 @@ def run(args):
             torch.cuda.synchronize()
         ms = (time.perf_counter() - t0) * 1e3
         times.append({"step": i, "ms": ms, "measured": args.warmup <= i < args.warmup + args.steps})
+        if et and i == args.warmup:
+            et.stop()
+            et.unregister_callback()
         if prof:
             prof.step()
     if prof:
@@ -206,6 +218,8 @@ def main():
     ap.add_argument("--times", help="per-step times, JSON lines")
     ap.add_argument("--trace", default="torch-trace.json", help="torch-profiler: Chrome trace")
     ap.add_argument("--counts", help="torch-profiler: kernel counts by name, JSON")
+    ap.add_argument("--et", help="torch-profiler: a PyTorch execution trace of the first "
+                                 "measured step (for orrery compose)")
     ap.add_argument("--no-ops", action="store_true",
                     help="no op names (orrery: no emit_nvtx; torch-profiler: no shapes)")
     ap.add_argument("--layers", type=int, default=12)

@@ -3,6 +3,7 @@
 # NVIDIA GPU, the CUDA toolkit and PyTorch, from anywhere:
 #
 #   bash bench/gpu/run.sh            # OUT=DIR to choose where results go
+#   bash bench/gpu/run.sh compose    # the fidelity of orrery compose instead
 #
 # Builds orrery with the tracer (BUILD_DIR, default build-gpu), then runs bench/gpu/gpt.py
 # plain, under `orrery record`, and under torch.profiler, ROUNDS times each, alternating;
@@ -57,18 +58,22 @@ print(statistics.median(ms))
 EOF
 }
 
-main() {
-	build_orrery
-	orrery=$build/cli/orrery
-	"$python" -c 'import torch; assert torch.cuda.is_available()' ||
-		die "PyTorch with CUDA is not usable by $python"
-	# Only a directory this script made (or an empty one) is emptied.
+# Only a directory this script made (or an empty one) is emptied.
+prepare_out() {
 	if [[ -d $out && -n $(ls -A "$out") && ! -e $out/.bench-gpu ]]; then
 		die "OUT=$out is not empty and was not made by run.sh"
 	fi
 	rm -rf "$out"
 	mkdir -p "$out"
 	: >"$out/.bench-gpu"
+}
+
+main() {
+	build_orrery
+	orrery=$build/cli/orrery
+	"$python" -c 'import torch; assert torch.cuda.is_available()' ||
+		die "PyTorch with CUDA is not usable by $python"
+	prepare_out
 	local common=(--warmup "$warmup" --steps "$steps")
 	for r in $(seq "$rounds"); do
 		say "round $r/$rounds: plain"
@@ -139,4 +144,34 @@ sys.exit(1 if failed else 0)
 EOF
 }
 
-main "$@"
+# The fidelity of `orrery compose` (docs/orrery-compose.md): gpt.py under torch.profiler
+# with an execution trace of its first measured step; the benchmark composed from it run
+# with --profile; step time, GPU time and kernel counts by class compared
+# (compose-check.py); then the shared A100 Megatron TP=8 rank 0 composed and run here.
+compose_main() {
+	build_orrery
+	orrery=$build/cli/orrery
+	"$python" -c 'import torch; assert torch.cuda.is_available()' ||
+		die "PyTorch with CUDA is not usable by $python"
+	prepare_out
+	"$python" "$gpt" --mode torch-profiler --warmup "$warmup" --steps "$steps" \
+		--times "$out/torch.jsonl" --trace "$out/torch-trace.json" --et "$out/gpt.et.json"
+	"$orrery" compose --format=json --et "$out/gpt.et.json" -o "$out/bench" \
+		"$out/torch-trace.json" >"$out/compose.json"
+	"$python" "$out/bench/bench.py" --steps "$steps" --warmup "$warmup" --json \
+		--profile "$out/bench-prof" >"$out/bench-run.json"
+	local mega=$root/../shared/traces
+	if [[ -d $mega/kineto/astrasim-megatron-tp8 ]]; then
+		"$orrery" compose --format=json --et "$mega/et/astrasim-megatron-tp8" \
+			-o "$out/mega" "$mega/kineto/astrasim-megatron-tp8" >"$out/mega-compose.json"
+		"$python" "$out/mega/bench.py" --rank 0 --steps 5 --warmup 2 --json \
+			>"$out/mega-run.json"
+	fi
+	"$python" "$root/bench/gpu/compose-check.py" "$out"
+}
+
+case ${1:-record} in
+record) main ;;
+compose) compose_main ;;
+*) die "usage: run.sh [record|compose]" ;;
+esac
