@@ -172,6 +172,7 @@ void summary_text(const struct summary *s, size_t top)
 		"framework ops by CPU self time in the steps (less the ops they call), all ranks",
 		"op");
 	text_streams(s);
+	summary_idle_text(s);
 	text_colls(s);
 	printf("\nterms: busy, waiting, straggler, self time, algbw, busbw: "
 	       "docs/orrery-summary.md\n");
@@ -212,6 +213,7 @@ static void json_steps(struct json_out *j, const struct summary *s)
 		json_int(j, "exposed_comm_wait_ns", x->b.exposed_wait_ns);
 		json_int(j, "copy_ns", x->copy_ns);
 		json_int(j, "idle_ns", x->b.other_ns);
+		summary_idle_json_step(j, x);
 		json_close_object(j);
 	}
 	json_close_array(j);
@@ -273,6 +275,7 @@ void summary_json(const struct summary *s, size_t top)
 		json_close_object(&j);
 	}
 	json_close_array(&j);
+	summary_idle_json(&j, s);
 	json_colls(&j, s);
 	json_end(&j);
 }

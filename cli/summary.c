@@ -223,6 +223,7 @@ static void rank_steps(struct summary *s, const struct orr_replay *r, size_t k,
 		st.busy_ns = st.b.exposed_compute_ns + st.b.overlapped_ns + st.b.exposed_comm_ns;
 		ORR_VEC_PUSH(s->steps, s->nsteps, *cap, st);
 	}
+	summary_idle(s, k, w, nw, s->steps + first);
 	for (size_t e = 0; e < rk->nevents; e++) {
 		const struct orr_event *ev = &rk->events[e];
 		ptrdiff_t i;
@@ -426,6 +427,7 @@ void summary_gather(struct summary *s, const char *path, const struct orr_replay
 		qsort(s->streams, s->nstreams, sizeof(*s->streams), cmp_key);
 	straggler(s);
 	collectives(s);
+	summary_idle_finish(s);
 }
 
 void summary_release(struct summary *s)
@@ -435,6 +437,10 @@ void summary_release(struct summary *s)
 	free(s->ops);
 	free(s->streams);
 	free(s->colls);
+	free(s->stream_idle);
+	free(s->shorts);
+	for (size_t c = 0; c < SUM_CLASSES; c++)
+		free(s->delays[c].ns);
 	*s = (struct summary){ 0 };
 }
 

@@ -13,6 +13,39 @@
 #include "orrery/estimator.h"
 #include "orrery/replay.h"
 
+/* GPU idle time, explained (cli/summary-idle.c). */
+struct sum_idle {
+	int64_t idle_ns;        /* no GPU task runs */
+	int64_t host_wait_ns;   /* ... and what runs next was not launched yet */
+	int64_t kernel_wait_ns; /* ... it was, and waited on an event or a collective's peers */
+	int64_t other_ns;       /* ... it was, without such a wait: latency, queueing */
+};
+
+/* One stream over the rank-steps shown: its idle time explained, its queue. */
+struct sum_stream_idle {
+	int32_t rank;
+	int64_t stream;
+	struct sum_idle idle;
+	double queue_mean; /* launched, not started GPU tasks, time-weighted over the steps */
+	int64_t queue_max;
+};
+
+/* Launch delays (GPU start less the launch call's start) of one kernel class. */
+#define SUM_CLASSES 7
+struct sum_delays {
+	const char *name; /* gemm, attention, communication, reduction, elementwise, copy, other */
+	int64_t *ns;
+	size_t n, cap;
+	int64_t p50, p90, max;
+};
+
+/* A rank's kernels in the steps shown, and those shorter than 10 us. */
+struct sum_short {
+	int32_t rank;
+	size_t kernels, short_kernels;
+	int64_t kernel_ns, short_ns;
+};
+
 /* One rank-step of the measured trace. */
 struct sum_step {
 	int32_t rank; /* global */
@@ -21,6 +54,7 @@ struct sum_step {
 	struct orr_breakdown b; /* measured */
 	int64_t busy_ns;        /* some GPU task runs */
 	int64_t copy_ns;        /* copies and sets, summed */
+	struct sum_idle idle;   /* the device's (every stream's) idle time, explained */
 };
 
 /* Time spent under one name (kernels, ops) or on one stream, in the steps. */
@@ -58,6 +92,11 @@ struct summary {
 	size_t colls_unknown; /* instances of unknown kind, group or size, not listed */
 	int32_t straggler;    /* the rank the others wait for; -1 */
 	double straggler_wait_ns, others_wait_ns; /* its mean waiting, the others' median */
+	struct sum_stream_idle *stream_idle;
+	size_t nstream_idle, cap_stream_idle;
+	struct sum_delays delays[SUM_CLASSES];
+	struct sum_short *shorts;
+	size_t nshorts, cap_shorts;
 };
 
 struct cli_select;
@@ -65,6 +104,19 @@ struct cli_select;
 void summary_gather(struct summary *s, const char *path, const struct orr_replay *r,
 		    const struct cli_select *sel);
 void summary_release(struct summary *s);
+/*
+ * GPU idle explained for graph rank k in its windows w[0..nw) (steps[0..nw) are its
+ * rank-steps), its streams' idle and queues, launch delays and short kernels
+ * (cli/summary-idle.c); then the delays' percentiles once every rank is in.
+ */
+struct orr_step;
+void summary_idle(struct summary *s, size_t k, const struct orr_step *w, size_t nw,
+		  struct sum_step *steps);
+void summary_idle_finish(struct summary *s);
+struct json_out;
+void summary_idle_text(const struct summary *s);
+void summary_idle_json_step(struct json_out *j, const struct sum_step *x);
+void summary_idle_json(struct json_out *j, const struct summary *s);
 void summary_text(const struct summary *s, size_t top);
 void summary_json(const struct summary *s, size_t top);
 void summary_csv(const struct summary *s);

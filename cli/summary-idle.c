@@ -1,0 +1,438 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Why the GPU is idle (docs/orrery-summary.md, "GPU idle, explained").  On a rank's
+ * measured timeline a gap is a time when no GPU task runs: on the device (every
+ * stream) or on one stream.  Each moment of a gap is
+ *
+ *   host wait    when none of the GPU work that runs next had been launched yet;
+ *   kernel wait  once it had, when the task that ends the gap waited on a dependency:
+ *                an event (a cross-stream wait, D4) or a collective's peers;
+ *   other        once it had, for a task without such a dependency: launch latency,
+ *                queueing in the driver, what the trace does not show.
+ *
+ * "The GPU work that runs next" is every task that starts at or after the gap's end: the
+ * earliest of their launches ends the host wait.  Besides, per stream, the queue:
+ * tasks launched and not yet started, over time; per kernel class the launch delay
+ * (start less the launch call's start); per rank the short kernels.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "replay-common.h"
+#include "summary.h"
+#include "banned.h"
+
+#define SHORT_KERNEL_NS 10000 /* a kernel shorter than this is launch-bound territory */
+
+struct gtask {
+	int64_t start, end, launch; /* launch: the call's start; INT64_MIN when not launched */
+	uint32_t task, proc;
+	bool dep; /* waited on an event or a collective's peers */
+};
+
+static int cmp_start(const void *a, const void *b)
+{
+	const struct gtask *x = a, *y = b;
+
+	if (x->start != y->start)
+		return (x->start > y->start) - (x->start < y->start);
+	return (x->task > y->task) - (x->task < y->task);
+}
+
+static const char *const classes[] = { "gemm",        "attention", "communication", "reduction",
+				       "elementwise", "copy",      "other" };
+
+/* A kernel's class from its name; copies and sets are "copy". */
+static size_t class_of(const struct orr_graph *g, uint32_t t)
+{
+	static const char *const pats[][5] = {
+		{ "gemm", "cutlass", "xmma", "matmul", NULL },
+		{ "flash", "fmha", "attention", "sdpa", NULL },
+		{ "nccl", "nvshmem", NULL },
+		{ "reduce", "norm", "softmax", NULL },
+		{ "elementwise", "vectorized", "unrolled", NULL },
+	};
+	const struct orr_event *e = orr_graph_task_event(g, t);
+	const char *name = orr_graph_task_name(g, t);
+
+	if (e->kind != ORR_EVENT_KERNEL)
+		return 5;
+	if (orr_graph_tasks(g)[t].flags & ORR_TASK_F_COMM)
+		return 2;
+	for (size_t c = 0; c < sizeof(pats) / sizeof(pats[0]); c++)
+		for (size_t k = 0; pats[c][k]; k++)
+			if (strcasestr(name, pats[c][k]))
+				return c;
+	return 6;
+}
+
+static bool waits_on_dep(const struct orr_graph *g, uint32_t t)
+{
+	const struct orr_task *tk = &orr_graph_tasks(g)[t];
+
+	if (tk->flags & ORR_TASK_F_COMM)
+		return true;
+	for (uint32_t d = tk->first_dep; d < tk->first_dep + tk->ndeps; d++)
+		if (orr_graph_deps(g)[d].kind == ORR_DEP_CROSS_STREAM)
+			return true;
+	return false;
+}
+
+/* The rank's GPU tasks with their launches, in start order. */
+static struct gtask *gpu_tasks(const struct orr_graph *g, size_t k, size_t *ret_n)
+{
+	const struct orr_graph_rank *gr = orr_graph_get_rank(g, k);
+	struct gtask *v = orr_xmalloc((gr->ntasks ? gr->ntasks : 1) * sizeof(*v));
+	size_t n = 0;
+
+	for (uint32_t t = gr->first_task; t < gr->first_task + gr->ntasks; t++) {
+		const struct orr_task *tk = &orr_graph_tasks(g)[t];
+		const struct orr_dep *d = &orr_graph_deps(g)[tk->first_dep];
+
+		if (tk->kind != ORR_TASK_GPU)
+			continue;
+		v[n++] = (struct gtask){
+			.start = orr_graph_task_start(g, t),
+			.end = orr_graph_task_end(g, t),
+			.launch = tk->ndeps && d->kind == ORR_DEP_LAUNCH
+					  ? orr_graph_task_start(g, d->src)
+					  : INT64_MIN,
+			.task = t,
+			.proc = tk->proc,
+			.dep = waits_on_dep(g, t),
+		};
+	}
+	qsort(v, n, sizeof(*v), cmp_start);
+	*ret_n = n;
+	return v;
+}
+
+static int64_t overlap(int64_t a, int64_t b, int64_t lo, int64_t hi)
+{
+	a = a > lo ? a : lo;
+	b = b < hi ? b : hi;
+	return b > a ? b - a : 0;
+}
+
+/* Adds gap [a, b) ended by v[next] (n: none) to the windows it falls in. */
+static void add_gap(const struct gtask *v, size_t n, const int64_t *min_launch, size_t next,
+		    int64_t a, int64_t b, const struct orr_step *w, size_t nw, struct sum_idle *out)
+{
+	int64_t launched = next < n ? min_launch[next] : INT64_MAX;
+	for (size_t i = 0; i < nw; i++) {
+		int64_t idle = overlap(a, b, w[i].start_ns, w[i].end_ns);
+		int64_t host = overlap(a, launched < b ? launched : b, w[i].start_ns, w[i].end_ns);
+
+		if (!idle)
+			continue;
+		out[i].idle_ns += idle;
+		out[i].host_wait_ns += host;
+		if (next < n && v[next].dep)
+			out[i].kernel_wait_ns += idle - host;
+		else
+			out[i].other_ns += idle - host;
+	}
+}
+
+/*
+ * The gaps of v[0..n) (in start order) in every window, explained into out[0..nw).
+ * min_launch: scratch for n values.
+ */
+static void explain(const struct gtask *v, size_t n, int64_t *min_launch, const struct orr_step *w,
+		    size_t nw, struct sum_idle *out)
+{
+	int64_t busy = nw ? w[0].start_ns : 0;
+
+	for (size_t i = n; i-- > 0;) {
+		/* a task no call launched (in the trace) ends no host wait */
+		int64_t l = v[i].launch == INT64_MIN ? INT64_MAX : v[i].launch;
+
+		min_launch[i] = i + 1 < n && min_launch[i + 1] < l ? min_launch[i + 1] : l;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].start > busy)
+			add_gap(v, n, min_launch, i, busy, v[i].start, w, nw, out);
+		if (v[i].end > busy)
+			busy = v[i].end;
+	}
+	if (nw && w[nw - 1].end_ns > busy)
+		add_gap(v, n, min_launch, n, busy, w[nw - 1].end_ns, w, nw, out);
+}
+
+struct qev {
+	int64_t t;
+	int d;
+};
+
+static int cmp_qev(const void *a, const void *b)
+{
+	const struct qev *x = a, *y = b;
+
+	if (x->t != y->t)
+		return (x->t > y->t) - (x->t < y->t);
+	return x->d - y->d; /* starts before launches at one time */
+}
+
+/* The queue of one stream's tasks v[0..n): its time-weighted mean and maximum in w. */
+static void queue(const struct gtask *v, size_t n, const struct orr_step *w, size_t nw,
+		  struct sum_stream_idle *out)
+{
+	struct qev *q = orr_xmalloc((2 * n + 1) * sizeof(*q));
+	size_t m = 0;
+	int64_t depth = 0, area = 0, span = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].launch == INT64_MIN || v[i].launch >= v[i].start)
+			continue;
+		q[m++] = (struct qev){ v[i].launch, 1 };
+		q[m++] = (struct qev){ v[i].start, -1 };
+	}
+	qsort(q, m, sizeof(*q), cmp_qev);
+	for (size_t i = 0; i < m; i++) {
+		for (size_t k = 0; depth && i && k < nw; k++)
+			area += depth * overlap(q[i - 1].t, q[i].t, w[k].start_ns, w[k].end_ns);
+		depth += q[i].d;
+		for (size_t k = 0; depth > out->queue_max && k < nw; k++)
+			if (q[i].t >= w[k].start_ns && q[i].t < w[k].end_ns)
+				out->queue_max = depth;
+	}
+	for (size_t k = 0; k < nw; k++)
+		span += w[k].end_ns - w[k].start_ns;
+	out->queue_mean = span > 0 ? (double)area / (double)span : 0;
+	free(q);
+}
+
+static ptrdiff_t in_windows(const struct orr_step *w, size_t nw, int64_t t)
+{
+	for (size_t i = 0; i < nw; i++)
+		if (t >= w[i].start_ns && t < w[i].end_ns)
+			return (ptrdiff_t)i;
+	return -1;
+}
+
+/* Launch delays by class and the rank's short kernels, for the tasks starting in w. */
+static void launches(struct summary *s, const struct gtask *v, size_t n, const struct orr_step *w,
+		     size_t nw, int32_t rank)
+{
+	struct sum_short sh = { .rank = rank };
+
+	for (size_t i = 0; i < n; i++) {
+		size_t c;
+
+		if (in_windows(w, nw, v[i].start) < 0)
+			continue;
+		c = class_of(s->g, v[i].task);
+		if (v[i].launch != INT64_MIN) {
+			struct sum_delays *d = &s->delays[c];
+
+			ORR_VEC_PUSH(d->ns, d->n, d->cap, v[i].start - v[i].launch);
+		}
+		if (orr_graph_task_event(s->g, v[i].task)->kind != ORR_EVENT_KERNEL)
+			continue;
+		sh.kernels++;
+		sh.kernel_ns += v[i].end - v[i].start;
+		if (v[i].end - v[i].start < SHORT_KERNEL_NS) {
+			sh.short_kernels++;
+			sh.short_ns += v[i].end - v[i].start;
+		}
+	}
+	ORR_VEC_PUSH(s->shorts, s->nshorts, s->cap_shorts, sh);
+}
+
+static int cmp_proc(const void *a, const void *b)
+{
+	const struct gtask *x = a, *y = b;
+
+	if (x->proc != y->proc)
+		return (x->proc > y->proc) - (x->proc < y->proc);
+	return cmp_start(a, b);
+}
+
+/* Per stream: its gaps explained over the windows, and its queue. */
+static void streams(struct summary *s, size_t k, struct gtask *v, size_t n, int64_t *scratch,
+		    const struct orr_step *w, size_t nw, struct sum_idle *dev)
+{
+	const struct orr_rank *r = orr_graph_get_rank(s->g, k)->rank;
+
+	qsort(v, n, sizeof(*v), cmp_proc);
+	for (size_t i = 0, j; i < n; i = j) {
+		struct sum_stream_idle row = { .rank = r->rank };
+
+		for (j = i; j < n && v[j].proc == v[i].proc;)
+			j++;
+		memset(dev, 0, (nw + 1) * sizeof(*dev));
+		explain(v + i, j - i, scratch, w, nw, dev);
+		for (size_t x = 0; x < nw; x++) {
+			row.idle.idle_ns += dev[x].idle_ns;
+			row.idle.host_wait_ns += dev[x].host_wait_ns;
+			row.idle.kernel_wait_ns += dev[x].kernel_wait_ns;
+			row.idle.other_ns += dev[x].other_ns;
+		}
+		row.stream = r->places[orr_graph_procs(s->g)[v[i].proc].place].tid;
+		queue(v + i, j - i, w, nw, &row);
+		ORR_VEC_PUSH(s->stream_idle, s->nstream_idle, s->cap_stream_idle, row);
+	}
+}
+
+void summary_idle(struct summary *s, size_t k, const struct orr_step *w, size_t nw,
+		  struct sum_step *steps)
+{
+	size_t n;
+	struct gtask *v = gpu_tasks(s->g, k, &n);
+	int64_t *scratch = orr_xmalloc((n + 1) * sizeof(*scratch));
+	struct sum_idle *dev = orr_xcalloc(nw + 1, sizeof(*dev));
+
+	explain(v, n, scratch, w, nw, dev);
+	for (size_t i = 0; i < nw; i++)
+		steps[i].idle = dev[i];
+	launches(s, v, n, w, nw, orr_graph_get_rank(s->g, k)->rank->rank);
+	streams(s, k, v, n, scratch, w, nw, dev);
+	free(dev);
+	free(scratch);
+	free(v);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+void summary_idle_finish(struct summary *s)
+{
+	for (size_t c = 0; c < SUM_CLASSES; c++) {
+		struct sum_delays *d = &s->delays[c];
+
+		d->name = classes[c];
+		if (!d->n)
+			continue;
+		qsort(d->ns, d->n, sizeof(*d->ns), cmp_i64);
+		d->p50 = d->ns[(d->n - 1) / 2];
+		d->p90 = d->ns[(d->n - 1) * 9 / 10];
+		d->max = d->ns[d->n - 1];
+	}
+}
+
+/* ---- output ---- */
+
+static double pct(int64_t part, int64_t whole)
+{
+	return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+void summary_idle_text(const struct summary *s)
+{
+	char st[32], a[32], b[32], c[32], d[32];
+
+	printf("\nGPU idle, explained, ms (host wait: what ran next was not launched yet; "
+	       "kernel wait: it was, and waited on an event or a collective's peers; other: "
+	       "launch latency, queueing)\n");
+	printf("%-6s %6s %11s %11s %11s %11s\n", "rank", "step", "idle", "host wait", "kernel wait",
+	       "other");
+	for (size_t i = 0; i < s->nsteps; i++) {
+		const struct sum_step *x = &s->steps[i];
+
+		printf("%-6d %6s %11s %11s %11s %11s\n", x->rank,
+		       cli_step_label(x->step, st, sizeof(st)), cli_ms(x->idle.idle_ns, a, 32),
+		       cli_ms(x->idle.host_wait_ns, b, 32), cli_ms(x->idle.kernel_wait_ns, c, 32),
+		       cli_ms(x->idle.other_ns, d, 32));
+	}
+	if (s->nstream_idle)
+		printf("\nper stream, in the steps: idle explained, ms; queue: launched GPU tasks "
+		       "not started yet\n  %-6s %8s %11s %11s %11s %11s %10s %9s\n",
+		       "rank", "stream", "idle", "host wait", "kernel wait", "other", "queue mean",
+		       "queue max");
+	for (size_t i = 0; i < s->nstream_idle; i++) {
+		const struct sum_stream_idle *x = &s->stream_idle[i];
+
+		printf("  %-6d %8lld %11s %11s %11s %11s %10.2f %9lld\n", x->rank,
+		       (long long)x->stream, cli_ms(x->idle.idle_ns, a, 32),
+		       cli_ms(x->idle.host_wait_ns, b, 32), cli_ms(x->idle.kernel_wait_ns, c, 32),
+		       cli_ms(x->idle.other_ns, d, 32), x->queue_mean, (long long)x->queue_max);
+	}
+	printf("\nlaunch delay, us (GPU start less the launch call's start), by kernel class\n"
+	       "  %-14s %9s %10s %10s %10s\n",
+	       "class", "tasks", "median", "p90", "max");
+	for (size_t k = 0; k < SUM_CLASSES; k++) {
+		const struct sum_delays *x = &s->delays[k];
+
+		if (x->n)
+			printf("  %-14s %9zu %10.1f %10.1f %10.1f\n", x->name, x->n,
+			       (double)x->p50 / 1e3, (double)x->p90 / 1e3, (double)x->max / 1e3);
+	}
+	printf("\nshort kernels (under %d us: many of them make a step launch-bound)\n"
+	       "  %-6s %9s %9s %12s %12s\n",
+	       SHORT_KERNEL_NS / 1000, "rank", "kernels", "short", "of kernels", "of GPU time");
+	for (size_t i = 0; i < s->nshorts; i++) {
+		const struct sum_short *x = &s->shorts[i];
+
+		printf("  %-6d %9zu %9zu %11.1f%% %11.1f%%\n", x->rank, x->kernels,
+		       x->short_kernels, pct((int64_t)x->short_kernels, (int64_t)x->kernels),
+		       pct(x->short_ns, x->kernel_ns));
+	}
+}
+
+static void json_idle(struct json_out *j, const char *key, const struct sum_idle *x)
+{
+	json_object(j, key);
+	json_int(j, "idle_ns", x->idle_ns);
+	json_int(j, "host_wait_ns", x->host_wait_ns);
+	json_int(j, "kernel_wait_ns", x->kernel_wait_ns);
+	json_int(j, "other_ns", x->other_ns);
+	json_close_object(j);
+}
+
+void summary_idle_json_step(struct json_out *j, const struct sum_step *x)
+{
+	json_idle(j, "idle", &x->idle);
+}
+
+void summary_idle_json(struct json_out *j, const struct summary *s)
+{
+	json_array(j, "streams_idle");
+	for (size_t i = 0; i < s->nstream_idle; i++) {
+		const struct sum_stream_idle *x = &s->stream_idle[i];
+
+		json_object(j, NULL);
+		json_int(j, "rank", x->rank);
+		json_int(j, "stream", x->stream);
+		json_idle(j, "idle", &x->idle);
+		json_double(j, "queue_mean", x->queue_mean);
+		json_int(j, "queue_max", x->queue_max);
+		json_close_object(j);
+	}
+	json_close_array(j);
+	json_array(j, "launch_delay");
+	for (size_t k = 0; k < SUM_CLASSES; k++) {
+		const struct sum_delays *x = &s->delays[k];
+
+		if (!x->n)
+			continue;
+		json_object(j, NULL);
+		json_str(j, "class", x->name);
+		json_int(j, "tasks", (int64_t)x->n);
+		json_int(j, "median_ns", x->p50);
+		json_int(j, "p90_ns", x->p90);
+		json_int(j, "max_ns", x->max);
+		json_close_object(j);
+	}
+	json_close_array(j);
+	json_object(j, "short_kernels");
+	json_int(j, "threshold_ns", SHORT_KERNEL_NS);
+	json_array(j, "ranks");
+	for (size_t i = 0; i < s->nshorts; i++) {
+		const struct sum_short *x = &s->shorts[i];
+
+		json_object(j, NULL);
+		json_int(j, "rank", x->rank);
+		json_int(j, "kernels", (int64_t)x->kernels);
+		json_int(j, "short", (int64_t)x->short_kernels);
+		json_int(j, "kernel_ns", x->kernel_ns);
+		json_int(j, "short_ns", x->short_ns);
+		json_close_object(j);
+	}
+	json_close_array(j);
+	json_close_object(j);
+}
