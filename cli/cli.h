@@ -22,6 +22,7 @@ int cmd_critical_path(int argc, char **argv);
 int cmd_fit(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_compose(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 int cmd_pack(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 
@@ -107,6 +108,8 @@ const char *cli_output_name(const char *arg);
 int cli_bad_option(const char *cmd, int argc, char **argv);
 
 enum cli_format { CLI_FORMAT_TEXT, CLI_FORMAT_JSON, CLI_FORMAT_CSV };
+/* A CSV field on standard output as RFC 4180 writes it: quoted when it holds , " or a newline. */
+void cli_csv_field(const char *s);
 /* Parses "text", "json" or "csv" (csv only when allow_csv); -1 if unknown. */
 int cli_parse_format(const char *s, bool allow_csv);
 /* A decimal count from 0 to INT32_MAX, the whole of s, into *ret; -1 otherwise. */

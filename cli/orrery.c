@@ -30,6 +30,8 @@ static const struct command commands[] = {
 	{ "estimate", cmd_estimate,
 	  "the step time and memory of another configuration, from a trace of this one" },
 	{ "convert", cmd_convert, "write a trace in another format: native (.orr) or Chrome JSON" },
+	{ "diff", cmd_diff,
+	  "compare two traces, or a trace and its prediction: step, kernels, ops, idle" },
 	{ "compose", cmd_compose,
 	  "a portable benchmark of a traced step: bench.py and a plan per rank" },
 	{ "pack", cmd_pack, "pack a run directory into one .tar.zst" },

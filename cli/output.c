@@ -387,3 +387,19 @@ int cli_check_out_dir(const char *out)
 	closedir(d);
 	return empty ? 0 : -ENOTEMPTY;
 }
+
+/* A field as RFC 4180 writes it: quoted, quotes doubled, when it holds , " or a newline. */
+void cli_csv_field(const char *s)
+{
+	if (!s[strcspn(s, ",\"\r\n")]) {
+		fputs(s, stdout);
+		return;
+	}
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"')
+			putchar('"');
+		putchar(*s);
+	}
+	putchar('"');
+}

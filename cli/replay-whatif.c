@@ -296,28 +296,12 @@ void cli_whatif_text(const struct cli_whatif *w)
 
 /* ---- CSV ---- */
 
-/* A field as RFC 4180 writes it: quoted, quotes doubled, when it holds , " or a newline. */
-static void csv_field(const char *s)
-{
-	if (!s[strcspn(s, ",\"\r\n")]) {
-		fputs(s, stdout);
-		return;
-	}
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"')
-			putchar('"');
-		putchar(*s);
-	}
-	putchar('"');
-}
-
 static void csv_row(const char *scenario, const char *rank, const struct cli_row *b,
 		    const struct cli_row *s)
 {
 	double c = change(b, s);
 
-	csv_field(scenario);
+	cli_csv_field(scenario);
 	printf(",%s,%lld,%lld,%lld,%lld,", rank, (long long)b->s.step, (long long)measured(b),
 	       (long long)predicted(b), (long long)predicted(s));
 	if (isfinite(c))

@@ -43,8 +43,12 @@ static int cmp_start(const void *a, const void *b)
 static const char *const classes[] = { "gemm",        "attention", "communication", "reduction",
 				       "elementwise", "copy",      "other" };
 
-/* A kernel's class from its name; copies and sets are "copy". */
-static size_t class_of(const struct orr_graph *g, uint32_t t)
+const char *summary_class_name(size_t c)
+{
+	return c < SUM_CLASSES ? classes[c] : NULL;
+}
+
+size_t summary_kernel_class(const struct orr_graph *g, uint32_t t)
 {
 	static const char *const pats[][5] = {
 		{ "gemm", "cutlass", "xmma", "matmul", NULL },
@@ -222,7 +226,7 @@ static void launches(struct summary *s, const struct gtask *v, size_t n, const s
 
 		if (in_windows(w, nw, v[i].start) < 0)
 			continue;
-		c = class_of(s->g, v[i].task);
+		c = summary_kernel_class(s->g, v[i].task);
 		if (v[i].launch != INT64_MIN) {
 			struct sum_delays *d = &s->delays[c];
 
@@ -305,7 +309,7 @@ void summary_idle_finish(struct summary *s)
 	for (size_t c = 0; c < SUM_CLASSES; c++) {
 		struct sum_delays *d = &s->delays[c];
 
-		d->name = classes[c];
+		d->name = summary_class_name(c);
 		if (!d->n)
 			continue;
 		qsort(d->ns, d->n, sizeof(*d->ns), cmp_i64);

@@ -113,6 +113,13 @@ struct orr_step;
 void summary_idle(struct summary *s, size_t k, const struct orr_step *w, size_t nw,
 		  struct sum_step *steps);
 void summary_idle_finish(struct summary *s);
+/*
+ * The class of GPU task t: 0 gemm, 1 attention, 2 communication, 3 reduction,
+ * 4 elementwise, 5 copy (copies and sets), 6 other, from the kernel's name; and its name.
+ */
+struct orr_graph;
+size_t summary_kernel_class(const struct orr_graph *g, uint32_t t);
+const char *summary_class_name(size_t c);
 struct json_out;
 void summary_idle_text(const struct summary *s);
 void summary_idle_json_step(struct json_out *j, const struct sum_step *x);

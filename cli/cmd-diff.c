@@ -1,0 +1,457 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * orrery diff: two traces compared, or a trace and its prediction (docs/orrery-diff.md).
+ * Both sides are reduced to one rank-step (cli/diff-profile.c) and compared item by
+ * item: the step, each rank, the breakdown, kernel classes, kernels, ops.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "diff.h"
+#include "replay-common.h"
+#include "banned.h"
+
+static const char usage_text[] =
+	"usage: orrery diff [--format=text|json|csv] [--top N] [--comm GLOB]... A B\n"
+	"       orrery diff --predicted [--scale GLOB=FACTOR]... [...] TRACE\n\n"
+	"Compares two traces (two runs, before and after a change, two GPUs, two ranks of a\n"
+	"job), or with --predicted a trace's measured timeline (A) with its replay (B), under\n"
+	"the --scale what-ifs: the step time and each rank's, the breakdown (compute, exposed\n"
+	"communication, waiting for peers, idle), GPU time by kernel class and by kernel, the\n"
+	"kernels only one side runs, and framework ops by CPU self time, each per rank-step\n"
+	"(a side's totals over its ranks' steps, divided by their number) and ranked by how\n"
+	"much of the change it makes.  Ops are matched by name and input shapes where both\n"
+	"sides recorded the shapes of every op of that name, else by name.\n\n"
+	"  --predicted         B is A's replay (with the --scale what-ifs)\n"
+	"  --scale GLOB=F      with --predicted: as in orrery replay\n"
+	"  --comm GLOB         count GPU tasks matching GLOB as communication (both sides)\n"
+	"  --top N             rows per table in text (15); JSON and CSV hold every row\n"
+	"  --format=FORMAT     text, json or csv\n"
+	"  -h, --help          this help\n";
+
+struct options {
+	int format;
+	int64_t top;
+	bool predicted;
+	struct cli_scales scales;
+	struct cli_globs comm;
+	const char *a, *b;
+};
+
+/* One compared item: per rank-step on each side. */
+struct drow {
+	const char *kind; /* "kernel", "op", "class" */
+	const char *key;
+	double a, b; /* ns per rank-step */
+	uint64_t ca, cb;
+};
+
+struct dtab {
+	struct drow *v;
+	size_t n, cap;
+};
+
+static double per_step(int64_t ns, const struct dprofile *p)
+{
+	return p->steps ? (double)ns / (double)p->steps : 0.0;
+}
+
+static void add_row(struct dtab *t, const char *kind, const char *key, const struct dp_item *x,
+		    const struct dp_item *y, const struct dprofile *a, const struct dprofile *b)
+{
+	ORR_VEC_PUSH(t->v, t->n, t->cap,
+		     ((struct drow){ kind, key, x ? per_step(x->ns, a) : 0,
+				     y ? per_step(y->ns, b) : 0, x ? x->count : 0,
+				     y ? y->count : 0 }));
+}
+
+static int cmp_contribution(const void *p, const void *q)
+{
+	const struct drow *x = p, *y = q;
+	double dx = fabs(x->b - x->a), dy = fabs(y->b - y->a);
+
+	if (dx != dy)
+		return (dx < dy) - (dx > dy);
+	return strcmp(x->key, y->key);
+}
+
+/* Every key of either map, once. */
+static void union_rows(struct dtab *t, const char *kind, const struct dp_map *ma,
+		       const struct dp_map *mb, const struct dprofile *a, const struct dprofile *b)
+{
+	for (size_t i = 0; i < ma->n; i++)
+		add_row(t, kind, ma->v[i].key, &ma->v[i], dp_find(mb, ma->v[i].key), a, b);
+	for (size_t i = 0; i < mb->n; i++)
+		if (!dp_find(ma, mb->v[i].key))
+			add_row(t, kind, mb->v[i].key, NULL, &mb->v[i], a, b);
+	if (t->n)
+		qsort(t->v, t->n, sizeof(*t->v), cmp_contribution);
+}
+
+/* Both sides recorded the shapes of every op named name. */
+static bool by_shape(const char *name, const struct dprofile *a, const struct dprofile *b)
+{
+	const struct dp_item *x = dp_find(&a->ops, name), *y = dp_find(&b->ops, name);
+
+	return x && y && x->shaped == x->count && y->shaped == y->count;
+}
+
+static void op_rows(struct dtab *t, const struct dprofile *a, const struct dprofile *b)
+{
+	const struct dprofile *side[2] = { a, b };
+
+	for (int s = 0; s < 2; s++) {
+		const struct dp_map *m = &side[s]->ops_shaped, *o = &side[!s]->ops_shaped;
+
+		for (size_t i = 0; i < m->n; i++) {
+			const struct dp_item *x = &m->v[i], *y = dp_find(o, x->key);
+
+			if (!by_shape(x->name, a, b) || (s == 1 && y))
+				continue;
+			add_row(t, "op", x->key, s ? y : x, s ? x : y, a, b);
+		}
+		for (size_t i = 0; i < side[s]->ops.n; i++) {
+			const struct dp_item *x = &side[s]->ops.v[i];
+			const struct dp_item *y = dp_find(&side[!s]->ops, x->key);
+
+			if (by_shape(x->name, a, b) || (s == 1 && y))
+				continue;
+			add_row(t, "op", x->key, s ? y : x, s ? x : y, a, b);
+		}
+	}
+	if (t->n)
+		qsort(t->v, t->n, sizeof(*t->v), cmp_contribution);
+}
+
+static void class_rows(struct dtab *t, const struct dprofile *a, const struct dprofile *b)
+{
+	for (size_t c = 0; c < SUM_CLASSES; c++) {
+		if (!a->class_count[c] && !b->class_count[c])
+			continue;
+		ORR_VEC_PUSH(t->v, t->n, t->cap,
+			     ((struct drow){ "class", summary_class_name(c),
+					     per_step(a->class_ns[c], a),
+					     per_step(b->class_ns[c], b), a->class_count[c],
+					     b->class_count[c] }));
+	}
+	if (t->n)
+		qsort(t->v, t->n, sizeof(*t->v), cmp_contribution);
+}
+
+/* The whole side, per rank-step: step time and the breakdown. */
+struct totals {
+	double step, compute, comm, wait, idle;
+};
+
+static struct totals totals_of(const struct dprofile *p)
+{
+	struct totals t = { 0 };
+
+	for (size_t i = 0; i < p->nranks; i++) {
+		const struct dp_rank *r = &p->ranks[i];
+
+		t.step += (double)r->step_ns;
+		t.compute += (double)(r->b.exposed_compute_ns + r->b.overlapped_ns);
+		t.comm += (double)r->b.exposed_comm_ns;
+		t.wait += (double)r->b.exposed_wait_ns;
+		t.idle += (double)r->b.other_ns;
+	}
+	if (p->steps) {
+		t.step /= (double)p->steps;
+		t.compute /= (double)p->steps;
+		t.comm /= (double)p->steps;
+		t.wait /= (double)p->steps;
+		t.idle /= (double)p->steps;
+	}
+	return t;
+}
+
+/* The rank of b compared with a's i-th: the same number, or the only one of each. */
+static const struct dp_rank *peer_rank(const struct dprofile *a, size_t i, const struct dprofile *b)
+{
+	for (size_t k = 0; k < b->nranks; k++)
+		if (b->ranks[k].rank == a->ranks[i].rank)
+			return &b->ranks[k];
+	return a->nranks == 1 && b->nranks == 1 ? &b->ranks[0] : NULL;
+}
+
+static double rank_mean(const struct dp_rank *r)
+{
+	return r && r->steps ? (double)r->step_ns / (double)r->steps : NAN;
+}
+
+struct diff {
+	const struct options *o;
+	const struct dprofile *a, *b;
+	struct totals ta, tb;
+	struct dtab classes, kernels, ops;
+};
+
+/* ---- text ---- */
+
+static double pct(double a, double b)
+{
+	return a > 0 ? 100.0 * (b - a) / a : NAN;
+}
+
+static void text_line(const char *label, double a, double b)
+{
+	char p[32] = "-";
+
+	if (isfinite(pct(a, b)))
+		snprintf(p, sizeof(p), "%+.1f%%", pct(a, b));
+	printf("  %-26s %12.3f %12.3f %+12.3f %9s\n", label, a / 1e6, b / 1e6, (b - a) / 1e6, p);
+}
+
+static void text_rows(const struct diff *d, const struct dtab *t, const char *title, bool only,
+		      int side)
+{
+	size_t shown = 0;
+
+	for (size_t i = 0; i < t->n && shown < (size_t)d->o->top; i++) {
+		const struct drow *r = &t->v[i];
+
+		if (only && (side == 0 ? (r->cb || !r->ca) : (r->ca || !r->cb)))
+			continue;
+		if (!shown++)
+			printf("\n%s\n  %12s %12s %12s %8s %8s  %s\n", title, "delta ms", "A ms",
+			       "B ms", "A count", "B count", "name");
+		printf("  %+12.3f %12.3f %12.3f %8llu %8llu  %s\n", (r->b - r->a) / 1e6, r->a / 1e6,
+		       r->b / 1e6, (unsigned long long)r->ca, (unsigned long long)r->cb,
+		       cli_text(r->key));
+	}
+}
+
+static void text(const struct diff *d)
+{
+	const struct dprofile *a = d->a, *b = d->b;
+	char lab[64];
+
+	printf("A: %s (%s, %zu rank-steps)\nB: %s (%s, %zu rank-steps)\n\n", cli_text(a->label),
+	       a->predicted ? "predicted" : "measured", a->steps, cli_text(b->label),
+	       b->predicted ? "predicted" : "measured", b->steps);
+	printf("per rank-step %17s %12s %12s %9s\n", "A ms", "B ms", "delta ms", "delta");
+	text_line("step", d->ta.step, d->tb.step);
+	text_line("compute", d->ta.compute, d->tb.compute);
+	text_line("exposed communication", d->ta.comm, d->tb.comm);
+	text_line("  of it waiting for peers", d->ta.wait, d->tb.wait);
+	text_line("idle", d->ta.idle, d->tb.idle);
+	for (size_t i = 0; i < a->nranks; i++) {
+		const struct dp_rank *p = peer_rank(a, i, b);
+
+		if (!p)
+			continue;
+		if (p->rank == a->ranks[i].rank)
+			snprintf(lab, sizeof(lab), "step, rank %d", p->rank);
+		else
+			snprintf(lab, sizeof(lab), "step, rank %d vs %d", a->ranks[i].rank,
+				 p->rank);
+		text_line(lab, rank_mean(&a->ranks[i]), rank_mean(p));
+	}
+	text_rows(d, &d->classes, "GPU time by kernel class, per rank-step", false, 0);
+	text_rows(d, &d->kernels, "GPU kernels, copies and sets by contribution to the change",
+		  false, 0);
+	text_rows(d, &d->kernels, "only in A", true, 0);
+	text_rows(d, &d->kernels, "only in B", true, 1);
+	if (!b->predicted)
+		text_rows(d, &d->ops, "framework ops by CPU self time, by contribution", false, 0);
+	printf("\nterms: docs/orrery-diff.md\n");
+}
+
+/* ---- JSON, CSV ---- */
+
+static void json_rows(struct json_out *j, const char *key, const struct dtab *t)
+{
+	json_array(j, key);
+	for (size_t i = 0; i < t->n; i++) {
+		json_object(j, NULL);
+		json_str(j, "name", t->v[i].key);
+		json_double_exact(j, "a_ns", t->v[i].a);
+		json_double_exact(j, "b_ns", t->v[i].b);
+		json_double_exact(j, "delta_ns", t->v[i].b - t->v[i].a);
+		json_int(j, "a_count", (int64_t)t->v[i].ca);
+		json_int(j, "b_count", (int64_t)t->v[i].cb);
+		json_close_object(j);
+	}
+	json_close_array(j);
+}
+
+static void json_pair(struct json_out *j, const char *key, double a, double b)
+{
+	json_object(j, key);
+	json_double_exact(j, "a_ns", a);
+	json_double_exact(j, "b_ns", b);
+	json_double_exact(j, "delta_ns", b - a);
+	json_close_object(j);
+}
+
+static void json_side(struct json_out *j, const char *key, const struct dprofile *p)
+{
+	json_object(j, key);
+	json_str(j, "trace", p->label);
+	json_bool(j, "predicted", p->predicted);
+	json_int(j, "rank_steps", (int64_t)p->steps);
+	json_close_object(j);
+}
+
+static void json(const struct diff *d)
+{
+	struct json_out j;
+
+	json_begin(&j, stdout);
+	json_side(&j, "a", d->a);
+	json_side(&j, "b", d->b);
+	json_pair(&j, "step", d->ta.step, d->tb.step);
+	json_pair(&j, "compute", d->ta.compute, d->tb.compute);
+	json_pair(&j, "exposed_comm", d->ta.comm, d->tb.comm);
+	json_pair(&j, "exposed_comm_wait", d->ta.wait, d->tb.wait);
+	json_pair(&j, "idle", d->ta.idle, d->tb.idle);
+	json_array(&j, "ranks");
+	for (size_t i = 0; i < d->a->nranks; i++) {
+		const struct dp_rank *p = peer_rank(d->a, i, d->b);
+
+		if (!p)
+			continue;
+		json_object(&j, NULL);
+		json_int(&j, "a_rank", d->a->ranks[i].rank);
+		json_int(&j, "b_rank", p->rank);
+		json_double_exact(&j, "a_ns", rank_mean(&d->a->ranks[i]));
+		json_double_exact(&j, "b_ns", rank_mean(p));
+		json_double_exact(&j, "delta_ns", rank_mean(p) - rank_mean(&d->a->ranks[i]));
+		json_close_object(&j);
+	}
+	json_close_array(&j);
+	json_rows(&j, "classes", &d->classes);
+	json_rows(&j, "kernels", &d->kernels);
+	json_rows(&j, "ops", &d->ops);
+	json_end(&j);
+}
+
+static void csv_rows(const struct dtab *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		printf("%s,", t->v[i].kind);
+		cli_csv_field(t->v[i].key);
+		printf(",%.0f,%.0f,%.0f,%llu,%llu\n", t->v[i].a, t->v[i].b, t->v[i].b - t->v[i].a,
+		       (unsigned long long)t->v[i].ca, (unsigned long long)t->v[i].cb);
+	}
+}
+
+static void csv(const struct diff *d)
+{
+	const char *names[] = { "step", "compute", "exposed_comm", "exposed_comm_wait", "idle" };
+	double a[] = { d->ta.step, d->ta.compute, d->ta.comm, d->ta.wait, d->ta.idle };
+	double b[] = { d->tb.step, d->tb.compute, d->tb.comm, d->tb.wait, d->tb.idle };
+
+	printf("kind,name,a_ns,b_ns,delta_ns,a_count,b_count\n");
+	for (size_t i = 0; i < 5; i++)
+		printf("total,%s,%.0f,%.0f,%.0f,,\n", names[i], a[i], b[i], b[i] - a[i]);
+	csv_rows(&d->classes);
+	csv_rows(&d->kernels);
+	csv_rows(&d->ops);
+}
+
+/* ---- options ---- */
+
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "top", required_argument, NULL, 'n' },
+		{ "predicted", no_argument, NULL, 'p' },
+		{ "scale", required_argument, NULL, 's' },
+		{ "comm", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if ((o->format = cli_parse_format(optarg, true)) < 0)
+				return cli_usage_error(
+					"diff", "unknown format '%s' (text, json or csv)", optarg);
+			break;
+		case 'n':
+			if (cli_parse_count(optarg, &o->top) < 0 || o->top < 1)
+				return cli_usage_error("diff", "--top '%s': a count from 1",
+						       optarg);
+			break;
+		case 'p':
+			o->predicted = true;
+			break;
+		case 's':
+			if (cli_scales_add(&o->scales, optarg) < 0)
+				return cli_usage_error(
+					"diff", "bad --scale '%s' (as orrery replay's)", optarg);
+			break;
+		case 'c':
+			if (cli_globs_add(&o->comm, optarg) < 0)
+				return cli_usage_error("diff", "empty --comm pattern");
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return EXIT_OK;
+		default:
+			return cli_bad_option("diff", argc, argv);
+		}
+	}
+	if (o->scales.n && !o->predicted)
+		return cli_usage_error("diff", "--scale goes with --predicted");
+	if (argc - optind != (o->predicted ? 1 : 2))
+		return cli_usage_error("diff", o->predicted ? "--predicted compares one trace"
+							    : "two traces to compare: A B");
+	o->a = argv[optind];
+	o->b = o->predicted ? argv[optind] : argv[optind + 1];
+	return -1;
+}
+
+static void compare(const struct options *o, const struct dprofile *a, const struct dprofile *b)
+{
+	struct diff d = { .o = o, .a = a, .b = b, .ta = totals_of(a), .tb = totals_of(b) };
+
+	class_rows(&d.classes, a, b);
+	union_rows(&d.kernels, "kernel", &a->kernels, &b->kernels, a, b);
+	if (!b->predicted)
+		op_rows(&d.ops, a, b);
+	if (o->format == CLI_FORMAT_JSON)
+		json(&d);
+	else if (o->format == CLI_FORMAT_CSV)
+		csv(&d);
+	else
+		text(&d);
+	free(d.classes.v);
+	free(d.kernels.v);
+	free(d.ops.v);
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	struct options o = { .format = CLI_FORMAT_TEXT, .top = 15 };
+	struct cli_replay ra = { 0 }, rb = { 0 };
+	struct dprofile a = { 0 }, b = { 0 };
+	int ret = parse_options(argc, argv, &o);
+
+	if (ret >= 0)
+		goto out;
+	ret = cli_replay_open(o.a, o.predicted ? &o.scales : NULL, &o.comm, &ra);
+	if (ret == EXIT_OK && !o.predicted)
+		ret = cli_replay_open(o.b, NULL, &o.comm, &rb);
+	if (ret != EXIT_OK)
+		goto out;
+	dp_build(&a, o.a, ra.r, false);
+	dp_build(&b, o.b, o.predicted ? ra.r : rb.r, o.predicted);
+	compare(&o, &a, &b);
+	dp_release(&a);
+	dp_release(&b);
+out:
+	cli_replay_close(&ra);
+	cli_replay_close(&rb);
+	cli_scales_release(&o.scales);
+	cli_globs_release(&o.comm);
+	return ret;
+}

@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One side of `orrery diff` (docs/orrery-diff.md): in each rank's steps (its whole
+ * capture without steps), the step times, the breakdown, the GPU tasks by name and by
+ * class, and the framework ops by CPU self time, by name and by name with their input
+ * shapes.  A predicted side takes the same tasks with their replayed times; ops have no
+ * predicted times and stay out of it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "diff.h"
+#include "banned.h"
+
+static struct dp_item *slot(struct dp_map *m, const char *key, const char *name)
+{
+	uint32_t id = orr_strtab_intern(m->ids, key, strlen(key));
+
+	if (id > m->n)
+		ORR_VEC_PUSH(m->v, m->n, m->cap,
+			     ((struct dp_item){ orr_xstrdup(key), orr_xstrdup(name), 0, 0, 0 }));
+	return &m->v[id - 1];
+}
+
+const struct dp_item *dp_find(const struct dp_map *m, const char *key)
+{
+	uint32_t id = orr_strtab_find(m->ids, key, strlen(key));
+
+	return id == UINT32_MAX || id == 0 || id > m->n ? NULL : &m->v[id - 1];
+}
+
+static void map_init(struct dp_map *m)
+{
+	*m = (struct dp_map){ .ids = orr_strtab_new() };
+}
+
+static void map_release(struct dp_map *m)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		free(m->v[i].key);
+		free(m->v[i].name);
+	}
+	free(m->v);
+	orr_strtab_free(m->ids);
+}
+
+/* "aten::mm [8x1024, 1024x1024]" from the op's recorded inputs; false without any. */
+static bool shape_key(const struct orr_trace *t, const struct orr_rank *r,
+		      const struct orr_event *e, char *buf, size_t size)
+{
+	const struct orr_op_args *a = e->args < r->nops ? &r->ops[e->args] : NULL;
+	size_t k;
+
+	if (!a || !a->ninputs)
+		return false;
+	k = (size_t)snprintf(buf, size, "%s [", orr_trace_str(t, e->name));
+	for (uint32_t i = 0; i < a->ninputs && k < size; i++) {
+		const struct orr_input *in = &r->inputs[a->first_input + i];
+
+		k += (size_t)snprintf(buf + k, size - k, "%s", i ? ", " : "");
+		for (uint32_t d = 0; d < in->ndims && k < size; d++)
+			k += (size_t)snprintf(buf + k, size - k, "%s%lld", d ? "x" : "",
+					      (long long)r->dims[in->first_dim + d]);
+	}
+	if (k < size)
+		snprintf(buf + k, size - k, "]");
+	return k + 1 < size;
+}
+
+static bool in_steps(const struct orr_replay_step *s, size_t n, int64_t t)
+{
+	for (size_t i = 0; i < n; i++)
+		if (t >= s[i].measured_start_ns && t < s[i].measured_end_ns)
+			return true;
+	return false;
+}
+
+/* Ops' CPU self time on the threads of rank r: an op less the ops directly inside it. */
+static void ops(struct dprofile *p, const struct orr_trace *t, const struct orr_rank *r,
+		const struct orr_replay_step *s, size_t ns)
+{
+	uint32_t *open = orr_xmalloc((r->nplaces + 1) * sizeof(*open));
+	uint32_t *parent = orr_xmalloc((r->nevents + 1) * sizeof(*parent));
+	int64_t *self = orr_xmalloc((r->nevents + 1) * sizeof(*self));
+	char key[1024];
+
+	for (size_t i = 0; i < r->nplaces; i++)
+		open[i] = ORR_NONE;
+	for (uint32_t e = 0; e < r->nevents; e++) {
+		const struct orr_event *ev = &r->events[e];
+		uint32_t o = ev->kind == ORR_EVENT_OP ? open[ev->place] : ORR_NONE;
+
+		parent[e] = ORR_NONE;
+		if (ev->kind != ORR_EVENT_OP)
+			continue;
+		while (o != ORR_NONE && ev->start_ns >= r->events[o].start_ns + r->events[o].dur_ns)
+			o = parent[o];
+		parent[e] = o;
+		self[e] = ev->dur_ns;
+		if (o != ORR_NONE)
+			self[o] -= ev->dur_ns;
+		open[ev->place] = e;
+	}
+	for (uint32_t e = 0; e < r->nevents; e++) {
+		const struct orr_event *ev = &r->events[e];
+		const char *name = orr_trace_str(t, ev->name);
+		struct dp_item *it;
+		bool shaped;
+
+		if (ev->kind != ORR_EVENT_OP || !in_steps(s, ns, ev->start_ns))
+			continue;
+		shaped = shape_key(t, r, ev, key, sizeof(key));
+		it = slot(&p->ops, name, name);
+		it->ns += self[e] > 0 ? self[e] : 0;
+		it->count++;
+		it->shaped += shaped;
+		if (shaped) {
+			it = slot(&p->ops_shaped, key, name);
+			it->ns += self[e] > 0 ? self[e] : 0;
+			it->count++;
+		}
+	}
+	free(open);
+	free(parent);
+	free(self);
+}
+
+static void gpu(struct dprofile *p, const struct orr_replay *r, size_t k,
+		const struct orr_replay_step *s, size_t ns)
+{
+	const struct orr_graph *g = orr_replay_graph(r);
+	const struct orr_graph_rank *gr = orr_graph_get_rank(g, k);
+
+	for (uint32_t t = gr->first_task; t < gr->first_task + gr->ntasks; t++) {
+		int64_t d;
+		size_t c;
+		struct dp_item *it;
+
+		if (orr_graph_tasks(g)[t].kind != ORR_TASK_GPU ||
+		    !in_steps(s, ns, orr_graph_task_start(g, t)))
+			continue;
+		d = p->predicted ? orr_replay_end(r, t) - orr_replay_start(r, t)
+				 : orr_graph_task_end(g, t) - orr_graph_task_start(g, t);
+		it = slot(&p->kernels, orr_graph_task_name(g, t), orr_graph_task_name(g, t));
+		it->ns += d;
+		it->count++;
+		c = summary_kernel_class(g, t);
+		p->class_ns[c] += d;
+		p->class_count[c]++;
+	}
+}
+
+static void add_breakdown(struct orr_breakdown *to, const struct orr_breakdown *b)
+{
+	to->exposed_compute_ns += b->exposed_compute_ns;
+	to->overlapped_ns += b->overlapped_ns;
+	to->exposed_comm_ns += b->exposed_comm_ns;
+	to->other_ns += b->other_ns;
+	to->exposed_wait_ns += b->exposed_wait_ns;
+}
+
+void dp_build(struct dprofile *p, const char *label, const struct orr_replay *r, bool predicted)
+{
+	const struct orr_graph *g = orr_replay_graph(r);
+	const struct orr_trace *t = orr_graph_trace(g);
+
+	*p = (struct dprofile){ .label = label, .predicted = predicted };
+	map_init(&p->kernels);
+	map_init(&p->ops);
+	map_init(&p->ops_shaped);
+	p->nranks = orr_graph_rank_count(g);
+	p->ranks = orr_xcalloc(p->nranks + 1, sizeof(*p->ranks));
+	for (size_t k = 0; k < p->nranks; k++) {
+		const struct orr_rank *rk = orr_graph_get_rank(g, k)->rank;
+		struct dp_rank *dr = &p->ranks[k];
+		struct orr_replay_step *s;
+		size_t ns;
+
+		orr_replay_steps(r, k, &s, &ns);
+		dr->rank = rk->rank;
+		dr->steps = ns;
+		for (size_t i = 0; i < ns; i++) {
+			int64_t a = predicted ? s[i].predicted_start_ns : s[i].measured_start_ns;
+			int64_t b = predicted ? s[i].predicted_end_ns : s[i].measured_end_ns;
+			struct orr_breakdown bd;
+
+			dr->step_ns += b - a;
+			orr_replay_breakdown(r, k, predicted, a, b, &bd);
+			add_breakdown(&dr->b, &bd);
+		}
+		p->steps += ns;
+		gpu(p, r, k, s, ns);
+		if (!predicted)
+			ops(p, t, rk, s, ns);
+		free(s);
+	}
+}
+
+void dp_release(struct dprofile *p)
+{
+	map_release(&p->kernels);
+	map_release(&p->ops);
+	map_release(&p->ops_shaped);
+	free(p->ranks);
+	*p = (struct dprofile){ 0 };
+}
