@@ -23,6 +23,7 @@ int cmd_fit(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_compose(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_pack(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 

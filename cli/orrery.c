@@ -30,6 +30,8 @@ static const struct command commands[] = {
 	{ "estimate", cmd_estimate,
 	  "the step time and memory of another configuration, from a trace of this one" },
 	{ "convert", cmd_convert, "write a trace in another format: native (.orr) or Chrome JSON" },
+	{ "report", cmd_report,
+	  "one self-contained HTML page of a trace: steps, breakdown, idle, critical path" },
 	{ "diff", cmd_diff,
 	  "compare two traces, or a trace and its prediction: step, kernels, ops, idle" },
 	{ "compose", cmd_compose,

@@ -1,0 +1,453 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * orrery report: one self-contained HTML page of a trace (docs/orrery-report.md): step
+ * times measured and predicted, the breakdown, per-rank skew, GPU idle explained, the
+ * critical path of each job step, top kernels and ops, collectives.  Charts are inline
+ * SVG (cli/html.c); the page has no script and loads nothing.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "html.h"
+#include "replay-common.h"
+#include "summary.h"
+#include "banned.h"
+
+static const char usage_text[] =
+	"usage: orrery report -o OUT.html [--top N] [--comm GLOB]... TRACE\n\n"
+	"Writes one HTML page about TRACE, self-contained (inline SVG, no script, nothing\n"
+	"loaded from the network): step times measured and predicted by the replay, the\n"
+	"breakdown of each rank-step, the skew between ranks, why the GPU is idle, the\n"
+	"critical path of each job step along the step, the top kernels and ops, and the\n"
+	"collectives with their bandwidths.\n\n"
+	"  -o, --output FILE  the page ('-': standard output)\n"
+	"  --top N            rows of the kernel and op tables (15)\n"
+	"  --comm GLOB        count GPU tasks matching GLOB as communication\n"
+	"  -h, --help         this help\n";
+
+#define WIDTH 900
+
+/* Okabe-Ito colors, distinct for color-blind readers. */
+static const char *const bd_names[] = { "exposed compute", "overlapped", "exposed comm (transfer)",
+					"waiting for peers", "idle" };
+static const char *const bd_colors[] = { "#0072B2", "#56B4E9", "#E69F00", "#D55E00", "#BBBBBB" };
+static const char *const idle_names[] = { "host wait", "kernel wait", "other" };
+static const char *const idle_colors[] = { "#CC79A7", "#D55E00", "#999999" };
+static const char *const path_colors[] = { "#0072B2", "#E69F00", "#009E73", "#F0E442", "#BBBBBB" };
+
+struct options {
+	const char *out, *in;
+	int64_t top;
+	struct cli_globs comm;
+};
+
+static const char style[] =
+	"body{font:14px/1.4 system-ui,sans-serif;margin:24px auto;max-width:960px;color:#222}"
+	"h1{font-size:22px;margin:0}h2{font-size:17px;margin-top:32px;border-bottom:1px solid "
+	"#ddd}.sub{color:#555}svg text{font:11px system-ui,sans-serif;fill:#333}"
+	"table{border-collapse:collapse;width:100%;font-size:12px}td,th{padding:2px 6px;"
+	"text-align:right;border-bottom:1px solid #eee}td.name,th.name{text-align:left;"
+	"max-width:520px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}"
+	"td.bar{width:120px}td.bar div{background:#56B4E9;height:10px}"
+	".legend span{margin-right:14px;font-size:12px}.legend i{display:inline-block;width:10px;"
+	"height:10px;margin-right:4px}.note{color:#555;font-size:12px}";
+
+static double ms(int64_t ns)
+{
+	return (double)ns / 1e6;
+}
+
+static void label_of(char *buf, size_t size, int32_t rank, int64_t step, const char *what)
+{
+	char st[32];
+
+	snprintf(buf, size, "rank %d step %s%s%s", rank, cli_step_label(step, st, sizeof(st)),
+		 what ? " " : "", what ? what : "");
+}
+
+static void header(FILE *f, const struct options *o, const struct cli_report *rep)
+{
+	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>orrery "
+	      "report: ",
+	      f);
+	html_text(f, o->in);
+	fprintf(f,
+		"</title>\n<style>%s</style></head><body>\n<h1>orrery report</h1>\n<p "
+		"class=\"sub\">",
+		style);
+	html_text(f, o->in);
+	fprintf(f, ": %zu rank%s, %zu rank-step%s", rep->nranks, rep->nranks == 1 ? "" : "s",
+		rep->nrows, rep->nrows == 1 ? "" : "s");
+	if (isfinite(rep->mean_error))
+		fprintf(f, "; replay error mean %.2f %%, max %.2f %%", 100 * rep->mean_error,
+			100 * rep->max_error);
+	if (rep->trust_low)
+		fprintf(f, "; %zu rank-step%s of low trust (over 3 %% of the step unexplained)",
+			rep->trust_low, rep->trust_low == 1 ? "" : "s");
+	fputs("</p>\n", f);
+}
+
+static void steps(FILE *f, const struct cli_report *rep)
+{
+	struct html_bar *bars = orr_xcalloc(2 * rep->nrows + 1, sizeof(*bars));
+	struct html_seg *segs = orr_xcalloc(2 * rep->nrows + 1, sizeof(*segs));
+	char(*labels)[64] = orr_xcalloc(2 * rep->nrows + 1, sizeof(*labels));
+	static const char *const names[] = { "measured", "predicted" };
+	static const char *const colors[] = { "#0072B2", "#E69F00" };
+
+	fputs("<h2 id=\"steps\">Step times, measured and predicted by the replay (ms)</h2>\n", f);
+	html_legend(f, names, colors, 2);
+	for (size_t i = 0; i < rep->nrows; i++) {
+		const struct cli_row *r = &rep->rows[i];
+
+		for (int p = 0; p < 2; p++) {
+			size_t k = 2 * i + (size_t)p;
+
+			label_of(labels[k], sizeof(labels[k]), r->rank, r->s.step, p ? "" : NULL);
+			if (p)
+				labels[k][0] = '\0';
+			segs[k] = (struct html_seg){
+				ms(p ? r->s.predicted_end_ns - r->s.predicted_start_ns
+				     : r->s.measured_end_ns - r->s.measured_start_ns),
+				colors[p], names[p]
+			};
+			bars[k] = (struct html_bar){ labels[k], &segs[k], 1 };
+		}
+	}
+	html_bars(f, bars, 2 * rep->nrows, 0, WIDTH, "ms");
+	free(labels);
+	free(segs);
+	free(bars);
+}
+
+static void breakdown_segs(const struct orr_breakdown *b, struct html_seg *s)
+{
+	double v[5] = { ms(b->exposed_compute_ns), ms(b->overlapped_ns),
+			ms(b->exposed_comm_ns - b->exposed_wait_ns), ms(b->exposed_wait_ns),
+			ms(b->other_ns) };
+
+	for (int i = 0; i < 5; i++)
+		s[i] = (struct html_seg){ v[i], bd_colors[i], bd_names[i] };
+}
+
+static void breakdown(FILE *f, const struct cli_report *rep)
+{
+	size_t n = 2 * rep->nrows;
+	struct html_bar *bars = orr_xcalloc(n + 1, sizeof(*bars));
+	struct html_seg *segs = orr_xcalloc(5 * n + 1, sizeof(*segs));
+	char(*labels)[64] = orr_xcalloc(n + 1, sizeof(*labels));
+
+	fputs("<h2 id=\"breakdown\">Breakdown of each rank-step (ms): measured, then "
+	      "predicted</h2>\n",
+	      f);
+	html_legend(f, bd_names, bd_colors, 5);
+	for (size_t i = 0; i < rep->nrows; i++) {
+		const struct cli_row *r = &rep->rows[i];
+
+		for (int p = 0; p < 2; p++) {
+			size_t k = 2 * i + (size_t)p;
+
+			label_of(labels[k], sizeof(labels[k]), r->rank, r->s.step,
+				 p ? "predicted" : "measured");
+			breakdown_segs(p ? &r->predicted : &r->measured, &segs[5 * k]);
+			bars[k] = (struct html_bar){ labels[k], &segs[5 * k], 5 };
+		}
+	}
+	html_bars(f, bars, n, 0, WIDTH, "ms");
+	free(labels);
+	free(segs);
+	free(bars);
+}
+
+/* Each rank's mean measured step, and how far the slowest is from the fastest. */
+static void skew(FILE *f, const struct cli_report *rep)
+{
+	struct html_bar *bars = orr_xcalloc(rep->nranks + 1, sizeof(*bars));
+	struct html_seg *segs = orr_xcalloc(rep->nranks + 1, sizeof(*segs));
+	char(*labels)[64] = orr_xcalloc(rep->nranks + 1, sizeof(*labels));
+	size_t n = 0;
+	double lo = INFINITY, hi = 0;
+
+	for (size_t i = 0; i < rep->nrows;) {
+		size_t j = i;
+		double sum = 0;
+
+		for (; j < rep->nrows && rep->rows[j].rank == rep->rows[i].rank; j++)
+			sum += ms(rep->rows[j].s.measured_end_ns -
+				  rep->rows[j].s.measured_start_ns);
+		snprintf(labels[n], sizeof(labels[n]), "rank %d", rep->rows[i].rank);
+		segs[n] = (struct html_seg){ sum / (double)(j - i), "#0072B2", "mean step" };
+		lo = segs[n].value < lo ? segs[n].value : lo;
+		hi = segs[n].value > hi ? segs[n].value : hi;
+		bars[n] = (struct html_bar){ labels[n], &segs[n], 1 };
+		n++;
+		i = j;
+	}
+	fputs("<h2 id=\"skew\">Per-rank skew: mean measured step (ms)</h2>\n", f);
+	if (n > 1)
+		fprintf(f,
+			"<p class=\"note\">The slowest rank's mean step is %.3f ms (%.1f %%) "
+			"longer than the fastest's.</p>\n",
+			hi - lo, lo > 0 ? 100 * (hi - lo) / lo : 0);
+	html_bars(f, bars, n, 0, WIDTH, "ms");
+	free(labels);
+	free(segs);
+	free(bars);
+}
+
+static void idle(FILE *f, const struct summary *s)
+{
+	struct html_bar *bars = orr_xcalloc(s->nsteps + 1, sizeof(*bars));
+	struct html_seg *segs = orr_xcalloc(3 * s->nsteps + 1, sizeof(*segs));
+	char(*labels)[64] = orr_xcalloc(s->nsteps + 1, sizeof(*labels));
+
+	fputs("<h2 id=\"idle\">GPU idle, explained (ms)</h2>\n<p class=\"note\">Host wait: what "
+	      "ran next was not launched yet; kernel wait: it was, and waited on an event or a "
+	      "collective's peers; other: launch latency, queueing.</p>\n",
+	      f);
+	html_legend(f, idle_names, idle_colors, 3);
+	for (size_t i = 0; i < s->nsteps; i++) {
+		const struct sum_idle *x = &s->steps[i].idle;
+		double v[3] = { ms(x->host_wait_ns), ms(x->kernel_wait_ns), ms(x->other_ns) };
+
+		label_of(labels[i], sizeof(labels[i]), s->steps[i].rank, s->steps[i].step, NULL);
+		for (int k = 0; k < 3; k++)
+			segs[3 * i + (size_t)k] =
+				(struct html_seg){ v[k], idle_colors[k], idle_names[k] };
+		bars[i] = (struct html_bar){ labels[i], &segs[3 * i], 3 };
+	}
+	html_bars(f, bars, s->nsteps, 0, WIDTH, "ms");
+	free(labels);
+	free(segs);
+	free(bars);
+}
+
+/* Each job step's critical path along the step, merged runs of one category. */
+static void critical_path(FILE *f, const struct orr_replay *r)
+{
+	struct orr_replay_step *js;
+	size_t nj;
+	const char *names[ORR_PATH_CAT_COUNT];
+
+	for (int c = 0; c < ORR_PATH_CAT_COUNT; c++)
+		names[c] = orr_path_cat_name((enum orr_path_cat)c);
+	orr_replay_job_steps(r, &js, &nj);
+	fputs("<h2 id=\"critical-path\">Critical path of each job step (predicted, ms)</h2>\n", f);
+	html_legend(f, names, path_colors, ORR_PATH_CAT_COUNT);
+	for (size_t k = 0; k < nj && k < 8; k++) {
+		struct orr_path_seg *segs;
+		struct html_span *sp;
+		size_t ns, n = 0;
+		double tot[ORR_PATH_CAT_COUNT] = { 0 };
+		char st[32];
+
+		orr_replay_critical_path(r, js[k].predicted_start_ns, js[k].predicted_end_ns, &segs,
+					 &ns);
+		sp = orr_xcalloc(ns + 1, sizeof(*sp));
+		for (size_t i = 0; i < ns; i++) {
+			double a = ms(segs[i].start_ns - js[k].predicted_start_ns);
+			double len = ms(segs[i].end_ns - segs[i].start_ns);
+
+			tot[segs[i].cat] += len;
+			if (n && sp[n - 1].color == path_colors[segs[i].cat] &&
+			    fabs(sp[n - 1].start + sp[n - 1].length - a) < 1e-9) {
+				sp[n - 1].length += len;
+				continue;
+			}
+			sp[n++] = (struct html_span){ a, len, path_colors[segs[i].cat],
+						      names[segs[i].cat] };
+		}
+		fprintf(f,
+			"<p class=\"note\">step %s: %.3f ms:", cli_step_label(js[k].step, st, 32),
+			ms(js[k].predicted_end_ns - js[k].predicted_start_ns));
+		for (int c = 0; c < ORR_PATH_CAT_COUNT; c++)
+			fprintf(f, " %s %.3f%s", names[c], tot[c],
+				c + 1 < ORR_PATH_CAT_COUNT ? "," : "");
+		fputs("</p>\n", f);
+		html_timeline(f, sp, n, ms(js[k].predicted_end_ns - js[k].predicted_start_ns),
+			      WIDTH, "ms");
+		free(sp);
+		free(segs);
+	}
+	if (nj > 8)
+		fprintf(f,
+			"<p class=\"note\">... and %zu more job steps (orrery critical-path).</p>\n",
+			nj - 8);
+	free(js);
+}
+
+static void items(FILE *f, const struct summary *s, const struct sum_item *v, size_t n,
+		  int64_t total, size_t top, const char *id, const char *title)
+{
+	fprintf(f,
+		"<h2 id=\"%s\">%s</h2>\n<table><tr><th>ms</th><th>share</th><th></th>"
+		"<th>count</th><th>mean us</th><th class=\"name\">name</th></tr>\n",
+		id, title);
+	for (size_t i = 0; i < n && i < top; i++) {
+		double share = total > 0 ? (double)v[i].ns / (double)total : 0;
+
+		fprintf(f,
+			"<tr><td>%.3f</td><td>%.1f%%</td><td class=\"bar\"><div style=\"width:"
+			"%.0f%%\"></div></td><td>%zu</td><td>%.1f</td><td class=\"name\" title=\"",
+			ms(v[i].ns), 100 * share, 100 * share, v[i].count,
+			v[i].count ? (double)v[i].ns / (double)v[i].count / 1e3 : 0);
+		html_text(f, orr_trace_str(orr_graph_trace(s->g), v[i].name));
+		fputs("\">", f);
+		html_text(f, orr_trace_str(orr_graph_trace(s->g), v[i].name));
+		fputs("</td></tr>\n", f);
+	}
+	fputs("</table>\n", f);
+}
+
+static void collectives(FILE *f, const struct summary *s)
+{
+	char algo[32];
+
+	fputs("<h2 id=\"collectives\">Collectives</h2>\n", f);
+	if (!s->ncolls) {
+		fputs("<p class=\"note\">None.</p>\n", f);
+		return;
+	}
+	fputs("<table><tr><th class=\"name\">kind</th><th>size B</th><th>group</th><th>count</th>"
+	      "<th>total ms</th><th>mean us</th><th>busbw GB/s</th><th class=\"name\">algorithm"
+	      "</th></tr>\n",
+	      f);
+	for (size_t i = 0; i < s->ncolls; i++) {
+		const struct sum_coll *c = &s->colls[i];
+		double mean = c->count ? c->ns / (double)c->count : 0;
+		double bw = isfinite(c->bytes) && mean > 0
+				    ? c->bytes / mean * orr_coll_bus_factor(c->kind, c->group)
+				    : NAN;
+
+		summary_algorithm(orr_graph_task_name(s->g, c->algo_task), algo, sizeof(algo));
+		fprintf(f, "<tr><td class=\"name\">%s</td>", orr_coll_kind_name(c->kind));
+		if (isfinite(c->bytes))
+			fprintf(f, "<td>%.0f</td>", c->bytes);
+		else
+			fputs("<td>unknown</td>", f);
+		fprintf(f, "<td>%d</td><td>%zu</td><td>%.3f</td><td>%.1f</td>", c->group, c->count,
+			c->ns / 1e6, mean / 1e3);
+		if (isfinite(bw))
+			fprintf(f, "<td>%.1f</td>", bw);
+		else
+			fputs("<td>-</td>", f);
+		fprintf(f, "<td class=\"name\">%s</td></tr>\n", algo[0] ? algo : "-");
+	}
+	fputs("</table>\n", f);
+}
+
+static void page(FILE *f, const struct options *o, const struct orr_replay *r)
+{
+	struct cli_report rep;
+	struct summary s;
+
+	cli_report_init(&rep, o->in, r, NULL);
+	summary_gather(&s, o->in, r, NULL);
+	header(f, o, &rep);
+	steps(f, &rep);
+	breakdown(f, &rep);
+	skew(f, &rep);
+	idle(f, &s);
+	critical_path(f, r);
+	items(f, &s, s.kernels, s.nkernels, s.kernel_ns, (size_t)o->top, "kernels",
+	      "Top GPU kernels, copies and sets, all ranks");
+	items(f, &s, s.ops, s.nops, s.op_ns, (size_t)o->top, "ops",
+	      "Top framework ops by CPU self time, all ranks");
+	collectives(f, &s);
+	fprintf(f,
+		"<p class=\"note\">orrery %s; the terms are defined in orrery's "
+		"docs/orrery-report.md.</p>\n</body></html>\n",
+		ORR_VERSION);
+	summary_release(&s);
+	cli_report_release(&rep);
+}
+
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "top", required_argument, NULL, 'n' },
+		{ "comm", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			if (!optarg[0])
+				return cli_usage_error("report", "empty output name");
+			if (cli_compressed_suffix(optarg))
+				return cli_usage_error("report", "-o '%s': the page is plain HTML",
+						       optarg);
+			o->out = optarg;
+			cli_output_arg(optarg);
+			break;
+		case 'n':
+			if (cli_parse_count(optarg, &o->top) < 0 || o->top < 1)
+				return cli_usage_error("report", "--top '%s': a count from 1",
+						       optarg);
+			break;
+		case 'c':
+			if (cli_globs_add(&o->comm, optarg) < 0)
+				return cli_usage_error("report", "empty --comm pattern");
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return EXIT_OK;
+		default:
+			return cli_bad_option("report", argc, argv);
+		}
+	}
+	if (optind != argc - 1)
+		return cli_usage_error("report",
+				       optind >= argc ? "no trace given" : "one trace at a time");
+	o->in = argv[optind];
+	if (!o->out)
+		return cli_usage_error("report", "no output given (-o OUT.html)");
+	return -1;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct options o = { .top = 15 };
+	struct cli_replay cr = { 0 };
+	struct orr_outfile out;
+	int ret = parse_options(argc, argv, &o), err;
+
+	if (ret >= 0)
+		goto done;
+	if (cli_output_inside(o.out, o.in)) {
+		cli_error("cannot write '%s': it is inside the trace '%s'; write it elsewhere",
+			  o.out, o.in);
+		ret = EXIT_FAIL;
+		goto done;
+	}
+	orr_outfile_catch_signals();
+	ret = cli_replay_open(o.in, NULL, &o.comm, &cr);
+	if (ret != EXIT_OK)
+		goto done;
+	if ((err = orr_outfile_open(&out, cli_output_path(o.out), 0)) ||
+	    !orr_outfile_stream(&out)) {
+		cli_error("cannot write '%s': %s", cli_output_name(o.out),
+			  orr_strerror(err ? err : -ENOMEM));
+		if (!err)
+			orr_outfile_abort(&out);
+		ret = EXIT_FAIL;
+		goto done;
+	}
+	page(orr_outfile_stream(&out), &o, cr.r);
+	if ((err = orr_outfile_commit(&out, false))) {
+		cli_error("cannot write '%s': %s", cli_output_name(o.out), orr_strerror(err));
+		ret = EXIT_FAIL;
+	}
+done:
+	cli_replay_close(&cr);
+	cli_globs_release(&o.comm);
+	return ret;
+}

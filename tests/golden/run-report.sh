@@ -1,0 +1,63 @@
+#!/bin/bash
+# CLI tests of `orrery report` (suite golden), from the source root with $ORRERY set:
+#
+#   run-report.sh page      the sample's and the Megatron job's pages: self-contained,
+#                           every section and chart there (check-report.py)
+#   run-report.sh browser   headless Chromium (Debian's chromium) loads the sample's page
+#                           without a console message and its screenshot is not blank;
+#                           skipped (77) where Chromium is absent
+#   run-report.sh usage     usage errors and --help
+set -uo pipefail
+
+# shellcheck source=SCRIPTDIR/golden-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/golden-lib.sh"
+
+shared=${ORR_SHARED_TRACES:-../shared/traces}
+tiny=traces/samples/tiny-2rank
+
+case ${1:-} in
+page)
+	for t in $tiny "$shared/kineto/astrasim-megatron-tp8" "$shared/kineto/hta-recsys-rank3.json.gz"; do
+		run report -o "$work/page.html" "$t"
+		expect_rc 0
+		[[ -s $work/out ]] && { show; fail "output on stdout"; }
+		python3 "$golden/check-report.py" "$work/page.html" || fail "$t: bad page"
+	done
+	run report -o - $tiny
+	expect_rc 0
+	head -c 15 "$work/out" | grep -q "<!DOCTYPE html>" || fail "-o - wrote no page on stdout"
+	;;
+browser)
+	browser=$(command -v chromium || command -v chromium-browser || true)
+	[[ -n $browser ]] || { echo "skipped: no chromium" >&2; exit 77; }
+	run report -o "$work/page.html" $tiny
+	expect_rc 0
+	# Chromium writes the page's console messages to stderr with --enable-logging.
+	HOME=$work timeout 120 "$browser" --headless --no-sandbox --disable-gpu \
+		--hide-scrollbars --enable-logging=stderr --v=0 --window-size=1000,1400 \
+		--screenshot="$work/shot.png" "file://$work/page.html" 2>"$work/browser.err" ||
+		{ cat "$work/browser.err" >&2; fail "chromium failed"; }
+	if grep -E "CONSOLE|Uncaught" "$work/browser.err" >&2; then
+		fail "console messages while loading the page"
+	fi
+	python3 "$golden/check-report.py" "$work/page.html" --png "$work/shot.png" ||
+		fail "the screenshot is blank"
+	;;
+usage)
+	run report --help
+	expect_rc 0
+	expect_in out "usage: orrery report"
+	run report $tiny
+	expect_rc 2
+	expect_in err "no output given"
+	run report -o "$work/x.html.gz" $tiny
+	expect_rc 2
+	run report -o "$work/x.html" --top 0 $tiny
+	expect_rc 2
+	;;
+*)
+	echo "usage: $0 page|browser|usage" >&2
+	exit 2
+	;;
+esac
+exit 0
