@@ -15,7 +15,11 @@
 
 static struct dp_item *slot(struct dp_map *m, const char *key, const char *name)
 {
-	uint32_t id = orr_strtab_intern(m->ids, key, strlen(key));
+	uint32_t id;
+
+	if (!key[0]) /* the string table's id 0 is "": no index */
+		key = name = "(no name)";
+	id = orr_strtab_intern(m->ids, key, strlen(key));
 
 	if (id > m->n)
 		ORR_VEC_PUSH(m->v, m->n, m->cap,
@@ -25,7 +29,8 @@ static struct dp_item *slot(struct dp_map *m, const char *key, const char *name)
 
 const struct dp_item *dp_find(const struct dp_map *m, const char *key)
 {
-	uint32_t id = orr_strtab_find(m->ids, key, strlen(key));
+	uint32_t id = orr_strtab_find(m->ids, key[0] ? key : "(no name)",
+				      strlen(key[0] ? key : "(no name)"));
 
 	return id == UINT32_MAX || id == 0 || id > m->n ? NULL : &m->v[id - 1];
 }

@@ -43,6 +43,15 @@ static int cmp_start(const void *a, const void *b)
 static const char *const classes[] = { "gemm",        "attention", "communication", "reduction",
 				       "elementwise", "copy",      "other" };
 
+/* needle in s, not right after a letter: "gemm" is not in "fbgemm". */
+static bool word_in(const char *s, const char *needle)
+{
+	for (const char *p = strcasestr(s, needle); p; p = strcasestr(p + 1, needle))
+		if (p == s || !((p[-1] | 0x20) >= 'a' && (p[-1] | 0x20) <= 'z'))
+			return true;
+	return false;
+}
+
 const char *summary_class_name(size_t c)
 {
 	return c < SUM_CLASSES ? classes[c] : NULL;
@@ -51,12 +60,13 @@ const char *summary_class_name(size_t c)
 size_t summary_kernel_class(const struct orr_graph *g, uint32_t t)
 {
 	static const char *const pats[][5] = {
-		{ "gemm", "cutlass", "xmma", "matmul", NULL },
 		{ "flash", "fmha", "attention", "sdpa", NULL },
+		{ "gemm", "cutlass", "xmma", "matmul", NULL },
 		{ "nccl", "nvshmem", NULL },
 		{ "reduce", "norm", "softmax", NULL },
 		{ "elementwise", "vectorized", "unrolled", NULL },
 	};
+	static const size_t cls[] = { 1, 0, 2, 3, 4 }; /* the class of each row of pats */
 	const struct orr_event *e = orr_graph_task_event(g, t);
 	const char *name = orr_graph_task_name(g, t);
 
@@ -66,8 +76,8 @@ size_t summary_kernel_class(const struct orr_graph *g, uint32_t t)
 		return 2;
 	for (size_t c = 0; c < sizeof(pats) / sizeof(pats[0]); c++)
 		for (size_t k = 0; pats[c][k]; k++)
-			if (strcasestr(name, pats[c][k]))
-				return c;
+			if (word_in(name, pats[c][k]))
+				return cls[c];
 	return 6;
 }
 
@@ -124,6 +134,10 @@ static void add_gap(const struct gtask *v, size_t n, const int64_t *min_launch, 
 		    int64_t a, int64_t b, const struct orr_step *w, size_t nw, struct sum_idle *out)
 {
 	int64_t launched = next < n ? min_launch[next] : INT64_MAX;
+
+	/* what ends the gap was not launched by a call the trace shows: nothing to say */
+	if (next < n && v[next].launch == INT64_MIN)
+		launched = a;
 	for (size_t i = 0; i < nw; i++) {
 		int64_t idle = overlap(a, b, w[i].start_ns, w[i].end_ns);
 		int64_t host = overlap(a, launched < b ? launched : b, w[i].start_ns, w[i].end_ns);
@@ -194,8 +208,13 @@ static void queue(const struct gtask *v, size_t n, const struct orr_step *w, siz
 	}
 	qsort(q, m, sizeof(*q), cmp_qev);
 	for (size_t i = 0; i < m; i++) {
-		for (size_t k = 0; depth && i && k < nw; k++)
+		for (size_t k = 0; depth && i && k < nw; k++) {
 			area += depth * overlap(q[i - 1].t, q[i].t, w[k].start_ns, w[k].end_ns);
+			/* a queue already there when a window starts */
+			if (depth > out->queue_max && w[k].start_ns >= q[i - 1].t &&
+			    w[k].start_ns < q[i].t)
+				out->queue_max = depth;
+		}
 		depth += q[i].d;
 		for (size_t k = 0; depth > out->queue_max && k < nw; k++)
 			if (q[i].t >= w[k].start_ns && q[i].t < w[k].end_ns)
@@ -284,9 +303,15 @@ void summary_idle(struct summary *s, size_t k, const struct orr_step *w, size_t 
 {
 	size_t n;
 	struct gtask *v = gpu_tasks(s->g, k, &n);
-	int64_t *scratch = orr_xmalloc((n + 1) * sizeof(*scratch));
-	struct sum_idle *dev = orr_xcalloc(nw + 1, sizeof(*dev));
+	int64_t *scratch;
+	struct sum_idle *dev;
 
+	if (!nw) { /* no step of this rank is shown */
+		free(v);
+		return;
+	}
+	scratch = orr_xmalloc((n + 1) * sizeof(*scratch));
+	dev = orr_xcalloc(nw + 1, sizeof(*dev));
 	explain(v, n, scratch, w, nw, dev);
 	for (size_t i = 0; i < nw; i++)
 		steps[i].idle = dev[i];
@@ -313,8 +338,9 @@ void summary_idle_finish(struct summary *s)
 		if (!d->n)
 			continue;
 		qsort(d->ns, d->n, sizeof(*d->ns), cmp_i64);
-		d->p50 = d->ns[(d->n - 1) / 2];
-		d->p90 = d->ns[(d->n - 1) * 9 / 10];
+		/* nearest rank: the smallest value with at least p of them at or below it */
+		d->p50 = d->ns[(d->n + 1) / 2 - 1];
+		d->p90 = d->ns[(9 * d->n + 9) / 10 - 1];
 		d->max = d->ns[d->n - 1];
 	}
 }
