@@ -41,152 +41,10 @@ struct options {
 	const char *a, *b;
 };
 
-/* One compared item: per rank-step on each side. */
-struct drow {
-	const char *kind; /* "kernel", "op", "class" */
-	const char *key;
-	double a, b; /* ns per rank-step */
-	uint64_t ca, cb;
-};
-
-struct dtab {
-	struct drow *v;
-	size_t n, cap;
-};
-
-static double per_step(int64_t ns, const struct dprofile *p)
-{
-	return p->steps ? (double)ns / (double)p->steps : 0.0;
-}
-
-static void add_row(struct dtab *t, const char *kind, const char *key, const struct dp_item *x,
-		    const struct dp_item *y, const struct dprofile *a, const struct dprofile *b)
-{
-	ORR_VEC_PUSH(t->v, t->n, t->cap,
-		     ((struct drow){ kind, key, x ? per_step(x->ns, a) : 0,
-				     y ? per_step(y->ns, b) : 0, x ? x->count : 0,
-				     y ? y->count : 0 }));
-}
-
-static int cmp_contribution(const void *p, const void *q)
-{
-	const struct drow *x = p, *y = q;
-	double dx = fabs(x->b - x->a), dy = fabs(y->b - y->a);
-
-	if (dx != dy)
-		return (dx < dy) - (dx > dy);
-	return strcmp(x->key, y->key);
-}
-
-/* Every key of either map, once. */
-static void union_rows(struct dtab *t, const char *kind, const struct dp_map *ma,
-		       const struct dp_map *mb, const struct dprofile *a, const struct dprofile *b)
-{
-	for (size_t i = 0; i < ma->n; i++)
-		add_row(t, kind, ma->v[i].key, &ma->v[i], dp_find(mb, ma->v[i].key), a, b);
-	for (size_t i = 0; i < mb->n; i++)
-		if (!dp_find(ma, mb->v[i].key))
-			add_row(t, kind, mb->v[i].key, NULL, &mb->v[i], a, b);
-	if (t->n)
-		qsort(t->v, t->n, sizeof(*t->v), cmp_contribution);
-}
-
-/* Both sides recorded the shapes of every op named name. */
-static bool by_shape(const char *name, const struct dprofile *a, const struct dprofile *b)
-{
-	const struct dp_item *x = dp_find(&a->ops, name), *y = dp_find(&b->ops, name);
-
-	return x && y && x->shaped == x->count && y->shaped == y->count;
-}
-
-static void op_rows(struct dtab *t, const struct dprofile *a, const struct dprofile *b)
-{
-	const struct dprofile *side[2] = { a, b };
-
-	for (int s = 0; s < 2; s++) {
-		const struct dp_map *m = &side[s]->ops_shaped, *o = &side[!s]->ops_shaped;
-
-		for (size_t i = 0; i < m->n; i++) {
-			const struct dp_item *x = &m->v[i], *y = dp_find(o, x->key);
-
-			if (!by_shape(x->name, a, b) || (s == 1 && y))
-				continue;
-			add_row(t, "op", x->key, s ? y : x, s ? x : y, a, b);
-		}
-		for (size_t i = 0; i < side[s]->ops.n; i++) {
-			const struct dp_item *x = &side[s]->ops.v[i];
-			const struct dp_item *y = dp_find(&side[!s]->ops, x->key);
-
-			if (by_shape(x->name, a, b) || (s == 1 && y))
-				continue;
-			add_row(t, "op", x->key, s ? y : x, s ? x : y, a, b);
-		}
-	}
-	if (t->n)
-		qsort(t->v, t->n, sizeof(*t->v), cmp_contribution);
-}
-
-static void class_rows(struct dtab *t, const struct dprofile *a, const struct dprofile *b)
-{
-	for (size_t c = 0; c < SUM_CLASSES; c++) {
-		if (!a->class_count[c] && !b->class_count[c])
-			continue;
-		ORR_VEC_PUSH(t->v, t->n, t->cap,
-			     ((struct drow){ "class", summary_class_name(c),
-					     per_step(a->class_ns[c], a),
-					     per_step(b->class_ns[c], b), a->class_count[c],
-					     b->class_count[c] }));
-	}
-	if (t->n)
-		qsort(t->v, t->n, sizeof(*t->v), cmp_contribution);
-}
-
-/* The whole side, per rank-step: step time and the breakdown. */
-struct totals {
-	double step, compute, comm, wait, idle;
-};
-
-static struct totals totals_of(const struct dprofile *p)
-{
-	struct totals t = { 0 };
-
-	for (size_t i = 0; i < p->nranks; i++) {
-		const struct dp_rank *r = &p->ranks[i];
-
-		t.step += (double)r->step_ns;
-		t.compute += (double)(r->b.exposed_compute_ns + r->b.overlapped_ns);
-		t.comm += (double)r->b.exposed_comm_ns;
-		t.wait += (double)r->b.exposed_wait_ns;
-		t.idle += (double)r->b.other_ns;
-	}
-	if (p->steps) {
-		t.step /= (double)p->steps;
-		t.compute /= (double)p->steps;
-		t.comm /= (double)p->steps;
-		t.wait /= (double)p->steps;
-		t.idle /= (double)p->steps;
-	}
-	return t;
-}
-
-/* The rank of b compared with a's i-th: the same number, or the only one of each. */
-static const struct dp_rank *peer_rank(const struct dprofile *a, size_t i, const struct dprofile *b)
-{
-	for (size_t k = 0; k < b->nranks; k++)
-		if (b->ranks[k].rank == a->ranks[i].rank)
-			return &b->ranks[k];
-	return a->nranks == 1 && b->nranks == 1 ? &b->ranks[0] : NULL;
-}
-
-static double rank_mean(const struct dp_rank *r)
-{
-	return r && r->steps ? (double)r->step_ns / (double)r->steps : NAN;
-}
-
 struct diff {
 	const struct options *o;
 	const struct dprofile *a, *b;
-	struct totals ta, tb;
+	struct dp_totals ta, tb;
 	struct dtab classes, kernels, ops;
 };
 
@@ -240,7 +98,7 @@ static void text(const struct diff *d)
 	text_line("  of it waiting for peers", d->ta.wait, d->tb.wait);
 	text_line("idle", d->ta.idle, d->tb.idle);
 	for (size_t i = 0; i < a->nranks; i++) {
-		const struct dp_rank *p = peer_rank(a, i, b);
+		const struct dp_rank *p = dp_peer_rank(a, i, b);
 
 		if (!p)
 			continue;
@@ -249,7 +107,7 @@ static void text(const struct diff *d)
 		else
 			snprintf(lab, sizeof(lab), "step, rank %d vs %d", a->ranks[i].rank,
 				 p->rank);
-		text_line(lab, rank_mean(&a->ranks[i]), rank_mean(p));
+		text_line(lab, dp_rank_mean(&a->ranks[i]), dp_rank_mean(p));
 	}
 	text_rows(d, &d->classes, "GPU time by kernel class, per rank-step", false, 0);
 	text_rows(d, &d->kernels, "GPU kernels, copies and sets by contribution to the change",
@@ -311,16 +169,16 @@ static void json(const struct diff *d)
 	json_pair(&j, "idle", d->ta.idle, d->tb.idle);
 	json_array(&j, "ranks");
 	for (size_t i = 0; i < d->a->nranks; i++) {
-		const struct dp_rank *p = peer_rank(d->a, i, d->b);
+		const struct dp_rank *p = dp_peer_rank(d->a, i, d->b);
 
 		if (!p)
 			continue;
 		json_object(&j, NULL);
 		json_int(&j, "a_rank", d->a->ranks[i].rank);
 		json_int(&j, "b_rank", p->rank);
-		json_double_exact(&j, "a_ns", rank_mean(&d->a->ranks[i]));
-		json_double_exact(&j, "b_ns", rank_mean(p));
-		json_double_exact(&j, "delta_ns", rank_mean(p) - rank_mean(&d->a->ranks[i]));
+		json_double_exact(&j, "a_ns", dp_rank_mean(&d->a->ranks[i]));
+		json_double_exact(&j, "b_ns", dp_rank_mean(p));
+		json_double_exact(&j, "delta_ns", dp_rank_mean(p) - dp_rank_mean(&d->a->ranks[i]));
 		json_close_object(&j);
 	}
 	json_close_array(&j);
@@ -412,12 +270,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 
 static void compare(const struct options *o, const struct dprofile *a, const struct dprofile *b)
 {
-	struct diff d = { .o = o, .a = a, .b = b, .ta = totals_of(a), .tb = totals_of(b) };
+	struct diff d = { .o = o, .a = a, .b = b, .ta = dp_totals_of(a), .tb = dp_totals_of(b) };
 
-	class_rows(&d.classes, a, b);
-	union_rows(&d.kernels, "kernel", &a->kernels, &b->kernels, a, b);
+	dp_class_rows(&d.classes, a, b);
+	dp_union_rows(&d.kernels, "kernel", &a->kernels, &b->kernels, a, b);
 	if (!b->predicted)
-		op_rows(&d.ops, a, b);
+		dp_op_rows(&d.ops, a, b);
 	if (o->format == CLI_FORMAT_JSON)
 		json(&d);
 	else if (o->format == CLI_FORMAT_CSV)

@@ -12,21 +12,24 @@
 #include <string.h>
 
 #include "cli.h"
+#include "diff.h"
 #include "html.h"
 #include "replay-common.h"
 #include "summary.h"
 #include "banned.h"
 
 static const char usage_text[] =
-	"usage: orrery report -o OUT.html [--top N] [--comm GLOB]... TRACE\n\n"
+	"usage: orrery report -o OUT.html [--top N] [--comm GLOB]... [--diff B] TRACE\n\n"
 	"Writes one HTML page about TRACE, self-contained (inline SVG, no script, nothing\n"
 	"loaded from the network): step times measured and predicted by the replay, the\n"
 	"breakdown of each rank-step, the skew between ranks, why the GPU is idle, the\n"
 	"critical path of each job step along the step, the top kernels and ops, and the\n"
-	"collectives with their bandwidths.\n\n"
+	"collectives with their bandwidths; with --diff, TRACE compared with B (as orrery\n"
+	"diff).\n\n"
 	"  -o, --output FILE  the page ('-': standard output)\n"
 	"  --top N            rows of the kernel and op tables (15)\n"
 	"  --comm GLOB        count GPU tasks matching GLOB as communication\n"
+	"  --diff B           add TRACE (A) compared with trace B\n"
 	"  -h, --help         this help\n";
 
 #define WIDTH 900
@@ -40,7 +43,7 @@ static const char *const idle_colors[] = { "#CC79A7", "#D55E00", "#999999" };
 static const char *const path_colors[] = { "#0072B2", "#E69F00", "#009E73", "#F0E442", "#BBBBBB" };
 
 struct options {
-	const char *out, *in;
+	const char *out, *in, *diff;
 	int64_t top;
 	struct cli_globs comm;
 };
@@ -199,6 +202,52 @@ static void skew(FILE *f, const struct cli_report *rep)
 	free(bars);
 }
 
+/* Streams' idle time and queues, launch delays by class, short kernels. */
+static void launch_tables(FILE *f, const struct summary *s)
+{
+	fputs("<table><tr><th>rank</th><th>stream</th><th>idle ms</th><th>host wait</th>"
+	      "<th>kernel wait</th><th>other</th><th>queue mean</th><th>queue max</th></tr>\n",
+	      f);
+	for (size_t i = 0; i < s->nstream_idle; i++) {
+		const struct sum_stream_idle *x = &s->stream_idle[i];
+
+		fprintf(f,
+			"<tr><td>%d</td><td>%lld</td><td>%.3f</td><td>%.3f</td><td>%.3f</td>"
+			"<td>%.3f</td><td>%.2f</td><td>%lld</td></tr>\n",
+			x->rank, (long long)x->stream, ms(x->idle.idle_ns),
+			ms(x->idle.host_wait_ns), ms(x->idle.kernel_wait_ns), ms(x->idle.other_ns),
+			x->queue_mean, (long long)x->queue_max);
+	}
+	fputs("</table>\n<h3>Launch delay by kernel class (us: GPU start less the launch "
+	      "call's start)</h3>\n<table><tr><th class=\"name\">class</th><th>tasks</th>"
+	      "<th>median</th><th>p90</th><th>max</th></tr>\n",
+	      f);
+	for (size_t k = 0; k < SUM_CLASSES; k++) {
+		const struct sum_delays *d = &s->delays[k];
+
+		if (d->n)
+			fprintf(f,
+				"<tr><td class=\"name\">%s</td><td>%zu</td><td>%.1f</td>"
+				"<td>%.1f</td><td>%.1f</td></tr>\n",
+				d->name, d->n, (double)d->p50 / 1e3, (double)d->p90 / 1e3,
+				(double)d->max / 1e3);
+	}
+	fputs("</table>\n<h3>Short kernels (under 10 us)</h3>\n<table><tr><th>rank</th>"
+	      "<th>kernels</th><th>short</th><th>of kernels</th><th>of GPU time</th></tr>\n",
+	      f);
+	for (size_t i = 0; i < s->nshorts; i++) {
+		const struct sum_short *x = &s->shorts[i];
+
+		fprintf(f,
+			"<tr><td>%d</td><td>%zu</td><td>%zu</td><td>%.1f%%</td><td>%.1f%%</td>"
+			"</tr>\n",
+			x->rank, x->kernels, x->short_kernels,
+			x->kernels ? 100.0 * (double)x->short_kernels / (double)x->kernels : 0,
+			x->kernel_ns ? 100.0 * (double)x->short_ns / (double)x->kernel_ns : 0);
+	}
+	fputs("</table>\n", f);
+}
+
 static void idle(FILE *f, const struct summary *s)
 {
 	struct html_bar *bars = orr_xcalloc(s->nsteps + 1, sizeof(*bars));
@@ -224,6 +273,7 @@ static void idle(FILE *f, const struct summary *s)
 	free(labels);
 	free(segs);
 	free(bars);
+	launch_tables(f, s);
 }
 
 /* Each job step's critical path along the step, merged runs of one category. */
@@ -340,7 +390,84 @@ static void collectives(FILE *f, const struct summary *s)
 	fputs("</table>\n", f);
 }
 
-static void page(FILE *f, const struct options *o, const struct orr_replay *r)
+static void diff_line(FILE *f, const char *name, double a, double b)
+{
+	fprintf(f, "<tr><td class=\"name\">%s</td><td>%.3f</td><td>%.3f</td><td>%+.3f</td></tr>\n",
+		name, a / 1e6, b / 1e6, (b - a) / 1e6);
+}
+
+/* This trace (A) against another (B), per rank-step, as orrery diff compares them. */
+static void diff(FILE *f, const struct options *o, const struct orr_replay *ra,
+		 const struct orr_replay *rb)
+{
+	static const char *const names[] = { "A", "B" };
+	static const char *const colors[] = { "#0072B2", "#E69F00" };
+	struct dprofile a, b;
+	struct dtab classes = { 0 }, kernels = { 0 };
+	struct dp_totals ta, tb;
+	struct html_bar *bars;
+	struct html_seg *segs;
+
+	dp_build(&a, o->in, ra, false);
+	dp_build(&b, o->diff, rb, false);
+	ta = dp_totals_of(&a);
+	tb = dp_totals_of(&b);
+	dp_class_rows(&classes, &a, &b);
+	dp_union_rows(&kernels, "kernel", &a.kernels, &b.kernels, &a, &b);
+	fputs("<h2 id=\"diff\">Compared with another trace (per rank-step)</h2>\n<p "
+	      "class=\"note\">A: ",
+	      f);
+	html_text(f, o->in);
+	fprintf(f, " (%zu rank-steps); B: ", a.steps);
+	html_text(f, o->diff);
+	fprintf(f,
+		" (%zu rank-steps).</p>\n<table><tr><th class=\"name\"></th><th>A ms</th>"
+		"<th>B ms</th><th>delta ms</th></tr>\n",
+		b.steps);
+	diff_line(f, "step", ta.step, tb.step);
+	diff_line(f, "compute", ta.compute, tb.compute);
+	diff_line(f, "exposed communication", ta.comm, tb.comm);
+	diff_line(f, "waiting for peers", ta.wait, tb.wait);
+	diff_line(f, "idle", ta.idle, tb.idle);
+	fputs("</table>\n<h3>GPU time by kernel class (ms)</h3>\n", f);
+	html_legend(f, names, colors, 2);
+	bars = orr_xcalloc(2 * classes.n + 1, sizeof(*bars));
+	segs = orr_xcalloc(2 * classes.n + 1, sizeof(*segs));
+	for (size_t i = 0; i < classes.n; i++) {
+		segs[2 * i] = (struct html_seg){ classes.v[i].a / 1e6, colors[0], "A" };
+		segs[2 * i + 1] = (struct html_seg){ classes.v[i].b / 1e6, colors[1], "B" };
+		bars[2 * i] = (struct html_bar){ classes.v[i].key, &segs[2 * i], 1 };
+		bars[2 * i + 1] = (struct html_bar){ "", &segs[2 * i + 1], 1 };
+	}
+	html_bars(f, bars, 2 * classes.n, 0, WIDTH, "ms");
+	fputs("<h3>Kernels by contribution to the change</h3>\n<table><tr><th>delta ms</th>"
+	      "<th>A ms</th><th>B ms</th><th>A count</th><th>B count</th><th class=\"name\">"
+	      "name</th></tr>\n",
+	      f);
+	for (size_t i = 0; i < kernels.n && i < (size_t)o->top; i++) {
+		const struct drow *r = &kernels.v[i];
+
+		fprintf(f,
+			"<tr><td>%+.3f</td><td>%.3f</td><td>%.3f</td><td>%llu</td><td>%llu</td>"
+			"<td class=\"name\" title=\"",
+			(r->b - r->a) / 1e6, r->a / 1e6, r->b / 1e6, (unsigned long long)r->ca,
+			(unsigned long long)r->cb);
+		html_text(f, r->key);
+		fputs("\">", f);
+		html_text(f, r->key);
+		fputs("</td></tr>\n", f);
+	}
+	fputs("</table>\n", f);
+	free(bars);
+	free(segs);
+	free(classes.v);
+	free(kernels.v);
+	dp_release(&a);
+	dp_release(&b);
+}
+
+static void page(FILE *f, const struct options *o, const struct orr_replay *r,
+		 const struct orr_replay *rb)
 {
 	struct cli_report rep;
 	struct summary s;
@@ -358,6 +485,8 @@ static void page(FILE *f, const struct options *o, const struct orr_replay *r)
 	items(f, &s, s.ops, s.nops, s.op_ns, (size_t)o->top, "ops",
 	      "Top framework ops by CPU self time, all ranks");
 	collectives(f, &s);
+	if (rb)
+		diff(f, o, r, rb);
 	fprintf(f,
 		"<p class=\"note\">orrery %s; the terms are defined in orrery's "
 		"docs/orrery-report.md.</p>\n</body></html>\n",
@@ -372,6 +501,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "output", required_argument, NULL, 'o' },
 		{ "top", required_argument, NULL, 'n' },
 		{ "comm", required_argument, NULL, 'c' },
+		{ "diff", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -397,6 +527,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if (cli_globs_add(&o->comm, optarg) < 0)
 				return cli_usage_error("report", "empty --comm pattern");
 			break;
+		case 'd':
+			o->diff = optarg;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return EXIT_OK;
@@ -416,7 +549,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 int cmd_report(int argc, char **argv)
 {
 	struct options o = { .top = 15 };
-	struct cli_replay cr = { 0 };
+	struct cli_replay cr = { 0 }, cb = { 0 };
 	struct orr_outfile out;
 	int ret = parse_options(argc, argv, &o), err;
 
@@ -430,6 +563,8 @@ int cmd_report(int argc, char **argv)
 	}
 	orr_outfile_catch_signals();
 	ret = cli_replay_open(o.in, NULL, &o.comm, &cr);
+	if (ret == EXIT_OK && o.diff)
+		ret = cli_replay_open(o.diff, NULL, &o.comm, &cb);
 	if (ret != EXIT_OK)
 		goto done;
 	if ((err = orr_outfile_open(&out, cli_output_path(o.out), 0)) ||
@@ -441,13 +576,14 @@ int cmd_report(int argc, char **argv)
 		ret = EXIT_FAIL;
 		goto done;
 	}
-	page(orr_outfile_stream(&out), &o, cr.r);
+	page(orr_outfile_stream(&out), &o, cr.r, o.diff ? cb.r : NULL);
 	if ((err = orr_outfile_commit(&out, false))) {
 		cli_error("cannot write '%s': %s", cli_output_name(o.out), orr_strerror(err));
 		ret = EXIT_FAIL;
 	}
 done:
 	cli_replay_close(&cr);
+	cli_replay_close(&cb);
 	cli_globs_release(&o.comm);
 	return ret;
 }

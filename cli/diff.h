@@ -47,6 +47,37 @@ struct dprofile {
 	uint64_t class_count[SUM_CLASSES];
 };
 
+/* One compared item: per rank-step on each side (cli/diff-rows.c). */
+struct drow {
+	const char *kind; /* "kernel", "op", "class" */
+	const char *key;
+	double a, b; /* ns per rank-step */
+	uint64_t ca, cb;
+};
+
+struct dtab {
+	struct drow *v;
+	size_t n, cap;
+};
+
+/* A whole side, per rank-step: the step time and the breakdown. */
+struct dp_totals {
+	double step, compute, comm, wait, idle;
+};
+
+struct dprofile;
+/* Rows by contribution (|b - a|, then name): kernel classes, kernels, ops. */
+void dp_class_rows(struct dtab *t, const struct dprofile *a, const struct dprofile *b);
+void dp_union_rows(struct dtab *t, const char *kind, const struct dp_map *ma,
+		   const struct dp_map *mb, const struct dprofile *a, const struct dprofile *b);
+/* Ops by name and shapes where both sides recorded every op's shapes, else by name. */
+void dp_op_rows(struct dtab *t, const struct dprofile *a, const struct dprofile *b);
+struct dp_totals dp_totals_of(const struct dprofile *p);
+/* The rank of b compared with a's i-th: the same number, or the only one of each; NULL. */
+const struct dp_rank *dp_peer_rank(const struct dprofile *a, size_t i, const struct dprofile *b);
+/* A rank's mean step; NaN without steps. */
+double dp_rank_mean(const struct dp_rank *r);
+
 /* The profile of r: its measured timeline, or with predicted its replay's. */
 void dp_build(struct dprofile *p, const char *label, const struct orr_replay *r, bool predicted);
 void dp_release(struct dprofile *p);

@@ -1,8 +1,9 @@
 #!/bin/bash
 # CLI tests of `orrery report` (suite golden), from the source root with $ORRERY set:
 #
-#   run-report.sh page      the sample's and the Megatron job's pages: self-contained,
-#                           every section and chart there (check-report.py)
+#   run-report.sh page      the sample's, the Megatron job's and a recommender's pages:
+#                           self-contained, every section and chart there
+#                           (check-report.py); with --diff, its section too
 #   run-report.sh browser   headless Chromium (Debian's chromium) loads the sample's page
 #                           without a console message and its screenshot is not blank;
 #                           skipped (77) where Chromium is absent
@@ -23,6 +24,10 @@ page)
 		[[ -s $work/out ]] && { show; fail "output on stdout"; }
 		python3 "$golden/check-report.py" "$work/page.html" || fail "$t: bad page"
 	done
+	run report -o "$work/page.html" --diff $tiny/rank-1.trace.json $tiny/rank-0.trace.json
+	expect_rc 0
+	python3 "$golden/check-report.py" "$work/page.html" || fail "--diff: bad page"
+	grep -q '<h2 id="diff">' "$work/page.html" || fail "--diff: no diff section"
 	run report -o - $tiny
 	expect_rc 0
 	head -c 15 "$work/out" | grep -q "<!DOCTYPE html>" || fail "-o - wrote no page on stdout"

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The rows of `orrery diff` (docs/orrery-diff.md): two profiles compared item by item,
+ * per rank-step, ranked by contribution; for cmd-diff.c and the report's diff section.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "diff.h"
+#include "banned.h"
+
+static double per_step(int64_t ns, const struct dprofile *p)
+{
+	return p->steps ? (double)ns / (double)p->steps : 0.0;
+}
+
+static void add_row(struct dtab *t, const char *kind, const char *key, const struct dp_item *x,
+		    const struct dp_item *y, const struct dprofile *a, const struct dprofile *b)
+{
+	ORR_VEC_PUSH(t->v, t->n, t->cap,
+		     ((struct drow){ kind, key, x ? per_step(x->ns, a) : 0,
+				     y ? per_step(y->ns, b) : 0, x ? x->count : 0,
+				     y ? y->count : 0 }));
+}
+
+static int cmp_contribution(const void *p, const void *q)
+{
+	const struct drow *x = p, *y = q;
+	double dx = fabs(x->b - x->a), dy = fabs(y->b - y->a);
+
+	if (dx != dy)
+		return (dx < dy) - (dx > dy);
+	return strcmp(x->key, y->key);
+}
+
+/* Every key of either map, once. */
+void dp_union_rows(struct dtab *t, const char *kind, const struct dp_map *ma,
+		   const struct dp_map *mb, const struct dprofile *a, const struct dprofile *b)
+{
+	for (size_t i = 0; i < ma->n; i++)
+		add_row(t, kind, ma->v[i].key, &ma->v[i], dp_find(mb, ma->v[i].key), a, b);
+	for (size_t i = 0; i < mb->n; i++)
+		if (!dp_find(ma, mb->v[i].key))
+			add_row(t, kind, mb->v[i].key, NULL, &mb->v[i], a, b);
+	if (t->n)
+		qsort(t->v, t->n, sizeof(*t->v), cmp_contribution);
+}
+
+/* Both sides recorded the shapes of every op named name. */
+static bool by_shape(const char *name, const struct dprofile *a, const struct dprofile *b)
+{
+	const struct dp_item *x = dp_find(&a->ops, name), *y = dp_find(&b->ops, name);
+
+	return x && y && x->shaped == x->count && y->shaped == y->count;
+}
+
+void dp_op_rows(struct dtab *t, const struct dprofile *a, const struct dprofile *b)
+{
+	const struct dprofile *side[2] = { a, b };
+
+	for (int s = 0; s < 2; s++) {
+		const struct dp_map *m = &side[s]->ops_shaped, *o = &side[!s]->ops_shaped;
+
+		for (size_t i = 0; i < m->n; i++) {
+			const struct dp_item *x = &m->v[i], *y = dp_find(o, x->key);
+
+			if (!by_shape(x->name, a, b) || (s == 1 && y))
+				continue;
+			add_row(t, "op", x->key, s ? y : x, s ? x : y, a, b);
+		}
+		for (size_t i = 0; i < side[s]->ops.n; i++) {
+			const struct dp_item *x = &side[s]->ops.v[i];
+			const struct dp_item *y = dp_find(&side[!s]->ops, x->key);
+
+			if (by_shape(x->name, a, b) || (s == 1 && y))
+				continue;
+			add_row(t, "op", x->key, s ? y : x, s ? x : y, a, b);
+		}
+	}
+	if (t->n)
+		qsort(t->v, t->n, sizeof(*t->v), cmp_contribution);
+}
+
+void dp_class_rows(struct dtab *t, const struct dprofile *a, const struct dprofile *b)
+{
+	for (size_t c = 0; c < SUM_CLASSES; c++) {
+		if (!a->class_count[c] && !b->class_count[c])
+			continue;
+		ORR_VEC_PUSH(t->v, t->n, t->cap,
+			     ((struct drow){ "class", summary_class_name(c),
+					     per_step(a->class_ns[c], a),
+					     per_step(b->class_ns[c], b), a->class_count[c],
+					     b->class_count[c] }));
+	}
+	if (t->n)
+		qsort(t->v, t->n, sizeof(*t->v), cmp_contribution);
+}
+
+struct dp_totals dp_totals_of(const struct dprofile *p)
+{
+	struct dp_totals t = { 0 };
+
+	for (size_t i = 0; i < p->nranks; i++) {
+		const struct dp_rank *r = &p->ranks[i];
+
+		t.step += (double)r->step_ns;
+		t.compute += (double)(r->b.exposed_compute_ns + r->b.overlapped_ns);
+		t.comm += (double)r->b.exposed_comm_ns;
+		t.wait += (double)r->b.exposed_wait_ns;
+		t.idle += (double)r->b.other_ns;
+	}
+	if (p->steps) {
+		t.step /= (double)p->steps;
+		t.compute /= (double)p->steps;
+		t.comm /= (double)p->steps;
+		t.wait /= (double)p->steps;
+		t.idle /= (double)p->steps;
+	}
+	return t;
+}
+
+/* The rank of b compared with a's i-th: the same number, or the only one of each. */
+const struct dp_rank *dp_peer_rank(const struct dprofile *a, size_t i, const struct dprofile *b)
+{
+	for (size_t k = 0; k < b->nranks; k++)
+		if (b->ranks[k].rank == a->ranks[i].rank)
+			return &b->ranks[k];
+	return a->nranks == 1 && b->nranks == 1 ? &b->ranks[0] : NULL;
+}
+
+double dp_rank_mean(const struct dp_rank *r)
+{
+	return r && r->steps ? (double)r->step_ns / (double)r->steps : NAN;
+}
