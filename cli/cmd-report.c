@@ -110,15 +110,14 @@ static void steps(FILE *f, const struct cli_report *rep)
 		for (int p = 0; p < 2; p++) {
 			size_t k = 2 * i + (size_t)p;
 
-			label_of(labels[k], sizeof(labels[k]), r->rank, r->s.step, p ? "" : NULL);
-			if (p)
-				labels[k][0] = '\0';
+			label_of(labels[k], sizeof(labels[k]), r->rank, r->s.step, NULL);
 			segs[k] = (struct html_seg){
 				ms(p ? r->s.predicted_end_ns - r->s.predicted_start_ns
 				     : r->s.measured_end_ns - r->s.measured_start_ns),
 				colors[p], names[p]
 			};
-			bars[k] = (struct html_bar){ labels[k], &segs[k], 1 };
+			/* the predicted row is unlabelled, under its measured one */
+			bars[k] = (struct html_bar){ p ? "" : labels[k], labels[k], &segs[k], 1 };
 		}
 	}
 	html_bars(f, bars, 2 * rep->nrows, 0, WIDTH, "ms");
@@ -157,7 +156,7 @@ static void breakdown(FILE *f, const struct cli_report *rep)
 			label_of(labels[k], sizeof(labels[k]), r->rank, r->s.step,
 				 p ? "predicted" : "measured");
 			breakdown_segs(p ? &r->predicted : &r->measured, &segs[5 * k]);
-			bars[k] = (struct html_bar){ labels[k], &segs[5 * k], 5 };
+			bars[k] = (struct html_bar){ labels[k], NULL, &segs[5 * k], 5 };
 		}
 	}
 	html_bars(f, bars, n, 0, WIDTH, "ms");
@@ -186,7 +185,7 @@ static void skew(FILE *f, const struct cli_report *rep)
 		segs[n] = (struct html_seg){ sum / (double)(j - i), "#0072B2", "mean step" };
 		lo = segs[n].value < lo ? segs[n].value : lo;
 		hi = segs[n].value > hi ? segs[n].value : hi;
-		bars[n] = (struct html_bar){ labels[n], &segs[n], 1 };
+		bars[n] = (struct html_bar){ labels[n], NULL, &segs[n], 1 };
 		n++;
 		i = j;
 	}
@@ -267,7 +266,7 @@ static void idle(FILE *f, const struct summary *s)
 		for (int k = 0; k < 3; k++)
 			segs[3 * i + (size_t)k] =
 				(struct html_seg){ v[k], idle_colors[k], idle_names[k] };
-		bars[i] = (struct html_bar){ labels[i], &segs[3 * i], 3 };
+		bars[i] = (struct html_bar){ labels[i], NULL, &segs[3 * i], 3 };
 	}
 	html_bars(f, bars, s->nsteps, 0, WIDTH, "ms");
 	free(labels);
@@ -276,7 +275,55 @@ static void idle(FILE *f, const struct summary *s)
 	launch_tables(f, s);
 }
 
-/* Each job step's critical path along the step, merged runs of one category. */
+#define PATH_PX (WIDTH - 20) /* html_timeline()'s plot width */
+
+/*
+ * Spans of one job step's critical path, one per run of pixels whose largest share of
+ * time is one category: a path of thousands of sub-microsecond calls stays a readable
+ * (and small) picture; the totals are exact.
+ */
+static size_t path_spans(const struct orr_path_seg *segs, size_t ns, int64_t t0, double total,
+			 const char *const *names, struct html_span *sp, double *tot)
+{
+	double(*px)[ORR_PATH_CAT_COUNT] = orr_xcalloc(PATH_PX, sizeof(*px));
+	size_t n = 0;
+
+	for (size_t i = 0; i < ns; i++) {
+		double a = ms(segs[i].start_ns - t0), b = ms(segs[i].end_ns - t0);
+
+		tot[segs[i].cat] += b - a;
+		for (double x = a; total > 0 && x < b;) {
+			int p = (int)(x / total * PATH_PX);
+			double edge;
+
+			p = p < 0 ? 0 : p >= PATH_PX ? PATH_PX - 1 : p;
+			edge = (double)(p + 1) * total / PATH_PX;
+			edge = edge > b || p == PATH_PX - 1 ? b : edge;
+			px[p][segs[i].cat] += edge - x;
+			x = edge > x ? edge : b;
+		}
+	}
+	for (int p = 0; p < PATH_PX; p++) {
+		int best = -1;
+
+		for (int c = 0; c < ORR_PATH_CAT_COUNT; c++)
+			if (px[p][c] > 0 && (best < 0 || px[p][c] > px[p][best]))
+				best = c;
+		if (best < 0)
+			continue;
+		if (n && sp[n - 1].name == names[best] &&
+		    fabs(sp[n - 1].start + sp[n - 1].length - p * total / PATH_PX) < 1e-9 * total) {
+			sp[n - 1].length += total / PATH_PX;
+			continue;
+		}
+		sp[n++] = (struct html_span){ p * total / PATH_PX, total / PATH_PX,
+					      path_colors[best], names[best] };
+	}
+	free(px);
+	return n;
+}
+
+/* Each job step's critical path along the step (docs/orrery-critical-path.md). */
 static void critical_path(FILE *f, const struct orr_replay *r)
 {
 	struct orr_replay_step *js;
@@ -286,40 +333,30 @@ static void critical_path(FILE *f, const struct orr_replay *r)
 	for (int c = 0; c < ORR_PATH_CAT_COUNT; c++)
 		names[c] = orr_path_cat_name((enum orr_path_cat)c);
 	orr_replay_job_steps(r, &js, &nj);
-	fputs("<h2 id=\"critical-path\">Critical path of each job step (predicted, ms)</h2>\n", f);
+	fputs("<h2 id=\"critical-path\">Critical path of each job step (predicted, ms)</h2>\n"
+	      "<p class=\"note\">Each pixel shows the category that took most of its time; the "
+	      "totals are exact.</p>\n",
+	      f);
 	html_legend(f, names, path_colors, ORR_PATH_CAT_COUNT);
 	for (size_t k = 0; k < nj && k < 8; k++) {
 		struct orr_path_seg *segs;
-		struct html_span *sp;
-		size_t ns, n = 0;
+		struct html_span *sp = orr_xcalloc(PATH_PX + 1, sizeof(*sp));
 		double tot[ORR_PATH_CAT_COUNT] = { 0 };
+		double total = ms(js[k].predicted_end_ns - js[k].predicted_start_ns);
+		size_t ns, n;
 		char st[32];
 
 		orr_replay_critical_path(r, js[k].predicted_start_ns, js[k].predicted_end_ns, &segs,
 					 &ns);
-		sp = orr_xcalloc(ns + 1, sizeof(*sp));
-		for (size_t i = 0; i < ns; i++) {
-			double a = ms(segs[i].start_ns - js[k].predicted_start_ns);
-			double len = ms(segs[i].end_ns - segs[i].start_ns);
-
-			tot[segs[i].cat] += len;
-			if (n && sp[n - 1].color == path_colors[segs[i].cat] &&
-			    fabs(sp[n - 1].start + sp[n - 1].length - a) < 1e-9) {
-				sp[n - 1].length += len;
-				continue;
-			}
-			sp[n++] = (struct html_span){ a, len, path_colors[segs[i].cat],
-						      names[segs[i].cat] };
-		}
+		n = path_spans(segs, ns, js[k].predicted_start_ns, total, names, sp, tot);
 		fprintf(f,
 			"<p class=\"note\">step %s: %.3f ms:", cli_step_label(js[k].step, st, 32),
-			ms(js[k].predicted_end_ns - js[k].predicted_start_ns));
+			total);
 		for (int c = 0; c < ORR_PATH_CAT_COUNT; c++)
 			fprintf(f, " %s %.3f%s", names[c], tot[c],
 				c + 1 < ORR_PATH_CAT_COUNT ? "," : "");
 		fputs("</p>\n", f);
-		html_timeline(f, sp, n, ms(js[k].predicted_end_ns - js[k].predicted_start_ns),
-			      WIDTH, "ms");
+		html_timeline(f, sp, n, total, WIDTH, "ms");
 		free(sp);
 		free(segs);
 	}
@@ -359,7 +396,8 @@ static void collectives(FILE *f, const struct summary *s)
 
 	fputs("<h2 id=\"collectives\">Collectives</h2>\n", f);
 	if (!s->ncolls) {
-		fputs("<p class=\"note\">None.</p>\n", f);
+		fprintf(f, "<p class=\"note\">None of a known kind%s.</p>\n",
+			s->colls_unknown ? " (and some of no known kind)" : "");
 		return;
 	}
 	fputs("<table><tr><th class=\"name\">kind</th><th>size B</th><th>group</th><th>count</th>"
@@ -376,18 +414,30 @@ static void collectives(FILE *f, const struct summary *s)
 		summary_algorithm(orr_graph_task_name(s->g, c->algo_task), algo, sizeof(algo));
 		fprintf(f, "<tr><td class=\"name\">%s</td>", orr_coll_kind_name(c->kind));
 		if (isfinite(c->bytes))
-			fprintf(f, "<td>%.0f</td>", c->bytes);
+			fprintf(f, "<td>%.0f%s</td>", c->bytes, c->sized_by_caller ? "*" : "");
 		else
 			fputs("<td>unknown</td>", f);
-		fprintf(f, "<td>%d</td><td>%zu</td><td>%.3f</td><td>%.1f</td>", c->group, c->count,
-			c->ns / 1e6, mean / 1e3);
+		if (c->group > 0)
+			fprintf(f, "<td>%d</td>", c->group);
+		else
+			fputs("<td>?</td>", f);
+		fprintf(f, "<td>%zu</td><td>%.3f</td><td>%.1f</td>", c->count, c->ns / 1e6,
+			mean / 1e3);
 		if (isfinite(bw))
 			fprintf(f, "<td>%.1f</td>", bw);
 		else
 			fputs("<td>-</td>", f);
-		fprintf(f, "<td class=\"name\">%s</td></tr>\n", algo[0] ? algo : "-");
+		fprintf(f, "<td class=\"name\">%s%s</td></tr>\n", algo[0] ? algo : "-",
+			c->alone ? " (alone: includes waiting)" : "");
 	}
-	fputs("</table>\n", f);
+	fputs("</table>\n<p class=\"note\">* size from the calling op's tensor (the trace gives "
+	      "none). A collective seen on one rank only (alone) includes its wait for the others: "
+	      "its bandwidth is no transfer's.",
+	      f);
+	if (s->colls_unknown)
+		fprintf(f, " And %zu instance%s of no known kind.", s->colls_unknown,
+			s->colls_unknown == 1 ? "" : "s");
+	fputs("</p>\n", f);
 }
 
 static void diff_line(FILE *f, const char *name, double a, double b)
@@ -427,7 +477,7 @@ static void diff(FILE *f, const struct options *o, const struct orr_replay *ra,
 	diff_line(f, "step", ta.step, tb.step);
 	diff_line(f, "compute", ta.compute, tb.compute);
 	diff_line(f, "exposed communication", ta.comm, tb.comm);
-	diff_line(f, "waiting for peers", ta.wait, tb.wait);
+	diff_line(f, "&nbsp;&nbsp;of it waiting for peers", ta.wait, tb.wait);
 	diff_line(f, "idle", ta.idle, tb.idle);
 	fputs("</table>\n<h3>GPU time by kernel class (ms)</h3>\n", f);
 	html_legend(f, names, colors, 2);
@@ -436,8 +486,8 @@ static void diff(FILE *f, const struct options *o, const struct orr_replay *ra,
 	for (size_t i = 0; i < classes.n; i++) {
 		segs[2 * i] = (struct html_seg){ classes.v[i].a / 1e6, colors[0], "A" };
 		segs[2 * i + 1] = (struct html_seg){ classes.v[i].b / 1e6, colors[1], "B" };
-		bars[2 * i] = (struct html_bar){ classes.v[i].key, &segs[2 * i], 1 };
-		bars[2 * i + 1] = (struct html_bar){ "", &segs[2 * i + 1], 1 };
+		bars[2 * i] = (struct html_bar){ classes.v[i].key, NULL, &segs[2 * i], 1 };
+		bars[2 * i + 1] = (struct html_bar){ "", classes.v[i].key, &segs[2 * i + 1], 1 };
 	}
 	html_bars(f, bars, 2 * classes.n, 0, WIDTH, "ms");
 	fputs("<h3>Kernels by contribution to the change</h3>\n<table><tr><th>delta ms</th>"
@@ -555,9 +605,9 @@ int cmd_report(int argc, char **argv)
 
 	if (ret >= 0)
 		goto done;
-	if (cli_output_inside(o.out, o.in)) {
+	if (cli_output_inside(o.out, o.in) || (o.diff && cli_output_inside(o.out, o.diff))) {
 		cli_error("cannot write '%s': it is inside the trace '%s'; write it elsewhere",
-			  o.out, o.in);
+			  o.out, cli_output_inside(o.out, o.in) ? o.in : o.diff);
 		ret = EXIT_FAIL;
 		goto done;
 	}

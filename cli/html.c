@@ -86,7 +86,7 @@ void html_bars(FILE *f, const struct html_bar *bars, size_t n, double max, int w
 				"<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" "
 				"fill=\"%s\"><title>",
 				x, y, w, ROW_PX - 4, s->color);
-			html_text(f, bars[i].label);
+			html_text(f, bars[i].tip ? bars[i].tip : bars[i].label);
 			fputs(": ", f);
 			html_text(f, s->name);
 			fprintf(f, " %.3f %s</title></rect>\n", s->value, unit);

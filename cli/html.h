@@ -22,6 +22,7 @@ struct html_seg {
 
 struct html_bar {
 	const char *label;
+	const char *tip; /* names the row in tooltips instead of label; NULL: label */
 	const struct html_seg *segs;
 	size_t nsegs;
 };

@@ -1,16 +1,21 @@
 #!/usr/bin/env python3
-"""Checks a page `orrery report` wrote (check-report.py PAGE.html [--png SHOT.png]):
+"""Checks a page `orrery report` wrote
+    check-report.py PAGE.html [--png SHOT.png] [--replay REPLAY.json]
 
 - one HTML document (doctype, html, head with a UTF-8 charset and a title, body), its
   tags balanced;
 - self-contained: no <script>, no <link>, <img>, <iframe> or <object>, no src= or href=
   attribute, no url(...) in styles;
-- every section, each with its charts: inline <svg> that are well-formed XML with marks
-  (rect) and a tooltip (title) on each rect;
+- every section, each chart section with marks when the trace has rank-steps: inline
+  <svg> that are well-formed XML, every rect with finite, non-negative coordinates and
+  a tooltip (title);
+- with --replay (`orrery replay --format=json` of the same trace), the step-time chart
+  shows each rank-step's measured and predicted time, in order, to the microsecond;
 - with --png, a screenshot of it (a browser's) that is not blank: its pixels are not
   all one color.
 """
 import html.parser
+import json
 import re
 import struct
 import sys
@@ -96,6 +101,29 @@ def main(argv):
         for r in doc.getElementsByTagName("rect"):
             if not r.getElementsByTagName("title"):
                 sys.exit("a mark without a tooltip")
+    for r in re.finditer(r"<rect ([^>]*)>", text):
+        for k, v in re.findall(r'(x|y|width|height)="([^"]*)"', r.group(1)):
+            try:
+                f = float(v)
+            except ValueError:
+                sys.exit("rect %s=%r" % (k, v))
+            if not (f >= 0 and f < 1e7):
+                sys.exit("rect %s=%r" % (k, v))
+    parts = re.split(r'<h2 id="', text)
+    section = {p.split('"', 1)[0]: p for p in parts[1:]}
+    if re.search(r"[1-9][0-9]* rank-steps?", text.split("</p>", 1)[0]):
+        for s in ("steps", "breakdown", "skew", "idle", "critical-path"):
+            if "<rect" not in section[s]:
+                sys.exit("section %s has no marks" % s)
+    if "--replay" in argv:
+        rep = json.load(open(argv[argv.index("--replay") + 1]))
+        want = []
+        for r in rep["ranks"]:
+            for s in r["steps"]:
+                want += [s["measured_ns"] / 1e6, s["predicted_ns"] / 1e6]
+        got = [float(v) for v in re.findall(r" ([0-9.]+) ms</title>", section["steps"])]
+        if len(got) != len(want) or any(abs(g - w) > 0.0006 for g, w in zip(got, want)):
+            sys.exit("step times %r, replay says %r" % (got[:6], want[:6]))
     if "--png" in argv:
         png_not_blank(argv[argv.index("--png") + 1])
 

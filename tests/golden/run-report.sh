@@ -22,12 +22,23 @@ page)
 		run report -o "$work/page.html" "$t"
 		expect_rc 0
 		[[ -s $work/out ]] && { show; fail "output on stdout"; }
-		python3 "$golden/check-report.py" "$work/page.html" || fail "$t: bad page"
+		"$orrery" replay --format=json "$t" >"$work/replay.json" || fail "replay $t"
+		python3 "$golden/check-report.py" "$work/page.html" --replay "$work/replay.json" ||
+			fail "$t: bad page"
 	done
 	run report -o "$work/page.html" --diff $tiny/rank-1.trace.json $tiny/rank-0.trace.json
 	expect_rc 0
 	python3 "$golden/check-report.py" "$work/page.html" || fail "--diff: bad page"
 	grep -q '<h2 id="diff">' "$work/page.html" || fail "--diff: no diff section"
+	"$orrery" diff --format=json $tiny/rank-0.trace.json $tiny/rank-1.trace.json >"$work/d.json"
+	python3 - "$work/page.html" "$work/d.json" <<'PY' || fail "--diff: not orrery diff's numbers"
+import json, re, sys
+page, d = open(sys.argv[1]).read().split('<h2 id="diff">', 1)[1], json.load(open(sys.argv[2]))
+row = re.search(r">step</td><td>([-0-9.]+)</td><td>([-0-9.]+)</td>", page)
+assert row, "no step row"
+assert abs(float(row.group(1)) - d["step"]["a_ns"] / 1e6) < 0.0006, row.group(1)
+assert abs(float(row.group(2)) - d["step"]["b_ns"] / 1e6) < 0.0006, row.group(2)
+PY
 	run report -o - $tiny
 	expect_rc 0
 	head -c 15 "$work/out" | grep -q "<!DOCTYPE html>" || fail "-o - wrote no page on stdout"
