@@ -81,32 +81,13 @@ static bool in_steps(const struct orr_replay_step *s, size_t n, int64_t t)
 	return false;
 }
 
-/* Ops' CPU self time on the threads of rank r: an op less the ops directly inside it. */
+/* Ops by CPU self time (orrery summary's), by name and by name with shapes. */
 static void ops(struct dprofile *p, const struct orr_trace *t, const struct orr_rank *r,
 		const struct orr_replay_step *s, size_t ns)
 {
-	uint32_t *open = orr_xmalloc((r->nplaces + 1) * sizeof(*open));
-	uint32_t *parent = orr_xmalloc((r->nevents + 1) * sizeof(*parent));
-	int64_t *self = orr_xmalloc((r->nevents + 1) * sizeof(*self));
+	int64_t *self = summary_op_self_times(r);
 	char key[1024];
 
-	for (size_t i = 0; i < r->nplaces; i++)
-		open[i] = ORR_NONE;
-	for (uint32_t e = 0; e < r->nevents; e++) {
-		const struct orr_event *ev = &r->events[e];
-		uint32_t o = ev->kind == ORR_EVENT_OP ? open[ev->place] : ORR_NONE;
-
-		parent[e] = ORR_NONE;
-		if (ev->kind != ORR_EVENT_OP)
-			continue;
-		while (o != ORR_NONE && ev->start_ns >= r->events[o].start_ns + r->events[o].dur_ns)
-			o = parent[o];
-		parent[e] = o;
-		self[e] = ev->dur_ns;
-		if (o != ORR_NONE)
-			self[o] -= ev->dur_ns;
-		open[ev->place] = e;
-	}
 	for (uint32_t e = 0; e < r->nevents; e++) {
 		const struct orr_event *ev = &r->events[e];
 		const char *name = orr_trace_str(t, ev->name);
@@ -117,17 +98,15 @@ static void ops(struct dprofile *p, const struct orr_trace *t, const struct orr_
 			continue;
 		shaped = shape_key(t, r, ev, key, sizeof(key));
 		it = slot(&p->ops, name, name);
-		it->ns += self[e] > 0 ? self[e] : 0;
+		it->ns += self[e];
 		it->count++;
 		it->shaped += shaped;
 		if (shaped) {
 			it = slot(&p->ops_shaped, key, name);
-			it->ns += self[e] > 0 ? self[e] : 0;
+			it->ns += self[e];
 			it->count++;
 		}
 	}
-	free(open);
-	free(parent);
 	free(self);
 }
 

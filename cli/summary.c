@@ -131,46 +131,53 @@ struct item_lists {
 	size_t kcap, ocap, scap;
 };
 
-/* Ops' self time on one thread: each op less the ops directly inside it. */
-static void op_self_times(struct summary *s, struct item_lists *l, const struct orr_rank *r,
-			  uint32_t place, const struct orr_step *w, size_t nw)
+int64_t *summary_op_self_times(const struct orr_rank *r)
 {
-	uint32_t stack[256];
-	int64_t child[256];
-	size_t depth = 0;
+	uint32_t *open = orr_xmalloc((r->nplaces + 1) * sizeof(*open));
+	uint32_t *parent = orr_xmalloc((r->nevents + 1) * sizeof(*parent));
+	int64_t *self = orr_xcalloc(r->nevents + 1, sizeof(*self));
 
-	for (size_t i = 0; i <= r->nevents; i++) {
-		const struct orr_event *e = i < r->nevents ? &r->events[i] : NULL;
+	for (size_t i = 0; i < r->nplaces; i++)
+		open[i] = ORR_NONE;
+	/* events are in start order, longer first: a parent comes before its children */
+	for (uint32_t e = 0; e < r->nevents; e++) {
+		const struct orr_event *ev = &r->events[e];
+		uint32_t o;
 
-		if (e && (e->place != place || e->kind != ORR_EVENT_OP))
+		if (ev->kind != ORR_EVENT_OP)
 			continue;
-		/* Close the ops that end before e starts (all of them at the end). */
-		while (depth) {
-			const struct orr_event *top = &r->events[stack[depth - 1]];
-
-			if (e && e->start_ns < top->start_ns + top->dur_ns)
-				break;
-			depth--;
-			if (window_of(w, nw, top->start_ns) >= 0)
-				add_item(&s->ops, &s->nops, &l->ocap,
-					 (struct sum_item){ .name = top->name,
-							    .rank = -1,
-							    .stream = -1,
-							    .count = 1,
-							    .ns = top->dur_ns - child[depth] > 0
-									  ? top->dur_ns -
-										    child[depth]
-									  : 0 });
-		}
-		if (!e)
-			break;
-		if (depth)
-			child[depth - 1] += e->dur_ns;
-		if (depth < sizeof(stack) / sizeof(stack[0])) {
-			stack[depth] = (uint32_t)i;
-			child[depth++] = 0;
-		}
+		for (o = open[ev->place];
+		     o != ORR_NONE && ev->start_ns >= r->events[o].start_ns + r->events[o].dur_ns;)
+			o = parent[o];
+		parent[e] = o;
+		self[e] += ev->dur_ns;
+		if (o != ORR_NONE)
+			self[o] -= ev->dur_ns;
+		open[ev->place] = e;
 	}
+	for (uint32_t e = 0; e < r->nevents; e++)
+		self[e] = self[e] > 0 ? self[e] : 0;
+	free(open);
+	free(parent);
+	return self;
+}
+
+/* Ops by CPU self time, those starting in the windows. */
+static void op_self_times(struct summary *s, struct item_lists *l, const struct orr_rank *r,
+			  const struct orr_step *w, size_t nw)
+{
+	int64_t *self = summary_op_self_times(r);
+
+	for (uint32_t e = 0; e < r->nevents; e++)
+		if (r->events[e].kind == ORR_EVENT_OP &&
+		    window_of(w, nw, r->events[e].start_ns) >= 0)
+			add_item(&s->ops, &s->nops, &l->ocap,
+				 (struct sum_item){ .name = r->events[e].name,
+						    .rank = -1,
+						    .stream = -1,
+						    .count = 1,
+						    .ns = self[e] });
+	free(self);
 }
 
 static void rank_items(struct summary *s, struct item_lists *l, const struct orr_rank *r,
@@ -197,9 +204,7 @@ static void rank_items(struct summary *s, struct item_lists *l, const struct orr
 					    .count = 1,
 					    .ns = e->dur_ns });
 	}
-	for (uint32_t p = 0; p < r->nplaces; p++)
-		if (r->places[p].kind == ORR_PLACE_THREAD)
-			op_self_times(s, l, r, p, w, nw);
+	op_self_times(s, l, r, w, nw);
 }
 
 /* Per rank-step: the measured breakdown, busy time and copies. */

@@ -105,6 +105,12 @@ void summary_gather(struct summary *s, const char *path, const struct orr_replay
 		    const struct cli_select *sel);
 void summary_release(struct summary *s);
 /*
+ * Each op's CPU self time on its thread: its duration less those of the ops directly
+ * inside it, at least 0; per event of r (0 for the others).  malloc'ed (free()).
+ */
+struct orr_rank;
+int64_t *summary_op_self_times(const struct orr_rank *r);
+/*
  * GPU idle explained for graph rank k in its windows w[0..nw) (steps[0..nw) are its
  * rank-steps), its streams' idle and queues, launch delays and short kernels
  * (cli/summary-idle.c); then the delays' percentiles once every rank is in.
