@@ -55,6 +55,8 @@ void cli_import_progress(struct orr_import_options *o, const char *path);
  */
 extern const char *cli_step_range, *cli_et_path;
 void cli_progress_begin(const char *what, const char *unit);
+/* The same with a bar, shown at once and even off a terminal when force. */
+void cli_progress_begin_forced(const char *what, const char *unit, bool force);
 void cli_progress_count(void *data, uint64_t done, uint64_t total);
 void cli_progress_done(void);
 /* orr_graph_build() and orr_replay_run() with that progress; opts may be NULL. */

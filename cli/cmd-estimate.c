@@ -277,17 +277,75 @@ static int same_gpu(const char *path, const struct orr_costs *c, const struct cl
 	return EXIT_FAIL;
 }
 
+int cli_estimate_base_open(const struct cli_estimate_options *o, struct cli_estimate_base *b)
+{
+	int ret;
+
+	memset(b, 0, sizeof(*b));
+	ret = cli_fit_open(o->trace, o->timeline, o->rank, &b->t, &b->g, &b->ri);
+	if (ret != EXIT_OK)
+		return ret;
+	if (o->costs && (ret = cli_read_costs(o->costs, &b->costs)) != EXIT_OK)
+		goto fail;
+	b->have_costs = o->costs != NULL;
+	cli_fit_run(b->g, b->ri, o->trace, NULL, 0, &b->f);
+	b->have_fit = true;
+	cli_estimate_models(&b->f, o->costs ? &b->costs : NULL, (int)o->gpus_per_node, &b->m);
+	if ((o->costs && (ret = same_gpu(o->costs, &b->costs, &b->f)) != EXIT_OK) ||
+	    (ret = trace_gpu(o, &b->f)) != EXIT_OK)
+		goto fail;
+	b->e.costs = o->costs;
+	b->e.trace = o->trace;
+	b->e.ranks = orr_graph_rank_count(b->g);
+	b->e.rank = b->f.rank;
+	b->e.gpu = b->f.gpu;
+	b->e.forward_only = !b->f.st.backward;
+	b->e.cpu_op_ns = isnan(o->launch_us) ? 0 : o->launch_us * 1e3;
+	b->e.cpu_op_from = isnan(o->launch_us) ? "none" : "--launch-us";
+	cli_synth_costs(&b->m, b->f.gpu, &b->f, o->costs ? &b->costs : NULL, b->e.cpu_op_ns, &b->k);
+	if ((ret = configs(o, &b->f, &b->e)) == EXIT_OK)
+		return EXIT_OK;
+fail:
+	cli_estimate_base_close(b);
+	return ret;
+}
+
+void cli_estimate_base_close(struct cli_estimate_base *b)
+{
+	if (b->have_fit)
+		cli_fit_release(&b->f);
+	if (b->have_costs)
+		orr_costs_release(&b->costs);
+	orr_graph_free(b->g);
+	orr_trace_free(b->t);
+	memset(b, 0, sizeof(*b));
+}
+
+int cli_estimate_base_sweep(const struct cli_estimate_options *o, struct cli_estimate_base *b,
+			    struct orr_synth_costs *ret_k, double *ret_replayed_ns)
+{
+	struct orr_replay *base = NULL;
+	struct cli_estimate_step st;
+
+	if (!b->k.gpu) {
+		cli_error("%s: its GPU is not in the hardware table: a sweep synthesizes every "
+			  "configuration, and that needs the GPU's peaks",
+			  o->trace);
+		return EXIT_FAIL;
+	}
+	if (calibrate_launches(o, b->g, &b->e, &b->k, ret_k) || replay(b->g, NULL, &base))
+		return EXIT_FAIL;
+	measure(base, b->ri, true, &b->e.steps, &st);
+	orr_replay_free(base);
+	*ret_replayed_ns = st.step_ns;
+	estimate_memory(b->g, b->ri, &b->e);
+	return EXIT_OK;
+}
+
 int cmd_estimate(int argc, char **argv)
 {
 	struct cli_estimate_options o;
-	struct orr_trace *t = NULL;
-	struct orr_graph *g = NULL;
-	struct cli_estimate e = { 0 };
-	struct orr_costs costs = { 0 };
-	struct orr_retime_models m;
-	struct orr_synth_costs k;
-	struct cli_fit f;
-	size_t ri;
+	struct cli_estimate_base b;
 	int ret;
 
 	ret = cli_estimate_parse(argc, argv, &o);
@@ -295,38 +353,13 @@ int cmd_estimate(int argc, char **argv)
 		return ret;
 	if (!o.trace)
 		return cli_estimate_describe(&o);
-	ret = cli_fit_open(o.trace, o.timeline, o.rank, &t, &g, &ri);
+	ret = cli_estimate_base_open(&o, &b);
 	if (ret != EXIT_OK)
-		goto out;
-	if (o.costs && (ret = cli_read_costs(o.costs, &costs)) != EXIT_OK)
-		goto out;
-	cli_fit_run(g, ri, o.trace, NULL, 0, &f);
-	cli_estimate_models(&f, o.costs ? &costs : NULL, (int)o.gpus_per_node, &m);
-	if ((o.costs && (ret = same_gpu(o.costs, &costs, &f)) != EXIT_OK) ||
-	    (ret = trace_gpu(&o, &f)) != EXIT_OK) {
-		cli_fit_release(&f);
-		goto out;
-	}
-	e.costs = o.costs;
-	e.trace = o.trace;
-	e.ranks = orr_graph_rank_count(g);
-	e.rank = f.rank;
-	e.gpu = f.gpu;
-	e.forward_only = !f.st.backward;
-	e.cpu_op_ns = isnan(o.launch_us) ? 0 : o.launch_us * 1e3;
-	e.cpu_op_from = isnan(o.launch_us) ? "none" : "--launch-us";
-	cli_synth_costs(&m, f.gpu, &f, o.costs ? &costs : NULL, e.cpu_op_ns, &k);
-	if ((ret = configs(&o, &f, &e)) == EXIT_OK) {
-		ret = o.forward_only && !e.forward_only ? by_synthesis(&o, g, &f, &k, ri, &e)
-							: estimate(&o, g, &f, &m, &k, ri, &e);
-		if (ret == EXIT_OK)
-			cli_estimate_report(&e, o.format);
-	}
-	cli_fit_release(&f);
-out:
-	if (o.costs)
-		orr_costs_release(&costs);
-	orr_graph_free(g);
-	orr_trace_free(t);
+		return ret;
+	ret = o.forward_only && !b.e.forward_only ? by_synthesis(&o, b.g, &b.f, &b.k, b.ri, &b.e)
+						  : estimate(&o, b.g, &b.f, &b.m, &b.k, b.ri, &b.e);
+	if (ret == EXIT_OK)
+		cli_estimate_report(&b.e, o.format);
+	cli_estimate_base_close(&b);
 	return ret;
 }

@@ -20,7 +20,7 @@ static int64_t pad_vocab(int64_t v, int64_t tp)
 	return (v + m - 1) / m * m;
 }
 
-static int description(const struct cli_estimate_options *o, struct orr_train_config *c)
+int cli_estimate_description(const struct cli_estimate_options *o, struct orr_train_config *c)
 {
 	static const char *const required[] = { "layers", "hidden", "heads", "seq" };
 
@@ -75,8 +75,8 @@ static void list_gpus(void)
 }
 
 /* --gpu, else the costs' GPU; they must agree. */
-static int pick_gpu(const struct cli_estimate_options *o, const struct orr_costs *c,
-		    const struct orr_gpu_spec **ret)
+int cli_estimate_pick_gpu(const struct cli_estimate_options *o, const struct orr_costs *c,
+			  const struct orr_gpu_spec **ret)
 {
 	const struct orr_gpu_spec *gpu = o->gpu ? cli_estimate_gpu(o->gpu) : c ? c->gpu : NULL;
 
@@ -99,7 +99,8 @@ static int pick_gpu(const struct cli_estimate_options *o, const struct orr_costs
 }
 
 /* The launch thread's time per kernel from the costs' trace, as a trace calibrates it. */
-static int calibrate(const struct orr_costs *c, struct orr_synth_costs *k, struct cli_estimate *e)
+int cli_estimate_calibrate_costs(const struct orr_costs *c, struct orr_synth_costs *k,
+				 struct cli_estimate *e)
 {
 	struct orr_train_config rec;
 
@@ -114,9 +115,9 @@ static int run(const struct cli_estimate_options *o, const struct orr_costs *cos
 {
 	struct orr_retime_models m = { .gpus_per_node = (int)o->gpus_per_node };
 	struct orr_synth_costs k;
-	int ret = description(o, &e->to);
+	int ret = cli_estimate_description(o, &e->to);
 
-	if (ret != EXIT_OK || (ret = pick_gpu(o, costs, &e->gpu)) != EXIT_OK)
+	if (ret != EXIT_OK || (ret = cli_estimate_pick_gpu(o, costs, &e->gpu)) != EXIT_OK)
 		return ret;
 	if (costs)
 		cli_estimate_models(NULL, costs, (int)o->gpus_per_node, &m);
@@ -127,7 +128,8 @@ static int run(const struct cli_estimate_options *o, const struct orr_costs *cos
 	e->cpu_op_ns = isnan(o->launch_us) ? 0 : o->launch_us * 1e3;
 	e->cpu_op_from = isnan(o->launch_us) ? "none" : "--launch-us";
 	cli_synth_costs(&m, e->gpu, NULL, costs, e->cpu_op_ns, &k);
-	if (costs && isnan(o->launch_us) && (ret = calibrate(costs, &k, e)) != EXIT_OK)
+	if (costs && isnan(o->launch_us) &&
+	    (ret = cli_estimate_calibrate_costs(costs, &k, e)) != EXIT_OK)
 		return ret;
 	ret = cli_synth_run(&e->to, e->forward_only, &k, o->timeline, &e->synth_to);
 	if (ret != EXIT_OK)

@@ -62,7 +62,7 @@ static int parse_named(const char *s, const char *const *names, int n)
 }
 
 /* One option's argument into o; returns -1 to go on, -2 for an option it does not know, else the exit status. */
-static int parse_one(int c, const char *arg, struct cli_estimate_options *o)
+static int parse_one(const char *cmd, int c, const char *arg, struct cli_estimate_options *o)
 {
 	static const char *const recompute[] = { "none", "selective", "full" };
 	static const char *const precision[] = { "bf16", "fp16", "fp32", "fp8" };
@@ -70,22 +70,22 @@ static int parse_one(int c, const char *arg, struct cli_estimate_options *o)
 
 	if (c >= OPT_SIZE && c < OPT_SIZE + (int)NSIZE) {
 		if (cli_parse_count(arg, &o->size[c - OPT_SIZE]) < 0 || o->size[c - OPT_SIZE] < 1)
-			return cli_usage_error("estimate", "bad --%s '%s' (a count, 1 or more)",
+			return cli_usage_error(cmd, "bad --%s '%s' (a count, 1 or more)",
 					       size_opts[c - OPT_SIZE].name, arg);
 		return -1;
 	}
 	switch (c) {
 	case OPT_GLOBAL:
 		if (cli_parse_count(arg, &o->global_batch) < 0 || o->global_batch < 1)
-			return cli_usage_error("estimate", "bad --global-batch '%s'", arg);
+			return cli_usage_error(cmd, "bad --global-batch '%s'", arg);
 		return -1;
 	case OPT_GPN:
 		if (cli_parse_count(arg, &o->gpus_per_node) < 0 || o->gpus_per_node < 1)
-			return cli_usage_error("estimate", "bad --gpus-per-node '%s'", arg);
+			return cli_usage_error(cmd, "bad --gpus-per-node '%s'", arg);
 		return -1;
 	case OPT_RECOMPUTE:
 		if ((o->recompute = parse_named(arg, recompute, 3)) < 0)
-			return cli_usage_error("estimate",
+			return cli_usage_error(cmd,
 					       "bad --recompute '%s' (none, "
 					       "selective or full)",
 					       arg);
@@ -93,37 +93,38 @@ static int parse_one(int c, const char *arg, struct cli_estimate_options *o)
 	case OPT_PRECISION:
 		if ((o->precision = parse_named(arg, precision, 4)) < 0)
 			return cli_usage_error(
-				"estimate", "bad --precision '%s' (bf16, fp16, fp32 or fp8)", arg);
+				cmd, "bad --precision '%s' (bf16, fp16, fp32 or fp8)", arg);
 		return -1;
 	case OPT_ATTENTION:
 		if ((o->attention = parse_named(arg, attention, 2)) < 0)
-			return cli_usage_error("estimate",
-					       "bad --attention '%s' (flash or unfused)", arg);
+			return cli_usage_error(cmd, "bad --attention '%s' (flash or unfused)", arg);
 		return -1;
 	case OPT_LAUNCH: {
 		char *end;
 
 		o->launch_us = strtod(arg, &end);
 		if (end == arg || *end || !(o->launch_us >= 0) || o->launch_us > 1e6)
-			return cli_usage_error("estimate", "bad --launch-us '%s' (microseconds)",
-					       arg);
+			return cli_usage_error(cmd, "bad --launch-us '%s' (microseconds)", arg);
 		return -1;
 	}
 	case OPT_FORMAT:
 		if ((o->format = cli_parse_format(arg, false)) < 0)
-			return cli_usage_error("estimate", "unknown format '%s' (text or json)",
-					       arg);
+			return cli_usage_error(cmd, "unknown format '%s' (text or json)", arg);
 		return -1;
 	case OPT_RANK:
 		if (cli_parse_count(arg, &o->rank) < 0)
-			return cli_usage_error("estimate", "bad --rank '%s'", arg);
+			return cli_usage_error(cmd, "bad --rank '%s'", arg);
 		return -1;
 	}
 	return -2; /* getopt_long() refused it */
 }
 
-/* Returns -1 to go on, else the exit status. */
 int cli_estimate_parse(int argc, char **argv, struct cli_estimate_options *o)
+{
+	return cli_estimate_parse_as("estimate", argc, argv, o);
+}
+
+int cli_estimate_parse_as(const char *cmd, int argc, char **argv, struct cli_estimate_options *o)
 {
 	struct option opts[NSIZE + 17] = { { 0 } };
 	size_t n = 0;
@@ -171,7 +172,7 @@ int cli_estimate_parse(int argc, char **argv, struct cli_estimate_options *o)
 			continue;
 		}
 		if (c == OPT_TIMELINE && cli_compressed_suffix(optarg))
-			return cli_usage_error("estimate",
+			return cli_usage_error(cmd,
 					       "--timeline '%s': orrery writes plain JSON; name it "
 					       "without '%s' and compress it afterwards",
 					       optarg, cli_compressed_suffix(optarg));
@@ -183,13 +184,13 @@ int cli_estimate_parse(int argc, char **argv, struct cli_estimate_options *o)
 					    : &o->gpu) = optarg;
 			continue;
 		}
-		if ((ret = parse_one(c, optarg, o)) == -2)
-			return cli_bad_option("estimate", argc, argv);
+		if ((ret = parse_one(cmd, c, optarg, o)) == -2)
+			return cli_bad_option(cmd, argc, argv);
 		if (ret >= 0)
 			return ret;
 	}
 	if (optind + 1 < argc)
-		return cli_usage_error("estimate", "one trace at a time");
+		return cli_usage_error(cmd, "one trace at a time");
 	o->trace = optind < argc ? argv[optind] : NULL;
 	return -1;
 }

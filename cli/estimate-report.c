@@ -460,39 +460,44 @@ static void json_retimed(struct json_out *j, const struct cli_estimate *e)
 	json_close_object(j);
 }
 
+void cli_estimate_json_fields(struct json_out *j, const struct cli_estimate *e)
+{
+	json_str(j, "method", how_names[e->how]);
+	json_str(j, "trace", e->trace);
+	json_str(j, "gpu", e->gpu ? e->gpu->id : NULL);
+	json_int(j, "rank", e->rank);
+	json_int(j, "steps", (int64_t)e->steps);
+	json_whole(j, "iteration_ns", e->estimated.step_ns);
+	json_whole(j, "measured_ns", e->measured_ns);
+	json_whole(j, "replayed_ns", e->replayed.step_ns);
+	/* The what-if's signed change from the trace as replayed; null without one. */
+	json_double(j, "change",
+		    e->replayed.step_ns > 0 ? e->estimated.step_ns / e->replayed.step_ns - 1 : NAN);
+	json_double(j, "tokens_per_s_per_gpu", e->tokens_per_s_per_gpu);
+	json_double(j, "mfu", e->mfu);
+	json_whole(j, "memory_bytes_per_gpu", e->memory_err ? NAN : e->memory.total_bytes);
+	json_bool(j, "fits", !e->memory_err && e->memory.fits);
+	json_str(j, "fits_why", e->memory_err ? orr_strerror(e->memory_err) : e->memory.why);
+	json_whole(j, "memory_reserve_bytes", e->reserve_bytes);
+	json_whole(j, "memory_measured_peak_bytes", e->measured_peak_bytes);
+	json_breakdown(j, e);
+	json_config(j, "recorded", e, false);
+	json_config(j, "config", e, true);
+	if (e->how != CLI_ESTIMATE_SYNTH)
+		json_changes(j, e);
+	if (e->how != CLI_ESTIMATE_RETIME)
+		json_synthesized(j, e);
+	if (e->how == CLI_ESTIMATE_RETIME)
+		json_retimed(j, e);
+	json_sources(j, e);
+}
+
 void cli_estimate_json(const struct cli_estimate *e)
 {
 	struct json_out j;
 
 	json_begin(&j, stdout);
-	json_str(&j, "method", how_names[e->how]);
-	json_str(&j, "trace", e->trace);
-	json_str(&j, "gpu", e->gpu ? e->gpu->id : NULL);
-	json_int(&j, "rank", e->rank);
-	json_int(&j, "steps", (int64_t)e->steps);
-	json_whole(&j, "iteration_ns", e->estimated.step_ns);
-	json_whole(&j, "measured_ns", e->measured_ns);
-	json_whole(&j, "replayed_ns", e->replayed.step_ns);
-	/* The what-if's signed change from the trace as replayed; null without one. */
-	json_double(&j, "change",
-		    e->replayed.step_ns > 0 ? e->estimated.step_ns / e->replayed.step_ns - 1 : NAN);
-	json_double(&j, "tokens_per_s_per_gpu", e->tokens_per_s_per_gpu);
-	json_double(&j, "mfu", e->mfu);
-	json_whole(&j, "memory_bytes_per_gpu", e->memory_err ? NAN : e->memory.total_bytes);
-	json_bool(&j, "fits", !e->memory_err && e->memory.fits);
-	json_str(&j, "fits_why", e->memory_err ? orr_strerror(e->memory_err) : e->memory.why);
-	json_whole(&j, "memory_reserve_bytes", e->reserve_bytes);
-	json_whole(&j, "memory_measured_peak_bytes", e->measured_peak_bytes);
-	json_breakdown(&j, e);
-	json_config(&j, "recorded", e, false);
-	json_config(&j, "config", e, true);
-	if (e->how != CLI_ESTIMATE_SYNTH)
-		json_changes(&j, e);
-	if (e->how != CLI_ESTIMATE_RETIME)
-		json_synthesized(&j, e);
-	if (e->how == CLI_ESTIMATE_RETIME)
-		json_retimed(&j, e);
-	json_sources(&j, e);
+	cli_estimate_json_fields(&j, e);
 	json_end(&j);
 }
 

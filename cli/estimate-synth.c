@@ -172,6 +172,16 @@ int cli_synth_run(const struct orr_train_config *c, bool forward_only,
 	ret->synth = s;
 	ret->synth.json = NULL;
 	err = replay_synth(&s, timeline, &ret->step);
+	orr_debug("estimate",
+		  "synthesized step: placed %.0f ns (compute %.0f, overlapped %.0f, comm %.0f, "
+		  "other %.0f), replayed %.0f ns (compute %lld, overlapped %lld, comm %lld, other "
+		  "%lld)",
+		  s.placed_ns, s.placed_compute_ns, s.placed_overlapped_ns, s.placed_comm_ns,
+		  s.placed_other_ns, ret->step.step_ns,
+		  (long long)ret->step.breakdown.exposed_compute_ns,
+		  (long long)ret->step.breakdown.overlapped_ns,
+		  (long long)ret->step.breakdown.exposed_comm_ns,
+		  (long long)ret->step.breakdown.other_ns);
 	orr_synth_release(&s);
 	return err;
 }

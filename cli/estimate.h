@@ -77,6 +77,8 @@ struct cli_estimate_options {
 extern const char cli_estimate_usage[];
 /* Parses argv into o (set to its defaults first); -1 to go on, else the exit status. */
 int cli_estimate_parse(int argc, char **argv, struct cli_estimate_options *o);
+/* The same for command cmd (its name in errors), e.g. orrery whatif's model options. */
+int cli_estimate_parse_as(const char *cmd, int argc, char **argv, struct cli_estimate_options *o);
 /* The value of size option `name` ("tp", "kv-heads"), 0 when not given. */
 int64_t cli_estimate_given(const struct cli_estimate_options *o, const char *name);
 /* The sizes, recompute, precision, attention and flags o gives, set in c. */
@@ -84,9 +86,46 @@ void cli_estimate_apply(const struct cli_estimate_options *o, struct orr_train_c
 
 /* From a model description alone (cli/estimate-describe.c): the exit status. */
 int cli_estimate_describe(const struct cli_estimate_options *o);
+/* The configuration o describes, with Megatron-LM's defaults: EXIT_OK, or said. */
+int cli_estimate_description(const struct cli_estimate_options *o, struct orr_train_config *c);
+/* --gpu, else the costs' (c may be NULL) GPU; they must agree: EXIT_OK, or said. */
+int cli_estimate_pick_gpu(const struct cli_estimate_options *o, const struct orr_costs *c,
+			  const struct orr_gpu_spec **ret);
+/* k's launch thread calibrated on the trace c was fitted on: EXIT_OK or EXIT_FAIL, said. */
+int cli_estimate_calibrate_costs(const struct orr_costs *c, struct orr_synth_costs *k,
+				 struct cli_estimate *e);
 
 /* `orrery estimate` (cli/cmd-estimate.c). */
 int cmd_estimate(int argc, char **argv);
+
+/* A trace opened to estimate from, its models fitted (cli/cmd-estimate.c). */
+struct cli_estimate_base {
+	struct orr_trace *t;
+	struct orr_graph *g;
+	size_t ri; /* the graph rank whose structure is the recorded configuration */
+	struct cli_fit f;
+	struct orr_costs costs; /* --costs */
+	bool have_costs, have_fit;
+	struct orr_retime_models m;
+	struct orr_synth_costs k;
+	struct cli_estimate e; /* trace, gpu, forward_only, launches, from and to */
+};
+
+/*
+ * Opens o->trace, fits its models (or reads --costs), checks --gpu and --costs against
+ * it, and sets b->e's recorded configuration (from) and its target (to: from changed by
+ * o).  EXIT_OK, or the exit status with the error said and nothing to close.
+ */
+int cli_estimate_base_open(const struct cli_estimate_options *o, struct cli_estimate_base *b);
+void cli_estimate_base_close(struct cli_estimate_base *b);
+/*
+ * What a sweep over b's job shares: the synthesis costs with the launch thread
+ * calibrated on the trace (unless --launch-us), the trace's replayed step (mean over
+ * its job steps), and b->e.reserve_bytes and measured_peak_bytes calibrated on the
+ * allocator's peak where the trace recorded it.  EXIT_OK or EXIT_FAIL, said.
+ */
+int cli_estimate_base_sweep(const struct cli_estimate_options *o, struct cli_estimate_base *b,
+			    struct orr_synth_costs *ret_k, double *ret_replayed_ns);
 
 /* The costs a synthesis takes: models m, GPU gpu, the bandwidths f or c measured. */
 void cli_synth_costs(const struct orr_retime_models *m, const struct orr_gpu_spec *gpu,
@@ -117,6 +156,8 @@ int cli_synth_calibrate(const struct orr_train_config *rec, bool forward_only, d
 
 void cli_estimate_text(const struct cli_estimate *e);
 void cli_estimate_json(const struct cli_estimate *e);
+/* Its fields, into the object j has open (orrery whatif's configurations). */
+void cli_estimate_json_fields(struct json_out *j, const struct cli_estimate *e);
 /* One of them by format (CLI_FORMAT_*). */
 void cli_estimate_report(const struct cli_estimate *e, int format);
 

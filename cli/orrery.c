@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "estimate.h"
+#include "whatif.h"
 #include "banned.h"
 
 struct command {
@@ -29,6 +30,8 @@ static const struct command commands[] = {
 	  "what a step is made of, and cost models fitted on the trace's own collectives" },
 	{ "estimate", cmd_estimate,
 	  "the step time and memory of another configuration, from a trace of this one" },
+	{ "whatif", cmd_whatif,
+	  "sweep every layout of a model on a GPU budget, ranked, on threads and MPI" },
 	{ "convert", cmd_convert, "write a trace in another format: native (.orr) or Chrome JSON" },
 	{ "report", cmd_report,
 	  "one self-contained HTML page of a trace: steps, breakdown, idle, critical path" },

@@ -39,6 +39,7 @@ struct progress {
 	const char *what, *unit; /* unit NULL: bytes */
 	double after;            /* seconds before it shows */
 	bool active, shown;
+	bool bar; /* a bar of what is done before the counts */
 };
 
 static struct progress the_progress;
@@ -114,11 +115,18 @@ static void show(struct progress *p, uint64_t done)
 		return;
 	p->shown = true;
 	if (p->unit) {
-		char d[16], n[16], r[16];
+		char d[16], n[16], r[16], bar[21];
+		int full = p->total ? (int)(20 * (double)done / (double)p->total) : 0;
 
-		fprintf(stderr, "\rorrery: %s: %s of %s %s, %s %s/s", p->what,
-			count(d, sizeof(d), (double)done), count(n, sizeof(n), (double)p->total),
-			p->unit, count(r, sizeof(r), rate), p->unit);
+		for (int i = 0; i < 20; i++)
+			bar[i] = i < full ? '#' : '.';
+		bar[20] = '\0';
+		fprintf(stderr, "\rorrery: %s: ", p->what);
+		if (p->bar && p->total)
+			fprintf(stderr, "[%s] ", bar);
+		fprintf(stderr, "%s of %s %s, %s %s/s", count(d, sizeof(d), (double)done),
+			count(n, sizeof(n), (double)p->total), p->unit, count(r, sizeof(r), rate),
+			p->unit);
 	} else
 		fprintf(stderr, "\rorrery: %s: %.1f MB read, %.0f MB/s", p->what,
 			(double)done / 1e6, rate / 1e6);
@@ -158,6 +166,16 @@ void cli_progress_begin(const char *what, const char *unit)
 					  .unit = unit,
 					  .after = after_s(),
 					  .active = isatty(STDERR_FILENO) };
+}
+
+void cli_progress_begin_forced(const char *what, const char *unit, bool force)
+{
+	cli_progress_begin(what, unit);
+	the_progress.bar = true;
+	if (force) {
+		the_progress.active = true;
+		the_progress.after = 0;
+	}
 }
 
 void cli_progress_count(void *data, uint64_t done, uint64_t total)

@@ -51,8 +51,9 @@ static void release_job(struct sy_job *j)
 	free(j->ranks);
 }
 
-int orr_synth_step(const struct orr_train_config *c, bool forward_only,
-		   const struct orr_synth_costs *k, struct orr_synth *ret, const char **ret_why)
+static int synth(const struct orr_train_config *c, bool forward_only,
+		 const struct orr_synth_costs *k, bool emit, struct orr_synth *ret,
+		 const char **ret_why)
 {
 	const char *why = NULL;
 	struct orr_synth s = { 0 };
@@ -91,13 +92,27 @@ int orr_synth_step(const struct orr_train_config *c, bool forward_only,
 	}
 	s.ranks = j.nranks;
 	bubble(c, forward_only, &s);
-	s.json = orr__sy_emit(&j, &s.len);
+	orr__sy_busy(&j);
+	if (emit)
+		s.json = orr__sy_emit(&j, &s.len);
 	*ret = s;
 out:
 	release_job(&j);
 	if (ret_why)
 		*ret_why = why;
 	return err;
+}
+
+int orr_synth_step(const struct orr_train_config *c, bool forward_only,
+		   const struct orr_synth_costs *k, struct orr_synth *ret, const char **ret_why)
+{
+	return synth(c, forward_only, k, true, ret, ret_why);
+}
+
+int orr_synth_time(const struct orr_train_config *c, bool forward_only,
+		   const struct orr_synth_costs *k, struct orr_synth *ret, const char **ret_why)
+{
+	return synth(c, forward_only, k, false, ret, ret_why);
 }
 
 void orr_synth_release(struct orr_synth *s)

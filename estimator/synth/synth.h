@@ -177,6 +177,10 @@ int orr__sy_program(struct sy_job *j, const char **ret_why);
 /* Pairs point-to-point instructions and times everything.  0 or -EDEADLK (a bug). */
 int orr__sy_place(struct sy_job *j);
 
+/* ---- synth-busy.c ---- */
+/* The first stage's placed GPU time split as a breakdown: j->ret->placed_*_ns. */
+void orr__sy_busy(const struct sy_job *j);
+
 /* ---- synth-emit.c ---- */
 /* The Kineto JSON of the placed job, orr_xmalloc'ed, *ret_len bytes. */
 char *orr__sy_emit(const struct sy_job *j, size_t *ret_len);

@@ -232,6 +232,12 @@ struct orr_synth {
 	size_t ranks, kernels, collectives, transfers; /* transfers: point-to-point, per side */
 	struct orr_synth_sources sources;
 	double placed_ns; /* the step as placed: the first launch to the last GPU end */
+	/*
+	 * The first stage's GPU time over [0, placed_ns] as placed, split as the replay's
+	 * breakdown splits a rank's: compute alone, compute and communication at once,
+	 * communication alone, and no GPU task running.
+	 */
+	double placed_compute_ns, placed_overlapped_ns, placed_comm_ns, placed_other_ns;
 	/* The first stage's GPU time: GEMMs, other kernels, TP, DP and PP communication. */
 	double gemm_ns, kern_ns, tp_ns, dp_ns, pp_ns;
 	/*
@@ -252,6 +258,14 @@ struct orr_synth {
 int orr_synth_step(const struct orr_train_config *c, bool forward_only,
 		   const struct orr_synth_costs *k, struct orr_synth *ret, const char **ret_why);
 void orr_synth_release(struct orr_synth *s);
+/*
+ * The same step placed on its timeline by the rules the replay follows (DESIGN.md,
+ * "Replay semantics"), and not written as a trace: json NULL, every other field set.
+ * A sweep's evaluation (what-if/): milliseconds where importing and replaying the
+ * written trace takes seconds.  Errors as orr_synth_step()'s.
+ */
+int orr_synth_time(const struct orr_train_config *c, bool forward_only,
+		   const struct orr_synth_costs *k, struct orr_synth *ret, const char **ret_why);
 
 /*
  * ---- costs files: what `orrery fit -o` writes, read back (estimator/costs-read.cpp;

@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * orrery whatif: every layout of a model on a GPU budget, estimated and ranked
+ * (docs/orrery-whatif.md).  The space comes from the options and the trace's recorded
+ * configuration (or a description), the shared inputs (the trace's replay, the fitted
+ * costs, the recorded configuration's synthesized step) are made once per process, and
+ * what-if/ evaluates the configurations on threads, shared among processes under mpirun.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "whatif.h"
+#include "banned.h"
+
+/* What the sweep reads: the base configuration, the costs, the GPU. */
+struct inputs {
+	struct cli_estimate_base b; /* with a trace */
+	bool have_base;
+	struct orr_costs costs; /* --costs without a trace */
+	bool have_costs;
+	struct orr_train_config base;
+	int64_t global_batch;
+	struct orr_whatif_context x;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The recorded job: its configuration (changed by the model options), its replay. */
+static int from_trace(const struct cli_whatif_options *o, struct inputs *in, struct cli_whatif *w)
+{
+	const char *why = NULL;
+	int ret, err;
+
+	if ((ret = cli_estimate_base_open(&o->est, &in->b)) != EXIT_OK)
+		return ret;
+	in->have_base = true;
+	ret = cli_estimate_base_sweep(&o->est, &in->b, &in->x.costs, &w->replayed_ns);
+	if (ret != EXIT_OK)
+		return ret;
+	w->base = in->b.e;
+	w->have_trace = true;
+	in->base = in->b.e.to;
+	in->global_batch =
+		o->est.global_batch
+			? o->est.global_batch
+			: in->b.e.from.micro_batch * in->b.e.from.micro_batches * in->b.e.from.dp;
+	in->x.gpu = in->b.e.gpu;
+	in->x.forward_only = in->b.e.forward_only || o->est.forward_only;
+	in->x.reserve_bytes = in->b.e.reserve_bytes;
+	in->x.replayed_ns = w->replayed_ns;
+	err = orr_synth_time(&in->b.e.from, in->b.e.forward_only, &in->x.costs, &w->recorded, &why);
+	if (err) {
+		cli_error("cannot synthesize the recorded configuration: %s%s%s", orr_strerror(err),
+			  why ? ": " : "", why ? why : "");
+		return EXIT_FAIL;
+	}
+	in->x.recorded_synth_ns = w->recorded.placed_ns;
+	return EXIT_OK;
+}
+
+/* A described model: Megatron-LM's defaults, timed by --costs or the hardware table. */
+static int from_description(const struct cli_whatif_options *o, struct inputs *in,
+			    struct cli_whatif *w)
+{
+	struct orr_retime_models m = { .gpus_per_node = (int)o->est.gpus_per_node };
+	const struct orr_gpu_spec *gpu;
+	int ret;
+
+	if (!o->est.global_batch)
+		return cli_usage_error("whatif", "no trace: give the batch, --global-batch");
+	if ((ret = cli_estimate_description(&o->est, &in->base)) != EXIT_OK)
+		return ret;
+	if (o->est.costs && (ret = cli_read_costs(o->est.costs, &in->costs)) != EXIT_OK)
+		return ret;
+	in->have_costs = o->est.costs != NULL;
+	if ((ret = cli_estimate_pick_gpu(&o->est, in->have_costs ? &in->costs : NULL, &gpu)))
+		return ret;
+	if (in->have_costs)
+		cli_estimate_models(NULL, &in->costs, (int)o->est.gpus_per_node, &m);
+	w->base.how = CLI_ESTIMATE_SYNTH;
+	w->base.gpu = gpu;
+	w->base.costs = o->est.costs;
+	w->base.forward_only = o->est.forward_only;
+	w->base.cpu_op_ns = isnan(o->est.launch_us) ? 0 : o->est.launch_us * 1e3;
+	w->base.cpu_op_from = isnan(o->est.launch_us) ? "none" : "--launch-us";
+	w->base.measured_ns = w->base.replayed.step_ns = NAN;
+	w->base.measured_peak_bytes = NAN;
+	cli_synth_costs(&m, gpu, NULL, in->have_costs ? &in->costs : NULL, w->base.cpu_op_ns,
+			&in->x.costs);
+	if (in->have_costs && isnan(o->est.launch_us) &&
+	    (ret = cli_estimate_calibrate_costs(&in->costs, &in->x.costs, &w->base)) != EXIT_OK)
+		return ret;
+	w->described = in->base;
+	in->global_batch = o->est.global_batch;
+	in->x.gpu = gpu;
+	in->x.forward_only = o->est.forward_only;
+	in->x.replayed_ns = in->x.recorded_synth_ns = NAN;
+	w->replayed_ns = NAN;
+	return EXIT_OK;
+}
+
+static void inputs_release(struct inputs *in)
+{
+	if (in->have_base)
+		cli_estimate_base_close(&in->b);
+	if (in->have_costs)
+		orr_costs_release(&in->costs);
+}
+
+static int make_plan(const struct cli_whatif_options *o, const struct inputs *in,
+		     struct orr_whatif_plan **ret)
+{
+	const struct orr_gpu_spec *gpu = in->x.gpu;
+	struct orr_whatif_space s = {
+		.base = in->base,
+		.gpus_min = o->gpus_min,
+		.gpus_max = o->gpus_max,
+		.global_batch = in->global_batch,
+		.recompute = o->recompute,
+		.sequence_parallel = o->sp,
+		.distributed_optimizer = o->distopt,
+		.gpus_per_node = o->est.gpus_per_node     ? (int)o->est.gpus_per_node
+				 : gpu->gpus_per_node > 0 ? gpu->gpus_per_node
+							  : 8,
+		.allow_cross_node_tp = o->allow_cross_node_tp,
+	};
+	struct orr_whatif_list *l[CLI_WHATIF_LISTS] = { &s.tp, &s.pp, &s.cp, &s.vpp,
+							&s.micro_batch };
+	int err;
+
+	/* without a trace, auto means on */
+	if (!in->have_base) {
+		s.base.sequence_parallel = s.base.distributed_optimizer = true;
+	}
+	for (int i = 0; i < CLI_WHATIF_LISTS; i++)
+		*l[i] = (struct orr_whatif_list){ o->list[i], o->nlist[i] };
+	err = orr_whatif_plan_new(&s, ret);
+	if (err)
+		cli_error("cannot sweep this space: %s (a global batch, GPU count or model size "
+			  "below 1, hidden not a multiple of heads, or too many configurations)",
+			  orr_strerror(err));
+	return err ? EXIT_FAIL : EXIT_OK;
+}
+
+static bool show_progress(const struct cli_whatif_options *o, int rank)
+{
+	if (rank != 0)
+		return false;
+	return o->progress == 1 || (o->progress < 0 && isatty(STDERR_FILENO));
+}
+
+/* The recorded configuration among the results: its layout, micro-batch and recompute. */
+static size_t find_recorded(const struct cli_whatif *w)
+{
+	const struct orr_train_config *a = &w->base.from;
+
+	for (size_t i = 0; w->have_trace && i < w->n; i++) {
+		const struct orr_train_config *b = &w->v[i].c;
+
+		if (a->tp == b->tp && a->pp == b->pp && a->dp == b->dp && a->cp == b->cp &&
+		    a->vpp == b->vpp && a->micro_batch == b->micro_batch &&
+		    a->micro_batches == b->micro_batches && a->recompute == b->recompute &&
+		    a->sequence_parallel == b->sequence_parallel &&
+		    a->distributed_optimizer == b->distributed_optimizer)
+			return i;
+	}
+	return SIZE_MAX;
+}
+
+static int sweep(const struct cli_whatif_options *o, int rank, int size, struct cli_whatif *w)
+{
+	bool progress = show_progress(o, rank);
+	double t0 = now_s();
+	int err;
+
+	if (progress)
+		cli_progress_begin_forced("sweeping", "configurations", o->progress == 1);
+	err = orr_whatif_run(w->plan, w->x, (uint64_t)rank, (uint64_t)size, (int)o->jobs,
+			     progress ? cli_progress_count : NULL, NULL, &w->v, &w->n);
+	if (progress)
+		cli_progress_done();
+	if (err) {
+		cli_error("cannot sweep: %s", orr_strerror(err));
+		return EXIT_FAIL;
+	}
+	if (size > 1 && cli_whatif_mpi_gather(rank, size, &w->v, &w->n) != EXIT_OK)
+		return EXIT_FAIL;
+	w->seconds = now_s() - t0;
+	w->considered = orr_whatif_plan_count(w->plan);
+	w->processes = size;
+	w->jobs = (int)o->jobs;
+	return EXIT_OK;
+}
+
+static int report(const struct cli_whatif_options *o, struct cli_whatif *w)
+{
+	struct orr_outfile out;
+	int err;
+
+	orr_whatif_rank(w->v, w->n, o->rank_by, &w->ranked, &w->nranked);
+	orr_whatif_pareto(w->v, w->n, &w->pareto, &w->npareto);
+	w->recorded_at = find_recorded(w);
+	if (!o->out) {
+		cli_whatif_report(w, stdout);
+		return EXIT_OK;
+	}
+	if ((err = orr_outfile_open(&out, cli_output_path(o->out), 0)) ||
+	    !orr_outfile_stream(&out)) {
+		cli_error("cannot write '%s': %s", cli_output_name(o->out),
+			  orr_strerror(err ? err : -ENOMEM));
+		if (!err)
+			orr_outfile_abort(&out);
+		return EXIT_FAIL;
+	}
+	cli_whatif_report(w, orr_outfile_stream(&out));
+	if ((err = orr_outfile_commit(&out, false))) {
+		cli_error("cannot write '%s': %s", cli_output_name(o->out), orr_strerror(err));
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+int cmd_whatif(int argc, char **argv)
+{
+	struct cli_whatif_options o;
+	struct inputs in = { 0 };
+	struct cli_whatif w = { 0 };
+	struct orr_whatif_plan *plan = NULL;
+	int rank = 0, size = 1, ret;
+
+	ret = cli_whatif_parse(argc, argv, &o);
+	if (ret >= 0)
+		goto out;
+	if (o.out && o.est.trace && cli_output_inside(o.out, o.est.trace)) {
+		cli_error("cannot write '%s': it is inside the trace '%s'; write it elsewhere",
+			  o.out, o.est.trace);
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	if ((ret = cli_whatif_mpi_init(&argc, &argv, &rank, &size)) != EXIT_OK)
+		goto out;
+	w.o = &o;
+	w.x = &in.x;
+	ret = o.est.trace ? from_trace(&o, &in, &w) : from_description(&o, &in, &w);
+	if (ret == EXIT_OK)
+		ret = make_plan(&o, &in, &plan);
+	w.plan = plan;
+	if (ret == EXIT_OK)
+		ret = sweep(&o, rank, size, &w);
+	if (ret == EXIT_OK && rank == 0)
+		ret = report(&o, &w);
+	cli_whatif_mpi_finalize(size);
+out:
+	free(w.v);
+	free(w.ranked);
+	free(w.pareto);
+	orr_whatif_plan_free(plan);
+	inputs_release(&in);
+	cli_whatif_options_release(&o);
+	return ret;
+}

@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * orrery whatif's options (docs/orrery-whatif.md): its own (the GPU budget, the lists to
+ * sweep, the ranking, threads and output), and the model and fixed options, which are
+ * orrery estimate's and handed to its parser.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "whatif.h"
+#include "banned.h"
+
+const char cli_whatif_usage[] =
+	"usage: orrery whatif [OPTIONS] TRACE --gpus N|A-B\n"
+	"       orrery whatif --gpu NAME --layers L --hidden H --heads A --seq S\n"
+	"                     --global-batch G --gpus N|A-B [OPTIONS]\n\n"
+	"Sweeps every layout of a model on a GPU budget: tensor, pipeline, context and data\n"
+	"parallelism, interleaving, micro-batch size and recompute, each checked as\n"
+	"Megatron-LM checks it and estimated as orrery estimate estimates it, and ranks the\n"
+	"feasible ones.  With TRACE, of the job it recorded (every model option defaults to\n"
+	"what it recorded, and the recorded layout is marked); without, of a described model.\n\n"
+	"  --gpus N|A-B            the GPUs: a count, or every count from A to B (then the\n"
+	"                          Pareto front of GPUs against step time)\n"
+	"  --tp LIST, --pp LIST, --cp LIST, --vpp LIST, --micro-batch LIST\n"
+	"                          values to try, e.g. 1,2,4 (default: every one that can\n"
+	"                          be valid; CP 1)\n"
+	"  --recompute LIST        none, selective, full (default: all three)\n"
+	"  --sequence-parallel auto|on|off\n"
+	"  --distributed-optimizer auto|on|off\n"
+	"                          with TP > 1 and DP > 1 respectively; auto: as recorded\n"
+	"                          (with TRACE), on (without)\n"
+	"  --allow-cross-node-tp   TP may span nodes (default: at most --gpus-per-node)\n"
+	"  --rank-by KEY           time (step time, default), tokens-per-gpu or cost\n"
+	"                          (GPUs x step time)\n"
+	"  --top K                 rows of the ranked table (10; 0: all)\n"
+	"  --show-infeasible       list the configurations not evaluated, with the reason\n"
+	"  --jobs N                threads (default: every core)\n"
+	"  --progress, --no-progress\n"
+	"                          a progress line on stderr (default: on a terminal)\n"
+	"  --format=FMT            text (default), json or csv: every configuration\n"
+	"  -o FILE                 write the report to FILE\n\n"
+	"Model and fixed options, as orrery estimate takes them: --gpu, --layers, --hidden,\n"
+	"--ffn, --heads, --kv-heads, --seq, --vocab, --global-batch, --gpus-per-node,\n"
+	"--precision, --attention, --fsdp, --overlap-grad-reduce, --forward-only, --costs,\n"
+	"--launch-us, --rank (orrery estimate --help).\n\n"
+	"Under mpirun (OpenMPI), the configurations are shared among the processes, each on\n"
+	"--jobs threads, and rank 0 writes the report: the same as one process writes.\n";
+
+enum {
+	OPT_LIST = 256, /* + CLI_WHATIF_LISTS */
+	OPT_GPUS = 300,
+	OPT_RECOMPUTE,
+	OPT_SP,
+	OPT_DISTOPT,
+	OPT_RANK_BY,
+	OPT_TOP,
+	OPT_JOBS,
+	OPT_FORMAT,
+	OPT_SHOW,
+	OPT_PROGRESS,
+	OPT_NO_PROGRESS,
+	OPT_CROSS,
+	OPT_FWD_ARG = 400, /* orrery estimate's, with an argument */
+	OPT_FWD_FLAG,      /* and without */
+};
+
+static const char *const list_names[CLI_WHATIF_LISTS] = { "tp", "pp", "cp", "vpp", "micro-batch" };
+static const char *const fwd_args[] = { "gpu",          "layers",        "hidden",    "ffn",
+					"heads",        "kv-heads",      "seq",       "vocab",
+					"global-batch", "gpus-per-node", "precision", "attention",
+					"costs",        "launch-us",     "rank" };
+static const char *const fwd_flags[] = { "fsdp", "overlap-grad-reduce", "forward-only" };
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* "1,2,4": counts of 1 or more. */
+static int parse_list(const char *name, const char *arg, int64_t **ret, size_t *ret_n)
+{
+	char *copy = orr_xstrdup(arg), *save = NULL;
+	int err = 0;
+
+	free(*ret);
+	*ret = NULL;
+	*ret_n = 0;
+	for (char *t = strtok_r(copy, ",", &save); t && !err; t = strtok_r(NULL, ",", &save)) {
+		int64_t v;
+
+		if (cli_parse_count(t, &v) < 0 || v < 1) {
+			err = cli_usage_error("whatif", "bad --%s '%s' (counts, e.g. 1,2,4)", name,
+					      arg);
+			break;
+		}
+		*ret = orr_xrealloc(*ret, (*ret_n + 1) * sizeof(**ret));
+		(*ret)[(*ret_n)++] = v;
+	}
+	if (!err && !*ret_n)
+		err = cli_usage_error("whatif", "bad --%s '%s' (counts, e.g. 1,2,4)", name, arg);
+	free(copy);
+	return err ? err : -1;
+}
+
+static int parse_recompute(const char *arg, unsigned *ret)
+{
+	char *copy = orr_xstrdup(arg), *save = NULL;
+	int err = -1;
+
+	*ret = 0;
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		int r = 0;
+
+		while (r < ORR_RECOMPUTE_COUNT && strcmp(t, orr_recompute_name(r)) != 0)
+			r++;
+		if (r == ORR_RECOMPUTE_COUNT) {
+			err = cli_usage_error("whatif",
+					      "bad --recompute '%s' (none, selective, full, "
+					      "comma-separated)",
+					      arg);
+			break;
+		}
+		*ret |= 1u << r;
+	}
+	if (err < 0 && !*ret)
+		err = cli_usage_error("whatif", "bad --recompute '%s'", arg);
+	free(copy);
+	return err;
+}
+
+static int parse_switch(const char *name, const char *arg, int *ret)
+{
+	if (strcmp(arg, "auto") == 0)
+		*ret = ORR_WHATIF_AUTO;
+	else if (strcmp(arg, "on") == 0)
+		*ret = 1;
+	else if (strcmp(arg, "off") == 0)
+		*ret = 0;
+	else
+		return cli_usage_error("whatif", "bad --%s '%s' (auto, on or off)", name, arg);
+	return -1;
+}
+
+/* "N" or "A-B". */
+static int parse_gpus(const char *arg, struct cli_whatif_options *o)
+{
+	const char *dash = strchr(arg, '-');
+	char a[32];
+	int bad;
+
+	if (!dash) {
+		bad = cli_parse_count(arg, &o->gpus_min) < 0;
+		o->gpus_max = o->gpus_min;
+	} else {
+		bad = dash - arg >= (ptrdiff_t)sizeof(a);
+		if (!bad) {
+			memcpy(a, arg, (size_t)(dash - arg));
+			a[dash - arg] = '\0';
+			bad = cli_parse_count(a, &o->gpus_min) < 0 ||
+			      cli_parse_count(dash + 1, &o->gpus_max) < 0;
+		}
+	}
+	if (bad || o->gpus_min < 1 || o->gpus_max < o->gpus_min)
+		return cli_usage_error("whatif", "bad --gpus '%s' (a count, or a range A-B)", arg);
+	return -1;
+}
+
+static int parse_rank_by(const char *arg, enum orr_whatif_rank *ret)
+{
+	if (strcmp(arg, "time") == 0)
+		*ret = ORR_WHATIF_RANK_TIME;
+	else if (strcmp(arg, "tokens-per-gpu") == 0)
+		*ret = ORR_WHATIF_RANK_TOKENS;
+	else if (strcmp(arg, "cost") == 0)
+		*ret = ORR_WHATIF_RANK_COST;
+	else
+		return cli_usage_error("whatif",
+				       "bad --rank-by '%s' (time, tokens-per-gpu or cost)", arg);
+	return -1;
+}
+
+static int parse_one(int c, const char *arg, struct cli_whatif_options *o)
+{
+	if (c >= OPT_LIST && c < OPT_LIST + CLI_WHATIF_LISTS)
+		return parse_list(list_names[c - OPT_LIST], arg, &o->list[c - OPT_LIST],
+				  &o->nlist[c - OPT_LIST]);
+	switch (c) {
+	case OPT_GPUS:
+		return parse_gpus(arg, o);
+	case OPT_RECOMPUTE:
+		return parse_recompute(arg, &o->recompute);
+	case OPT_SP:
+		return parse_switch("sequence-parallel", arg, &o->sp);
+	case OPT_DISTOPT:
+		return parse_switch("distributed-optimizer", arg, &o->distopt);
+	case OPT_RANK_BY:
+		return parse_rank_by(arg, &o->rank_by);
+	case OPT_TOP:
+		if (cli_parse_count(arg, &o->top) < 0)
+			return cli_usage_error("whatif", "bad --top '%s'", arg);
+		return -1;
+	case OPT_JOBS:
+		if (cli_parse_count(arg, &o->jobs) < 0 || o->jobs < 1 || o->jobs > 1024)
+			return cli_usage_error("whatif", "bad --jobs '%s' (1 to 1024)", arg);
+		return -1;
+	case OPT_FORMAT:
+		if ((o->format = cli_parse_format(arg, true)) < 0)
+			return cli_usage_error("whatif", "unknown format '%s' (text, json or csv)",
+					       arg);
+		return -1;
+	case 'o':
+		cli_output_arg(arg);
+		o->out = arg;
+		return -1;
+	case OPT_SHOW:
+		o->show_infeasible = true;
+		return -1;
+	case OPT_PROGRESS:
+	case OPT_NO_PROGRESS:
+		o->progress = c == OPT_PROGRESS;
+		return -1;
+	case OPT_CROSS:
+		o->allow_cross_node_tp = true;
+		return -1;
+	}
+	return -2;
+}
+
+/* Appends s (owned) to the estimate parser's vector, which stays NULL-terminated. */
+static void push(struct cli_whatif_options *o, char *s)
+{
+	o->fwd = orr_xrealloc(o->fwd, (size_t)(o->nfwd + 2) * sizeof(*o->fwd));
+	o->fwd[o->nfwd++] = s;
+	o->fwd[o->nfwd] = NULL;
+}
+
+static void forward(struct cli_whatif_options *o, const char *name, const char *arg)
+{
+	push(o, arg ? orr_xasprintf("--%s=%s", name, arg) : orr_xasprintf("--%s", name));
+}
+
+static size_t table(struct option *v)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < CLI_WHATIF_LISTS; i++)
+		v[n++] = (struct option){ list_names[i], required_argument, NULL, OPT_LIST + i };
+	v[n++] = (struct option){ "gpus", required_argument, NULL, OPT_GPUS };
+	v[n++] = (struct option){ "recompute", required_argument, NULL, OPT_RECOMPUTE };
+	v[n++] = (struct option){ "sequence-parallel", required_argument, NULL, OPT_SP };
+	v[n++] = (struct option){ "distributed-optimizer", required_argument, NULL, OPT_DISTOPT };
+	v[n++] = (struct option){ "rank-by", required_argument, NULL, OPT_RANK_BY };
+	v[n++] = (struct option){ "top", required_argument, NULL, OPT_TOP };
+	v[n++] = (struct option){ "jobs", required_argument, NULL, OPT_JOBS };
+	v[n++] = (struct option){ "format", required_argument, NULL, OPT_FORMAT };
+	v[n++] = (struct option){ "output", required_argument, NULL, 'o' };
+	v[n++] = (struct option){ "show-infeasible", no_argument, NULL, OPT_SHOW };
+	v[n++] = (struct option){ "progress", no_argument, NULL, OPT_PROGRESS };
+	v[n++] = (struct option){ "no-progress", no_argument, NULL, OPT_NO_PROGRESS };
+	v[n++] = (struct option){ "allow-cross-node-tp", no_argument, NULL, OPT_CROSS };
+	v[n++] = (struct option){ "help", no_argument, NULL, 'h' };
+	for (size_t i = 0; i < COUNT(fwd_args); i++)
+		v[n++] = (struct option){ fwd_args[i], required_argument, NULL, OPT_FWD_ARG };
+	for (size_t i = 0; i < COUNT(fwd_flags); i++)
+		v[n++] = (struct option){ fwd_flags[i], no_argument, NULL, OPT_FWD_FLAG };
+	return n;
+}
+
+static long cores(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > 1024 ? 1024 : n;
+}
+
+int cli_whatif_parse(int argc, char **argv, struct cli_whatif_options *o)
+{
+	struct option opts[CLI_WHATIF_LISTS + 14 + COUNT(fwd_args) + COUNT(fwd_flags) + 1] = {
+		{ 0 }
+	};
+	int c, idx, ret;
+
+	memset(o, 0, sizeof(*o));
+	o->sp = o->distopt = ORR_WHATIF_AUTO;
+	o->top = 10;
+	o->jobs = cores();
+	o->format = CLI_FORMAT_TEXT;
+	o->progress = -1;
+	push(o, orr_xstrdup("whatif")); /* the parser's argv[0] */
+	table(opts);
+	while ((c = getopt_long(argc, argv, "ho:", opts, &idx)) != -1) {
+		if (c == 'h') {
+			fputs(cli_whatif_usage, stdout);
+			return EXIT_OK;
+		}
+		if (c == OPT_FWD_ARG || c == OPT_FWD_FLAG) {
+			forward(o, opts[idx].name, c == OPT_FWD_ARG ? optarg : NULL);
+			continue;
+		}
+		if ((ret = parse_one(c, optarg, o)) == -2)
+			return cli_bad_option("whatif", argc, argv);
+		if (ret >= 0)
+			return ret;
+	}
+	if (optind + 1 < argc)
+		return cli_usage_error("whatif", "one trace at a time");
+	if (optind < argc)
+		push(o, orr_xstrdup(argv[optind]));
+	if (!o->gpus_min)
+		return cli_usage_error("whatif", "give the GPU budget: --gpus N or --gpus A-B");
+	optind = 0; /* getopt_long() starts afresh on the estimate parser's vector */
+	return cli_estimate_parse_as("whatif", o->nfwd, o->fwd, &o->est);
+}
+
+void cli_whatif_options_release(struct cli_whatif_options *o)
+{
+	for (int i = 0; i < CLI_WHATIF_LISTS; i++)
+		free(o->list[i]);
+	for (int i = 0; i < o->nfwd; i++)
+		free(o->fwd[i]);
+	free(o->fwd);
+}

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * orrery/whatif.h — sweeping layouts (docs/orrery-whatif.md): every tensor, pipeline,
+ * context and data-parallel layout of a model on a GPU budget, with its micro-batch,
+ * interleaving and recompute, checked as Megatron-LM checks a configuration, and each
+ * feasible one estimated as `orrery estimate` does (a step synthesized and placed by the
+ * replay's rules, orr_synth_time()), on a pool of threads.
+ *
+ * Conventions as orrery/estimator.h: negative errno on error, nothing allocated on
+ * failure.  The space and the context are read-only while a sweep runs; configurations
+ * are numbered in the order orr_whatif_config() decodes them, which does not depend on
+ * the threads or processes that evaluate them.
+ */
+#ifndef ORRERY_WHATIF_H
+#define ORRERY_WHATIF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "orrery/estimator.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Why a configuration is not evaluated. */
+enum orr_whatif_why {
+	ORR_WHATIF_FEASIBLE,
+	ORR_WHATIF_HEADS,      /* TP does not divide the heads or the KV groups */
+	ORR_WHATIF_CROSS_NODE, /* TP larger than a node (--allow-cross-node-tp) */
+	ORR_WHATIF_LAYERS,     /* PP x VPP does not divide the layers */
+	ORR_WHATIF_SEQUENCE,   /* 2 x CP does not divide the sequence */
+	ORR_WHATIF_BATCH,      /* the global batch is not a multiple of DP x micro-batch */
+	ORR_WHATIF_INTERLEAVE, /* interleaved 1F1B: micro-batches not a multiple of PP */
+	ORR_WHATIF_MEMORY,     /* above the GPU's memory */
+	ORR_WHATIF_REFUSED,    /* the synthesis refused it (named in the result) */
+	ORR_WHATIF_WHY_COUNT
+};
+
+/* "feasible", "heads", "cross-node-tp", ...; NULL out of range. */
+const char *orr_whatif_why_name(enum orr_whatif_why w);
+
+/* What limits a feasible configuration most: the largest part of its step. */
+enum orr_whatif_limit {
+	ORR_WHATIF_LIMIT_COMPUTE,
+	ORR_WHATIF_LIMIT_COMM,   /* exposed communication */
+	ORR_WHATIF_LIMIT_BUBBLE, /* the pipeline's bubble */
+	ORR_WHATIF_LIMIT_HOST,   /* no GPU work: the launch thread, synchronizations */
+	ORR_WHATIF_LIMIT_COUNT
+};
+
+/* "compute", "communication", "pipeline bubble", "host". */
+const char *orr_whatif_limit_name(enum orr_whatif_limit l);
+
+#define ORR_WHATIF_AUTO (-1) /* a switch as the base configuration has it */
+
+/*
+ * The layouts to sweep.  A list of n 0 (v NULL) is every value that can be valid: TP
+ * the powers of two up to the heads (and a node, unless allow_cross_node_tp), PP every
+ * divisor of the layers, CP 1, VPP every divisor of the layers per stage, micro-batch
+ * every divisor of the global batch per DP rank.  Values are tried in the order given.
+ */
+struct orr_whatif_list {
+	const int64_t *v;
+	size_t n;
+};
+
+struct orr_whatif_space {
+	/* the model, precision, attention and switches; its layout is ignored */
+	struct orr_train_config base;
+	int64_t gpus_min, gpus_max; /* GPU counts, each tried */
+	int64_t global_batch;       /* sequences per step */
+	struct orr_whatif_list tp, pp, cp, vpp, micro_batch;
+	unsigned recompute; /* bit (1 << enum orr_recompute) per mode tried; 0: all */
+	/* 0 off, 1 on, ORR_WHATIF_AUTO as base (with TP > 1 / DP > 1 only) */
+	int sequence_parallel, distributed_optimizer;
+	int gpus_per_node; /* TP stays within one unless allow_cross_node_tp */
+	bool allow_cross_node_tp;
+};
+
+/* A space made ready to sweep: its lists, and the GPU counts' layouts. */
+struct orr_whatif_plan;
+
+/*
+ * Makes the plan of space s (which need not outlive it).  Its configurations are every
+ * GPU count, then TP, PP and CP whose product divides it, then VPP, micro-batch and
+ * recompute tried, in that order of nesting and in the lists' orders.  -EINVAL:
+ * gpus_min < 1, gpus_max < gpus_min, a global batch < 1, a list value < 1,
+ * gpus_per_node < 1, a base model that is not one (a size below 1), or past 2^40
+ * configurations.
+ */
+int orr_whatif_plan_new(const struct orr_whatif_space *s, struct orr_whatif_plan **ret);
+void orr_whatif_plan_free(struct orr_whatif_plan *p);
+/* Its configurations, feasible or not; 0 when no layout divides any GPU count. */
+uint64_t orr_whatif_plan_count(const struct orr_whatif_plan *p);
+
+/*
+ * Configuration i of p, its layout set (DP the GPUs left, micro-batches per step from
+ * the global batch), and whether Megatron would run it: a reason other than
+ * ORR_WHATIF_FEASIBLE when not, its layout then as far as it could be set.  Memory is
+ * not checked.  A VPP or micro-batch that a default list (n 0) tries and that does not
+ * divide the layers per stage or the batch per DP rank makes no configuration:
+ * ORR_WHATIF_WHY_COUNT, as does i past the count.
+ */
+enum orr_whatif_why orr_whatif_config(const struct orr_whatif_plan *p, uint64_t i,
+				      struct orr_train_config *ret);
+
+/* What a sweep's configurations are estimated with, shared read-only by its threads. */
+struct orr_whatif_context {
+	const struct orr_gpu_spec *gpu; /* required */
+	struct orr_synth_costs costs;   /* costs.gpu == gpu */
+	bool forward_only;
+	double reserve_bytes; /* memory set aside beyond the formulas */
+	/*
+	 * With a trace: its replayed step and the placed synthesized step of the
+	 * configuration it recorded; a configuration's step is then the replay times its
+	 * synthesized step over the recorded one's, as `orrery estimate` makes it.  NAN
+	 * each without a trace: the synthesized step itself.
+	 */
+	double replayed_ns, recorded_synth_ns;
+};
+
+/* One configuration, estimated. */
+struct orr_whatif_result {
+	uint64_t index; /* in the space */
+	struct orr_train_config c;
+	enum orr_whatif_why why; /* ORR_WHATIF_FEASIBLE: every field below is set */
+	char refused[96];        /* ORR_WHATIF_REFUSED: the synthesis's reason */
+	struct orr_memory memory;
+	int64_t gpus;
+	double step_ns;
+	double tokens_per_s_per_gpu;
+	double mfu; /* NAN without the GPU's peak at the precision */
+	/*
+	 * the step's parts on the first stage, scaled to step_ns, as orrery estimate's
+	 * JSON reports them: compute, exposed communication less the bubble, the bubble,
+	 * and no GPU work
+	 */
+	double compute_ns, exposed_comm_ns, bubble_ns, other_ns;
+	enum orr_whatif_limit limit;
+	struct orr_synth synth; /* the synthesized step as placed, json NULL */
+};
+
+/*
+ * Estimates configuration i of p into *ret: its feasibility (orr_whatif_config()), then
+ * memory (ORR_WHATIF_MEMORY when it does not fit, nothing synthesized), then the step
+ * (ORR_WHATIF_REFUSED with the reason when the synthesis refuses it).  Thread-safe for
+ * one p and x.  0, or -EINVAL for x without a GPU.
+ */
+int orr_whatif_eval(const struct orr_whatif_plan *p, const struct orr_whatif_context *x, uint64_t i,
+		    struct orr_whatif_result *ret);
+
+/*
+ * Reports progress: done of total configurations considered.  Called from the thread
+ * that called orr_whatif_run(), at most every 100 ms, and once at the end.
+ */
+typedef void (*orr_whatif_progress_fn)(void *data, uint64_t done, uint64_t total);
+
+/*
+ * Evaluates the configurations i of p with i % parts == part (a process's share of a
+ * sweep over several) on jobs threads (< 1: one), and returns the results of those that
+ * are configurations (why not ORR_WHATIF_WHY_COUNT) in the order of i: *ret
+ * orr_xmalloc'ed (free(); NULL when none), *ret_n of them.  0, or -EINVAL for x
+ * without a GPU or part >= parts.
+ */
+int orr_whatif_run(const struct orr_whatif_plan *p, const struct orr_whatif_context *x,
+		   uint64_t part, uint64_t parts, int jobs, orr_whatif_progress_fn progress,
+		   void *progress_data, struct orr_whatif_result **ret, size_t *ret_n);
+
+/* What a sweep's configurations are ranked by. */
+enum orr_whatif_rank {
+	ORR_WHATIF_RANK_TIME,   /* step time, shortest first */
+	ORR_WHATIF_RANK_TOKENS, /* tokens per second per GPU, most first */
+	ORR_WHATIF_RANK_COST,   /* GPU time per step (GPUs x step), least first */
+};
+
+/*
+ * Indices into v (n results) of the feasible ones, best first by `by`, ties broken by
+ * the space's order: *ret orr_xmalloc'ed (free()), *ret_n of them.
+ */
+void orr_whatif_rank(const struct orr_whatif_result *v, size_t n, enum orr_whatif_rank by,
+		     size_t **ret, size_t *ret_n);
+
+/*
+ * The Pareto front of GPUs against step time over the feasible results: for each GPU
+ * count, its fastest configuration when no smaller count is as fast (fewer GPUs first).
+ * Indices into v, *ret orr_xmalloc'ed (free()), *ret_n of them.
+ */
+void orr_whatif_pareto(const struct orr_whatif_result *v, size_t n, size_t **ret, size_t *ret_n);
+
+/* Model FLOPs of c's step (Narayanan et al., SC'21, eq. 3; four passes with full recompute). */
+double orr_whatif_model_flops(const struct orr_train_config *c, bool forward_only);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ORRERY_WHATIF_H */

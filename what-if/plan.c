@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The configurations of a sweep (docs/orrery-whatif.md, "What is enumerated"): the
+ * space's lists, the defaults where none is given, and configuration i decoded from its
+ * number, with the checks Megatron-LM makes when it starts (megatron/training/
+ * arguments.py) named one by one.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "banned.h"
+
+#define MAX_CONFIGS (UINT64_C(1) << 40)
+
+static const char *const why_names[ORR_WHATIF_WHY_COUNT] = {
+	[ORR_WHATIF_FEASIBLE] = "feasible",        [ORR_WHATIF_HEADS] = "heads",
+	[ORR_WHATIF_CROSS_NODE] = "cross-node-tp", [ORR_WHATIF_LAYERS] = "layers",
+	[ORR_WHATIF_SEQUENCE] = "sequence",        [ORR_WHATIF_BATCH] = "batch",
+	[ORR_WHATIF_INTERLEAVE] = "interleave",    [ORR_WHATIF_MEMORY] = "memory",
+	[ORR_WHATIF_REFUSED] = "refused",
+};
+
+const char *orr_whatif_why_name(enum orr_whatif_why w)
+{
+	return (unsigned)w < ORR_WHATIF_WHY_COUNT ? why_names[w] : NULL;
+}
+
+static void push(struct wi_list *l, int64_t v)
+{
+	l->v = orr_xrealloc(l->v, (l->n + 1) * sizeof(*l->v));
+	l->v[l->n++] = v;
+}
+
+static int given(struct wi_list *l, const struct orr_whatif_list *g)
+{
+	for (size_t i = 0; i < g->n; i++) {
+		if (g->v[i] < 1)
+			return -EINVAL;
+		push(l, g->v[i]);
+	}
+	return 0;
+}
+
+static void divisors(struct wi_list *l, int64_t n)
+{
+	for (int64_t d = 1; d <= n; d++)
+		if (n % d == 0)
+			push(l, d);
+}
+
+/* The lists: as given, else TP the powers of two up to the heads, PP the divisors of
+ * the layers, CP 1, VPP the divisors of the layers, micro-batch those of the batch. */
+static int lists(struct orr_whatif_plan *p)
+{
+	const struct orr_whatif_space *s = &p->s;
+	int err = 0;
+
+	if (s->tp.n)
+		err |= given(&p->tp, &s->tp);
+	else
+		for (int64_t t = 1; t <= s->base.heads; t *= 2)
+			push(&p->tp, t);
+	if (s->pp.n)
+		err |= given(&p->pp, &s->pp);
+	else
+		divisors(&p->pp, s->base.layers);
+	if (s->cp.n)
+		err |= given(&p->cp, &s->cp);
+	else
+		push(&p->cp, 1);
+	if (s->vpp.n)
+		err |= given(&p->vpp, &s->vpp);
+	else
+		divisors(&p->vpp, s->base.layers);
+	if (s->micro_batch.n)
+		err |= given(&p->mb, &s->micro_batch);
+	else
+		divisors(&p->mb, s->global_batch);
+	p->vpp.all = !s->vpp.n;
+	p->mb.all = !s->micro_batch.n;
+	for (int r = 0; r < ORR_RECOMPUTE_COUNT; r++)
+		if (!s->recompute || (s->recompute & (1u << r)))
+			p->rec[p->nrec++] = (enum orr_recompute)r;
+	return err ? -EINVAL : 0;
+}
+
+/* Every GPU count's TP, PP and CP whose product divides it. */
+static int prefixes(struct orr_whatif_plan *p)
+{
+	for (int64_t g = p->s.gpus_min; g <= p->s.gpus_max; g++)
+		for (size_t a = 0; a < p->tp.n; a++)
+			for (size_t b = 0; b < p->pp.n; b++)
+				for (size_t c = 0; c < p->cp.n; c++) {
+					int64_t t = p->tp.v[a], q = p->pp.v[b], k = p->cp.v[c];
+
+					if (t > g || q > g / t || k > g / t / q || g % (t * q * k))
+						continue;
+					if (p->nprefix >= MAX_CONFIGS)
+						return -EINVAL;
+					p->prefix = orr_xrealloc(
+						p->prefix, (p->nprefix + 1) * sizeof(*p->prefix));
+					p->prefix[p->nprefix++] = (struct wi_prefix){ g, t, q, k };
+				}
+	return 0;
+}
+
+static bool space_valid(const struct orr_whatif_space *s)
+{
+	const struct orr_train_config *c = &s->base;
+
+	return s->gpus_min >= 1 && s->gpus_max >= s->gpus_min && s->global_batch >= 1 &&
+	       s->gpus_per_node >= 1 && c->layers >= 1 && c->hidden >= 1 && c->heads >= 1 &&
+	       c->ffn >= 1 && c->vocab >= 1 && c->seq >= 1 && c->hidden % c->heads == 0 &&
+	       (!c->kv_groups || c->heads % c->kv_groups == 0) &&
+	       s->gpus_max - s->gpus_min < (int64_t)MAX_CONFIGS;
+}
+
+int orr_whatif_plan_new(const struct orr_whatif_space *s, struct orr_whatif_plan **ret)
+{
+	struct orr_whatif_plan *p;
+	int err;
+
+	if (!space_valid(s))
+		return -EINVAL;
+	p = orr_xcalloc(1, sizeof(*p));
+	p->s = *s;
+	err = lists(p);
+	if (!err)
+		err = prefixes(p);
+	p->inner = (uint64_t)p->vpp.n * p->mb.n * p->nrec;
+	if (!err && p->nprefix && p->inner > MAX_CONFIGS / p->nprefix)
+		err = -EINVAL;
+	if (err) {
+		orr_whatif_plan_free(p);
+		return err;
+	}
+	p->count = p->inner * p->nprefix;
+	p->s.tp = (struct orr_whatif_list){ p->tp.v, p->tp.n };
+	p->s.pp = (struct orr_whatif_list){ p->pp.v, p->pp.n };
+	p->s.cp = (struct orr_whatif_list){ p->cp.v, p->cp.n };
+	p->s.vpp = (struct orr_whatif_list){ p->vpp.v, p->vpp.n };
+	p->s.micro_batch = (struct orr_whatif_list){ p->mb.v, p->mb.n };
+	*ret = p;
+	return 0;
+}
+
+void orr_whatif_plan_free(struct orr_whatif_plan *p)
+{
+	if (!p)
+		return;
+	free(p->tp.v);
+	free(p->pp.v);
+	free(p->cp.v);
+	free(p->vpp.v);
+	free(p->mb.v);
+	free(p->prefix);
+	free(p);
+}
+
+uint64_t orr_whatif_plan_count(const struct orr_whatif_plan *p)
+{
+	return p->count;
+}
+
+/* Megatron pads the vocabulary to a multiple of 128 x tp (--make-vocab-size-divisible-by). */
+static int64_t pad_vocab(int64_t v, int64_t tp)
+{
+	int64_t m = 128 * tp;
+
+	return (v + m - 1) / m * m;
+}
+
+/* A switch: on, off, or as the base has it where it means something. */
+static bool flag(int want, bool base, bool applies)
+{
+	return applies && (want == ORR_WHATIF_AUTO ? base : want != 0);
+}
+
+/* The model's checks, then the layout's, in the order Megatron makes them. */
+static enum orr_whatif_why check(const struct orr_whatif_plan *p, const struct orr_train_config *c)
+{
+	if (c->heads % c->tp || (c->kv_groups && c->kv_groups % c->tp) || c->ffn % c->tp)
+		return ORR_WHATIF_HEADS;
+	if (!p->s.allow_cross_node_tp && c->tp > p->s.gpus_per_node)
+		return ORR_WHATIF_CROSS_NODE;
+	if (c->layers % c->pp || (c->layers / c->pp) % c->vpp)
+		return ORR_WHATIF_LAYERS;
+	if (c->cp > 1 && c->seq % (2 * c->cp))
+		return ORR_WHATIF_SEQUENCE;
+	if (p->s.global_batch % (c->dp * c->micro_batch))
+		return ORR_WHATIF_BATCH;
+	if (c->vpp > 1 && (c->pp < 2 || c->micro_batches % c->pp))
+		return ORR_WHATIF_INTERLEAVE;
+	return ORR_WHATIF_FEASIBLE;
+}
+
+enum orr_whatif_why orr_whatif_config(const struct orr_whatif_plan *p, uint64_t i,
+				      struct orr_train_config *ret)
+{
+	const struct orr_train_config *b = &p->s.base;
+	const struct wi_prefix *x;
+	struct orr_train_config c = *b;
+	uint64_t k;
+	int64_t vpp, mb;
+
+	if (i >= p->count)
+		return ORR_WHATIF_WHY_COUNT;
+	x = &p->prefix[i / p->inner];
+	k = i % p->inner;
+	c.recompute = p->rec[k % p->nrec];
+	k /= p->nrec;
+	mb = p->mb.v[k % p->mb.n];
+	vpp = p->vpp.v[k / p->mb.n];
+	c.tp = x->tp;
+	c.pp = x->pp;
+	c.cp = x->cp;
+	c.dp = x->gpus / (x->tp * x->pp * x->cp);
+	c.vpp = vpp;
+	c.micro_batch = mb;
+	/* 0 when the batch does not divide (ORR_WHATIF_BATCH below) */
+	c.micro_batches = p->s.global_batch % (c.dp * mb) ? 0 : p->s.global_batch / (c.dp * mb);
+	c.vocab = pad_vocab(b->vocab, c.tp);
+	c.sequence_parallel = flag(p->s.sequence_parallel, b->sequence_parallel, c.tp > 1);
+	c.distributed_optimizer =
+		flag(p->s.distributed_optimizer, b->distributed_optimizer, c.dp * c.cp > 1) ||
+		(b->fully_sharded && c.dp * c.cp > 1);
+	c.fully_sharded = b->fully_sharded && c.dp * c.cp > 1;
+	c.overlap_grad_reduce = b->overlap_grad_reduce && c.dp * c.cp > 1;
+	*ret = c;
+	/* a default list's value that does not divide is no configuration */
+	if ((p->vpp.all && (c.layers % c.pp || (c.layers / c.pp) % vpp || (vpp > 1 && c.pp < 2))) ||
+	    (p->mb.all && p->s.global_batch % (c.dp * mb)))
+		return ORR_WHATIF_WHY_COUNT;
+	return check(p, &c);
+}
