@@ -81,7 +81,9 @@ static const char *const fwd_flags[] = { "fsdp", "overlap-grad-reduce", "forward
 static int parse_list(const char *name, const char *arg, int64_t **ret, size_t *ret_n)
 {
 	char *copy = orr_xstrdup(arg), *save = NULL;
-	int err = 0;
+	size_t len = strlen(arg);
+	/* strtok_r() would skip an empty item */
+	int err = !len || arg[0] == ',' || arg[len - 1] == ',' || strstr(arg, ",,") != NULL;
 
 	free(*ret);
 	*ret = NULL;
@@ -90,14 +92,13 @@ static int parse_list(const char *name, const char *arg, int64_t **ret, size_t *
 		int64_t v;
 
 		if (cli_parse_count(t, &v) < 0 || v < 1) {
-			err = cli_usage_error("whatif", "bad --%s '%s' (counts, e.g. 1,2,4)", name,
-					      arg);
+			err = 1;
 			break;
 		}
 		*ret = orr_xrealloc(*ret, (*ret_n + 1) * sizeof(**ret));
 		(*ret)[(*ret_n)++] = v;
 	}
-	if (!err && !*ret_n)
+	if (err || !*ret_n)
 		err = cli_usage_error("whatif", "bad --%s '%s' (counts, e.g. 1,2,4)", name, arg);
 	free(copy);
 	return err ? err : -1;

@@ -272,12 +272,12 @@ static void json_feasible(struct json_out *j, const struct cli_whatif *w, size_t
 	struct cli_estimate e;
 
 	json_object(j, NULL);
-	json_int(j, "rank", (int64_t)k);
+	json_int(j, "place", (int64_t)k);
 	json_int(j, "index", (int64_t)r->index);
 	json_int(j, "gpus", r->gpus);
 	json_str(j, "limit", orr_whatif_limit_name(r->limit));
 	json_bool(j, "pareto", on_front(w, at));
-	json_bool(j, "recorded", at == w->recorded_at);
+	json_bool(j, "is_recorded", at == w->recorded_at);
 	as_estimate(w, r, &e);
 	cli_estimate_json_fields(j, &e);
 	json_close_object(j);
@@ -295,7 +295,7 @@ static void json_infeasible(struct json_out *j, const struct cli_whatif *w, size
 		 r->why == ORR_WHATIF_MEMORY    ? r->memory.why
 		 : r->why == ORR_WHATIF_REFUSED ? r->refused
 						: NULL);
-	json_bool(j, "recorded", at == w->recorded_at);
+	json_bool(j, "is_recorded", at == w->recorded_at);
 	if (r->why == ORR_WHATIF_MEMORY)
 		json_int(j, "memory_bytes_per_gpu", (int64_t)llround(r->memory.total_bytes));
 	json_layout(j, r);
@@ -358,21 +358,22 @@ static void csv_row(const struct cli_whatif *w, size_t at, size_t k, FILE *f)
 		(long long)c->micro_batch, (long long)c->micro_batches,
 		orr_recompute_name(c->recompute), c->sequence_parallel, c->distributed_optimizer,
 		ok, orr_whatif_why_name(r->why));
-	csv_num(f, ok ? llround(r->step_ns) : NAN);
+	csv_num(f, ok ? (double)llround(r->step_ns) : NAN);
 	csv_num(f, ok ? r->tokens_per_s_per_gpu : NAN);
 	csv_num(f, ok ? r->mfu : NAN);
-	csv_num(f, ok || r->why == ORR_WHATIF_MEMORY ? llround(r->memory.total_bytes) : NAN);
-	csv_num(f, ok ? llround(r->compute_ns) : NAN);
-	csv_num(f, ok ? llround(r->exposed_comm_ns) : NAN);
-	csv_num(f, ok ? llround(r->bubble_ns) : NAN);
-	csv_num(f, ok ? llround(r->other_ns) : NAN);
+	csv_num(f,
+		ok || r->why == ORR_WHATIF_MEMORY ? (double)llround(r->memory.total_bytes) : NAN);
+	csv_num(f, ok ? (double)llround(r->compute_ns) : NAN);
+	csv_num(f, ok ? (double)llround(r->exposed_comm_ns) : NAN);
+	csv_num(f, ok ? (double)llround(r->bubble_ns) : NAN);
+	csv_num(f, ok ? (double)llround(r->other_ns) : NAN);
 	fprintf(f, ",%s,%d,%d\n", ok ? orr_whatif_limit_name(r->limit) : "", on_front(w, at),
 		at == w->recorded_at);
 }
 
 static void csv(const struct cli_whatif *w, FILE *f)
 {
-	fputs("rank,index,gpus,tp,pp,dp,cp,vpp,micro_batch,micro_batches,recompute,"
+	fputs("place,index,gpus,tp,pp,dp,cp,vpp,micro_batch,micro_batches,recompute,"
 	      "sequence_parallel,distributed_optimizer,feasible,why,iteration_ns,"
 	      "tokens_per_s_per_gpu,mfu,memory_bytes_per_gpu,compute_ns,exposed_comm_ns,"
 	      "bubble_ns,other_ns,limit,pareto,recorded\n",

@@ -9,7 +9,7 @@ packages=(
 	meson ninja-build pkg-config gcc g++ clang llvm clang-format
 	libsimdjson-dev libarchive-dev libcmocka-dev libzstd-dev zlib1g-dev libigraph-dev
 	libprotobuf-c-dev protobuf-c-compiler liblapacke-dev libopenblas-dev libsqlite3-dev
-	python3 time
+	python3 time libopenmpi-dev openmpi-bin
 )
 
 check=0

@@ -104,6 +104,26 @@ static double step_of(const struct orr_train_config *c, bool forward_only)
 	return ns;
 }
 
+/*
+ * orr_synth_time() places the same step without writing it (what a sweep evaluates): the
+ * same times, and a breakdown of the first stage whose parts cover its span.
+ */
+static void placed_only(const struct orr_train_config *c, const struct orr_synth *full)
+{
+	struct orr_synth_costs k = table_costs();
+	struct orr_synth s;
+	double parts;
+
+	assert_int_equal(orr_synth_time(c, false, &k, &s, NULL), 0);
+	assert_null(s.json);
+	assert_true(s.placed_ns == full->placed_ns && s.bubble_ns == full->bubble_ns);
+	assert_int_equal(s.kernels, full->kernels);
+	parts = s.placed_compute_ns + s.placed_overlapped_ns + s.placed_comm_ns + s.placed_other_ns;
+	assert_true(fabs(parts - s.placed_ns) < 1);
+	assert_true(s.placed_compute_ns > 0 && s.placed_comm_ns >= 0 && s.placed_other_ns >= 0);
+	orr_synth_release(&s);
+}
+
 /* The replay runs the rules the synthesizer placed by: the same step, nothing inferred. */
 static void test_synth_replays_as_placed(void **state)
 {
@@ -128,6 +148,7 @@ static void test_synth_replays_as_placed(void **state)
 		assert_true(s.kernels > 0 && s.placed_ns > 0);
 		assert_true(fabs(ns / s.placed_ns - 1) < 0.005);
 		assert_int_equal(inferred, 0);
+		placed_only(&cs[i], &s);
 		orr_synth_release(&s);
 	}
 }

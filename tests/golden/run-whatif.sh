@@ -1,0 +1,151 @@
+#!/bin/bash
+# CLI tests of `orrery whatif` (suite golden), from the source root with $ORRERY set:
+#
+#   run-whatif.sh estimate   a sweep of one configuration equals orrery estimate of it,
+#                            from a description and from the Megatron trace (whose
+#                            recorded configuration is marked and equals its replay)
+#   run-whatif.sh threads    1 and 3 threads write the same JSON and CSV
+#   run-whatif.sh mpi        mpirun --oversubscribe -n 2 writes what --jobs 1 writes
+#                            (77 without mpirun or in a build without MPI)
+#   run-whatif.sh report     JSON and CSV checked by check-whatif.py (every configuration
+#                            once, ranks in order, the Pareto front, the reasons), text
+#                            has its tables, --show-infeasible lists the reasons
+#   run-whatif.sh usage      usage errors and --help
+set -uo pipefail
+
+# shellcheck source=SCRIPTDIR/golden-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/golden-lib.sh"
+
+shared=${ORR_SHARED_TRACES:-../shared/traces}
+megatron=$shared/kineto/astrasim-megatron-tp8
+model=(--gpu a100-80gb-sxm --layers 8 --hidden 1024 --heads 16 --seq 1024 --global-batch 32
+	--launch-us 5)
+
+case ${1:-} in
+estimate)
+	# from a description: TP 2, PP 2, DP 2, two sequences per micro-batch
+	run whatif "${model[@]}" --gpus 8 --tp 2 --pp 2 --micro-batch 2 --recompute selective \
+		--vpp 1 --format=json
+	expect_rc 0
+	cp "$work/out" "$work/w.json"
+	run estimate "${model[@]}" --tp 2 --pp 2 --dp 2 --micro-batch 2 --recompute selective \
+		--sequence-parallel --distributed-optimizer --format=json
+	expect_rc 0
+	cp "$work/out" "$work/e.json"
+	python3 - "$work/w.json" "$work/e.json" <<'PY' || fail "whatif and estimate differ"
+import json, sys
+w, e = (json.load(open(p)) for p in sys.argv[1:])
+assert w["configurations"] == 1 and w["feasible"] == 1, (w["configurations"], w["feasible"])
+r = w["ranked"][0]
+for k in ("iteration_ns", "memory_bytes_per_gpu", "fits", "breakdown", "config", "method",
+          "tokens_per_s_per_gpu", "mfu", "synthesized", "sources"):
+    assert r[k] == e[k], (k, r[k], e[k])
+PY
+	# from a trace: its recorded configuration, and a change of TP and PP
+	run whatif "$megatron" --gpus 8 --tp 8,2 --pp 1,2 --format=json --top 0
+	expect_rc 0
+	cp "$work/out" "$work/t.json"
+	run estimate "$megatron" --tp 2 --pp 2 --dp 2 --micro-batch 2 --global-batch 4 \
+		--recompute none --format=json
+	expect_rc 0
+	cp "$work/out" "$work/e.json"
+	python3 - "$work/t.json" "$work/e.json" <<'PY' || fail "whatif of the trace"
+import json, sys
+w, e = (json.load(open(p)) for p in sys.argv[1:])
+rec = [r for r in w["ranked"] if r["is_recorded"]]
+assert len(rec) == 1, "the recorded configuration is marked once"
+rec = rec[0]
+assert rec["config"]["tp"] == 8 and rec["config"]["pp"] == 1, rec["config"]
+assert rec["iteration_ns"] == round(w["replayed_ns"]), (rec["iteration_ns"], w["replayed_ns"])
+m = [r for r in w["ranked"] if (r["config"]["tp"], r["config"]["pp"], r["config"]["dp"],
+     r["config"]["vpp"], r["config"]["micro_batch"], r["config"]["recompute"]) ==
+     (2, 2, 2, 1, 2, "none")]
+assert len(m) == 1, m
+for k in ("iteration_ns", "memory_bytes_per_gpu", "fits", "breakdown", "method", "changes"):
+    assert m[0][k] == e[k], (k, m[0][k], e[k])
+PY
+	;;
+threads)
+	for f in json csv; do
+		run whatif "${model[@]}" --gpus 4-8 --format=$f --jobs 1
+		expect_rc 0
+		cp "$work/out" "$work/one.$f"
+		run whatif "${model[@]}" --gpus 4-8 --format=$f --jobs 3
+		expect_rc 0
+		cmp -s "$work/out" "$work/one.$f" || fail "--jobs 3 differs from --jobs 1 ($f)"
+	done
+	;;
+mpi)
+	command -v mpirun >/dev/null || exit 77
+	ldd "$orrery" | grep -q libmpi || exit 77
+	run whatif "${model[@]}" --gpus 4-8 --format=csv --jobs 1
+	expect_rc 0
+	cp "$work/out" "$work/one.csv"
+	# OpenMPI refuses root unless told; CI containers run as root
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
+		mpirun --oversubscribe -n 2 "$orrery" whatif "${model[@]}" --gpus 4-8 --format=csv \
+		--jobs 1 >"$work/mpi.csv" 2>"$work/err"
+	rc=$?
+	expect_rc 0
+	cmp -s "$work/mpi.csv" "$work/one.csv" || {
+		diff "$work/one.csv" "$work/mpi.csv" | head >&2
+		fail "mpirun -n 2 differs from one process"
+	}
+	;;
+report)
+	run whatif "${model[@]}" --gpus 4-8 --format=json
+	expect_rc 0
+	cp "$work/out" "$work/w.json"
+	run whatif "${model[@]}" --gpus 4-8 --format=csv
+	expect_rc 0
+	cp "$work/out" "$work/w.csv"
+	python3 "$golden/check-whatif.py" "$work/w.json" "$work/w.csv" || fail "check-whatif.py"
+	run whatif "${model[@]}" --gpus 4-8 --top 3
+	expect_rc 0
+	for t in "configurations in" "ranked (" "Pareto front" "recompute"; do
+		expect_in out "$t"
+	done
+	run whatif "${model[@]}" --gpus 8 --tp 1,3 --pp 2 --vpp 2 --micro-batch 1,5 \
+		--show-infeasible
+	expect_rc 0
+	for t in "not feasible" "heads" "batch"; do
+		expect_in out "$t"
+	done
+	# a model too large for the GPU: every configuration is refused for memory
+	run whatif --gpu a100-80gb-sxm --layers 96 --hidden 12288 --heads 96 --seq 2048 \
+		--global-batch 8 --gpus 2 --show-infeasible
+	expect_rc 0
+	expect_in out "no configuration is feasible"
+	expect_in out "memory"
+	run whatif "${model[@]}" --gpus 8 -o "$work/sweep.txt"
+	expect_rc 0
+	grep -q "ranked (" "$work/sweep.txt" || fail "-o FILE"
+	;;
+usage)
+	run whatif --help
+	expect_rc 0
+	expect_in out "usage: orrery whatif"
+	for bad in "--gpus 0" "--gpus 8-4" "--gpus x" "--tp 0" "--tp 1,,2" "--pp x" \
+		"--recompute some" "--sequence-parallel maybe" "--rank-by speed" "--jobs 0" \
+		"--format=xml" "--layers x"; do
+		# shellcheck disable=SC2086 # the option and its value
+		run whatif "${model[@]}" --gpus 8 $bad
+		expect_rc 2
+		[[ $(wc -l <"$work/err") == 1 ]] || fail "$bad: not one line"
+	done
+	run whatif "${model[@]}"
+	expect_rc 2
+	expect_in err "--gpus"
+	run whatif --gpus 8 --layers 4
+	expect_rc 2
+	expect_in err "--global-batch"
+	run whatif "${model[@]}" --gpus 8 --gpu nosuch
+	expect_rc 1
+	run whatif nosuch.json --gpus 8
+	expect_rc 1
+	;;
+*)
+	fail "usage: run-whatif.sh estimate|threads|mpi|report|usage"
+	;;
+esac
+exit 0
