@@ -60,7 +60,8 @@ static int from_trace(const struct cli_whatif_options *o, struct inputs *in, str
 	in->x.forward_only = in->b.e.forward_only || o->est.forward_only;
 	in->x.reserve_bytes = in->b.e.reserve_bytes;
 	in->x.replayed_ns = w->replayed_ns;
-	err = orr_synth_time(&in->b.e.from, in->b.e.forward_only, &in->x.costs, &w->recorded, &why);
+	err = orr_synth_time(&in->b.e.from, in->b.e.forward_only, &in->x.costs, NULL, &w->recorded,
+			     &why);
 	if (err) {
 		cli_error("cannot synthesize the recorded configuration: %s%s%s", orr_strerror(err),
 			  why ? ": " : "", why ? why : "");

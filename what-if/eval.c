@@ -84,7 +84,7 @@ static void rates(const struct orr_whatif_context *x, struct orr_whatif_result *
 }
 
 int orr_whatif_eval(const struct orr_whatif_plan *p, const struct orr_whatif_context *x, uint64_t i,
-		    struct orr_whatif_result *ret)
+		    struct orr_synth_scratch *scratch, struct orr_whatif_result *ret)
 {
 	struct orr_whatif_result r;
 	const char *why = NULL;
@@ -103,7 +103,7 @@ int orr_whatif_eval(const struct orr_whatif_plan *p, const struct orr_whatif_con
 		r.why = ORR_WHATIF_MEMORY;
 		goto out;
 	}
-	err = orr_synth_time(&r.c, x->forward_only, &x->costs, &r.synth, &why);
+	err = orr_synth_time(&r.c, x->forward_only, &x->costs, scratch, &r.synth, &why);
 	if (err) {
 		r.why = ORR_WHATIF_REFUSED;
 		snprintf(r.refused, sizeof(r.refused), "%s", why ? why : orr_strerror(err));

@@ -43,6 +43,7 @@ static void *work(void *arg)
 {
 	struct worker *w = arg;
 	struct shared *sh = w->sh;
+	struct orr_synth_scratch *scratch = orr_synth_scratch_new();
 	struct orr_whatif_result r;
 
 	for (;;) {
@@ -50,11 +51,12 @@ static void *work(void *arg)
 
 		if (k >= sh->total)
 			break;
-		orr_whatif_eval(sh->p, sh->x, sh->part + k * sh->parts, &r);
+		orr_whatif_eval(sh->p, sh->x, sh->part + k * sh->parts, scratch, &r);
 		if (r.why != ORR_WHATIF_WHY_COUNT)
 			keep(w, &r);
 		atomic_fetch_add(&sh->done, 1);
 	}
+	orr_synth_scratch_free(scratch);
 	return NULL;
 }
 

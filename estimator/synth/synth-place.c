@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "synth.h"
 #include "banned.h"
@@ -42,25 +43,52 @@ static int64_t ns_of(double ns)
 	return ns < 1 ? 1 : (int64_t)(ns + 0.5);
 }
 
-/* Pairs the k-th send of stage r to stage q with the k-th receive of q from r. */
-static int pair_channel(struct sy_job *j, struct sy_rank *a, enum sy_stream send,
-			enum sy_stream recv)
-{
-	for (size_t i = 0, k = 0; i < a->n; i++) {
-		struct sy_insn *x = &a->v[i];
-		struct sy_rank *b;
+/* A stage's point-to-point instructions per stream, in order: one pass over the stage. */
+struct p2p {
+	uint32_t *at[SY_STREAMS];
+	size_t n[SY_STREAMS];
+};
 
-		if (x->op != SY_COLL || x->stream != send)
-			continue;
-		b = &j->ranks[x->peer];
-		while (k < b->n && !(b->v[k].op == SY_COLL && b->v[k].stream == recv &&
-				     b->v[k].peer == a->stage))
+static void p2p_index(const struct sy_rank *r, struct p2p *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	for (size_t i = 0; i < r->n; i++)
+		if (r->v[i].op == SY_COLL && r->v[i].peer >= 0)
+			ret->n[r->v[i].stream]++;
+	for (int s = 0; s < SY_STREAMS; s++) {
+		ret->at[s] = orr_xmalloc((ret->n[s] + 1) * sizeof(uint32_t));
+		ret->n[s] = 0;
+	}
+	for (size_t i = 0; i < r->n; i++)
+		if (r->v[i].op == SY_COLL && r->v[i].peer >= 0)
+			ret->at[r->v[i].stream][ret->n[r->v[i].stream]++] = (uint32_t)i;
+}
+
+static void p2p_release(struct p2p *p)
+{
+	for (int s = 0; s < SY_STREAMS; s++)
+		free(p->at[s]);
+}
+
+/* Pairs the k-th send of stage r to stage q with the k-th receive of q from r. */
+static int pair_channel(struct sy_job *j, struct sy_rank *a, const struct p2p *idx,
+			enum sy_stream send, enum sy_stream recv)
+{
+	const struct p2p *pa = &idx[a->stage];
+
+	for (size_t s = 0, k = 0; s < pa->n[send]; s++) {
+		uint32_t i = pa->at[send][s];
+		struct sy_insn *x = &a->v[i];
+		struct sy_rank *b = &j->ranks[x->peer];
+		const struct p2p *pb = &idx[x->peer];
+
+		while (k < pb->n[recv] && b->v[pb->at[recv][k]].peer != a->stage)
 			k++;
-		if (k == b->n)
+		if (k == pb->n[recv])
 			return -EDEADLK;
-		x->partner = (uint32_t)k;
-		b->v[k].partner = (uint32_t)i;
-		x->seq = b->v[k].seq = (int64_t)k;
+		x->partner = pb->at[recv][k];
+		b->v[x->partner].partner = i;
+		x->seq = b->v[x->partner].seq = (int64_t)x->partner;
 		k++;
 	}
 	return 0;
@@ -229,13 +257,19 @@ static int run(struct sy_job *j, struct rank_state *st)
 int orr__sy_place(struct sy_job *j)
 {
 	struct rank_state *st = orr_xcalloc(j->nranks, sizeof(*st));
+	struct p2p *idx = orr_xcalloc(j->nranks, sizeof(*idx));
 	int err = 0;
 
+	for (size_t r = 0; r < j->nranks; r++)
+		p2p_index(&j->ranks[r], &idx[r]);
 	for (size_t r = 0; r < j->nranks && !err; r++) {
-		err = pair_channel(j, &j->ranks[r], SY_SEND_NEXT, SY_RECV_PREV);
+		err = pair_channel(j, &j->ranks[r], idx, SY_SEND_NEXT, SY_RECV_PREV);
 		if (!err)
-			err = pair_channel(j, &j->ranks[r], SY_SEND_PREV, SY_RECV_NEXT);
+			err = pair_channel(j, &j->ranks[r], idx, SY_SEND_PREV, SY_RECV_NEXT);
 	}
+	for (size_t r = 0; r < j->nranks; r++)
+		p2p_release(&idx[r]);
+	free(idx);
 	for (size_t r = 0; r < j->nranks && !err; r++)
 		if (!all_paired(&j->ranks[r]))
 			err = -EDEADLK;

@@ -44,16 +44,76 @@ static void bubble(const struct orr_train_config *c, bool forward_only, struct o
 		s->bubble_ns = makespan - chunks * (f + b);
 }
 
-static void release_job(struct sy_job *j)
+/*
+ * A thread's instruction arrays, kept from one synthesized step to the next: a sweep
+ * synthesizes thousands of steps of tens of megabytes each, and growing them anew (a
+ * copy at each doubling) and faulting their pages in again took a fifth of its time,
+ * its threads queued on the process's address-space lock.
+ */
+struct orr_synth_scratch {
+	struct sy_insn **v;
+	size_t *cap;
+	size_t n;
+};
+
+struct orr_synth_scratch *orr_synth_scratch_new(void)
+{
+	return orr_xcalloc(1, sizeof(struct orr_synth_scratch));
+}
+
+void orr_synth_scratch_free(struct orr_synth_scratch *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n; i++)
+		free(s->v[i]);
+	free(s->v);
+	free(s->cap);
+	free(s);
+}
+
+/* Stage r's array from the scratch (its own from the last step), if any. */
+static void take(struct orr_synth_scratch *s, size_t r, struct sy_rank *ret)
+{
+	if (!s || r >= s->n)
+		return;
+	ret->v = s->v[r];
+	ret->cap = s->cap[r];
+	s->v[r] = NULL;
+	s->cap[r] = 0;
+}
+
+/* Stage r's array back to the scratch, or freed without one. */
+static void give(struct orr_synth_scratch *s, size_t r, struct sy_rank *a)
+{
+	if (!s) {
+		free(a->v);
+		return;
+	}
+	if (r >= s->n) {
+		s->v = orr_xrealloc(s->v, (r + 1) * sizeof(*s->v));
+		s->cap = orr_xrealloc(s->cap, (r + 1) * sizeof(*s->cap));
+		for (size_t i = s->n; i <= r; i++) {
+			s->v[i] = NULL;
+			s->cap[i] = 0;
+		}
+		s->n = r + 1;
+	}
+	free(s->v[r]);
+	s->v[r] = a->v;
+	s->cap[r] = a->cap;
+}
+
+static void release_job(struct sy_job *j, struct orr_synth_scratch *s)
 {
 	for (size_t r = 0; r < j->nranks; r++)
-		free(j->ranks[r].v);
+		give(s, r, &j->ranks[r]);
 	free(j->ranks);
 }
 
 static int synth(const struct orr_train_config *c, bool forward_only,
-		 const struct orr_synth_costs *k, bool emit, struct orr_synth *ret,
-		 const char **ret_why)
+		 const struct orr_synth_costs *k, struct orr_synth_scratch *scratch, bool emit,
+		 struct orr_synth *ret, const char **ret_why)
 {
 	const char *why = NULL;
 	struct orr_synth s = { 0 };
@@ -77,6 +137,8 @@ static int synth(const struct orr_train_config *c, bool forward_only,
 						      : 1;
 	j.nranks = (size_t)c->pp;
 	j.ranks = orr_xcalloc(j.nranks, sizeof(*j.ranks));
+	for (size_t r = 0; r < j.nranks; r++)
+		take(scratch, r, &j.ranks[r]);
 	err = orr__sy_program(&j, &why);
 	if (err < 0)
 		goto out;
@@ -97,7 +159,8 @@ static int synth(const struct orr_train_config *c, bool forward_only,
 		s.json = orr__sy_emit(&j, &s.len);
 	*ret = s;
 out:
-	release_job(&j);
+	if (j.ranks)
+		release_job(&j, scratch);
 	if (ret_why)
 		*ret_why = why;
 	return err;
@@ -106,13 +169,14 @@ out:
 int orr_synth_step(const struct orr_train_config *c, bool forward_only,
 		   const struct orr_synth_costs *k, struct orr_synth *ret, const char **ret_why)
 {
-	return synth(c, forward_only, k, true, ret, ret_why);
+	return synth(c, forward_only, k, NULL, true, ret, ret_why);
 }
 
 int orr_synth_time(const struct orr_train_config *c, bool forward_only,
-		   const struct orr_synth_costs *k, struct orr_synth *ret, const char **ret_why)
+		   const struct orr_synth_costs *k, struct orr_synth_scratch *scratch,
+		   struct orr_synth *ret, const char **ret_why)
 {
-	return synth(c, forward_only, k, false, ret, ret_why);
+	return synth(c, forward_only, k, scratch, false, ret, ret_why);
 }
 
 void orr_synth_release(struct orr_synth *s)

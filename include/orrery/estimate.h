@@ -259,13 +259,22 @@ int orr_synth_step(const struct orr_train_config *c, bool forward_only,
 		   const struct orr_synth_costs *k, struct orr_synth *ret, const char **ret_why);
 void orr_synth_release(struct orr_synth *s);
 /*
+ * Memory one thread reuses from one synthesized step to the next (a sweep's threads
+ * each hold one): orr_synth_time() takes its arrays and gives them back, larger.
+ */
+struct orr_synth_scratch;
+struct orr_synth_scratch *orr_synth_scratch_new(void);
+void orr_synth_scratch_free(struct orr_synth_scratch *s);
+/*
  * The same step placed on its timeline by the rules the replay follows (DESIGN.md,
  * "Replay semantics"), and not written as a trace: json NULL, every other field set.
  * A sweep's evaluation (what-if/): milliseconds where importing and replaying the
- * written trace takes seconds.  Errors as orr_synth_step()'s.
+ * written trace takes seconds.  scratch (may be NULL) is one thread's at a time.
+ * Errors as orr_synth_step()'s.
  */
 int orr_synth_time(const struct orr_train_config *c, bool forward_only,
-		   const struct orr_synth_costs *k, struct orr_synth *ret, const char **ret_why);
+		   const struct orr_synth_costs *k, struct orr_synth_scratch *scratch,
+		   struct orr_synth *ret, const char **ret_why);
 
 /*
  * ---- costs files: what `orrery fit -o` writes, read back (estimator/costs-read.cpp;

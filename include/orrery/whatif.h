@@ -146,10 +146,11 @@ struct orr_whatif_result {
  * Estimates configuration i of p into *ret: its feasibility (orr_whatif_config()), then
  * memory (ORR_WHATIF_MEMORY when it does not fit, nothing synthesized), then the step
  * (ORR_WHATIF_REFUSED with the reason when the synthesis refuses it).  Thread-safe for
- * one p and x.  0, or -EINVAL for x without a GPU.
+ * one p and x, each thread with its own scratch (may be NULL; orr_synth_time()).  0, or
+ * -EINVAL for x without a GPU.
  */
 int orr_whatif_eval(const struct orr_whatif_plan *p, const struct orr_whatif_context *x, uint64_t i,
-		    struct orr_whatif_result *ret);
+		    struct orr_synth_scratch *scratch, struct orr_whatif_result *ret);
 
 /*
  * Reports progress: done of total configurations considered.  Called from the thread

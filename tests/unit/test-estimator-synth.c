@@ -114,7 +114,7 @@ static void placed_only(const struct orr_train_config *c, const struct orr_synth
 	struct orr_synth s;
 	double parts;
 
-	assert_int_equal(orr_synth_time(c, false, &k, &s, NULL), 0);
+	assert_int_equal(orr_synth_time(c, false, &k, NULL, &s, NULL), 0);
 	assert_null(s.json);
 	assert_true(s.placed_ns == full->placed_ns && s.bubble_ns == full->bubble_ns);
 	assert_int_equal(s.kernels, full->kernels);

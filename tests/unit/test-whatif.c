@@ -188,7 +188,7 @@ static void test_eval(void **state)
 	(void)state;
 	while (orr_whatif_config(p, i, &r.c) != ORR_WHATIF_FEASIBLE)
 		i++;
-	assert_int_equal(orr_whatif_eval(p, &x, i, &r), 0);
+	assert_int_equal(orr_whatif_eval(p, &x, i, NULL, &r), 0);
 	assert_int_equal(r.why, ORR_WHATIF_FEASIBLE);
 	assert_int_equal(r.index, i);
 	assert_int_equal(orr_synth_step(&r.c, false, &x.costs, &full, NULL), 0);
@@ -199,18 +199,18 @@ static void test_eval(void **state)
 	/* with a trace: its replay x the ratio of the synthesized steps */
 	x.replayed_ns = 2 * r.synth.placed_ns;
 	x.recorded_synth_ns = r.synth.placed_ns;
-	assert_int_equal(orr_whatif_eval(p, &x, i, &r), 0);
+	assert_int_equal(orr_whatif_eval(p, &x, i, NULL, &r), 0);
 	assert_true(fabs(r.step_ns / (2 * r.synth.placed_ns) - 1) < 1e-12);
 	assert_true(fabs(r.compute_ns + r.exposed_comm_ns + r.bubble_ns + r.other_ns - r.step_ns) <
 		    1e-6 * r.step_ns);
 	/* memory: a GPU far too small */
 	x = context();
 	x.reserve_bytes = 1e15;
-	assert_int_equal(orr_whatif_eval(p, &x, i, &r), 0);
+	assert_int_equal(orr_whatif_eval(p, &x, i, NULL, &r), 0);
 	assert_int_equal(r.why, ORR_WHATIF_MEMORY);
 	assert_true(isnan(r.step_ns));
 	x.gpu = NULL;
-	assert_int_equal(orr_whatif_eval(p, &x, i, &r), -EINVAL);
+	assert_int_equal(orr_whatif_eval(p, &x, i, NULL, &r), -EINVAL);
 	orr_whatif_plan_free(p);
 }
 
