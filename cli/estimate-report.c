@@ -341,11 +341,15 @@ static void json_breakdown(struct json_out *j, const struct cli_estimate *e)
 	json_object(j, "breakdown");
 	json_whole(j, "compute_ns", (double)(b->exposed_compute_ns + b->overlapped_ns) / steps);
 	if (synth) {
-		/* a stage waits for its neighbours on its receives: that part is the bubble */
-		double bubble = e->synth_to.synth.bubble_ns * e->estimated.step_ns /
-				e->synth_to.step.step_ns;
+		/*
+		 * a stage waits for its neighbours on its receives: that part of its exposed
+		 * communication is the bubble (no more than it: a host-bound stage waits on
+		 * its launches instead, counted as other)
+		 */
+		double bubble = fmin(comm, e->synth_to.synth.bubble_ns * e->estimated.step_ns /
+						   e->synth_to.step.step_ns);
 
-		json_whole(j, "exposed_comm_ns", fmax(0, comm - bubble));
+		json_whole(j, "exposed_comm_ns", comm - bubble);
 		json_whole(j, "bubble_ns", bubble);
 	} else {
 		json_whole(j, "exposed_comm_ns", comm);

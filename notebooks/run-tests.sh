@@ -1,7 +1,8 @@
 #!/bin/bash
 # The notebooks as CI runs them (suite notebooks), from the source root with $ORRERY set:
 # every notebook on the project's sample trace, then on shared traces (the Megatron TP=8
-# job, the two pyper ranks for the diff; a one-rank trace without collectives), with
+# job, the two pyper ranks for the diff, a layout sweep of the Megatron job; a one-rank
+# trace without collectives), with
 # nbclient (notebooks/run.py); and run.py
 # itself fails a notebook whose cell fails or that was committed with outputs.
 # Skipped (77) where no Python here has nbclient, pandas and matplotlib.
@@ -27,6 +28,7 @@ fail() {
 ORR_TRACE=$shared/kineto/astrasim-megatron-tp8 \
 	ORR_TRACE_A=$shared/kineto/hta-pyper-sampled-rank0.json.gz \
 	ORR_TRACE_B=$shared/kineto/hta-pyper-sampled-rank1.json.gz \
+	ORR_WHATIF_ARGS="$shared/kineto/astrasim-megatron-tp8 --gpus 4-8" \
 	"$py" notebooks/run.py || fail "a notebook failed on the shared traces"
 # one rank, no collectives, no record_shapes
 ORR_TRACE=$shared/kineto/hta-microbench-alexnet.json.gz "$py" notebooks/run.py ||

@@ -45,8 +45,9 @@ double orr_whatif_model_flops(const struct orr_train_config *c, bool forward_onl
 /*
  * The step's parts on the first stage, as `orrery estimate --format=json` reports them:
  * compute (alone or under communication), the bubble (a stage waits for its neighbours
- * on its receives, so it is counted out of its exposed communication), the exposed
- * communication left, and no GPU work; scaled to the step.
+ * on its receives, so it is counted out of its exposed communication, and no more than
+ * it: a host-bound stage waits on its launches instead), the exposed communication
+ * left, and no GPU work; scaled to the step, they add up to it.
  */
 static void parts(struct orr_whatif_result *r)
 {
@@ -55,8 +56,8 @@ static void parts(struct orr_whatif_result *r)
 	double best;
 
 	r->compute_ns = (s->placed_compute_ns + s->placed_overlapped_ns) * f;
-	r->bubble_ns = s->bubble_ns * f;
-	r->exposed_comm_ns = fmax(0, s->placed_comm_ns * f - r->bubble_ns);
+	r->bubble_ns = fmin(s->bubble_ns, s->placed_comm_ns) * f;
+	r->exposed_comm_ns = s->placed_comm_ns * f - r->bubble_ns;
 	r->other_ns = s->placed_other_ns * f;
 	r->limit = ORR_WHATIF_LIMIT_COMPUTE;
 	best = r->compute_ns;

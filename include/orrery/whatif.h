@@ -134,8 +134,8 @@ struct orr_whatif_result {
 	double mfu; /* NAN without the GPU's peak at the precision */
 	/*
 	 * the step's parts on the first stage, scaled to step_ns, as orrery estimate's
-	 * JSON reports them: compute, exposed communication less the bubble, the bubble,
-	 * and no GPU work
+	 * JSON reports them (they add up to it): compute, exposed communication less the
+	 * bubble, the bubble (at most that communication), and no GPU work
 	 */
 	double compute_ns, exposed_comm_ns, bubble_ns, other_ns;
 	enum orr_whatif_limit limit;

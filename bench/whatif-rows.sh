@@ -1,0 +1,291 @@
+#!/bin/bash
+# The measured rows of the what-if files (../shared/whatif/README.md) in orrery
+# estimate's terms, and the A100 costs they are estimated with: the mapping and the
+# cost set-up shared by bench/whatif-accuracy.sh (whose help states the settings they
+# imply) and bench/whatif-ranking.py, so that both judge the same predictions.
+#
+#   bench/whatif-rows.sh ORRERY WHATIF_DIR COSTS_TRACE LIMIT OUT_DIR
+#
+# Fits the costs with ORRERY on COSTS_TRACE and vTrain's all-reduce tables into
+# OUT_DIR/a100.costs.json (fit's output: OUT_DIR/fit.txt); writes one line per data row
+# of vtrain-a100-single-node.csv, vtrain-a100-multi-node-dev.csv and published-dev.csv
+# of WHATIF_DIR, in that order (the first LIMIT data rows of each; 0: all), to
+# OUT_DIR/rows.tsv (its fields: at normalize below); prints the GPU the costs were
+# fitted on.
+set -euo pipefail
+
+die() {
+	echo "bench/whatif-rows.sh: error: $*" >&2
+	exit 1
+}
+
+(($# == 5)) || die "usage: bench/whatif-rows.sh ORRERY WHATIF_DIR COSTS_TRACE LIMIT OUT_DIR"
+orrery=$1
+whatif=$2
+costs_trace=$3
+limit=$4
+work=$5
+[[ $limit =~ ^[0-9]+$ ]] || die "LIMIT '$limit' is not a number"
+[[ -d $work ]] || die "no directory '$work'"
+
+single=$whatif/vtrain-a100-single-node.csv
+multi=$whatif/vtrain-a100-multi-node-dev.csv
+published=$whatif/published-dev.csv
+for f in "$single" "$multi" "$published"; do
+	[[ -f $f ]] || die "no file '$f'"
+done
+[[ -e $costs_trace ]] || die "no trace '$costs_trace' to fit the costs on"
+
+# vTrain's all-reduce tables (nccl-tests on 2..8 A100 of its node, 1 MiB to 1 GiB) are
+# measurements of the machine its runs come from, as an nccl-tests run on the user's
+# cluster would be: written as all_reduce_perf prints them, they go to fit's
+# --nccl-tests, and the all-reduce model of the node is fitted on them with the trace's.
+nccl_args=()
+for ((n = 2; n <= 8; n++)); do
+	lut=$whatif/vtrain-a100-allreduce/allreduce-${n}gpu.csv
+	[[ -f $lut ]] || continue
+	awk -F, -v n="$n" '
+	BEGIN {
+		print "# Collective test starting: all_reduce_perf"
+		print "# nThread 1 nGpus " n " (vTrain AR_GPU" n " table, written as nccl-tests prints it)"
+		for (i = 0; i < n; i++)
+			printf "#  Rank %2d Group  0 Pid %d on vtrain-a100 device %2d [0x00] A100\n", i, 1000 + i, i
+		print "#       size         count      type   redop    root     time   algbw   busbw #wrong"
+	}
+	NR > 1 { printf "%12d %13d %9s %7s %7d %10.3f %7.2f %7.2f %6d\n", $1, $2, $3, "sum", -1, $4 / 1000, $1 / $4, $5, 0 }
+	' "$lut" >"$work/all_reduce_${n}gpu.txt" || die "cannot convert $lut"
+	nccl_args+=(--nccl-tests "$work/all_reduce_${n}gpu.txt")
+done
+costs=$work/a100.costs.json
+"$orrery" fit "${nccl_args[@]}" -o "$costs" "$costs_trace" >"$work/fit.txt" 2>&1 ||
+	die "orrery fit -o $costs $costs_trace failed: $(head -3 "$work/fit.txt")"
+# The GPU the costs were fitted on: only its rows are estimated with them, and only
+# they count in the absolute error.
+costs_gpu=$(sed -n 's/^ *"spec": "\([^"]*\)".*/\1/p' "$costs" | head -1)
+[[ -n $costs_gpu ]] || die "$costs names no GPU (device.spec)"
+
+# --- 1. CSV to TSV -------------------------------------------------------------------
+# A quote-aware splitter (fields may be double-quoted, hold commas and "" for a quote;
+# a quoted field may run over lines).  Prints the record's first line number, then its
+# fields, tab-separated; the header is record 0.  Keeps the first LIMIT data records
+# (0: all).
+csv2tsv() {
+	awk -v limit="$limit" '
+	function quotes(s,    t) { t = s; return gsub(/"/, "", t) }
+	function split_csv(line, f,    n, i, c, L, inq, cur) {
+		n = 0; cur = ""; inq = 0; L = length(line)
+		for (i = 1; i <= L; i++) {
+			c = substr(line, i, 1)
+			if (inq) {
+				if (c == "\"") {
+					if (substr(line, i + 1, 1) == "\"") { cur = cur "\""; i++ }
+					else inq = 0
+				} else cur = cur c
+			} else if (c == "\"") inq = 1
+			else if (c == ",") { f[++n] = cur; cur = "" }
+			else cur = cur c
+		}
+		f[++n] = cur
+		return n
+	}
+	{ sub(/\r$/, "") }
+	buf == "" { first = NR }
+	{ buf = buf == "" ? $0 : buf " " $0 }
+	quotes(buf) % 2 { next }
+	{
+		n = split_csv(buf, f); buf = ""
+		if (limit > 0 && records > limit) exit
+		line = first
+		for (i = 1; i <= n; i++) { gsub(/\t/, " ", f[i]); line = line "\t" f[i] }
+		print line
+		records++
+	}' "$1"
+}
+
+# --- 2. Rows: one line per measurement, in the estimator's terms ---------------------
+# Output fields (tab-separated; "-" where none):
+#   1 source  2 id (file:line)  3 gpus  4 tp  5 pp  6 dp  7 cp  8 vpp  9 mb  10 gb
+#   11 layers  12 hidden  13 heads  14 seq  15 recompute  16 precision  17 gpu
+#   18 metric  19 unit  20 measured  21 kv_heads  22 ffn  23 vocab  24 attention
+#   25 flags  26 costs (yes/no)  27 skip reason
+normalize() {
+	awk -F '\t' -v kind="$1" -v file="$2" -v costs_gpu="$costs_gpu" '
+	function fail(r) { if (reason == "") reason = r }
+	# The reason for a cell that is not a value: "not stated" or "impl default" says so.
+	function bad(name, text, what) {
+		text = trim(text)
+		if (text == "not stated") fail(name " not stated")
+		else if (text ~ /not stated|default/) fail(name " not stated: \"" text "\"")
+		else fail(name " \"" text "\" is not " what)
+	}
+	function trim(s) { sub(/^[ ]+/, "", s); sub(/[ ]+$/, "", s); return s }
+	# The leading token of a cell: "50257 (vTrain config default; ...)" is 50257.
+	function lead(s) {
+		s = trim(s)
+		if (match(s, /^[^ (]+/)) return substr(s, RSTART, RLENGTH)
+		return ""
+	}
+	function count(name, text, dflt,    t) {
+		text = trim(text)
+		if (text == "" && dflt != "") return dflt
+		if (text == "") { fail(name " not given"); return "-" }
+		t = lead(text)
+		if (t ~ /^[0-9]+$/ && t + 0 > 0) return t + 0
+		# torchtitan and llm-foundry give the data-parallel size as "FSDP 8" or
+		# "FSDP FULL_SHARD 8" and the micro-batch as "local batch 2": the count is
+		# the last word.
+		if (text ~ /^(FSDP|FSDP FULL_SHARD|local batch) [0-9]+$/) {
+			t = text; sub(/.* /, "", t); return t + 0
+		}
+		bad(name, text, "a count")
+		return "-"
+	}
+	function number(name, text,    t) {
+		t = lead(text)
+		if (t ~ /^[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$/ || t ~ /^\.[0-9]+$/) return t + 0
+		bad(name, text, "a number")
+		return "-"
+	}
+	function gpu_id(text,    t) {
+		t = tolower(text)
+		if (t ~ /a100/) {
+			if (t ~ /40 *gb/) return "a100-40gb-sxm"
+			if (t ~ /pcie/) return "a100-80gb-pcie"
+			return "a100-80gb-sxm"          # 80 GB SXM4 when the size is not stated
+		}
+		if (t ~ /a800/) return "a800-80gb-sxm"
+		# "H100 96GB HBM2e @500W (Grand Teton)" is an SXM-class H100 with more, slower
+		# memory and a lower power cap: h100-sxm is the nearest entry (ratios only).
+		if (t ~ /h100/) {
+			if (t ~ /pcie/) return "h100-pcie"
+			if (t ~ /h100[ -]nvl/) return "h100-nvl"
+			return "h100-sxm"
+		}
+		if (t ~ /h200/) return "h200-sxm"
+		if (t ~ /h800/) return "h800-sxm"
+		if (t ~ /b200/) return "b200"
+		if (t ~ /mi300x/) return "mi300x"
+		if (t ~ /l40s/) return "l40s"
+		if (t ~ /v100/) return t ~ /16 *gb/ ? "v100-sxm2-16gb" : "v100-sxm2-32gb"
+		fail("GPU \"" trim(text) "\" is not in the hardware table")
+		return "-"
+	}
+	function recompute_mode(text,    t) {
+		t = tolower(trim(text))
+		if (t ~ /^(none|selective|full)([ (]|$)/) return lead(t)
+		# llm-foundry activation_checkpointing checkpoints every block: full.
+		if (t ~ /^activation checkpointing/) return "full"
+		# torchtitan per-op selective activation checkpointing: selective.
+		if (t ~ /^per-op sac/) return "selective"
+		bad("recompute", text, "none, selective or full")
+		return "-"
+	}
+	function precision_of(text,    t) {
+		t = tolower(lead(text))
+		if (t ~ /fp8|float8/) return "fp8"    # the estimator refuses it: its reason
+		if (t == "mixed" && match(tolower(text), /\((bf16|fp16)/)) return substr(tolower(text), RSTART + 1, 4)
+		if (t ~ /bf16/) return "bf16"
+		if (t ~ /fp16/) return "fp16"
+		if (t ~ /fp32/) return "fp32"
+		bad("precision", text, "a precision")
+		return "-"
+	}
+	FNR == 1 {
+		for (i = 2; i <= NF; i++) col[$i] = i
+		next
+	}
+	{
+		reason = ""
+		id = file ":" $1
+		if (kind == "published") {
+			source = file ": " $col["source"]
+			layers = count("layers", $col["layers"])
+			hidden = count("hidden", $col["hidden"])
+			heads = count("heads", $col["heads"])
+			# "32 (8 KV)": grouped-query attention with 8 KV heads.
+			kv = heads
+			if (match($col["heads"], /\([0-9]+ KV\)/)) kv = substr($col["heads"], RSTART + 1) + 0
+			ffn = count("ffn", $col["ffn"])
+			# The Megatron-LM CI configs name the GPT-2 vocabulary file: 50257 tokens.
+			vocab = $col["vocab"] ~ /^GPT-2 vocab/ ? 50257 : count("vocab", $col["vocab"])
+			seq = count("seq", $col["seq"])
+			gpu = gpu_id($col["gpu"])
+			gpus = count("gpus", $col["gpus"])
+			tp = count("tp", $col["tp"], 1)
+			pp = count("pp", $col["pp"], 1)
+			dp = count("dp", $col["dp"], 1)
+			cp = count("cp", $col["cp"], 1)
+			ep = count("ep", $col["ep"], 1)
+			vpp = count("vpp", $col["vpp"], 1)
+			mb = count("micro_batch", $col["micro_batch"])
+			gbtext = $col["global_batch"]
+			# torchtitan accumulates no gradients by default: one micro-batch per
+			# step (its rows that state the global batch have local batch x FSDP).
+			if (trim(gbtext) == "" && $col["source"] == "torchtitan" && mb != "-" && dp != "-")
+				gbtext = mb * dp
+			gb = count("global_batch", gbtext)
+			recompute = recompute_mode($col["recompute"])
+			precision = precision_of($col["precision"])
+			metric = $col["measured_metric"]
+			unit = $col["unit"]
+			measured = number("measured_value", $col["measured_value"])
+			# Megatron-Core, torchtitan and llm-foundry use flash attention; the vTrain
+			# rows (Megatron-DeepSpeed, no flash attention by default) and Megatron-LM
+			# CI configs run with --transformer-impl local (unfused core attention)
+			# do not.
+			attention = "flash"
+			if ($col["source"] ~ /^vTrain/ || $0 ~ /transformer-impl local/) attention = "unfused"
+			# FSDP (torchtitan, llm-foundry) and ZeRO-3 (SC21 Table 2) shard weights,
+			# gradients and optimizer state over DP: --fsdp.
+			flags = ($col["dp"] ~ /FSDP/ || $col["notes"] ~ /ZeRO-3/) ? "fsdp" : "-"
+			if (ep != "-" && ep > 1) fail("ep " ep " > 1 (MoE): the estimator has no expert parallelism")
+		} else {
+			# vTrain (Megatron-DeepSpeed): GPT with ffn 4h and vTrain default vocab 50257
+			# (its GPT-2 tokenizer), fp16 (vTrain default dtype), no flash attention
+			# (Megatron-DeepSpeed default).  Every validation config of vTrain@f8dda84,
+			# config/validation/single/*.json (all 1,440) and multi/*.json, sets
+			# "use_checkpoint": true, as published-dev.csv notes for its vTrain rows:
+			# full recompute for both files.
+			source = file
+			gpu = "a100-80gb-sxm"   # "A100" (vTrain), memory size not stated
+			gpus = count("gpus", $col["# GPUs"])
+			mb = count("micro_batch", $col["micro batch"])
+			gb = count("global_batch", $col["global batch"])
+			hidden = count("hidden", $col["hidden size"])
+			heads = count("heads", $col["attention heads"])
+			kv = heads
+			layers = count("layers", $col["# layers"])
+			seq = count("seq", $col["sequence length"])
+			tp = count("tp", $col["tensor parallelism"])
+			dp = count("dp", $col["data parallelism"])
+			pp = count("pp", $col["pipeline parallelism"])
+			cp = 1; vpp = 1
+			ffn = "-"; vocab = 50257
+			recompute = "full"
+			precision = "fp16"
+			attention = "unfused"
+			flags = "-"
+			metric = "iteration_time"; unit = "ms"
+			measured = number("iteration time", $col["iteration time (ms)"])
+		}
+		if (reason == "" && gpus != tp * pp * dp * cp)
+			fail("gpus " gpus " is not tp x pp x dp x cp (" tp * pp * dp * cp ")")
+		if (reason == "" && gb % (mb * dp) != 0)
+			fail("global batch " gb " is not a multiple of micro-batch x dp (" mb * dp ")")
+		if (reason == "" && !((metric == "iteration_time" && (unit == "ms" || unit == "s")) ||
+		    (metric ~ /^tokens_per_sec_per_GPU$/ && unit == "tok/s/GPU") ||
+		    (metric ~ /TFLOPs_per_GPU$/ && unit == "TFLOP/s/GPU") ||
+		    (tolower(metric) ~ /mfu/ && (unit == "%" || unit == "fraction" || unit == ""))))
+			fail("metric " metric " in " unit " is not handled")
+		printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			source, id, gpus, tp, pp, dp, cp, vpp, mb, gb, layers, hidden, heads, seq,
+			recompute, precision, gpu, metric, unit == "" ? "-" : unit, measured, kv, ffn, vocab,
+			attention, flags, gpu == costs_gpu ? "yes" : "no", reason == "" ? "-" : reason
+	}'
+}
+
+csv2tsv "$single" | normalize vtrain "$(basename "$single")" >"$work/rows.tsv"
+csv2tsv "$multi" | normalize vtrain "$(basename "$multi")" >>"$work/rows.tsv"
+csv2tsv "$published" | normalize published "$(basename "$published")" >>"$work/rows.tsv"
+
+echo "$costs_gpu"
