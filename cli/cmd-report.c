@@ -16,20 +16,24 @@
 #include "html.h"
 #include "replay-common.h"
 #include "summary.h"
+#include "whatif.h"
 #include "banned.h"
 
 static const char usage_text[] =
-	"usage: orrery report -o OUT.html [--top N] [--comm GLOB]... [--diff B] TRACE\n\n"
+	"usage: orrery report -o OUT.html [--top N] [--comm GLOB]... [--diff B] [--whatif GPUS]\n"
+	"                     TRACE\n\n"
 	"Writes one HTML page about TRACE, self-contained (inline SVG, no script, nothing\n"
 	"loaded from the network): step times measured and predicted by the replay, the\n"
 	"breakdown of each rank-step, the skew between ranks, why the GPU is idle, the\n"
 	"critical path of each job step along the step, the top kernels and ops, and the\n"
 	"collectives with their bandwidths; with --diff, TRACE compared with B (as orrery\n"
-	"diff).\n\n"
+	"diff); with --whatif, the layouts of the traced job on GPUS GPUs ranked (as orrery\n"
+	"whatif TRACE --gpus GPUS).\n\n"
 	"  -o, --output FILE  the page ('-': standard output)\n"
 	"  --top N            rows of the kernel and op tables (15)\n"
 	"  --comm GLOB        count GPU tasks matching GLOB as communication\n"
 	"  --diff B           add TRACE (A) compared with trace B\n"
+	"  --whatif GPUS      add the best layouts on GPUS GPUs (N, or A-B: the Pareto front)\n"
 	"  -h, --help         this help\n";
 
 #define WIDTH 900
@@ -43,7 +47,7 @@ static const char *const idle_colors[] = { "#CC79A7", "#D55E00", "#999999" };
 static const char *const path_colors[] = { "#0072B2", "#E69F00", "#009E73", "#F0E442", "#BBBBBB" };
 
 struct options {
-	const char *out, *in, *diff;
+	const char *out, *in, *diff, *whatif;
 	int64_t top;
 	struct cli_globs comm;
 };
@@ -517,7 +521,7 @@ static void diff(FILE *f, const struct options *o, const struct orr_replay *ra,
 }
 
 static void page(FILE *f, const struct options *o, const struct orr_replay *r,
-		 const struct orr_replay *rb)
+		 const struct orr_replay *rb, const struct cli_layouts *w)
 {
 	struct cli_report rep;
 	struct summary s;
@@ -537,6 +541,8 @@ static void page(FILE *f, const struct options *o, const struct orr_replay *r,
 	collectives(f, &s);
 	if (rb)
 		diff(f, o, r, rb);
+	if (w)
+		cli_report_whatif(f, w, WIDTH);
 	fprintf(f,
 		"<p class=\"note\">orrery %s; the terms are defined in orrery's "
 		"docs/orrery-report.md.</p>\n</body></html>\n",
@@ -552,6 +558,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "top", required_argument, NULL, 'n' },
 		{ "comm", required_argument, NULL, 'c' },
 		{ "diff", required_argument, NULL, 'd' },
+		{ "whatif", required_argument, NULL, 'w' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -580,6 +587,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'd':
 			o->diff = optarg;
 			break;
+		case 'w':
+			o->whatif = optarg;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return EXIT_OK;
@@ -596,10 +606,31 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return -1;
 }
 
+/* The sweep of --whatif GPUS: orrery whatif TRACE --gpus GPUS, its defaults otherwise. */
+static int sweep(const struct options *o, struct cli_whatif_options *wo,
+		 struct cli_whatif_sweep **ret)
+{
+	char *argv[] = {
+		"whatif", (char *)o->in, "--gpus", (char *)o->whatif, "--no-progress", NULL
+	};
+	int err;
+
+	if (strcmp(o->in, "-") == 0)
+		return cli_usage_error("report", "--whatif reads the trace again: give a file, "
+						 "not standard input");
+	optind = 0; /* getopt_long() starts afresh */
+	err = cli_whatif_parse(5, argv, wo);
+	if (err >= 0)
+		return err;
+	return cli_whatif_sweep_run(wo, 0, 1, ret);
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct options o = { .top = 15 };
 	struct cli_replay cr = { 0 }, cb = { 0 };
+	struct cli_whatif_options wo = { 0 };
+	struct cli_whatif_sweep *ws = NULL;
 	struct orr_outfile out;
 	int ret = parse_options(argc, argv, &o), err;
 
@@ -615,6 +646,8 @@ int cmd_report(int argc, char **argv)
 	ret = cli_replay_open(o.in, NULL, &o.comm, &cr);
 	if (ret == EXIT_OK && o.diff)
 		ret = cli_replay_open(o.diff, NULL, &o.comm, &cb);
+	if (ret == EXIT_OK && o.whatif)
+		ret = sweep(&o, &wo, &ws);
 	if (ret != EXIT_OK)
 		goto done;
 	if ((err = orr_outfile_open(&out, cli_output_path(o.out), 0)) ||
@@ -626,12 +659,15 @@ int cmd_report(int argc, char **argv)
 		ret = EXIT_FAIL;
 		goto done;
 	}
-	page(orr_outfile_stream(&out), &o, cr.r, o.diff ? cb.r : NULL);
+	page(orr_outfile_stream(&out), &o, cr.r, o.diff ? cb.r : NULL,
+	     ws ? cli_whatif_sweep_result(ws) : NULL);
 	if ((err = orr_outfile_commit(&out, false))) {
 		cli_error("cannot write '%s': %s", cli_output_name(o.out), orr_strerror(err));
 		ret = EXIT_FAIL;
 	}
 done:
+	cli_whatif_sweep_free(ws);
+	cli_whatif_options_release(&wo);
 	cli_replay_close(&cr);
 	cli_replay_close(&cb);
 	cli_globs_release(&o.comm);

@@ -38,7 +38,7 @@ static double now_s(void)
 }
 
 /* The recorded job: its configuration (changed by the model options), its replay. */
-static int from_trace(const struct cli_whatif_options *o, struct inputs *in, struct cli_whatif *w)
+static int from_trace(const struct cli_whatif_options *o, struct inputs *in, struct cli_layouts *w)
 {
 	const char *why = NULL;
 	int ret, err;
@@ -73,7 +73,7 @@ static int from_trace(const struct cli_whatif_options *o, struct inputs *in, str
 
 /* A described model: Megatron-LM's defaults, timed by --costs or the hardware table. */
 static int from_description(const struct cli_whatif_options *o, struct inputs *in,
-			    struct cli_whatif *w)
+			    struct cli_layouts *w)
 {
 	struct orr_retime_models m = { .gpus_per_node = (int)o->est.gpus_per_node };
 	const struct orr_gpu_spec *gpu;
@@ -163,7 +163,7 @@ static bool show_progress(const struct cli_whatif_options *o, int rank)
 }
 
 /* The recorded configuration among the results: its layout, micro-batch and recompute. */
-static size_t find_recorded(const struct cli_whatif *w)
+static size_t find_recorded(const struct cli_layouts *w)
 {
 	const struct orr_train_config *a = &w->base.from;
 
@@ -180,7 +180,7 @@ static size_t find_recorded(const struct cli_whatif *w)
 	return SIZE_MAX;
 }
 
-static int sweep(const struct cli_whatif_options *o, int rank, int size, struct cli_whatif *w)
+static int sweep(const struct cli_whatif_options *o, int rank, int size, struct cli_layouts *w)
 {
 	bool progress = show_progress(o, rank);
 	double t0 = now_s();
@@ -205,14 +205,60 @@ static int sweep(const struct cli_whatif_options *o, int rank, int size, struct 
 	return EXIT_OK;
 }
 
-static int report(const struct cli_whatif_options *o, struct cli_whatif *w)
+/* A sweep made: what its results point to. */
+struct cli_whatif_sweep {
+	struct inputs in;
+	struct cli_layouts w;
+	struct orr_whatif_plan *plan;
+};
+
+int cli_whatif_sweep_run(const struct cli_whatif_options *o, int rank, int size,
+			 struct cli_whatif_sweep **ret)
+{
+	struct cli_whatif_sweep *s = orr_xcalloc(1, sizeof(*s));
+	struct cli_layouts *w = &s->w;
+	int err;
+
+	*ret = s;
+	w->o = o;
+	w->x = &s->in.x;
+	w->recorded_at = SIZE_MAX;
+	err = o->est.trace ? from_trace(o, &s->in, w) : from_description(o, &s->in, w);
+	if (err == EXIT_OK)
+		err = make_plan(o, &s->in, &s->plan);
+	w->plan = s->plan;
+	if (err == EXIT_OK)
+		err = sweep(o, rank, size, w);
+	if (err == EXIT_OK && rank == 0) {
+		orr_whatif_rank(w->v, w->n, o->rank_by, &w->ranked, &w->nranked);
+		orr_whatif_pareto(w->v, w->n, &w->pareto, &w->npareto);
+		w->recorded_at = find_recorded(w);
+	}
+	return err;
+}
+
+const struct cli_layouts *cli_whatif_sweep_result(const struct cli_whatif_sweep *s)
+{
+	return &s->w;
+}
+
+void cli_whatif_sweep_free(struct cli_whatif_sweep *s)
+{
+	if (!s)
+		return;
+	free(s->w.v);
+	free(s->w.ranked);
+	free(s->w.pareto);
+	orr_whatif_plan_free(s->plan);
+	inputs_release(&s->in);
+	free(s);
+}
+
+static int report(const struct cli_whatif_options *o, const struct cli_layouts *w)
 {
 	struct orr_outfile out;
 	int err;
 
-	orr_whatif_rank(w->v, w->n, o->rank_by, &w->ranked, &w->nranked);
-	orr_whatif_pareto(w->v, w->n, &w->pareto, &w->npareto);
-	w->recorded_at = find_recorded(w);
 	if (!o->out) {
 		cli_whatif_report(w, stdout);
 		return EXIT_OK;
@@ -236,9 +282,7 @@ static int report(const struct cli_whatif_options *o, struct cli_whatif *w)
 int cmd_whatif(int argc, char **argv)
 {
 	struct cli_whatif_options o;
-	struct inputs in = { 0 };
-	struct cli_whatif w = { 0 };
-	struct orr_whatif_plan *plan = NULL;
+	struct cli_whatif_sweep *s = NULL;
 	int rank = 0, size = 1, ret;
 
 	ret = cli_whatif_parse(argc, argv, &o);
@@ -252,23 +296,12 @@ int cmd_whatif(int argc, char **argv)
 	}
 	if ((ret = cli_whatif_mpi_init(&argc, &argv, &rank, &size)) != EXIT_OK)
 		goto out;
-	w.o = &o;
-	w.x = &in.x;
-	ret = o.est.trace ? from_trace(&o, &in, &w) : from_description(&o, &in, &w);
-	if (ret == EXIT_OK)
-		ret = make_plan(&o, &in, &plan);
-	w.plan = plan;
-	if (ret == EXIT_OK)
-		ret = sweep(&o, rank, size, &w);
+	ret = cli_whatif_sweep_run(&o, rank, size, &s);
 	if (ret == EXIT_OK && rank == 0)
-		ret = report(&o, &w);
+		ret = report(&o, cli_whatif_sweep_result(s));
 	cli_whatif_mpi_finalize(size);
 out:
-	free(w.v);
-	free(w.ranked);
-	free(w.pareto);
-	orr_whatif_plan_free(plan);
-	inputs_release(&in);
+	cli_whatif_sweep_free(s);
 	cli_whatif_options_release(&o);
 	return ret;
 }

@@ -18,7 +18,7 @@
 
 static const char *const rank_by_names[] = { "time", "tokens-per-gpu", "cost" };
 
-static size_t count_why(const struct cli_whatif *w, enum orr_whatif_why why)
+static size_t count_why(const struct cli_layouts *w, enum orr_whatif_why why)
 {
 	size_t n = 0;
 
@@ -27,7 +27,7 @@ static size_t count_why(const struct cli_whatif *w, enum orr_whatif_why why)
 	return n;
 }
 
-static bool on_front(const struct cli_whatif *w, size_t at)
+static bool on_front(const struct cli_layouts *w, size_t at)
 {
 	for (size_t i = 0; i < w->npareto; i++)
 		if (w->pareto[i] == at)
@@ -36,7 +36,7 @@ static bool on_front(const struct cli_whatif *w, size_t at)
 }
 
 /* The place of result `at` in the ranking, from 1; 0 when it is not ranked. */
-static size_t place(const struct cli_whatif *w, size_t at)
+static size_t place(const struct cli_layouts *w, size_t at)
 {
 	for (size_t i = 0; i < w->nranked; i++)
 		if (w->ranked[i] == at)
@@ -46,7 +46,7 @@ static size_t place(const struct cli_whatif *w, size_t at)
 
 /* ---- text ---- */
 
-static void text_header(const struct cli_whatif *w, FILE *f)
+static void text_header(const struct cli_layouts *w, FILE *f)
 {
 	const struct cli_whatif_options *o = w->o;
 	const struct orr_train_config *c = w->have_trace ? &w->base.from : &w->described;
@@ -75,7 +75,7 @@ static void text_header(const struct cli_whatif *w, FILE *f)
 		rank_by_names[o->rank_by]);
 }
 
-static void text_counts(const struct cli_whatif *w, FILE *f)
+static void text_counts(const struct cli_layouts *w, FILE *f)
 {
 	double rate = w->seconds > 0 ? (double)w->n / w->seconds : 0;
 	bool first = true;
@@ -109,7 +109,7 @@ static void text_row_head(FILE *f)
 		"step ms", "tok/s/GPU", "MFU %", "mem GiB", "bubl %", "comm %", "limit");
 }
 
-static void text_row(const struct cli_whatif *w, size_t at, FILE *f)
+static void text_row(const struct cli_layouts *w, size_t at, FILE *f)
 {
 	const struct orr_whatif_result *r = &w->v[at];
 	const struct orr_train_config *c = &r->c;
@@ -129,7 +129,7 @@ static void text_row(const struct cli_whatif *w, size_t at, FILE *f)
 		100 * r->exposed_comm_ns / r->step_ns, orr_whatif_limit_name(r->limit));
 }
 
-static void text_ranked(const struct cli_whatif *w, FILE *f)
+static void text_ranked(const struct cli_layouts *w, FILE *f)
 {
 	size_t top = w->o->top ? (size_t)w->o->top : w->nranked;
 	bool recorded_shown = false;
@@ -167,7 +167,7 @@ static void text_ranked(const struct cli_whatif *w, FILE *f)
 	}
 }
 
-static void text_pareto(const struct cli_whatif *w, FILE *f)
+static void text_pareto(const struct cli_layouts *w, FILE *f)
 {
 	if (w->o->gpus_min == w->o->gpus_max || !w->npareto)
 		return;
@@ -177,7 +177,7 @@ static void text_pareto(const struct cli_whatif *w, FILE *f)
 		text_row(w, w->pareto[i], f);
 }
 
-static void text_infeasible(const struct cli_whatif *w, FILE *f)
+static void text_infeasible(const struct cli_layouts *w, FILE *f)
 {
 	if (!w->o->show_infeasible)
 		return;
@@ -202,7 +202,7 @@ static void text_infeasible(const struct cli_whatif *w, FILE *f)
 	}
 }
 
-static void text(const struct cli_whatif *w, FILE *f)
+static void text(const struct cli_layouts *w, FILE *f)
 {
 	text_header(w, f);
 	text_counts(w, f);
@@ -216,7 +216,7 @@ static void text(const struct cli_whatif *w, FILE *f)
 /* ---- JSON and CSV ---- */
 
 /* Result r as orrery estimate would have reported it. */
-static void as_estimate(const struct cli_whatif *w, const struct orr_whatif_result *r,
+static void as_estimate(const struct cli_layouts *w, const struct orr_whatif_result *r,
 			struct cli_estimate *e)
 {
 	const struct orr_synth *s = &r->synth;
@@ -266,7 +266,7 @@ static void json_layout(struct json_out *j, const struct orr_whatif_result *r)
 	json_close_object(j);
 }
 
-static void json_feasible(struct json_out *j, const struct cli_whatif *w, size_t at, size_t k)
+static void json_feasible(struct json_out *j, const struct cli_layouts *w, size_t at, size_t k)
 {
 	const struct orr_whatif_result *r = &w->v[at];
 	struct cli_estimate e;
@@ -283,7 +283,7 @@ static void json_feasible(struct json_out *j, const struct cli_whatif *w, size_t
 	json_close_object(j);
 }
 
-static void json_infeasible(struct json_out *j, const struct cli_whatif *w, size_t at)
+static void json_infeasible(struct json_out *j, const struct cli_layouts *w, size_t at)
 {
 	const struct orr_whatif_result *r = &w->v[at];
 
@@ -302,7 +302,7 @@ static void json_infeasible(struct json_out *j, const struct cli_whatif *w, size
 	json_close_object(j);
 }
 
-static void json(const struct cli_whatif *w, FILE *f)
+static void json(const struct cli_layouts *w, FILE *f)
 {
 	const struct cli_whatif_options *o = w->o;
 	struct json_out j;
@@ -344,7 +344,7 @@ static void csv_num(FILE *f, double v)
 		fputc(',', f);
 }
 
-static void csv_row(const struct cli_whatif *w, size_t at, size_t k, FILE *f)
+static void csv_row(const struct cli_layouts *w, size_t at, size_t k, FILE *f)
 {
 	const struct orr_whatif_result *r = &w->v[at];
 	const struct orr_train_config *c = &r->c;
@@ -371,7 +371,7 @@ static void csv_row(const struct cli_whatif *w, size_t at, size_t k, FILE *f)
 		at == w->recorded_at);
 }
 
-static void csv(const struct cli_whatif *w, FILE *f)
+static void csv(const struct cli_layouts *w, FILE *f)
 {
 	fputs("place,index,gpus,tp,pp,dp,cp,vpp,micro_batch,micro_batches,recompute,"
 	      "sequence_parallel,distributed_optimizer,feasible,why,iteration_ns,"
@@ -385,7 +385,7 @@ static void csv(const struct cli_whatif *w, FILE *f)
 			csv_row(w, i, 0, f);
 }
 
-void cli_whatif_report(const struct cli_whatif *w, FILE *f)
+void cli_whatif_report(const struct cli_layouts *w, FILE *f)
 {
 	if (w->o->format == CLI_FORMAT_JSON)
 		json(w, f);

@@ -43,7 +43,7 @@ int cli_whatif_parse(int argc, char **argv, struct cli_whatif_options *o);
 void cli_whatif_options_release(struct cli_whatif_options *o);
 
 /* A sweep done: what its report shows. */
-struct cli_whatif {
+struct cli_layouts {
 	const struct cli_whatif_options *o;
 	const struct orr_whatif_plan *plan;
 	const struct orr_whatif_context *x;
@@ -63,7 +63,7 @@ struct cli_whatif {
 };
 
 /* The report, by o->format, to f (cli/whatif-report.c). */
-void cli_whatif_report(const struct cli_whatif *w, FILE *f);
+void cli_whatif_report(const struct cli_layouts *w, FILE *f);
 
 /*
  * Processes (cli/whatif-mpi.c): under mpirun (OpenMPI's environment), MPI started and
@@ -77,6 +77,20 @@ int cli_whatif_mpi_init(int *argc, char ***argv, int *ret_rank, int *ret_size);
  */
 int cli_whatif_mpi_gather(int rank, int size, struct orr_whatif_result **v, size_t *n);
 void cli_whatif_mpi_finalize(int size);
+
+/*
+ * A sweep by o, this process's share of size (rank 0 of 1 alone): run, and on rank 0
+ * gathered, ranked, its Pareto front and recorded configuration found (cli/cmd-whatif.c).
+ * EXIT_OK or the exit status, said; *ret always set, for cli_whatif_sweep_free().
+ */
+struct cli_whatif_sweep;
+int cli_whatif_sweep_run(const struct cli_whatif_options *o, int rank, int size,
+			 struct cli_whatif_sweep **ret);
+const struct cli_layouts *cli_whatif_sweep_result(const struct cli_whatif_sweep *s);
+void cli_whatif_sweep_free(struct cli_whatif_sweep *s);
+
+/* The page's section of a sweep (cli/report-whatif.c), width px wide. */
+void cli_report_whatif(FILE *f, const struct cli_layouts *w, int width);
 
 int cmd_whatif(int argc, char **argv);
 

@@ -3,7 +3,8 @@
 #
 #   run-report.sh page      the sample's, the Megatron job's and a recommender's pages:
 #                           self-contained, every section and chart there
-#                           (check-report.py); with --diff, its section too
+#                           (check-report.py); with --diff, its section too; with
+#                           --whatif, the Megatron job's layouts as orrery whatif ranks them
 #   run-report.sh browser   headless Chromium (Debian's chromium) loads the sample's page
 #                           without a console message and its screenshot is not blank;
 #                           skipped (77) where Chromium is absent
@@ -41,7 +42,29 @@ assert abs(float(row.group(2)) - d["step"]["b_ns"] / 1e6) < 0.0006, row.group(2)
 PY
 	run report -o - $tiny
 	expect_rc 0
-	head -c 15 "$work/out" | grep -q "<!DOCTYPE html>" || fail "-o - wrote no page on stdout"
+	head -c 15 "$work/out" | grep -q "<!DOCTYPE html>" || fail "-o - wrote no page on stdout"	# --whatif: the layouts section, its rows orrery whatif's best, the Pareto front
+	megatron=$shared/kineto/astrasim-megatron-tp8
+	run report -o "$work/page.html" --whatif 4-8 "$megatron"
+	expect_rc 0
+	python3 "$golden/check-report.py" "$work/page.html" || fail "--whatif: bad page"
+	"$orrery" whatif --format=json --gpus 4-8 "$megatron" >"$work/w.json" || fail "whatif"
+	python3 - "$work/page.html" "$work/w.json" <<'PY' || fail "--whatif: not orrery whatif's"
+import json, re, sys
+page, w = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))
+assert '<h2 id="whatif">' in page, "no whatif section"
+sec = page.split('<h2 id="whatif">', 1)[1]
+ranked, front = sec.split("Pareto front", 1)
+rows = re.findall(r"<tr><td>(\*? ?)([0-9]+)</td><td class=\"name\">[^<]*</td><td>([0-9.]+)</td>", ranked)
+want = w["ranked"][:10]
+assert [int(r[1]) for r in rows[:10]] == [r["place"] for r in want], rows
+for r, x in zip(rows, want):
+    assert abs(float(r[2]) - x["iteration_ns"] / 1e6) < 0.0006, (r, x["iteration_ns"])
+    assert (r[0] == "* ") == x["is_recorded"], r
+fr = re.findall(r"<tr><td>\*? ?([0-9]+)</td>", front)
+by_index = {x["index"]: x["place"] for x in w["ranked"]}
+assert [int(p) for p in fr] == [by_index[i] for i in w["pareto"]], (fr, w["pareto"])
+assert sec.count("<rect") >= len(rows) + len(fr), "no bars"
+PY
 	;;
 browser)
 	browser=$(command -v chromium || command -v chromium-browser || true)
@@ -70,6 +93,14 @@ usage)
 	expect_rc 2
 	run report -o "$work/x.html" --top 0 $tiny
 	expect_rc 2
+	run report -o "$work/x.html" --whatif 8 - <$tiny/rank-0.trace.json
+	expect_rc 2
+	expect_in err "--whatif"
+	run report -o "$work/x.html" --whatif 0 $tiny
+	expect_rc 2
+	# a trace that holds no transformer has no layouts to sweep
+	run report -o "$work/x.html" --whatif 8 $tiny
+	expect_rc 1
 	;;
 *)
 	echo "usage: $0 page|browser|usage" >&2

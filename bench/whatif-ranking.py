@@ -1,0 +1,359 @@
+#!/usr/bin/python3
+"""How well `orrery whatif` ranks layouts against measured runs (../shared/whatif).
+
+    bench/whatif-ranking.py [--orrery PATH] [--shared DIR] [--jobs N] [--launch-us US]
+                            [--worst K] [--markdown]
+
+The rows of vtrain-a100-single-node.csv, vtrain-a100-multi-node-dev.csv and
+published-dev.csv are put in orrery estimate's terms by bench/whatif-rows.sh, the
+mapping and A100 cost set-up of bench/whatif-accuracy.sh (whose help states the
+settings), so that both benchmarks judge the same predictions.  A group is the rows of
+one source and metric, at one GPU count, whose estimate options are the same but for
+the layout: --tp, --pp, --dp, --cp, --vpp, --micro-batch and --recompute (so one model,
+GPU, global batch, precision, attention, FSDP or not, costs).
+
+Each group gets one `orrery whatif --gpus N --top 0 --format=csv` with those options,
+its lists restricted to the values its rows take, sequence parallelism and the
+distributed optimizer off (orrery estimate's defaults, which the accuracy harness
+keeps), and TP allowed across nodes (the measured runs did it).  Every row is matched
+to whatif's configuration of its layout; one whatif calls infeasible (memory, ...) is
+counted and left out.  A group with 3 or more matched rows is evaluated:
+
+  rho        Spearman's rank correlation of predicted and measured times (average ranks
+             for ties); a throughput (tokens/s/GPU, TFLOP/s/GPU, MFU) is a time's
+             inverse at one model, GPU count and global batch
+  top 3      whether the measured fastest row is among the 3 fastest predicted of the
+             group's matched rows (its predicted place: 1 + the rows predicted faster)
+  regret     the measured time of the predicted fastest row over the measured best - 1:
+             what following the ranking costs
+
+Prints per source the groups, mean and median rho, the share with the measured best in
+the top 3 and the mean regret, then every source together against the goals (mean rho
+>= 0.9, top 3 for >= 90 % of groups), the K groups of lowest rho, the infeasible rows
+and the rows that could not be expressed; --markdown prints them as Markdown tables
+(for docs/accuracy.md).
+
+  --orrery PATH    the binary (default build/cli/orrery of this repository); a copy is
+                   taken, so that a rebuild during the run changes no prediction
+  --shared DIR     the shared data (default ../shared of this repository): whatif/ and
+                   the trace the costs are fitted on, traces/kineto/astrasim-megatron-tp8
+  --jobs N         groups run at once (default: every core; each whatif on one thread)
+  --launch-us US   the launch thread's time per kernel (default 70: the value
+                   bench/whatif-accuracy.sh fits on the even vTrain single-node rows;
+                   its fit runs ~20 x 720 estimates, minutes this benchmark does not
+                   repeat: refit there and pass its value when the estimator changes)
+  --worst K        groups listed as the worst (default 5)
+  --markdown       Markdown tables
+"""
+import argparse
+import concurrent.futures
+import csv
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# rows.tsv of bench/whatif-rows.sh, in order.
+FIELDS = ("source id gpus tp pp dp cp vpp micro_batch global_batch layers hidden heads "
+          "seq recompute precision gpu metric unit measured kv_heads ffn vocab attention "
+          "flags costs skipped").split()
+# The estimate options a group's rows may differ in: whatif sweeps them (--dp follows
+# from --gpus).
+LAYOUT_OPTIONS = ("--tp", "--pp", "--dp", "--cp", "--vpp", "--micro-batch", "--recompute")
+# The CSV columns of whatif (and fields of rows.tsv) that name a layout.
+LAYOUT_FIELDS = ("tp", "pp", "dp", "cp", "vpp", "micro_batch", "recompute")
+LISTS = (("--tp", "tp"), ("--pp", "pp"), ("--cp", "cp"), ("--vpp", "vpp"),
+         ("--micro-batch", "micro_batch"), ("--recompute", "recompute"))
+TOP = 3
+MIN_ROWS = 3
+GOAL_RHO = 0.9
+GOAL_TOP = 0.9
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--orrery", default=os.path.join(REPO, "build/cli/orrery"))
+    p.add_argument("--shared", default=os.path.join(REPO, "../shared"))
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--launch-us", default="70")
+    p.add_argument("--worst", type=int, default=5)
+    p.add_argument("--markdown", action="store_true")
+    a = p.parse_args()
+    if a.jobs < 1:
+        p.error("--jobs must be at least 1")
+    try:
+        if float(a.launch_us) < 0:
+            raise ValueError
+    except ValueError:
+        p.error("--launch-us '%s' is not a number of microseconds" % a.launch_us)
+    return a
+
+
+def prepare(orrery, shared, work):
+    """The rows (dicts of FIELDS, with their estimate options as 'args' where they can
+    be expressed), from bench/whatif-rows.sh run in WORK."""
+    subprocess.run([os.path.join(REPO, "bench/whatif-rows.sh"), orrery,
+                    os.path.join(shared, "whatif"),
+                    os.path.join(shared, "traces/kineto/astrasim-megatron-tp8"), "0", work],
+                   check=True, stdout=subprocess.DEVNULL)
+    rows = []
+    with open(os.path.join(work, "rows.tsv")) as f:
+        for n, line in enumerate(f, 1):
+            row = dict(zip(FIELDS, line.rstrip("\n").split("\t")))
+            if row["skipped"] == "-":
+                with open(os.path.join(work, "args", str(n))) as a:
+                    row["args"] = a.read().split("\n")[:-1]
+            rows.append(row)
+    return rows
+
+
+def fixed_options(args):
+    """ARGS without the layout options and their values."""
+    out, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+        elif a in LAYOUT_OPTIONS:
+            skip = True
+        else:
+            out.append(a)
+    return out
+
+
+def layout(d):
+    """A layout's key, from a row of rows.tsv or of whatif's CSV."""
+    return tuple(d[k] if k == "recompute" else int(d[k]) for k in LAYOUT_FIELDS)
+
+
+def groups_of(rows):
+    """The expressible rows grouped by everything but the layout, in file order."""
+    groups = {}
+    for r in rows:
+        if "args" in r:
+            key = (r["source"], r["metric"], r["unit"], r["gpus"], tuple(fixed_options(r["args"])))
+            groups.setdefault(key, []).append(r)
+    return list(groups.values())
+
+
+def whatif_command(orrery, group, launch_us):
+    first = group[0]
+    cmd = [orrery, "whatif", *fixed_options(first["args"]), "--launch-us", launch_us,
+           "--gpus", first["gpus"]]
+    for option, field in LISTS:
+        values = sorted({r[field] for r in group}, key=lambda v: (len(v), v))
+        cmd += [option, ",".join(values)]
+    return cmd + ["--sequence-parallel", "off", "--distributed-optimizer", "off",
+                  "--allow-cross-node-tp", "--top", "0", "--format=csv", "--jobs", "1",
+                  "--no-progress"]
+
+
+def run_group(orrery, group, launch_us):
+    """whatif's configurations of GROUP by layout, or its error message."""
+    p = subprocess.run(whatif_command(orrery, group, launch_us), capture_output=True, text=True)
+    if p.returncode != 0:
+        return (p.stderr.strip().split("\n") or ["exit status %d" % p.returncode])[0]
+    return {layout(c): c for c in csv.DictReader(p.stdout.splitlines())}
+
+
+def average_ranks(values):
+    """1-based ranks of VALUES, tied values sharing the mean of their ranks."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    ranks = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return ranks
+
+
+def spearman(xs, ys):
+    """Spearman's rho (Pearson's of the average ranks); None when a side is all ties."""
+    rx, ry = average_ranks(xs), average_ranks(ys)
+    mx, my = statistics.fmean(rx), statistics.fmean(ry)
+    sxy = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
+    sxx = sum((a - mx) ** 2 for a in rx)
+    syy = sum((b - my) ** 2 for b in ry)
+    return sxy / (sxx * syy) ** 0.5 if sxx > 0 and syy > 0 else None
+
+
+def measured_time(row):
+    """The row's measurement as a time: a throughput is a time's inverse within a group."""
+    v = float(row["measured"])
+    return v if row["metric"] == "iteration_time" else 1 / v
+
+
+def evaluate(group, configs):
+    """The group's result: its matched and infeasible rows, then rho, the measured best's
+    predicted place and the regret, or why it is skipped."""
+    res = {"group": group, "infeasible": [], "missing": [], "matched": 0, "rho": None}
+    if isinstance(configs, str):
+        res["error"] = configs
+        res["skip"] = "whatif failed (its rows below)"
+        return res
+    matched = []
+    for r in group:
+        c = configs.get(layout(r))
+        if c is None:
+            res["missing"].append(r)
+        elif c["feasible"] != "1":
+            res["infeasible"].append((r, c["why"]))
+        else:
+            matched.append((float(c["iteration_ns"]), measured_time(r)))
+    res["matched"] = len(matched)
+    if len(matched) < MIN_ROWS:
+        res["skip"] = "fewer than %d matched rows" % MIN_ROWS
+        return res
+    pred = [p for p, _ in matched]
+    meas = [m for _, m in matched]
+    res["rho"] = spearman(pred, meas)
+    if res["rho"] is None:
+        res["skip"] = "every predicted or every measured time equal"
+        return res
+    best = min(range(len(meas)), key=meas.__getitem__)
+    res["best_place"] = 1 + sum(p < pred[best] for p in pred)
+    chosen = min(range(len(pred)), key=pred.__getitem__)
+    res["regret"] = meas[chosen] / meas[best] - 1
+    return res
+
+
+def evaluated(results):
+    return [r for r in results if "skip" not in r]
+
+
+def summary_row(name, results):
+    """Groups, evaluated, skipped, rows, infeasible, mean rho, median rho, top 3, regret."""
+    ev = evaluated(results)
+    rows = sum(len(r["group"]) for r in results)
+    infeasible = sum(len(r["infeasible"]) for r in results)
+    head = [name, len(results), len(ev), len(results) - len(ev), rows, infeasible]
+    if not ev:
+        return head + ["-"] * 4
+    rhos = [r["rho"] for r in ev]
+    top = sum(r["best_place"] <= TOP for r in ev)
+    return head + ["%.3f" % statistics.fmean(rhos), "%.3f" % statistics.median(rhos),
+                   "%d/%d (%.0f %%)" % (top, len(ev), 100 * top / len(ev)),
+                   "%.1f %%" % (100 * statistics.fmean(r["regret"] for r in ev))]
+
+
+def describe(group):
+    r = group[0]
+    return "%s GPUs, %s layers, hidden %s, global batch %s (%s)" % (
+        r["gpus"], r["layers"], r["hidden"], r["global_batch"], r["id"])
+
+
+def config_name(r):
+    return "TP%s PP%s DP%s CP%s VPP%s mb%s %s" % tuple(r[k] for k in LAYOUT_FIELDS)
+
+
+def table(header, rows, markdown):
+    """Prints a table: Markdown, or plain columns aligned on their widest cell."""
+    rows = [[str(c) for c in r] for r in rows]
+    if markdown:
+        print("| " + " | ".join(header) + " |")
+        print("|" + "---|" * len(header))
+        for r in rows:
+            print("| " + " | ".join(c.replace("|", "\\|") for c in r) + " |")
+    else:
+        widths = [max(len(str(c)) for c in col) for col in zip(header, *rows)]
+        for r in [header] + rows:
+            print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+    print()
+
+
+def heading(text, markdown):
+    print(("## " if markdown else "") + text)
+    print()
+
+
+def report(args, rows, results):
+    sources = list(dict.fromkeys(r["source"] for r in rows))
+    by_source = {s: [g for g in results if g["group"][0]["source"] == s] for s in sources}
+    ev = evaluated(results)
+    print(("# " if args.markdown else "") + "Layout ranking of orrery whatif against measured runs")
+    print()
+    print("- command: `%s`" % " ".join(["bench/whatif-ranking.py"] + sys.argv[1:]))
+    print("- data: %s; costs and row mapping of bench/whatif-accuracy.sh (bench/whatif-rows.sh);"
+          " `--launch-us %s`" % (os.path.join(args.shared, "whatif"), args.launch_us))
+    print("- a group: rows of one source, metric and GPU count whose other estimate options"
+          " are equal; evaluated with >= %d rows whatif calls feasible" % MIN_ROWS)
+    print()
+    heading("Per source", args.markdown)
+    header = ["source", "groups", "evaluated", "skipped", "rows",
+              "infeasible rows", "mean rho", "median rho", "best in top %d" % TOP, "mean regret"]
+    lines = [summary_row(s, by_source[s]) for s in sources if by_source[s]]
+    table(header, lines + [summary_row("all", results)], args.markdown)
+    skips = {}
+    for r in results:
+        if "skip" in r:
+            skips[r["skip"]] = skips.get(r["skip"], 0) + 1
+    print("Skipped groups: " + ("; ".join("%d: %s" % (n, why) for why, n in skips.items()) or "none") + ".")
+    print("Groups counted once per source: published-dev.csv's vTrain rows repeat rows of the"
+          " vTrain files.")
+    print()
+    heading("Goals (every source)", args.markdown)
+    rhos = [r["rho"] for r in ev]
+    top = sum(r["best_place"] <= TOP for r in ev) / len(ev) if ev else 0
+    mean = statistics.fmean(rhos) if rhos else float("nan")
+    table(["goal", "value", "met"],
+          [["mean rho >= %.1f" % GOAL_RHO, "%.3f" % mean, "yes" if mean >= GOAL_RHO else "no"],
+           ["measured best in the predicted top %d for >= %.0f %% of groups" % (TOP, 100 * GOAL_TOP),
+            "%.1f %%" % (100 * top), "yes" if top >= GOAL_TOP else "no"]], args.markdown)
+    heading("Worst groups (lowest rho)", args.markdown)
+    worst = sorted(ev, key=lambda r: r["rho"])[:args.worst]
+    table(["source", "group", "rows", "rho", "measured best's predicted place", "regret"],
+          [[r["group"][0]["source"], describe(r["group"]), r["matched"], "%.3f" % r["rho"],
+            r["best_place"], "%.1f %%" % (100 * r["regret"])] for r in worst], args.markdown)
+    problems(results, rows, args.markdown)
+
+
+def problems(results, rows, markdown):
+    """The rows left out: infeasible for whatif, missing from its CSV, failed groups, and
+    rows bench/whatif-rows.sh cannot express."""
+    infeasible = [(r, why) for g in results for r, why in g["infeasible"]]
+    heading("Rows whatif calls infeasible (%d, left out)" % len(infeasible), markdown)
+    if infeasible:
+        table(["row", "layout", "why"], [[r["id"], config_name(r), why] for r, why in infeasible],
+              markdown)
+    missing = [r for g in results for r in g["missing"]]
+    failed = [g for g in results if "error" in g]
+    if missing or failed:
+        heading("Rows whatif did not evaluate (%d, left out)" % (len(missing) + sum(
+            len(g["group"]) for g in failed)), markdown)
+        table(["row", "layout", "why"],
+              [[r["id"], config_name(r), "not in whatif's configurations"] for r in missing] +
+              [[r["id"], config_name(r), g["error"]] for g in failed for r in g["group"]],
+              markdown)
+    reasons = {}
+    for r in rows:
+        if "args" not in r:
+            reasons.setdefault(r["skipped"], []).append(r["id"])
+    heading("Rows not expressed (%d, bench/whatif-rows.sh)" % sum(map(len, reasons.values())),
+            markdown)
+    table(["reason", "rows", "first rows"],
+          [[why, len(ids), ", ".join(ids[:3]) + (", ..." if len(ids) > 3 else "")]
+           for why, ids in reasons.items()], markdown)
+
+
+def main():
+    args = parse_args()
+    with tempfile.TemporaryDirectory() as work:
+        orrery = os.path.join(work, "orrery")
+        shutil.copy(args.orrery, orrery)
+        rows = prepare(orrery, args.shared, work)
+        groups = groups_of(rows)
+        with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+            configs = pool.map(lambda g: run_group(orrery, g, args.launch_us), groups)
+            results = [evaluate(g, c) for g, c in zip(groups, configs)]
+    report(args, rows, results)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * orrery report --whatif GPUS: the section of the layouts of the traced job on a GPU
+ * budget (docs/orrery-report.md, "Layouts"): the counts, the best layouts as a table
+ * and as bars of their step's parts, the recorded layout's place, and for a range of
+ * GPU counts the Pareto front of GPUs against step time.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli.h"
+#include "html.h"
+#include "whatif.h"
+#include "banned.h"
+
+#define TOP 10
+
+static const char *const part_names[] = { "compute", "exposed communication", "pipeline bubble",
+					  "no GPU work" };
+static const char *const part_colors[] = { "#0072B2", "#E69F00", "#CC79A7", "#BBBBBB" };
+
+static void layout(char *buf, size_t size, const struct orr_whatif_result *r)
+{
+	const struct orr_train_config *c = &r->c;
+	char vpp[32] = "";
+
+	if (c->vpp > 1)
+		snprintf(vpp, sizeof(vpp), ", VPP %lld", (long long)c->vpp);
+	snprintf(buf, size, "%lld GPUs: TP %lld, PP %lld, DP %lld%s, micro-batch %lld, %s",
+		 (long long)r->gpus, (long long)c->tp, (long long)c->pp, (long long)c->dp, vpp,
+		 (long long)c->micro_batch, orr_recompute_name(c->recompute));
+}
+
+static void counts(FILE *f, const struct cli_layouts *w)
+{
+	size_t n[ORR_WHATIF_WHY_COUNT] = { 0 };
+
+	for (size_t i = 0; i < w->n; i++)
+		n[w->v[i].why]++;
+	fprintf(f, "<p class=\"note\">%zu layouts on %lld", w->n, (long long)w->o->gpus_min);
+	if (w->o->gpus_max != w->o->gpus_min)
+		fprintf(f, "-%lld", (long long)w->o->gpus_max);
+	fprintf(f, " %s GPUs, each estimated as orrery estimate estimates it: %zu feasible",
+		w->x->gpu->id, w->nranked);
+	for (int k = ORR_WHATIF_HEADS; k < ORR_WHATIF_WHY_COUNT; k++)
+		if (n[k])
+			fprintf(f, ", %zu refused for %s", n[k], orr_whatif_why_name(k));
+	fputs(".</p>\n", f);
+}
+
+/* The place of result at in the ranking, from 1. */
+static size_t place_of(const struct cli_layouts *w, size_t at)
+{
+	for (size_t k = 0; k < w->nranked; k++)
+		if (w->ranked[k] == at)
+			return k + 1;
+	return 0;
+}
+
+static void row(FILE *f, const struct cli_layouts *w, size_t at, size_t place)
+{
+	const struct orr_whatif_result *r = &w->v[at];
+	char buf[160];
+
+	layout(buf, sizeof(buf), r);
+	fprintf(f, "<tr><td>%s%zu</td><td class=\"name\">", at == w->recorded_at ? "* " : "",
+		place);
+	html_text(f, buf);
+	fprintf(f,
+		"</td><td>%.3f</td><td>%.0f</td><td>%.1f</td><td>%.2f</td><td "
+		"class=\"name\">%s</td></tr>\n",
+		r->step_ns / 1e6, r->tokens_per_s_per_gpu, 100 * r->mfu,
+		r->memory.total_bytes / 1073741824.0, orr_whatif_limit_name(r->limit));
+}
+
+static void table(FILE *f, const struct cli_layouts *w, const size_t *v, size_t n)
+{
+	fputs("<table><tr><th>rank</th><th class=\"name\">layout</th><th>step ms</th>"
+	      "<th>tokens/s/GPU</th><th>MFU %</th><th>GiB/GPU</th><th class=\"name\">limit</th>"
+	      "</tr>\n",
+	      f);
+	for (size_t i = 0; i < n; i++)
+		row(f, w, v[i], place_of(w, v[i]));
+	fputs("</table>\n", f);
+}
+
+/* Bars of the step's parts, one per layout of v, labelled by rank (layout in the tooltip). */
+static void bars(FILE *f, const struct cli_layouts *w, const size_t *v, size_t n, int width)
+{
+	struct html_bar *b = orr_xcalloc(n + 1, sizeof(*b));
+	struct html_seg *s = orr_xcalloc(4 * n + 1, sizeof(*s));
+	char(*label)[32] = orr_xcalloc(n + 1, sizeof(*label));
+	char(*tip)[160] = orr_xcalloc(n + 1, sizeof(*tip));
+
+	for (size_t i = 0; i < n; i++) {
+		const struct orr_whatif_result *r = &w->v[v[i]];
+		double part[4] = { r->compute_ns, r->exposed_comm_ns, r->bubble_ns, r->other_ns };
+
+		for (int k = 0; k < 4; k++)
+			s[4 * i + k] =
+				(struct html_seg){ part[k] / 1e6, part_colors[k], part_names[k] };
+		snprintf(label[i], sizeof(label[i]), "%s%zu", v[i] == w->recorded_at ? "* " : "",
+			 place_of(w, v[i]));
+		layout(tip[i], sizeof(tip[i]), r);
+		b[i] = (struct html_bar){ label[i], tip[i], &s[4 * i], 4 };
+	}
+	html_legend(f, part_names, part_colors, 4);
+	html_bars(f, b, n, 0, width, "ms");
+	free(tip);
+	free(label);
+	free(s);
+	free(b);
+}
+
+void cli_report_whatif(FILE *f, const struct cli_layouts *w, int width)
+{
+	size_t top = w->nranked < TOP ? w->nranked : TOP, *v;
+	size_t n = 0;
+
+	fputs("<h2 id=\"whatif\">Layouts (estimated)</h2>\n", f);
+	counts(f, w);
+	if (!w->nranked) {
+		fputs("<p>No layout is feasible.</p>\n", f);
+		return;
+	}
+	v = orr_xcalloc(top + 2, sizeof(*v));
+	for (size_t i = 0; i < top; i++)
+		v[n++] = w->ranked[i];
+	if (w->recorded_at != SIZE_MAX && w->v[w->recorded_at].why == ORR_WHATIF_FEASIBLE) {
+		bool shown = false;
+
+		for (size_t i = 0; i < n; i++)
+			shown |= v[i] == w->recorded_at;
+		if (!shown)
+			v[n++] = w->recorded_at;
+		fprintf(f,
+			"<p class=\"note\">* the recorded layout: %.3f ms estimated (its replay "
+			"%.3f ms); the best %.3f ms.</p>\n",
+			w->v[w->recorded_at].step_ns / 1e6, w->replayed_ns / 1e6,
+			w->v[w->ranked[0]].step_ns / 1e6);
+	}
+	table(f, w, v, n);
+	fputs("<h3>The step of each by rank, on the first pipeline stage (ms)</h3>\n", f);
+	bars(f, w, v, n, width);
+	free(v);
+	if (w->o->gpus_min == w->o->gpus_max)
+		return;
+	fputs("<h3>Pareto front: the fastest layout of each GPU count that no fewer GPUs "
+	      "match</h3>\n",
+	      f);
+	table(f, w, w->pareto, w->npareto);
+	bars(f, w, w->pareto, w->npareto, width);
+}
