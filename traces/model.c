@@ -32,14 +32,15 @@ void *orr__vec_extend(struct orr__vec *v, size_t n)
 	return e;
 }
 
-/* The 16 tables are declared together, places first and metas last: walk them as one array. */
+/* The 17 tables are declared together, places first and metas last: walk them as one array. */
 _Static_assert(offsetof(struct orr__rank_build, metas) - offsetof(struct orr__rank_build, places) ==
-		       15 * sizeof(struct orr__vec),
+		       16 * sizeof(struct orr__vec),
 	       "struct orr__rank_build: the tables must be contiguous");
+_Static_assert(sizeof(((struct orr__mark *)0)->n) == 17 * sizeof(size_t), "a mark per table");
 
 static struct orr__vec *tables(struct orr__rank_build *rb, size_t *ret_n)
 {
-	*ret_n = 16;
+	*ret_n = 17;
 	return &rb->places;
 }
 
@@ -246,6 +247,7 @@ static struct orr__rank_build *rank_alloc(uint32_t source)
 	rb->devices.elem = sizeof(struct orr_device);
 	rb->skipped.elem = sizeof(struct orr_skipped);
 	rb->coerced.elem = sizeof(struct orr_coerced);
+	rb->mems.elem = sizeof(struct orr_mem_sample);
 	rb->flows.elem = sizeof(struct orr__flow);
 	rb->metas.elem = sizeof(struct orr__meta);
 	return rb;
@@ -573,6 +575,7 @@ static void make_views(struct orr__rank_build *rb)
 	VIEW(devices, rb->devices, struct orr_device);
 	VIEW(skipped, rb->skipped, struct orr_skipped);
 	VIEW(coerced, rb->coerced, struct orr_coerced);
+	VIEW(mems, rb->mems, struct orr_mem_sample);
 	VIEW(collectives, rb->colls, struct orr_collective);
 }
 

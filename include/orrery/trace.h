@@ -206,6 +206,17 @@ struct orr_skipped {
  */
 enum orr_coercion { ORR_COERCED_STRING, ORR_COERCED_HEX, ORR_COERCION_IGNORED };
 
+/*
+ * The CUDA caching allocator's totals on a device after an allocation or a free (the
+ * PyTorch profiler's "[memory]" instant events, profile_memory=True).
+ */
+struct orr_mem_sample {
+	int64_t ts_ns;
+	int64_t allocated_bytes; /* "Total Allocated": in tensors */
+	int64_t reserved_bytes;  /* "Total Reserved": held by the allocator; -1 unknown */
+	int32_t device;          /* CUDA device index; -1 unknown */
+};
+
 struct orr_coerced {
 	uint32_t key; /* interned args key, e.g. "stream" */
 	uint32_t how; /* enum orr_coercion */
@@ -269,6 +280,9 @@ struct orr_rank {
 	 * "[memory]" events (profile_memory=True) on a CUDA device; -1 when none.
 	 */
 	int64_t mem_peak_allocated_bytes, mem_peak_reserved_bytes;
+	/* Those events' totals one by one, in time order (the peaks are their maxima). */
+	const struct orr_mem_sample *mems;
+	size_t nmems;
 	bool truncated; /* the file was cut short: the events of its complete frames only */
 	/* The PyTorch execution trace of this rank's step, linked to its ops; NULL if none. */
 	const struct orr_et *et;

@@ -44,6 +44,7 @@ struct chrome {
 	int64_t next_pid; /* several ranks: the next synthetic pid */
 	/* launch calls, GPU tasks (for ac2g); event-record calls, awaited records (waits) */
 	struct corr_set launches, tasks, records, awaited;
+	bool *mem_used; /* r's memory samples given to a "[memory]" marker */
 };
 
 static const char *str(const struct chrome *c, uint32_t id)
@@ -313,6 +314,38 @@ static void put_kernel_args(struct chrome *c, const struct orr_kernel_args *k)
 		arg_i64(c, "registers per thread", k->registers);
 }
 
+/*
+ * A "[memory]" marker's totals, as the profiler writes them: the first sample at its
+ * time that no other marker took (the samples are in time order).
+ */
+static void put_mem_args(struct chrome *c, const struct orr_event *e)
+{
+	const struct orr_rank *r = c->r;
+	size_t lo = 0, hi = r->nmems;
+
+	if (!r->nmems || strcmp(str(c, e->name), "[memory]") != 0)
+		return;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r->mems[mid].ts_ns < e->start_ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo < r->nmems && r->mems[lo].ts_ns == e->start_ns && c->mem_used[lo])
+		lo++;
+	if (lo == r->nmems || r->mems[lo].ts_ns != e->start_ns)
+		return;
+	c->mem_used[lo] = true;
+	arg_i64(c, "Device Type", 1);
+	if (r->mems[lo].device >= 0)
+		arg_i64(c, "Device Id", r->mems[lo].device);
+	arg_i64(c, "Total Allocated", r->mems[lo].allocated_bytes);
+	if (r->mems[lo].reserved_bytes >= 0)
+		arg_i64(c, "Total Reserved", r->mems[lo].reserved_bytes);
+}
+
 static void put_args(struct chrome *c, const struct orr_event *e)
 {
 	const struct orr_rank *r = c->r;
@@ -340,6 +373,8 @@ static void put_args(struct chrome *c, const struct orr_event *e)
 		arg_i64(c, "bytes", r->copies[e->args].bytes);
 	else if (sync)
 		put_sync_args(c, e);
+	else if (e->kind == ORR_EVENT_MARKER)
+		put_mem_args(c, e);
 	if (e->coll != ORR_NONE && !derived_collective(c, e, &r->collectives[e->coll]))
 		put_coll_args(c, &r->collectives[e->coll]);
 	fputs("}}", c->f);
@@ -593,9 +628,12 @@ static void put_rank(struct chrome *c, const struct orr_rank *r, size_t k)
 
 	c->r = r;
 	c->k = k;
+	c->mem_used = orr_xcalloc(r->nmems + 1, sizeof(*c->mem_used));
 	collect(c);
 	put_places(c);
 	put_events(c);
+	free(c->mem_used);
+	c->mem_used = NULL;
 	for (size_t i = 0; i < 4; i++) {
 		free(sets[i]->v);
 		*sets[i] = (struct corr_set){ 0 };

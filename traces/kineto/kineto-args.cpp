@@ -4,6 +4,7 @@
  * collective's record, the allocator's totals) and the file's top-level metadata
  * (distributedInfo, deviceProperties, the ranks a file of several declares).
  */
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 
@@ -171,6 +172,8 @@ void kineto_parser::arg(string_view key, ondemand::value v, int kind, raw_args &
 		set_int(v, key, &a.mem_reserved);
 	else if (key == "Device Type" && marker_or_unknown(kind))
 		set_int(v, key, &a.mem_device_type);
+	else if (key == "Device Id" && marker_or_unknown(kind))
+		set_int(v, key, &a.mem_device);
 	else if (key == "Input Dims" && kind == ORR_EVENT_OP)
 		input_dims(v, a);
 	else if (key == "Input type" && kind == ORR_EVENT_OP)
@@ -190,13 +193,17 @@ void kineto_parser::arg(string_view key, ondemand::value v, int kind, raw_args &
 		unread(v, 3);
 }
 
-/* A "[memory]" event of a CUDA device (PyTorch's DeviceType 1): the allocator's peaks. */
-void kineto_parser::memory_totals(const raw_args &a)
+/* A "[memory]" event of a CUDA device (PyTorch's DeviceType 1): a sample, and the peaks. */
+void kineto_parser::memory_totals(const raw_args &a, int64_t ts)
 {
 	struct orr_rank *r = &rb_->pub;
 
-	if (a.mem_device_type != 1)
+	if (a.mem_device_type != 1 || a.mem_allocated < 0)
 		return;
+	*(struct orr_mem_sample *)orr__vec_push(&rb_->mems) = (struct orr_mem_sample){
+		ts, a.mem_allocated, a.mem_reserved < 0 ? -1 : a.mem_reserved,
+		a.mem_device >= 0 && a.mem_device <= INT32_MAX ? (int32_t)a.mem_device : -1
+	};
 	if (a.mem_allocated > r->mem_peak_allocated_bytes)
 		r->mem_peak_allocated_bytes = a.mem_allocated;
 	if (a.mem_reserved > r->mem_peak_reserved_bytes)

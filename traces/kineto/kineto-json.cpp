@@ -23,6 +23,7 @@
  * them (its "orreryRanks" into rank builds of their own, process_name's rank, pid and
  * device), which traces/chrome/chrome-split.c then splits.
  */
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -455,7 +456,7 @@ void kineto_parser::store(raw_event &e)
 		args(e.args, kind, a);
 
 	if (kind == ORR_EVENT_MARKER && e.name == "[memory]")
-		memory_totals(a);
+		memory_totals(a, e.ts);
 
 	struct orr_event ev = {};
 	ev.start_ns = e.ts;
@@ -752,7 +753,19 @@ int kineto_parser::run()
 			if (__builtin_add_overflow(f[i].ts_ns, base, &f[i].ts_ns))
 				return fail(ORR_EMALFORMED, -1, -1,
 					    "'baseTimeNanoseconds' + 'ts' out of range");
+		auto *m = (struct orr_mem_sample *)rb_->mems.p;
+		for (size_t i = 0; i < rb_->mems.n; i++)
+			if (__builtin_add_overflow(m[i].ts_ns, base, &m[i].ts_ns))
+				return fail(ORR_EMALFORMED, -1, -1,
+					    "'baseTimeNanoseconds' + 'ts' out of range");
 	}
+	if (r == 0 && rb_->mems.n > 1) /* time order; a stable sort keeps equal times as read */
+		std::stable_sort((struct orr_mem_sample *)rb_->mems.p,
+				 (struct orr_mem_sample *)rb_->mems.p + rb_->mems.n,
+				 [](const struct orr_mem_sample &x,
+				    const struct orr_mem_sample &y) {
+					 return x.ts_ns < y.ts_ns;
+				 });
 	return r;
 }
 

@@ -71,7 +71,7 @@ struct raw_args {
 	bool has_meta_pid = false, has_device = false;
 	bool has_coll = false;
 	/* "[memory]" markers: the allocator's totals after the event, and the device type */
-	int64_t mem_allocated = -1, mem_reserved = -1, mem_device_type = -1;
+	int64_t mem_allocated = -1, mem_reserved = -1, mem_device_type = -1, mem_device = -1;
 	struct orr_collective coll = {
 		ORR_STR_NONE, ORR_STR_NONE, ORR_STR_NONE, ORR_STR_NONE, -1, -1, -1,
 		-1,           -1,           -1,           -1,           -1, 0,  0
@@ -143,7 +143,7 @@ private:
 	bool launch_count(ondemand::value v, uint32_t *ret);
 	void input_types(ondemand::value v, raw_args &a);
 	void coll_field(string_view key, ondemand::value v, raw_args &a);
-	void memory_totals(const raw_args &a);
+	void memory_totals(const raw_args &a, int64_t ts);
 	void members(ondemand::value v, uint32_t *first, uint32_t *n);
 	void distributed_info(ondemand::object obj);
 	void device_properties(ondemand::array arr);
