@@ -141,15 +141,14 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
-mkdir "$work/args" "$work/runs"
+mkdir "$work/runs"
 # A copy of the binary: every estimate of the run is made by one build, even when the
 # build directory is rebuilt meanwhile.
 cp "$orrery" "$work/orrery" || die "cannot copy $orrery"
 orrery=$work/orrery
 
-# --- 1, 2. The rows in the estimator's terms, and the costs -------------------------
+# --- 1, 2. The rows in the estimator's terms, their options and the costs -----------
 # bench/whatif-rows.sh, shared with bench/whatif-ranking.py.
-costs=$work/a100.costs.json
 costs_gpu=$(bench/whatif-rows.sh "$orrery" "$whatif" "$costs_trace" "$limit" "$work") ||
 	die "bench/whatif-rows.sh failed (above)"
 # The single-node rows are lines 1..nsingle of rows.tsv, in the file's order.
@@ -163,25 +162,9 @@ awk -v OFS='\t' -v nsingle="$nsingle" 'BEGIN {
 }' >"$work/split"
 
 # --- 3. Estimates, in parallel -------------------------------------------------------
-# Job N (the row's line in rows.tsv) gets its options in args/N, one a line; a job
-# "US:N" runs them with --launch-us US and ESTIMATE_ARGS, its output in runs/US/N.*.
-awk -F '\t' -v dir="$work/args" -v costs="$costs" '
-$27 == "-" {
-	f = dir "/" NR
-	print "--gpu\n" $17 "\n--layers\n" $11 "\n--hidden\n" $12 "\n--heads\n" $13 > f
-	if ($21 != $13) print "--kv-heads\n" $21 > f
-	print "--seq\n" $14 "\n--tp\n" $4 "\n--pp\n" $5 "\n--dp\n" $6 > f
-	if ($7 > 1) print "--cp\n" $7 > f
-	if ($8 > 1) print "--vpp\n" $8 > f
-	print "--micro-batch\n" $9 "\n--global-batch\n" $10 > f
-	if ($22 != "-") print "--ffn\n" $22 > f
-	if ($23 != "-") print "--vocab\n" $23 > f
-	print "--recompute\n" $15 "\n--precision\n" $16 "\n--attention\n" $24 > f
-	if ($25 != "-") print "--" $25 > f
-	if ($26 == "yes") print "--costs\n" costs > f
-	close(f)
-}' "$work/rows.tsv"
-
+# Job N (the row's line in rows.tsv) has its options in args/N (bench/whatif-rows.sh),
+# one a line; a job "US:N" runs them with --launch-us US and ESTIMATE_ARGS, its output
+# in runs/US/N.*.
 run_jobs() {
 	local job us n dir rc
 	local -a args extra

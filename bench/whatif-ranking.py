@@ -46,6 +46,7 @@ and the rows that could not be expressed; --markdown prints them as Markdown tab
   --markdown       Markdown tables
 """
 import argparse
+import collections
 import concurrent.futures
 import csv
 import os
@@ -75,12 +76,14 @@ GOAL_TOP = 0.9
 
 
 def parse_args():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--orrery", default=os.path.join(REPO, "build/cli/orrery"))
-    p.add_argument("--shared", default=os.path.join(REPO, "../shared"))
-    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    p.add_argument("--launch-us", default="70")
-    p.add_argument("--worst", type=int, default=5)
+    # The options are described in the module's text, which --help prints.
+    p = argparse.ArgumentParser(usage=argparse.SUPPRESS, description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--orrery", metavar="PATH", default=os.path.join(REPO, "build/cli/orrery"))
+    p.add_argument("--shared", metavar="DIR", default=os.path.join(REPO, "../shared"))
+    p.add_argument("--jobs", metavar="N", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--launch-us", metavar="US", default="70")
+    p.add_argument("--worst", metavar="K", type=int, default=5)
     p.add_argument("--markdown", action="store_true")
     a = p.parse_args()
     if a.jobs < 1:
@@ -206,20 +209,21 @@ def evaluate(group, configs):
         elif c["feasible"] != "1":
             res["infeasible"].append((r, c["why"]))
         else:
-            matched.append((float(c["iteration_ns"]), measured_time(r)))
+            matched.append((float(c["iteration_ns"]), measured_time(r), r))
     res["matched"] = len(matched)
     if len(matched) < MIN_ROWS:
         res["skip"] = "fewer than %d matched rows" % MIN_ROWS
         return res
-    pred = [p for p, _ in matched]
-    meas = [m for _, m in matched]
+    pred = [p for p, _, _ in matched]
+    meas = [m for _, m, _ in matched]
     res["rho"] = spearman(pred, meas)
     if res["rho"] is None:
         res["skip"] = "every predicted or every measured time equal"
         return res
     best = min(range(len(meas)), key=meas.__getitem__)
-    res["best_place"] = 1 + sum(p < pred[best] for p in pred)
     chosen = min(range(len(pred)), key=pred.__getitem__)
+    res["best"], res["chosen"] = matched[best][2], matched[chosen][2]
+    res["best_place"] = 1 + sum(p < pred[best] for p in pred)
     res["regret"] = meas[chosen] / meas[best] - 1
     return res
 
@@ -228,16 +232,29 @@ def evaluated(results):
     return [r for r in results if "skip" not in r]
 
 
+def in_top(ev):
+    """How many of the evaluated groups EV have their measured best in the top 3."""
+    return sum(r["best_place"] <= TOP for r in ev)
+
+
+def goals(results):
+    """Mean rho and the share of groups with the measured best in the top 3, over RESULTS'
+    evaluated groups (None without one)."""
+    ev = evaluated(results)
+    if not ev:
+        return None, None
+    return statistics.fmean(r["rho"] for r in ev), in_top(ev) / len(ev)
+
+
 def summary_row(name, results):
     """Groups, evaluated, skipped, rows, infeasible, mean rho, median rho, top 3, regret."""
     ev = evaluated(results)
-    rows = sum(len(r["group"]) for r in results)
-    infeasible = sum(len(r["infeasible"]) for r in results)
-    head = [name, len(results), len(ev), len(results) - len(ev), rows, infeasible]
+    head = [name, len(results), len(ev), len(results) - len(ev),
+            sum(len(r["group"]) for r in results), sum(len(r["infeasible"]) for r in results)]
     if not ev:
         return head + ["-"] * 4
     rhos = [r["rho"] for r in ev]
-    top = sum(r["best_place"] <= TOP for r in ev)
+    top = in_top(ev)
     return head + ["%.3f" % statistics.fmean(rhos), "%.3f" % statistics.median(rhos),
                    "%d/%d (%.0f %%)" % (top, len(ev), 100 * top / len(ev)),
                    "%.1f %%" % (100 * statistics.fmean(r["regret"] for r in ev))]
@@ -262,7 +279,7 @@ def table(header, rows, markdown):
         for r in rows:
             print("| " + " | ".join(c.replace("|", "\\|") for c in r) + " |")
     else:
-        widths = [max(len(str(c)) for c in col) for col in zip(header, *rows)]
+        widths = [max(len(c) for c in col) for col in zip(header, *rows)]
         for r in [header] + rows:
             print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
     print()
@@ -274,63 +291,68 @@ def heading(text, markdown):
 
 
 def report(args, rows, results):
-    sources = list(dict.fromkeys(r["source"] for r in rows))
-    by_source = {s: [g for g in results if g["group"][0]["source"] == s] for s in sources}
-    ev = evaluated(results)
     print(("# " if args.markdown else "") + "Layout ranking of orrery whatif against measured runs")
     print()
     print("- command: `%s`" % " ".join(["bench/whatif-ranking.py"] + sys.argv[1:]))
-    print("- data: %s; costs and row mapping of bench/whatif-accuracy.sh (bench/whatif-rows.sh);"
-          " `--launch-us %s`" % (os.path.join(args.shared, "whatif"), args.launch_us))
-    print("- a group: rows of one source, metric and GPU count whose other estimate options"
-          " are equal; evaluated with >= %d rows whatif calls feasible" % MIN_ROWS)
+    print("- data: %s; the row mapping and costs of bench/whatif-accuracy.sh"
+          " (bench/whatif-rows.sh); `--launch-us %s`"
+          % (os.path.normpath(os.path.join(args.shared, "whatif")), args.launch_us))
+    print("- a group: the rows of one source, metric and GPU count whose other estimate"
+          " options are equal; evaluated with %d or more rows whatif calls feasible" % MIN_ROWS)
     print()
-    heading("Per source", args.markdown)
-    header = ["source", "groups", "evaluated", "skipped", "rows",
-              "infeasible rows", "mean rho", "median rho", "best in top %d" % TOP, "mean regret"]
-    lines = [summary_row(s, by_source[s]) for s in sources if by_source[s]]
-    table(header, lines + [summary_row("all", results)], args.markdown)
-    skips = {}
-    for r in results:
-        if "skip" in r:
-            skips[r["skip"]] = skips.get(r["skip"], 0) + 1
-    print("Skipped groups: " + ("; ".join("%d: %s" % (n, why) for why, n in skips.items()) or "none") + ".")
-    print("Groups counted once per source: published-dev.csv's vTrain rows repeat rows of the"
-          " vTrain files.")
-    print()
+    per_source(rows, results, args.markdown)
     heading("Goals (every source)", args.markdown)
-    rhos = [r["rho"] for r in ev]
-    top = sum(r["best_place"] <= TOP for r in ev) / len(ev) if ev else 0
-    mean = statistics.fmean(rhos) if rhos else float("nan")
+    mean, top = goals(results)
     table(["goal", "value", "met"],
-          [["mean rho >= %.1f" % GOAL_RHO, "%.3f" % mean, "yes" if mean >= GOAL_RHO else "no"],
-           ["measured best in the predicted top %d for >= %.0f %% of groups" % (TOP, 100 * GOAL_TOP),
-            "%.1f %%" % (100 * top), "yes" if top >= GOAL_TOP else "no"]], args.markdown)
+          [["mean rho >= %.1f" % GOAL_RHO, "-" if mean is None else "%.3f" % mean,
+            "yes" if mean is not None and mean >= GOAL_RHO else "no"],
+           ["measured best in the predicted top %d for >= %.0f %% of groups"
+            % (TOP, 100 * GOAL_TOP), "-" if top is None else "%.1f %%" % (100 * top),
+            "yes" if top is not None and top >= GOAL_TOP else "no"]], args.markdown)
     heading("Worst groups (lowest rho)", args.markdown)
-    worst = sorted(ev, key=lambda r: r["rho"])[:args.worst]
-    table(["source", "group", "rows", "rho", "measured best's predicted place", "regret"],
+    table(["source", "group", "rows", "rho", "measured best", "its predicted place",
+           "predicted best", "regret"],
           [[r["group"][0]["source"], describe(r["group"]), r["matched"], "%.3f" % r["rho"],
-            r["best_place"], "%.1f %%" % (100 * r["regret"])] for r in worst], args.markdown)
-    problems(results, rows, args.markdown)
+            config_name(r["best"]), r["best_place"], config_name(r["chosen"]),
+            "%.1f %%" % (100 * r["regret"])]
+           for r in sorted(evaluated(results), key=lambda r: r["rho"])[:args.worst]],
+          args.markdown)
+    left_out(rows, results, args.markdown)
 
 
-def problems(results, rows, markdown):
-    """The rows left out: infeasible for whatif, missing from its CSV, failed groups, and
-    rows bench/whatif-rows.sh cannot express."""
+def per_source(rows, results, markdown):
+    heading("Per source", markdown)
+    sources = dict.fromkeys(r["source"] for r in rows)
+    lines = []
+    for s in sources:
+        mine = [g for g in results if g["group"][0]["source"] == s]
+        if mine:
+            lines.append(summary_row(s, mine))
+    table(["source", "groups", "evaluated", "skipped", "rows", "infeasible rows", "mean rho",
+           "median rho", "best in top %d" % TOP, "mean regret"],
+          lines + [summary_row("all", results)], markdown)
+    skips = collections.Counter(r["skip"] for r in results if "skip" in r)
+    print("Skipped groups: %s." % ("; ".join("%d, %s" % (n, why) for why, n in skips.items())
+                                   or "none"))
+    print("The line 'all' counts the groups of published-dev.csv's vTrain rows too, which"
+          " repeat rows of the vTrain files.")
+    print()
+
+
+def left_out(rows, results, markdown):
+    """The rows left out: infeasible for whatif, missing from its CSV, of a group whose
+    whatif failed, and those bench/whatif-rows.sh cannot express."""
     infeasible = [(r, why) for g in results for r, why in g["infeasible"]]
     heading("Rows whatif calls infeasible (%d, left out)" % len(infeasible), markdown)
     if infeasible:
-        table(["row", "layout", "why"], [[r["id"], config_name(r), why] for r, why in infeasible],
-              markdown)
-    missing = [r for g in results for r in g["missing"]]
-    failed = [g for g in results if "error" in g]
-    if missing or failed:
-        heading("Rows whatif did not evaluate (%d, left out)" % (len(missing) + sum(
-            len(g["group"]) for g in failed)), markdown)
         table(["row", "layout", "why"],
-              [[r["id"], config_name(r), "not in whatif's configurations"] for r in missing] +
-              [[r["id"], config_name(r), g["error"]] for g in failed for r in g["group"]],
-              markdown)
+              [[r["id"], config_name(r), why] for r, why in infeasible], markdown)
+    missing = [(r, "not among whatif's configurations") for g in results for r in g["missing"]]
+    missing += [(r, g["error"]) for g in results if "error" in g for r in g["group"]]
+    if missing:
+        heading("Rows whatif did not evaluate (%d, left out)" % len(missing), markdown)
+        table(["row", "layout", "why"],
+              [[r["id"], config_name(r), why] for r, why in missing], markdown)
     reasons = {}
     for r in rows:
         if "args" not in r:
@@ -345,9 +367,17 @@ def problems(results, rows, markdown):
 def main():
     args = parse_args()
     with tempfile.TemporaryDirectory() as work:
+        # A copy of the binary: every whatif of the run is made by one build, even when
+        # the build directory is rebuilt meanwhile.
         orrery = os.path.join(work, "orrery")
-        shutil.copy(args.orrery, orrery)
-        rows = prepare(orrery, args.shared, work)
+        try:
+            shutil.copy(args.orrery, orrery)
+        except OSError as e:
+            sys.exit("bench/whatif-ranking.py: error: cannot copy %s: %s" % (args.orrery, e))
+        try:
+            rows = prepare(orrery, args.shared, work)
+        except subprocess.CalledProcessError:
+            sys.exit("bench/whatif-ranking.py: error: bench/whatif-rows.sh failed (above)")
         groups = groups_of(rows)
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
             configs = pool.map(lambda g: run_group(orrery, g, args.launch_us), groups)

@@ -10,8 +10,10 @@
 # OUT_DIR/a100.costs.json (fit's output: OUT_DIR/fit.txt); writes one line per data row
 # of vtrain-a100-single-node.csv, vtrain-a100-multi-node-dev.csv and published-dev.csv
 # of WHATIF_DIR, in that order (the first LIMIT data rows of each; 0: all), to
-# OUT_DIR/rows.tsv (its fields: at normalize below); prints the GPU the costs were
-# fitted on.
+# OUT_DIR/rows.tsv (its fields: at normalize below) and the orrery estimate options of
+# each row that can be expressed (no skip reason) to OUT_DIR/args/N for line N of
+# rows.tsv, one a line (--costs for rows of the costs' GPU); prints the GPU the costs
+# were fitted on.
 set -euo pipefail
 
 die() {
@@ -287,5 +289,25 @@ normalize() {
 csv2tsv "$single" | normalize vtrain "$(basename "$single")" >"$work/rows.tsv"
 csv2tsv "$multi" | normalize vtrain "$(basename "$multi")" >>"$work/rows.tsv"
 csv2tsv "$published" | normalize published "$(basename "$published")" >>"$work/rows.tsv"
+
+# --- 2b. The estimate options of every row that can be expressed ---------------------
+# args/N for line N of rows.tsv, one a line.
+mkdir -p "$work/args"
+awk -F '\t' -v dir="$work/args" -v costs="$costs" '
+$27 == "-" {
+	f = dir "/" NR
+	print "--gpu\n" $17 "\n--layers\n" $11 "\n--hidden\n" $12 "\n--heads\n" $13 > f
+	if ($21 != $13) print "--kv-heads\n" $21 > f
+	print "--seq\n" $14 "\n--tp\n" $4 "\n--pp\n" $5 "\n--dp\n" $6 > f
+	if ($7 > 1) print "--cp\n" $7 > f
+	if ($8 > 1) print "--vpp\n" $8 > f
+	print "--micro-batch\n" $9 "\n--global-batch\n" $10 > f
+	if ($22 != "-") print "--ffn\n" $22 > f
+	if ($23 != "-") print "--vocab\n" $23 > f
+	print "--recompute\n" $15 "\n--precision\n" $16 "\n--attention\n" $24 > f
+	if ($25 != "-") print "--" $25 > f
+	if ($26 == "yes") print "--costs\n" costs > f
+	close(f)
+}' "$work/rows.tsv"
 
 echo "$costs_gpu"

@@ -394,6 +394,42 @@ static void items(FILE *f, const struct summary *s, const struct sum_item *v, si
 	fputs("</table>\n", f);
 }
 
+/* Each rank's allocator over the capture: allocated and reserved, and the peaks. */
+static void memory(FILE *f, const struct summary *s)
+{
+	static const char *const colors[] = { "#0072B2", "#E69F00" };
+	double y[2][SUM_MEM_BINS];
+	char names[2][64];
+
+	if (!s->nmem)
+		return;
+	fputs("<h2 id=\"memory\">Memory (the CUDA caching allocator)</h2>\n", f);
+	for (size_t i = 0; i < s->nmem; i++) {
+		const struct sum_mem *m = &s->mem[i];
+		struct html_line l[2] = { { y[0], colors[0], names[0] },
+					  { y[1], colors[1], names[1] } };
+
+		for (size_t b = 0; b < SUM_MEM_BINS; b++) {
+			y[0][b] = (double)m->allocated[b] / 1073741824.0;
+			y[1][b] = m->reserved[b] >= 0 ? (double)m->reserved[b] / 1073741824.0 : 0;
+		}
+		snprintf(names[0], sizeof(names[0]), "rank %d allocated", m->rank);
+		snprintf(names[1], sizeof(names[1]), "rank %d reserved", m->rank);
+		fprintf(f,
+			"<p class=\"note\">Rank %d, device %d: %zu samples; peak allocated %.2f "
+			"GiB, reserved %.2f GiB",
+			m->rank, m->device, m->samples, (double)m->peak_allocated / 1073741824.0,
+			(double)m->peak_reserved / 1073741824.0);
+		if (isfinite(m->model_bytes))
+			fprintf(f, "; the estimator's model of the recorded configuration %.2f GiB",
+				m->model_bytes / 1073741824.0);
+		fputs(".</p>\n", f);
+		html_legend(f, (const char *const[]){ "allocated", "reserved" }, colors, 2);
+		html_lines(f, l, m->reserved[0] >= 0 ? 2 : 1, SUM_MEM_BINS,
+			   (double)m->bin_ns * SUM_MEM_BINS / 1e6, WIDTH, "ms", "GiB");
+	}
+}
+
 static void collectives(FILE *f, const struct summary *s)
 {
 	char algo[32];
@@ -539,6 +575,7 @@ static void page(FILE *f, const struct options *o, const struct orr_replay *r,
 	items(f, &s, s.ops, s.nops, s.op_ns, (size_t)o->top, "ops",
 	      "Top framework ops by CPU self time, all ranks");
 	collectives(f, &s);
+	memory(f, &s);
 	if (rb)
 		diff(f, o, r, rb);
 	if (w)

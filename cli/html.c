@@ -146,3 +146,43 @@ void html_timeline(FILE *f, const struct html_span *s, size_t n, double total, i
 			10 + t / total * plot, t);
 	fputs("</svg>\n", f);
 }
+
+void html_lines(FILE *f, const struct html_line *lines, size_t n, size_t npoints, double xmax,
+		int width, const char *xunit, const char *yunit)
+{
+	const int height = 160, left = 60, bottom = 20;
+	double plot_w = width - left - 10, plot_h = height - bottom - 8, ymax = 0;
+	double ytick, xtick = tick_of(xmax);
+
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < npoints; k++)
+			ymax = lines[i].y[k] > ymax ? lines[i].y[k] : ymax;
+	ytick = tick_of(ymax * 2); /* about four lines */
+	fprintf(f,
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+		"role=\"img\">\n",
+		width, height);
+	for (double y = 0; ymax > 0 && y <= ymax * 1.0001; y += ytick) {
+		double py = 8 + plot_h - y / ymax * plot_h;
+
+		fprintf(f,
+			"<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>"
+			"<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%g %s</text>\n",
+			left, width - 10, py, py, left - 4, py + 4, y, yunit);
+	}
+	for (double x = 0; xmax > 0 && x <= xmax * 1.0001; x += xtick)
+		fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g %s</text>\n",
+			left + x / xmax * plot_w, height - 4, x, xunit);
+	for (size_t i = 0; i < n && ymax > 0 && npoints > 1; i++) {
+		fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"",
+			lines[i].color);
+		for (size_t k = 0; k < npoints; k++)
+			fprintf(f, "%s%.1f,%.1f", k ? " " : "",
+				left + (double)k / (double)(npoints - 1) * plot_w,
+				8 + plot_h - lines[i].y[k] / ymax * plot_h);
+		fputs("\"><title>", f);
+		html_text(f, lines[i].name);
+		fputs("</title></polyline>\n", f);
+	}
+	fputs("</svg>\n", f);
+}

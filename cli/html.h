@@ -47,4 +47,16 @@ struct html_span {
 void html_timeline(FILE *f, const struct html_span *s, size_t n, double total, int width,
 		   const char *unit);
 
+/*
+ * Lines over npoints evenly spaced x values from 0 to xmax, each with its name as a
+ * tooltip, scaled to the largest y; an SVG of width px and 160 px high, with y and x
+ * ticks in yunit and xunit.
+ */
+struct html_line {
+	const double *y;
+	const char *color, *name;
+};
+void html_lines(FILE *f, const struct html_line *lines, size_t n, size_t npoints, double xmax,
+		int width, const char *xunit, const char *yunit);
+
 #endif

@@ -174,6 +174,7 @@ void summary_text(const struct summary *s, size_t top)
 	text_streams(s);
 	summary_idle_text(s);
 	text_colls(s);
+	summary_memory_text(s);
 	printf("\nterms: busy, waiting, straggler, self time, algbw, busbw: "
 	       "docs/orrery-summary.md\n");
 }
@@ -277,6 +278,7 @@ void summary_json(const struct summary *s, size_t top)
 	json_close_array(&j);
 	summary_idle_json(&j, s);
 	json_colls(&j, s);
+	summary_memory_json(&j, s);
 	json_end(&j);
 }
 

@@ -433,6 +433,7 @@ void summary_gather(struct summary *s, const char *path, const struct orr_replay
 	straggler(s);
 	collectives(s);
 	summary_idle_finish(s);
+	summary_memory(s, sel);
 }
 
 void summary_release(struct summary *s)
@@ -444,6 +445,7 @@ void summary_release(struct summary *s)
 	free(s->colls);
 	free(s->stream_idle);
 	free(s->shorts);
+	free(s->mem);
 	for (size_t c = 0; c < SUM_CLASSES; c++)
 		free(s->delays[c].ns);
 	*s = (struct summary){ 0 };

@@ -78,6 +78,22 @@ struct sum_coll {
 	uint32_t algo_task; /* a member, whose kernel name gives the algorithm */
 };
 
+#define SUM_MEM_BINS 200 /* a memory timeline's bins */
+
+/* A rank's CUDA caching allocator over the capture (cli/summary-memory.c). */
+struct sum_mem {
+	int32_t rank, device;
+	size_t samples;
+	int64_t peak_allocated, peak_allocated_ns, peak_allocated_step; /* step -1: none */
+	int64_t peak_reserved;                                          /* -1 unknown */
+	/* the largest totals of each bin of bin_ns from t0_ns */
+	int64_t t0_ns, bin_ns;
+	int64_t allocated[SUM_MEM_BINS], reserved[SUM_MEM_BINS];
+	/* the estimator's memory of the recorded configuration (NAN: not a transformer) */
+	double model_bytes, model_state_bytes, model_activation_bytes;
+	const char *model_missing; /* what the structure lacks; NULL */
+};
+
 struct summary {
 	const char *path;
 	const struct orr_graph *g;
@@ -97,6 +113,8 @@ struct summary {
 	struct sum_delays delays[SUM_CLASSES];
 	struct sum_short *shorts;
 	size_t nshorts, cap_shorts;
+	struct sum_mem *mem; /* ranks with memory samples */
+	size_t nmem;
 };
 
 struct cli_select;
@@ -128,6 +146,10 @@ size_t summary_kernel_class(const struct orr_graph *g, uint32_t t);
 const char *summary_class_name(size_t c);
 struct json_out;
 void summary_idle_text(const struct summary *s);
+/* Memory (cli/summary-memory.c): gathered for the selected ranks that have samples. */
+void summary_memory(struct summary *s, const struct cli_select *sel);
+void summary_memory_text(const struct summary *s);
+void summary_memory_json(struct json_out *j, const struct summary *s);
 void summary_idle_json_step(struct json_out *j, const struct sum_step *x);
 void summary_idle_json(struct json_out *j, const struct summary *s);
 void summary_text(const struct summary *s, size_t top);

@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * orrery summary's memory (docs/orrery-summary.md, "Memory"): each rank's CUDA caching
+ * allocator over the capture, from the profiler's "[memory]" events (profile_memory=True):
+ * its peaks, when they happen, a timeline of bins, and the peak against the estimator's
+ * memory model of the configuration the trace recorded, when it holds a transformer.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "estimate.h"
+#include "fit.h"
+#include "replay-common.h"
+#include "summary.h"
+#include "banned.h"
+
+#define GIB 1073741824.0
+
+/* The step of r whose window holds ts: its number, -1 outside every step. */
+static int64_t step_at(const struct orr_trace *t, const struct orr_rank *r, int64_t ts)
+{
+	struct orr_step *s = NULL;
+	size_t n = 0;
+	int64_t step = -1;
+
+	if (orr_rank_steps(t, r, &s, &n) == 0)
+		for (size_t i = 0; i < n && step < 0; i++)
+			if (ts >= s[i].start_ns && ts <= s[i].end_ns)
+				step = s[i].step;
+	free(s);
+	return step;
+}
+
+/* Each bin's largest totals; a bin without a sample keeps the totals before it. */
+static void bins(const struct orr_rank *r, struct sum_mem *m)
+{
+	int64_t span = r->mems[r->nmems - 1].ts_ns - r->mems[0].ts_ns;
+	int64_t last_a = r->mems[0].allocated_bytes, last_r = r->mems[0].reserved_bytes;
+	size_t k = 0;
+
+	m->t0_ns = r->mems[0].ts_ns;
+	m->bin_ns = span > 0 ? (span + SUM_MEM_BINS - 1) / SUM_MEM_BINS : 1;
+	for (size_t b = 0; b < SUM_MEM_BINS; b++) {
+		int64_t end = m->t0_ns + (int64_t)(b + 1) * m->bin_ns;
+		int64_t a = -1, rs = -1;
+
+		for (; k < r->nmems && (r->mems[k].ts_ns < end || b + 1 == SUM_MEM_BINS); k++) {
+			last_a = r->mems[k].allocated_bytes;
+			last_r = r->mems[k].reserved_bytes;
+			a = last_a > a ? last_a : a;
+			rs = last_r > rs ? last_r : rs;
+		}
+		m->allocated[b] = a >= 0 ? a : last_a;
+		m->reserved[b] = rs >= 0 ? rs : last_r;
+	}
+}
+
+/* The estimator's memory of the recorded configuration, when the trace gives it. */
+static void model(const struct summary *s, size_t k, struct sum_mem *m)
+{
+	struct orr_train_config c;
+	struct orr_memory mem;
+	struct cli_fit f;
+
+	m->model_bytes = m->model_state_bytes = m->model_activation_bytes = NAN;
+	cli_fit_run(s->g, k, s->path, NULL, 0, &f);
+	if (orr_train_config_from_structure(&f.st, &c, &m->model_missing) == 0) {
+		c.precision = f.gemm_err ? ORR_DTYPE_BF16 : cli_gemm_precision(&f.gemm);
+		if (orr_memory_estimate(&c, f.gpu, 0, &mem) == 0) {
+			m->model_bytes = mem.total_bytes;
+			m->model_state_bytes = mem.model_bytes;
+			m->model_activation_bytes = mem.activation_bytes;
+		}
+	}
+	cli_fit_release(&f);
+}
+
+static void rank_memory(const struct summary *s, size_t k, struct sum_mem *m)
+{
+	const struct orr_rank *r = orr_graph_get_rank(s->g, k)->rank;
+	size_t pa = 0, pr = 0;
+
+	m->rank = r->rank;
+	m->device = r->mems[0].device;
+	m->samples = r->nmems;
+	for (size_t i = 1; i < r->nmems; i++) {
+		if (r->mems[i].allocated_bytes > r->mems[pa].allocated_bytes)
+			pa = i;
+		if (r->mems[i].reserved_bytes > r->mems[pr].reserved_bytes)
+			pr = i;
+	}
+	m->peak_allocated = r->mems[pa].allocated_bytes;
+	m->peak_allocated_ns = r->mems[pa].ts_ns;
+	m->peak_allocated_step = step_at(orr_graph_trace(s->g), r, m->peak_allocated_ns);
+	m->peak_reserved = r->mems[pr].reserved_bytes;
+	bins(r, m);
+	model(s, k, m);
+}
+
+void summary_memory(struct summary *s, const struct cli_select *sel)
+{
+	for (size_t k = 0; k < s->nranks; k++) {
+		const struct orr_rank *r = orr_graph_get_rank(s->g, k)->rank;
+
+		if (!r->nmems || !cli_selected_rank(sel, r->rank))
+			continue;
+		s->mem = orr_xrealloc(s->mem, (s->nmem + 1) * sizeof(*s->mem));
+		memset(&s->mem[s->nmem], 0, sizeof(*s->mem));
+		rank_memory(s, k, &s->mem[s->nmem++]);
+	}
+}
+
+void summary_memory_text(const struct summary *s)
+{
+	if (!s->nmem)
+		return;
+	printf("\nmemory of the CUDA caching allocator (the trace's [memory] events)\n");
+	printf("  %5s %6s %8s %13s %8s %13s %s\n", "rank", "device", "samples", "peak alloc GiB",
+	       "in step", "peak reserved", "model of the recorded configuration");
+	for (size_t i = 0; i < s->nmem; i++) {
+		const struct sum_mem *m = &s->mem[i];
+		char step[24] = "-";
+
+		if (m->peak_allocated_step >= 0)
+			snprintf(step, sizeof(step), "%lld", (long long)m->peak_allocated_step);
+		printf("  %5d %6d %8zu %13.2f %8s %13.2f ", m->rank, m->device, m->samples,
+		       (double)m->peak_allocated / GIB, step,
+		       m->peak_reserved >= 0 ? (double)m->peak_reserved / GIB : NAN);
+		if (isfinite(m->model_bytes))
+			printf("%.2f GiB (model state %.2f, activations %.2f): %.2fx the peak "
+			       "allocated\n",
+			       m->model_bytes / GIB, m->model_state_bytes / GIB,
+			       m->model_activation_bytes / GIB,
+			       m->model_bytes / (double)m->peak_allocated);
+		else
+			printf("- (no transformer: its %s is unknown)\n",
+			       m->model_missing ? m->model_missing : "configuration");
+	}
+}
+
+/* Bytes as a whole number, null when the model is not known. */
+static void json_bytes(struct json_out *j, const char *key, double v)
+{
+	if (isfinite(v))
+		json_int(j, key, (int64_t)llround(v));
+	else
+		json_str(j, key, NULL);
+}
+
+void summary_memory_json(struct json_out *j, const struct summary *s)
+{
+	json_array(j, "memory");
+	for (size_t i = 0; i < s->nmem; i++) {
+		const struct sum_mem *m = &s->mem[i];
+
+		json_object(j, NULL);
+		json_int(j, "rank", m->rank);
+		json_int(j, "device", m->device);
+		json_int(j, "samples", (int64_t)m->samples);
+		json_int(j, "peak_allocated_bytes", m->peak_allocated);
+		json_int(j, "peak_allocated_ts_ns", m->peak_allocated_ns);
+		if (m->peak_allocated_step >= 0)
+			json_int(j, "peak_allocated_step", m->peak_allocated_step);
+		else
+			json_str(j, "peak_allocated_step", NULL);
+		json_int(j, "peak_reserved_bytes", m->peak_reserved);
+		json_bytes(j, "model_bytes", m->model_bytes);
+		json_bytes(j, "model_state_bytes", m->model_state_bytes);
+		json_bytes(j, "model_activation_bytes", m->model_activation_bytes);
+		json_object(j, "timeline");
+		json_int(j, "t0_ns", m->t0_ns);
+		json_int(j, "bin_ns", m->bin_ns);
+		json_array(j, "allocated_bytes");
+		for (size_t b = 0; b < SUM_MEM_BINS; b++)
+			json_int(j, NULL, m->allocated[b]);
+		json_close_array(j);
+		json_array(j, "reserved_bytes");
+		for (size_t b = 0; b < SUM_MEM_BINS; b++)
+			json_int(j, NULL, m->reserved[b]);
+		json_close_array(j);
+		json_close_object(j);
+		json_close_object(j);
+	}
+	json_close_array(j);
+}
