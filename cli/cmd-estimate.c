@@ -284,7 +284,7 @@ int cli_estimate_base_open(const struct cli_estimate_options *o, struct cli_esti
 	memset(b, 0, sizeof(*b));
 	ret = cli_fit_open(o->trace, o->timeline, o->rank, &b->t, &b->g, &b->ri);
 	if (ret != EXIT_OK)
-		return ret;
+		goto fail; /* what it loaded before it failed (a rank the trace lacks) */
 	if (o->costs && (ret = cli_read_costs(o->costs, &b->costs)) != EXIT_OK)
 		goto fail;
 	b->have_costs = o->costs != NULL;

@@ -624,9 +624,15 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'd':
 			o->diff = optarg;
 			break;
-		case 'w':
+		case 'w': {
+			int64_t lo, hi;
+			int err = cli_whatif_gpus("report", "whatif", optarg, &lo, &hi);
+
+			if (err >= 0)
+				return err;
 			o->whatif = optarg;
 			break;
+		}
 		case 'h':
 			fputs(usage_text, stdout);
 			return EXIT_OK;
@@ -647,8 +653,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 static int sweep(const struct options *o, struct cli_whatif_options *wo,
 		 struct cli_whatif_sweep **ret)
 {
+	/* the trace last: getopt_long() under POSIXLY_CORRECT stops at the first operand */
 	char *argv[] = {
-		"whatif", (char *)o->in, "--gpus", (char *)o->whatif, "--no-progress", NULL
+		"whatif", "--gpus", (char *)o->whatif, "--no-progress", (char *)o->in, NULL
 	};
 	int err;
 

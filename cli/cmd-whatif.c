@@ -103,7 +103,6 @@ static int from_description(const struct cli_whatif_options *o, struct inputs *i
 	if (in->have_costs && isnan(o->est.launch_us) &&
 	    (ret = cli_estimate_calibrate_costs(&in->costs, &in->x.costs, &w->base)) != EXIT_OK)
 		return ret;
-	w->described = in->base;
 	in->global_batch = o->est.global_batch;
 	in->x.gpu = gpu;
 	in->x.forward_only = o->est.forward_only;
@@ -142,13 +141,19 @@ static int make_plan(const struct cli_whatif_options *o, const struct inputs *in
 	int err;
 
 	/* without a trace, auto means on */
-	if (!in->have_base) {
+	if (!in->have_base)
 		s.base.sequence_parallel = s.base.distributed_optimizer = true;
-	}
+	/* forward passes only: recompute changes nothing but the memory a backward needs */
+	if (in->x.forward_only && !o->recompute)
+		s.recompute = 1u << ORR_RECOMPUTE_NONE;
 	for (int i = 0; i < CLI_WHATIF_LISTS; i++)
 		*l[i] = (struct orr_whatif_list){ o->list[i], o->nlist[i] };
 	err = orr_whatif_plan_new(&s, ret);
-	if (err)
+	if (err == -E2BIG)
+		cli_error("--gpus %lld-%lld: too many GPU counts to sweep with these lists; give a "
+			  "narrower range or fewer --tp, --pp or --cp values",
+			  (long long)o->gpus_min, (long long)o->gpus_max);
+	else if (err)
 		cli_error("cannot sweep this space: %s (a global batch, GPU count or model size "
 			  "below 1, hidden not a multiple of heads, or too many configurations)",
 			  orr_strerror(err));
@@ -224,6 +229,8 @@ int cli_whatif_sweep_run(const struct cli_whatif_options *o, int rank, int size,
 	w->x = &s->in.x;
 	w->recorded_at = SIZE_MAX;
 	err = o->est.trace ? from_trace(o, &s->in, w) : from_description(o, &s->in, w);
+	w->swept = s->in.base;
+	w->global_batch = s->in.global_batch;
 	if (err == EXIT_OK)
 		err = make_plan(o, &s->in, &s->plan);
 	w->plan = s->plan;
@@ -232,6 +239,9 @@ int cli_whatif_sweep_run(const struct cli_whatif_options *o, int rank, int size,
 	if (err == EXIT_OK && rank == 0) {
 		orr_whatif_rank(w->v, w->n, o->rank_by, &w->ranked, &w->nranked);
 		orr_whatif_pareto(w->v, w->n, &w->pareto, &w->npareto);
+		w->place = orr_xcalloc(w->n + 1, sizeof(*w->place));
+		for (size_t i = 0; i < w->nranked; i++)
+			w->place[w->ranked[i]] = i + 1;
 		w->recorded_at = find_recorded(w);
 	}
 	return err;
@@ -249,6 +259,7 @@ void cli_whatif_sweep_free(struct cli_whatif_sweep *s)
 	free(s->w.v);
 	free(s->w.ranked);
 	free(s->w.pareto);
+	free(s->w.place);
 	orr_whatif_plan_free(s->plan);
 	inputs_release(&s->in);
 	free(s);

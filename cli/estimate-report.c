@@ -330,7 +330,7 @@ static void json_config(struct json_out *j, const char *key, const struct cli_es
 	json_close_object(j);
 }
 
-static void json_breakdown(struct json_out *j, const struct cli_estimate *e)
+void cli_estimate_parts(const struct cli_estimate *e, double ret[4])
 {
 	const struct orr_breakdown *b = &e->estimated.breakdown;
 	/* a synthesized breakdown is of its one step; a replayed one summed over the steps */
@@ -338,27 +338,32 @@ static void json_breakdown(struct json_out *j, const struct cli_estimate *e)
 	double steps = !synth && e->steps ? (double)e->steps : 1;
 	double comm = (double)b->exposed_comm_ns / steps;
 
-	json_object(j, "breakdown");
-	json_whole(j, "compute_ns", (double)(b->exposed_compute_ns + b->overlapped_ns) / steps);
+	ret[0] = (double)(b->exposed_compute_ns + b->overlapped_ns) / steps;
+	ret[1] = comm;
+	ret[2] = e->to.pp == 1 ? 0 : NAN;
+	ret[3] = (double)b->other_ns / steps;
 	if (synth) {
 		/*
 		 * a stage waits for its neighbours on its receives: that part of its exposed
 		 * communication is the bubble (no more than it: a host-bound stage waits on
 		 * its launches instead, counted as other)
 		 */
-		double bubble = fmin(comm, e->synth_to.synth.bubble_ns * e->estimated.step_ns /
-						   e->synth_to.step.step_ns);
-
-		json_whole(j, "exposed_comm_ns", comm - bubble);
-		json_whole(j, "bubble_ns", bubble);
-	} else {
-		json_whole(j, "exposed_comm_ns", comm);
-		if (e->to.pp == 1)
-			json_int(j, "bubble_ns", 0);
-		else
-			json_double(j, "bubble_ns", NAN);
+		ret[2] = fmin(comm, e->synth_to.synth.bubble_ns * e->estimated.step_ns /
+					    e->synth_to.step.step_ns);
+		ret[1] = comm - ret[2];
 	}
-	json_whole(j, "other_ns", (double)b->other_ns / steps);
+}
+
+static void json_breakdown(struct json_out *j, const struct cli_estimate *e)
+{
+	double v[4];
+
+	cli_estimate_parts(e, v);
+	json_object(j, "breakdown");
+	json_whole(j, "compute_ns", v[0]);
+	json_whole(j, "exposed_comm_ns", v[1]);
+	json_whole(j, "bubble_ns", v[2]);
+	json_whole(j, "other_ns", v[3]);
 	json_close_object(j);
 }
 

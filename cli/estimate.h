@@ -154,6 +154,11 @@ void cli_estimate_scale(const struct orr_breakdown *b, double f, struct orr_brea
 int cli_synth_calibrate(const struct orr_train_config *rec, bool forward_only, double step_ns,
 			struct orr_synth_costs *k, struct cli_estimate *e);
 
+/*
+ * The JSON's breakdown of e's step: compute, exposed communication (less the bubble),
+ * the pipeline bubble (NAN when unknown: a re-timed pipeline), no GPU work; in ns.
+ */
+void cli_estimate_parts(const struct cli_estimate *e, double ret[4]);
 void cli_estimate_text(const struct cli_estimate *e);
 void cli_estimate_json(const struct cli_estimate *e);
 /* Its fields, into the object j has open (orrery whatif's configurations). */

@@ -48,15 +48,6 @@ static void counts(FILE *f, const struct cli_layouts *w)
 	fputs(".</p>\n", f);
 }
 
-/* The place of result at in the ranking, from 1. */
-static size_t place_of(const struct cli_layouts *w, size_t at)
-{
-	for (size_t k = 0; k < w->nranked; k++)
-		if (w->ranked[k] == at)
-			return k + 1;
-	return 0;
-}
-
 static void row(FILE *f, const struct cli_layouts *w, size_t at, size_t place)
 {
 	const struct orr_whatif_result *r = &w->v[at];
@@ -80,7 +71,7 @@ static void table(FILE *f, const struct cli_layouts *w, const size_t *v, size_t 
 	      "</tr>\n",
 	      f);
 	for (size_t i = 0; i < n; i++)
-		row(f, w, v[i], place_of(w, v[i]));
+		row(f, w, v[i], w->place[v[i]]);
 	fputs("</table>\n", f);
 }
 
@@ -100,7 +91,7 @@ static void bars(FILE *f, const struct cli_layouts *w, const size_t *v, size_t n
 			s[4 * i + k] =
 				(struct html_seg){ part[k] / 1e6, part_colors[k], part_names[k] };
 		snprintf(label[i], sizeof(label[i]), "%s%zu", v[i] == w->recorded_at ? "* " : "",
-			 place_of(w, v[i]));
+			 w->place[v[i]]);
 		layout(tip[i], sizeof(tip[i]), r);
 		b[i] = (struct html_bar){ label[i], tip[i], &s[4 * i], 4 };
 	}

@@ -143,27 +143,27 @@ static int parse_switch(const char *name, const char *arg, int *ret)
 	return -1;
 }
 
-/* "N" or "A-B". */
-static int parse_gpus(const char *arg, struct cli_whatif_options *o)
+int cli_whatif_gpus(const char *cmd, const char *opt, const char *arg, int64_t *ret_min,
+		    int64_t *ret_max)
 {
 	const char *dash = strchr(arg, '-');
 	char a[32];
 	int bad;
 
 	if (!dash) {
-		bad = cli_parse_count(arg, &o->gpus_min) < 0;
-		o->gpus_max = o->gpus_min;
+		bad = cli_parse_count(arg, ret_min) < 0;
+		*ret_max = *ret_min;
 	} else {
 		bad = dash - arg >= (ptrdiff_t)sizeof(a);
 		if (!bad) {
 			memcpy(a, arg, (size_t)(dash - arg));
 			a[dash - arg] = '\0';
-			bad = cli_parse_count(a, &o->gpus_min) < 0 ||
-			      cli_parse_count(dash + 1, &o->gpus_max) < 0;
+			bad = cli_parse_count(a, ret_min) < 0 ||
+			      cli_parse_count(dash + 1, ret_max) < 0;
 		}
 	}
-	if (bad || o->gpus_min < 1 || o->gpus_max < o->gpus_min)
-		return cli_usage_error("whatif", "bad --gpus '%s' (a count, or a range A-B)", arg);
+	if (bad || *ret_min < 1 || *ret_max < *ret_min)
+		return cli_usage_error(cmd, "bad --%s '%s' (a count, or a range A-B)", opt, arg);
 	return -1;
 }
 
@@ -188,7 +188,7 @@ static int parse_one(int c, const char *arg, struct cli_whatif_options *o)
 				  &o->nlist[c - OPT_LIST]);
 	switch (c) {
 	case OPT_GPUS:
-		return parse_gpus(arg, o);
+		return cli_whatif_gpus("whatif", "gpus", arg, &o->gpus_min, &o->gpus_max);
 	case OPT_RECOMPUTE:
 		return parse_recompute(arg, &o->recompute);
 	case OPT_SP:

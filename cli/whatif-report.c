@@ -35,21 +35,12 @@ static bool on_front(const struct cli_layouts *w, size_t at)
 	return false;
 }
 
-/* The place of result `at` in the ranking, from 1; 0 when it is not ranked. */
-static size_t place(const struct cli_layouts *w, size_t at)
-{
-	for (size_t i = 0; i < w->nranked; i++)
-		if (w->ranked[i] == at)
-			return i + 1;
-	return 0;
-}
-
 /* ---- text ---- */
 
 static void text_header(const struct cli_layouts *w, FILE *f)
 {
 	const struct cli_whatif_options *o = w->o;
-	const struct orr_train_config *c = w->have_trace ? &w->base.from : &w->described;
+	const struct orr_train_config *c = &w->swept, *rec = &w->base.from;
 	char gpus[48];
 
 	if (o->gpus_min == o->gpus_max)
@@ -59,8 +50,8 @@ static void text_header(const struct cli_layouts *w, FILE *f)
 			 (long long)o->gpus_max);
 	if (w->have_trace)
 		fprintf(f, "%s, rank %d: recorded tp %lld pp %lld dp %lld, replayed step %.3f ms\n",
-			cli_text(w->base.trace), w->base.rank, (long long)c->tp, (long long)c->pp,
-			(long long)c->dp, w->replayed_ns / 1e6);
+			cli_text(w->base.trace), w->base.rank, (long long)rec->tp,
+			(long long)rec->pp, (long long)rec->dp, w->replayed_ns / 1e6);
 	else
 		fprintf(f, "model description\n");
 	fprintf(f,
@@ -70,9 +61,7 @@ static void text_header(const struct cli_layouts *w, FILE *f)
 		(long long)(c->kv_groups ? c->kv_groups : c->heads), (long long)c->ffn,
 		(long long)c->seq, (long long)c->vocab, orr_dtype_name(c->precision));
 	fprintf(f, "sweep: %s %s GPUs, global batch %lld, ranked by %s\n", gpus, w->x->gpu->id,
-		(long long)(w->have_trace ? c->micro_batch * c->micro_batches * c->dp
-					  : o->est.global_batch),
-		rank_by_names[o->rank_by]);
+		(long long)w->global_batch, rank_by_names[o->rank_by]);
 }
 
 static void text_counts(const struct cli_layouts *w, FILE *f)
@@ -113,7 +102,7 @@ static void text_row(const struct cli_layouts *w, size_t at, FILE *f)
 {
 	const struct orr_whatif_result *r = &w->v[at];
 	const struct orr_train_config *c = &r->c;
-	size_t k = place(w, at);
+	size_t k = w->place[at];
 	char rank[32];
 
 	snprintf(rank, sizeof(rank), "%s%zu", at == w->recorded_at ? "*" : "", k);
@@ -145,7 +134,7 @@ static void text_ranked(const struct cli_layouts *w, FILE *f)
 		text_row(w, w->ranked[i], f);
 		recorded_shown |= w->ranked[i] == w->recorded_at;
 	}
-	if (w->recorded_at != SIZE_MAX && !recorded_shown && place(w, w->recorded_at)) {
+	if (w->recorded_at != SIZE_MAX && !recorded_shown && w->place[w->recorded_at]) {
 		fprintf(f, "  ...\n");
 		text_row(w, w->recorded_at, f);
 	}
@@ -233,12 +222,13 @@ static void as_estimate(const struct cli_layouts *w, const struct orr_whatif_res
 	e->memory = r->memory;
 	e->memory_err = 0;
 	e->estimated.step_ns = r->step_ns;
-	e->estimated.breakdown = (struct orr_breakdown){
-		.exposed_compute_ns = (int64_t)(s->placed_compute_ns * f),
-		.overlapped_ns = (int64_t)(s->placed_overlapped_ns * f),
-		.exposed_comm_ns = (int64_t)(s->placed_comm_ns * f),
-		.other_ns = (int64_t)(s->placed_other_ns * f),
-	};
+	/* as orrery estimate scales the synthesized step's breakdown to the estimate */
+	cli_estimate_scale(
+		&(struct orr_breakdown){ .exposed_compute_ns = llround(s->placed_compute_ns),
+					 .overlapped_ns = llround(s->placed_overlapped_ns),
+					 .exposed_comm_ns = llround(s->placed_comm_ns),
+					 .other_ns = llround(s->placed_other_ns) },
+		f, &e->estimated.breakdown);
 	e->synth_to.synth = *s;
 	e->synth_to.step.step_ns = s->placed_ns;
 	e->synth_from.synth = w->recorded;
@@ -349,6 +339,14 @@ static void csv_row(const struct cli_layouts *w, size_t at, size_t k, FILE *f)
 	const struct orr_whatif_result *r = &w->v[at];
 	const struct orr_train_config *c = &r->c;
 	bool ok = r->why == ORR_WHATIF_FEASIBLE;
+	double part[4] = { NAN, NAN, NAN, NAN };
+	struct cli_estimate e;
+
+	/* the breakdown exactly as the JSON (orrery estimate's) has it */
+	if (ok) {
+		as_estimate(w, r, &e);
+		cli_estimate_parts(&e, part);
+	}
 
 	if (k)
 		fprintf(f, "%zu", k);
@@ -363,10 +361,8 @@ static void csv_row(const struct cli_layouts *w, size_t at, size_t k, FILE *f)
 	csv_num(f, ok ? r->mfu : NAN);
 	csv_num(f,
 		ok || r->why == ORR_WHATIF_MEMORY ? (double)llround(r->memory.total_bytes) : NAN);
-	csv_num(f, ok ? (double)llround(r->compute_ns) : NAN);
-	csv_num(f, ok ? (double)llround(r->exposed_comm_ns) : NAN);
-	csv_num(f, ok ? (double)llround(r->bubble_ns) : NAN);
-	csv_num(f, ok ? (double)llround(r->other_ns) : NAN);
+	for (int i = 0; i < 4; i++)
+		csv_num(f, ok ? (double)llround(part[i]) : NAN);
 	fprintf(f, ",%s,%d,%d\n", ok ? orr_whatif_limit_name(r->limit) : "", on_front(w, at),
 		at == w->recorded_at);
 }

@@ -38,6 +38,9 @@ struct cli_whatif_options {
 };
 
 extern const char cli_whatif_usage[];
+/* A GPU budget "N" or "A-B" (option --opt of command cmd): -1, or the usage error said. */
+int cli_whatif_gpus(const char *cmd, const char *opt, const char *arg, int64_t *ret_min,
+		    int64_t *ret_max);
 /* Parses argv into o; -1 to go on, else the exit status.  cli_whatif_options_release() it. */
 int cli_whatif_parse(int argc, char **argv, struct cli_whatif_options *o);
 void cli_whatif_options_release(struct cli_whatif_options *o);
@@ -49,13 +52,15 @@ struct cli_layouts {
 	const struct orr_whatif_context *x;
 	struct cli_estimate base; /* trace, gpu, recorded configuration, launches, memory */
 	bool have_trace;
-	double replayed_ns;                /* the trace's replayed step; NAN */
-	struct orr_synth recorded;         /* the recorded configuration's synthesized step */
-	struct orr_train_config described; /* without a trace: the model as described */
-	uint64_t considered;               /* configurations of the plan */
-	struct orr_whatif_result *v;       /* every configuration's result, in plan order */
+	double replayed_ns;            /* the trace's replayed step; NAN */
+	struct orr_synth recorded;     /* the recorded configuration's synthesized step */
+	struct orr_train_config swept; /* the model swept (the recorded one, changed by options) */
+	int64_t global_batch;          /* sequences per step, fixed across the sweep */
+	uint64_t considered;           /* configurations of the plan */
+	struct orr_whatif_result *v;   /* every configuration's result, in plan order */
 	size_t n;
 	size_t *ranked, nranked; /* indices into v */
+	size_t *place;           /* per result of v, its place in the ranking from 1; 0 */
 	size_t *pareto, npareto;
 	size_t recorded_at; /* index into v of the recorded configuration; SIZE_MAX */
 	double seconds;     /* the sweep's wall time */
@@ -71,8 +76,8 @@ void cli_whatif_report(const struct cli_layouts *w, FILE *f);
  */
 int cli_whatif_mpi_init(int *argc, char ***argv, int *ret_rank, int *ret_size);
 /*
- * Every process's results to rank 0, in the plan's order (results of equal index are
- * kept once): on rank 0 *v and *n replaced by all of them; elsewhere left as they are.
+ * Every process's results (disjoint shares of the plan) to rank 0, in the plan's order:
+ * on rank 0 *v and *n replaced by all of them; elsewhere left as they are.
  * EXIT_OK, or said.
  */
 int cli_whatif_mpi_gather(int rank, int size, struct orr_whatif_result **v, size_t *n);

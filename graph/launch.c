@@ -197,17 +197,78 @@ static int64_t quantile(int64_t *v, size_t n, size_t num, size_t den)
 	return q > 0 ? q : 0;
 }
 
+/* A stream's "Stream Wait Event" records (cudaStreamWaitEvent on the GPU): place, time. */
+struct wait_at {
+	uint32_t place;
+	int64_t ns;
+};
+
+static int cmp_wait(const void *a, const void *b)
+{
+	const struct wait_at *x = a, *y = b;
+
+	if (x->place != y->place)
+		return x->place < y->place ? -1 : 1;
+	return (x->ns > y->ns) - (x->ns < y->ns);
+}
+
+static struct wait_at *stream_waits(const struct orr_rank *r, size_t *ret_n)
+{
+	struct wait_at *v = NULL;
+	size_t n = 0, cap = 0;
+
+	for (size_t i = 0; i < r->nevents; i++) {
+		const struct orr_event *e = &r->events[i];
+
+		if (e->kind == ORR_EVENT_SYNC && e->sub == ORR_SYNC_STREAM_WAIT &&
+		    r->places[e->place].kind == ORR_PLACE_STREAM)
+			ORR_VEC_PUSH(v, n, cap, ((struct wait_at){ e->place, e->start_ns }));
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_wait);
+	*ret_n = n;
+	return v;
+}
+
+/* Whether place's stream waited on an event from `from` to `to`. */
+static bool waited(const struct wait_at *v, size_t n, uint32_t place, int64_t from, int64_t to)
+{
+	size_t lo = 0, hi = n;
+	struct wait_at key = { place, from };
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cmp_wait(&v[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo].place == place && v[lo].ns <= to;
+}
+
+/*
+ * A GPU task's launch latency (its stream was free when it was launched), or the gap
+ * after its stream predecessor (it was queued behind it): the launch pipeline's, unless
+ * the stream waited on another stream's event in between (cudaStreamWaitEvent), which
+ * is then what the task waited for, not the pipeline (the D4 edge keeps that wait).
+ * The median latency and the lowest decile of the gaps stand for every task of the
+ * device whose own cannot be measured: a few waits among them would delay them all.
+ */
 static void sample_task(struct orr__rank_ctx *c, struct samples *s, const struct orr_proc *p,
-			uint32_t t)
+			uint32_t t, const struct wait_at *w, size_t nw)
 {
 	uint32_t l = ORR__LOCAL(c, t), call = c->launcher[l];
 	int64_t start = ORR__START(c, t);
 
 	if (call == ORR_NONE || c->by_graph[l])
 		return;
-	if (t == p->first_task || ORR__END(c, t - 1) < ORR__START(c, call))
-		ORR_VEC_PUSH(s->lat, s->nlat, s->cap_lat, orr_time_sub(start, ORR__START(c, call)));
-	else if (ORR__END(c, call) < ORR__END(c, t - 1))
+	if (t == p->first_task || ORR__END(c, t - 1) < ORR__START(c, call)) {
+		if (!waited(w, nw, p->place, ORR__START(c, call), start))
+			ORR_VEC_PUSH(s->lat, s->nlat, s->cap_lat,
+				     orr_time_sub(start, ORR__START(c, call)));
+	} else if (ORR__END(c, call) < ORR__END(c, t - 1) &&
+		   !waited(w, nw, p->place, ORR__START(c, t - 1), start))
 		ORR_VEC_PUSH(s->gap, s->ngap, s->cap_gap, orr_time_sub(start, ORR__END(c, t - 1)));
 }
 
@@ -218,6 +279,8 @@ static void measure_latencies(struct orr__rank_ctx *c)
 	size_t n;
 	int32_t *ids = stream_devices(c, &n);
 	struct samples *v = orr_xcalloc(n + 1, sizeof(*v));
+	size_t nw;
+	struct wait_at *w = stream_waits(c->r, &nw);
 
 	for (size_t p = c->first_proc; p < g->nprocs; p++) {
 		const struct orr_proc *pr = &g->procs[p];
@@ -228,8 +291,9 @@ static void measure_latencies(struct orr__rank_ctx *c)
 		s = &v[device_index(ids, n, c->r->places[pr->place].device)];
 		s->device = c->r->places[pr->place].device;
 		for (uint32_t t = pr->first_task; t < pr->first_task + pr->ntasks; t++)
-			sample_task(c, s, pr, t);
+			sample_task(c, s, pr, t, w, nw);
 	}
+	free(w);
 	free(ids);
 	c->devs = orr_xcalloc(n + 1, sizeof(*c->devs));
 	c->ndevs = n;

@@ -12,7 +12,8 @@
 #include "internal.h"
 #include "banned.h"
 
-#define MAX_CONFIGS (UINT64_C(1) << 40)
+#define MAX_CONFIGS  (UINT64_C(1) << 40)
+#define MAX_PREFIXES ((size_t)1 << 22) /* GPU counts x TP x PP x CP kept: 128 MiB */
 
 static const char *const why_names[ORR_WHATIF_WHY_COUNT] = {
 	[ORR_WHATIF_FEASIBLE] = "feasible",        [ORR_WHATIF_HEADS] = "heads",
@@ -97,8 +98,8 @@ static int prefixes(struct orr_whatif_plan *p)
 
 					if (t > g || q > g / t || k > g / t / q || g % (t * q * k))
 						continue;
-					if (p->nprefix >= MAX_CONFIGS)
-						return -EINVAL;
+					if (p->nprefix >= MAX_PREFIXES)
+						return -E2BIG;
 					p->prefix = orr_xrealloc(
 						p->prefix, (p->nprefix + 1) * sizeof(*p->prefix));
 					p->prefix[p->nprefix++] = (struct wi_prefix){ g, t, q, k };
@@ -187,7 +188,9 @@ static enum orr_whatif_why check(const struct orr_whatif_plan *p, const struct o
 		return ORR_WHATIF_CROSS_NODE;
 	if (c->layers % c->pp || (c->layers / c->pp) % c->vpp)
 		return ORR_WHATIF_LAYERS;
-	if (c->cp > 1 && c->seq % (2 * c->cp))
+	/* load-balanced CP splits the sequence in 2 x CP chunks; SP splits it over TP */
+	if ((c->cp > 1 && c->seq % (2 * c->cp)) ||
+	    (c->sequence_parallel && c->tp > 1 && (c->seq / c->cp) % c->tp))
 		return ORR_WHATIF_SEQUENCE;
 	if (p->s.global_batch % (c->dp * c->micro_batch))
 		return ORR_WHATIF_BATCH;
@@ -229,9 +232,15 @@ enum orr_whatif_why orr_whatif_config(const struct orr_whatif_plan *p, uint64_t 
 	c.fully_sharded = b->fully_sharded && c.dp * c.cp > 1;
 	c.overlap_grad_reduce = b->overlap_grad_reduce && c.dp * c.cp > 1;
 	*ret = c;
-	/* a default list's value that does not divide is no configuration */
-	if ((p->vpp.all && (c.layers % c.pp || (c.layers / c.pp) % vpp || (vpp > 1 && c.pp < 2))) ||
-	    (p->mb.all && p->s.global_batch % (c.dp * mb)))
+	/*
+	 * A default list's value that does not divide is no configuration; but a PP that
+	 * does not divide the layers, or a DP that does not divide the batch, keeps its
+	 * first (VPP 1, micro-batch 1), to be refused with the reason.
+	 */
+	if (p->vpp.all &&
+	    (c.layers % c.pp ? vpp != 1 : (c.layers / c.pp) % vpp || (vpp > 1 && c.pp < 2)))
+		return ORR_WHATIF_WHY_COUNT;
+	if (p->mb.all && (p->s.global_batch % c.dp ? mb != 1 : p->s.global_batch % (c.dp * mb)))
 		return ORR_WHATIF_WHY_COUNT;
 	return check(p, &c);
 }

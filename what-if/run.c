@@ -120,6 +120,7 @@ int orr_whatif_run(const struct orr_whatif_plan *p, const struct orr_whatif_cont
 	if (jobs < 1)
 		jobs = 1;
 	w = orr_xcalloc((size_t)jobs, sizeof(*w));
+	w[0].sh = &sh;
 	/* with progress to report, the calling thread watches and every job is a thread */
 	for (int i = progress ? 0 : 1; i < jobs; i++) {
 		w[i].sh = &sh;
@@ -127,7 +128,6 @@ int orr_whatif_run(const struct orr_whatif_plan *p, const struct orr_whatif_cont
 			break;
 		w[i].started = true;
 	}
-	w[0].sh = &sh;
 	if (w[0].started)
 		watch(&sh, progress, progress_data);
 	else

@@ -146,6 +146,12 @@ static const char *coll_name(const struct sy_insn *x)
 		return "_allgather_base";
 	case ORR_COLL_REDUCE_SCATTER:
 		return "_reduce_scatter_base";
+	case ORR_COLL_BROADCAST: /* Megatron's broadcast_data */
+		return "broadcast";
+	case ORR_COLL_REDUCE:
+		return "reduce";
+	case ORR_COLL_ALL_TO_ALL:
+		return "all_to_all";
 	default:
 		return x->stream == SY_SEND_NEXT || x->stream == SY_SEND_PREV ? "send" : "recv";
 	}

@@ -215,6 +215,7 @@ struct orr_mem_sample {
 	int64_t allocated_bytes; /* "Total Allocated": in tensors */
 	int64_t reserved_bytes;  /* "Total Reserved": held by the allocator; -1 unknown */
 	int32_t device;          /* CUDA device index; -1 unknown */
+	uint32_t place;          /* the "[memory]" marker's, into rank->places */
 };
 
 struct orr_coerced {

@@ -30,7 +30,7 @@ enum orr_whatif_why {
 	ORR_WHATIF_HEADS,      /* TP does not divide the heads or the KV groups */
 	ORR_WHATIF_CROSS_NODE, /* TP larger than a node (--allow-cross-node-tp) */
 	ORR_WHATIF_LAYERS,     /* PP x VPP does not divide the layers */
-	ORR_WHATIF_SEQUENCE,   /* 2 x CP does not divide the sequence */
+	ORR_WHATIF_SEQUENCE,   /* 2 x CP, or TP with sequence parallelism, does not divide it */
 	ORR_WHATIF_BATCH,      /* the global batch is not a multiple of DP x micro-batch */
 	ORR_WHATIF_INTERLEAVE, /* interleaved 1F1B: micro-batches not a multiple of PP */
 	ORR_WHATIF_MEMORY,     /* above the GPU's memory */
@@ -57,7 +57,7 @@ const char *orr_whatif_limit_name(enum orr_whatif_limit l);
 
 /*
  * The layouts to sweep.  A list of n 0 (v NULL) is every value that can be valid: TP
- * the powers of two up to the heads (and a node, unless allow_cross_node_tp), PP every
+ * the powers of two up to the heads (past a node refused as cross-node-tp), PP every
  * divisor of the layers, CP 1, VPP every divisor of the layers per stage, micro-batch
  * every divisor of the global batch per DP rank.  Values are tried in the order given.
  */
@@ -88,7 +88,8 @@ struct orr_whatif_plan;
  * recompute tried, in that order of nesting and in the lists' orders.  -EINVAL:
  * gpus_min < 1, gpus_max < gpus_min, a global batch < 1, a list value < 1,
  * gpus_per_node < 1, a base model that is not one (a size below 1), or past 2^40
- * configurations.
+ * configurations; -E2BIG past 2^22 GPU counts x TP x PP x CP (a range of GPU counts too
+ * wide to sweep).
  */
 int orr_whatif_plan_new(const struct orr_whatif_space *s, struct orr_whatif_plan **ret);
 void orr_whatif_plan_free(struct orr_whatif_plan *p);

@@ -93,6 +93,9 @@ def check_csv(j, path):
             fail("CSV memory differs at %d" % r["index"])
         if int(row["pareto"]) != r["pareto"]:
             fail("CSV pareto differs at %d" % r["index"])
+        for k, v in r["breakdown"].items():
+            if int(row[k]) != v:
+                fail("CSV %s differs at %d: %s, JSON %s" % (k, r["index"], row[k], v))
     for row in rows[len(j["ranked"]):]:
         if row["place"] or row["feasible"] != "0" or row["why"] == "feasible":
             fail("a not feasible CSV row is ranked: %s" % row)

@@ -7,7 +7,7 @@
 #   - the Megatron TP=8 job with memory events added to rank 0 (add-memory.py): rank 0's
 #     peak is what was added, the CPU's event is not taken, and the model of the recorded
 #     configuration is orrery estimate's memory of it (its reserve left out)
-#   - a Chrome conversion keeps every sample
+#   - a Chrome conversion of the eight ranks into one file keeps every sample, on its rank
 #   - the report's memory section draws a line per rank
 set -uo pipefail
 
@@ -72,7 +72,8 @@ run summary "$work/mt"
 expect_rc 0
 expect_in out "the peak allocated"
 
-run convert "$work/mt/rank-0.json" -o "$work/back.json"
+# the eight ranks in one Chrome file, read back (split by rank): rank 0 keeps its samples
+run convert "$work/mt" -o "$work/back.json"
 expect_rc 0
 run summary --format=json "$work/back.json"
 expect_rc 0

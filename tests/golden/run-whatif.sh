@@ -41,6 +41,24 @@ for k in ("iteration_ns", "memory_bytes_per_gpu", "fits", "breakdown", "config",
           "tokens_per_s_per_gpu", "mfu", "synthesized", "sources"):
     assert r[k] == e[k], (k, r[k], e[k])
 PY
+	# context parallelism, and TP and PP without sequence parallelism
+	for c in "--cp 2 --tp 1 --pp 1 --dp 1 --micro-batch 1:2:--cp 2 --tp 1 --pp 1" \
+		"--tp 2 --pp 2 --dp 2 --micro-batch 1:8:--tp 2 --pp 2"; do
+		IFS=: read -r layout gpus lists <<<"$c"
+		# shellcheck disable=SC2086 # the options
+		run whatif "${model[@]}" --gpus "$gpus" $lists --vpp 1 --micro-batch 1 --recompute none \
+			--sequence-parallel off --distributed-optimizer off --format=json
+		expect_rc 0
+		cp "$work/out" "$work/w.json"
+		# shellcheck disable=SC2086
+		run estimate "${model[@]}" $layout --recompute none --format=json
+		expect_rc 0
+		python3 -c 'import json,sys
+w, e = (json.load(open(p)) for p in sys.argv[1:])
+r = w["ranked"][0]
+for k in ("iteration_ns", "breakdown", "memory_bytes_per_gpu", "config"):
+    assert r[k] == e[k], (k, r[k], e[k])' "$work/w.json" "$work/out" || fail "whatif differs: $layout"
+	done
 	# from a trace: its recorded configuration, and a change of TP and PP
 	run whatif "$megatron" --gpus 8 --tp 8,2 --pp 1,2 --format=json --top 0
 	expect_rc 0

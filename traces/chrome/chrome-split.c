@@ -285,6 +285,25 @@ static void move_events(struct split *s)
 	}
 }
 
+/* The allocator's samples to their marker's rank, with its peaks. */
+static void move_mems(struct split *s)
+{
+	const struct orr__rank_build *rb = s->rb;
+	const struct orr_mem_sample *m = rb->mems.p;
+
+	for (size_t i = 0; i < rb->mems.n; i++) {
+		struct orr__rank_build *to = rb->parts[s->place_part[m[i].place]];
+		struct orr_mem_sample x = m[i];
+
+		x.place = s->place_index[m[i].place];
+		*(struct orr_mem_sample *)orr__vec_push(&to->mems) = x;
+		if (x.allocated_bytes > to->pub.mem_peak_allocated_bytes)
+			to->pub.mem_peak_allocated_bytes = x.allocated_bytes;
+		if (x.reserved_bytes > to->pub.mem_peak_reserved_bytes)
+			to->pub.mem_peak_reserved_bytes = x.reserved_bytes;
+	}
+}
+
 /* Flows and thread names to their process's rank; flow ids back to correlations. */
 static int move_flows_and_names(struct split *s)
 {
@@ -370,6 +389,7 @@ int orr__chrome_split(struct orr_trace *t, struct orr__rank_build *rb, const cha
 	if ((r = check_parts(&s)) || (r = read_procs(&s)) || (r = move_places(&s)))
 		goto out;
 	move_events(&s);
+	move_mems(&s);
 	if ((r = move_flows_and_names(&s)))
 		goto out;
 	move_skipped(rb);

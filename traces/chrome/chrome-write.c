@@ -315,8 +315,9 @@ static void put_kernel_args(struct chrome *c, const struct orr_kernel_args *k)
 }
 
 /*
- * A "[memory]" marker's totals, as the profiler writes them: the first sample at its
- * time that no other marker took (the samples are in time order).
+ * A "[memory]" marker's totals, as the profiler writes them: the first sample of its
+ * thread at its time that no other marker took (the samples are in time order); none
+ * for a marker of another device (the CPU's).
  */
 static void put_mem_args(struct chrome *c, const struct orr_event *e)
 {
@@ -333,7 +334,8 @@ static void put_mem_args(struct chrome *c, const struct orr_event *e)
 		else
 			hi = mid;
 	}
-	while (lo < r->nmems && r->mems[lo].ts_ns == e->start_ns && c->mem_used[lo])
+	while (lo < r->nmems && r->mems[lo].ts_ns == e->start_ns &&
+	       (c->mem_used[lo] || r->mems[lo].place != e->place))
 		lo++;
 	if (lo == r->nmems || r->mems[lo].ts_ns != e->start_ns)
 		return;

@@ -194,7 +194,7 @@ void kineto_parser::arg(string_view key, ondemand::value v, int kind, raw_args &
 }
 
 /* A "[memory]" event of a CUDA device (PyTorch's DeviceType 1): a sample, and the peaks. */
-void kineto_parser::memory_totals(const raw_args &a, int64_t ts)
+void kineto_parser::memory_totals(const raw_args &a, int64_t ts, uint32_t place)
 {
 	struct orr_rank *r = &rb_->pub;
 
@@ -202,7 +202,7 @@ void kineto_parser::memory_totals(const raw_args &a, int64_t ts)
 		return;
 	*(struct orr_mem_sample *)orr__vec_push(&rb_->mems) = (struct orr_mem_sample){
 		ts, a.mem_allocated, a.mem_reserved < 0 ? -1 : a.mem_reserved,
-		a.mem_device >= 0 && a.mem_device <= INT32_MAX ? (int32_t)a.mem_device : -1
+		a.mem_device >= 0 && a.mem_device <= INT32_MAX ? (int32_t)a.mem_device : -1, place
 	};
 	if (a.mem_allocated > r->mem_peak_allocated_bytes)
 		r->mem_peak_allocated_bytes = a.mem_allocated;

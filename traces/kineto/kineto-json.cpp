@@ -455,9 +455,6 @@ void kineto_parser::store(raw_event &e)
 	if (!e.args_done)
 		args(e.args, kind, a);
 
-	if (kind == ORR_EVENT_MARKER && e.name == "[memory]")
-		memory_totals(a, e.ts);
-
 	struct orr_event ev = {};
 	ev.start_ns = e.ts;
 	ev.dur_ns = kind == ORR_EVENT_MARKER ? 0 : e.dur;
@@ -482,6 +479,8 @@ void kineto_parser::store(raw_event &e)
 	}
 	if (rb_->places.n > limits_->max[ORR__LIMIT_PLACES])
 		throw limit_hit{ ORR__LIMIT_PLACES };
+	if (kind == ORR_EVENT_MARKER && e.name == "[memory]")
+		memory_totals(a, e.ts, ev.place);
 	if (rb_->events.n >= limits_->max[ORR__LIMIT_EVENTS])
 		throw limit_hit{ ORR__LIMIT_EVENTS };
 	if (kind == ORR_EVENT_RUNTIME || kind == ORR_EVENT_DRIVER) {

@@ -143,7 +143,7 @@ private:
 	bool launch_count(ondemand::value v, uint32_t *ret);
 	void input_types(ondemand::value v, raw_args &a);
 	void coll_field(string_view key, ondemand::value v, raw_args &a);
-	void memory_totals(const raw_args &a, int64_t ts);
+	void memory_totals(const raw_args &a, int64_t ts, uint32_t place);
 	void members(ondemand::value v, uint32_t *first, uint32_t *n);
 	void distributed_info(ondemand::object obj);
 	void device_properties(ondemand::array arr);
