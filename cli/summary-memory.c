@@ -122,13 +122,15 @@ void summary_memory_text(const struct summary *s)
 	       "in step", "peak reserved", "model of the recorded configuration");
 	for (size_t i = 0; i < s->nmem; i++) {
 		const struct sum_mem *m = &s->mem[i];
-		char step[24] = "-";
+		char step[24] = "-", reserved[24] = "-";
 
 		if (m->peak_allocated_step >= 0)
 			snprintf(step, sizeof(step), "%lld", (long long)m->peak_allocated_step);
-		printf("  %5d %6d %8zu %13.2f %8s %13.2f ", m->rank, m->device, m->samples,
-		       (double)m->peak_allocated / GIB, step,
-		       m->peak_reserved >= 0 ? (double)m->peak_reserved / GIB : NAN);
+		if (m->peak_reserved >= 0)
+			snprintf(reserved, sizeof(reserved), "%.2f",
+				 (double)m->peak_reserved / GIB);
+		printf("  %5d %6d %8zu %13.2f %8s %13s ", m->rank, m->device, m->samples,
+		       (double)m->peak_allocated / GIB, step, reserved);
 		if (isfinite(m->model_bytes))
 			printf("%.2f GiB (model state %.2f, activations %.2f): %.2fx the peak "
 			       "allocated\n",
@@ -166,7 +168,8 @@ void summary_memory_json(struct json_out *j, const struct summary *s)
 			json_int(j, "peak_allocated_step", m->peak_allocated_step);
 		else
 			json_str(j, "peak_allocated_step", NULL);
-		json_int(j, "peak_reserved_bytes", m->peak_reserved);
+		json_bytes(j, "peak_reserved_bytes",
+			   m->peak_reserved >= 0 ? m->peak_reserved : NAN);
 		json_bytes(j, "model_bytes", m->model_bytes);
 		json_bytes(j, "model_state_bytes", m->model_state_bytes);
 		json_bytes(j, "model_activation_bytes", m->model_activation_bytes);
