@@ -169,7 +169,7 @@ void summary_memory_json(struct json_out *j, const struct summary *s)
 		else
 			json_str(j, "peak_allocated_step", NULL);
 		json_bytes(j, "peak_reserved_bytes",
-			   m->peak_reserved >= 0 ? m->peak_reserved : NAN);
+			   m->peak_reserved >= 0 ? (double)m->peak_reserved : NAN);
 		json_bytes(j, "model_bytes", m->model_bytes);
 		json_bytes(j, "model_state_bytes", m->model_state_bytes);
 		json_bytes(j, "model_activation_bytes", m->model_activation_bytes);
