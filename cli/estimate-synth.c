@@ -15,22 +15,6 @@
 
 /* ---- what an estimate gives ---- */
 
-/*
- * Model FLOPs of a step (Narayanan et al., SC'21, eq. 3): per pass 24·B·s·L·h²·(1 +
- * s/(6h)) + 2·B·s·h·V for B sequences; training is three passes (forward, and a
- * backward of two), four with full recompute.
- */
-static double model_flops(const struct orr_train_config *c, bool forward_only)
-{
-	double B = (double)(c->micro_batch * c->micro_batches * c->dp), s = (double)c->seq;
-	double h = (double)c->hidden, L = (double)c->layers, V = (double)c->vocab;
-	double pass = 24 * B * s * L * h * h * (1 + s / (6 * h)) + 2 * B * s * h * V;
-
-	if (forward_only)
-		return pass;
-	return pass * (c->recompute == ORR_RECOMPUTE_FULL ? 4 : 3);
-}
-
 void cli_estimate_rates(struct cli_estimate *e)
 {
 	const struct orr_train_config *c = &e->to;
@@ -39,7 +23,7 @@ void cli_estimate_rates(struct cli_estimate *e)
 
 	e->tokens_per_s_per_gpu =
 		(double)(c->micro_batch * c->micro_batches * c->dp * c->seq) / sec / gpus;
-	e->mfu = peak > 0 ? model_flops(c, e->forward_only) / (sec * gpus * peak) : NAN;
+	e->mfu = peak > 0 ? orr_train_model_flops(c, e->forward_only) / (sec * gpus * peak) : NAN;
 }
 
 void cli_estimate_scale(const struct orr_breakdown *b, double f, struct orr_breakdown *ret)

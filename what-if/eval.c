@@ -27,22 +27,6 @@ const char *orr_whatif_limit_name(enum orr_whatif_limit l)
 }
 
 /*
- * Model FLOPs of a step (Narayanan et al., SC'21, eq. 3): per pass 24·B·s·L·h²·(1 +
- * s/(6h)) + 2·B·s·h·V for B sequences; training is three passes (forward, and a
- * backward of two), four with full recompute.
- */
-double orr_whatif_model_flops(const struct orr_train_config *c, bool forward_only)
-{
-	double B = (double)(c->micro_batch * c->micro_batches * c->dp), s = (double)c->seq;
-	double h = (double)c->hidden, L = (double)c->layers, V = (double)c->vocab;
-	double pass = 24 * B * s * L * h * h * (1 + s / (6 * h)) + 2 * B * s * h * V;
-
-	if (forward_only)
-		return pass;
-	return pass * (c->recompute == ORR_RECOMPUTE_FULL ? 4 : 3);
-}
-
-/*
  * The step's parts on the first stage, as `orrery estimate --format=json` reports them:
  * compute (alone or under communication), the bubble (a stage waits for its neighbours
  * on its receives, so it is counted out of its exposed communication, and no more than
@@ -80,7 +64,7 @@ static void rates(const struct orr_whatif_context *x, struct orr_whatif_result *
 
 	r->tokens_per_s_per_gpu = (double)(c->micro_batch * c->micro_batches * c->dp * c->seq) /
 				  sec / (double)r->gpus;
-	r->mfu = peak > 0 ? orr_whatif_model_flops(c, x->forward_only) / (sec * r->gpus * peak)
+	r->mfu = peak > 0 ? orr_train_model_flops(c, x->forward_only) / (sec * r->gpus * peak)
 			  : NAN;
 }
 

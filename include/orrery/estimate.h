@@ -88,6 +88,11 @@ int orr_memory_estimate(const struct orr_train_config *c, const struct orr_gpu_s
  * them (no biases, no position embeddings); NAN when orr_memory_estimate() would refuse c.
  */
 double orr_train_params(const struct orr_train_config *c);
+/*
+ * FLOPs of c's step as Narayanan et al. (SC'21, eq. 3) count them, what MFU is measured
+ * against: a forward pass and a backward of two, a fourth pass with full recompute.
+ */
+double orr_train_model_flops(const struct orr_train_config *c, bool forward_only);
 
 /* ---- a traced configuration, and GEMMs re-shaped for another (estimator/reshape.c) ---- */
 

@@ -191,9 +191,6 @@ void orr_whatif_rank(const struct orr_whatif_result *v, size_t n, enum orr_whati
  */
 void orr_whatif_pareto(const struct orr_whatif_result *v, size_t n, size_t **ret, size_t *ret_n);
 
-/* Model FLOPs of c's step (Narayanan et al., SC'21, eq. 3; four passes with full recompute). */
-double orr_whatif_model_flops(const struct orr_train_config *c, bool forward_only);
-
 #ifdef __cplusplus
 }
 #endif
