@@ -80,6 +80,8 @@ check-format:
 bench: build
 	bash bench/run.sh
 	bash bench/whatif-accuracy.sh
+	bash bench/whatif-ranking.sh
+	bash bench/whatif-speed.sh
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(FUZZ_DIR)
