@@ -52,6 +52,11 @@ static int from_trace(const struct cli_whatif_options *o, struct inputs *in, str
 	w->base = in->b.e;
 	w->have_trace = true;
 	in->base = in->b.e.to;
+	/* the switches as recorded (what auto keeps), unless the options turn them on */
+	in->base.sequence_parallel = in->b.e.from.sequence_parallel;
+	in->base.distributed_optimizer = in->b.e.from.distributed_optimizer;
+	in->base.fully_sharded = in->b.e.from.fully_sharded || o->est.fsdp;
+	in->base.overlap_grad_reduce = in->b.e.from.overlap_grad_reduce || o->est.overlap_grad;
 	in->global_batch =
 		o->est.global_batch
 			? o->est.global_batch
@@ -167,7 +172,10 @@ static bool show_progress(const struct cli_whatif_options *o, int rank)
 	return o->progress == 1 || (o->progress < 0 && isatty(STDERR_FILENO));
 }
 
-/* The recorded configuration among the results: its layout, micro-batch and recompute. */
+/*
+ * The recorded configuration among the results: its model (unless the options changed
+ * it: then none is), layout, micro-batch and recompute.
+ */
 static size_t find_recorded(const struct cli_layouts *w)
 {
 	const struct orr_train_config *a = &w->base.from;
@@ -175,7 +183,10 @@ static size_t find_recorded(const struct cli_layouts *w)
 	for (size_t i = 0; w->have_trace && i < w->n; i++) {
 		const struct orr_train_config *b = &w->v[i].c;
 
-		if (a->tp == b->tp && a->pp == b->pp && a->dp == b->dp && a->cp == b->cp &&
+		if (a->layers == b->layers && a->hidden == b->hidden && a->heads == b->heads &&
+		    a->kv_groups == b->kv_groups && a->ffn == b->ffn && a->seq == b->seq &&
+		    a->precision == b->precision && a->flash_attention == b->flash_attention &&
+		    a->tp == b->tp && a->pp == b->pp && a->dp == b->dp && a->cp == b->cp &&
 		    a->vpp == b->vpp && a->micro_batch == b->micro_batch &&
 		    a->micro_batches == b->micro_batches && a->recompute == b->recompute &&
 		    a->sequence_parallel == b->sequence_parallel &&
