@@ -430,6 +430,37 @@ static void memory(FILE *f, const struct summary *s)
 	}
 }
 
+#define MAX_COUNTER_CHARTS 12
+
+/* Each counter series as a line over the capture (the first MAX_COUNTER_CHARTS). */
+static void counters(FILE *f, const struct summary *s)
+{
+	const struct orr_trace *t = orr_graph_trace(s->g);
+
+	if (!s->ncounters)
+		return;
+	fputs("<h2 id=\"counters\">Counters</h2>\n", f);
+	if (s->ncounters > MAX_COUNTER_CHARTS)
+		fprintf(f,
+			"<p class=\"note\">The first %d of %zu series (orrery summary lists "
+			"them all).</p>\n",
+			MAX_COUNTER_CHARTS, s->ncounters);
+	for (size_t i = 0; i < s->ncounters && i < MAX_COUNTER_CHARTS; i++) {
+		const struct sum_counter *c = &s->counters[i];
+		char name[256];
+		struct html_line l = { c->bins, "#009E73", name };
+
+		snprintf(name, sizeof(name), "rank %d %s: %s", c->rank, orr_trace_str(t, c->name),
+			 orr_trace_str(t, c->series));
+		fputs("<p class=\"note\">", f);
+		html_text(f, name);
+		fprintf(f, ": %zu samples, min %.4g, mean %.4g, max %.4g.</p>\n", c->samples,
+			c->min, c->mean, c->max);
+		html_lines(f, &l, 1, SUM_MEM_BINS, (double)c->bin_ns * SUM_MEM_BINS / 1e6, WIDTH,
+			   "ms", "");
+	}
+}
+
 static void collectives(FILE *f, const struct summary *s)
 {
 	char algo[32];
@@ -576,6 +607,7 @@ static void page(FILE *f, const struct options *o, const struct orr_replay *r,
 	      "Top framework ops by CPU self time, all ranks");
 	collectives(f, &s);
 	memory(f, &s);
+	counters(f, &s);
 	if (rb)
 		diff(f, o, r, rb);
 	if (w)

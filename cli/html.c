@@ -179,7 +179,7 @@ void html_lines(FILE *f, const struct html_line *lines, size_t n, size_t npoints
 		for (size_t k = 0; k < npoints; k++)
 			fprintf(f, "%s%.1f,%.1f", k ? " " : "",
 				left + (double)k / (double)(npoints - 1) * plot_w,
-				8 + plot_h - lines[i].y[k] / ymax * plot_h);
+				8 + plot_h - fmax(0, lines[i].y[k]) / ymax * plot_h);
 		fputs("\"><title>", f);
 		html_text(f, lines[i].name);
 		fputs("</title></polyline>\n", f);

@@ -49,8 +49,8 @@ void html_timeline(FILE *f, const struct html_span *s, size_t n, double total, i
 
 /*
  * Lines over npoints evenly spaced x values from 0 to xmax, each with its name as a
- * tooltip, scaled to the largest y; an SVG of width px and 160 px high, with y and x
- * ticks in yunit and xunit.
+ * tooltip, scaled to the largest y (values below 0 drawn at 0); an SVG of width px and
+ * 160 px high, with y and x ticks in yunit and xunit.
  */
 struct html_line {
 	const double *y;

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * orrery summary's memory (docs/orrery-summary.md, "Memory"): each rank's CUDA caching
+ * orrery summary's memory and counters (docs/orrery-summary.md, "Memory", "Counters"):
+ * each rank's counter series (the trace's counter events: min, mean, max, a timeline),
+ * and its CUDA caching
  * allocator over the capture, from the profiler's "[memory]" events (profile_memory=True):
  * its peaks, when they happen, a timeline of bins, and the peak against the estimator's
  * memory model of the configuration the trace recorded, when it holds a transformer.
@@ -100,12 +102,61 @@ static void rank_memory(const struct summary *s, size_t k, struct sum_mem *m)
 	model(s, k, m);
 }
 
+/* One series, v[0..n) (in time order): its statistics and bins. */
+static void counter_series(const struct orr_counter_sample *v, size_t n, struct sum_counter *c)
+{
+	int64_t span = v[n - 1].ts_ns - v[0].ts_ns;
+	double last = v[0].value, sum = 0;
+	size_t k = 0;
+
+	c->name = v[0].name;
+	c->series = v[0].series;
+	c->samples = n;
+	c->min = c->max = v[0].value;
+	for (size_t i = 0; i < n; i++) {
+		c->min = fmin(c->min, v[i].value);
+		c->max = fmax(c->max, v[i].value);
+		sum += v[i].value;
+	}
+	c->mean = sum / (double)n;
+	c->t0_ns = v[0].ts_ns;
+	c->bin_ns = span > 0 ? (span + SUM_MEM_BINS - 1) / SUM_MEM_BINS : 1;
+	for (size_t b = 0; b < SUM_MEM_BINS; b++) {
+		int64_t end = c->t0_ns + (int64_t)(b + 1) * c->bin_ns;
+		double top = -INFINITY;
+
+		for (; k < n && (v[k].ts_ns < end || b + 1 == SUM_MEM_BINS); k++) {
+			last = v[k].value;
+			top = fmax(top, last);
+		}
+		c->bins[b] = isfinite(top) ? top : last;
+	}
+}
+
+/* A rank's counter series: its samples are sorted by name, series and time. */
+static void rank_counters(struct summary *s, const struct orr_rank *r)
+{
+	for (size_t i = 0, j; i < r->ncounters; i = j) {
+		for (j = i + 1; j < r->ncounters && r->counters[j].name == r->counters[i].name &&
+				r->counters[j].series == r->counters[i].series;
+		     j++)
+			;
+		s->counters = orr_xrealloc(s->counters, (s->ncounters + 1) * sizeof(*s->counters));
+		memset(&s->counters[s->ncounters], 0, sizeof(*s->counters));
+		s->counters[s->ncounters].rank = r->rank;
+		counter_series(&r->counters[i], j - i, &s->counters[s->ncounters++]);
+	}
+}
+
 void summary_memory(struct summary *s, const struct cli_select *sel)
 {
 	for (size_t k = 0; k < s->nranks; k++) {
 		const struct orr_rank *r = orr_graph_get_rank(s->g, k)->rank;
 
-		if (!r->nmems || !cli_selected_rank(sel, r->rank))
+		if (!cli_selected_rank(sel, r->rank))
+			continue;
+		rank_counters(s, r);
+		if (!r->nmems)
 			continue;
 		s->mem = orr_xrealloc(s->mem, (s->nmem + 1) * sizeof(*s->mem));
 		memset(&s->mem[s->nmem], 0, sizeof(*s->mem));
@@ -113,8 +164,59 @@ void summary_memory(struct summary *s, const struct cli_select *sel)
 	}
 }
 
+static const char *interned(const struct summary *s, uint32_t id)
+{
+	return orr_trace_str(orr_graph_trace(s->g), id);
+}
+
+static void counters_text(const struct summary *s)
+{
+	if (!s->ncounters)
+		return;
+	printf("\ncounters (the trace's counter events)\n  %5s %8s %12s %12s %12s  %s\n", "rank",
+	       "samples", "min", "mean", "max", "counter: series");
+	for (size_t i = 0; i < s->ncounters; i++) {
+		const struct sum_counter *c = &s->counters[i];
+
+		printf("  %5d %8zu %12.4g %12.4g %12.4g  ", c->rank, c->samples, c->min, c->mean,
+		       c->max);
+		fputs(cli_text(interned(s, c->name)), stdout);
+		fputs(": ", stdout);
+		fputs(cli_text(interned(s, c->series)), stdout);
+		fputc('\n', stdout);
+	}
+}
+
+static void counters_json(struct json_out *j, const struct summary *s)
+{
+	json_array(j, "counters");
+	for (size_t i = 0; i < s->ncounters; i++) {
+		const struct sum_counter *c = &s->counters[i];
+
+		json_object(j, NULL);
+		json_int(j, "rank", c->rank);
+		json_str(j, "name", interned(s, c->name));
+		json_str(j, "series", interned(s, c->series));
+		json_int(j, "samples", (int64_t)c->samples);
+		json_double_exact(j, "min", c->min);
+		json_double_exact(j, "mean", c->mean);
+		json_double_exact(j, "max", c->max);
+		json_object(j, "timeline");
+		json_int(j, "t0_ns", c->t0_ns);
+		json_int(j, "bin_ns", c->bin_ns);
+		json_array(j, "values");
+		for (size_t b = 0; b < SUM_MEM_BINS; b++)
+			json_double_exact(j, NULL, c->bins[b]);
+		json_close_array(j);
+		json_close_object(j);
+		json_close_object(j);
+	}
+	json_close_array(j);
+}
+
 void summary_memory_text(const struct summary *s)
 {
+	counters_text(s);
 	if (!s->nmem)
 		return;
 	printf("\nmemory of the CUDA caching allocator (the trace's [memory] events)\n");
@@ -154,6 +256,7 @@ static void json_bytes(struct json_out *j, const char *key, double v)
 
 void summary_memory_json(struct json_out *j, const struct summary *s)
 {
+	counters_json(j, s);
 	json_array(j, "memory");
 	for (size_t i = 0; i < s->nmem; i++) {
 		const struct sum_mem *m = &s->mem[i];

@@ -446,6 +446,7 @@ void summary_release(struct summary *s)
 	free(s->stream_idle);
 	free(s->shorts);
 	free(s->mem);
+	free(s->counters);
 	for (size_t c = 0; c < SUM_CLASSES; c++)
 		free(s->delays[c].ns);
 	*s = (struct summary){ 0 };

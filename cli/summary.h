@@ -94,6 +94,16 @@ struct sum_mem {
 	const char *model_missing; /* what the structure lacks; NULL */
 };
 
+/* A counter series of a rank over the capture (cli/summary-memory.c). */
+struct sum_counter {
+	int32_t rank;
+	uint32_t name, series; /* interned in the trace */
+	size_t samples;
+	double min, max, mean;
+	int64_t t0_ns, bin_ns;
+	double bins[SUM_MEM_BINS]; /* each bin's largest value; the last before it in none */
+};
+
 struct summary {
 	const char *path;
 	const struct orr_graph *g;
@@ -115,6 +125,8 @@ struct summary {
 	size_t nshorts, cap_shorts;
 	struct sum_mem *mem; /* ranks with memory samples */
 	size_t nmem;
+	struct sum_counter *counters; /* every rank's series */
+	size_t ncounters;
 };
 
 struct cli_select;
@@ -146,7 +158,7 @@ size_t summary_kernel_class(const struct orr_graph *g, uint32_t t);
 const char *summary_class_name(size_t c);
 struct json_out;
 void summary_idle_text(const struct summary *s);
-/* Memory (cli/summary-memory.c): gathered for the selected ranks that have samples. */
+/* Memory and counters (cli/summary-memory.c): gathered for the selected ranks that have them. */
 void summary_memory(struct summary *s, const struct cli_select *sel);
 void summary_memory_text(const struct summary *s);
 void summary_memory_json(struct json_out *j, const struct summary *s);

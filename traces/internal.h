@@ -113,7 +113,7 @@ struct orr__rank_build {
 	uint32_t last_place; /* lookup cache */
 	struct orr__index place_index, skipped_index;
 	struct orr__vec places, events, ops, inputs, dims, kernels, copies, syncs, colls, members,
-		comms, devices, skipped, coerced, mems, flows, metas;
+		comms, devices, skipped, coerced, mems, counters, flows, metas;
 	bool gpu_device_arg; /* a GPU event named its device in args */
 	/* The ranks a file with several declares ("orreryRanks"), owned until split. */
 	struct orr__rank_build **parts;
@@ -122,7 +122,7 @@ struct orr__rank_build {
 
 /* Sizes of every table, to undo a partly parsed window. */
 struct orr__mark {
-	size_t n[17];
+	size_t n[18];
 };
 
 void orr__rank_mark(const struct orr__rank_build *rb, struct orr__mark *m);

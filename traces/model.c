@@ -32,15 +32,15 @@ void *orr__vec_extend(struct orr__vec *v, size_t n)
 	return e;
 }
 
-/* The 17 tables are declared together, places first and metas last: walk them as one array. */
+/* The 18 tables are declared together, places first and metas last: walk them as one array. */
 _Static_assert(offsetof(struct orr__rank_build, metas) - offsetof(struct orr__rank_build, places) ==
-		       16 * sizeof(struct orr__vec),
+		       17 * sizeof(struct orr__vec),
 	       "struct orr__rank_build: the tables must be contiguous");
-_Static_assert(sizeof(((struct orr__mark *)0)->n) == 17 * sizeof(size_t), "a mark per table");
+_Static_assert(sizeof(((struct orr__mark *)0)->n) == 18 * sizeof(size_t), "a mark per table");
 
 static struct orr__vec *tables(struct orr__rank_build *rb, size_t *ret_n)
 {
-	*ret_n = 17;
+	*ret_n = 18;
 	return &rb->places;
 }
 
@@ -248,6 +248,7 @@ static struct orr__rank_build *rank_alloc(uint32_t source)
 	rb->skipped.elem = sizeof(struct orr_skipped);
 	rb->coerced.elem = sizeof(struct orr_coerced);
 	rb->mems.elem = sizeof(struct orr_mem_sample);
+	rb->counters.elem = sizeof(struct orr_counter_sample);
 	rb->flows.elem = sizeof(struct orr__flow);
 	rb->metas.elem = sizeof(struct orr__meta);
 	return rb;
@@ -576,6 +577,7 @@ static void make_views(struct orr__rank_build *rb)
 	VIEW(skipped, rb->skipped, struct orr_skipped);
 	VIEW(coerced, rb->coerced, struct orr_coerced);
 	VIEW(mems, rb->mems, struct orr_mem_sample);
+	VIEW(counters, rb->counters, struct orr_counter_sample);
 	VIEW(collectives, rb->colls, struct orr_collective);
 }
 

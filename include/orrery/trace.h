@@ -218,6 +218,18 @@ struct orr_mem_sample {
 	uint32_t place;          /* the "[memory]" marker's, into rank->places */
 };
 
+/*
+ * A counter's value at a time: a Chrome trace-event counter ("ph": "C", e.g. GPU
+ * metrics), one sample per series (args key) of the event.
+ */
+struct orr_counter_sample {
+	int64_t ts_ns;
+	double value;
+	uint32_t name;   /* interned: the event's name */
+	uint32_t series; /* interned: the args key */
+	uint32_t place;  /* the event's process (and thread), into rank->places */
+};
+
 struct orr_coerced {
 	uint32_t key; /* interned args key, e.g. "stream" */
 	uint32_t how; /* enum orr_coercion */
@@ -284,6 +296,9 @@ struct orr_rank {
 	/* Those events' totals one by one, in time order (the peaks are their maxima). */
 	const struct orr_mem_sample *mems;
 	size_t nmems;
+	/* Counter samples, by name, series and time. */
+	const struct orr_counter_sample *counters;
+	size_t ncounters;
 	bool truncated; /* the file was cut short: the events of its complete frames only */
 	/* The PyTorch execution trace of this rank's step, linked to its ops; NULL if none. */
 	const struct orr_et *et;

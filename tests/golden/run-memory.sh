@@ -1,12 +1,14 @@
 #!/bin/bash
-# Memory in orrery summary and orrery report (suite golden), from the source root:
+# Memory and counters in orrery summary and orrery report (suite golden), from the source
+# root:
 #
 #   - HTA's DDP trace (26,770 "[memory]" events of its CUDA device): the summary's
 #     samples and peaks are those of the file's events, counted here with Python, and
 #     its timeline's bins never exceed the peaks; no model (not a transformer)
-#   - the Megatron TP=8 job with memory events added to rank 0 (add-memory.py): rank 0's
-#     peak is what was added, the CPU's event is not taken, and the model of the recorded
-#     configuration is orrery estimate's memory of it (its reserve left out)
+#   - the Megatron TP=8 job with memory and counter events added to rank 0
+#     (add-memory.py): rank 0's peak is what was added, the CPU's event is not taken, the
+#     model of the recorded configuration is orrery estimate's memory of it (its reserve
+#     left out), each counter series has the samples, min, mean and max added
 #   - a Chrome conversion of the eight ranks into one file keeps every sample, on its rank
 #   - the report's memory section draws a line per rank
 set -uo pipefail
@@ -68,9 +70,22 @@ want = e["memory_bytes_per_gpu"] - e["memory_reserve_bytes"]
 assert abs(m["model_bytes"] - want) <= 1, (m["model_bytes"], want)
 assert abs(m["model_state_bytes"] + m["model_activation_bytes"] - m["model_bytes"]) <= 1
 PY
+python3 - "$work/mt.json" <<'PY' || fail "Megatron with counters: summary"
+import json, sys
+c = {(x["name"], x["series"]): x for x in json.load(open(sys.argv[1]))["counters"]}
+assert set(c) == {("GPU metrics", "SM active"), ("GPU metrics", "DRAM bandwidth"),
+                  ("clock", "MHz")}, sorted(c)  # the string arg is no series
+sm, dram = c[("GPU metrics", "SM active")], c[("GPU metrics", "DRAM bandwidth")]
+assert all(x["samples"] == 101 and x["rank"] == 0 for x in c.values())
+assert (sm["min"], sm["max"]) == (0, 6) and abs(sm["mean"] - sum(i % 7 for i in range(101)) / 101) < 1e-12
+assert (dram["min"], dram["max"], dram["mean"]) == (0, 1000, 500)
+assert c[("clock", "MHz")]["timeline"]["values"] == [1410] * 200
+assert max(dram["timeline"]["values"]) == 1000
+PY
 run summary "$work/mt"
 expect_rc 0
 expect_in out "the peak allocated"
+expect_in out "GPU metrics: DRAM bandwidth"
 
 # the eight ranks in one Chrome file, read back (split by rank): rank 0 keeps its samples
 run convert "$work/mt" -o "$work/back.json"
@@ -81,10 +96,14 @@ python3 -c 'import json,sys
 a, b = (json.load(open(p))["memory"][0] for p in sys.argv[1:])
 for k in ("samples", "peak_allocated_bytes", "peak_reserved_bytes", "timeline"):
     assert a[k] == b[k], k' "$work/mt.json" "$work/out" || fail "the Chrome conversion lost memory"
+python3 -c 'import json,sys
+a, b = (json.load(open(p))["counters"] for p in sys.argv[1:])
+assert a == b, (a[:1], b[:1])' "$work/mt.json" "$work/out" || fail "the Chrome conversion lost counters"
 
 run report -o "$work/page.html" "$work/mt"
 expect_rc 0
 python3 "$golden/check-report.py" "$work/page.html" || fail "report: bad page"
 grep -q '<h2 id="memory">' "$work/page.html" || fail "report: no memory section"
-[[ $(grep -c "<polyline" "$work/page.html") -ge 2 ]] || fail "report: no memory lines"
+grep -q '<h2 id="counters">' "$work/page.html" || fail "report: no counters section"
+[[ $(grep -c "<polyline" "$work/page.html") -ge 5 ]] || fail "report: no memory or counter lines"
 exit 0

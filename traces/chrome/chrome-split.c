@@ -304,6 +304,21 @@ static void move_mems(struct split *s)
 	}
 }
 
+/* Counter samples to their process's rank (their order kept). */
+static void move_counters(struct split *s)
+{
+	const struct orr__rank_build *rb = s->rb;
+	const struct orr_counter_sample *c = rb->counters.p;
+
+	for (size_t i = 0; i < rb->counters.n; i++) {
+		struct orr_counter_sample x = c[i];
+
+		x.place = s->place_index[c[i].place];
+		*(struct orr_counter_sample *)orr__vec_push(
+			&rb->parts[s->place_part[c[i].place]]->counters) = x;
+	}
+}
+
 /* Flows and thread names to their process's rank; flow ids back to correlations. */
 static int move_flows_and_names(struct split *s)
 {
@@ -390,6 +405,7 @@ int orr__chrome_split(struct orr_trace *t, struct orr__rank_build *rb, const cha
 		goto out;
 	move_events(&s);
 	move_mems(&s);
+	move_counters(&s);
 	if ((r = move_flows_and_names(&s)))
 		goto out;
 	move_skipped(rb);

@@ -624,6 +624,26 @@ static void put_events(struct chrome *c)
 	free(first);
 }
 
+/* Counter samples, one "C" event each: the counter's name, its series as the args key. */
+static void put_counters(struct chrome *c)
+{
+	const struct orr_rank *r = c->r;
+
+	for (size_t i = 0; i < r->ncounters; i++) {
+		const struct orr_counter_sample *x = &r->counters[i];
+
+		next_event(c);
+		fputs("{\"ph\":\"C\",\"name\":", c->f);
+		orr__json_string(c->f, str(c, x->name));
+		fprintf(c->f, ",\"pid\":%lld,\"tid\":%lld", (long long)c->wpid[x->place],
+			(long long)r->places[x->place].tid);
+		orr__json_us(c->f, "ts", x->ts_ns - c->base_ns);
+		fputs(",\"args\":{", c->f);
+		orr__json_string(c->f, str(c, x->series));
+		fprintf(c->f, ":%.17g}}", x->value);
+	}
+}
+
 static void put_rank(struct chrome *c, const struct orr_rank *r, size_t k)
 {
 	struct corr_set *sets[] = { &c->launches, &c->tasks, &c->records, &c->awaited };
@@ -634,6 +654,7 @@ static void put_rank(struct chrome *c, const struct orr_rank *r, size_t k)
 	collect(c);
 	put_places(c);
 	put_events(c);
+	put_counters(c);
 	free(c->mem_used);
 	c->mem_used = NULL;
 	for (size_t i = 0; i < 4; i++) {

@@ -4,6 +4,8 @@
  * collective's record, the allocator's totals) and the file's top-level metadata
  * (distributedInfo, deviceProperties, the ranks a file of several declares).
  */
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -137,8 +139,24 @@ void kineto_parser::set_int32(ondemand::value v, string_view key, int32_t *ret)
 		*ret = (int32_t)x;
 }
 
+/* A counter event's series: every numeric arg (a string or null one is not a value). */
+static void counter_arg(string_view key, ondemand::value v, raw_args &a)
+{
+	double x;
+
+	if (a.nseries == MAX_SERIES || v.type() != ondemand::json_type::number ||
+	    v.get_double().get(x) != SUCCESS || !std::isfinite(x))
+		return;
+	a.series[a.nseries] = key;
+	a.value[a.nseries++] = x;
+}
+
 void kineto_parser::arg(string_view key, ondemand::value v, int kind, raw_args &a)
 {
+	if (kind == KIND_COUNTER) {
+		counter_arg(key, v, a);
+		return;
+	}
 	if (key == "External id" || key == "external id") /* the latter: PyTorch 1.8-1.10 */
 		set_int(v, key, &a.external_id);
 	else if (key == "correlation")
@@ -208,6 +226,58 @@ void kineto_parser::memory_totals(const raw_args &a, int64_t ts, uint32_t place)
 		r->mem_peak_allocated_bytes = a.mem_allocated;
 	if (a.mem_reserved > r->mem_peak_reserved_bytes)
 		r->mem_peak_reserved_bytes = a.mem_reserved;
+}
+
+/* A counter event ("ph": "C"): a sample per series, on its process's (and thread's) place. */
+void kineto_parser::counter(raw_event &e)
+{
+	uint32_t place;
+
+	if (!e.has_ts || !e.pid.numeric)
+		throw bad_event{ "counter event without numeric 'ts' and 'pid'" };
+	if (!e.args_done)
+		args(e.args, KIND_COUNTER, e.a);
+	place = orr__place(rb_, ORR_PLACE_THREAD, e.pid.value, e.tid.numeric ? e.tid.value : 0, -1);
+	if (rb_->places.n > limits_->max[ORR__LIMIT_PLACES])
+		throw limit_hit{ ORR__LIMIT_PLACES };
+	for (size_t i = 0; i < e.a.nseries; i++) {
+		if (rb_->counters.n >= limits_->max[ORR__LIMIT_EVENTS])
+			throw limit_hit{ ORR__LIMIT_EVENTS };
+		*(struct orr_counter_sample *)orr__vec_push(&rb_->counters) =
+			(struct orr_counter_sample){ e.ts, e.a.value[i], intern(e.name),
+						     intern(e.a.series[i]), place };
+	}
+}
+
+int kineto_parser::finish_samples(bool base)
+{
+	auto *m = (struct orr_mem_sample *)rb_->mems.p;
+	auto *c = (struct orr_counter_sample *)rb_->counters.p;
+	int64_t b = rb_->pub.base_time_ns;
+
+	for (size_t i = 0; base && i < rb_->mems.n; i++)
+		if (__builtin_add_overflow(m[i].ts_ns, b, &m[i].ts_ns))
+			return fail(ORR_EMALFORMED, -1, -1,
+				    "'baseTimeNanoseconds' + 'ts' out of range");
+	for (size_t i = 0; base && i < rb_->counters.n; i++)
+		if (__builtin_add_overflow(c[i].ts_ns, b, &c[i].ts_ns))
+			return fail(ORR_EMALFORMED, -1, -1,
+				    "'baseTimeNanoseconds' + 'ts' out of range");
+	/* a stable sort keeps equal times as read */
+	std::stable_sort(m, m + rb_->mems.n,
+			 [](const struct orr_mem_sample &x, const struct orr_mem_sample &y) {
+				 return x.ts_ns < y.ts_ns;
+			 });
+	std::stable_sort(c, c + rb_->counters.n,
+			 [](const struct orr_counter_sample &x,
+			    const struct orr_counter_sample &y) {
+				 if (x.name != y.name)
+					 return x.name < y.name;
+				 if (x.series != y.series)
+					 return x.series < y.series;
+				 return x.ts_ns < y.ts_ns;
+			 });
+	return 0;
 }
 
 /* Input i of the op being read, created (with those before it) on first use. */

@@ -23,7 +23,6 @@
  * them (its "orreryRanks" into rank builds of their own, process_name's rank, pid and
  * device), which traces/chrome/chrome-split.c then splits.
  */
-#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -174,6 +173,8 @@ loose_id get_loose_id(ondemand::value v)
 
 ph parse_ph(string_view s)
 {
+	if (s == "C")
+		return ph::counter;
 	if (s == "X")
 		return ph::complete;
 	if (s == "i" || s == "I")
@@ -367,9 +368,13 @@ void kineto_parser::event_field(string_view key, ondemand::value v, raw_event &e
  */
 void kineto_parser::event_args(ondemand::value v, raw_event &e)
 {
-	if (!e.ph.empty() && (!e.cat.empty() || parse_ph(e.ph) == ph::metadata)) {
+	ph p = e.ph.empty() ? ph::none : parse_ph(e.ph);
+
+	if (p == ph::metadata || p == ph::counter || (p != ph::none && !e.cat.empty())) {
 		ondemand::object obj;
-		int kind = parse_ph(e.ph) == ph::metadata ? ORR_EVENT_KIND_COUNT : kind_of(e.cat);
+		int kind = p == ph::metadata  ? ORR_EVENT_KIND_COUNT
+			   : p == ph::counter ? KIND_COUNTER
+					      : kind_of(e.cat);
 
 		if (v.get_object().get(obj) != SUCCESS)
 			throw bad_event{ "expected an object for 'args'" };
@@ -404,6 +409,10 @@ void kineto_parser::store(raw_event &e)
 
 	if (e.ph.empty())
 		throw bad_event{ "event without 'ph'" };
+	if (p == ph::counter) {
+		counter(e);
+		return;
+	}
 	if (p == ph::metadata) {
 		if (e.name != "thread_name" && e.name != "process_name")
 			return;
@@ -752,20 +761,8 @@ int kineto_parser::run()
 			if (__builtin_add_overflow(f[i].ts_ns, base, &f[i].ts_ns))
 				return fail(ORR_EMALFORMED, -1, -1,
 					    "'baseTimeNanoseconds' + 'ts' out of range");
-		auto *m = (struct orr_mem_sample *)rb_->mems.p;
-		for (size_t i = 0; i < rb_->mems.n; i++)
-			if (__builtin_add_overflow(m[i].ts_ns, base, &m[i].ts_ns))
-				return fail(ORR_EMALFORMED, -1, -1,
-					    "'baseTimeNanoseconds' + 'ts' out of range");
 	}
-	if (r == 0 && rb_->mems.n > 1) /* time order; a stable sort keeps equal times as read */
-		std::stable_sort((struct orr_mem_sample *)rb_->mems.p,
-				 (struct orr_mem_sample *)rb_->mems.p + rb_->mems.n,
-				 [](const struct orr_mem_sample &x,
-				    const struct orr_mem_sample &y) {
-					 return x.ts_ns < y.ts_ns;
-				 });
-	return r;
+	return r ? r : finish_samples(rb_->has_base);
 }
 
 } /* namespace orr__kineto */

@@ -52,7 +52,11 @@ struct loose_id {
 	bool present = false, numeric = false;
 };
 
-enum class ph { none, complete, instant, flow_start, flow_end, metadata, other };
+enum class ph { none, complete, instant, flow_start, flow_end, metadata, counter, other };
+
+/* arg()'s kind for a counter event's args: every number is a series. */
+constexpr int KIND_COUNTER = ORR_EVENT_KIND_COUNT + 1;
+constexpr size_t MAX_SERIES = 16; /* per counter event; more are not kept */
 
 loose_id get_loose_id(ondemand::value v);
 ph parse_ph(string_view s);
@@ -80,6 +84,10 @@ struct raw_args {
 	/* A kernel's launch: "grid", "block", "shared memory", "registers per thread". */
 	struct orr_kernel_args launch = {};
 	bool has_launch = false;
+	/* A counter event's series: key and value. */
+	string_view series[MAX_SERIES];
+	double value[MAX_SERIES];
+	size_t nseries = 0;
 };
 
 /* The fields of one event, gathered in any key order before it is stored. */
@@ -144,6 +152,9 @@ private:
 	void input_types(ondemand::value v, raw_args &a);
 	void coll_field(string_view key, ondemand::value v, raw_args &a);
 	void memory_totals(const raw_args &a, int64_t ts, uint32_t place);
+	void counter(raw_event &e);
+	/* The samples' times from baseTimeNanoseconds (when base), then their order: 0, or fail()'s. */
+	int finish_samples(bool base);
 	void members(ondemand::value v, uint32_t *first, uint32_t *n);
 	void distributed_info(ondemand::object obj);
 	void device_properties(ondemand::array arr);
