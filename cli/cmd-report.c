@@ -410,8 +410,8 @@ static void memory(FILE *f, const struct summary *s)
 					  { y[1], colors[1], names[1] } };
 
 		for (size_t b = 0; b < SUM_MEM_BINS; b++) {
-			y[0][b] = (double)m->allocated[b] / 1073741824.0;
-			y[1][b] = m->reserved[b] >= 0 ? (double)m->reserved[b] / 1073741824.0 : 0;
+			y[0][b] = m->allocated.v[b] / 1073741824.0;
+			y[1][b] = m->reserved.v[b] >= 0 ? m->reserved.v[b] / 1073741824.0 : 0;
 		}
 		snprintf(names[0], sizeof(names[0]), "rank %d allocated", m->rank);
 		snprintf(names[1], sizeof(names[1]), "rank %d reserved", m->rank);
@@ -425,8 +425,8 @@ static void memory(FILE *f, const struct summary *s)
 				m->model_bytes / 1073741824.0);
 		fputs(".</p>\n", f);
 		html_legend(f, (const char *const[]){ "allocated", "reserved" }, colors, 2);
-		html_lines(f, l, m->reserved[0] >= 0 ? 2 : 1, SUM_MEM_BINS,
-			   (double)m->bin_ns * SUM_MEM_BINS / 1e6, WIDTH, "ms", "GiB");
+		html_lines(f, l, m->reserved.v[0] >= 0 ? 2 : 1, SUM_MEM_BINS,
+			   (double)m->allocated.bin_ns * SUM_MEM_BINS / 1e6, WIDTH, "ms", "GiB");
 	}
 }
 
@@ -448,7 +448,7 @@ static void counters(FILE *f, const struct summary *s)
 	for (size_t i = 0; i < s->ncounters && i < MAX_COUNTER_CHARTS; i++) {
 		const struct sum_counter *c = &s->counters[i];
 		char name[256];
-		struct html_line l = { c->bins, "#009E73", name };
+		struct html_line l = { c->bins.v, "#009E73", name };
 
 		snprintf(name, sizeof(name), "rank %d %s: %s", c->rank, orr_trace_str(t, c->name),
 			 orr_trace_str(t, c->series));
@@ -456,8 +456,8 @@ static void counters(FILE *f, const struct summary *s)
 		html_text(f, name);
 		fprintf(f, ": %zu samples, min %.4g, mean %.4g, max %.4g.</p>\n", c->samples,
 			c->min, c->mean, c->max);
-		html_lines(f, &l, 1, SUM_MEM_BINS, (double)c->bin_ns * SUM_MEM_BINS / 1e6, WIDTH,
-			   "ms", "");
+		html_lines(f, &l, 1, SUM_MEM_BINS, (double)c->bins.bin_ns * SUM_MEM_BINS / 1e6,
+			   WIDTH, "ms", "");
 	}
 }
 

@@ -36,28 +36,58 @@ static int64_t step_at(const struct orr_trace *t, const struct orr_rank *r, int6
 	return step;
 }
 
-/* Each bin's largest totals; a bin without a sample keeps the totals before it. */
-static void bins(const struct orr_rank *r, struct sum_mem *m)
+/* Sample i of v (n of them, in time order): its time and value. */
+typedef void (*point_fn)(const void *v, size_t i, int64_t *ret_ts, double *ret_value);
+
+static void timeline(const void *v, size_t n, point_fn at, struct sum_timeline *ret)
 {
-	int64_t span = r->mems[r->nmems - 1].ts_ns - r->mems[0].ts_ns;
-	int64_t last_a = r->mems[0].allocated_bytes, last_r = r->mems[0].reserved_bytes;
+	int64_t t0, t1, ts;
+	double last, x;
 	size_t k = 0;
 
-	m->t0_ns = r->mems[0].ts_ns;
-	m->bin_ns = span > 0 ? (span + SUM_MEM_BINS - 1) / SUM_MEM_BINS : 1;
+	at(v, 0, &t0, &last);
+	at(v, n - 1, &t1, &x);
+	ret->t0_ns = t0;
+	ret->bin_ns = t1 > t0 ? (t1 - t0 + SUM_MEM_BINS - 1) / SUM_MEM_BINS : 1;
 	for (size_t b = 0; b < SUM_MEM_BINS; b++) {
-		int64_t end = m->t0_ns + (int64_t)(b + 1) * m->bin_ns;
-		int64_t a = -1, rs = -1;
+		int64_t end = t0 + (int64_t)(b + 1) * ret->bin_ns;
+		double top = last;
+		bool any = false;
 
-		for (; k < r->nmems && (r->mems[k].ts_ns < end || b + 1 == SUM_MEM_BINS); k++) {
-			last_a = r->mems[k].allocated_bytes;
-			last_r = r->mems[k].reserved_bytes;
-			a = last_a > a ? last_a : a;
-			rs = last_r > rs ? last_r : rs;
+		for (; k < n; k++) {
+			at(v, k, &ts, &x);
+			if (ts >= end && b + 1 < SUM_MEM_BINS)
+				break;
+			top = any ? fmax(top, x) : x;
+			any = true;
+			last = x;
 		}
-		m->allocated[b] = a >= 0 ? a : last_a;
-		m->reserved[b] = rs >= 0 ? rs : last_r;
+		ret->v[b] = top;
 	}
+}
+
+static void allocated_at(const void *v, size_t i, int64_t *ret_ts, double *ret_value)
+{
+	const struct orr_mem_sample *m = v;
+
+	*ret_ts = m[i].ts_ns;
+	*ret_value = (double)m[i].allocated_bytes;
+}
+
+static void reserved_at(const void *v, size_t i, int64_t *ret_ts, double *ret_value)
+{
+	const struct orr_mem_sample *m = v;
+
+	*ret_ts = m[i].ts_ns;
+	*ret_value = (double)m[i].reserved_bytes;
+}
+
+static void counter_at(const void *v, size_t i, int64_t *ret_ts, double *ret_value)
+{
+	const struct orr_counter_sample *c = v;
+
+	*ret_ts = c[i].ts_ns;
+	*ret_value = c[i].value;
 }
 
 /* The estimator's memory of the recorded configuration, when the trace gives it. */
@@ -98,16 +128,15 @@ static void rank_memory(const struct summary *s, size_t k, struct sum_mem *m)
 	m->peak_allocated_ns = r->mems[pa].ts_ns;
 	m->peak_allocated_step = step_at(orr_graph_trace(s->g), r, m->peak_allocated_ns);
 	m->peak_reserved = r->mems[pr].reserved_bytes;
-	bins(r, m);
+	timeline(r->mems, r->nmems, allocated_at, &m->allocated);
+	timeline(r->mems, r->nmems, reserved_at, &m->reserved);
 	model(s, k, m);
 }
 
 /* One series, v[0..n) (in time order): its statistics and bins. */
 static void counter_series(const struct orr_counter_sample *v, size_t n, struct sum_counter *c)
 {
-	int64_t span = v[n - 1].ts_ns - v[0].ts_ns;
-	double last = v[0].value, sum = 0;
-	size_t k = 0;
+	double sum = 0;
 
 	c->name = v[0].name;
 	c->series = v[0].series;
@@ -119,18 +148,7 @@ static void counter_series(const struct orr_counter_sample *v, size_t n, struct 
 		sum += v[i].value;
 	}
 	c->mean = sum / (double)n;
-	c->t0_ns = v[0].ts_ns;
-	c->bin_ns = span > 0 ? (span + SUM_MEM_BINS - 1) / SUM_MEM_BINS : 1;
-	for (size_t b = 0; b < SUM_MEM_BINS; b++) {
-		int64_t end = c->t0_ns + (int64_t)(b + 1) * c->bin_ns;
-		double top = -INFINITY;
-
-		for (; k < n && (v[k].ts_ns < end || b + 1 == SUM_MEM_BINS); k++) {
-			last = v[k].value;
-			top = fmax(top, last);
-		}
-		c->bins[b] = isfinite(top) ? top : last;
-	}
+	timeline(v, n, counter_at, &c->bins);
 }
 
 /* A rank's counter series: its samples are sorted by name, series and time. */
@@ -187,6 +205,18 @@ static void counters_text(const struct summary *s)
 	}
 }
 
+/* A timeline's bins under key: whole numbers (bytes) or as they are. */
+static void json_bins(struct json_out *j, const char *key, const struct sum_timeline *t, bool whole)
+{
+	json_array(j, key);
+	for (size_t b = 0; b < SUM_MEM_BINS; b++)
+		if (whole)
+			json_int(j, NULL, (int64_t)t->v[b]);
+		else
+			json_double_exact(j, NULL, t->v[b]);
+	json_close_array(j);
+}
+
 static void counters_json(struct json_out *j, const struct summary *s)
 {
 	json_array(j, "counters");
@@ -202,12 +232,9 @@ static void counters_json(struct json_out *j, const struct summary *s)
 		json_double_exact(j, "mean", c->mean);
 		json_double_exact(j, "max", c->max);
 		json_object(j, "timeline");
-		json_int(j, "t0_ns", c->t0_ns);
-		json_int(j, "bin_ns", c->bin_ns);
-		json_array(j, "values");
-		for (size_t b = 0; b < SUM_MEM_BINS; b++)
-			json_double_exact(j, NULL, c->bins[b]);
-		json_close_array(j);
+		json_int(j, "t0_ns", c->bins.t0_ns);
+		json_int(j, "bin_ns", c->bins.bin_ns);
+		json_bins(j, "values", &c->bins, false);
 		json_close_object(j);
 		json_close_object(j);
 	}
@@ -277,16 +304,10 @@ void summary_memory_json(struct json_out *j, const struct summary *s)
 		json_bytes(j, "model_state_bytes", m->model_state_bytes);
 		json_bytes(j, "model_activation_bytes", m->model_activation_bytes);
 		json_object(j, "timeline");
-		json_int(j, "t0_ns", m->t0_ns);
-		json_int(j, "bin_ns", m->bin_ns);
-		json_array(j, "allocated_bytes");
-		for (size_t b = 0; b < SUM_MEM_BINS; b++)
-			json_int(j, NULL, m->allocated[b]);
-		json_close_array(j);
-		json_array(j, "reserved_bytes");
-		for (size_t b = 0; b < SUM_MEM_BINS; b++)
-			json_int(j, NULL, m->reserved[b]);
-		json_close_array(j);
+		json_int(j, "t0_ns", m->allocated.t0_ns);
+		json_int(j, "bin_ns", m->allocated.bin_ns);
+		json_bins(j, "allocated_bytes", &m->allocated, true);
+		json_bins(j, "reserved_bytes", &m->reserved, true);
 		json_close_object(j);
 		json_close_object(j);
 	}

@@ -78,7 +78,16 @@ struct sum_coll {
 	uint32_t algo_task; /* a member, whose kernel name gives the algorithm */
 };
 
-#define SUM_MEM_BINS 200 /* a memory timeline's bins */
+#define SUM_MEM_BINS 200 /* a timeline's bins */
+
+/*
+ * A series over the capture in SUM_MEM_BINS bins of bin_ns from t0_ns: each bin's
+ * largest value; a bin without a sample keeps the last value before it.
+ */
+struct sum_timeline {
+	int64_t t0_ns, bin_ns;
+	double v[SUM_MEM_BINS];
+};
 
 /* A rank's CUDA caching allocator over the capture (cli/summary-memory.c). */
 struct sum_mem {
@@ -86,9 +95,7 @@ struct sum_mem {
 	size_t samples;
 	int64_t peak_allocated, peak_allocated_ns, peak_allocated_step; /* step -1: none */
 	int64_t peak_reserved;                                          /* -1 unknown */
-	/* the largest totals of each bin of bin_ns from t0_ns */
-	int64_t t0_ns, bin_ns;
-	int64_t allocated[SUM_MEM_BINS], reserved[SUM_MEM_BINS];
+	struct sum_timeline allocated, reserved; /* reserved: -1 where unknown */
 	/* the estimator's memory of the recorded configuration (NAN: not a transformer) */
 	double model_bytes, model_state_bytes, model_activation_bytes;
 	const char *model_missing; /* what the structure lacks; NULL */
@@ -100,8 +107,7 @@ struct sum_counter {
 	uint32_t name, series; /* interned in the trace */
 	size_t samples;
 	double min, max, mean;
-	int64_t t0_ns, bin_ns;
-	double bins[SUM_MEM_BINS]; /* each bin's largest value; the last before it in none */
+	struct sum_timeline bins;
 };
 
 struct summary {
