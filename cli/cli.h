@@ -59,6 +59,8 @@ void cli_progress_begin(const char *what, const char *unit);
 void cli_progress_begin_forced(const char *what, const char *unit, bool force);
 void cli_progress_count(void *data, uint64_t done, uint64_t total);
 void cli_progress_done(void);
+/* Seconds on the monotonic clock. */
+double cli_now_s(void);
 /* orr_graph_build() and orr_replay_run() with that progress; opts may be NULL. */
 struct orr_trace;
 struct orr_graph;

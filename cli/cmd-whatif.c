@@ -11,7 +11,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -28,14 +27,6 @@ struct inputs {
 	int64_t global_batch;
 	struct orr_whatif_context x;
 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* The recorded job: its configuration (changed by the model options), its replay. */
 static int from_trace(const struct cli_whatif_options *o, struct inputs *in, struct cli_layouts *w)
@@ -199,7 +190,7 @@ static size_t find_recorded(const struct cli_layouts *w)
 static int sweep(const struct cli_whatif_options *o, int rank, int size, struct cli_layouts *w)
 {
 	bool progress = show_progress(o, rank);
-	double t0 = now_s();
+	double t0 = cli_now_s();
 	int err;
 
 	if (progress)
@@ -214,7 +205,7 @@ static int sweep(const struct cli_whatif_options *o, int rank, int size, struct 
 	}
 	if (size > 1 && cli_whatif_mpi_gather(rank, size, &w->v, &w->n) != EXIT_OK)
 		return EXIT_FAIL;
-	w->seconds = now_s() - t0;
+	w->seconds = cli_now_s() - t0;
 	w->considered = orr_whatif_plan_count(w->plan);
 	w->processes = size;
 	w->jobs = (int)o->jobs;

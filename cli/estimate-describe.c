@@ -12,14 +12,6 @@
 #include "estimate.h"
 #include "banned.h"
 
-/* Megatron pads the vocabulary to a multiple of 128 x tp (--make-vocab-size-divisible-by). */
-static int64_t pad_vocab(int64_t v, int64_t tp)
-{
-	int64_t m = 128 * tp;
-
-	return (v + m - 1) / m * m;
-}
-
 int cli_estimate_description(const struct cli_estimate_options *o, struct orr_train_config *c)
 {
 	static const char *const required[] = { "layers", "hidden", "heads", "seq" };
@@ -48,7 +40,7 @@ int cli_estimate_description(const struct cli_estimate_options *o, struct orr_tr
 		c->ffn = 4 * c->hidden;
 	if (!cli_estimate_given(o, "kv-heads"))
 		c->kv_groups = c->heads;
-	c->vocab = pad_vocab(c->vocab, c->tp);
+	c->vocab = orr_train_pad_vocab(c->vocab, c->tp);
 	if (o->global_batch) {
 		int64_t per = c->micro_batch * c->dp;
 

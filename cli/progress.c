@@ -44,7 +44,7 @@ struct progress {
 
 static struct progress the_progress;
 
-static double now_s(void)
+double cli_now_s(void)
 {
 	struct timespec ts;
 
@@ -109,7 +109,7 @@ static const char *count(char *buf, size_t size, double n)
 
 static void show(struct progress *p, uint64_t done)
 {
-	double t = now_s() - p->start, rate = t > 0 ? (double)done / t : 0;
+	double t = cli_now_s() - p->start, rate = t > 0 ? (double)done / t : 0;
 
 	if (!p->active || t < p->after)
 		return;
@@ -150,7 +150,7 @@ void cli_import_progress(struct orr_import_options *o, const char *path)
 	o->et_path = cli_et_path;
 	if (!isatty(STDERR_FILENO))
 		return;
-	the_progress = (struct progress){ .start = now_s(),
+	the_progress = (struct progress){ .start = cli_now_s(),
 					  .total = plain_size(path),
 					  .what = "importing",
 					  .after = after_s(),
@@ -161,7 +161,7 @@ void cli_import_progress(struct orr_import_options *o, const char *path)
 
 void cli_progress_begin(const char *what, const char *unit)
 {
-	the_progress = (struct progress){ .start = now_s(),
+	the_progress = (struct progress){ .start = cli_now_s(),
 					  .what = what,
 					  .unit = unit,
 					  .after = after_s(),

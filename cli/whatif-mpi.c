@@ -51,13 +51,6 @@ int cli_whatif_mpi_init(int *argc, char ***argv, int *ret_rank, int *ret_size)
 	return EXIT_OK;
 }
 
-static int by_index(const void *a, const void *b)
-{
-	const struct orr_whatif_result *x = a, *y = b;
-
-	return (x->index > y->index) - (x->index < y->index);
-}
-
 int cli_whatif_mpi_gather(int rank, int size, struct orr_whatif_result **v, size_t *n)
 {
 	long long mine = (long long)*n, *counts = NULL;
@@ -88,7 +81,7 @@ int cli_whatif_mpi_gather(int rank, int size, struct orr_whatif_result **v, size
 		MPI_Gatherv(*v, (int)(*n * one), MPI_BYTE, all, bytes, at, MPI_BYTE, 0,
 			    MPI_COMM_WORLD);
 	if (rank == 0 && ok) {
-		qsort(all, total, one, by_index);
+		orr_whatif_sort(all, total);
 		free(*v);
 		*v = all;
 		*n = total;

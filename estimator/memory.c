@@ -111,6 +111,13 @@ static double embedding_params(const struct orr_train_config *c)
 	return (double)c->hidden * c->vocab;
 }
 
+int64_t orr_train_pad_vocab(int64_t v, int64_t tp)
+{
+	int64_t m = 128 * tp;
+
+	return (v + m - 1) / m * m;
+}
+
 double orr_train_params(const struct orr_train_config *c)
 {
 	if (!orr__train_config_valid(c))

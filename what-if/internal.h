@@ -23,7 +23,7 @@ struct orr_whatif_plan {
 	enum orr_recompute rec[ORR_RECOMPUTE_COUNT];
 	size_t nrec;
 	struct wi_prefix *prefix;
-	size_t nprefix;
+	size_t nprefix, cap_prefix;
 	uint64_t inner; /* configurations per prefix: vpp x micro-batch x recompute */
 	uint64_t count;
 };

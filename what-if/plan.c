@@ -100,9 +100,8 @@ static int prefixes(struct orr_whatif_plan *p)
 						continue;
 					if (p->nprefix >= MAX_PREFIXES)
 						return -E2BIG;
-					p->prefix = orr_xrealloc(
-						p->prefix, (p->nprefix + 1) * sizeof(*p->prefix));
-					p->prefix[p->nprefix++] = (struct wi_prefix){ g, t, q, k };
+					ORR_VEC_PUSH(p->prefix, p->nprefix, p->cap_prefix,
+						     ((struct wi_prefix){ g, t, q, k }));
 				}
 	return 0;
 }
@@ -165,14 +164,6 @@ uint64_t orr_whatif_plan_count(const struct orr_whatif_plan *p)
 	return p->count;
 }
 
-/* Megatron pads the vocabulary to a multiple of 128 x tp (--make-vocab-size-divisible-by). */
-static int64_t pad_vocab(int64_t v, int64_t tp)
-{
-	int64_t m = 128 * tp;
-
-	return (v + m - 1) / m * m;
-}
-
 /* A switch: on, off, or as the base has it where it means something. */
 static bool flag(int want, bool base, bool applies)
 {
@@ -224,7 +215,7 @@ enum orr_whatif_why orr_whatif_config(const struct orr_whatif_plan *p, uint64_t 
 	c.micro_batch = mb;
 	/* 0 when the batch does not divide (ORR_WHATIF_BATCH below) */
 	c.micro_batches = p->s.global_batch % (c.dp * mb) ? 0 : p->s.global_batch / (c.dp * mb);
-	c.vocab = pad_vocab(b->vocab, c.tp);
+	c.vocab = orr_train_pad_vocab(b->vocab, c.tp);
 	c.sequence_parallel = flag(p->s.sequence_parallel, b->sequence_parallel, c.tp > 1);
 	c.distributed_optimizer =
 		flag(p->s.distributed_optimizer, b->distributed_optimizer, c.dp * c.cp > 1) ||

@@ -30,15 +30,6 @@ struct worker {
 	size_t n, cap;
 };
 
-static void keep(struct worker *w, const struct orr_whatif_result *r)
-{
-	if (w->n == w->cap) {
-		w->cap = w->cap ? 2 * w->cap : 64;
-		w->v = orr_xrealloc(w->v, w->cap * sizeof(*w->v));
-	}
-	w->v[w->n++] = *r;
-}
-
 static void *work(void *arg)
 {
 	struct worker *w = arg;
@@ -53,7 +44,7 @@ static void *work(void *arg)
 			break;
 		orr_whatif_eval(sh->p, sh->x, sh->part + k * sh->parts, scratch, &r);
 		if (r.why != ORR_WHATIF_WHY_COUNT)
-			keep(w, &r);
+			ORR_VEC_PUSH(w->v, w->n, w->cap, r);
 		atomic_fetch_add(&sh->done, 1);
 	}
 	orr_synth_scratch_free(scratch);
@@ -65,6 +56,12 @@ static int by_index(const void *a, const void *b)
 	const struct orr_whatif_result *x = a, *y = b;
 
 	return (x->index > y->index) - (x->index < y->index);
+}
+
+void orr_whatif_sort(struct orr_whatif_result *v, size_t n)
+{
+	if (n)
+		qsort(v, n, sizeof(*v), by_index);
 }
 
 static void nap(void)
@@ -99,8 +96,7 @@ static void gather(struct worker *w, int jobs, struct orr_whatif_result **ret, s
 			v[k++] = w[i].v[j];
 		free(w[i].v);
 	}
-	if (n)
-		qsort(v, n, sizeof(*v), by_index);
+	orr_whatif_sort(v, n);
 	*ret = v;
 	*ret_n = n;
 }

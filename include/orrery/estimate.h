@@ -89,6 +89,11 @@ int orr_memory_estimate(const struct orr_train_config *c, const struct orr_gpu_s
  */
 double orr_train_params(const struct orr_train_config *c);
 /*
+ * The vocabulary v as Megatron pads it for tp (--make-vocab-size-divisible-by 128): the
+ * next multiple of 128 x tp.
+ */
+int64_t orr_train_pad_vocab(int64_t v, int64_t tp);
+/*
  * FLOPs of c's step as Narayanan et al. (SC'21, eq. 3) count them, what MFU is measured
  * against: a forward pass and a backward of two, a fourth pass with full recompute.
  */

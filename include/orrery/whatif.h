@@ -170,6 +170,9 @@ int orr_whatif_run(const struct orr_whatif_plan *p, const struct orr_whatif_cont
 		   uint64_t part, uint64_t parts, int jobs, orr_whatif_progress_fn progress,
 		   void *progress_data, struct orr_whatif_result **ret, size_t *ret_n);
 
+/* Puts n results in the order of their configurations (orr_whatif_run()'s order). */
+void orr_whatif_sort(struct orr_whatif_result *v, size_t n);
+
 /* What a sweep's configurations are ranked by. */
 enum orr_whatif_rank {
 	ORR_WHATIF_RANK_TIME,   /* step time, shortest first */
