@@ -5,8 +5,8 @@
 # time of 5 us per kernel, on 1 thread, on every core, and under mpirun on every core
 # (1 thread per process); each run 3 times, the median wall time and the max RSS of
 # each kept.  Then the memory per process against the number of configurations: the
-# same model on 512-1024 GPUs with --pp 1 and micro-batch 1 (most configurations
-# refused for memory, the rest cheap) against 1024 GPUs alone.
+# same model with --pp 1 and micro-batch 1 (most configurations refused for memory, the
+# rest cheap) on 1024 GPUs, 512-1024 and 64-65536 (21 to 390,000 configurations).
 #
 #   bench/whatif-speed.sh [--orrery PATH] [--runs N]
 #
@@ -61,4 +61,6 @@ fi
 one "1024 GPUs, PP 1, micro-batch 1" 1 "$orrery" whatif "${model[@]}" --gpus 1024 --pp 1 \
 	--micro-batch 1 --jobs 1
 one "512-1024 GPUs, PP 1, micro-batch 1" 1 "$orrery" whatif "${model[@]}" --gpus 512-1024 \
+	--pp 1 --micro-batch 1 --jobs 1
+one "64-65536 GPUs, PP 1, micro-batch 1" 1 "$orrery" whatif "${model[@]}" --gpus 64-65536 \
 	--pp 1 --micro-batch 1 --jobs 1

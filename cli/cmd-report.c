@@ -698,7 +698,9 @@ static int sweep(const struct options *o, struct cli_whatif_options *wo,
 	err = cli_whatif_parse(5, argv, wo);
 	if (err >= 0)
 		return err;
-	return cli_whatif_sweep_run(wo, 0, 1, ret);
+	if ((err = cli_whatif_sweep_new(wo, 0, 1, ret)) != EXIT_OK)
+		return err;
+	return cli_whatif_sweep_run(*ret, NULL, NULL);
 }
 
 int cmd_report(int argc, char **argv)

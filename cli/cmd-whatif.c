@@ -132,8 +132,9 @@ static int make_plan(const struct cli_whatif_options *o, const struct inputs *in
 							  : 8,
 		.allow_cross_node_tp = o->allow_cross_node_tp,
 	};
-	struct orr_whatif_list *l[CLI_WHATIF_LISTS] = { &s.tp, &s.pp, &s.cp, &s.vpp,
-							&s.micro_batch };
+	struct orr_whatif_list *l[CLI_WHATIF_LISTS] = {
+		&s.tp, &s.pp, &s.cp, &s.vpp, &s.micro_batch, &s.first_stage, &s.last_stage
+	};
 	int err;
 
 	/* without a trace, auto means on */
@@ -160,66 +161,64 @@ static bool show_progress(const struct cli_whatif_options *o, int rank)
 {
 	if (rank != 0)
 		return false;
+	/* JSON or CSV streaming to the terminal shows its progress itself */
+	if (o->progress < 0 && o->format != CLI_FORMAT_TEXT && !o->out && isatty(STDOUT_FILENO))
+		return false;
 	return o->progress == 1 || (o->progress < 0 && isatty(STDERR_FILENO));
 }
 
-/*
- * The recorded configuration among the results: its model (unless the options changed
- * it: then none is), layout, micro-batch and recompute.
- */
-static size_t find_recorded(const struct cli_layouts *w)
-{
-	const struct orr_train_config *a = &w->base.from;
-
-	for (size_t i = 0; w->have_trace && i < w->n; i++) {
-		const struct orr_train_config *b = &w->v[i].c;
-
-		if (a->layers == b->layers && a->hidden == b->hidden && a->heads == b->heads &&
-		    a->kv_groups == b->kv_groups && a->ffn == b->ffn && a->seq == b->seq &&
-		    a->precision == b->precision && a->flash_attention == b->flash_attention &&
-		    a->tp == b->tp && a->pp == b->pp && a->dp == b->dp && a->cp == b->cp &&
-		    a->vpp == b->vpp && a->micro_batch == b->micro_batch &&
-		    a->micro_batches == b->micro_batches && a->recompute == b->recompute &&
-		    a->sequence_parallel == b->sequence_parallel &&
-		    a->distributed_optimizer == b->distributed_optimizer)
-			return i;
-	}
-	return SIZE_MAX;
-}
-
-static int sweep(const struct cli_whatif_options *o, int rank, int size, struct cli_layouts *w)
-{
-	bool progress = show_progress(o, rank);
-	double t0 = cli_now_s();
-	int err;
-
-	if (progress)
-		cli_progress_begin_forced("sweeping", "configurations", o->progress == 1);
-	err = orr_whatif_run(w->plan, w->x, (uint64_t)rank, (uint64_t)size, (int)o->jobs,
-			     progress ? cli_progress_count : NULL, NULL, &w->v, &w->n);
-	if (progress)
-		cli_progress_done();
-	if (err) {
-		cli_error("cannot sweep: %s", orr_strerror(err));
-		return EXIT_FAIL;
-	}
-	if (size > 1 && cli_whatif_mpi_gather(rank, size, &w->v, &w->n) != EXIT_OK)
-		return EXIT_FAIL;
-	w->seconds = cli_now_s() - t0;
-	w->considered = orr_whatif_plan_count(w->plan);
-	w->processes = size;
-	w->jobs = (int)o->jobs;
-	return EXIT_OK;
-}
-
-/* A sweep made: what its results point to. */
+/* A sweep made ready: what its results point to. */
 struct cli_whatif_sweep {
 	struct inputs in;
 	struct cli_layouts w;
 	struct orr_whatif_plan *plan;
+	int rank, size;
+	struct cli_whatif_mpi *mpi;
+	void (*row)(void *data, const struct orr_whatif_result *r);
+	void *row_data;
 };
 
-int cli_whatif_sweep_run(const struct cli_whatif_options *o, int rank, int size,
+/*
+ * Rank 0: the recorded configuration, when the plan has it, estimated before the sweep
+ * so that its place can be counted as the results go by.
+ */
+static void mark_recorded(struct cli_whatif_sweep *s)
+{
+	struct cli_layouts *w = &s->w;
+	struct orr_whatif_result r;
+
+	w->recorded_index = w->have_trace ? orr_whatif_find(s->plan, &w->base.from) : UINT64_MAX;
+	if (w->recorded_index != UINT64_MAX &&
+	    orr_whatif_eval(s->plan, &s->in.x, w->recorded_index, NULL, &r) == 0) {
+		orr_whatif_tally_init(&w->tally, s->w.o->rank_by, (size_t)s->w.o->top, &r);
+		return;
+	}
+	w->recorded_index = UINT64_MAX;
+	orr_whatif_tally_init(&w->tally, s->w.o->rank_by, (size_t)s->w.o->top, NULL);
+}
+
+/* Rank 0: a result in the plan's order, tallied and handed to the report. */
+static void emit(void *data, const struct orr_whatif_result *r)
+{
+	struct cli_whatif_sweep *s = data;
+
+	orr_whatif_tally_add(&s->w.tally, r);
+	if (s->row)
+		s->row(s->row_data, r);
+}
+
+/* Rank 0's sink: the other processes' results that come before r, then r. */
+static int collect(void *data, const struct orr_whatif_result *r)
+{
+	struct cli_whatif_sweep *s = data;
+
+	if (s->mpi)
+		cli_whatif_mpi_merge(s->mpi, r->index, emit, s);
+	emit(s, r);
+	return 0;
+}
+
+int cli_whatif_sweep_new(const struct cli_whatif_options *o, int rank, int size,
 			 struct cli_whatif_sweep **ret)
 {
 	struct cli_whatif_sweep *s = orr_xcalloc(1, sizeof(*s));
@@ -227,26 +226,60 @@ int cli_whatif_sweep_run(const struct cli_whatif_options *o, int rank, int size,
 	int err;
 
 	*ret = s;
+	s->rank = rank;
+	s->size = size;
 	w->o = o;
 	w->x = &s->in.x;
-	w->recorded_at = SIZE_MAX;
+	w->recorded_index = UINT64_MAX;
+	w->processes = size;
+	w->jobs = (int)o->jobs;
 	err = o->est.trace ? from_trace(o, &s->in, w) : from_description(o, &s->in, w);
 	w->swept = s->in.base;
 	w->global_batch = s->in.global_batch;
 	if (err == EXIT_OK)
 		err = make_plan(o, &s->in, &s->plan);
 	w->plan = s->plan;
-	if (err == EXIT_OK)
-		err = sweep(o, rank, size, w);
-	if (err == EXIT_OK && rank == 0) {
-		orr_whatif_rank(w->v, w->n, o->rank_by, &w->ranked, &w->nranked);
-		orr_whatif_pareto(w->v, w->n, &w->pareto, &w->npareto);
-		w->place = orr_xcalloc(w->n + 1, sizeof(*w->place));
-		for (size_t i = 0; i < w->nranked; i++)
-			w->place[w->ranked[i]] = i + 1;
-		w->recorded_at = find_recorded(w);
+	if (err != EXIT_OK)
+		return err;
+	w->considered = orr_whatif_plan_count(s->plan);
+	if (rank == 0)
+		mark_recorded(s);
+	return EXIT_OK;
+}
+
+int cli_whatif_sweep_run(struct cli_whatif_sweep *s,
+			 void (*row)(void *data, const struct orr_whatif_result *r), void *data)
+{
+	const struct cli_whatif_options *o = s->w.o;
+	struct cli_layouts *w = &s->w;
+	bool progress = show_progress(o, s->rank);
+	double t0 = cli_now_s();
+	int err;
+
+	s->row = row;
+	s->row_data = data;
+	if (s->size > 1)
+		s->mpi = cli_whatif_mpi_open(s->rank, s->size);
+	if (progress)
+		cli_progress_begin_forced("sweeping", "configurations", o->progress == 1);
+	err = orr_whatif_run(w->plan, w->x, (uint64_t)s->rank, (uint64_t)s->size, (int)o->jobs,
+			     progress ? cli_progress_count : NULL, NULL,
+			     s->rank == 0 ? collect : cli_whatif_mpi_send,
+			     s->rank == 0 ? (void *)s : (void *)s->mpi);
+	if (progress)
+		cli_progress_done();
+	if (s->mpi && s->rank == 0)
+		cli_whatif_mpi_merge(s->mpi, UINT64_MAX, emit, s);
+	else if (s->mpi)
+		cli_whatif_mpi_flush(s->mpi);
+	if (err) {
+		cli_error("cannot sweep: %s", orr_strerror(err));
+		return EXIT_FAIL;
 	}
-	return err;
+	w->seconds = cli_now_s() - t0;
+	if (s->rank == 0)
+		orr_whatif_tally_finish(&w->tally);
+	return EXIT_OK;
 }
 
 const struct cli_layouts *cli_whatif_sweep_result(const struct cli_whatif_sweep *s)
@@ -258,33 +291,47 @@ void cli_whatif_sweep_free(struct cli_whatif_sweep *s)
 {
 	if (!s)
 		return;
-	free(s->w.v);
-	free(s->w.ranked);
-	free(s->w.pareto);
-	free(s->w.place);
+	cli_whatif_mpi_close(s->mpi);
+	orr_whatif_tally_release(&s->w.tally);
 	orr_whatif_plan_free(s->plan);
 	inputs_release(&s->in);
 	free(s);
 }
 
-static int report(const struct cli_whatif_options *o, const struct cli_layouts *w)
+/*
+ * Rank 0: the sweep, its report written as it goes to stdout or -o FILE (committed only
+ * when complete).
+ */
+static int sweep_and_report(const struct cli_whatif_options *o, struct cli_whatif_sweep *s)
 {
+	struct cli_whatif_writer wr;
 	struct orr_outfile out;
-	int err;
+	FILE *f = stdout;
+	int err, ret;
 
-	if (!o->out) {
-		cli_whatif_report(w, stdout);
-		return EXIT_OK;
+	if (o->out) {
+		if ((err = orr_outfile_open(&out, cli_output_path(o->out), 0)) ||
+		    !orr_outfile_stream(&out)) {
+			cli_error("cannot write '%s': %s", cli_output_name(o->out),
+				  orr_strerror(err ? err : -ENOMEM));
+			if (!err)
+				orr_outfile_abort(&out);
+			return EXIT_FAIL;
+		}
+		f = orr_outfile_stream(&out);
 	}
-	if ((err = orr_outfile_open(&out, cli_output_path(o->out), 0)) ||
-	    !orr_outfile_stream(&out)) {
-		cli_error("cannot write '%s': %s", cli_output_name(o->out),
-			  orr_strerror(err ? err : -ENOMEM));
-		if (!err)
-			orr_outfile_abort(&out);
-		return EXIT_FAIL;
+	ret = cli_whatif_write_begin(&wr, cli_whatif_sweep_result(s), f);
+	if (ret == EXIT_OK)
+		ret = cli_whatif_sweep_run(s, cli_whatif_write_row, &wr);
+	if (ret == EXIT_OK)
+		cli_whatif_write_end(&wr);
+	cli_whatif_write_release(&wr);
+	if (!o->out)
+		return ret;
+	if (ret != EXIT_OK) {
+		orr_outfile_abort(&out);
+		return ret;
 	}
-	cli_whatif_report(w, orr_outfile_stream(&out));
 	if ((err = orr_outfile_commit(&out, false))) {
 		cli_error("cannot write '%s': %s", cli_output_name(o->out), orr_strerror(err));
 		return EXIT_FAIL;
@@ -309,9 +356,9 @@ int cmd_whatif(int argc, char **argv)
 	}
 	if ((ret = cli_whatif_mpi_init(&argc, &argv, &rank, &size)) != EXIT_OK)
 		goto out;
-	ret = cli_whatif_sweep_run(&o, rank, size, &s);
-	if (ret == EXIT_OK && rank == 0)
-		ret = report(&o, cli_whatif_sweep_result(s));
+	ret = cli_whatif_sweep_new(&o, rank, size, &s);
+	if (ret == EXIT_OK)
+		ret = rank == 0 ? sweep_and_report(&o, s) : cli_whatif_sweep_run(s, NULL, NULL);
 	cli_whatif_mpi_finalize(size);
 out:
 	cli_whatif_sweep_free(s);

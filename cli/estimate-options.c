@@ -28,6 +28,8 @@ static const struct size_opt {
 	{ "vocab", offsetof(struct orr_train_config, vocab) },
 	{ "seq", offsetof(struct orr_train_config, seq) },
 	{ "micro-batch", offsetof(struct orr_train_config, micro_batch) },
+	{ "first-stage-layers", offsetof(struct orr_train_config, first_stage_layers) },
+	{ "last-stage-layers", offsetof(struct orr_train_config, last_stage_layers) },
 };
 
 #define NSIZE (sizeof(size_opts) / sizeof(size_opts[0]))

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 #include "estimate.h"
@@ -36,6 +37,11 @@ static size_t fields(const struct cli_estimate *e, struct field *v)
 	F("dp", dp);
 	F("cp", cp);
 	F("vpp", vpp);
+	/* an uneven split only when one is asked for: the even one's report is unchanged */
+	if (a->first_stage_layers || b->first_stage_layers)
+		F("first_stage_layers", first_stage_layers);
+	if (a->last_stage_layers || b->last_stage_layers)
+		F("last_stage_layers", last_stage_layers);
 #undef F
 	return n;
 }
@@ -142,15 +148,24 @@ static const char *reduce_name(const struct orr_train_config *c)
 	return c->fully_sharded ? "per-layer" : c->overlap_grad_reduce ? "overlapped" : "at-end";
 }
 
+/* The first value's width after a name of 12 columns, less what a longer one takes. */
+static int value_width(const char *name)
+{
+	int over = (int)strlen(name) - 12;
+
+	return over > 0 ? 10 - over : 10;
+}
+
 static void text_config(const struct cli_estimate *e)
 {
-	struct field v[16];
+	struct field v[20];
 	size_t n = fields(e, v);
 
 	if (!e->trace) {
 		printf("\n");
 		for (size_t i = 0; i < n; i++)
-			printf("  %-12s %10lld\n", v[i].name, (long long)v[i].to);
+			printf("  %-12s %*lld\n", v[i].name, value_width(v[i].name),
+			       (long long)v[i].to);
 		printf("  %-12s %10s\n  %-12s %10s\n  %-12s %10s\n  %-12s %10s\n", "precision",
 		       orr_dtype_name(e->to.precision), "recompute",
 		       orr_recompute_name(e->to.recompute), "attention",
@@ -161,8 +176,9 @@ static void text_config(const struct cli_estimate *e)
 	}
 	printf("\n%-14s %10s %10s\n", "", "recorded", "estimated");
 	for (size_t i = 0; i < n; i++)
-		printf("  %-12s %10lld %10lld%s\n", v[i].name, (long long)v[i].from,
-		       (long long)v[i].to, v[i].from != v[i].to ? "  changed" : "");
+		printf("  %-12s %*lld %10lld%s\n", v[i].name, value_width(v[i].name),
+		       (long long)v[i].from, (long long)v[i].to,
+		       v[i].from != v[i].to ? "  changed" : "");
 	printf("  %-12s %10s %10s\n", "precision", orr_dtype_name(e->from.precision),
 	       orr_dtype_name(e->to.precision));
 	printf("  %-12s %10s %10s\n", "recompute", orr_recompute_name(e->from.recompute),
@@ -314,7 +330,7 @@ static void json_whole(struct json_out *j, const char *key, double v)
 static void json_config(struct json_out *j, const char *key, const struct cli_estimate *e, bool to)
 {
 	const struct orr_train_config *c = to ? &e->to : &e->from;
-	struct field v[16];
+	struct field v[20];
 	size_t n = fields(e, v);
 
 	json_object(j, key);

@@ -60,7 +60,7 @@ struct cli_estimate {
 
 /* ---- the options (cli/estimate-options.c) ---- */
 
-#define CLI_ESTIMATE_NSIZE 13 /* options that set a size: --tp, ..., --micro-batch */
+#define CLI_ESTIMATE_NSIZE 15 /* options that set a size: --tp, ..., --last-stage-layers */
 
 struct cli_estimate_options {
 	int format;

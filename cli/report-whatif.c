@@ -33,29 +33,47 @@ static void layout(char *buf, size_t size, const struct orr_whatif_result *r)
 
 static void counts(FILE *f, const struct cli_layouts *w)
 {
-	size_t n[ORR_WHATIF_WHY_COUNT] = { 0 };
+	const uint64_t *n = w->tally.count;
 
-	for (size_t i = 0; i < w->n; i++)
-		n[w->v[i].why]++;
-	fprintf(f, "<p class=\"note\">%zu layouts on %lld", w->n, (long long)w->o->gpus_min);
+	fprintf(f, "<p class=\"note\">%llu layouts on %lld", (unsigned long long)w->tally.n,
+		(long long)w->o->gpus_min);
 	if (w->o->gpus_max != w->o->gpus_min)
 		fprintf(f, "-%lld", (long long)w->o->gpus_max);
-	fprintf(f, " %s GPUs, each estimated as orrery estimate estimates it: %zu feasible",
-		w->x->gpu->id, w->nranked);
+	fprintf(f, " %s GPUs, each estimated as orrery estimate estimates it: %llu feasible",
+		w->x->gpu->id, (unsigned long long)n[ORR_WHATIF_FEASIBLE]);
 	for (int k = ORR_WHATIF_HEADS; k < ORR_WHATIF_WHY_COUNT; k++)
 		if (n[k])
-			fprintf(f, ", %zu refused for %s", n[k], orr_whatif_why_name(k));
+			fprintf(f, ", %llu refused for %s", (unsigned long long)n[k],
+				orr_whatif_why_name(k));
 	fputs(".</p>\n", f);
 }
 
-static void row(FILE *f, const struct cli_layouts *w, size_t at, size_t place)
+/* The label of a layout: its place among the best, the recorded one starred. */
+static void label_of(char *buf, size_t size, const struct cli_layouts *w,
+		     const struct orr_whatif_result *r)
 {
-	const struct orr_whatif_result *r = &w->v[at];
+	const struct orr_whatif_tally *t = &w->tally;
+	uint64_t place = r->index == w->recorded_index ? t->mark_place : 0;
+
+	for (size_t i = 0; i < t->nbest && !place; i++)
+		if (t->best[i].index == r->index)
+			place = i + 1;
+	if (place)
+		snprintf(buf, size, "%s%llu", r->index == w->recorded_index ? "* " : "",
+			 (unsigned long long)place);
+	else
+		snprintf(buf, size, "%lld GPUs", (long long)r->gpus);
+}
+
+static void row(FILE *f, const struct cli_layouts *w, const struct orr_whatif_result *r)
+{
 	char buf[160];
 
+	label_of(buf, sizeof(buf), w, r);
+	fprintf(f, "<tr><td>");
+	html_text(f, buf);
+	fprintf(f, "</td><td class=\"name\">");
 	layout(buf, sizeof(buf), r);
-	fprintf(f, "<tr><td>%s%zu</td><td class=\"name\">", at == w->recorded_at ? "* " : "",
-		place);
 	html_text(f, buf);
 	fprintf(f,
 		"</td><td>%.3f</td><td>%.0f</td><td>%.1f</td><td>%.2f</td><td "
@@ -64,19 +82,20 @@ static void row(FILE *f, const struct cli_layouts *w, size_t at, size_t place)
 		r->memory.total_bytes / 1073741824.0, orr_whatif_limit_name(r->limit));
 }
 
-static void table(FILE *f, const struct cli_layouts *w, const size_t *v, size_t n)
+static void table(FILE *f, const struct cli_layouts *w, const struct orr_whatif_result *v, size_t n)
 {
 	fputs("<table><tr><th>rank</th><th class=\"name\">layout</th><th>step ms</th>"
 	      "<th>tokens/s/GPU</th><th>MFU %</th><th>GiB/GPU</th><th class=\"name\">limit</th>"
 	      "</tr>\n",
 	      f);
 	for (size_t i = 0; i < n; i++)
-		row(f, w, v[i], w->place[v[i]]);
+		row(f, w, &v[i]);
 	fputs("</table>\n", f);
 }
 
 /* Bars of the step's parts, one per layout of v, labelled by rank (layout in the tooltip). */
-static void bars(FILE *f, const struct cli_layouts *w, const size_t *v, size_t n, int width)
+static void bars(FILE *f, const struct cli_layouts *w, const struct orr_whatif_result *v, size_t n,
+		 int width)
 {
 	struct html_bar *b = orr_xcalloc(n + 1, sizeof(*b));
 	struct html_seg *s = orr_xcalloc(4 * n + 1, sizeof(*s));
@@ -84,14 +103,13 @@ static void bars(FILE *f, const struct cli_layouts *w, const size_t *v, size_t n
 	char(*tip)[160] = orr_xcalloc(n + 1, sizeof(*tip));
 
 	for (size_t i = 0; i < n; i++) {
-		const struct orr_whatif_result *r = &w->v[v[i]];
+		const struct orr_whatif_result *r = &v[i];
 		double part[4] = { r->compute_ns, r->exposed_comm_ns, r->bubble_ns, r->other_ns };
 
 		for (int k = 0; k < 4; k++)
 			s[4 * i + k] =
 				(struct html_seg){ part[k] / 1e6, part_colors[k], part_names[k] };
-		snprintf(label[i], sizeof(label[i]), "%s%zu", v[i] == w->recorded_at ? "* " : "",
-			 w->place[v[i]]);
+		label_of(label[i], sizeof(label[i]), w, r);
 		layout(tip[i], sizeof(tip[i]), r);
 		b[i] = (struct html_bar){ label[i], tip[i], &s[4 * i], 4 };
 	}
@@ -105,30 +123,30 @@ static void bars(FILE *f, const struct cli_layouts *w, const size_t *v, size_t n
 
 void cli_report_whatif(FILE *f, const struct cli_layouts *w, int width)
 {
-	size_t top = w->nranked < TOP ? w->nranked : TOP, *v;
-	size_t n = 0;
+	const struct orr_whatif_tally *t = &w->tally;
+	size_t top = t->nbest < TOP ? t->nbest : TOP, n = 0;
+	struct orr_whatif_result *v;
 
 	fputs("<h2 id=\"whatif\">Layouts (estimated)</h2>\n", f);
 	counts(f, w);
-	if (!w->nranked) {
+	if (!t->nbest) {
 		fputs("<p>No layout is feasible.</p>\n", f);
 		return;
 	}
 	v = orr_xcalloc(top + 2, sizeof(*v));
 	for (size_t i = 0; i < top; i++)
-		v[n++] = w->ranked[i];
-	if (w->recorded_at != SIZE_MAX && w->v[w->recorded_at].why == ORR_WHATIF_FEASIBLE) {
+		v[n++] = t->best[i];
+	if (t->marked && t->mark.why == ORR_WHATIF_FEASIBLE) {
 		bool shown = false;
 
 		for (size_t i = 0; i < n; i++)
-			shown |= v[i] == w->recorded_at;
+			shown |= v[i].index == w->recorded_index;
 		if (!shown)
-			v[n++] = w->recorded_at;
+			v[n++] = t->mark;
 		fprintf(f,
 			"<p class=\"note\">* the recorded layout: %.3f ms estimated (its replay "
 			"%.3f ms); the best %.3f ms.</p>\n",
-			w->v[w->recorded_at].step_ns / 1e6, w->replayed_ns / 1e6,
-			w->v[w->ranked[0]].step_ns / 1e6);
+			t->mark.step_ns / 1e6, w->replayed_ns / 1e6, t->best[0].step_ns / 1e6);
 	}
 	table(f, w, v, n);
 	fputs("<h3>The step of each by rank, on the first pipeline stage (ms)</h3>\n", f);
@@ -139,6 +157,6 @@ void cli_report_whatif(FILE *f, const struct cli_layouts *w, int width)
 	fputs("<h3>Pareto front: the fastest layout of each GPU count that no fewer GPUs "
 	      "match</h3>\n",
 	      f);
-	table(f, w, w->pareto, w->npareto);
-	bars(f, w, w->pareto, w->npareto, width);
+	table(f, w, t->front, t->nfront);
+	bars(f, w, t->front, t->nfront, width);
 }

@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * orrery whatif under mpirun (docs/orrery-whatif.md, "Threads and MPI"): each process
- * evaluates the configurations i with i % processes == its rank, and rank 0 gathers the
- * results and reports.  MPI is started only when OpenMPI's launcher started this
- * process (its environment says so), so that a plain run never touches MPI; a build
- * without MPI (meson -Dmpi=disabled, or no libopenmpi-dev) refuses to run under mpirun
- * rather than have every process sweep everything.
+ * evaluates the configurations i with i % processes == its rank; the others stream their
+ * results to rank 0 in blocks, and rank 0 merges them with its own in the order of the
+ * configurations as it reports them, so that no process keeps more than a few blocks.
+ * MPI is started only when OpenMPI's launcher started this process (its environment
+ * says so), so that a plain run never touches MPI; a build without MPI (meson
+ * -Dmpi=disabled, or no libopenmpi-dev) refuses to run under mpirun rather than have
+ * every process sweep everything.
  */
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "whatif.h"
@@ -32,6 +34,36 @@ static bool launched(void)
 
 #if ORR_HAVE_MPI
 
+#define BLOCK    64 /* results in a message at most */
+#define TAG_DATA 1
+#define TAG_END  2    /* the last block of a process's results */
+#define FLUSH_S  0.02 /* a block is sent when full or this old */
+
+/* A block of results in flight, or being read. */
+struct block {
+	struct orr_whatif_result v[BLOCK];
+	size_t n, at;
+	MPI_Request req;
+	bool busy; /* req pending */
+	bool end;  /* received with TAG_END */
+};
+
+/* Rank 0: per other process, the block being merged and the one being received. */
+struct peer {
+	struct block b[2];
+	int cur;
+	bool ended;
+	uint64_t next_min; /* no result of its to come has a smaller index */
+};
+
+struct cli_whatif_mpi {
+	int rank, size;
+	struct block out[2]; /* elsewhere: the block filled and the one being sent */
+	int fill;
+	double sent_s;
+	struct peer *peer; /* rank 0: size of them, its own unused */
+};
+
 int cli_whatif_mpi_init(int *argc, char ***argv, int *ret_rank, int *ret_size)
 {
 	*ret_rank = 0;
@@ -51,49 +83,145 @@ int cli_whatif_mpi_init(int *argc, char ***argv, int *ret_rank, int *ret_size)
 	return EXIT_OK;
 }
 
-int cli_whatif_mpi_gather(int rank, int size, struct orr_whatif_result **v, size_t *n)
+/*
+ * Waits for a request by testing it every millisecond: OpenMPI's blocking calls spin,
+ * and would take a core from this process's threads.
+ */
+static void finish(MPI_Request *req, MPI_Status *st)
 {
-	long long mine = (long long)*n, *counts = NULL;
-	int *bytes = NULL, *at = NULL, ok = 1;
-	struct orr_whatif_result *all = NULL;
-	size_t total = 0;
-	const size_t one = sizeof(**v);
+	struct timespec ms = { 0, 1000 * 1000 };
+	int done = 0;
 
-	if (rank == 0)
-		counts = orr_xcalloc((size_t)size, sizeof(*counts));
-	MPI_Gather(&mine, 1, MPI_LONG_LONG, counts, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
-	if (rank == 0) {
-		bytes = orr_xcalloc((size_t)size, sizeof(*bytes));
-		at = orr_xcalloc((size_t)size, sizeof(*at));
-		for (int r = 0; r < size; r++) {
-			if ((unsigned long long)counts[r] > (INT_MAX - total * one) / one) {
-				ok = 0;
-				break;
-			}
-			at[r] = (int)(total * one);
-			bytes[r] = (int)((size_t)counts[r] * one);
-			total += (size_t)counts[r];
+	for (;;) {
+		MPI_Test(req, &done, st);
+		if (done)
+			return;
+		nanosleep(&ms, NULL);
+	}
+}
+
+static void post_recv(struct block *b, int from)
+{
+	MPI_Irecv(b->v, (int)sizeof(b->v), MPI_BYTE, from, MPI_ANY_TAG, MPI_COMM_WORLD, &b->req);
+	b->busy = true;
+}
+
+struct cli_whatif_mpi *cli_whatif_mpi_open(int rank, int size)
+{
+	struct cli_whatif_mpi *m = orr_xcalloc(1, sizeof(*m));
+
+	m->rank = rank;
+	m->size = size;
+	m->sent_s = cli_now_s();
+	if (rank != 0)
+		return m;
+	m->peer = orr_xcalloc((size_t)size, sizeof(*m->peer));
+	for (int r = 1; r < size; r++) {
+		post_recv(&m->peer[r].b[0], r);
+		m->peer[r].next_min = (uint64_t)r;
+	}
+	return m;
+}
+
+/* Elsewhere: the filled block to rank 0, once the one before is received. */
+static void send_block(struct cli_whatif_mpi *m, int tag)
+{
+	struct block *b = &m->out[m->fill], *other = &m->out[!m->fill];
+
+	if (other->busy) {
+		finish(&other->req, MPI_STATUS_IGNORE);
+		other->busy = false;
+	}
+	MPI_Isend(b->v, (int)(b->n * sizeof(b->v[0])), MPI_BYTE, 0, tag, MPI_COMM_WORLD, &b->req);
+	b->busy = true;
+	m->fill = !m->fill;
+	m->out[m->fill].n = 0;
+	m->sent_s = cli_now_s();
+}
+
+int cli_whatif_mpi_send(void *data, const struct orr_whatif_result *r)
+{
+	struct cli_whatif_mpi *m = data;
+	struct block *b = &m->out[m->fill];
+
+	b->v[b->n++] = *r;
+	if (b->n == BLOCK || cli_now_s() - m->sent_s >= FLUSH_S)
+		send_block(m, TAG_DATA);
+	return 0;
+}
+
+void cli_whatif_mpi_flush(struct cli_whatif_mpi *m)
+{
+	send_block(m, TAG_END);
+	for (int i = 0; i < 2; i++)
+		if (m->out[i].busy)
+			finish(&m->out[i].req, MPI_STATUS_IGNORE);
+}
+
+/*
+ * Rank 0: the next result of process r, NULL past its last.  Its block being merged is
+ * waited for when it is still being received; once received, the next one is received
+ * into the other block, which the merge moves on to when this one is used up.
+ */
+static const struct orr_whatif_result *head(struct cli_whatif_mpi *m, int r)
+{
+	struct peer *p = &m->peer[r];
+
+	for (;;) {
+		struct block *b = &p->b[p->cur];
+
+		if (b->busy) {
+			MPI_Status st;
+			int bytes = 0;
+
+			finish(&b->req, &st);
+			b->busy = false;
+			MPI_Get_count(&st, MPI_BYTE, &bytes);
+			b->n = (size_t)bytes / sizeof(b->v[0]);
+			b->at = 0;
+			p->ended = st.MPI_TAG == TAG_END;
+			if (!p->ended)
+				post_recv(&p->b[!p->cur], r);
 		}
-		all = orr_xmalloc((total + 1) * one);
+		if (b->at < b->n)
+			return &b->v[b->at];
+		if (p->ended)
+			return NULL;
+		p->cur = !p->cur;
 	}
-	MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
-	if (ok)
-		MPI_Gatherv(*v, (int)(*n * one), MPI_BYTE, all, bytes, at, MPI_BYTE, 0,
-			    MPI_COMM_WORLD);
-	if (rank == 0 && ok) {
-		orr_whatif_sort(all, total);
-		free(*v);
-		*v = all;
-		*n = total;
-		all = NULL;
+}
+
+void cli_whatif_mpi_merge(struct cli_whatif_mpi *m, uint64_t below,
+			  void (*emit)(void *data, const struct orr_whatif_result *r), void *data)
+{
+	for (;;) {
+		const struct orr_whatif_result *best = NULL, *h;
+		int from = 0;
+
+		struct peer *p;
+
+		/* a process whose next result cannot come before `below` is not waited for */
+		for (int r = 1; r < m->size; r++)
+			if (m->peer[r].next_min < below && (h = head(m, r)) &&
+			    (!best || h->index < best->index)) {
+				best = h;
+				from = r;
+			}
+		if (!best || best->index >= below)
+			return;
+		emit(data, best);
+		p = &m->peer[from];
+		p->next_min = best->index + (uint64_t)m->size;
+		p->b[p->cur].at++;
 	}
-	free(all);
-	free(counts);
-	free(bytes);
-	free(at);
-	if (!ok && rank == 0)
-		cli_error("the results are too many to gather over MPI (2 GiB)");
-	return ok ? EXIT_OK : EXIT_FAIL;
+}
+
+void cli_whatif_mpi_close(struct cli_whatif_mpi *m)
+{
+	if (!m)
+		return;
+	free(m->peer);
+	free(m);
 }
 
 void cli_whatif_mpi_finalize(int size)
@@ -117,13 +245,38 @@ int cli_whatif_mpi_init(int *argc, char ***argv, int *ret_rank, int *ret_size)
 	return EXIT_FAIL;
 }
 
-int cli_whatif_mpi_gather(int rank, int size, struct orr_whatif_result **v, size_t *n)
+/* Never called: without MPI there is one process. */
+struct cli_whatif_mpi *cli_whatif_mpi_open(int rank, int size)
 {
 	(void)rank;
 	(void)size;
-	(void)v;
-	(void)n;
-	return EXIT_OK;
+	return NULL;
+}
+
+int cli_whatif_mpi_send(void *data, const struct orr_whatif_result *r)
+{
+	(void)data;
+	(void)r;
+	return 0;
+}
+
+void cli_whatif_mpi_flush(struct cli_whatif_mpi *m)
+{
+	(void)m;
+}
+
+void cli_whatif_mpi_merge(struct cli_whatif_mpi *m, uint64_t below,
+			  void (*emit)(void *data, const struct orr_whatif_result *r), void *data)
+{
+	(void)m;
+	(void)below;
+	(void)emit;
+	(void)data;
+}
+
+void cli_whatif_mpi_close(struct cli_whatif_mpi *m)
+{
+	(void)m;
 }
 
 void cli_whatif_mpi_finalize(int size)

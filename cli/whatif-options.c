@@ -28,6 +28,11 @@ const char cli_whatif_usage[] =
 	"  --tp LIST, --pp LIST, --cp LIST, --vpp LIST, --micro-batch LIST\n"
 	"                          values to try, e.g. 1,2,4 (default: every one that can\n"
 	"                          be valid; CP 1)\n"
+	"  --first-stage-layers LIST, --last-stage-layers LIST\n"
+	"                          uneven pipeline splits to try (Megatron-Core's\n"
+	"                          --decoder-first/last-pipeline-num-layers): the first or\n"
+	"                          last stage's layers, 0 as the others (default: 0, an\n"
+	"                          even split); with PP 2 or more and no VPP\n"
 	"  --recompute LIST        none, selective, full (default: all three)\n"
 	"  --sequence-parallel auto|on|off\n"
 	"  --distributed-optimizer auto|on|off\n"
@@ -68,7 +73,11 @@ enum {
 	OPT_FWD_FLAG,      /* and without */
 };
 
-static const char *const list_names[CLI_WHATIF_LISTS] = { "tp", "pp", "cp", "vpp", "micro-batch" };
+static const char *const list_names[CLI_WHATIF_LISTS] = {
+	"tp", "pp", "cp", "vpp", "micro-batch", "first-stage-layers", "last-stage-layers"
+};
+/* The least value of each list: the stages' layers 0 (as the other stages). */
+static const int64_t list_least[CLI_WHATIF_LISTS] = { 1, 1, 1, 1, 1, 0, 0 };
 static const char *const fwd_args[] = { "gpu",          "layers",        "hidden",    "ffn",
 					"heads",        "kv-heads",      "seq",       "vocab",
 					"global-batch", "gpus-per-node", "precision", "attention",
@@ -77,8 +86,9 @@ static const char *const fwd_flags[] = { "fsdp", "overlap-grad-reduce", "forward
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-/* "1,2,4": counts of 1 or more. */
-static int parse_list(const char *name, const char *arg, int64_t **ret, size_t *ret_n)
+/* "1,2,4": counts of `least` or more. */
+static int parse_list(const char *name, int64_t least, const char *arg, int64_t **ret,
+		      size_t *ret_n)
 {
 	char *copy = orr_xstrdup(arg), *save = NULL;
 	size_t len = strlen(arg);
@@ -91,7 +101,7 @@ static int parse_list(const char *name, const char *arg, int64_t **ret, size_t *
 	for (char *t = strtok_r(copy, ",", &save); t && !err; t = strtok_r(NULL, ",", &save)) {
 		int64_t v;
 
-		if (cli_parse_count(t, &v) < 0 || v < 1) {
+		if (cli_parse_count(t, &v) < 0 || v < least) {
 			err = 1;
 			break;
 		}
@@ -99,7 +109,8 @@ static int parse_list(const char *name, const char *arg, int64_t **ret, size_t *
 		(*ret)[(*ret_n)++] = v;
 	}
 	if (err || !*ret_n)
-		err = cli_usage_error("whatif", "bad --%s '%s' (counts, e.g. 1,2,4)", name, arg);
+		err = cli_usage_error("whatif", "bad --%s '%s' (counts of %lld or more, e.g. %s)",
+				      name, arg, (long long)least, least ? "1,2,4" : "0,2,3");
 	free(copy);
 	return err ? err : -1;
 }
@@ -184,8 +195,8 @@ static int parse_rank_by(const char *arg, enum orr_whatif_rank *ret)
 static int parse_one(int c, const char *arg, struct cli_whatif_options *o)
 {
 	if (c >= OPT_LIST && c < OPT_LIST + CLI_WHATIF_LISTS)
-		return parse_list(list_names[c - OPT_LIST], arg, &o->list[c - OPT_LIST],
-				  &o->nlist[c - OPT_LIST]);
+		return parse_list(list_names[c - OPT_LIST], list_least[c - OPT_LIST], arg,
+				  &o->list[c - OPT_LIST], &o->nlist[c - OPT_LIST]);
 	switch (c) {
 	case OPT_GPUS:
 		return cli_whatif_gpus("whatif", "gpus", arg, &o->gpus_min, &o->gpus_max);

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * orrery whatif's reports (docs/orrery-whatif.md, "Output"): the ranked table, the
- * infeasible configurations counted by reason (or listed), the recorded configuration's
- * place, and the Pareto front of GPUs against step time; JSON and CSV carry every
- * configuration, the feasible ones with the fields of orrery estimate --format=json.
+ * orrery whatif's reports (docs/orrery-whatif.md, "Output"), written as the sweep goes:
+ * the ranked table, the infeasible configurations counted by reason (or listed), the
+ * recorded configuration's place, and the Pareto front of GPUs against step time; JSON
+ * and CSV carry every configuration in the order of the space as it is estimated, the
+ * feasible ones with the fields of orrery estimate --format=json, then (JSON) the tally.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,21 +20,25 @@
 
 static const char *const rank_by_names[] = { "time", "tokens-per-gpu", "cost" };
 
-static size_t count_why(const struct cli_layouts *w, enum orr_whatif_why why)
+static bool on_front(const struct cli_layouts *w, const struct orr_whatif_result *r)
 {
-	size_t n = 0;
-
-	for (size_t i = 0; i < w->n; i++)
-		n += w->v[i].why == why;
-	return n;
-}
-
-static bool on_front(const struct cli_layouts *w, size_t at)
-{
-	for (size_t i = 0; i < w->npareto; i++)
-		if (w->pareto[i] == at)
+	for (size_t i = 0; i < w->tally.nfront; i++)
+		if (w->tally.front[i].index == r->index)
 			return true;
 	return false;
+}
+
+/* r's place in the ranking from 1 when known (the best kept, the recorded); else 0. */
+static uint64_t place_of(const struct cli_layouts *w, const struct orr_whatif_result *r)
+{
+	const struct orr_whatif_tally *t = &w->tally;
+
+	for (size_t i = 0; i < t->nbest; i++)
+		if (t->best[i].index == r->index)
+			return i + 1;
+	if (r->index == w->recorded_index)
+		return t->mark_place;
+	return 0;
 }
 
 /* ---- text ---- */
@@ -66,20 +72,23 @@ static void text_header(const struct cli_layouts *w, FILE *f)
 
 static void text_counts(const struct cli_layouts *w, FILE *f)
 {
-	double rate = w->seconds > 0 ? (double)w->n / w->seconds : 0;
+	const struct orr_whatif_tally *t = &w->tally;
+	double rate = w->seconds > 0 ? (double)t->n / w->seconds : 0;
 	bool first = true;
 
 	fprintf(f,
-		"\n%llu configurations in %.2f s (%.0f/s; %d thread%s x %d process%s): %zu "
+		"\n%llu configurations in %.2f s (%.0f/s; %d thread%s x %d process%s): %llu "
 		"feasible",
-		(unsigned long long)w->n, w->seconds, rate, w->jobs, w->jobs == 1 ? "" : "s",
-		w->processes, w->processes == 1 ? "" : "es", w->nranked);
+		(unsigned long long)t->n, w->seconds, rate, w->jobs, w->jobs == 1 ? "" : "s",
+		w->processes, w->processes == 1 ? "" : "es",
+		(unsigned long long)t->count[ORR_WHATIF_FEASIBLE]);
 	for (int k = ORR_WHATIF_HEADS; k < ORR_WHATIF_WHY_COUNT; k++) {
-		size_t n = count_why(w, (enum orr_whatif_why)k);
+		uint64_t n = t->count[k];
 
 		if (!n)
 			continue;
-		fprintf(f, "%s %s %zu", first ? "; not:" : ",", orr_whatif_why_name(k), n);
+		fprintf(f, "%s %s %llu", first ? "; not:" : ",", orr_whatif_why_name(k),
+			(unsigned long long)n);
 		first = false;
 	}
 	fputc('\n', f);
@@ -90,114 +99,165 @@ static const char *onoff(bool b)
 	return b ? "on" : "off";
 }
 
-static void text_row_head(FILE *f)
+/* Whether the sweep tries uneven pipeline splits: then the tables show them. */
+static bool uneven_swept(const struct cli_layouts *w)
 {
+	const struct cli_whatif_options *o = w->o;
+
+	for (int l = CLI_WHATIF_LISTS - 2; l < CLI_WHATIF_LISTS; l++)
+		for (size_t i = 0; i < o->nlist[l]; i++)
+			if (o->list[l][i])
+				return true;
+	return false;
+}
+
+/* The column of the split after vpp, when the sweep tries uneven ones: "3/1", "-/1". */
+static const char *split_cell(const struct cli_layouts *w, const struct orr_train_config *c,
+			      char *buf, size_t size)
+{
+	char first[24] = "-", last[24] = "-", both[56];
+
+	if (!uneven_swept(w))
+		return "";
+	if (!c)
+		return " 1st/last";
+	if (c->first_stage_layers)
+		snprintf(first, sizeof(first), "%lld", (long long)c->first_stage_layers);
+	if (c->last_stage_layers)
+		snprintf(last, sizeof(last), "%lld", (long long)c->last_stage_layers);
+	snprintf(both, sizeof(both), "%s/%s", first, last);
+	snprintf(buf, size, " %8s", both);
+	return buf;
+}
+
+static void text_row_head(const struct cli_layouts *w, FILE *f)
+{
+	char split[64];
+
 	fprintf(f,
-		"  %5s %5s %3s %3s %4s %3s %3s %3s %4s %-9s %3s %3s %11s %9s %6s %7s %6s %6s  %s\n",
-		"rank", "gpus", "tp", "pp", "dp", "cp", "vpp", "mb", "mbs", "recompute", "sp", "do",
+		"  %5s %5s %3s %3s %4s %3s %3s%s %3s %4s %-9s %3s %3s %11s %9s %6s %7s %6s %6s  "
+		"%s\n",
+		"rank", "gpus", "tp", "pp", "dp", "cp", "vpp",
+		split_cell(w, NULL, split, sizeof(split)), "mb", "mbs", "recompute", "sp", "do",
 		"step ms", "tok/s/GPU", "MFU %", "mem GiB", "bubl %", "comm %", "limit");
 }
 
-static void text_row(const struct cli_layouts *w, size_t at, FILE *f)
+/* A ranked configuration; its place "-" when it is past the best kept. */
+static void text_row(const struct cli_layouts *w, const struct orr_whatif_result *r, FILE *f)
 {
-	const struct orr_whatif_result *r = &w->v[at];
 	const struct orr_train_config *c = &r->c;
-	size_t k = w->place[at];
-	char rank[32];
+	uint64_t k = place_of(w, r);
+	char rank[32], split[64];
 
-	snprintf(rank, sizeof(rank), "%s%zu", at == w->recorded_at ? "*" : "", k);
+	snprintf(rank, sizeof(rank), "%s%s", r->index == w->recorded_index ? "*" : "",
+		 k ? "" : "-");
+	if (k)
+		snprintf(rank + strlen(rank), sizeof(rank) - strlen(rank), "%llu",
+			 (unsigned long long)k);
 	fprintf(f,
-		"  %5s %5lld %3lld %3lld %4lld %3lld %3lld %3lld %4lld %-9s %3s %3s %11.3f %9.0f "
+		"  %5s %5lld %3lld %3lld %4lld %3lld %3lld%s %3lld %4lld %-9s %3s %3s %11.3f %9.0f "
 		"%6.1f %7.2f %6.1f %6.1f  %s\n",
 		rank, (long long)r->gpus, (long long)c->tp, (long long)c->pp, (long long)c->dp,
-		(long long)c->cp, (long long)c->vpp, (long long)c->micro_batch,
-		(long long)c->micro_batches, orr_recompute_name(c->recompute),
-		onoff(c->sequence_parallel), onoff(c->distributed_optimizer), r->step_ns / 1e6,
-		r->tokens_per_s_per_gpu, isfinite(r->mfu) ? 100 * r->mfu : NAN,
-		r->memory.total_bytes / GIB, 100 * r->bubble_ns / r->step_ns,
-		100 * r->exposed_comm_ns / r->step_ns, orr_whatif_limit_name(r->limit));
+		(long long)c->cp, (long long)c->vpp, split_cell(w, c, split, sizeof(split)),
+		(long long)c->micro_batch, (long long)c->micro_batches,
+		orr_recompute_name(c->recompute), onoff(c->sequence_parallel),
+		onoff(c->distributed_optimizer), r->step_ns / 1e6, r->tokens_per_s_per_gpu,
+		isfinite(r->mfu) ? 100 * r->mfu : NAN, r->memory.total_bytes / GIB,
+		100 * r->bubble_ns / r->step_ns, 100 * r->exposed_comm_ns / r->step_ns,
+		orr_whatif_limit_name(r->limit));
 }
 
 static void text_ranked(const struct cli_layouts *w, FILE *f)
 {
-	size_t top = w->o->top ? (size_t)w->o->top : w->nranked;
+	const struct orr_whatif_tally *t = &w->tally;
+	const struct orr_whatif_result *rec = t->marked ? &t->mark : NULL;
 	bool recorded_shown = false;
 
-	if (!w->nranked) {
+	if (!t->nbest) {
 		fprintf(f, "\nno configuration is feasible\n");
 		return;
 	}
 	fprintf(f, "\nranked (mbs: micro-batches per step; do: distributed optimizer; bubble and "
 		   "exposed communication as shares of the step)\n");
-	text_row_head(f);
-	for (size_t i = 0; i < w->nranked && i < top; i++) {
-		text_row(w, w->ranked[i], f);
-		recorded_shown |= w->ranked[i] == w->recorded_at;
+	text_row_head(w, f);
+	for (size_t i = 0; i < t->nbest; i++) {
+		text_row(w, &t->best[i], f);
+		recorded_shown |= t->best[i].index == w->recorded_index;
 	}
-	if (w->recorded_at != SIZE_MAX && !recorded_shown && w->place[w->recorded_at]) {
+	if (rec && !recorded_shown && t->mark_place) {
 		fprintf(f, "  ...\n");
-		text_row(w, w->recorded_at, f);
+		text_row(w, rec, f);
 	}
-	if (w->recorded_at != SIZE_MAX) {
-		const struct orr_whatif_result *r = &w->v[w->recorded_at];
-
-		if (r->why == ORR_WHATIF_FEASIBLE)
-			fprintf(f,
-				"  * the recorded configuration: %.3f ms estimated (its replay "
-				"%.3f ms), the best %.3f ms (%+.1f %%)\n",
-				r->step_ns / 1e6, w->replayed_ns / 1e6,
-				w->v[w->ranked[0]].step_ns / 1e6,
-				100 * (w->v[w->ranked[0]].step_ns / r->step_ns - 1));
-		else
-			fprintf(f, "  the recorded configuration is not feasible here: %s\n",
-				orr_whatif_why_name(r->why));
-	} else if (w->have_trace) {
+	if (rec && rec->why == ORR_WHATIF_FEASIBLE)
+		fprintf(f,
+			"  * the recorded configuration: %.3f ms estimated (its replay %.3f ms), the "
+			"best %.3f ms (%+.1f %%)\n",
+			rec->step_ns / 1e6, w->replayed_ns / 1e6, t->best[0].step_ns / 1e6,
+			100 * (t->best[0].step_ns / rec->step_ns - 1));
+	else if (rec)
+		fprintf(f, "  the recorded configuration is not feasible here: %s\n",
+			orr_whatif_why_name(rec->why));
+	else if (w->have_trace)
 		fprintf(f, "  the recorded configuration is not in this sweep\n");
-	}
 }
 
 static void text_pareto(const struct cli_layouts *w, FILE *f)
 {
-	if (w->o->gpus_min == w->o->gpus_max || !w->npareto)
+	const struct orr_whatif_tally *t = &w->tally;
+
+	if (w->o->gpus_min == w->o->gpus_max || !t->nfront)
 		return;
-	fprintf(f, "\nPareto front (no fewer GPUs are as fast)\n");
-	text_row_head(f);
-	for (size_t i = 0; i < w->npareto; i++)
-		text_row(w, w->pareto[i], f);
+	fprintf(f, "\nPareto front (no fewer GPUs are as fast; rank -: not among those above)\n");
+	text_row_head(w, f);
+	for (size_t i = 0; i < t->nfront; i++)
+		text_row(w, &t->front[i], f);
 }
 
-static void text_infeasible(const struct cli_layouts *w, FILE *f)
+/* --show-infeasible: a line per configuration not feasible, kept until the end. */
+static void text_infeasible_row(const struct cli_layouts *w, FILE *f,
+				const struct orr_whatif_result *r)
 {
-	if (!w->o->show_infeasible)
-		return;
-	fprintf(f, "\nnot feasible\n  %5s %3s %3s %4s %3s %3s %3s %4s %-9s  %s\n", "gpus", "tp",
-		"pp", "dp", "cp", "vpp", "mb", "mbs", "recompute", "why");
-	for (size_t i = 0; i < w->n; i++) {
-		const struct orr_whatif_result *r = &w->v[i];
-		const struct orr_train_config *c = &r->c;
+	const struct orr_train_config *c = &r->c;
+	char split[64];
 
-		if (r->why == ORR_WHATIF_FEASIBLE)
-			continue;
-		fprintf(f, "  %5lld %3lld %3lld %4lld %3lld %3lld %3lld %4lld %-9s  %s",
-			(long long)r->gpus, (long long)c->tp, (long long)c->pp, (long long)c->dp,
-			(long long)c->cp, (long long)c->vpp, (long long)c->micro_batch,
-			(long long)c->micro_batches, orr_recompute_name(c->recompute),
-			orr_whatif_why_name(r->why));
-		if (r->why == ORR_WHATIF_MEMORY)
-			fprintf(f, ": %s", r->memory.why);
-		else if (r->why == ORR_WHATIF_REFUSED)
-			fprintf(f, ": %s", r->refused);
-		fputc('\n', f);
-	}
+	fprintf(f, "  %5lld %3lld %3lld %4lld %3lld %3lld%s %3lld %4lld %-9s  %s",
+		(long long)r->gpus, (long long)c->tp, (long long)c->pp, (long long)c->dp,
+		(long long)c->cp, (long long)c->vpp, split_cell(w, c, split, sizeof(split)),
+		(long long)c->micro_batch, (long long)c->micro_batches,
+		orr_recompute_name(c->recompute), orr_whatif_why_name(r->why));
+	if (r->why == ORR_WHATIF_MEMORY)
+		fprintf(f, ": %s", r->memory.why);
+	else if (r->why == ORR_WHATIF_REFUSED)
+		fprintf(f, ": %s", r->refused);
+	fputc('\n', f);
 }
 
-static void text(const struct cli_layouts *w, FILE *f)
+static void text_infeasible(const struct cli_whatif_writer *o, FILE *f)
 {
+	char buf[65536];
+	size_t n;
+
+	if (!o->spill)
+		return;
+	char split[64];
+
+	fprintf(f, "\nnot feasible\n  %5s %3s %3s %4s %3s %3s%s %3s %4s %-9s  %s\n", "gpus", "tp",
+		"pp", "dp", "cp", "vpp", split_cell(o->w, NULL, split, sizeof(split)), "mb", "mbs",
+		"recompute", "why");
+	rewind(o->spill);
+	while ((n = fread(buf, 1, sizeof(buf), o->spill)) > 0)
+		fwrite(buf, 1, n, f);
+}
+
+static void text(const struct cli_whatif_writer *o, FILE *f)
+{
+	const struct cli_layouts *w = o->w;
+
 	text_header(w, f);
 	text_counts(w, f);
 	text_ranked(w, f);
 	text_pareto(w, f);
-	text_infeasible(w, f);
+	text_infeasible(o, f);
 	fprintf(f, "\nEach configuration is estimated as orrery estimate estimates it; the terms "
 		   "are defined in docs/orrery-whatif.md.\n");
 }
@@ -248,6 +308,8 @@ static void json_layout(struct json_out *j, const struct orr_whatif_result *r)
 	json_int(j, "dp", c->dp);
 	json_int(j, "cp", c->cp);
 	json_int(j, "vpp", c->vpp);
+	json_int(j, "first_stage_layers", c->first_stage_layers);
+	json_int(j, "last_stage_layers", c->last_stage_layers);
 	json_int(j, "micro_batch", c->micro_batch);
 	json_int(j, "micro_batches", c->micro_batches);
 	json_str(j, "recompute", orr_recompute_name(c->recompute));
@@ -256,27 +318,33 @@ static void json_layout(struct json_out *j, const struct orr_whatif_result *r)
 	json_close_object(j);
 }
 
-static void json_feasible(struct json_out *j, const struct cli_layouts *w, size_t at, size_t k)
+/*
+ * A feasible configuration: the fields of orrery estimate --format=json, and in the
+ * ranking (place > 0) its place and whether it is on the Pareto front.
+ */
+static void json_feasible(struct json_out *j, const struct cli_layouts *w,
+			  const struct orr_whatif_result *r, uint64_t place)
 {
-	const struct orr_whatif_result *r = &w->v[at];
 	struct cli_estimate e;
 
 	json_object(j, NULL);
-	json_int(j, "place", (int64_t)k);
+	if (place) {
+		json_int(j, "place", (int64_t)place);
+		json_bool(j, "pareto", on_front(w, r));
+	}
 	json_int(j, "index", (int64_t)r->index);
 	json_int(j, "gpus", r->gpus);
+	json_str(j, "why", orr_whatif_why_name(r->why));
 	json_str(j, "limit", orr_whatif_limit_name(r->limit));
-	json_bool(j, "pareto", on_front(w, at));
-	json_bool(j, "is_recorded", at == w->recorded_at);
+	json_bool(j, "is_recorded", r->index == w->recorded_index);
 	as_estimate(w, r, &e);
 	cli_estimate_json_fields(j, &e);
 	json_close_object(j);
 }
 
-static void json_infeasible(struct json_out *j, const struct cli_layouts *w, size_t at)
+static void json_infeasible(struct json_out *j, const struct cli_layouts *w,
+			    const struct orr_whatif_result *r)
 {
-	const struct orr_whatif_result *r = &w->v[at];
-
 	json_object(j, NULL);
 	json_int(j, "index", (int64_t)r->index);
 	json_int(j, "gpus", r->gpus);
@@ -285,45 +353,55 @@ static void json_infeasible(struct json_out *j, const struct cli_layouts *w, siz
 		 r->why == ORR_WHATIF_MEMORY    ? r->memory.why
 		 : r->why == ORR_WHATIF_REFUSED ? r->refused
 						: NULL);
-	json_bool(j, "is_recorded", at == w->recorded_at);
+	json_bool(j, "is_recorded", r->index == w->recorded_index);
 	if (r->why == ORR_WHATIF_MEMORY)
 		json_int(j, "memory_bytes_per_gpu", (int64_t)llround(r->memory.total_bytes));
 	json_layout(j, r);
 	json_close_object(j);
 }
 
-static void json(const struct cli_layouts *w, FILE *f)
+static void json_begin_report(struct cli_whatif_writer *o)
 {
-	const struct cli_whatif_options *o = w->o;
-	struct json_out j;
+	const struct cli_layouts *w = o->w;
+	const struct cli_whatif_options *opt = w->o;
+	struct json_out *j = &o->j;
 
-	json_begin(&j, f);
-	json_str(&j, "trace", w->have_trace ? w->base.trace : NULL);
-	json_str(&j, "gpu", w->x->gpu->id);
-	json_int(&j, "gpus_min", o->gpus_min);
-	json_int(&j, "gpus_max", o->gpus_max);
-	json_str(&j, "rank_by", rank_by_names[o->rank_by]);
-	json_int(&j, "configurations", (int64_t)w->n);
-	json_int(&j, "feasible", (int64_t)w->nranked);
-	json_object(&j, "infeasible");
+	json_begin(j, o->f);
+	json_str(j, "trace", w->have_trace ? w->base.trace : NULL);
+	json_str(j, "gpu", w->x->gpu->id);
+	json_int(j, "gpus_min", opt->gpus_min);
+	json_int(j, "gpus_max", opt->gpus_max);
+	json_str(j, "rank_by", rank_by_names[opt->rank_by]);
+	json_double(j, "replayed_ns", w->replayed_ns);
+	json_array(j, "results");
+}
+
+static void json_end_report(struct cli_whatif_writer *o)
+{
+	const struct cli_layouts *w = o->w;
+	const struct orr_whatif_tally *t = &w->tally;
+	struct json_out *j = &o->j;
+
+	json_close_array(j);
+	json_int(j, "configurations", (int64_t)t->n);
+	json_int(j, "feasible", (int64_t)t->count[ORR_WHATIF_FEASIBLE]);
+	json_object(j, "infeasible");
 	for (int k = ORR_WHATIF_HEADS; k < ORR_WHATIF_WHY_COUNT; k++)
-		json_int(&j, orr_whatif_why_name(k), (int64_t)count_why(w, (enum orr_whatif_why)k));
-	json_close_object(&j);
-	json_double(&j, "replayed_ns", w->replayed_ns);
-	json_array(&j, "ranked");
-	for (size_t i = 0; i < w->nranked; i++)
-		json_feasible(&j, w, w->ranked[i], i + 1);
-	json_close_array(&j);
-	json_array(&j, "pareto");
-	for (size_t i = 0; i < w->npareto; i++)
-		json_int(&j, NULL, (int64_t)w->v[w->pareto[i]].index);
-	json_close_array(&j);
-	json_array(&j, "not_feasible");
-	for (size_t i = 0; i < w->n; i++)
-		if (w->v[i].why != ORR_WHATIF_FEASIBLE)
-			json_infeasible(&j, w, i);
-	json_close_array(&j);
-	json_end(&j);
+		json_int(j, orr_whatif_why_name(k), (int64_t)t->count[k]);
+	json_close_object(j);
+	json_object(j, "recorded");
+	json_double(j, "index", w->recorded_index == UINT64_MAX ? NAN : (double)w->recorded_index);
+	json_double(j, "place", t->mark_place ? (double)t->mark_place : NAN);
+	json_close_object(j);
+	json_array(j, "ranked");
+	for (size_t i = 0; i < t->nbest; i++)
+		json_feasible(j, w, &t->best[i], i + 1);
+	json_close_array(j);
+	json_array(j, "pareto");
+	for (size_t i = 0; i < t->nfront; i++)
+		json_int(j, NULL, (int64_t)t->front[i].index);
+	json_close_array(j);
+	json_end(j);
 }
 
 static void csv_num(FILE *f, double v)
@@ -334,9 +412,8 @@ static void csv_num(FILE *f, double v)
 		fputc(',', f);
 }
 
-static void csv_row(const struct cli_layouts *w, size_t at, size_t k, FILE *f)
+static void csv_row(const struct cli_layouts *w, const struct orr_whatif_result *r, FILE *f)
 {
-	const struct orr_whatif_result *r = &w->v[at];
 	const struct orr_train_config *c = &r->c;
 	bool ok = r->why == ORR_WHATIF_FEASIBLE;
 	double part[4] = { NAN, NAN, NAN, NAN };
@@ -347,12 +424,10 @@ static void csv_row(const struct cli_layouts *w, size_t at, size_t k, FILE *f)
 		as_estimate(w, r, &e);
 		cli_estimate_parts(&e, part);
 	}
-
-	if (k)
-		fprintf(f, "%zu", k);
-	fprintf(f, ",%llu,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%s,%d,%d,%d,%s",
+	fprintf(f, "%llu,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%s,%d,%d,%d,%s",
 		(unsigned long long)r->index, (long long)r->gpus, (long long)c->tp,
 		(long long)c->pp, (long long)c->dp, (long long)c->cp, (long long)c->vpp,
+		(long long)c->first_stage_layers, (long long)c->last_stage_layers,
 		(long long)c->micro_batch, (long long)c->micro_batches,
 		orr_recompute_name(c->recompute), c->sequence_parallel, c->distributed_optimizer,
 		ok, orr_whatif_why_name(r->why));
@@ -363,30 +438,59 @@ static void csv_row(const struct cli_layouts *w, size_t at, size_t k, FILE *f)
 		ok || r->why == ORR_WHATIF_MEMORY ? (double)llround(r->memory.total_bytes) : NAN);
 	for (int i = 0; i < 4; i++)
 		csv_num(f, ok ? (double)llround(part[i]) : NAN);
-	fprintf(f, ",%s,%d,%d\n", ok ? orr_whatif_limit_name(r->limit) : "", on_front(w, at),
-		at == w->recorded_at);
+	fprintf(f, ",%s,%d\n", ok ? orr_whatif_limit_name(r->limit) : "",
+		r->index == w->recorded_index);
 }
 
-static void csv(const struct cli_layouts *w, FILE *f)
+int cli_whatif_write_begin(struct cli_whatif_writer *o, const struct cli_layouts *w, FILE *f)
 {
-	fputs("place,index,gpus,tp,pp,dp,cp,vpp,micro_batch,micro_batches,recompute,"
-	      "sequence_parallel,distributed_optimizer,feasible,why,iteration_ns,"
-	      "tokens_per_s_per_gpu,mfu,memory_bytes_per_gpu,compute_ns,exposed_comm_ns,"
-	      "bubble_ns,other_ns,limit,pareto,recorded\n",
-	      f);
-	for (size_t i = 0; i < w->nranked; i++)
-		csv_row(w, w->ranked[i], i + 1, f);
-	for (size_t i = 0; i < w->n; i++)
-		if (w->v[i].why != ORR_WHATIF_FEASIBLE)
-			csv_row(w, i, 0, f);
+	memset(o, 0, sizeof(*o));
+	o->w = w;
+	o->f = f;
+	if (w->o->format == CLI_FORMAT_JSON) {
+		json_begin_report(o);
+	} else if (w->o->format == CLI_FORMAT_CSV) {
+		fputs("index,gpus,tp,pp,dp,cp,vpp,first_stage_layers,last_stage_layers,micro_batch,"
+		      "micro_batches,recompute,"
+		      "sequence_parallel,distributed_optimizer,feasible,why,iteration_ns,"
+		      "tokens_per_s_per_gpu,mfu,memory_bytes_per_gpu,compute_ns,exposed_comm_ns,"
+		      "bubble_ns,other_ns,limit,recorded\n",
+		      f);
+	} else if (w->o->show_infeasible && !(o->spill = tmpfile())) {
+		cli_error("cannot make a temporary file for --show-infeasible: %s",
+			  orr_strerror(-errno));
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
 }
 
-void cli_whatif_report(const struct cli_layouts *w, FILE *f)
+void cli_whatif_write_row(void *writer, const struct orr_whatif_result *r)
 {
-	if (w->o->format == CLI_FORMAT_JSON)
-		json(w, f);
-	else if (w->o->format == CLI_FORMAT_CSV)
-		csv(w, f);
-	else
-		text(w, f);
+	struct cli_whatif_writer *o = writer;
+
+	if (o->w->o->format == CLI_FORMAT_JSON) {
+		if (r->why == ORR_WHATIF_FEASIBLE)
+			json_feasible(&o->j, o->w, r, 0);
+		else
+			json_infeasible(&o->j, o->w, r);
+	} else if (o->w->o->format == CLI_FORMAT_CSV) {
+		csv_row(o->w, r, o->f);
+	} else if (o->spill && r->why != ORR_WHATIF_FEASIBLE) {
+		text_infeasible_row(o->w, o->spill, r);
+	}
+}
+
+void cli_whatif_write_end(struct cli_whatif_writer *o)
+{
+	if (o->w->o->format == CLI_FORMAT_JSON)
+		json_end_report(o);
+	else if (o->w->o->format != CLI_FORMAT_CSV)
+		text(o, o->f);
+}
+
+void cli_whatif_write_release(struct cli_whatif_writer *o)
+{
+	if (o->spill)
+		fclose(o->spill);
+	o->spill = NULL;
 }

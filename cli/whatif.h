@@ -13,9 +13,11 @@
 
 #include "orrery/whatif.h"
 
+#include "cli.h"
 #include "estimate.h"
 
-#define CLI_WHATIF_LISTS 5 /* --tp, --pp, --cp, --vpp, --micro-batch */
+/* --tp, --pp, --cp, --vpp, --micro-batch, --first-stage-layers, --last-stage-layers */
+#define CLI_WHATIF_LISTS 7
 
 struct cli_whatif_options {
 	/* the model and the fixed options, as orrery estimate takes them */
@@ -45,7 +47,7 @@ int cli_whatif_gpus(const char *cmd, const char *opt, const char *arg, int64_t *
 int cli_whatif_parse(int argc, char **argv, struct cli_whatif_options *o);
 void cli_whatif_options_release(struct cli_whatif_options *o);
 
-/* A sweep done: what its report shows. */
+/* A sweep: what its report shows. */
 struct cli_layouts {
 	const struct cli_whatif_options *o;
 	const struct orr_whatif_plan *plan;
@@ -57,40 +59,68 @@ struct cli_layouts {
 	struct orr_train_config swept; /* the model swept (the recorded one, changed by options) */
 	int64_t global_batch;          /* sequences per step, fixed across the sweep */
 	uint64_t considered;           /* configurations of the plan */
-	struct orr_whatif_result *v;   /* every configuration's result, in plan order */
-	size_t n;
-	size_t *ranked, nranked; /* indices into v */
-	size_t *place;           /* per result of v, its place in the ranking from 1; 0 */
-	size_t *pareto, npareto;
-	size_t recorded_at; /* index into v of the recorded configuration; SIZE_MAX */
-	double seconds;     /* the sweep's wall time */
+	/* the recorded configuration's number in the plan (UINT64_MAX: not in it) */
+	uint64_t recorded_index;
+	/*
+	 * rank 0, once the sweep is done: its counts, best (o->top of them), Pareto front,
+	 * and the recorded configuration (marked, with its place) when it is in the plan
+	 */
+	struct orr_whatif_tally tally;
+	double seconds; /* the sweep's wall time */
 	int processes, jobs;
 };
 
-/* The report, by o->format, to f (cli/whatif-report.c). */
-void cli_whatif_report(const struct cli_layouts *w, FILE *f);
+/*
+ * The report, by o->format (cli/whatif-report.c), written as the sweep goes: begun
+ * before it, a row per result in the plan's order (JSON and CSV write them at once;
+ * text keeps the infeasible lines for --show-infeasible in a temporary file), and ended
+ * with the tally.  Only the rows stream: the report's memory does not grow with them.
+ */
+struct cli_whatif_writer {
+	const struct cli_layouts *w;
+	FILE *f;
+	FILE *spill; /* text: the lines of --show-infeasible */
+	struct json_out j;
+};
+/* EXIT_OK, or said (no temporary file). */
+int cli_whatif_write_begin(struct cli_whatif_writer *o, const struct cli_layouts *w, FILE *f);
+void cli_whatif_write_row(void *writer, const struct orr_whatif_result *r);
+void cli_whatif_write_end(struct cli_whatif_writer *o);
+/* Closes what write_begin opened, after an error too. */
+void cli_whatif_write_release(struct cli_whatif_writer *o);
 
 /*
  * Processes (cli/whatif-mpi.c): under mpirun (OpenMPI's environment), MPI started and
  * this process's rank and the count set; otherwise rank 0 of 1.  EXIT_OK, or said.
  */
 int cli_whatif_mpi_init(int *argc, char ***argv, int *ret_rank, int *ret_size);
-/*
- * Every process's results (disjoint shares of the plan) to rank 0, in the plan's order:
- * on rank 0 *v and *n replaced by all of them; elsewhere left as they are.
- * EXIT_OK, or said.
- */
-int cli_whatif_mpi_gather(int rank, int size, struct orr_whatif_result **v, size_t *n);
 void cli_whatif_mpi_finalize(int size);
+/*
+ * Every process's results (disjoint shares of the plan) to rank 0, in the plan's order,
+ * in blocks: elsewhere, cli_whatif_mpi_send() is the sweep's sink and
+ * cli_whatif_mpi_flush() ends it; on rank 0, cli_whatif_mpi_merge() hands emit the
+ * others' results with a number below `below`, in order (UINT64_MAX: all that remain).
+ */
+struct cli_whatif_mpi;
+struct cli_whatif_mpi *cli_whatif_mpi_open(int rank, int size);
+int cli_whatif_mpi_send(void *data, const struct orr_whatif_result *r);
+void cli_whatif_mpi_flush(struct cli_whatif_mpi *m);
+void cli_whatif_mpi_merge(struct cli_whatif_mpi *m, uint64_t below,
+			  void (*emit)(void *data, const struct orr_whatif_result *r), void *data);
+void cli_whatif_mpi_close(struct cli_whatif_mpi *m);
 
 /*
- * A sweep by o, this process's share of size (rank 0 of 1 alone): run, and on rank 0
- * gathered, ranked, its Pareto front and recorded configuration found (cli/cmd-whatif.c).
- * EXIT_OK or the exit status, said; *ret always set, for cli_whatif_sweep_free().
+ * A sweep by o, this process's share of size (rank 0 of 1 alone), in two steps
+ * (cli/cmd-whatif.c): made ready (the inputs, the plan, on rank 0 the recorded
+ * configuration estimated for its place), then run, each result in the plan's order
+ * handed to row (NULL: none) on rank 0 and tallied there.  EXIT_OK or the exit status,
+ * said; *ret always set, for cli_whatif_sweep_free().
  */
 struct cli_whatif_sweep;
-int cli_whatif_sweep_run(const struct cli_whatif_options *o, int rank, int size,
+int cli_whatif_sweep_new(const struct cli_whatif_options *o, int rank, int size,
 			 struct cli_whatif_sweep **ret);
+int cli_whatif_sweep_run(struct cli_whatif_sweep *s,
+			 void (*row)(void *data, const struct orr_whatif_result *r), void *data);
 const struct cli_layouts *cli_whatif_sweep_result(const struct cli_whatif_sweep *s);
 void cli_whatif_sweep_free(struct cli_whatif_sweep *s);
 

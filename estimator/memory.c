@@ -18,10 +18,13 @@
  * A gated MLP's FC1 output is 2f wide, but the activation formula, Megatron's too,
  * keeps the 4f/h term of a plain MLP: its activations are underestimated.  The
  * activation bytes are those of 16-bit activations (Korthikanti's), whatever the
- * precision of the weights.  Adam is the optimizer.  Only the first stage is
- * estimated: with pipelining the last holds the output layer and the loss instead of
- * p micro-batches in flight, and with few layers per stage and a large vocabulary it
- * can hold more.
+ * precision of the weights.  Adam is the optimizer.  With an even split only the
+ * first stage is estimated: with pipelining the last holds the output layer and the
+ * loss instead of p micro-batches in flight, and with few layers per stage and a large
+ * vocabulary it can hold more.  With an uneven split (Megatron-Core's
+ * --decoder-first/last-pipeline-num-layers) the first, a middle and the last stage are
+ * estimated by the same formulas with their own layers, micro-batches in flight (p - k
+ * at stage k under 1F1B), embedding and output layer, and the most loaded is reported.
  */
 #include <errno.h>
 #include <math.h>
@@ -56,6 +59,62 @@ static bool sizes_valid(const struct orr_train_config *c)
 	       c->precision == ORR_DTYPE_FP32 || c->precision == ORR_DTYPE_FP8;
 }
 
+bool orr_train_uneven(const struct orr_train_config *c)
+{
+	return c->first_stage_layers != 0 || c->last_stage_layers != 0;
+}
+
+/*
+ * How the layers are split over the stages.  Evenly: each stage, and each of its
+ * virtual stages, holds as many, layers % (pp·vpp), without the product, which could
+ * overflow.  Unevenly (Megatron-Core's get_num_layers_to_build()): pp >= 2, no
+ * interleaving, the first and the last stage as given, and the stages left sharing the
+ * layers left evenly, at least one each.
+ */
+bool orr_train_split_valid(const struct orr_train_config *c)
+{
+	int64_t first = c->first_stage_layers, last = c->last_stage_layers;
+	int64_t rest = c->layers, stages = c->pp;
+
+	if (!orr_train_uneven(c))
+		return c->layers % c->pp == 0 && (c->layers / c->pp) % c->vpp == 0;
+	if (first < 0 || last < 0 || first > c->layers || last > c->layers || c->pp < 2 ||
+	    c->vpp != 1)
+		return false;
+	if (first) {
+		rest -= first;
+		stages--;
+	}
+	if (last) {
+		rest -= last;
+		stages--;
+	}
+	return stages ? rest >= stages && rest % stages == 0 : rest == 0;
+}
+
+int64_t orr_train_stage_layers(const struct orr_train_config *c, int64_t stage)
+{
+	int64_t rest = c->layers, stages = c->pp;
+
+	if (stage < 0 || stage >= c->pp || c->pp < 1)
+		return 0;
+	if (!orr_train_uneven(c))
+		return c->layers / c->pp;
+	if (c->first_stage_layers) {
+		if (stage == 0)
+			return c->first_stage_layers;
+		rest -= c->first_stage_layers;
+		stages--;
+	}
+	if (c->last_stage_layers) {
+		if (stage == c->pp - 1)
+			return c->last_stage_layers;
+		rest -= c->last_stage_layers;
+		stages--;
+	}
+	return stages > 0 ? rest / stages : 0;
+}
+
 /*
  * What Megatron refuses when it starts: its argument checks (megatron/training/
  * arguments.py) and the divisions its layers and schedules assert.
@@ -74,11 +133,7 @@ static bool layout_valid(const struct orr_train_config *c)
 	 */
 	if (c->kv_groups && (c->heads % c->kv_groups || c->kv_groups % c->tp))
 		return false;
-	/*
-	 * Each pipeline stage, and each of its virtual stages, holds as many layers:
-	 * layers % (pp·vpp), without the product, which could overflow.
-	 */
-	if (c->layers % c->pp || (c->layers / c->pp) % c->vpp)
+	if (!orr_train_split_valid(c))
 		return false;
 	/* The interleaved schedule runs micro-batches in groups of pp: micro_batches % pp. */
 	if (c->vpp > 1 && c->micro_batches % c->pp)
@@ -142,15 +197,21 @@ double orr_train_model_flops(const struct orr_train_config *c, bool forward_only
 }
 
 /*
- * The first stage's: its layers and the embedding, split over tp; without pipelining
- * it also holds an untied output layer.
+ * Stage k's: its layers and the embedding (the first), split over tp; the last stage's
+ * output layer (its own weights, or with pipelining the copy of tied ones) is counted
+ * for the first only without pipelining, as Megatron's count does: with an even split
+ * the first stage is the one estimated.
  */
-static double shard_params(const struct orr_train_config *c)
+static double shard_params(const struct orr_train_config *c, int64_t k)
 {
 	double t = c->tp, e = embedding_params(c);
-	double n = (layer_params(c) / c->pp + e) / t;
+	double layers =
+		orr_train_uneven(c)
+			? layer_params(c) * (double)orr_train_stage_layers(c, k) / (double)c->layers
+			: layer_params(c) / c->pp;
+	double n = (layers + (k == 0 ? e : 0)) / t;
 
-	if (c->untied_embeddings && c->pp == 1)
+	if (k == c->pp - 1 && (c->untied_embeddings || (c->pp > 1 && k > 0)))
 		n += e / t;
 	return n;
 }
@@ -221,23 +282,27 @@ static double layer_factor(const struct orr_train_config *c, double seq)
 }
 
 /*
- * The first stage's activations at its peak: p micro-batches of L/p layers in flight
- * (L layers' worth) and p micro-batches' embedding input (8 bytes a token) and dropout
- * mask (s'·b·h); more with interleaving, fewer when there are fewer micro-batches than
- * stages; without pipelining also the output layer's and loss's inputs.
+ * Stage k's activations at its peak under 1F1B: p - k micro-batches of its layers in
+ * flight (for the first stage of an even split, L layers' worth), the first stage's
+ * p micro-batches' embedding input (8 bytes a token) and dropout mask (s'·b·h); more
+ * with interleaving, fewer when there are fewer micro-batches than that; the last
+ * stage's output layer's and loss's inputs, counted without pipelining (with an even
+ * split the first stage is the one estimated).
  */
-static double activation_bytes(const struct orr_train_config *c)
+static double activation_bytes(const struct orr_train_config *c, int64_t k)
 {
 	double t = c->tp, p = c->pp, b = c->micro_batch, h = c->hidden;
-	double s = (double)c->seq / c->cp;
-	double a = s * b * h * layer_factor(c, s) * c->layers;
+	double s = (double)c->seq / c->cp, n = (double)(c->pp - k);
+	double a = s * b * h * layer_factor(c, s) *
+		   (double)(orr_train_stage_layers(c, k) * (c->pp - k));
 
-	a += (8 * s * b * p + s * b * h * p) / t;
+	if (k == 0)
+		a += (8 * s * b * p + s * b * h * p) / t;
 	if (c->vpp > 1)
 		a *= 1 + (p - 1) / (p * c->vpp);
-	else if (c->pp > 1 && c->micro_batches < c->pp)
-		a *= c->micro_batches / p;
-	if (c->pp == 1)
+	else if (c->pp > 1 && c->micro_batches < c->pp - k)
+		a *= c->micro_batches / n;
+	if (k == c->pp - 1)
 		a += 4 * s * b * h * (1 + c->vocab / h) / t;
 	return a;
 }
@@ -272,6 +337,17 @@ static double gathered_bytes(const struct orr_train_config *c)
 	return c->fully_sharded ? layer * (2 * e + g) : 0;
 }
 
+/* Stage k's model state and activations into m, its reserve set. */
+static void stage_memory(const struct orr_train_config *c, int64_t k, struct orr_memory *m)
+{
+	m->stage = k;
+	m->params = shard_params(c, k);
+	m->bytes_per_param = state_bytes(c);
+	m->model_bytes = m->params * m->bytes_per_param + gathered_bytes(c);
+	m->activation_bytes = activation_bytes(c, k);
+	m->total_bytes = m->model_bytes + m->activation_bytes + m->reserve_bytes;
+}
+
 int orr_memory_estimate(const struct orr_train_config *c, const struct orr_gpu_spec *gpu,
 			double reserve_bytes, struct orr_memory *ret)
 {
@@ -279,11 +355,16 @@ int orr_memory_estimate(const struct orr_train_config *c, const struct orr_gpu_s
 
 	if (!orr__train_config_valid(c) || !isfinite(reserve_bytes) || reserve_bytes < 0)
 		return -EINVAL;
-	m.params = shard_params(c);
-	m.bytes_per_param = state_bytes(c);
-	m.model_bytes = m.params * m.bytes_per_param + gathered_bytes(c);
-	m.activation_bytes = activation_bytes(c);
-	m.total_bytes = m.model_bytes + m.activation_bytes + m.reserve_bytes;
+	stage_memory(c, 0, &m);
+	/* an uneven split: the first, a middle and the last stage differ; the most loaded */
+	for (int64_t k = 1; orr_train_uneven(c) && k < c->pp;
+	     k = k == 1 && c->pp > 2 ? c->pp - 1 : c->pp) {
+		struct orr_memory o = m;
+
+		stage_memory(c, k, &o);
+		if (o.total_bytes > m.total_bytes)
+			m = o;
+	}
 	m.capacity_bytes = gpu && gpu->hbm_bytes > 0 ? gpu->hbm_bytes : 0;
 	m.fits = m.capacity_bytes <= 0 || m.total_bytes <= m.capacity_bytes;
 	say_fits(&m, gpu);

@@ -47,7 +47,8 @@ static const char *structural_change(const struct orr_train_config *a,
 {
 	if (a->layers != b->layers)
 		return "layers";
-	if (a->pp != b->pp || a->vpp != b->vpp)
+	if (a->pp != b->pp || a->vpp != b->vpp || a->first_stage_layers != b->first_stage_layers ||
+	    a->last_stage_layers != b->last_stage_layers)
 		return "pipeline stages";
 	if (a->micro_batches != b->micro_batches)
 		return "micro-batches per step";

@@ -19,12 +19,13 @@ struct wi_prefix {
 
 struct orr_whatif_plan {
 	struct orr_whatif_space s; /* its lists point into the plan's below */
-	struct wi_list tp, pp, cp, vpp, mb;
+	struct wi_list tp, pp, cp, vpp, mb, first, last;
 	enum orr_recompute rec[ORR_RECOMPUTE_COUNT];
 	size_t nrec;
 	struct wi_prefix *prefix;
 	size_t nprefix, cap_prefix;
-	uint64_t inner; /* configurations per prefix: vpp x micro-batch x recompute */
+	/* configurations per prefix: vpp x first x last x micro-batch x recompute */
+	uint64_t inner;
 	uint64_t count;
 };
 

@@ -34,10 +34,10 @@ static void push(struct wi_list *l, int64_t v)
 	l->v[l->n++] = v;
 }
 
-static int given(struct wi_list *l, const struct orr_whatif_list *g)
+static int given(struct wi_list *l, const struct orr_whatif_list *g, int64_t least)
 {
 	for (size_t i = 0; i < g->n; i++) {
-		if (g->v[i] < 1)
+		if (g->v[i] < least)
 			return -EINVAL;
 		push(l, g->v[i]);
 	}
@@ -51,34 +51,45 @@ static void divisors(struct wi_list *l, int64_t n)
 			push(l, d);
 }
 
-/* The lists: as given, else TP the powers of two up to the heads, PP the divisors of
- * the layers, CP 1, VPP the divisors of the layers, micro-batch those of the batch. */
+/*
+ * The lists: as given, else TP the powers of two up to the heads, PP the divisors of
+ * the layers, CP 1, VPP the divisors of the layers, micro-batch those of the batch, the
+ * first and last stage's layers 0 (an even split).
+ */
 static int lists(struct orr_whatif_plan *p)
 {
 	const struct orr_whatif_space *s = &p->s;
 	int err = 0;
 
 	if (s->tp.n)
-		err |= given(&p->tp, &s->tp);
+		err |= given(&p->tp, &s->tp, 1);
 	else
 		for (int64_t t = 1; t <= s->base.heads; t *= 2)
 			push(&p->tp, t);
 	if (s->pp.n)
-		err |= given(&p->pp, &s->pp);
+		err |= given(&p->pp, &s->pp, 1);
 	else
 		divisors(&p->pp, s->base.layers);
 	if (s->cp.n)
-		err |= given(&p->cp, &s->cp);
+		err |= given(&p->cp, &s->cp, 1);
 	else
 		push(&p->cp, 1);
 	if (s->vpp.n)
-		err |= given(&p->vpp, &s->vpp);
+		err |= given(&p->vpp, &s->vpp, 1);
 	else
 		divisors(&p->vpp, s->base.layers);
 	if (s->micro_batch.n)
-		err |= given(&p->mb, &s->micro_batch);
+		err |= given(&p->mb, &s->micro_batch, 1);
 	else
 		divisors(&p->mb, s->global_batch);
+	if (s->first_stage.n)
+		err |= given(&p->first, &s->first_stage, 0);
+	else
+		push(&p->first, 0);
+	if (s->last_stage.n)
+		err |= given(&p->last, &s->last_stage, 0);
+	else
+		push(&p->last, 0);
 	p->vpp.all = !s->vpp.n;
 	p->mb.all = !s->micro_batch.n;
 	for (int r = 0; r < ORR_RECOMPUTE_COUNT; r++)
@@ -130,6 +141,10 @@ int orr_whatif_plan_new(const struct orr_whatif_space *s, struct orr_whatif_plan
 	if (!err)
 		err = prefixes(p);
 	p->inner = (uint64_t)p->vpp.n * p->mb.n * p->nrec;
+	/* each list is at most an argument's length: the products stay far from 2^64 */
+	if (!err && p->first.n * p->last.n > MAX_CONFIGS / p->inner)
+		err = -EINVAL;
+	p->inner *= p->first.n * p->last.n;
 	if (!err && p->nprefix && p->inner > MAX_CONFIGS / p->nprefix)
 		err = -EINVAL;
 	if (err) {
@@ -142,6 +157,8 @@ int orr_whatif_plan_new(const struct orr_whatif_space *s, struct orr_whatif_plan
 	p->s.cp = (struct orr_whatif_list){ p->cp.v, p->cp.n };
 	p->s.vpp = (struct orr_whatif_list){ p->vpp.v, p->vpp.n };
 	p->s.micro_batch = (struct orr_whatif_list){ p->mb.v, p->mb.n };
+	p->s.first_stage = (struct orr_whatif_list){ p->first.v, p->first.n };
+	p->s.last_stage = (struct orr_whatif_list){ p->last.v, p->last.n };
 	*ret = p;
 	return 0;
 }
@@ -155,6 +172,8 @@ void orr_whatif_plan_free(struct orr_whatif_plan *p)
 	free(p->cp.v);
 	free(p->vpp.v);
 	free(p->mb.v);
+	free(p->first.v);
+	free(p->last.v);
 	free(p->prefix);
 	free(p);
 }
@@ -177,7 +196,7 @@ static enum orr_whatif_why check(const struct orr_whatif_plan *p, const struct o
 		return ORR_WHATIF_HEADS;
 	if (!p->s.allow_cross_node_tp && c->tp > p->s.gpus_per_node)
 		return ORR_WHATIF_CROSS_NODE;
-	if (c->layers % c->pp || (c->layers / c->pp) % c->vpp)
+	if (!orr_train_split_valid(c))
 		return ORR_WHATIF_LAYERS;
 	/* load-balanced CP splits the sequence in 2 x CP chunks; SP splits it over TP */
 	if ((c->cp > 1 && c->seq % (2 * c->cp)) ||
@@ -197,7 +216,7 @@ enum orr_whatif_why orr_whatif_config(const struct orr_whatif_plan *p, uint64_t 
 	const struct wi_prefix *x;
 	struct orr_train_config c = *b;
 	uint64_t k;
-	int64_t vpp, mb;
+	int64_t vpp, mb, first, last;
 
 	if (i >= p->count)
 		return ORR_WHATIF_WHY_COUNT;
@@ -206,12 +225,18 @@ enum orr_whatif_why orr_whatif_config(const struct orr_whatif_plan *p, uint64_t 
 	c.recompute = p->rec[k % p->nrec];
 	k /= p->nrec;
 	mb = p->mb.v[k % p->mb.n];
-	vpp = p->vpp.v[k / p->mb.n];
+	k /= p->mb.n;
+	last = p->last.v[k % p->last.n];
+	k /= p->last.n;
+	first = p->first.v[k % p->first.n];
+	vpp = p->vpp.v[k / p->first.n];
 	c.tp = x->tp;
 	c.pp = x->pp;
 	c.cp = x->cp;
 	c.dp = x->gpus / (x->tp * x->pp * x->cp);
 	c.vpp = vpp;
+	c.first_stage_layers = first;
+	c.last_stage_layers = last;
 	c.micro_batch = mb;
 	/* 0 when the batch does not divide (ORR_WHATIF_BATCH below) */
 	c.micro_batches = p->s.global_batch % (c.dp * mb) ? 0 : p->s.global_batch / (c.dp * mb);
@@ -228,10 +253,66 @@ enum orr_whatif_why orr_whatif_config(const struct orr_whatif_plan *p, uint64_t 
 	 * does not divide the layers, or a DP that does not divide the batch, keeps its
 	 * first (VPP 1, micro-batch 1), to be refused with the reason.
 	 */
-	if (p->vpp.all &&
-	    (c.layers % c.pp ? vpp != 1 : (c.layers / c.pp) % vpp || (vpp > 1 && c.pp < 2)))
+	if (p->vpp.all && (orr_train_uneven(&c) ? vpp != 1
+			   : c.layers % c.pp    ? vpp != 1
+						: (c.layers / c.pp) % vpp || (vpp > 1 && c.pp < 2)))
+		return ORR_WHATIF_WHY_COUNT;
+	/* one stage has no first and last to give layers to */
+	if (c.pp < 2 && orr_train_uneven(&c))
 		return ORR_WHATIF_WHY_COUNT;
 	if (p->mb.all && (p->s.global_batch % c.dp ? mb != 1 : p->s.global_batch % (c.dp * mb)))
 		return ORR_WHATIF_WHY_COUNT;
 	return check(p, &c);
+}
+
+static size_t position(const int64_t *v, size_t n, int64_t x)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == x)
+			return i;
+	return SIZE_MAX;
+}
+
+/* Whether two configurations are one job: model, layout, micro-batching, switches. */
+static bool same_job(const struct orr_train_config *a, const struct orr_train_config *b)
+{
+	return a->layers == b->layers && a->hidden == b->hidden && a->heads == b->heads &&
+	       a->kv_groups == b->kv_groups && a->ffn == b->ffn && a->seq == b->seq &&
+	       a->precision == b->precision && a->flash_attention == b->flash_attention &&
+	       a->tp == b->tp && a->pp == b->pp && a->dp == b->dp && a->cp == b->cp &&
+	       a->vpp == b->vpp && a->first_stage_layers == b->first_stage_layers &&
+	       a->last_stage_layers == b->last_stage_layers && a->micro_batch == b->micro_batch &&
+	       a->micro_batches == b->micro_batches && a->recompute == b->recompute &&
+	       a->sequence_parallel == b->sequence_parallel &&
+	       a->distributed_optimizer == b->distributed_optimizer;
+}
+
+uint64_t orr_whatif_find(const struct orr_whatif_plan *p, const struct orr_train_config *c)
+{
+	int64_t gpus = c->tp * c->pp * c->dp * c->cp;
+	size_t v = position(p->vpp.v, p->vpp.n, c->vpp);
+	size_t f = position(p->first.v, p->first.n, c->first_stage_layers);
+	size_t l = position(p->last.v, p->last.n, c->last_stage_layers);
+	size_t m = position(p->mb.v, p->mb.n, c->micro_batch);
+	size_t r = SIZE_MAX;
+	struct orr_train_config d;
+
+	for (size_t i = 0; i < p->nrec; i++)
+		if (p->rec[i] == c->recompute)
+			r = i;
+	if (v == SIZE_MAX || f == SIZE_MAX || l == SIZE_MAX || m == SIZE_MAX || r == SIZE_MAX)
+		return UINT64_MAX;
+	for (size_t k = 0; k < p->nprefix; k++) {
+		const struct wi_prefix *x = &p->prefix[k];
+		uint64_t i;
+
+		if (x->gpus != gpus || x->tp != c->tp || x->pp != c->pp || x->cp != c->cp)
+			continue;
+		i = k * p->inner +
+		    ((((uint64_t)v * p->first.n + f) * p->last.n + l) * p->mb.n + m) * p->nrec + r;
+		if (orr_whatif_config(p, i, &d) != ORR_WHATIF_WHY_COUNT && same_job(c, &d))
+			return i;
+		return UINT64_MAX;
+	}
+	return UINT64_MAX;
 }

@@ -1,139 +1,195 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A sweep's share of configurations on a pool of threads (docs/orrery-whatif.md,
- * "Threads and MPI"): each thread takes the next configuration from a shared counter,
- * keeps its results, and the calling thread reports progress until every thread is done;
- * the results are then put back in the order of the configurations, so that neither the
- * thread count nor the timing changes what comes out.
+ * "Threads and MPI"): each thread takes the next configuration from a shared counter
+ * and evaluates it into a ring of results, no further ahead than the ring holds; the
+ * calling thread hands the ring's results to the sink in the order of the
+ * configurations as soon as they are done, and reports progress.  Neither the thread
+ * count nor the timing changes what the sink receives, and memory stays that of the
+ * ring whatever the number of configurations.
  */
 #include <errno.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include "internal.h"
 #include "banned.h"
 
+#define WINDOW_PER_JOB 64
+
 struct shared {
 	const struct orr_whatif_plan *p;
 	const struct orr_whatif_context *x;
 	uint64_t part, parts, total; /* this process's configurations: part + k x parts */
-	atomic_uint_fast64_t next, done;
+	pthread_mutex_t lock;
+	pthread_cond_t ready, room; /* a result done; the ring's oldest handed on */
+	struct orr_whatif_result *ring;
+	bool *done;
+	size_t window;
+	uint64_t next;  /* the next configuration to take (of total) */
+	uint64_t base;  /* the oldest not handed on */
+	uint64_t ndone; /* evaluated */
+	bool stop;
 };
 
-struct worker {
-	struct shared *sh;
-	pthread_t tid;
-	bool started;
-	struct orr_whatif_result *v;
-	size_t n, cap;
-};
+/* The configuration k of this process's share. */
+static uint64_t nth(const struct shared *sh, uint64_t k)
+{
+	return sh->part + k * sh->parts;
+}
 
 static void *work(void *arg)
 {
-	struct worker *w = arg;
-	struct shared *sh = w->sh;
+	struct shared *sh = arg;
 	struct orr_synth_scratch *scratch = orr_synth_scratch_new();
-	struct orr_whatif_result r;
 
-	for (;;) {
-		uint64_t k = atomic_fetch_add(&sh->next, 1);
+	pthread_mutex_lock(&sh->lock);
+	while (!sh->stop && sh->next < sh->total) {
+		uint64_t k = sh->next;
 
-		if (k >= sh->total)
-			break;
-		orr_whatif_eval(sh->p, sh->x, sh->part + k * sh->parts, scratch, &r);
-		if (r.why != ORR_WHATIF_WHY_COUNT)
-			ORR_VEC_PUSH(w->v, w->n, w->cap, r);
-		atomic_fetch_add(&sh->done, 1);
+		if (k >= sh->base + sh->window) { /* the ring is full: wait for the oldest */
+			pthread_cond_wait(&sh->room, &sh->lock);
+			continue;
+		}
+		sh->next++;
+		pthread_mutex_unlock(&sh->lock);
+		/* slot k % window is this thread's until it is marked done */
+		orr_whatif_eval(sh->p, sh->x, nth(sh, k), scratch, &sh->ring[k % sh->window]);
+		pthread_mutex_lock(&sh->lock);
+		sh->done[k % sh->window] = true;
+		sh->ndone++;
+		pthread_cond_signal(&sh->ready);
 	}
+	pthread_mutex_unlock(&sh->lock);
 	orr_synth_scratch_free(scratch);
 	return NULL;
 }
 
-static int by_index(const void *a, const void *b)
+static int hand(const struct orr_whatif_result *r, orr_whatif_sink_fn sink, void *data)
 {
-	const struct orr_whatif_result *x = a, *y = b;
-
-	return (x->index > y->index) - (x->index < y->index);
+	return r->why == ORR_WHATIF_WHY_COUNT ? 0 : sink(data, r);
 }
 
-void orr_whatif_sort(struct orr_whatif_result *v, size_t n)
+/* In 100 ms from now, for a wait that reports progress. */
+static struct timespec soon(void)
 {
-	if (n)
-		qsort(v, n, sizeof(*v), by_index);
-}
+	struct timespec t;
 
-static void nap(void)
-{
-	struct timespec t = { 0, 100 * 1000 * 1000 };
-
-	nanosleep(&t, NULL);
-}
-
-/* The calling thread reports progress until the others are done. */
-static void watch(struct shared *sh, orr_whatif_progress_fn progress, void *data)
-{
-	while (progress && atomic_load(&sh->done) < sh->total) {
-		progress(data, atomic_load(&sh->done), sh->total);
-		nap();
+	clock_gettime(CLOCK_REALTIME, &t);
+	t.tv_nsec += 100 * 1000 * 1000;
+	if (t.tv_nsec >= 1000 * 1000 * 1000) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000 * 1000 * 1000;
 	}
-	if (progress)
-		progress(data, sh->total, sh->total);
+	return t;
 }
 
-/* The workers' results in one array, in the order of the configurations. */
-static void gather(struct worker *w, int jobs, struct orr_whatif_result **ret, size_t *ret_n)
+/*
+ * The calling thread: hands on the done results in order, reports progress, until every
+ * result is handed on or the sink stops it.  The lock is not held while the sink runs.
+ */
+static int deliver(struct shared *sh, orr_whatif_progress_fn progress, void *pdata,
+		   orr_whatif_sink_fn sink, void *sdata)
 {
-	size_t n = 0, k = 0;
-	struct orr_whatif_result *v;
+	int ret = 0;
 
-	for (int i = 0; i < jobs; i++)
-		n += w[i].n;
-	v = n ? orr_xmalloc(n * sizeof(*v)) : NULL;
-	for (int i = 0; i < jobs; i++) {
-		for (size_t j = 0; j < w[i].n; j++)
-			v[k++] = w[i].v[j];
-		free(w[i].v);
+	pthread_mutex_lock(&sh->lock);
+	while (!ret && sh->base < sh->total) {
+		uint64_t k = sh->base, ndone = sh->ndone;
+
+		if (!sh->done[k % sh->window]) {
+			struct timespec t = soon();
+
+			pthread_mutex_unlock(&sh->lock);
+			if (progress)
+				progress(pdata, ndone, sh->total);
+			pthread_mutex_lock(&sh->lock);
+			if (!sh->done[k % sh->window])
+				pthread_cond_timedwait(&sh->ready, &sh->lock, &t);
+			continue;
+		}
+		pthread_mutex_unlock(&sh->lock);
+		ret = hand(&sh->ring[k % sh->window], sink, sdata);
+		pthread_mutex_lock(&sh->lock);
+		sh->done[k % sh->window] = false;
+		sh->base++;
+		pthread_cond_broadcast(&sh->room);
 	}
-	orr_whatif_sort(v, n);
-	*ret = v;
-	*ret_n = n;
+	sh->stop = true;
+	pthread_cond_broadcast(&sh->room);
+	pthread_mutex_unlock(&sh->lock);
+	return ret;
+}
+
+/* One thread: the calling one evaluates and hands on each in turn. */
+static int alone(struct shared *sh, orr_whatif_progress_fn progress, void *pdata,
+		 orr_whatif_sink_fn sink, void *sdata)
+{
+	struct orr_synth_scratch *scratch = orr_synth_scratch_new();
+	struct orr_whatif_result r;
+	struct timespec last = { 0, 0 }, now;
+	int ret = 0;
+
+	for (uint64_t k = 0; !ret && k < sh->total; k++) {
+		if (progress) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if ((now.tv_sec - last.tv_sec) * 1000000000L +
+				    (now.tv_nsec - last.tv_nsec) >=
+			    100000000L) {
+				progress(pdata, k, sh->total);
+				last = now;
+			}
+		}
+		orr_whatif_eval(sh->p, sh->x, nth(sh, k), scratch, &r);
+		ret = hand(&r, sink, sdata);
+	}
+	orr_synth_scratch_free(scratch);
+	return ret;
+}
+
+/* Threads that evaluate while the calling thread hands on; 0 started: -EAGAIN. */
+static int pool(struct shared *sh, int jobs, orr_whatif_progress_fn progress, void *pdata,
+		orr_whatif_sink_fn sink, void *sdata)
+{
+	pthread_t *tid = orr_xcalloc((size_t)jobs, sizeof(*tid));
+	int started = 0, ret;
+
+	sh->window = (size_t)jobs * WINDOW_PER_JOB;
+	sh->ring = orr_xcalloc(sh->window, sizeof(*sh->ring));
+	sh->done = orr_xcalloc(sh->window, sizeof(*sh->done));
+	pthread_mutex_init(&sh->lock, NULL);
+	pthread_cond_init(&sh->ready, NULL);
+	pthread_cond_init(&sh->room, NULL);
+	for (int i = 0; i < jobs && !pthread_create(&tid[i], NULL, work, sh); i++)
+		started++;
+	ret = started ? deliver(sh, progress, pdata, sink, sdata) : -EAGAIN;
+	for (int i = 0; i < started; i++)
+		pthread_join(tid[i], NULL);
+	pthread_cond_destroy(&sh->room);
+	pthread_cond_destroy(&sh->ready);
+	pthread_mutex_destroy(&sh->lock);
+	free(sh->done);
+	free(sh->ring);
+	free(tid);
+	return ret;
 }
 
 int orr_whatif_run(const struct orr_whatif_plan *p, const struct orr_whatif_context *x,
 		   uint64_t part, uint64_t parts, int jobs, orr_whatif_progress_fn progress,
-		   void *progress_data, struct orr_whatif_result **ret, size_t *ret_n)
+		   void *progress_data, orr_whatif_sink_fn sink, void *sink_data)
 {
 	struct shared sh = { .p = p, .x = x, .part = part, .parts = parts };
-	struct worker *w;
+	int ret = -EAGAIN;
 
 	if (!x->gpu || parts < 1 || part >= parts)
 		return -EINVAL;
 	sh.total = p->count > part ? (p->count - part + parts - 1) / parts : 0;
-	atomic_init(&sh.next, 0);
-	atomic_init(&sh.done, 0);
-	if (jobs < 1)
-		jobs = 1;
-	w = orr_xcalloc((size_t)jobs, sizeof(*w));
-	w[0].sh = &sh;
-	/* with progress to report, the calling thread watches and every job is a thread */
-	for (int i = progress ? 0 : 1; i < jobs; i++) {
-		w[i].sh = &sh;
-		if (pthread_create(&w[i].tid, NULL, work, &w[i]))
-			break;
-		w[i].started = true;
-	}
-	if (w[0].started)
-		watch(&sh, progress, progress_data);
-	else
-		work(&w[0]); /* also what a thread that could not start left */
-	for (int i = 0; i < jobs; i++)
-		if (w[i].started)
-			pthread_join(w[i].tid, NULL);
-	if (progress && !w[0].started)
+	if (jobs > 1)
+		ret = pool(&sh, jobs, progress, progress_data, sink, sink_data);
+	if (ret == -EAGAIN) /* one job, or no thread could start */
+		ret = alone(&sh, progress, progress_data, sink, sink_data);
+	if (progress && !ret)
 		progress(progress_data, sh.total, sh.total);
-	gather(w, jobs, ret, ret_n);
-	free(w);
-	return 0;
+	return ret;
 }

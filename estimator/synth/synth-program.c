@@ -159,9 +159,15 @@ static void fs_scatter(struct sy_pass *p, double params)
 			params * orr__sy_grad_bytes(p), orr__sy_dp_of(p), orr__sy_dp_span(p));
 }
 
+/* The layers of one of this stage's chunks: its layers over its virtual stages. */
+static int64_t chunk_layers(const struct sy_pass *p)
+{
+	return orr_train_stage_layers(p->j->c, p->r->stage) / p->j->c->vpp;
+}
+
 static void chunk_fwd(struct sy_pass *p, bool first, bool last)
 {
-	int64_t layers = p->j->c->layers / (p->j->c->pp * p->j->c->vpp);
+	int64_t layers = chunk_layers(p);
 	uint32_t next;
 
 	orr__sy_wait_record(p, SY_COMPUTE, fs_gather(p, root_params(p, first, last)));
@@ -180,7 +186,7 @@ static void chunk_fwd(struct sy_pass *p, bool first, bool last)
 /* reduce: the chunk's last micro-batch, whose gradients an overlapped reduction takes */
 static void chunk_bwd(struct sy_pass *p, bool first, bool last, bool reduce)
 {
-	int64_t layers = p->j->c->layers / (p->j->c->pp * p->j->c->vpp);
+	int64_t layers = chunk_layers(p);
 	double root = root_params(p, first, last);
 	uint32_t next;
 
@@ -269,7 +275,7 @@ static void slot(struct sy_pass *p, const struct orr_pp_slot *s)
 static double stage_params(const struct sy_pass *p)
 {
 	const struct orr_train_config *c = p->j->c;
-	double n = orr__sy_layer_params(p) * (double)(c->layers / c->pp);
+	double n = orr__sy_layer_params(p) * (double)orr_train_stage_layers(c, p->r->stage);
 	int stage = p->r->stage;
 
 	if (stage == 0)

@@ -26,8 +26,9 @@ static int check(const struct orr_train_config *c, const struct orr_synth_costs 
 		return -ENOTSUP;
 	}
 	if (!orr__train_config_valid(c)) {
-		*ret_why = "a configuration Megatron refuses (a size below 1, or a dimension a "
-			   "parallel size does not divide)";
+		*ret_why = "a configuration Megatron refuses (a size below 1, a dimension a "
+			   "parallel size does not divide, or an uneven pipeline split whose "
+			   "other stages cannot share the layers left evenly, or with VPP)";
 		return -EINVAL;
 	}
 	return 0;

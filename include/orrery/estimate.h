@@ -38,6 +38,13 @@ struct orr_train_config {
 	int64_t micro_batch;   /* sequences per micro-batch */
 	int64_t micro_batches; /* per step, per pipeline */
 	int64_t tp, pp, dp, cp, vpp;
+	/*
+	 * An uneven pipeline split, Megatron-Core's --decoder-first-pipeline-num-layers and
+	 * --decoder-last-pipeline-num-layers: the first and the last stage's layers, 0 as
+	 * the others; the stages left share the layers left evenly.  Only with pp >= 2 and
+	 * no interleaving (vpp 1), as Megatron-Core asserts (get_num_layers_to_build()).
+	 */
+	int64_t first_stage_layers, last_stage_layers;
 	bool gated_mlp;             /* FC1 is 2f wide (SwiGLU) */
 	bool sequence_parallel;     /* with tp: norms and dropouts split over the sequence */
 	bool distributed_optimizer; /* fp32 optimizer state sharded over dp x cp ranks */
@@ -57,7 +64,8 @@ struct orr_train_config {
 };
 
 /*
- * Memory of the most loaded GPU, the first pipeline stage's, in bytes: weights,
+ * Memory of the most loaded GPU in bytes, the first pipeline stage's (with an uneven
+ * split, the most loaded stage's): weights,
  * gradients and Adam's state (model_bytes), the activations in flight, and a reserve
  * for what no formula holds (allocator fragmentation, workspaces, CUDA context, NCCL
  * buffers).
@@ -72,6 +80,7 @@ struct orr_memory {
 	double capacity_bytes; /* the GPU's HBM; 0 when unknown */
 	bool fits;             /* total <= capacity; true when the capacity is unknown */
 	char why[192];         /* the numbers behind fits, and the capacity */
+	int64_t stage;         /* the stage estimated: 0 unless the split is uneven */
 };
 
 /*
@@ -83,6 +92,20 @@ struct orr_memory {
  */
 int orr_memory_estimate(const struct orr_train_config *c, const struct orr_gpu_spec *gpu,
 			double reserve_bytes, struct orr_memory *ret);
+/*
+ * The transformer layers pipeline stage `stage` of c holds (all its virtual stages'):
+ * layers / pp, or as an uneven split gives them; 0 for a stage out of range.  For a
+ * configuration orr_memory_estimate() accepts.
+ */
+int64_t orr_train_stage_layers(const struct orr_train_config *c, int64_t stage);
+/* Whether c splits its layers unevenly (first_stage_layers or last_stage_layers set). */
+bool orr_train_uneven(const struct orr_train_config *c);
+/*
+ * Whether Megatron accepts c's split of its layers over the pipeline stages: evenly,
+ * layers % (pp x vpp); unevenly, pp >= 2, vpp 1, and the stages besides those given
+ * sharing the layers left evenly, at least one each.
+ */
+bool orr_train_split_valid(const struct orr_train_config *c);
 /*
  * Parameters of the whole model (every stage and shard), counted as Megatron counts
  * them (no biases, no position embeddings); NAN when orr_memory_estimate() would refuse c.

@@ -29,7 +29,7 @@ enum orr_whatif_why {
 	ORR_WHATIF_FEASIBLE,
 	ORR_WHATIF_HEADS,      /* TP does not divide the heads or the KV groups */
 	ORR_WHATIF_CROSS_NODE, /* TP larger than a node (--allow-cross-node-tp) */
-	ORR_WHATIF_LAYERS,     /* PP x VPP does not divide the layers */
+	ORR_WHATIF_LAYERS,     /* PP x VPP does not divide the layers, or the uneven split */
 	ORR_WHATIF_SEQUENCE,   /* 2 x CP, or TP with sequence parallelism, does not divide it */
 	ORR_WHATIF_BATCH,      /* the global batch is not a multiple of DP x micro-batch */
 	ORR_WHATIF_INTERLEAVE, /* interleaved 1F1B: micro-batches not a multiple of PP */
@@ -59,7 +59,8 @@ const char *orr_whatif_limit_name(enum orr_whatif_limit l);
  * The layouts to sweep.  A list of n 0 (v NULL) is every value that can be valid: TP
  * the powers of two up to the heads (past a node refused as cross-node-tp), PP every
  * divisor of the layers, CP 1, VPP every divisor of the layers per stage, micro-batch
- * every divisor of the global batch per DP rank.  Values are tried in the order given.
+ * every divisor of the global batch per DP rank, the first and last stage's layers 0
+ * (an even split).  Values are tried in the order given.
  */
 struct orr_whatif_list {
 	const int64_t *v;
@@ -72,6 +73,12 @@ struct orr_whatif_space {
 	int64_t gpus_min, gpus_max; /* GPU counts, each tried */
 	int64_t global_batch;       /* sequences per step */
 	struct orr_whatif_list tp, pp, cp, vpp, micro_batch;
+	/*
+	 * an uneven pipeline split (orr_train_config's first_stage_layers and
+	 * last_stage_layers): values 0 or more, 0 as the other stages; a value other than 0
+	 * makes no configuration with PP 1, nor with a VPP above 1 from the default list
+	 */
+	struct orr_whatif_list first_stage, last_stage;
 	unsigned recompute; /* bit (1 << enum orr_recompute) per mode tried; 0: all */
 	/* 0 off, 1 on, ORR_WHATIF_AUTO as base (with TP > 1 / DP > 1 only) */
 	int sequence_parallel, distributed_optimizer;
@@ -84,9 +91,10 @@ struct orr_whatif_plan;
 
 /*
  * Makes the plan of space s (which need not outlive it).  Its configurations are every
- * GPU count, then TP, PP and CP whose product divides it, then VPP, micro-batch and
- * recompute tried, in that order of nesting and in the lists' orders.  -EINVAL:
- * gpus_min < 1, gpus_max < gpus_min, a global batch < 1, a list value < 1,
+ * GPU count, then TP, PP and CP whose product divides it, then VPP, the first and the
+ * last stage's layers, micro-batch and recompute tried, in that order of nesting and in
+ * the lists' orders.  -EINVAL: gpus_min < 1, gpus_max < gpus_min, a global batch < 1,
+ * a list value < 1 (< 0 for the stages' layers),
  * gpus_per_node < 1, a base model that is not one (a size below 1), or past 2^40
  * configurations; -E2BIG past 2^22 GPU counts x TP x PP x CP (a range of GPU counts too
  * wide to sweep).
@@ -160,18 +168,29 @@ int orr_whatif_eval(const struct orr_whatif_plan *p, const struct orr_whatif_con
 typedef void (*orr_whatif_progress_fn)(void *data, uint64_t done, uint64_t total);
 
 /*
+ * Receives one result (valid during the call) from orr_whatif_run(), in the order of the
+ * configurations, on the thread that called it.  Non-zero stops the sweep.
+ */
+typedef int (*orr_whatif_sink_fn)(void *data, const struct orr_whatif_result *r);
+
+/*
  * Evaluates the configurations i of p with i % parts == part (a process's share of a
- * sweep over several) on jobs threads (< 1: one), and returns the results of those that
- * are configurations (why not ORR_WHATIF_WHY_COUNT) in the order of i: *ret
- * orr_xmalloc'ed (free(); NULL when none), *ret_n of them.  0, or -EINVAL for x
+ * sweep over several) on jobs threads (< 1: one), and hands the results of those that
+ * are configurations (why not ORR_WHATIF_WHY_COUNT) to sink in the order of i, as they
+ * are done: nothing is kept but a window of 64 results per thread, so that memory does
+ * not grow with the configurations.  0, what sink returned to stop it, or -EINVAL for x
  * without a GPU or part >= parts.
  */
 int orr_whatif_run(const struct orr_whatif_plan *p, const struct orr_whatif_context *x,
 		   uint64_t part, uint64_t parts, int jobs, orr_whatif_progress_fn progress,
-		   void *progress_data, struct orr_whatif_result **ret, size_t *ret_n);
+		   void *progress_data, orr_whatif_sink_fn sink, void *sink_data);
 
-/* Puts n results in the order of their configurations (orr_whatif_run()'s order). */
-void orr_whatif_sort(struct orr_whatif_result *v, size_t n);
+/*
+ * The number of the configuration of p that has c's layout, micro-batch and recompute
+ * (and, decoded, its model and switches), or UINT64_MAX: where a recorded job is in a
+ * sweep.
+ */
+uint64_t orr_whatif_find(const struct orr_whatif_plan *p, const struct orr_train_config *c);
 
 /* What a sweep's configurations are ranked by. */
 enum orr_whatif_rank {
@@ -181,18 +200,38 @@ enum orr_whatif_rank {
 };
 
 /*
- * Indices into v (n results) of the feasible ones, best first by `by`, ties broken by
- * the space's order: *ret orr_xmalloc'ed (free()), *ret_n of them.
+ * A sweep's results summed up as they stream by (orr_whatif_tally_add()), in memory that
+ * does not grow with them: the configurations counted by reason, the best `top` feasible
+ * ones by `by` (ties in the space's order), the fastest of each GPU count for the Pareto
+ * front, and the place of one marked result.  Fields are read-only; after
+ * orr_whatif_tally_finish():
  */
-void orr_whatif_rank(const struct orr_whatif_result *v, size_t n, enum orr_whatif_rank by,
-		     size_t **ret, size_t *ret_n);
+struct orr_whatif_tally {
+	enum orr_whatif_rank by;
+	size_t top; /* kept best: 0 every feasible one (memory then grows with them) */
+	uint64_t n, count[ORR_WHATIF_WHY_COUNT];
+	struct orr_whatif_result *best; /* best first, nbest <= top */
+	size_t nbest, cap_best;
+	/*
+	 * per GPU count its fastest (ties: the first), fewer GPUs first; after finish, only
+	 * the Pareto front: each that no fewer GPUs are as fast as
+	 */
+	struct orr_whatif_result *front;
+	size_t nfront, cap_front;
+	bool marked;                   /* mark set (orr_whatif_tally_init()) */
+	struct orr_whatif_result mark; /* e.g. the recorded configuration */
+	uint64_t mark_place;           /* from 1 among the feasible; 0: not feasible */
+};
 
-/*
- * The Pareto front of GPUs against step time over the feasible results: for each GPU
- * count, its fastest configuration when no smaller count is as fast (fewer GPUs first).
- * Indices into v, *ret orr_xmalloc'ed (free()), *ret_n of them.
- */
-void orr_whatif_pareto(const struct orr_whatif_result *v, size_t n, size_t **ret, size_t *ret_n);
+/* An empty tally (release it); mark NULL, or a result whose place to count. */
+void orr_whatif_tally_init(struct orr_whatif_tally *t, enum orr_whatif_rank by, size_t top,
+			   const struct orr_whatif_result *mark);
+void orr_whatif_tally_add(struct orr_whatif_tally *t, const struct orr_whatif_result *r);
+/* Sorts the best and makes the front: once, after the last result. */
+void orr_whatif_tally_finish(struct orr_whatif_tally *t);
+void orr_whatif_tally_release(struct orr_whatif_tally *t);
+/* Whether r is ranked: feasible, with a finite step. */
+bool orr_whatif_ranked(const struct orr_whatif_result *r);
 
 #ifdef __cplusplus
 }

@@ -60,9 +60,11 @@ assert [int(r[1]) for r in rows[:10]] == [r["place"] for r in want], rows
 for r, x in zip(rows, want):
     assert abs(float(r[2]) - x["iteration_ns"] / 1e6) < 0.0006, (r, x["iteration_ns"])
     assert (r[0] == "* ") == x["is_recorded"], r
-fr = re.findall(r"<tr><td>\*? ?([0-9]+)</td>", front)
-by_index = {x["index"]: x["place"] for x in w["ranked"]}
-assert [int(p) for p in fr] == [by_index[i] for i in w["pareto"]], (fr, w["pareto"])
+# a layout of the front is labelled by its place among the best, else by its GPUs
+fr = re.findall(r"<tr><td>(?:\* )?([^<]*)</td>", front)
+place = {x["index"]: str(x["place"]) for x in w["ranked"]}
+gpus = {x["index"]: "%d GPUs" % x["gpus"] for x in w["results"]}
+assert fr == [place.get(i, gpus[i]) for i in w["pareto"]], (fr, w["pareto"])
 assert sec.count("<rect") >= len(rows) + len(fr), "no bars"
 PY
 	;;

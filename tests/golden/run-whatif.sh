@@ -41,9 +41,10 @@ for k in ("iteration_ns", "memory_bytes_per_gpu", "fits", "breakdown", "config",
           "tokens_per_s_per_gpu", "mfu", "synthesized", "sources"):
     assert r[k] == e[k], (k, r[k], e[k])
 PY
-	# context parallelism, and TP and PP without sequence parallelism
+	# context parallelism, TP and PP without sequence parallelism, an uneven split
 	for c in "--cp 2 --tp 1 --pp 1 --dp 1 --micro-batch 1:2:--cp 2 --tp 1 --pp 1" \
-		"--tp 2 --pp 2 --dp 2 --micro-batch 1:8:--tp 2 --pp 2"; do
+		"--tp 2 --pp 2 --dp 2 --micro-batch 1:8:--tp 2 --pp 2" \
+		"--tp 1 --pp 4 --dp 2 --first-stage-layers 3 --last-stage-layers 1:8:--tp 1 --pp 4 --first-stage-layers 3 --last-stage-layers 1"; do
 		IFS=: read -r layout gpus lists <<<"$c"
 		# shellcheck disable=SC2086 # the options
 		run whatif "${model[@]}" --gpus "$gpus" $lists --vpp 1 --micro-batch 1 --recompute none \
@@ -120,7 +121,11 @@ report)
 	run whatif "${model[@]}" --gpus 4-8 --format=csv
 	expect_rc 0
 	cp "$work/out" "$work/w.csv"
-	python3 "$golden/check-whatif.py" "$work/w.json" "$work/w.csv" || fail "check-whatif.py"
+	python3 "$golden/check-whatif.py" "$work/w.json" "$work/w.csv" 10 || fail "check-whatif.py"
+	run whatif "${model[@]}" --gpus 4-8 --format=json --top 0
+	expect_rc 0
+	python3 "$golden/check-whatif.py" "$work/out" "$work/w.csv" 100000 ||
+		fail "check-whatif.py --top 0"
 	run whatif "${model[@]}" --gpus 4-8 --top 3
 	expect_rc 0
 	for t in "configurations in" "ranked (" "Pareto front" "recompute"; do
@@ -148,7 +153,7 @@ usage)
 	expect_in out "usage: orrery whatif"
 	for bad in "--gpus 0" "--gpus 8-4" "--gpus x" "--tp 0" "--tp 1,,2" "--pp x" \
 		"--recompute some" "--sequence-parallel maybe" "--rank-by speed" "--jobs 0" \
-		"--format=xml" "--layers x"; do
+		"--format=xml" "--layers x" "--first-stage-layers -1" "--last-stage-layers 1,x"; do
 		# shellcheck disable=SC2086 # the option and its value
 		run whatif "${model[@]}" --gpus 8 $bad
 		expect_rc 2

@@ -173,6 +173,49 @@ static void test_memory_pipeline_factors(void **state)
 	assert_true(estimate(&c, NULL).params < estimate(&base_c, NULL).params);
 }
 
+/*
+ * An uneven split: each stage by the same formulas with its own layers and p - k
+ * micro-batches in flight, the most loaded reported.  piped() has 16 layers on 4 stages.
+ */
+static void test_memory_uneven_split(void **state)
+{
+	struct orr_train_config c = piped(), e = piped();
+	struct orr_memory even = estimate(&e, NULL), m;
+
+	(void)state;
+	assert_int_equal(even.stage, 0);
+	/* the first stage as given, as the even split's: the same first stage */
+	c.first_stage_layers = 4;
+	m = estimate(&c, NULL);
+	assert_int_equal(m.stage, 0);
+	assert_true(m.total_bytes == even.total_bytes);
+	assert_int_equal(orr_train_stage_layers(&c, 2), 4);
+	/* 2 layers first: the second stage's 14/3 is not whole; 1, then 5 each */
+	c.first_stage_layers = 2;
+	assert_int_equal(orr_memory_estimate(&c, NULL, 0, &m), -EINVAL);
+	c.first_stage_layers = 1;
+	m = estimate(&c, NULL);
+	/* stage 1 holds 5 layers for 3 micro-batches in flight: 15 layers' worth, against
+	 * the first's 4 (one layer) and the even split's 16 */
+	assert_int_equal(m.stage, 1);
+	assert_true(m.activation_bytes < even.activation_bytes);
+	assert_true(m.params < even.params); /* 5 layers, no embedding: less than 4 and it */
+	/* fewer layers last: the first stage holds more */
+	c = piped();
+	c.first_stage_layers = 6;
+	c.last_stage_layers = 2;
+	m = estimate(&c, NULL);
+	assert_int_equal(m.stage, 0);
+	assert_rel(m.activation_bytes, even.activation_bytes * 6 / 4, 0.01);
+	/* not with interleaving, nor with one stage */
+	c.vpp = 2;
+	assert_int_equal(orr_memory_estimate(&c, NULL, 0, &m), -EINVAL);
+	c = piped();
+	c.pp = 1;
+	c.last_stage_layers = 4;
+	assert_int_equal(orr_memory_estimate(&c, NULL, 0, &m), -EINVAL);
+}
+
 /* B.10's table: 18, 20, 16 bytes; 6 + 12/d, 4 + 16/d, 8 + 8/d distributed. */
 static void test_memory_bytes_per_param(void **state)
 {
@@ -430,6 +473,7 @@ int main(void)
 		cmocka_unit_test(test_memory_activations_by_hand),
 		cmocka_unit_test(test_memory_cp_splits_sequence),
 		cmocka_unit_test(test_memory_pipeline_factors),
+		cmocka_unit_test(test_memory_uneven_split),
 		cmocka_unit_test(test_memory_bytes_per_param),
 		cmocka_unit_test(test_memory_dp_never_increases),
 		cmocka_unit_test(test_memory_capacity),

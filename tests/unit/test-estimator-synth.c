@@ -127,8 +127,8 @@ static void placed_only(const struct orr_train_config *c, const struct orr_synth
 /* The replay runs the rules the synthesizer placed by: the same step, nothing inferred. */
 static void test_synth_replays_as_placed(void **state)
 {
-	struct orr_train_config cs[7] = { small(), small(), small(), small(),
-					  small(), small(), small() };
+	struct orr_train_config cs[8] = { small(), small(), small(), small(),
+					  small(), small(), small(), small() };
 
 	(void)state;
 	cs[1].vpp = 2;
@@ -143,7 +143,10 @@ static void test_synth_replays_as_placed(void **state)
 	cs[5].tp = cs[5].pp = 1; /* context parallelism: the ring's exchanges beside attention */
 	cs[5].cp = 2;
 	cs[6].layers = 16; /* long stages: waits on other streams among few queued kernels */
-	for (int i = 0; i < 7; i++) {
+	cs[7].pp = 4;      /* an uneven split: 3, 2, 2, 1 */
+	cs[7].first_stage_layers = 3;
+	cs[7].last_stage_layers = 1;
+	for (int i = 0; i < 8; i++) {
 		struct orr_synth s = synth(&cs[i], false);
 		uint64_t inferred;
 		double ns = replayed(&s, &inferred);
@@ -222,6 +225,36 @@ static void test_synth_recompute_and_passes(void **state)
 	assert_true(fwd < none);
 	assert_true(none < sel);
 	assert_true(sel < full);
+}
+
+/*
+ * An uneven split (Megatron-Core's --decoder-first/last-pipeline-num-layers): each stage
+ * runs its own layers, so a last stage spared a layer for the output layer's GEMM
+ * shortens the step of a model whose logits weigh as much as a few layers, and the
+ * split Megatron would refuse is refused.
+ */
+static void test_synth_uneven_split(void **state)
+{
+	struct orr_train_config c = small(), u = small();
+	struct orr_synth_costs k = table_costs();
+	struct orr_synth s;
+	const char *why = NULL;
+
+	(void)state;
+	c.pp = u.pp = 4;
+	c.micro_batches = u.micro_batches = 16;
+	u.first_stage_layers = 3;
+	u.last_stage_layers = 1;
+	assert_int_equal(orr_train_stage_layers(&u, 0), 3);
+	assert_int_equal(orr_train_stage_layers(&u, 1), 2);
+	assert_int_equal(orr_train_stage_layers(&u, 3), 1);
+	assert_true(step_of(&u, false) < step_of(&c, false));
+	u.last_stage_layers = 2; /* 3 layers left for 2 stages */
+	assert_int_equal(orr_synth_step(&u, false, &k, &s, &why), -EINVAL);
+	assert_non_null(strstr(why, "uneven"));
+	u.last_stage_layers = 1;
+	u.vpp = 2; /* no interleaving with an uneven split */
+	assert_int_equal(orr_synth_step(&u, false, &k, &s, &why), -EINVAL);
 }
 
 /* The layers' time doubles; embedding, logits and the optimizer's share do not. */
@@ -424,6 +457,7 @@ int main(void)
 		cmocka_unit_test(test_synth_interleaving_no_worse),
 		cmocka_unit_test(test_synth_recompute_and_passes),
 		cmocka_unit_test(test_synth_layers_scale),
+		cmocka_unit_test(test_synth_uneven_split),
 		cmocka_unit_test(test_synth_fully_sharded),
 		cmocka_unit_test(test_synth_overlap_grad_reduce),
 		cmocka_unit_test(test_synth_softmax_fallback),

@@ -151,6 +151,53 @@ static void test_plan_reasons(void **state)
 	orr_whatif_plan_free(p);
 }
 
+/*
+ * Uneven splits when asked: each first/last pair tried on PP 2 or more (none on PP 1),
+ * no VPP above 1 from the default list with one, and a pair Megatron would refuse
+ * counted as layers.  8 layers on 8 GPUs, TP 1, micro-batch 1, recompute none.
+ */
+static void test_plan_uneven(void **state)
+{
+	static const int64_t tp[] = { 1 }, pp[] = { 1, 4 }, mb[] = { 1 };
+	static const int64_t first[] = { 0, 3 }, last[] = { 0, 1 }, neg[] = { -1 };
+	struct orr_whatif_space s = space();
+	struct orr_whatif_plan *p, *q;
+	size_t count[ORR_WHATIF_WHY_COUNT + 1] = { 0 };
+	struct orr_train_config c;
+
+	(void)state;
+	s.tp = (struct orr_whatif_list){ tp, 1 };
+	s.pp = (struct orr_whatif_list){ pp, 2 };
+	s.micro_batch = (struct orr_whatif_list){ mb, 1 };
+	s.recompute = 1u << ORR_RECOMPUTE_NONE;
+	s.first_stage = (struct orr_whatif_list){ first, 2 };
+	s.last_stage = (struct orr_whatif_list){ last, 2 };
+	p = plan(&s);
+	/* 2 prefixes x 4 VPP x 2 x 2 */
+	assert_int_equal(orr_whatif_plan_count(p), 2 * 4 * 2 * 2);
+	for (uint64_t i = 0; i < orr_whatif_plan_count(p); i++) {
+		enum orr_whatif_why w = orr_whatif_config(p, i, &c);
+
+		count[w]++;
+		if (w == ORR_WHATIF_WHY_COUNT)
+			continue;
+		assert_true(c.pp > 1 || !orr_train_uneven(&c));
+		assert_true(c.vpp == 1 || !orr_train_uneven(&c));
+		assert_int_equal(orr_whatif_find(p, &c), i);
+		if (w == ORR_WHATIF_FEASIBLE && orr_train_uneven(&c)) {
+			/* 3, 2, 2, 1 is the only uneven split of 8 layers here */
+			assert_int_equal(c.first_stage_layers, 3);
+			assert_int_equal(c.last_stage_layers, 1);
+		}
+	}
+	/* PP 1: VPP 1 even; PP 4: VPP 1 and 2 even, and 3 uneven pairs at VPP 1 */
+	assert_int_equal(count[ORR_WHATIF_FEASIBLE], 1 + 2 + 1);
+	assert_int_equal(count[ORR_WHATIF_LAYERS], 2); /* 3/- and -/1 */
+	s.last_stage = (struct orr_whatif_list){ neg, 1 };
+	assert_int_equal(orr_whatif_plan_new(&s, &q), -EINVAL);
+	orr_whatif_plan_free(p);
+}
+
 static void test_plan_refuses(void **state)
 {
 	struct orr_whatif_space s = space();
@@ -234,51 +281,100 @@ static void count_progress(void *data, uint64_t done, uint64_t total)
 	*last = done;
 }
 
-/* One thread, three, and three parts gathered: the same results in the same order. */
+/* A sink that keeps every result, in the order received. */
+struct kept {
+	struct orr_whatif_result *v;
+	size_t n, cap;
+	int stop_after; /* > 0: stop the sweep at that many */
+};
+
+static int keep(void *data, const struct orr_whatif_result *r)
+{
+	struct kept *k = data;
+
+	if (k->n == k->cap) {
+		k->cap = k->cap ? 2 * k->cap : 64;
+		k->v = realloc(k->v, k->cap * sizeof(*k->v));
+		assert_non_null(k->v);
+	}
+	k->v[k->n++] = *r;
+	return k->stop_after > 0 && k->n == (size_t)k->stop_after ? -ECANCELED : 0;
+}
+
+/* One thread, three, and three parts merged: the same results in the same order. */
 static void test_run_same_everywhere(void **state)
 {
 	struct orr_whatif_space s = space();
 	struct orr_whatif_context x = context();
 	struct orr_whatif_plan *p;
-	struct orr_whatif_result *one, *three, *part[3], *all;
-	size_t n1, n3, np[3], n = 0;
+	struct kept one = { 0 }, three = { 0 }, part[3] = { 0 }, all = { 0 }, cut = { 0 };
 	uint64_t last = 0;
 
 	(void)state;
 	s.gpus_min = 4;
 	p = plan(&s);
-	assert_int_equal(orr_whatif_run(p, &x, 0, 1, 1, NULL, NULL, &one, &n1), 0);
-	assert_int_equal(orr_whatif_run(p, &x, 0, 1, 3, count_progress, &last, &three, &n3), 0);
-	assert_true(n1 > 0);
+	assert_int_equal(orr_whatif_run(p, &x, 0, 1, 1, NULL, NULL, keep, &one), 0);
+	assert_int_equal(orr_whatif_run(p, &x, 0, 1, 3, count_progress, &last, keep, &three), 0);
+	assert_true(one.n > 0);
 	assert_int_equal(last, orr_whatif_plan_count(p));
-	assert_same(one, n1, three, n3);
-	for (int k = 0; k < 3; k++) {
+	for (size_t i = 1; i < one.n; i++)
+		assert_true(one.v[i - 1].index < one.v[i].index);
+	assert_same(one.v, one.n, three.v, three.n);
+	for (int k = 0; k < 3; k++)
 		assert_int_equal(
-			orr_whatif_run(p, &x, (uint64_t)k, 3, 2, NULL, NULL, &part[k], &np[k]), 0);
-		n += np[k];
-	}
-	all = malloc(n * sizeof(*all));
-	assert_non_null(all);
-	/* a merge of the parts by index, as rank 0 gathers them */
-	for (size_t i = 0, k0 = 0, k1 = 0, k2 = 0; i < n; i++) {
-		uint64_t a = k0 < np[0] ? part[0][k0].index : UINT64_MAX;
-		uint64_t b = k1 < np[1] ? part[1][k1].index : UINT64_MAX;
-		uint64_t c = k2 < np[2] ? part[2][k2].index : UINT64_MAX;
+			orr_whatif_run(p, &x, (uint64_t)k, 3, 2, NULL, NULL, keep, &part[k]), 0);
+	/* a merge of the parts by index, as rank 0 merges them */
+	for (size_t k0 = 0, k1 = 0, k2 = 0; k0 + k1 + k2 < part[0].n + part[1].n + part[2].n;) {
+		uint64_t a = k0 < part[0].n ? part[0].v[k0].index : UINT64_MAX;
+		uint64_t b = k1 < part[1].n ? part[1].v[k1].index : UINT64_MAX;
+		uint64_t c = k2 < part[2].n ? part[2].v[k2].index : UINT64_MAX;
 
 		if (a < b && a < c)
-			all[i] = part[0][k0++];
+			keep(&all, &part[0].v[k0++]);
 		else if (b < c)
-			all[i] = part[1][k1++];
+			keep(&all, &part[1].v[k1++]);
 		else
-			all[i] = part[2][k2++];
+			keep(&all, &part[2].v[k2++]);
 	}
-	assert_same(one, n1, all, n);
-	assert_int_equal(orr_whatif_run(p, &x, 3, 3, 1, NULL, NULL, &all, &n), -EINVAL);
+	assert_same(one.v, one.n, all.v, all.n);
+	assert_int_equal(orr_whatif_run(p, &x, 3, 3, 1, NULL, NULL, keep, &all), -EINVAL);
+	/* a sink that stops the sweep: what it returned, nothing after */
+	cut.stop_after = 5;
+	assert_int_equal(orr_whatif_run(p, &x, 0, 1, 2, NULL, NULL, keep, &cut), -ECANCELED);
+	assert_int_equal(cut.n, 5);
+	assert_same(one.v, 5, cut.v, cut.n);
 	for (int k = 0; k < 3; k++)
-		free(part[k]);
-	free(all);
-	free(one);
-	free(three);
+		free(part[k].v);
+	free(all.v);
+	free(one.v);
+	free(three.v);
+	free(cut.v);
+	orr_whatif_plan_free(p);
+}
+
+/* Every configuration of a plan is found at its own number; one not in it is not. */
+static void test_find(void **state)
+{
+	struct orr_whatif_space s = space();
+	struct orr_whatif_plan *p;
+	struct orr_train_config c;
+	size_t found = 0;
+
+	(void)state;
+	s.gpus_min = 4;
+	p = plan(&s);
+	for (uint64_t i = 0; i < orr_whatif_plan_count(p); i++) {
+		if (orr_whatif_config(p, i, &c) == ORR_WHATIF_WHY_COUNT)
+			continue;
+		assert_int_equal(orr_whatif_find(p, &c), i);
+		found++;
+	}
+	assert_true(found > 10);
+	c.tp = 3; /* not in the TP list */
+	assert_int_equal(orr_whatif_find(p, &c), UINT64_MAX);
+	orr_whatif_config(p, 0, &c);
+	c.hidden *= 2; /* another model */
+	assert_int_equal(orr_whatif_find(p, &c), UINT64_MAX);
 	orr_whatif_plan_free(p);
 }
 
@@ -289,48 +385,72 @@ static struct orr_whatif_result made(uint64_t index, int64_t gpus, double ns, do
 	};
 }
 
-static void test_rank_and_pareto(void **state)
+/* A tally of v, best top kept, mark v[m] (none when m < 0). */
+static void tally(struct orr_whatif_tally *t, const struct orr_whatif_result *v, size_t n,
+		  enum orr_whatif_rank by, size_t top, int m)
 {
-	struct orr_whatif_result v[6] = {
-		made(0, 8, 300, 10), made(1, 4, 500, 12), made(2, 8, 200, 9),
-		made(3, 16, 250, 5), made(4, 16, 150, 4), made(5, 4, 200, 30),
+	orr_whatif_tally_init(t, by, top, m >= 0 ? &v[m] : NULL);
+	for (size_t i = 0; i < n; i++)
+		orr_whatif_tally_add(t, &v[i]);
+	orr_whatif_tally_finish(t);
+}
+
+static void test_tally(void **state)
+{
+	/* in the space's order: fewer GPUs first */
+	struct orr_whatif_result v[7] = {
+		made(0, 4, 500, 12), made(1, 4, 200, 30), made(2, 8, 300, 10), made(3, 8, 200, 9),
+		made(4, 16, 250, 5), made(5, 16, 150, 4), made(6, 16, 150, 4),
 	};
-	size_t *r, n;
+	struct orr_whatif_tally t;
 
 	(void)state;
-	v[5].why = ORR_WHATIF_MEMORY; /* not ranked, not on the front */
-	orr_whatif_rank(v, 6, ORR_WHATIF_RANK_TIME, &r, &n);
-	assert_int_equal(n, 5);
-	assert_int_equal(r[0], 4);
-	assert_int_equal(r[1], 2);
-	assert_int_equal(r[2], 3);
-	free(r);
-	orr_whatif_rank(v, 6, ORR_WHATIF_RANK_TOKENS, &r, &n);
-	assert_int_equal(r[0], 1);
-	free(r);
-	orr_whatif_rank(v, 6, ORR_WHATIF_RANK_COST, &r, &n);
-	assert_int_equal(r[0], 2); /* 8 x 200 */
-	free(r);
-	orr_whatif_pareto(v, 6, &r, &n);
-	/* 4 GPUs: 500; 8: 200; 16: 150 */
-	assert_int_equal(n, 3);
-	assert_int_equal(r[0], 1);
-	assert_int_equal(r[1], 2);
-	assert_int_equal(r[2], 4);
-	free(r);
-	v[4].step_ns = 250; /* 16 GPUs no faster than 8: off the front */
-	v[3].step_ns = 260;
-	orr_whatif_pareto(v, 6, &r, &n);
-	assert_int_equal(n, 2);
-	free(r);
+	v[1].why = ORR_WHATIF_MEMORY; /* not ranked, not on the front */
+	tally(&t, v, 7, ORR_WHATIF_RANK_TIME, 3, 2);
+	assert_int_equal(t.n, 7);
+	assert_int_equal(t.count[ORR_WHATIF_FEASIBLE], 6);
+	assert_int_equal(t.count[ORR_WHATIF_MEMORY], 1);
+	assert_int_equal(t.nbest, 3);
+	assert_int_equal(t.best[0].index, 5); /* 150, ties in the space's order */
+	assert_int_equal(t.best[1].index, 6);
+	assert_int_equal(t.best[2].index, 3);
+	assert_int_equal(t.mark_place, 5); /* 300: after 150, 150, 200, 250 */
+	/* 4 GPUs: 500; 8: 200; 16: 150 (the first of two) */
+	assert_int_equal(t.nfront, 3);
+	assert_int_equal(t.front[0].index, 0);
+	assert_int_equal(t.front[1].index, 3);
+	assert_int_equal(t.front[2].index, 5);
+	orr_whatif_tally_release(&t);
+	tally(&t, v, 7, ORR_WHATIF_RANK_TOKENS, 1, 1);
+	assert_int_equal(t.nbest, 1);
+	assert_int_equal(t.best[0].index, 0);
+	assert_int_equal(t.mark_place, 0); /* the marked one is not feasible */
+	orr_whatif_tally_release(&t);
+	tally(&t, v, 7, ORR_WHATIF_RANK_COST, 0, -1);
+	assert_int_equal(t.nbest, 6);         /* every one kept */
+	assert_int_equal(t.best[0].index, 3); /* 8 x 200 */
+	for (size_t i = 1; i < t.nbest; i++)
+		assert_true(t.best[i - 1].step_ns * (double)t.best[i - 1].gpus <=
+			    t.best[i].step_ns * (double)t.best[i].gpus);
+	assert_false(t.marked);
+	orr_whatif_tally_release(&t);
+	v[5].step_ns = v[6].step_ns = 250; /* 16 GPUs no faster than 8: off the front */
+	tally(&t, v, 7, ORR_WHATIF_RANK_TIME, 10, -1);
+	assert_int_equal(t.nfront, 2);
+	orr_whatif_tally_release(&t);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_plan_enumerates),     cmocka_unit_test(test_plan_reasons),
-		cmocka_unit_test(test_plan_refuses),        cmocka_unit_test(test_eval),
-		cmocka_unit_test(test_run_same_everywhere), cmocka_unit_test(test_rank_and_pareto),
+		cmocka_unit_test(test_plan_enumerates),
+		cmocka_unit_test(test_plan_reasons),
+		cmocka_unit_test(test_plan_refuses),
+		cmocka_unit_test(test_plan_uneven),
+		cmocka_unit_test(test_eval),
+		cmocka_unit_test(test_run_same_everywhere),
+		cmocka_unit_test(test_find),
+		cmocka_unit_test(test_tally),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
