@@ -359,6 +359,8 @@ int cmd_whatif(int argc, char **argv)
 	ret = cli_whatif_sweep_new(&o, rank, size, &s);
 	if (ret == EXIT_OK)
 		ret = rank == 0 ? sweep_and_report(&o, s) : cli_whatif_sweep_run(s, NULL, NULL);
+	if (ret != EXIT_OK)
+		cli_whatif_mpi_abort(size, ret);
 	cli_whatif_mpi_finalize(size);
 out:
 	cli_whatif_sweep_free(s);

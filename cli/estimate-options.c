@@ -128,7 +128,7 @@ int cli_estimate_parse(int argc, char **argv, struct cli_estimate_options *o)
 
 int cli_estimate_parse_as(const char *cmd, int argc, char **argv, struct cli_estimate_options *o)
 {
-	struct option opts[NSIZE + 17] = { { 0 } };
+	struct option opts[NSIZE + 18] = { { 0 } }; /* the options below, and the zeros */
 	size_t n = 0;
 	int c, ret;
 

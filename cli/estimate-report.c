@@ -17,7 +17,8 @@ struct field {
 	int64_t from, to;
 };
 
-static size_t fields(const struct cli_estimate *e, struct field *v)
+/* split: the uneven split's fields even when neither configuration has one (JSON's) */
+static size_t fields(const struct cli_estimate *e, bool split, struct field *v)
 {
 	const struct orr_train_config *a = &e->from, *b = &e->to;
 	size_t n = 0;
@@ -37,10 +38,10 @@ static size_t fields(const struct cli_estimate *e, struct field *v)
 	F("dp", dp);
 	F("cp", cp);
 	F("vpp", vpp);
-	/* an uneven split only when one is asked for: the even one's report is unchanged */
-	if (a->first_stage_layers || b->first_stage_layers)
+	/* the text shows an uneven split only when there is one */
+	if (split || a->first_stage_layers || b->first_stage_layers)
 		F("first_stage_layers", first_stage_layers);
-	if (a->last_stage_layers || b->last_stage_layers)
+	if (split || a->last_stage_layers || b->last_stage_layers)
 		F("last_stage_layers", last_stage_layers);
 #undef F
 	return n;
@@ -159,7 +160,7 @@ static int value_width(const char *name)
 static void text_config(const struct cli_estimate *e)
 {
 	struct field v[20];
-	size_t n = fields(e, v);
+	size_t n = fields(e, false, v);
 
 	if (!e->trace) {
 		printf("\n");
@@ -331,7 +332,7 @@ static void json_config(struct json_out *j, const char *key, const struct cli_es
 {
 	const struct orr_train_config *c = to ? &e->to : &e->from;
 	struct field v[20];
-	size_t n = fields(e, v);
+	size_t n = fields(e, true, v);
 
 	json_object(j, key);
 	for (size_t i = 0; i < n; i++)

@@ -66,11 +66,14 @@ struct cli_whatif_mpi {
 
 int cli_whatif_mpi_init(int *argc, char ***argv, int *ret_rank, int *ret_size)
 {
+	int provided = 0;
+
 	*ret_rank = 0;
 	*ret_size = 1;
 	if (!launched())
 		return EXIT_OK;
-	if (MPI_Init(argc, argv) != MPI_SUCCESS) {
+	/* only the thread that called orr_whatif_run() calls MPI; the others evaluate */
+	if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
 		cli_error("cannot start MPI");
 		return EXIT_FAIL;
 	}
@@ -132,7 +135,8 @@ static void send_block(struct cli_whatif_mpi *m, int tag)
 		finish(&other->req, MPI_STATUS_IGNORE);
 		other->busy = false;
 	}
-	MPI_Isend(b->v, (int)(b->n * sizeof(b->v[0])), MPI_BYTE, 0, tag, MPI_COMM_WORLD, &b->req);
+	/* synchronous: done once rank 0 receives it, so that no more than two blocks wait */
+	MPI_Issend(b->v, (int)(b->n * sizeof(b->v[0])), MPI_BYTE, 0, tag, MPI_COMM_WORLD, &b->req);
 	b->busy = true;
 	m->fill = !m->fill;
 	m->out[m->fill].n = 0;
@@ -230,6 +234,12 @@ void cli_whatif_mpi_finalize(int size)
 		MPI_Finalize();
 }
 
+void cli_whatif_mpi_abort(int size, int status)
+{
+	if (size > 1)
+		MPI_Abort(MPI_COMM_WORLD, status);
+}
+
 #else
 
 int cli_whatif_mpi_init(int *argc, char ***argv, int *ret_rank, int *ret_size)
@@ -282,6 +292,12 @@ void cli_whatif_mpi_close(struct cli_whatif_mpi *m)
 void cli_whatif_mpi_finalize(int size)
 {
 	(void)size;
+}
+
+void cli_whatif_mpi_abort(int size, int status)
+{
+	(void)size;
+	(void)status;
 }
 
 #endif

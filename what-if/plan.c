@@ -140,7 +140,9 @@ int orr_whatif_plan_new(const struct orr_whatif_space *s, struct orr_whatif_plan
 	err = lists(p);
 	if (!err)
 		err = prefixes(p);
-	p->inner = (uint64_t)p->vpp.n * p->mb.n * p->nrec;
+	if (!p->nrec) /* no recompute mode among the bits */
+		err = -EINVAL;
+	p->inner = (uint64_t)p->vpp.n * p->mb.n * (p->nrec ? p->nrec : 1);
 	/* each list is at most an argument's length: the products stay far from 2^64 */
 	if (!err && p->first.n * p->last.n > MAX_CONFIGS / p->inner)
 		err = -EINVAL;

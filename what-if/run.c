@@ -16,7 +16,13 @@
 #include "internal.h"
 #include "banned.h"
 
-#define WINDOW_PER_JOB 64
+/*
+ * Results a thread may run ahead of the oldest not handed on (800 bytes each): most
+ * configurations are refused in microseconds and a synthesized one takes up to a second
+ * or so, so a short window would fill with refused ones behind one slow configuration
+ * and leave the other threads idle.
+ */
+#define WINDOW_PER_JOB 4096
 
 struct shared {
 	const struct orr_whatif_plan *p;
@@ -59,7 +65,8 @@ static void *work(void *arg)
 		pthread_mutex_lock(&sh->lock);
 		sh->done[k % sh->window] = true;
 		sh->ndone++;
-		pthread_cond_signal(&sh->ready);
+		if (k == sh->base) /* what the calling thread waits for */
+			pthread_cond_signal(&sh->ready);
 	}
 	pthread_mutex_unlock(&sh->lock);
 	orr_synth_scratch_free(scratch);
@@ -85,6 +92,18 @@ static struct timespec soon(void)
 	return t;
 }
 
+/* Whether 100 ms have passed since *last (then set to now): progress's pace. */
+static bool due(struct timespec *last)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if ((now.tv_sec - last->tv_sec) * 1000000000L + (now.tv_nsec - last->tv_nsec) < 100000000L)
+		return false;
+	*last = now;
+	return true;
+}
+
 /*
  * The calling thread: hands on the done results in order, reports progress, until every
  * result is handed on or the sink stops it.  The lock is not held while the sink runs.
@@ -92,28 +111,34 @@ static struct timespec soon(void)
 static int deliver(struct shared *sh, orr_whatif_progress_fn progress, void *pdata,
 		   orr_whatif_sink_fn sink, void *sdata)
 {
+	struct timespec last = { 0, 0 };
 	int ret = 0;
 
 	pthread_mutex_lock(&sh->lock);
 	while (!ret && sh->base < sh->total) {
-		uint64_t k = sh->base, ndone = sh->ndone;
+		uint64_t k = sh->base, ndone = sh->ndone, end = k;
 
+		if (progress && due(&last)) {
+			pthread_mutex_unlock(&sh->lock);
+			progress(pdata, ndone, sh->total);
+			pthread_mutex_lock(&sh->lock);
+		}
 		if (!sh->done[k % sh->window]) {
 			struct timespec t = soon();
 
-			pthread_mutex_unlock(&sh->lock);
-			if (progress)
-				progress(pdata, ndone, sh->total);
-			pthread_mutex_lock(&sh->lock);
-			if (!sh->done[k % sh->window])
-				pthread_cond_timedwait(&sh->ready, &sh->lock, &t);
+			pthread_cond_timedwait(&sh->ready, &sh->lock, &t);
 			continue;
 		}
+		/* every result done from the oldest on, handed on in one go */
+		while (end < sh->total && end < k + sh->window && sh->done[end % sh->window])
+			end++;
 		pthread_mutex_unlock(&sh->lock);
-		ret = hand(&sh->ring[k % sh->window], sink, sdata);
+		for (uint64_t i = k; i < end && !ret; i++)
+			ret = hand(&sh->ring[i % sh->window], sink, sdata);
 		pthread_mutex_lock(&sh->lock);
-		sh->done[k % sh->window] = false;
-		sh->base++;
+		for (uint64_t i = k; i < end; i++)
+			sh->done[i % sh->window] = false;
+		sh->base = end;
 		pthread_cond_broadcast(&sh->room);
 	}
 	sh->stop = true;
@@ -128,19 +153,12 @@ static int alone(struct shared *sh, orr_whatif_progress_fn progress, void *pdata
 {
 	struct orr_synth_scratch *scratch = orr_synth_scratch_new();
 	struct orr_whatif_result r;
-	struct timespec last = { 0, 0 }, now;
+	struct timespec last = { 0, 0 };
 	int ret = 0;
 
 	for (uint64_t k = 0; !ret && k < sh->total; k++) {
-		if (progress) {
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			if ((now.tv_sec - last.tv_sec) * 1000000000L +
-				    (now.tv_nsec - last.tv_nsec) >=
-			    100000000L) {
-				progress(pdata, k, sh->total);
-				last = now;
-			}
-		}
+		if (progress && due(&last))
+			progress(pdata, k, sh->total);
 		orr_whatif_eval(sh->p, sh->x, nth(sh, k), scratch, &r);
 		ret = hand(&r, sink, sdata);
 	}
@@ -148,14 +166,19 @@ static int alone(struct shared *sh, orr_whatif_progress_fn progress, void *pdata
 	return ret;
 }
 
-/* Threads that evaluate while the calling thread hands on; 0 started: -EAGAIN. */
+/*
+ * Threads that evaluate while the calling thread hands on: what the sink returned, and
+ * *ret_started false when no thread could start (nothing handed on).
+ */
 static int pool(struct shared *sh, int jobs, orr_whatif_progress_fn progress, void *pdata,
-		orr_whatif_sink_fn sink, void *sdata)
+		orr_whatif_sink_fn sink, void *sdata, bool *ret_started)
 {
 	pthread_t *tid = orr_xcalloc((size_t)jobs, sizeof(*tid));
 	int started = 0, ret;
 
 	sh->window = (size_t)jobs * WINDOW_PER_JOB;
+	if (sh->total < sh->window) /* a small sweep: its whole */
+		sh->window = sh->total ? (size_t)sh->total : 1;
 	sh->ring = orr_xcalloc(sh->window, sizeof(*sh->ring));
 	sh->done = orr_xcalloc(sh->window, sizeof(*sh->done));
 	pthread_mutex_init(&sh->lock, NULL);
@@ -163,7 +186,8 @@ static int pool(struct shared *sh, int jobs, orr_whatif_progress_fn progress, vo
 	pthread_cond_init(&sh->room, NULL);
 	for (int i = 0; i < jobs && !pthread_create(&tid[i], NULL, work, sh); i++)
 		started++;
-	ret = started ? deliver(sh, progress, pdata, sink, sdata) : -EAGAIN;
+	ret = started ? deliver(sh, progress, pdata, sink, sdata) : 0;
+	*ret_started = started > 0;
 	for (int i = 0; i < started; i++)
 		pthread_join(tid[i], NULL);
 	pthread_cond_destroy(&sh->room);
@@ -180,14 +204,21 @@ int orr_whatif_run(const struct orr_whatif_plan *p, const struct orr_whatif_cont
 		   void *progress_data, orr_whatif_sink_fn sink, void *sink_data)
 {
 	struct shared sh = { .p = p, .x = x, .part = part, .parts = parts };
-	int ret = -EAGAIN;
+	bool started;
+	int ret;
 
 	if (!x->gpu || parts < 1 || part >= parts)
 		return -EINVAL;
 	sh.total = p->count > part ? (p->count - part + parts - 1) / parts : 0;
-	if (jobs > 1)
-		ret = pool(&sh, jobs, progress, progress_data, sink, sink_data);
-	if (ret == -EAGAIN) /* one job, or no thread could start */
+	if (jobs < 1)
+		jobs = 1;
+	/*
+	 * One job is a thread too: the calling thread then hands on while it evaluates, so
+	 * that a sink that waits (rank 0 of an MPI sweep merging the others' results) does
+	 * not stall the evaluation
+	 */
+	ret = pool(&sh, jobs, progress, progress_data, sink, sink_data, &started);
+	if (!started)
 		ret = alone(&sh, progress, progress_data, sink, sink_data);
 	if (progress && !ret)
 		progress(progress_data, sh.total, sh.total);

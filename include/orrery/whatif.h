@@ -177,8 +177,8 @@ typedef int (*orr_whatif_sink_fn)(void *data, const struct orr_whatif_result *r)
  * Evaluates the configurations i of p with i % parts == part (a process's share of a
  * sweep over several) on jobs threads (< 1: one), and hands the results of those that
  * are configurations (why not ORR_WHATIF_WHY_COUNT) to sink in the order of i, as they
- * are done: nothing is kept but a window of 64 results per thread, so that memory does
- * not grow with the configurations.  0, what sink returned to stop it, or -EINVAL for x
+ * are done: nothing is kept but a window of 4,096 results per thread (3.2 MB), so that
+ * memory does not grow with the configurations.  0, what sink returned to stop it, or -EINVAL for x
  * without a GPU or part >= parts.
  */
 int orr_whatif_run(const struct orr_whatif_plan *p, const struct orr_whatif_context *x,
