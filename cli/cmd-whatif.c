@@ -259,7 +259,7 @@ int cli_whatif_sweep_run(struct cli_whatif_sweep *s,
 	s->row = row;
 	s->row_data = data;
 	if (s->size > 1)
-		s->mpi = cli_whatif_mpi_open(s->rank, s->size);
+		s->mpi = cli_whatif_mpi_open(s->rank, s->size, w->considered);
 	if (progress)
 		cli_progress_begin_forced("sweeping", "configurations", o->progress == 1);
 	err = orr_whatif_run(w->plan, w->x, (uint64_t)s->rank, (uint64_t)s->size, (int)o->jobs,

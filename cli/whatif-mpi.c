@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * orrery whatif under mpirun (docs/orrery-whatif.md, "Threads and MPI"): each process
- * evaluates the configurations i with i % processes == its rank; the others stream their
+ * evaluates its share of the configurations (orr_whatif_part()); the others stream their
  * results to rank 0 in blocks, and rank 0 merges them with its own in the order of the
  * configurations as it reports them, so that no process keeps more than a few blocks.
  * MPI is started only when OpenMPI's launcher started this process (its environment
@@ -54,6 +54,7 @@ struct peer {
 	int cur;
 	bool ended;
 	uint64_t next_min; /* no result of its to come has a smaller index */
+	uint64_t count;    /* the plan's configurations */
 };
 
 struct cli_whatif_mpi {
@@ -103,13 +104,21 @@ static void finish(MPI_Request *req, MPI_Status *st)
 	}
 }
 
+/* Process r's first configuration from i on (its results come in that order); count past. */
+static uint64_t first_of(int r, int size, uint64_t i, uint64_t count)
+{
+	while (i < count && orr_whatif_part(i, (uint64_t)size) != (uint64_t)r)
+		i++;
+	return i;
+}
+
 static void post_recv(struct block *b, int from)
 {
 	MPI_Irecv(b->v, (int)sizeof(b->v), MPI_BYTE, from, MPI_ANY_TAG, MPI_COMM_WORLD, &b->req);
 	b->busy = true;
 }
 
-struct cli_whatif_mpi *cli_whatif_mpi_open(int rank, int size)
+struct cli_whatif_mpi *cli_whatif_mpi_open(int rank, int size, uint64_t count)
 {
 	struct cli_whatif_mpi *m = orr_xcalloc(1, sizeof(*m));
 
@@ -121,7 +130,8 @@ struct cli_whatif_mpi *cli_whatif_mpi_open(int rank, int size)
 	m->peer = orr_xcalloc((size_t)size, sizeof(*m->peer));
 	for (int r = 1; r < size; r++) {
 		post_recv(&m->peer[r].b[0], r);
-		m->peer[r].next_min = (uint64_t)r;
+		m->peer[r].count = count;
+		m->peer[r].next_min = first_of(r, size, 0, count);
 	}
 	return m;
 }
@@ -215,7 +225,7 @@ void cli_whatif_mpi_merge(struct cli_whatif_mpi *m, uint64_t below,
 			return;
 		emit(data, best);
 		p = &m->peer[from];
-		p->next_min = best->index + (uint64_t)m->size;
+		p->next_min = first_of(from, m->size, best->index + 1, p->count);
 		p->b[p->cur].at++;
 	}
 }
@@ -256,10 +266,11 @@ int cli_whatif_mpi_init(int *argc, char ***argv, int *ret_rank, int *ret_size)
 }
 
 /* Never called: without MPI there is one process. */
-struct cli_whatif_mpi *cli_whatif_mpi_open(int rank, int size)
+struct cli_whatif_mpi *cli_whatif_mpi_open(int rank, int size, uint64_t count)
 {
 	(void)rank;
 	(void)size;
+	(void)count;
 	return NULL;
 }
 

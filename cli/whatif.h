@@ -107,7 +107,8 @@ void cli_whatif_mpi_abort(int size, int status);
  * others' results with a number below `below`, in order (UINT64_MAX: all that remain).
  */
 struct cli_whatif_mpi;
-struct cli_whatif_mpi *cli_whatif_mpi_open(int rank, int size);
+/* count: the plan's configurations, shared as orr_whatif_part() shares them */
+struct cli_whatif_mpi *cli_whatif_mpi_open(int rank, int size, uint64_t count);
 int cli_whatif_mpi_send(void *data, const struct orr_whatif_result *r);
 void cli_whatif_mpi_flush(struct cli_whatif_mpi *m);
 void cli_whatif_mpi_merge(struct cli_whatif_mpi *m, uint64_t below,

@@ -27,7 +27,9 @@
 struct shared {
 	const struct orr_whatif_plan *p;
 	const struct orr_whatif_context *x;
-	uint64_t part, parts, total; /* this process's configurations: part + k x parts */
+	uint64_t part, parts; /* this process's configurations: orr_whatif_part() == part */
+	uint64_t total;       /* how many, the k-th of them numbered k */
+	uint64_t scan;        /* the configuration after the last taken */
 	pthread_mutex_t lock;
 	pthread_cond_t ready, room; /* a result done; the ring's oldest handed on */
 	struct orr_whatif_result *ring;
@@ -39,10 +41,35 @@ struct shared {
 	bool stop;
 };
 
-/* The configuration k of this process's share. */
-static uint64_t nth(const struct shared *sh, uint64_t k)
+uint64_t orr_whatif_part(uint64_t i, uint64_t parts)
 {
-	return sh->part + k * sh->parts;
+	/* the finalizer of splitmix64: neighbouring numbers far apart */
+	uint64_t x = i + UINT64_C(0x9E3779B97F4A7C15);
+
+	x = (x ^ (x >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+	x = (x ^ (x >> 27)) * UINT64_C(0x94D049BB133111EB);
+	x ^= x >> 31;
+	return parts > 1 ? x % parts : 0;
+}
+
+/* This process's next configuration after the last taken (one remains: k < total). */
+static uint64_t take(struct shared *sh)
+{
+	while (sh->parts > 1 && orr_whatif_part(sh->scan, sh->parts) != sh->part)
+		sh->scan++;
+	return sh->scan++;
+}
+
+/* This process's configurations among count. */
+static uint64_t share(uint64_t count, uint64_t part, uint64_t parts)
+{
+	uint64_t n = 0;
+
+	if (parts == 1)
+		return count;
+	for (uint64_t i = 0; i < count; i++)
+		n += orr_whatif_part(i, parts) == part;
+	return n;
 }
 
 static void *work(void *arg)
@@ -52,16 +79,17 @@ static void *work(void *arg)
 
 	pthread_mutex_lock(&sh->lock);
 	while (!sh->stop && sh->next < sh->total) {
-		uint64_t k = sh->next;
+		uint64_t k = sh->next, i;
 
 		if (k >= sh->base + sh->window) { /* the ring is full: wait for the oldest */
 			pthread_cond_wait(&sh->room, &sh->lock);
 			continue;
 		}
 		sh->next++;
+		i = take(sh);
 		pthread_mutex_unlock(&sh->lock);
 		/* slot k % window is this thread's until it is marked done */
-		orr_whatif_eval(sh->p, sh->x, nth(sh, k), scratch, &sh->ring[k % sh->window]);
+		orr_whatif_eval(sh->p, sh->x, i, scratch, &sh->ring[k % sh->window]);
 		pthread_mutex_lock(&sh->lock);
 		sh->done[k % sh->window] = true;
 		sh->ndone++;
@@ -159,7 +187,7 @@ static int alone(struct shared *sh, orr_whatif_progress_fn progress, void *pdata
 	for (uint64_t k = 0; !ret && k < sh->total; k++) {
 		if (progress && due(&last))
 			progress(pdata, k, sh->total);
-		orr_whatif_eval(sh->p, sh->x, nth(sh, k), scratch, &r);
+		orr_whatif_eval(sh->p, sh->x, take(sh), scratch, &r);
 		ret = hand(&r, sink, sdata);
 	}
 	orr_synth_scratch_free(scratch);
@@ -209,7 +237,7 @@ int orr_whatif_run(const struct orr_whatif_plan *p, const struct orr_whatif_cont
 
 	if (!x->gpu || parts < 1 || part >= parts)
 		return -EINVAL;
-	sh.total = p->count > part ? (p->count - part + parts - 1) / parts : 0;
+	sh.total = share(p->count, part, parts);
 	if (jobs < 1)
 		jobs = 1;
 	/*

@@ -174,8 +174,17 @@ typedef void (*orr_whatif_progress_fn)(void *data, uint64_t done, uint64_t total
 typedef int (*orr_whatif_sink_fn)(void *data, const struct orr_whatif_result *r);
 
 /*
- * Evaluates the configurations i of p with i % parts == part (a process's share of a
- * sweep over several) on jobs threads (< 1: one), and hands the results of those that
+ * The part of `parts` (a process of a sweep over several) whose share configuration i
+ * is: a hash of i, modulo parts.  Not i modulo parts: neighbouring configurations differ
+ * in one dimension at a time (recompute the innermost), their costs alternate with it,
+ * and a modulo follows the alternation onto one process; a hash spreads them.
+ */
+uint64_t orr_whatif_part(uint64_t i, uint64_t parts);
+
+/*
+ * Evaluates the configurations i of p with orr_whatif_part(i, parts) == part (a
+ * process's share of a sweep over several) on jobs threads (< 1: one), and hands the
+ * results of those that
  * are configurations (why not ORR_WHATIF_WHY_COUNT) to sink in the order of i, as they
  * are done: nothing is kept but a window of 4,096 results per thread (3.2 MB), so that
  * memory does not grow with the configurations.  0, what sink returned to stop it, or -EINVAL for x

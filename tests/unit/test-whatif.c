@@ -352,6 +352,28 @@ static void test_run_same_everywhere(void **state)
 	orr_whatif_plan_free(p);
 }
 
+/* Shares: every configuration in one, in range, the same every time, none far short. */
+static void test_part(void **state)
+{
+	uint64_t n[3] = { 0 }, same = 0;
+
+	(void)state;
+	for (uint64_t i = 0; i < 30000; i++) {
+		uint64_t k = orr_whatif_part(i, 3);
+
+		assert_true(k < 3);
+		assert_int_equal(k, orr_whatif_part(i, 3));
+		assert_int_equal(orr_whatif_part(i, 1), 0);
+		n[k]++;
+	}
+	for (int k = 0; k < 3; k++)
+		assert_true(n[k] > 9500 && n[k] < 10500);
+	/* not the number modulo the parts, which alternates: some neighbours share a part */
+	for (uint64_t i = 0; i + 1 < 64; i++)
+		same += orr_whatif_part(i, 2) == orr_whatif_part(i + 1, 2);
+	assert_true(same > 8 && same < 56);
+}
+
 /* Every configuration of a plan is found at its own number; one not in it is not. */
 static void test_find(void **state)
 {
@@ -450,6 +472,7 @@ int main(void)
 		cmocka_unit_test(test_eval),
 		cmocka_unit_test(test_run_same_everywhere),
 		cmocka_unit_test(test_find),
+		cmocka_unit_test(test_part),
 		cmocka_unit_test(test_tally),
 	};
 
