@@ -298,41 +298,52 @@ void cli_whatif_sweep_free(struct cli_whatif_sweep *s)
 	free(s);
 }
 
-/*
- * Rank 0: the sweep, its report written as it goes to stdout or -o FILE (committed only
- * when complete).
- */
-static int sweep_and_report(const struct cli_whatif_options *o, struct cli_whatif_sweep *s)
-{
-	struct cli_whatif_writer wr;
+/* Rank 0's report: written as the sweep goes, to stdout or -o FILE (committed whole). */
+struct report {
 	struct orr_outfile out;
+	bool file, open;
+	struct cli_whatif_writer wr;
+};
+
+static int report_open(const struct cli_whatif_options *o, const struct cli_whatif_sweep *s,
+		       struct report *r)
+{
 	FILE *f = stdout;
-	int err, ret;
+	int err;
 
 	if (o->out) {
-		if ((err = orr_outfile_open(&out, cli_output_path(o->out), 0)) ||
-		    !orr_outfile_stream(&out)) {
+		if ((err = orr_outfile_open(&r->out, cli_output_path(o->out), 0)) ||
+		    !orr_outfile_stream(&r->out)) {
 			cli_error("cannot write '%s': %s", cli_output_name(o->out),
 				  orr_strerror(err ? err : -ENOMEM));
 			if (!err)
-				orr_outfile_abort(&out);
+				orr_outfile_abort(&r->out);
 			return EXIT_FAIL;
 		}
-		f = orr_outfile_stream(&out);
+		r->file = true;
+		f = orr_outfile_stream(&r->out);
 	}
-	ret = cli_whatif_write_begin(&wr, cli_whatif_sweep_result(s), f);
+	r->open = true;
+	return cli_whatif_write_begin(&r->wr, cli_whatif_sweep_result(s), f);
+}
+
+/* The report ended when the sweep succeeded (ret), and committed; else dropped. */
+static int report_close(const struct cli_whatif_options *o, struct report *r, int ret)
+{
+	int err;
+
+	if (!r->open)
+		return ret;
 	if (ret == EXIT_OK)
-		ret = cli_whatif_sweep_run(s, cli_whatif_write_row, &wr);
-	if (ret == EXIT_OK)
-		cli_whatif_write_end(&wr);
-	cli_whatif_write_release(&wr);
-	if (!o->out)
+		cli_whatif_write_end(&r->wr);
+	cli_whatif_write_release(&r->wr);
+	if (!r->file)
 		return ret;
 	if (ret != EXIT_OK) {
-		orr_outfile_abort(&out);
+		orr_outfile_abort(&r->out);
 		return ret;
 	}
-	if ((err = orr_outfile_commit(&out, false))) {
+	if ((err = orr_outfile_commit(&r->out, false))) {
 		cli_error("cannot write '%s': %s", cli_output_name(o->out), orr_strerror(err));
 		return EXIT_FAIL;
 	}
@@ -343,6 +354,7 @@ int cmd_whatif(int argc, char **argv)
 {
 	struct cli_whatif_options o;
 	struct cli_whatif_sweep *s = NULL;
+	struct report r = { 0 };
 	int rank = 0, size = 1, ret;
 
 	ret = cli_whatif_parse(argc, argv, &o);
@@ -357,10 +369,15 @@ int cmd_whatif(int argc, char **argv)
 	if ((ret = cli_whatif_mpi_init(&argc, &argv, &rank, &size)) != EXIT_OK)
 		goto out;
 	ret = cli_whatif_sweep_new(&o, rank, size, &s);
+	if (ret == EXIT_OK && rank == 0)
+		ret = report_open(&o, s, &r);
+	/* every process sweeps, or none: the others would wait on one that does not */
+	ret = cli_whatif_mpi_agree(size, ret);
 	if (ret == EXIT_OK)
-		ret = rank == 0 ? sweep_and_report(&o, s) : cli_whatif_sweep_run(s, NULL, NULL);
-	if (ret != EXIT_OK)
-		cli_whatif_mpi_abort(size, ret);
+		ret = cli_whatif_sweep_run(s, rank == 0 ? cli_whatif_write_row : NULL,
+					   rank == 0 ? &r.wr : NULL);
+	if (rank == 0)
+		ret = report_close(&o, &r, ret);
 	cli_whatif_mpi_finalize(size);
 out:
 	cli_whatif_sweep_free(s);

@@ -78,6 +78,9 @@ int cli_whatif_mpi_init(int *argc, char ***argv, int *ret_rank, int *ret_size)
 		cli_error("cannot start MPI");
 		return EXIT_FAIL;
 	}
+	if (provided < MPI_THREAD_FUNNELED)
+		cli_warning("this MPI does not provide MPI_THREAD_FUNNELED: orrery's threads "
+			    "never call MPI, but it may not expect them");
 	MPI_Comm_rank(MPI_COMM_WORLD, ret_rank);
 	MPI_Comm_size(MPI_COMM_WORLD, ret_size);
 	if (*ret_size == 1) { /* one process: nothing to share */
@@ -244,10 +247,13 @@ void cli_whatif_mpi_finalize(int size)
 		MPI_Finalize();
 }
 
-void cli_whatif_mpi_abort(int size, int status)
+int cli_whatif_mpi_agree(int size, int status)
 {
+	int worst = status;
+
 	if (size > 1)
-		MPI_Abort(MPI_COMM_WORLD, status);
+		MPI_Allreduce(&status, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	return worst;
 }
 
 #else
@@ -305,10 +311,10 @@ void cli_whatif_mpi_finalize(int size)
 	(void)size;
 }
 
-void cli_whatif_mpi_abort(int size, int status)
+int cli_whatif_mpi_agree(int size, int status)
 {
 	(void)size;
-	(void)status;
+	return status;
 }
 
 #endif

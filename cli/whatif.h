@@ -96,10 +96,10 @@ void cli_whatif_write_release(struct cli_whatif_writer *o);
 int cli_whatif_mpi_init(int *argc, char ***argv, int *ret_rank, int *ret_size);
 void cli_whatif_mpi_finalize(int size);
 /*
- * A process that fails among several: every process ended with status (the others may
- * be waiting on its results, or it on theirs).
+ * The worst (largest) of every process's status, so that all go on or none does: one
+ * that stopped would leave the others waiting on its results.  Collective.
  */
-void cli_whatif_mpi_abort(int size, int status);
+int cli_whatif_mpi_agree(int size, int status);
 /*
  * Every process's results (disjoint shares of the plan) to rank 0, in the plan's order,
  * in blocks: elsewhere, cli_whatif_mpi_send() is the sweep's sink and

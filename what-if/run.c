@@ -111,7 +111,7 @@ static struct timespec soon(void)
 {
 	struct timespec t;
 
-	clock_gettime(CLOCK_REALTIME, &t);
+	clock_gettime(CLOCK_MONOTONIC, &t); /* the clock of sh->ready (pool()) */
 	t.tv_nsec += 100 * 1000 * 1000;
 	if (t.tv_nsec >= 1000 * 1000 * 1000) {
 		t.tv_sec++;
@@ -126,7 +126,8 @@ static bool due(struct timespec *last)
 	struct timespec now;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	if ((now.tv_sec - last->tv_sec) * 1000000000L + (now.tv_nsec - last->tv_nsec) < 100000000L)
+	if ((int64_t)(now.tv_sec - last->tv_sec) * 1000000000 + (now.tv_nsec - last->tv_nsec) <
+	    100000000)
 		return false;
 	*last = now;
 	return true;
@@ -201,6 +202,7 @@ static int alone(struct shared *sh, orr_whatif_progress_fn progress, void *pdata
 static int pool(struct shared *sh, int jobs, orr_whatif_progress_fn progress, void *pdata,
 		orr_whatif_sink_fn sink, void *sdata, bool *ret_started)
 {
+	pthread_condattr_t attr;
 	pthread_t *tid = orr_xcalloc((size_t)jobs, sizeof(*tid));
 	int started = 0, ret;
 
@@ -210,7 +212,10 @@ static int pool(struct shared *sh, int jobs, orr_whatif_progress_fn progress, vo
 	sh->ring = orr_xcalloc(sh->window, sizeof(*sh->ring));
 	sh->done = orr_xcalloc(sh->window, sizeof(*sh->done));
 	pthread_mutex_init(&sh->lock, NULL);
-	pthread_cond_init(&sh->ready, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); /* soon()'s: not moved by the date */
+	pthread_cond_init(&sh->ready, &attr);
+	pthread_condattr_destroy(&attr);
 	pthread_cond_init(&sh->room, NULL);
 	for (int i = 0; i < jobs && !pthread_create(&tid[i], NULL, work, sh); i++)
 		started++;

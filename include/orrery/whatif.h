@@ -184,11 +184,11 @@ uint64_t orr_whatif_part(uint64_t i, uint64_t parts);
 /*
  * Evaluates the configurations i of p with orr_whatif_part(i, parts) == part (a
  * process's share of a sweep over several) on jobs threads (< 1: one), and hands the
- * results of those that
- * are configurations (why not ORR_WHATIF_WHY_COUNT) to sink in the order of i, as they
- * are done: nothing is kept but a window of 4,096 results per thread (3.2 MB), so that
- * memory does not grow with the configurations.  0, what sink returned to stop it, or -EINVAL for x
- * without a GPU or part >= parts.
+ * results of those that are configurations (why not ORR_WHATIF_WHY_COUNT) to sink in
+ * the order of i, as they are done: nothing is kept but a window of 4,096 results per
+ * thread (3.2 MB each; the threads share it, and one may run that far ahead of the
+ * oldest not handed on), so that memory does not grow with the configurations.  0,
+ * what sink returned to stop it, or -EINVAL for x without a GPU or part >= parts.
  */
 int orr_whatif_run(const struct orr_whatif_plan *p, const struct orr_whatif_context *x,
 		   uint64_t part, uint64_t parts, int jobs, orr_whatif_progress_fn progress,

@@ -5,7 +5,8 @@
 #                            from a description and from the Megatron trace (whose
 #                            recorded configuration is marked and equals its replay)
 #   run-whatif.sh threads    1 and 3 threads write the same JSON and CSV
-#   run-whatif.sh mpi        mpirun --oversubscribe -n 2 writes what --jobs 1 writes
+#   run-whatif.sh mpi        mpirun --oversubscribe -n 2 writes what --jobs 1 writes, and
+#                            stops (does not hang) when rank 0 cannot write -o
 #                            (77 without mpirun or in a build without MPI)
 #   run-whatif.sh report     JSON and CSV checked by check-whatif.py (every configuration
 #                            once, ranks in order, the Pareto front, the reasons), text
@@ -113,6 +114,14 @@ mpi)
 		diff "$work/one.csv" "$work/mpi.csv" | head >&2
 		fail "mpirun -n 2 differs from one process"
 	}
+	# rank 0 cannot write -o: every process stops, none waits on it
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+		OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
+		timeout 120 mpirun --oversubscribe -n 2 "$orrery" whatif "${model[@]}" --gpus 4-8 \
+		--jobs 1 -o "$work/no/such/dir/w.csv" >/dev/null 2>"$work/err"
+	rc=$?
+	[[ $rc != 0 && $rc != 124 ]] || fail "mpirun with an -o rank 0 cannot write: rc $rc"
+	grep -q "cannot write" "$work/err" || fail "mpirun: no error said"
 	;;
 report)
 	run whatif "${model[@]}" --gpus 4-8 --format=json
