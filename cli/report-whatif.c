@@ -52,12 +52,8 @@ static void counts(FILE *f, const struct cli_layouts *w)
 static void label_of(char *buf, size_t size, const struct cli_layouts *w,
 		     const struct orr_whatif_result *r)
 {
-	const struct orr_whatif_tally *t = &w->tally;
-	uint64_t place = r->index == w->recorded_index ? t->mark_place : 0;
+	uint64_t place = orr_whatif_tally_place(&w->tally, r);
 
-	for (size_t i = 0; i < t->nbest && !place; i++)
-		if (t->best[i].index == r->index)
-			place = i + 1;
 	if (place)
 		snprintf(buf, size, "%s%llu", r->index == w->recorded_index ? "* " : "",
 			 (unsigned long long)place);

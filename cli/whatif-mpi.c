@@ -54,11 +54,11 @@ struct peer {
 	int cur;
 	bool ended;
 	uint64_t next_min; /* no result of its to come has a smaller index */
-	uint64_t count;    /* the plan's configurations */
 };
 
 struct cli_whatif_mpi {
 	int rank, size;
+	uint64_t count;      /* the plan's configurations */
 	struct block out[2]; /* elsewhere: the block filled and the one being sent */
 	int fill;
 	double sent_s;
@@ -127,13 +127,13 @@ struct cli_whatif_mpi *cli_whatif_mpi_open(int rank, int size, uint64_t count)
 
 	m->rank = rank;
 	m->size = size;
+	m->count = count;
 	m->sent_s = cli_now_s();
 	if (rank != 0)
 		return m;
 	m->peer = orr_xcalloc((size_t)size, sizeof(*m->peer));
 	for (int r = 1; r < size; r++) {
 		post_recv(&m->peer[r].b[0], r);
-		m->peer[r].count = count;
 		m->peer[r].next_min = first_of(r, size, 0, count);
 	}
 	return m;
@@ -228,7 +228,7 @@ void cli_whatif_mpi_merge(struct cli_whatif_mpi *m, uint64_t below,
 			return;
 		emit(data, best);
 		p = &m->peer[from];
-		p->next_min = first_of(from, m->size, best->index + 1, p->count);
+		p->next_min = first_of(from, m->size, best->index + 1, m->count);
 		p->b[p->cur].at++;
 	}
 }

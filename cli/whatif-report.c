@@ -28,19 +28,6 @@ static bool on_front(const struct cli_layouts *w, const struct orr_whatif_result
 	return false;
 }
 
-/* r's place in the ranking from 1 when known (the best kept, the recorded); else 0. */
-static uint64_t place_of(const struct cli_layouts *w, const struct orr_whatif_result *r)
-{
-	const struct orr_whatif_tally *t = &w->tally;
-
-	for (size_t i = 0; i < t->nbest; i++)
-		if (t->best[i].index == r->index)
-			return i + 1;
-	if (r->index == w->recorded_index)
-		return t->mark_place;
-	return 0;
-}
-
 /* ---- text ---- */
 
 static void text_header(const struct cli_layouts *w, FILE *f)
@@ -146,7 +133,7 @@ static void text_row_head(const struct cli_layouts *w, FILE *f)
 static void text_row(const struct cli_layouts *w, const struct orr_whatif_result *r, FILE *f)
 {
 	const struct orr_train_config *c = &r->c;
-	uint64_t k = place_of(w, r);
+	uint64_t k = orr_whatif_tally_place(&w->tally, r);
 	char rank[32], split[64];
 
 	snprintf(rank, sizeof(rank), "%s%s", r->index == w->recorded_index ? "*" : "",

@@ -71,47 +71,39 @@ bool orr_train_uneven(const struct orr_train_config *c)
  * interleaving, the first and the last stage as given, and the stages left sharing the
  * layers left evenly, at least one each.
  */
+/* An uneven split's layers left for the stages not given, and how many those are. */
+static int64_t layers_left(const struct orr_train_config *c, int64_t *ret_stages)
+{
+	*ret_stages = c->pp - (c->first_stage_layers != 0) - (c->last_stage_layers != 0);
+	return c->layers - c->first_stage_layers - c->last_stage_layers;
+}
+
 bool orr_train_split_valid(const struct orr_train_config *c)
 {
-	int64_t first = c->first_stage_layers, last = c->last_stage_layers;
-	int64_t rest = c->layers, stages = c->pp;
+	int64_t first = c->first_stage_layers, last = c->last_stage_layers, rest, stages;
 
 	if (!orr_train_uneven(c))
 		return c->layers % c->pp == 0 && (c->layers / c->pp) % c->vpp == 0;
 	if (first < 0 || last < 0 || first > c->layers || last > c->layers || c->pp < 2 ||
 	    c->vpp != 1)
 		return false;
-	if (first) {
-		rest -= first;
-		stages--;
-	}
-	if (last) {
-		rest -= last;
-		stages--;
-	}
+	rest = layers_left(c, &stages);
 	return stages ? rest >= stages && rest % stages == 0 : rest == 0;
 }
 
 int64_t orr_train_stage_layers(const struct orr_train_config *c, int64_t stage)
 {
-	int64_t rest = c->layers, stages = c->pp;
+	int64_t rest, stages;
 
 	if (stage < 0 || stage >= c->pp || c->pp < 1)
 		return 0;
 	if (!orr_train_uneven(c))
 		return c->layers / c->pp;
-	if (c->first_stage_layers) {
-		if (stage == 0)
-			return c->first_stage_layers;
-		rest -= c->first_stage_layers;
-		stages--;
-	}
-	if (c->last_stage_layers) {
-		if (stage == c->pp - 1)
-			return c->last_stage_layers;
-		rest -= c->last_stage_layers;
-		stages--;
-	}
+	if (c->first_stage_layers && stage == 0)
+		return c->first_stage_layers;
+	if (c->last_stage_layers && stage == c->pp - 1)
+		return c->last_stage_layers;
+	rest = layers_left(c, &stages);
 	return stages > 0 ? rest / stages : 0;
 }
 

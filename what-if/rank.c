@@ -167,6 +167,14 @@ void orr_whatif_tally_finish(struct orr_whatif_tally *t)
 	t->nfront = f;
 }
 
+uint64_t orr_whatif_tally_place(const struct orr_whatif_tally *t, const struct orr_whatif_result *r)
+{
+	for (size_t i = 0; i < t->nbest; i++)
+		if (t->best[i].index == r->index)
+			return i + 1;
+	return t->marked && r->index == t->mark.index ? t->mark_place : 0;
+}
+
 void orr_whatif_tally_release(struct orr_whatif_tally *t)
 {
 	free(t->best);

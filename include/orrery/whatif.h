@@ -239,6 +239,10 @@ void orr_whatif_tally_add(struct orr_whatif_tally *t, const struct orr_whatif_re
 /* Sorts the best and makes the front: once, after the last result. */
 void orr_whatif_tally_finish(struct orr_whatif_tally *t);
 void orr_whatif_tally_release(struct orr_whatif_tally *t);
+/* r's place in the ranking from 1 when the finished tally knows it (among the best
+ * kept, or the marked one's); 0 otherwise. */
+uint64_t orr_whatif_tally_place(const struct orr_whatif_tally *t,
+				const struct orr_whatif_result *r);
 /* Whether r is ranked: feasible, with a finite step. */
 bool orr_whatif_ranked(const struct orr_whatif_result *r);
 

@@ -437,6 +437,9 @@ static void test_tally(void **state)
 	assert_int_equal(t.best[1].index, 6);
 	assert_int_equal(t.best[2].index, 3);
 	assert_int_equal(t.mark_place, 5); /* 300: after 150, 150, 200, 250 */
+	assert_int_equal(orr_whatif_tally_place(&t, &v[5]), 1);
+	assert_int_equal(orr_whatif_tally_place(&t, &v[2]), 5); /* the mark, past the best */
+	assert_int_equal(orr_whatif_tally_place(&t, &v[4]), 0); /* neither */
 	/* 4 GPUs: 500; 8: 200; 16: 150 (the first of two) */
 	assert_int_equal(t.nfront, 3);
 	assert_int_equal(t.front[0].index, 0);
