@@ -6,6 +6,8 @@
 #   fail MSG            fails the test
 #   expect_rc N         the last run exited N
 #   expect_in out|err TEXT   the last run printed TEXT (grep -F) there
+#   needs PATH...       skips the test (77) unless every PATH exists: the shared traces
+#                       beside the checkout, absent from a bare clone
 # shellcheck disable=SC2034 # golden is used by the scripts that source this
 
 golden=tests/golden
@@ -16,6 +18,16 @@ trap 'rm -rf "$work"' EXIT
 fail() {
 	echo "FAIL: $*" >&2
 	exit 1
+}
+
+needs() {
+	local p
+	for p in "$@"; do
+		[[ -e $p ]] || {
+			echo "skipped: $p does not exist" >&2
+			exit 77
+		}
+	done
 }
 
 run() {

@@ -26,6 +26,7 @@ linear=$shared/kineto/param-linear.json.gz
 linear_et=$shared/et/param-linear-et.json.gz
 megatron=$shared/kineto/astrasim-megatron-tp8
 megatron_et=$shared/et/astrasim-megatron-tp8
+needs "$shared"
 
 # compose ARGS... into $work/$1 with a JSON report in $work/$1.json, checked.
 compose_ok() {

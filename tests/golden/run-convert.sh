@@ -296,6 +296,7 @@ PY
 chakra-ref)
 	# Chakra's own reference file, read by orrery, equals Chakra's JSON of the graph.
 	need_python
+	needs "$1/feeder_tests_trace.tar.gz" "$1/json_trace.tar.gz"
 	dump=$2
 	tar -xzf "$1/feeder_tests_trace.tar.gz" -C "$work" tests/data/chakra.0.et ||
 		fail "extracting chakra.0.et"

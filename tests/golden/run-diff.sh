@@ -23,6 +23,7 @@ check() { # check MODE... on $work/out
 
 case ${1:-} in
 pairs)
+	needs "$shared"
 	for p in "$tiny/rank-0.trace.json $tiny/rank-1.trace.json" \
 		"$shared/kineto/hta-pyper-sampled-rank0.json.gz $shared/kineto/hta-pyper-sampled-rank1.json.gz" \
 		"$shared/kineto/hta-recsys-rank3.json.gz $shared/kineto/hta-recsys-gpulag-rank0.json.gz"; do
@@ -46,6 +47,7 @@ assert {r[0] for r in rows[1:]} >= {"total","class","kernel"}' "$work/out" || fa
 	done
 	;;
 same)
+	needs "$shared"
 	for t in $tiny "$shared/kineto/hta-recsys-rank3.json.gz"; do
 		run diff --format=json "$t" "$t"
 		expect_rc 0

@@ -7,6 +7,7 @@ set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/golden-lib.sh"
 
 shared=${ORR_SHARED_TRACES:-../shared/traces}
+needs "$shared"
 n=0
 for f in traces/samples/tiny-2rank "$shared"/*/*; do
 	case $f in */et/* | */chakra/*) continue ;; esac

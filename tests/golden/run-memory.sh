@@ -19,6 +19,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/golden-lib.sh"
 shared=${ORR_SHARED_TRACES:-../shared/traces}
 ddp=$shared/kineto/hta-ddp-dense-rank1.json.gz
 megatron=$shared/kineto/astrasim-megatron-tp8
+needs "$shared"
 
 run summary --format=json "$ddp"
 expect_rc 0

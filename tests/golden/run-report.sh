@@ -19,6 +19,7 @@ tiny=traces/samples/tiny-2rank
 
 case ${1:-} in
 page)
+	needs "$shared"
 	for t in $tiny "$shared/kineto/astrasim-megatron-tp8" "$shared/kineto/hta-recsys-rank3.json.gz"; do
 		run report -o "$work/page.html" "$t"
 		expect_rc 0

@@ -62,6 +62,7 @@ for k in ("iteration_ns", "breakdown", "memory_bytes_per_gpu", "config"):
     assert r[k] == e[k], (k, r[k], e[k])' "$work/w.json" "$work/out" || fail "whatif differs: $layout"
 	done
 	# from a trace: its recorded configuration, and a change of TP and PP
+	needs "$megatron"
 	run whatif "$megatron" --gpus 8 --tp 8,2 --pp 1,2 --format=json --top 0
 	expect_rc 0
 	cp "$work/out" "$work/t.json"
