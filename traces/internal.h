@@ -205,6 +205,11 @@ int orr__nsys_parse(struct orr_trace *t, struct orr__rank_build *rb, const char 
  */
 int orr__kineto_parse(struct orr_trace *t, struct orr__rank_build *rb, const char *name, char *buf,
 		      size_t len, const struct orr__limits *limits, struct orr_diag *diag);
+/*
+ * The bytes of document simdjson's parser could hold at the end of this thread's last
+ * orr__kineto_parse(): the file's size up to a window, for tests of its allocation.
+ */
+size_t orr__kineto_last_capacity(void);
 
 /*
  * Chrome JSON of several ranks in one file (orr_trace_write_chrome(), traces/chrome/).

@@ -110,12 +110,26 @@ public:
 	{
 		size_t depth = (size_t)limits->max[ORR__LIMIT_DEPTH];
 
-		/* simdjson counts the window's own brackets as a level. */
-		if (parser_.allocate(WINDOW_BYTES, depth + 1) != SUCCESS ||
+		/*
+		 * simdjson counts the window's own brackets as a level.  Its index is 4 bytes
+		 * per byte of the largest document: a window, or less in a smaller file (a
+		 * bigger one, an event longer than a window, grows it in iterate()).
+		 */
+		if (parser_.allocate(parser_bytes(len), depth + 1) != SUCCESS ||
 		    args_parser_.allocate(4096, depth + 1) != SUCCESS)
 			throw std::bad_alloc();
 	}
 	int run();
+	/* What simdjson's parser for the windows holds now, in bytes of document. */
+	size_t capacity() const
+	{
+		return parser_.capacity();
+	}
+	/* A guessed window is at most WINDOW_BYTES + 1 of events and its two brackets, never past len. */
+	static size_t parser_bytes(size_t len)
+	{
+		return len < WINDOW_BYTES + 3 ? len : WINDOW_BYTES + 3;
+	}
 
 private:
 	int top_level();
