@@ -113,7 +113,7 @@ const char *cli_output_name(const char *arg);
 int cli_bad_option(const char *cmd, int argc, char **argv);
 
 enum cli_format { CLI_FORMAT_TEXT, CLI_FORMAT_JSON, CLI_FORMAT_CSV };
-/* A CSV field on standard output as RFC 4180 writes it: quoted when it holds , " or a newline. */
+/* A CSV text cell on standard output, as orr_csv_write_field() writes it. */
 void cli_csv_field(const char *s);
 /* Parses "text", "json" or "csv" (csv only when allow_csv); -1 if unknown. */
 int cli_parse_format(const char *s, bool allow_csv);

@@ -388,18 +388,8 @@ int cli_check_out_dir(const char *out)
 	return empty ? 0 : -ENOTEMPTY;
 }
 
-/* A field as RFC 4180 writes it: quoted, quotes doubled, when it holds , " or a newline. */
+/* A text cell, written by the one CSV cell writer (common/escape.c). */
 void cli_csv_field(const char *s)
 {
-	if (!s[strcspn(s, ",\"\r\n")]) {
-		fputs(s, stdout);
-		return;
-	}
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"')
-			putchar('"');
-		putchar(*s);
-	}
-	putchar('"');
+	orr_csv_write_field(stdout, s);
 }

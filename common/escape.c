@@ -5,6 +5,9 @@
  * that sets the terminal's title or clears it, a newline that forges a line of the
  * report, or bytes that are not UTF-8 and make a JSON output invalid.  Both renderings
  * keep valid UTF-8 as it is, so that ordinary names (aten::mm, CJK) are unchanged.
+ * Outputs whose strings must be UTF-8 (Chakra's protobuf strings, CSV cells) replace
+ * each stray byte with U+FFFD; a CSV cell that a spreadsheet would run as a formula is
+ * written as text.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -174,4 +177,99 @@ void orr_json_write_string(FILE *f, const char *s)
 		p += n;
 	}
 	fputc('"', f);
+}
+
+bool orr_utf8_is_valid(const char *s)
+{
+	for (const char *p = s; *p;) {
+		size_t n = orr_utf8_len(p);
+
+		if (!n)
+			return false;
+		p += n;
+	}
+	return true;
+}
+
+size_t orr_utf8_replace(char *buf, size_t size, const char *s)
+{
+	const char *p = s;
+	size_t pos = 0;
+
+	while (*p) {
+		const char *run = p;
+		size_t n;
+
+		while (*p && (n = orr_utf8_len(p)) > 0)
+			p += n;
+		put(buf, size, &pos, run, (size_t)(p - run));
+		if (!*p)
+			break;
+		put(buf, size, &pos, "\xef\xbf\xbd", 3); /* U+FFFD for the stray byte */
+		p++;
+	}
+	if (size)
+		buf[pos < size ? pos : size - 1] = '\0';
+	return pos;
+}
+
+/*
+ * Whether s is a number as a spreadsheet reads one: a sign, digits with at most one
+ * point, an exponent.  Such a cell is a value, never a formula, and stays as it is.
+ */
+static bool is_number(const char *s)
+{
+	const char *p = s + (*s == '+' || *s == '-');
+	size_t digits = 0;
+
+	for (; *p >= '0' && *p <= '9'; p++)
+		digits++;
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9'; p++)
+			digits++;
+	if (!digits)
+		return false;
+	if (*p == 'e' || *p == 'E') {
+		p += 1 + (p[1] == '+' || p[1] == '-');
+		if (!(*p >= '0' && *p <= '9'))
+			return false;
+		while (*p >= '0' && *p <= '9')
+			p++;
+	}
+	return !*p;
+}
+
+/*
+ * A spreadsheet reads a cell that starts with one of these as a formula (OWASP, "CSV
+ * Injection"): '=' '+' '-' '@', and a tab or carriage return before one.
+ */
+static bool is_formula(const char *s)
+{
+	return s[0] && strchr("=+-@\t\r", s[0]) && !is_number(s);
+}
+
+void orr_csv_write_field(FILE *f, const char *s)
+{
+	size_t len = orr_utf8_replace(NULL, 0, s);
+	char small[256], *buf = len < sizeof(small) ? small : orr_xmalloc(len + 1);
+	bool quote;
+
+	orr_utf8_replace(buf, len + 1, s);
+	quote = buf[strcspn(buf, ",\"\r\n")] != '\0';
+	if (quote)
+		fputc('"', f);
+	if (is_formula(buf))
+		fputc('\'', f);
+	for (const char *p = buf, *q; *p; p = q) {
+		q = p + strcspn(p, "\"");
+		fwrite(p, 1, (size_t)(q - p), f);
+		if (*q == '"') {
+			fputs("\"\"", f);
+			q++;
+		}
+	}
+	if (quote)
+		fputc('"', f);
+	if (buf != small)
+		free(buf);
 }

@@ -142,6 +142,21 @@ size_t orr_utf8_len(const char *s);
  * UTF-8 as \ufffd, so that the output is always valid JSON.
  */
 void orr_json_write_string(FILE *f, const char *s);
+/* True when s is valid UTF-8 (orr_utf8_len() of every sequence above 0). */
+bool orr_utf8_is_valid(const char *s);
+/*
+ * s with each byte that is not part of a valid UTF-8 sequence replaced by U+FFFD,
+ * everything else as it is; snprintf-like, as orr_text_escape().
+ */
+size_t orr_utf8_replace(char *buf, size_t size, const char *s);
+/*
+ * s as one CSV text cell (RFC 4180): bytes that are not UTF-8 as U+FFFD; a cell that
+ * starts with '=', '+', '-', '@', a tab or a carriage return, and is not a number (as
+ * -1.5 is), prefixed with "'" so that a spreadsheet shows it rather than runs it as a
+ * formula (OWASP, "CSV Injection"); quoted, quotes doubled, when it holds ',', '"', CR
+ * or LF.  The one writer of every CSV cell that can hold a name.
+ */
+void orr_csv_write_field(FILE *f, const char *s);
 
 /*
  * Outputs (common/outfile.c; docs/limits.md, "Outputs"): the one way to write a file or

@@ -2,7 +2,7 @@
 # CLI tests of suite `golden` for hostile names and broken standard output, run from the
 # source root with $ORRERY set (docs/limits.md, "Names and text output"):
 #
-#   run-names.sh outputs TRACE   info, replay and critical-path of TRACE, whose names hold
+#   run-names.sh outputs TRACE   info, replay, critical-path and diff of TRACE, whose names hold
 #                                terminal escapes and bytes that are not UTF-8: text
 #                                without control characters, valid JSON, CSV with a
 #                                constant column count, valid Chrome JSON (timeline, convert)
@@ -45,6 +45,9 @@ outputs)
 		check text "$work/err"
 	done
 	run replay --format=csv "$trace"
+	expect_rc 0
+	check csv "$work/out"
+	run diff --format=csv "$trace" "$trace"
 	expect_rc 0
 	check csv "$work/out"
 	run replay --timeline "$work/timeline.json" "$trace"

