@@ -616,6 +616,14 @@ static int cmp_rank(const void *a, const void *b)
 	return (x->pub.rank > y->pub.rank) - (x->pub.rank < y->pub.rank);
 }
 
+/*
+ * What to do when a directory or archive is not one job: it may hold runs of one GPU
+ * each (orrery's options select ranks of a job once it is read, so none helps here).
+ */
+#define ONE_JOB_HINT                                                                  \
+	"a directory or archive is read as one job, a file per rank: give traces of " \
+	"separate runs one file at a time, or name a job's files rankN.json"
+
 /* Every rank known, each once; then in rank order. */
 static int check_ranks(struct import_ctx *c)
 {
@@ -629,14 +637,15 @@ static int check_ranks(struct import_ctx *c)
 					    orr_strtab_get(t->strs, t->ranks[i]->pub.source), -1,
 					    -1,
 					    "cannot tell its rank: no distributedInfo.rank "
-					    "and no rankN or workerN in its name");
+					    "and no rankN or workerN in its name (" ONE_JOB_HINT
+					    ")");
 	if (t->nranks) /* none for execution traces alone: orr__import_attach_ets() says so */
 		qsort(t->ranks, t->nranks, sizeof(*t->ranks), cmp_rank);
 	for (size_t i = 1; i < t->nranks; i++)
 		if (t->ranks[i]->pub.rank == t->ranks[i - 1]->pub.rank)
 			return orr_diag_set(c->diag, ORR_ERANK,
 					    orr_strtab_get(t->strs, t->ranks[i]->pub.source), -1,
-					    -1, "rank %d also comes from '%s'",
+					    -1, "rank %d also comes from '%s' (" ONE_JOB_HINT ")",
 					    t->ranks[i]->pub.rank,
 					    orr_strtab_get(t->strs, t->ranks[i - 1]->pub.source));
 	return 0;

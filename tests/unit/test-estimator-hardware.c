@@ -359,11 +359,9 @@ static void test_hardware_shared_trace_devices(void **state)
 
 		for (int i = 0; i < m; i++) {
 			struct orr_trace *t = NULL;
-			struct orr_diag d;
 
-			if (ents[i]->d_name[0] != '.') {
-				if (import_path(dir, ents[i]->d_name, &t, &d))
-					fail_msg("%s/%s: %s", dir, ents[i]->d_name, d.msg);
+			if (ents[i]->d_name[0] != '.' &&
+			    (t = import_shared_job(dir, ents[i]->d_name))) {
 				check_devices(t, ents[i]->d_name, &seen);
 				orr_trace_free(t);
 			}

@@ -137,6 +137,44 @@ static void test_two_ranks_unknown_rank_is_erank(void **state)
 	assert_int_equal(import_path(dir, NULL, &t, &d), ORR_ERANK);
 }
 
+/* for_each_shared_trace()'s callback: counts the entries it was given. */
+static void count_walked(struct orr_trace *t, const char *name, void *data)
+{
+	assert_string_equal(name, "one.json");
+	assert_int_equal(orr_trace_rank_count(t), 1);
+	(*(size_t *)data)++;
+}
+
+/*
+ * A folder of separate runs of one GPU each is not one job: refused with what to do
+ * instead, and skipped by the tests that walk the shared traces as jobs.
+ */
+static void test_two_ranks_separate_runs_say_what_to_do(void **state)
+{
+	const char *dir = *state;
+	char *kineto = orr_xasprintf("%s/kineto", dir);
+	char *runs = orr_xasprintf("%s/runs", kineto);
+	struct orr_trace *t = NULL;
+	struct orr_diag d;
+	size_t walked = 0;
+
+	assert_int_equal(mkdir(kineto, 0755), 0);
+	assert_int_equal(mkdir(runs, 0755), 0);
+	write_file(runs, "monday.json", rank1);
+	write_file(runs, "tuesday.json", rank1);
+	assert_int_equal(import_path(runs, NULL, &t, &d), ORR_ERANK);
+	assert_null(t);
+	assert_non_null(strstr(d.msg, "cannot tell its rank"));
+	assert_non_null(strstr(d.msg, "give traces of separate runs one file at a time"));
+	write_file(kineto, "one.json", rank1);
+	assert_int_equal(setenv("ORR_SHARED_TRACES", dir, 1), 0);
+	assert_int_equal(for_each_shared_trace(count_walked, &walked), 1);
+	assert_int_equal(walked, 1);
+	unsetenv("ORR_SHARED_TRACES");
+	free(runs);
+	free(kineto);
+}
+
 static void test_two_ranks_dir_without_traces_is_enotrace(void **state)
 {
 	const char *dir = *state;
@@ -576,6 +614,8 @@ int main(void)
 						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_two_ranks_unknown_rank_is_erank, tmpdir_setup,
 						tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_two_ranks_separate_runs_say_what_to_do,
+						tmpdir_setup, tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_two_ranks_dir_without_traces_is_enotrace,
 						tmpdir_setup, tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_containers_import_like_the_plain_file,

@@ -80,6 +80,26 @@ static inline struct orr_trace *import_shared(const char *file)
 }
 
 /*
+ * DIR/NAME of the shared traces, or NULL with a line saying so when the importer refuses
+ * it as not one job (ORR_ERANK: a folder of separate runs, whose ranks cannot be told
+ * apart), which the tests that walk the shared traces as jobs skip.  Any other error fails.
+ */
+static inline struct orr_trace *import_shared_job(const char *dir, const char *name)
+{
+	struct orr_trace *t = NULL;
+	struct orr_diag d;
+	int r = import_path(dir, name, &t, &d);
+
+	if (r == ORR_ERANK) {
+		fprintf(stderr, "skipped '%s': not one job: %s\n", name, d.msg);
+		return NULL;
+	}
+	if (r)
+		fail_msg("%s: %s", name, d.msg);
+	return t;
+}
+
+/*
  * Folders beside kineto/ that hold no trace of their own: execution traces (read with
  * their profiler trace) and Chakra files (written, not imported).
  */
@@ -120,7 +140,8 @@ static inline char **shared_folders(const char *kineto_dir, bool every_format, s
  * fn(t, name, data) on each (fn frees nothing; t is freed after it); with every_format,
  * then those of every other folder of traces beside it (kineto-old/, rocm/, nsys/ and any
  * added later; not et/ or chakra/), named "rocm/NAME".  Skips the test when the traces
- * are absent; returns how many there were.
+ * are absent, and an entry that is not one job (import_shared_job()); returns how many
+ * were imported.
  */
 static inline size_t for_each_shared_trace_in(void (*fn)(struct orr_trace *t, const char *name,
 							 void *data),
@@ -143,12 +164,14 @@ static inline size_t for_each_shared_trace_in(void (*fn)(struct orr_trace *t, co
 		for (int i = 0; i < n; i++) {
 			if (names[i]->d_name[0] != '.') {
 				char *name = orr_xasprintf("%s%s", folders[k], names[i]->d_name);
-				struct orr_trace *t = import_shared(name);
+				struct orr_trace *t = import_shared_job(dir, name);
 
-				fn(t, k ? name + 3 : name, data);
-				orr_trace_free(t);
+				if (t) {
+					fn(t, k ? name + 3 : name, data);
+					orr_trace_free(t);
+					done++;
+				}
 				free(name);
-				done++;
 			}
 			free(names[i]);
 		}
