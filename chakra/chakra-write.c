@@ -20,6 +20,11 @@
  *
  * Edge latencies and the replay's per-device constants have no place in Chakra.  The
  * exact durations in nanoseconds ride along as attributes orr_dur_ns and orr_gap_ns.
+ *
+ * Every string is a proto3 `string`, which must be valid UTF-8: Chakra's readers
+ * (python protobuf) refuse a file that has one that is not.  Names come from the trace,
+ * so each byte that is not UTF-8 is written U+FFFD (orr_utf8_replace()), as the JSON
+ * outputs write it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -53,6 +58,8 @@ struct writer {
 	size_t ndeps, cap_deps;
 	struct sized *sizes; /* this rank's, by task */
 	size_t nsizes, cap_sizes;
+	char *text[2]; /* strings made valid UTF-8, one per field of a node, scratch */
+	size_t cap_text[2];
 	struct orr_chakra_stats st;
 	int err;
 };
@@ -104,6 +111,20 @@ static void attr_str(struct attrs *as, const char *name, const char *v)
 
 	a->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL;
 	a->string_val = (char *)v;
+}
+
+/* s as a proto3 string: itself when valid UTF-8, else in scratch k with U+FFFD for each bad byte. */
+static char *utf8(struct writer *w, int k, const char *s)
+{
+	size_t len;
+
+	if (orr_utf8_is_valid(s))
+		return (char *)s;
+	len = orr_utf8_replace(NULL, 0, s);
+	if (len >= w->cap_text[k])
+		w->text[k] = orr_xgrow(w->text[k], 1, &w->cap_text[k], len + 1);
+	orr_utf8_replace(w->text[k], len + 1, s);
+	return w->text[k];
 }
 
 /* One length-prefixed message: a varint32 of its size, then its bytes. */
@@ -371,7 +392,7 @@ static int gpu_node(struct writer *w, uint32_t t, struct attrs *as)
 	else
 		w->st.comm_unsized++;
 	if (c->pg_name != ORR_STR_NONE)
-		attr_str(as, "pg_name", orr_trace_str(tr, c->pg_name));
+		attr_str(as, "pg_name", utf8(w, 1, orr_trace_str(tr, c->pg_name)));
 	if (type != ORR_CHAKRA_COLL) {
 		attr_i32(as, "comm_src", c->src_rank);
 		attr_i32(as, "comm_dst", c->dst_rank);
@@ -397,7 +418,7 @@ static void write_node(struct writer *w, uint32_t t)
 	int type;
 
 	n.id = t - w->gr->first_task;
-	n.name = (char *)orr_graph_task_name(w->g, t);
+	n.name = utf8(w, 0, orr_graph_task_name(w->g, t));
 	attr_bool(&as, "is_cpu_op", cpu);
 	type = cpu ? ORR_CHAKRA_COMP : gpu_node(w, t, &as);
 	n.type = (ChakraProtoMsg__NodeType)type;
@@ -428,7 +449,7 @@ static void write_metadata(struct writer *w, const char *producer)
 	struct attrs as = { .n = 0 };
 
 	attr_str(&as, "schema", "1.0.2-chakra.0.0.4");
-	attr_str(&as, "producer", producer ? producer : "orrery " ORR_VERSION);
+	attr_str(&as, "producer", utf8(w, 0, producer ? producer : "orrery " ORR_VERSION));
 	attr_i64(&as, "rank", w->r->rank);
 	if (w->r->world_size > 0)
 		attr_i64(&as, "world_size", w->r->world_size);
@@ -481,6 +502,8 @@ int orr_chakra_write_rank(const struct orr_graph *g, size_t rank, const char *pa
 	free(w.buf);
 	free(w.deps);
 	free(w.sizes);
+	free(w.text[0]);
+	free(w.text[1]);
 	if (r)
 		return orr_diag_set(reterr_diag, r, path, -1, -1, "writing the Chakra file failed");
 	return 0;

@@ -11,6 +11,10 @@
     check-chakra.py ref DUMP.jsonl REF.json   orrery's reading of Chakra's reference
                                               file equals Chakra's JSON of the same graph
                                               (ids, types, data deps, durations, is_cpu_op)
+    check-chakra.py strings FILE.et N         every string field of FILE.et (each that
+                                              chakra.proto declares `string`) is valid
+                                              UTF-8, as protobuf requires, and N of them
+                                              at least hold U+FFFD
 """
 import json
 import sys
@@ -153,8 +157,40 @@ def ref(dump, ref_json):
     print(f"{dump}: {len(dumped)} nodes, as Chakra's JSON has them")
 
 
+# chakra.proto's `string` fields by message: number -> None (a string) or the message.
+ATTR = {1: None, 2: None, 29: None, 30: {1: None}}
+IOINFO = {1: None, 2: None, 3: None}
+META = {1: None, 2: ATTR}
+NODE = {2: None, 8: IOINFO, 9: IOINFO, 10: ATTR}
+
+
+def strings(b, schema, out):
+    """Every string field of message b, decoded strictly, appended to out."""
+    for num, wt, v in fields(b):
+        if num not in schema or wt != 2:
+            continue
+        if schema[num] is None:
+            out.append(v.decode("utf-8"))  # UnicodeDecodeError: what protobuf refuses
+        else:
+            strings(v, schema[num], out)
+
+
+def check_strings(path, want):
+    out = []
+    for i, m in enumerate(messages(path)):
+        try:
+            strings(m, NODE if i else META, out)
+        except UnicodeDecodeError as e:
+            sys.exit(f"{path}: message {i}: a string field is not UTF-8: {e}")
+    replaced = sum("\ufffd" in s for s in out)
+    assert replaced >= want, f"{replaced} strings hold U+FFFD, expected {want} or more"
+    print(f"{path}: {len(out)} strings, valid UTF-8, {replaced} with U+FFFD")
+
+
 if __name__ == "__main__":
-    if sys.argv[1] == "ours":
+    if sys.argv[1] == "strings":
+        check_strings(sys.argv[2], int(sys.argv[3]))
+    elif sys.argv[1] == "ours":
         ours(sys.argv[2], sys.argv[3])
     else:
         ref(sys.argv[2], sys.argv[3])

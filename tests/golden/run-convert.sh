@@ -20,6 +20,9 @@
 #   run-convert.sh chakra TRACE DUMP   to Chakra files (DUMP: chakra-dump), checked by an
 #                                      independent decoder (check-chakra.py) and against
 #                                      the graph's totals; a file as OUT refused
+#   run-convert.sh chakra-names TRACE DUMP  TRACE's names that are not UTF-8 written as
+#                                      U+FFFD: every string field valid UTF-8, as protobuf
+#                                      requires (check-chakra.py strings), decoded as DUMP
 #   run-convert.sh chakra-ref DIR DUMP Chakra's reference file in DIR (../shared/traces/
 #                                      chakra) read as Chakra's JSON of it says; cut short,
 #                                      an error
@@ -246,6 +249,15 @@ bad-pack)
 	expect_error_naming "$work/o/file"
 	only_in "$work/o" "file "
 	;;
+chakra-names)
+	# proto3 strings are UTF-8: Chakra's python reader refuses a file with one that is not
+	need_python
+	run convert --to chakra -o "$work/ck" "$1"
+	expect_rc 0
+	"$2" "$work/ck/trace.0.et" >"$work/dump" || fail "chakra-dump trace.0.et"
+	python3 "$golden/check-chakra.py" strings "$work/ck/trace.0.et" 1 || fail "strings"
+	python3 "$golden/check-chakra.py" ours "$work/ck/trace.0.et" "$work/dump" || fail "decoding"
+	;;
 chakra)
 	# The execution graph as Chakra files, one per rank, checked against an independent
 	# reading of the wire format (check-chakra.py), and their totals against the graph.
@@ -350,7 +362,7 @@ usage)
 	;;
 *)
 	echo "usage: $0 native-dir|native-file|chrome|chrome-file|chain TRACE | chakra TRACE DUMP |" \
-		"chakra-ref DIR DUMP | bad FILE | bad-pack | usage" >&2
+		"chakra-names TRACE DUMP | chakra-ref DIR DUMP | bad FILE | bad-pack | usage" >&2
 	exit 2
 	;;
 esac
