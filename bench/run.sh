@@ -7,8 +7,11 @@
 # Builds what it needs in build/ (configured by `make build`), generates a synthetic trace
 # with bench/gen-kineto (reused while its size, seed and generator source are unchanged),
 # runs `orrery info --format=json FILE` once to warm the page cache (it cannot be dropped
-# here), then BENCH_RUNS times under /usr/bin/time -v. Prints each run's wall time, CPU
-# time, MB/s and maximum RSS, then the medians, then one JSON line with the same numbers.
+# here), then BENCH_RUNS times under /usr/bin/time -v, each run followed by Python's
+# `json.load` of the same file (goal: orrery >= 10 x faster), so that both see the same
+# load on a shared machine. Prints each run's wall time, CPU time, MB/s and maximum RSS,
+# then the medians and the ratios of json.load's medians to orrery's, then one JSON line
+# with the same numbers.
 #
 # replay: graph build and replay (goals: >= 5 M events/s and >= 10 M tasks/s per core;
 # 1,024 ranks x 100 k events end to end in <= 60 s and <= 12 GB on 2 cores). For each size
@@ -24,6 +27,7 @@
 #   BENCH_SEED     generator seed (default 1)
 #   BENCH_CMD      the command to measure, given FILE as its last argument
 #                  (default: build/cli/orrery info --format=json)
+#   BENCH_PYTHON   the Python that runs json.load (default python3; empty: not run)
 #   BENCH_REPLAY_SIZES  ranks x events per rank (default "8x100000 64x100000 1024x100000")
 #   BUILD_DIR      the meson build directory (default build)
 set -euo pipefail
@@ -36,6 +40,7 @@ runs=${BENCH_RUNS:-3}
 size_mb=${BENCH_SIZE_MB:-600}
 seed=${BENCH_SEED:-1}
 replay_sizes=${BENCH_REPLAY_SIZES:-8x100000 64x100000 1024x100000}
+python=${BENCH_PYTHON-python3}
 gen=$build_dir/bench/gen-kineto
 orrery=$build_dir/cli/orrery
 bench_replay=$build_dir/bench/bench-replay
@@ -85,14 +90,16 @@ max_rss() {
 
 # ---- import --------------------------------------------------------------------------------
 
-# One run under /usr/bin/time -v; sets wall (s), cpu (user + sys, s) and rss (KB).
+# One run of "$@" FILE (default: the command measured) under /usr/bin/time -v; sets
+# wall (s), cpu (user + sys, s) and rss (KB).
 measure() {
 	local t0 t1 status=0
 
+	(($#)) || set -- "${cmd[@]}"
 	t0=$EPOCHREALTIME
-	/usr/bin/time -v -o "$stats" "${cmd[@]}" "$file" >/dev/null || status=$?
+	/usr/bin/time -v -o "$stats" "$@" "$file" >/dev/null || status=$?
 	t1=$EPOCHREALTIME
-	((status == 0)) || die "'${cmd[*]} $file' failed with exit status $status"
+	((status == 0)) || die "'$* $file' failed with exit status $status"
 	wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
 	cpu=$(awk -F': ' '/User time \(seconds\)|System time \(seconds\)/ { s += $2 }
 		END { printf "%.3f", s }' "$stats")
@@ -107,6 +114,11 @@ ratio() {
 	awk -v b="$bytes" -v k="$1" 'BEGIN { printf "%.2f", k * 1024 / b }'
 }
 
+# $1 / $2 with one decimal: how many times faster orrery ($2) is than json.load ($1).
+speedup() {
+	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b > 0 ? a / b : 0) }'
+}
+
 # One line of the report: label, wall s, cpu s, max RSS KB.
 report() {
 	printf '%-8s %7.3f s wall  %7.3f s cpu  %8s MB/s  %8s MB per cpu s  ' \
@@ -115,7 +127,12 @@ report() {
 }
 
 bench_import() {
-	local targets walls cpus rsss m_wall m_cpu m_rss stamp
+	local targets walls cpus rsss m_wall m_cpu m_rss stamp py_walls py_cpus py_rsss
+	local p_wall p_cpu p_rss
+	local json_load=(-c 'import json, sys; json.load(open(sys.argv[1]))')
+
+	[[ -z $python ]] || command -v "$python" >/dev/null ||
+		die "'$python' is missing: set BENCH_PYTHON to a Python 3, or empty to skip json.load"
 
 	# Build only what the benchmark runs, so unrelated work in progress cannot stop it.
 	targets=(gen-kineto)
@@ -145,23 +162,44 @@ bench_import() {
 
 	echo "file:    $file ($(awk -v b="$bytes" 'BEGIN { printf "%.1f", b / 1e6 }') MB, $bytes bytes)"
 	echo "command: ${cmd[*]} FILE"
+	[[ -z $python ]] || echo "against: $python -c '${json_load[1]}' FILE (after each run)"
 	measure
 	echo "warm-up: ${wall} s"
-	walls=() cpus=() rsss=()
+	walls=() cpus=() rsss=() py_walls=() py_cpus=() py_rsss=()
 	for ((i = 1; i <= runs; i++)); do
 		measure
 		walls+=("$wall") cpus+=("$cpu") rsss+=("$rss")
 		report "run $i:" "$wall" "$cpu" "$rss"
+		[[ -n $python ]] || continue
+		measure "$python" "${json_load[@]}"
+		py_walls+=("$wall") py_cpus+=("$cpu") py_rsss+=("$rss")
+		report "  json:" "$wall" "$cpu" "$rss"
 	done
 	m_wall=$(printf '%s\n' "${walls[@]}" | median)
 	m_cpu=$(printf '%s\n' "${cpus[@]}" | median)
 	m_rss=$(printf '%s\n' "${rsss[@]}" | median | cut -d. -f1)
 	report "median:" "$m_wall" "$m_cpu" "$m_rss"
+	if [[ -n $python ]]; then
+		p_wall=$(printf '%s\n' "${py_walls[@]}" | median)
+		p_cpu=$(printf '%s\n' "${py_cpus[@]}" | median)
+		p_rss=$(printf '%s\n' "${py_rsss[@]}" | median | cut -d. -f1)
+		report "  json:" "$p_wall" "$p_cpu" "$p_rss"
+		printf 'orrery is %s x as fast as json.load in wall time, %s x in CPU time (goal: >= 10 x)\n' \
+			"$(speedup "$p_wall" "$m_wall")" "$(speedup "$p_cpu" "$m_cpu")"
+	fi
 	printf '{"bench": "kineto-import", "command": "%s", "file_bytes": %s, "runs": %s, ' \
 		"${cmd[*]//\"/\\\"}" "$bytes" "$runs"
 	printf '"median_wall_s": %s, "median_cpu_s": %s, "mb_per_s": %s, "mb_per_cpu_s": %s, ' \
 		"$m_wall" "$m_cpu" "$(mbs "$m_wall")" "$(mbs "$m_cpu")"
-	printf '"max_rss_kb": %s, "rss_per_file": %s}\n' "$m_rss" "$(ratio "$m_rss")"
+	printf '"max_rss_kb": %s, "rss_per_file": %s' "$m_rss" "$(ratio "$m_rss")"
+	if [[ -n $python ]]; then
+		printf ', "json_load_median_wall_s": %s, "json_load_median_cpu_s": %s' \
+			"$p_wall" "$p_cpu"
+		printf ', "json_load_max_rss_kb": %s, "times_json_load_wall": %s' \
+			"$p_rss" "$(speedup "$p_wall" "$m_wall")"
+		printf ', "times_json_load_cpu": %s' "$(speedup "$p_cpu" "$m_cpu")"
+	fi
+	echo "}"
 }
 
 # ---- replay --------------------------------------------------------------------------------
