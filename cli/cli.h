@@ -73,12 +73,20 @@ int cli_graph_build(const struct orr_trace *t, const struct orr_graph_options *o
 int cli_replay_run(const struct orr_graph *g, const struct orr_replay_options *opts,
 		   struct orr_replay **ret, struct orr_diag *d);
 /*
- * The file to import for PATH (cli/input.c): PATH itself, or for "-" a temporary copy of
- * standard input in *ret_tmp, which cli_input_done() removes after the import.  0, or -1
- * after reporting why standard input cannot be read.
+ * The file to import for PATH (cli/input.c): PATH itself, or for "-" a copy of standard
+ * input that has no name (read back as /proc/self/fd/N, in *ret_tmp too), made only
+ * when its first bytes are a format orrery reads and bounded by the import's file limit;
+ * cli_input_done() closes (so removes) it after the import.  0, or -1 after reporting
+ * why standard input cannot be read.
  */
 int cli_input(const char *path, const char **ret_path, char **ret_tmp);
 void cli_input_done(char *tmp);
+/*
+ * The name the import knows standard input's copy by ("" when none), and s with that
+ * name replaced by "standard input" (in buf when anything changes; cli/output.c).
+ */
+extern char cli_stdin_copy[32];
+const char *cli_input_name(const char *s, char *buf, size_t size);
 /*
  * The whole import of PATH ('-' too) with progress and import warnings, reported once
  * on failure: 0, or -1 after reporting.

@@ -1,10 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A trace read from standard input (`-`): copied to a temporary file first, since the
- * importer reads files (it sniffs, seeks and maps them; a pipe can do none of that).
- * The copy is bounded by the importer's default limit on one file.
+ * A trace read from standard input (`-`).  The importer reads files (it sniffs them,
+ * checks their size and reads them whole), so standard input is copied to a file first:
+ *
+ * - its first bytes are checked before anything is copied, by the importer's own
+ *   detection (orr_trace_check_head()): what no import would read is refused at once;
+ * - the copy is bounded by the importer's limit on one file (ORR_MAX_FILE_BYTES): it
+ *   stops one byte past the limit, and the import refuses it as it refuses such a file;
+ * - the copy never has a name that could be left behind: an O_TMPFILE in $TMPDIR, or
+ *   where the file system has none a file unlinked as soon as it is made (every signal
+ *   blocked in between), read back through /proc/self/fd/N.  A signal, SIGKILL
+ *   included, leaves nothing;
+ * - messages say "standard input", never the copy's name (cli_input_name(), in
+ *   cli/output.c with the messages).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,44 +26,153 @@
 #include "orrery/trace.h"
 #include "banned.h"
 
-#define STDIN_MAX_BYTES (UINT64_C(4) << 30)
+/* What the importer decides a file's format from (traces/import.c's SNIFF_BYTES). */
+#define HEAD_BYTES 512
 
-static int spool(int fd, uint64_t *total)
+/* The copy of standard input being imported; its name is cli_stdin_copy. */
+static int spool_fd = -1;
+
+/* Up to size bytes, fewer only at the end of the input; or -errno. */
+static ssize_t read_full(int fd, char *buf, size_t size)
 {
-	char buf[1 << 16];
+	size_t got = 0;
 
-	for (;;) {
-		ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));
+	while (got < size) {
+		ssize_t n = read(fd, buf + got, size - got);
+
+		if (n == 0)
+			break;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
+
+static int write_all(int fd, const char *p, size_t size)
+{
+	while (size) {
+		ssize_t w = write(fd, p, size);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		p += w;
+		size -= (size_t)w;
+	}
+	return 0;
+}
+
+/* A file in dir that has no name: nothing to remove, whatever ends the process. */
+static int open_spool(const char *dir)
+{
+	sigset_t all, old;
+	char *tmp;
+	int fd, err;
+
+	fd = open(dir, O_RDWR | O_TMPFILE | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		return fd;
+	if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+		return -errno;
+	/* No O_TMPFILE here: a named file, unlinked before any signal can end the process. */
+	tmp = orr_xasprintf("%s/orrery-stdin-XXXXXX", dir);
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
+	fd = mkostemp(tmp, O_CLOEXEC);
+	err = fd < 0 ? -errno : 0;
+	if (fd >= 0 && unlink(tmp) < 0) {
+		err = -errno;
+		close(fd);
+		fd = -1;
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	free(tmp);
+	return fd >= 0 ? fd : err;
+}
+
+/* The rest of standard input into fd, up to one byte past max (the import refuses it). */
+static int copy_rest(int fd, uint64_t max, uint64_t *total)
+{
+	static char buf[1 << 16];
+
+	while (*total <= max) {
+		uint64_t left = max - *total;
+		size_t want = left < sizeof(buf) ? (size_t)left + 1 : sizeof(buf);
+		ssize_t n = read(STDIN_FILENO, buf, want);
+		int err;
 
 		if (n == 0)
 			return 0;
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
 			return -errno;
-		}
+		if ((err = write_all(fd, buf, (size_t)n)))
+			return err;
 		*total += (uint64_t)n;
-		if (*total > STDIN_MAX_BYTES)
-			return -EFBIG;
-		for (ssize_t off = 0; off < n;) {
-			ssize_t w = write(fd, buf + off, (size_t)(n - off));
-
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w < 0)
-				return -errno;
-			off += w;
-		}
 	}
+	return 0;
+}
+
+/* Standard input checked, then copied; 0 with spool_fd and cli_stdin_copy set, or -1. */
+static int spool_stdin(void)
+{
+	const char *dir = getenv("TMPDIR");
+	char head[HEAD_BYTES];
+	struct orr_diag d;
+	uint64_t max = 0, total;
+	ssize_t n = read_full(STDIN_FILENO, head, sizeof(head));
+	int fd, err;
+
+	if (n < 0) {
+		cli_error("cannot read standard input: %s", orr_strerror((int)n));
+		return -1;
+	}
+	if (n == 0) {
+		cli_error("standard input is empty: pipe a trace in");
+		return -1;
+	}
+	err = orr_trace_check_head("standard input", head, (size_t)n, (size_t)n < sizeof(head),
+				   NULL, &max, &d);
+	if (err < 0) {
+		cli_import_error("-", err, &d);
+		return -1;
+	}
+	dir = dir && dir[0] ? dir : "/tmp";
+	fd = open_spool(dir);
+	if (fd < 0) {
+		cli_error("cannot copy standard input to a temporary file in '%s': %s", dir,
+			  orr_strerror(fd));
+		return -1;
+	}
+	total = (uint64_t)n;
+	if (!(err = write_all(fd, head, (size_t)n)))
+		err = copy_rest(fd, max, &total);
+	if (err) {
+		cli_error("cannot copy standard input to a temporary file in '%s': %s", dir,
+			  orr_strerror(err));
+		close(fd);
+		return -1;
+	}
+	snprintf(cli_stdin_copy, sizeof(cli_stdin_copy), "/proc/self/fd/%d", fd);
+	if (access(cli_stdin_copy, R_OK) < 0) {
+		cli_error("cannot read standard input's copy back through %s (is /proc mounted?): "
+			  "%s; give the trace as a file",
+			  cli_stdin_copy, orr_strerror(-errno));
+		cli_stdin_copy[0] = '\0';
+		close(fd);
+		return -1;
+	}
+	spool_fd = fd;
+	return 0;
 }
 
 int cli_input(const char *path, const char **ret_path, char **ret_tmp)
 {
-	const char *dir = getenv("TMPDIR");
-	uint64_t total = 0;
-	char *tmp;
-	int fd, err;
-
 	*ret_path = path;
 	*ret_tmp = NULL;
 	if (strcmp(path, "-") != 0)
@@ -61,32 +182,13 @@ int cli_input(const char *path, const char **ret_path, char **ret_tmp)
 			  "trace in (orrery info - < trace.json)");
 		return -1;
 	}
-	tmp = orr_xasprintf("%s/orrery-stdin-XXXXXX", dir && dir[0] ? dir : "/tmp");
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		cli_error("cannot copy standard input to '%s': %s", tmp, orr_strerror(-errno));
-		free(tmp);
+	if (spool_fd >= 0) {
+		cli_error("standard input ('-') can be read only once");
 		return -1;
 	}
-	err = spool(fd, &total);
-	if (close(fd) < 0 && !err)
-		err = -errno;
-	if (!err && !total)
-		err = -ENODATA;
-	if (err) {
-		if (err == -ENODATA)
-			cli_error("standard input is empty: pipe a trace in");
-		else if (err == -EFBIG)
-			cli_error(
-				"standard input holds more than %llu bytes; give the trace as a file",
-				(unsigned long long)STDIN_MAX_BYTES);
-		else
-			cli_error("cannot copy standard input to '%s': %s", tmp, orr_strerror(err));
-		unlink(tmp);
-		free(tmp);
+	if (spool_stdin() < 0)
 		return -1;
-	}
-	*ret_path = *ret_tmp = tmp;
+	*ret_path = *ret_tmp = orr_xstrdup(cli_stdin_copy);
 	return 0;
 }
 
@@ -94,7 +196,10 @@ void cli_input_done(char *tmp)
 {
 	if (!tmp)
 		return;
-	unlink(tmp);
+	/* The copy has no name: closing it is removing it.  Its name stays for messages. */
+	if (spool_fd >= 0)
+		close(spool_fd);
+	spool_fd = -1;
 	free(tmp);
 }
 

@@ -56,8 +56,10 @@ void cli_warning(const char *fmt, ...)
 
 void cli_import_warn(void *data, const char *msg)
 {
+	char buf[2048];
+
 	(void)data;
-	cli_warning("%s", msg);
+	cli_warning("%s", cli_input_name(msg, buf, sizeof(buf)));
 }
 
 /*
@@ -80,14 +82,50 @@ const char *cli_text(const char *s)
 	return *slot;
 }
 
+char cli_stdin_copy[32];
+
+const char *cli_input_name(const char *s, char *buf, size_t size)
+{
+	static const char name[] = "standard input";
+	size_t len = strlen(cli_stdin_copy), at = 0;
+	const char *p = s;
+
+	if (!len || !strstr(s, cli_stdin_copy))
+		return s;
+	while (*p && at + 1 < size) {
+		/* /proc/self/fd/3, not the start of /proc/self/fd/31 */
+		if (strncmp(p, cli_stdin_copy, len) == 0 && (p[len] < '0' || p[len] > '9')) {
+			if (at + sizeof(name) > size)
+				break;
+			memcpy(buf + at, name, sizeof(name) - 1);
+			at += sizeof(name) - 1;
+			p += len;
+			continue;
+		}
+		buf[at++] = *p++;
+	}
+	buf[at] = '\0';
+	return buf;
+}
+
+/* Standard input is "standard input", whatever the importer knew it by (cli/input.c). */
 void cli_import_error(const char *path, int err, const struct orr_diag *diag)
 {
-	char buf[1024];
+	struct orr_diag d = *diag;
+	char buf[1024], name[sizeof(d.file)], msg[sizeof(d.msg)];
+	bool is_stdin = strcmp(path, "-") == 0;
 
-	if (diag->file[0])
-		cli_error("cannot import %s", orr_diag_format(diag, err, buf, sizeof(buf)));
-	else
+	snprintf(d.file, sizeof(d.file), "%s", cli_input_name(diag->file, name, sizeof(name)));
+	snprintf(d.msg, sizeof(d.msg), "%s", cli_input_name(diag->msg, msg, sizeof(msg)));
+	if (is_stdin && (!d.file[0] || strcmp(d.file, "standard input") == 0)) {
+		d.file[0] = '\0';
+		cli_error("cannot import standard input: %s",
+			  orr_diag_format(&d, err, buf, sizeof(buf)));
+	} else if (d.file[0]) {
+		cli_error("cannot import %s", orr_diag_format(&d, err, buf, sizeof(buf)));
+	} else {
 		cli_error("cannot import '%s': %s", path, orr_strerror(err));
+	}
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)

@@ -200,6 +200,11 @@ static int sniff(struct import_ctx *c, struct stream *s, bool at_end)
 		return 0;
 	}
 	c->not_trace = p[pos] != '{' && p[pos] != '[';
+	/* A tar archive without members is only its end: blocks of zeros. */
+	if (c->not_trace && n >= 512 && !p[0] && !memcmp(p, p + 1, 511))
+		return orr_diag_set(c->diag, ORR_EFORMAT, s->name, 0, -1,
+				    "an empty archive: its first 512 bytes are byte 0x00, the end "
+				    "of a tar archive that has no members");
 	if (c->not_trace)
 		return orr_diag_set(c->diag, ORR_EFORMAT, s->name, (int64_t)pos, -1,
 				    "expected a Kineto JSON trace ('{' or '[') or a native orrery "
@@ -316,7 +321,48 @@ static int stream_parse(struct import_ctx *c, struct stream *s, int depth)
 	}
 }
 
-static int read_entry(struct import_ctx *c, struct archive *a, struct stream *s)
+/*
+ * A tar member that declares more bytes than the archive holds: libarchive hands over
+ * what there is, the archive's zero padding and end included, then fails.  The bytes
+ * present are those before that padding.
+ */
+static int cut_short(struct import_ctx *c, const char *archive, const char *member,
+		     int64_t declared, const struct stream *s)
+{
+	size_t present = s->b.len;
+
+	while (present && !s->b.p[present - 1])
+		present--;
+	return orr_diag_set(c->diag, ORR_ETRUNCATED, archive, -1, -1,
+			    "member %s truncated: declares %lld bytes, %zu present", member,
+			    (long long)declared, present);
+}
+
+/* After s's bytes failed a check: whether only zeros, at most 1 MiB, end the archive. */
+static bool zeros_then_end(struct archive *a, const struct stream *s)
+{
+	size_t zeros = 0;
+
+	if (!s->b.len || s->b.p[s->b.len - 1])
+		return false;
+	for (;;) {
+		const unsigned char *p;
+		size_t size;
+		la_int64_t offset;
+		int r = archive_read_data_block(a, (const void **)&p, &size, &offset);
+
+		if (r == ARCHIVE_EOF)
+			return false;
+		if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
+			return true;
+		if ((zeros += size) > (1u << 20) || (size && (p[0] || memcmp(p, p + 1, size - 1))))
+			return false;
+	}
+}
+
+/* declared: the member's size as its tar header says, or -1 (a compressed file's). */
+static int read_entry(struct import_ctx *c, struct archive *a, struct stream *s,
+		      const char *archive, const char *member, int64_t declared)
 {
 	int r;
 
@@ -328,13 +374,18 @@ static int read_entry(struct import_ctx *c, struct archive *a, struct stream *s)
 		r = archive_read_data_block(a, &block, &size, &offset);
 		if (r == ARCHIVE_EOF)
 			break;
+		if (r != ARCHIVE_OK && r != ARCHIVE_WARN && declared > (int64_t)s->b.len &&
+		    archive_error_string(a) && strstr(archive_error_string(a), "runcated"))
+			return cut_short(c, archive, member, declared, s);
 		if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
 			return orr_diag_set(c->diag, ORR_ETRUNCATED, s->name, (int64_t)s->b.len, -1,
 					    "cannot decompress: %s",
 					    archive_error_string(a) ? archive_error_string(a)
 								    : "unreadable data");
 		if ((r = stream_add(c, s, block, size)))
-			return r;
+			return declared > (int64_t)s->b.len && zeros_then_end(a, s)
+				       ? cut_short(c, archive, member, declared, s)
+				       : r;
 		/* A bomb: a few bytes that stand for gigabytes. */
 		if (s->b.len > ORR__RATIO_FLOOR_BYTES &&
 		    s->b.len / (uint64_t)(archive_filter_bytes(a, -1) | 1) >
@@ -378,7 +429,11 @@ static int import_archive(struct import_ctx *c, const char *name, struct archive
 		member = raw ? orr_xstrdup(name) : orr_xasprintf("%s:%s", name, path);
 		buf_release(&s.b);
 		s = (struct stream){ .name = member, .decompressed = true };
-		if ((r = read_entry(c, a, &s)) || (r = stream_parse(c, &s, depth + 1))) {
+		if ((r = read_entry(c, a, &s, name, path,
+				    !raw && archive_entry_size_is_set(entry)
+					    ? archive_entry_size(entry)
+					    : -1)) ||
+		    (r = stream_parse(c, &s, depth + 1))) {
 			if (!raw && orr__import_skipped(c, member, r)) {
 				skipped++;
 				continue;
@@ -738,4 +793,24 @@ int orr_trace_import_buffer(const char *name, const void *data, size_t size,
 	}
 	buf_release(&s.b);
 	return ctx_finish(&c, r, name, ret_trace);
+}
+
+int orr_trace_check_head(const char *name, const void *head, size_t n, bool whole,
+			 const struct orr_import_options *opts, uint64_t *ret_max_bytes,
+			 struct orr_diag *reterr_diag)
+{
+	struct import_ctx c = { .opts = opts, .diag = reterr_diag };
+	struct stream s = { .name = name, .b = { .p = (char *)head, .len = n } };
+	int r;
+
+	orr_diag_clear(reterr_diag);
+	if ((r = orr__limits_init(&c.lim, opts, reterr_diag)))
+		return r;
+	*ret_max_bytes = c.lim.max[ORR__LIMIT_FILE_BYTES];
+	if (n > c.lim.max[ORR__LIMIT_FILE_BYTES])
+		return orr__limit_fail(&c.lim, ORR__LIMIT_FILE_BYTES, reterr_diag, name, -1, -1);
+	/* The decision of import_file() and read_plain() on a file of these first bytes. */
+	if ((r = sniff(&c, &s, whole)))
+		return r;
+	return s.kind == KIND_UNKNOWN;
 }

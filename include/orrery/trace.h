@@ -435,6 +435,18 @@ int orr_trace_import(const char *path, const struct orr_import_options *opts,
 int orr_trace_import_buffer(const char *name, const void *data, size_t size,
 			    const struct orr_import_options *opts, struct orr_trace **ret_trace,
 			    struct orr_diag *reterr_diag);
+/*
+ * For an input that is not a file yet (standard input, before it is copied): what
+ * orr_trace_import() would decide from a file starting with the N bytes at HEAD (whole:
+ * they are all of it), named NAME in the diag.  0: a format orrery reads (the rest is
+ * checked by the import); 1: cannot tell yet (under 512 bytes, or only whitespace so
+ * far); or a negative code, as the import of such a file would fail (garbage, N past the
+ * file limit).  *ret_max_bytes is the limit on one file's bytes (max_bytes, else
+ * ORR_MAX_FILE_BYTES, else 4 GiB), set unless a limit variable is malformed.
+ */
+int orr_trace_check_head(const char *name, const void *head, size_t n, bool whole,
+			 const struct orr_import_options *opts, uint64_t *ret_max_bytes,
+			 struct orr_diag *reterr_diag);
 void orr_trace_free(struct orr_trace *t);
 
 size_t orr_trace_rank_count(const struct orr_trace *t);

@@ -18,6 +18,10 @@
 #   run-inputs.sh changed            a file shorter than its size said (a sysfs file: 4096
 #                                    bytes by stat, fewer read) fails with "the file changed
 #                                    while it was read", as one cut short while read does
+#   run-inputs.sh stdin              '-': garbage (1000 random bytes, endless `yes`) refused
+#                                    at once, one line saying "standard input"; the copy
+#                                    bounded by ORR_MAX_FILE_BYTES; SIGINT, SIGTERM, SIGHUP and
+#                                    SIGKILL while `yes '{}'` feeds it leave TMPDIR empty
 set -uo pipefail
 
 # shellcheck source=SCRIPTDIR/golden-lib.sh
@@ -41,6 +45,68 @@ changed)
 		run "$cmd" "$f"
 		expect_rc 1
 		one_error_line "the file changed while it was read"
+	done
+	;;
+stdin)
+	command -v timeout >/dev/null || { echo "skipped: no timeout" >&2; exit 77; }
+	mkdir "$work/tmp"
+	export TMPDIR=$work/tmp
+	no_spool() {
+		[[ -z $(ls -A "$TMPDIR") ]] || { ls -la "$TMPDIR" >&2; fail "$1: left in TMPDIR"; }
+	}
+	stdin_error() {
+		[[ $rc == 124 ]] && fail "orrery info - still running at 10 s"
+		expect_rc 1
+		one_error_line "cannot import "
+		expect_in err "standard input"
+		grep -qE "/proc/self|orrery-stdin|$TMPDIR" "$work/err" && { show; fail "names the copy"; }
+		no_spool "$1"
+	}
+	# 1000 random bytes (the first one no JSON, gzip, tar or native start)
+	{ printf '\200'; head -c 999 /dev/urandom; } >"$work/random"
+	echo "+ orrery info - <1000 random bytes" >&2
+	timeout 10 "$orrery" info - <"$work/random" >"$work/out" 2>"$work/err"
+	rc=$?
+	stdin_error "random bytes"
+	expect_in err "cannot import standard input: "
+	expect_in err "unrecognised trace format at byte 0"
+	# garbage without end: refused from its first bytes, nothing copied
+	echo "+ yes | orrery info -" >&2
+	yes | head -c 64M | timeout 10 "$orrery" info - >"$work/out" 2>"$work/err"
+	rc=${PIPESTATUS[2]}
+	stdin_error "yes"
+	expect_in err "found 'y'"
+	# JSON past the file limit: the copy stops one byte past it
+	echo "+ yes '{}' | ORR_MAX_FILE_BYTES=1M orrery info -" >&2
+	yes '{}' | head -c 32M | ORR_MAX_FILE_BYTES=1M timeout 10 "$orrery" info - \
+		>"$work/out" 2>"$work/err"
+	rc=${PIPESTATUS[2]}
+	stdin_error "the limit"
+	expect_in err "raise the limit ORR_MAX_FILE_BYTES"
+	# an archive's member is named after standard input too
+	echo "+ orrery info - <corrupt-gz-member.tar" >&2
+	timeout 10 "$orrery" info - <"$golden/bad/corrupt-gz-member.tar" >"$work/out" 2>"$work/err"
+	rc=$?
+	stdin_error "a member"
+	expect_in err "'standard input:rank0.json.gz'"
+	# a signal while the copy grows (orrery holds a file in TMPDIR): nothing left
+	for sig in INT TERM HUP KILL; do
+		yes '{}' | timeout 20 "$orrery" info - >/dev/null 2>"$work/err" &
+		pipe=$!
+		pid=
+		for _ in $(seq 200); do
+			pid=$(pgrep -P "$pipe" -x orrery)
+			[[ -n $pid ]] && ls -l "/proc/$pid/fd" 2>/dev/null | grep -qF "$TMPDIR/" && break
+			pid=
+			sleep 0.05
+		done
+		[[ -n $pid ]] || { kill "$pipe"; fail "SIG$sig: orrery never opened its copy in TMPDIR"; }
+		kill -s "$sig" "$pid"
+		wait "$pipe"
+		rc=$?
+		echo "+ SIG$sig to orrery info - : rc $rc" >&2
+		[[ $rc == 124 ]] && fail "SIG$sig: orrery was still running at 20 s"
+		no_spool "SIG$sig"
 	done
 	;;
 fifo)
@@ -308,7 +374,7 @@ assert et["ops"] == 2 and et["linked"] == 2 and et["exact"] and et["schema"] == 
 	expect_in err "not a PyTorch execution trace"
 	;;
 *)
-	echo "usage: $0 fifo | limit VAR EDGE TRACE | accepted TRACE | mixed TRACE | nsys | et" >&2
+	echo "usage: $0 stdin | fifo | limit VAR EDGE TRACE | accepted TRACE | mixed TRACE | nsys | et" >&2
 	exit 2
 	;;
 esac

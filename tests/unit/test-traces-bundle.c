@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Run directories (traces/bundle.c): the manifest's exact text, packing a run into a
- * .tar.zst that reads back as the directory does, and packing what is not a run.
+ * .tar.zst that reads back as the directory does, and packing what is not a run; tar
+ * archives read back that are empty or declare more than they hold, and the check of
+ * standard input's first bytes.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -321,6 +323,104 @@ static void test_bundle_pack_into_missing_dir_fails(void **state)
 	free(run);
 }
 
+/* ---- archives that hold no trace, or less of one than they say ---- */
+
+/* A GNU tar header for NAME declaring SIZE bytes (base-256 past the octal field). */
+static void tar_header(unsigned char h[512], const char *name, uint64_t size)
+{
+	unsigned sum = 0;
+
+	memset(h, 0, 512);
+	memcpy(h, name, strlen(name));
+	memcpy(h + 100, "0000644", 7);
+	memcpy(h + 108, "0000000", 7);
+	memcpy(h + 116, "0000000", 7);
+	h[124] = 0x80;
+	for (int i = 0; i < 8; i++)
+		h[135 - i] = (unsigned char)(size >> (8 * i));
+	memcpy(h + 136, "00000000000", 11);
+	h[156] = '0';
+	memcpy(h + 257, "ustar  ", 8);
+	memset(h + 148, ' ', 8);
+	for (int i = 0; i < 512; i++)
+		sum += h[i];
+	snprintf((char *)h + 148, 8, "%06o", sum);
+}
+
+static void test_bundle_empty_archive_says_so(void **state)
+{
+	static unsigned char zeros[10240];
+	struct orr_trace *t = NULL;
+	struct orr_diag d;
+	uint64_t max;
+
+	(void)state;
+	assert_int_equal(orr_trace_import_buffer("empty.tar", zeros, sizeof(zeros), NULL, &t, &d),
+			 ORR_EFORMAT);
+	assert_null(t);
+	assert_string_equal(d.file, "empty.tar");
+	assert_non_null(strstr(d.msg, "an empty archive"));
+	/* The same from standard input's first bytes, before anything is copied. */
+	assert_int_equal(orr_trace_check_head("-", zeros, 512, false, NULL, &max, &d), ORR_EFORMAT);
+	assert_non_null(strstr(d.msg, "an empty archive"));
+}
+
+static void test_bundle_member_past_the_end_is_truncated(void **state)
+{
+	static const char rank[] =
+		"{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\","
+		"\"pid\":0,\"tid\":7,\"ts\":10,\"dur\":1}]}";
+	unsigned char tar[2048] = { 0 };
+	struct orr_trace *t = NULL;
+	struct orr_diag d;
+	char want[128];
+
+	(void)state;
+	tar_header(tar, "rank0.json", UINT64_C(1) << 40);
+	memcpy(tar + 512, rank, strlen(rank));
+	assert_int_equal(orr_trace_import_buffer("huge.tar", tar, sizeof(tar), NULL, &t, &d),
+			 ORR_ETRUNCATED);
+	assert_null(t);
+	assert_string_equal(d.file, "huge.tar");
+	snprintf(want, sizeof(want),
+		 "member rank0.json truncated: declares 1099511627776 bytes, %zu present",
+		 strlen(rank));
+	assert_string_equal(d.msg, want);
+	/* Its true size reads. */
+	tar_header(tar, "rank0.json", strlen(rank));
+	assert_int_equal(orr_trace_import_buffer("ok.tar", tar, sizeof(tar), NULL, &t, &d), 0);
+	assert_int_equal(orr_trace_rank_count(t), 1);
+	orr_trace_free(t);
+}
+
+/* Standard input's first bytes decide as a file's would (cli/input.c). */
+static void test_bundle_head_check_decides_as_the_import(void **state)
+{
+	char spaces[512];
+	struct orr_diag d;
+	uint64_t max = 0;
+
+	(void)state;
+	memset(spaces, ' ', sizeof(spaces));
+	assert_int_equal(orr_trace_check_head("-", "{\"traceEvents\"", 14, false, NULL, &max, &d),
+			 1);
+	assert_int_equal(max, UINT64_C(4) << 30);
+	assert_int_equal(orr_trace_check_head("-", "{}", 2, true, NULL, &max, &d), 0);
+	assert_int_equal(orr_trace_check_head("-", spaces, sizeof(spaces), false, NULL, &max, &d),
+			 1);
+	assert_int_equal(orr_trace_check_head("-", "\x1f\x8b\x08", 3, true, NULL, &max, &d), 0);
+	assert_int_equal(orr_trace_check_head("-", "y\ny\n", 4, false, NULL, &max, &d), 1);
+	assert_int_equal(orr_trace_check_head("-", "y\ny\n", 4, true, NULL, &max, &d), ORR_EFORMAT);
+	assert_string_equal(d.file, "-");
+	assert_non_null(strstr(d.msg, "found 'y'"));
+	setenv("ORR_MAX_FILE_BYTES", "3", 1);
+	assert_int_equal(orr_trace_check_head("-", "{} ", 3, true, NULL, &max, &d), 0);
+	assert_int_equal(max, 3);
+	assert_int_equal(orr_trace_check_head("-", "{}  ", 4, true, NULL, &max, &d), ORR_ETOOBIG);
+	assert_non_null(strstr(d.msg, "ORR_MAX_FILE_BYTES"));
+	unsetenv("ORR_MAX_FILE_BYTES");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -334,6 +434,9 @@ int main(void)
 						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_bundle_pack_into_missing_dir_fails,
 						tmpdir_setup, tmpdir_teardown),
+		cmocka_unit_test(test_bundle_empty_archive_says_so),
+		cmocka_unit_test(test_bundle_member_past_the_end_is_truncated),
+		cmocka_unit_test(test_bundle_head_check_decides_as_the_import),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL) ? 1 : 0;
