@@ -50,6 +50,29 @@ void html_text(FILE *f, const char *s)
 	}
 }
 
+/*
+ * An axis is drawn only up to a finite maximum of at least AXIS_MIN: below, a tick would
+ * be subnormal or 0 and value / max would overflow, so such a maximum is drawn as 0 (an
+ * empty chart, as a series of zeros is).  Each axis has at most MAX_TICKS ticks, counted,
+ * so that no value can make a tick loop endless.
+ */
+#define AXIS_MIN  1e-290
+#define MAX_TICKS 24
+
+/* max, or 0 when an axis cannot be drawn to it (not finite, or too small). */
+static double axis_max(double max)
+{
+	return isfinite(max) && max >= AXIS_MIN ? max : 0;
+}
+
+/* v / max clamped to [0, 1] (NaN and values below 0 at 0, above max at 1). */
+static double frac_of(double v, double max)
+{
+	double r = max > 0 ? v / max : 0;
+
+	return r > 1 ? 1 : r > 0 ? r : 0;
+}
+
 static double total_of(const struct html_bar *b)
 {
 	double t = 0;
@@ -66,6 +89,7 @@ void html_bars(FILE *f, const struct html_bar *bars, size_t n, double max, int w
 
 	for (size_t i = 0; i < n; i++)
 		max = total_of(&bars[i]) > max ? total_of(&bars[i]) : max;
+	max = axis_max(max);
 	fprintf(f,
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%zu\" "
 		"role=\"img\">\n",
@@ -78,7 +102,7 @@ void html_bars(FILE *f, const struct html_bar *bars, size_t n, double max, int w
 		fputs("</text>\n", f);
 		for (size_t k = 0; k < bars[i].nsegs; k++) {
 			const struct html_seg *s = &bars[i].segs[k];
-			double w = max > 0 && s->value > 0 ? s->value / max * plot : 0;
+			double w = frac_of(s->value, max) * plot;
 
 			if (w <= 0)
 				continue;
@@ -109,28 +133,48 @@ void html_legend(FILE *f, const char *const *names, const char *const *colors, s
 	fputs("</div>\n", f);
 }
 
-/* A round tick interval: 1, 2 or 5 times a power of ten, about total / 8. */
-static double tick_of(double total)
+/*
+ * A round tick interval: 1, 2 or 5 times a power of ten, about total / parts; 0 (no
+ * ticks) when total is not a drawable axis maximum.
+ */
+static double tick_of(double total, double parts)
 {
-	double raw = total / 8, p;
+	double raw = axis_max(total) / parts, p, tick;
 
 	if (!(raw > 0))
-		return 1;
+		return 0;
 	p = pow(10, floor(log10(raw)));
-	return raw / p < 2 ? p : raw / p < 5 ? 2 * p : 5 * p;
+	tick = raw / p < 2 ? p : raw / p < 5 ? 2 * p : 5 * p;
+	return isnormal(tick) ? tick : 0;
+}
+
+/* The number of ticks from 0 to total every tick, at most MAX_TICKS. */
+static int ticks_of(double total, double tick)
+{
+	int n = 0;
+
+	while (tick > 0 && n < MAX_TICKS && (double)n * tick / total <= 1.0001)
+		n++;
+	return n;
 }
 
 void html_timeline(FILE *f, const struct html_span *s, size_t n, double total, int width,
 		   const char *unit)
 {
-	double plot = width - 20, tick = tick_of(total);
+	double plot = width - 20, tick;
+	int nticks;
+
+	total = axis_max(total);
+	tick = tick_of(total, 8);
+	nticks = ticks_of(total, tick);
 
 	fprintf(f,
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"40\" "
 		"role=\"img\">\n",
 		width);
 	for (size_t i = 0; i < n && total > 0; i++) {
-		double x = 10 + s[i].start / total * plot, w = s[i].length / total * plot;
+		double x = 10 + frac_of(s[i].start, total) * plot;
+		double w = frac_of(s[i].length, total) * plot;
 
 		if (w <= 0)
 			continue;
@@ -141,45 +185,57 @@ void html_timeline(FILE *f, const struct html_span *s, size_t n, double total, i
 		html_text(f, s[i].name);
 		fprintf(f, ": %.3f %s at %.3f</title></rect>\n", s[i].length, unit, s[i].start);
 	}
-	for (double t = 0; total > 0 && t <= total * 1.0001; t += tick)
+	for (int k = 0; k < nticks; k++)
 		fprintf(f, "<text x=\"%.2f\" y=\"36\" text-anchor=\"middle\">%g</text>\n",
-			10 + t / total * plot, t);
+			10 + frac_of(k * tick, total) * plot, k * tick);
 	fputs("</svg>\n", f);
+}
+
+/* The largest finite y of lines, or 0 when an axis cannot be drawn to it. */
+static double ymax_of(const struct html_line *lines, size_t n, size_t npoints)
+{
+	double ymax = 0;
+
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < npoints; k++)
+			if (isfinite(lines[i].y[k]) && lines[i].y[k] > ymax)
+				ymax = lines[i].y[k];
+	return axis_max(ymax);
 }
 
 void html_lines(FILE *f, const struct html_line *lines, size_t n, size_t npoints, double xmax,
 		int width, const char *xunit, const char *yunit)
 {
 	const int height = 160, left = 60, bottom = 20;
-	double plot_w = width - left - 10, plot_h = height - bottom - 8, ymax = 0;
-	double ytick, xtick = tick_of(xmax);
+	double plot_w = width - left - 10, plot_h = height - bottom - 8;
+	double ymax = ymax_of(lines, n, npoints), ytick = tick_of(ymax, 4), xtick;
+	int nyticks = ticks_of(ymax, ytick), nxticks;
 
-	for (size_t i = 0; i < n; i++)
-		for (size_t k = 0; k < npoints; k++)
-			ymax = lines[i].y[k] > ymax ? lines[i].y[k] : ymax;
-	ytick = tick_of(ymax * 2); /* about four lines */
+	xmax = axis_max(xmax);
+	xtick = tick_of(xmax, 8);
+	nxticks = ticks_of(xmax, xtick);
 	fprintf(f,
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
 		"role=\"img\">\n",
 		width, height);
-	for (double y = 0; ymax > 0 && y <= ymax * 1.0001; y += ytick) {
-		double py = 8 + plot_h - y / ymax * plot_h;
+	for (int k = 0; k < nyticks; k++) {
+		double py = 8 + plot_h - frac_of(k * ytick, ymax) * plot_h;
 
 		fprintf(f,
 			"<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#eee\"/>"
 			"<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%g %s</text>\n",
-			left, width - 10, py, py, left - 4, py + 4, y, yunit);
+			left, width - 10, py, py, left - 4, py + 4, k * ytick, yunit);
 	}
-	for (double x = 0; xmax > 0 && x <= xmax * 1.0001; x += xtick)
+	for (int k = 0; k < nxticks; k++)
 		fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g %s</text>\n",
-			left + x / xmax * plot_w, height - 4, x, xunit);
+			left + frac_of(k * xtick, xmax) * plot_w, height - 4, k * xtick, xunit);
 	for (size_t i = 0; i < n && ymax > 0 && npoints > 1; i++) {
 		fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"",
 			lines[i].color);
 		for (size_t k = 0; k < npoints; k++)
 			fprintf(f, "%s%.1f,%.1f", k ? " " : "",
 				left + (double)k / (double)(npoints - 1) * plot_w,
-				8 + plot_h - fmax(0, lines[i].y[k]) / ymax * plot_h);
+				8 + plot_h - frac_of(lines[i].y[k], ymax) * plot_h);
 		fputs("\"><title>", f);
 		html_text(f, lines[i].name);
 		fputs("</title></polyline>\n", f);
