@@ -685,9 +685,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 static int sweep(const struct options *o, struct cli_whatif_options *wo,
 		 struct cli_whatif_sweep **ret)
 {
-	/* the trace last: getopt_long() under POSIXLY_CORRECT stops at the first operand */
+	/*
+	 * the trace last, after "--": getopt_long() under POSIXLY_CORRECT stops at the first
+	 * operand, and a trace may be named --help or --jobs=1024
+	 */
 	char *argv[] = {
-		"whatif", "--gpus", (char *)o->whatif, "--no-progress", (char *)o->in, NULL
+		"whatif", "--gpus", (char *)o->whatif, "--no-progress", "--", (char *)o->in, NULL,
 	};
 	int err;
 
@@ -695,7 +698,7 @@ static int sweep(const struct options *o, struct cli_whatif_options *wo,
 		return cli_usage_error("report", "--whatif reads the trace again: give a file, "
 						 "not standard input");
 	optind = 0; /* getopt_long() starts afresh */
-	err = cli_whatif_parse(5, argv, wo);
+	err = cli_whatif_parse(6, argv, wo);
 	if (err >= 0)
 		return err;
 	if ((err = cli_whatif_sweep_new(wo, 0, 1, ret)) != EXIT_OK)

@@ -319,8 +319,11 @@ int cli_whatif_parse(int argc, char **argv, struct cli_whatif_options *o)
 	}
 	if (optind + 1 < argc)
 		return cli_usage_error("whatif", "one trace at a time");
-	if (optind < argc)
+	/* After "--": the estimate parser reads a trace named --help as a trace too. */
+	if (optind < argc) {
+		push(o, orr_xstrdup("--"));
 		push(o, orr_xstrdup(argv[optind]));
+	}
 	if (!o->gpus_min)
 		return cli_usage_error("whatif", "give the GPU budget: --gpus N or --gpus A-B");
 	optind = 0; /* getopt_long() starts afresh on the estimate parser's vector */

@@ -14,18 +14,18 @@
 #include "synth.h"
 #include "banned.h"
 
-#define MAX_INSNS (1u << 24)
-
 struct sy_insn *orr__sy_push(struct sy_pass *p, enum sy_op op, enum sy_stream stream)
 {
 	struct sy_rank *r = p->r;
 	struct sy_insn *i;
 
-	if (r->n == MAX_INSNS) {
-		p->j->why = "more than 2^24 instructions per stage";
+	if (r->n == SY_MAX_INSNS || p->j->insns == SY_MAX_JOB_INSNS) {
+		p->j->why = r->n == SY_MAX_INSNS ? "more than 2^24 instructions per stage"
+						 : "more than 2^24 instructions in all its stages";
 		p->j->err = -E2BIG;
 		return NULL;
 	}
+	p->j->insns++;
 	if (r->n == r->cap)
 		r->v = orr_xgrow(r->v, sizeof(*r->v), &r->cap, r->n + 1);
 	i = &r->v[r->n++];

@@ -98,7 +98,7 @@ static bool overlapped_reduce(const struct sy_pass *p)
 
 static void grads_ready(struct sy_pass *p, bool reduce, double params, bool flush)
 {
-	double bucket = bucket_params(p);
+	double bucket = bucket_params(p), full;
 
 	if (!reduce || !overlapped_reduce(p))
 		return;
@@ -106,8 +106,14 @@ static void grads_ready(struct sy_pass *p, bool reduce, double params, bool flus
 	if (p->grads_pending < bucket && !(flush && p->grads_pending > 0))
 		return;
 	orr__sy_wait_for(p, SY_DP, SY_COMPUTE);
-	for (; p->grads_pending >= bucket; p->grads_pending -= bucket)
+	/*
+	 * Counted, not subtracted: past 2^53 buckets' worth a subtraction leaves the sum as
+	 * it was; orr__sy_bound() has bounded the count.
+	 */
+	full = floor(p->grads_pending / bucket);
+	for (double b = 0; b < full && !p->j->err; b++)
 		dp_bucket(p, bucket, false);
+	p->grads_pending -= full * bucket;
 	if (flush && p->grads_pending > 0)
 		dp_bucket(p, p->grads_pending, false);
 	if (flush)
@@ -174,7 +180,7 @@ static void chunk_fwd(struct sy_pass *p, bool first, bool last)
 	if (first)
 		orr__sy_embedding_fwd(p);
 	next = layers > 0 ? fs_gather(p, orr__sy_layer_params(p)) : UINT32_MAX;
-	for (int64_t l = 0; l < layers; l++) {
+	for (int64_t l = 0; l < layers && !p->j->err; l++) {
 		orr__sy_wait_record(p, SY_COMPUTE, next);
 		next = l + 1 < layers ? fs_gather(p, orr__sy_layer_params(p)) : UINT32_MAX;
 		orr__sy_layer_fwd(p);
@@ -196,7 +202,7 @@ static void chunk_bwd(struct sy_pass *p, bool first, bool last, bool reduce)
 		grads_ready(p, reduce, root_params(p, false, true), false);
 	}
 	next = layers > 0 ? fs_gather(p, orr__sy_layer_params(p)) : UINT32_MAX;
-	for (int64_t l = 0; l < layers; l++) {
+	for (int64_t l = 0; l < layers && !p->j->err; l++) {
 		orr__sy_wait_record(p, SY_COMPUTE, next);
 		next = l + 1 < layers ? fs_gather(p, orr__sy_layer_params(p)) : UINT32_MAX;
 		orr__sy_layer_bwd(p);
@@ -285,14 +291,24 @@ static double stage_params(const struct sy_pass *p)
 	return n;
 }
 
+/*
+ * The buckets of params, counted first (orr__sy_bound() bounds the count): a loop that
+ * subtracts a bucket at a time from 10^19 parameters would not end.
+ */
 static void dp_buckets(struct sy_pass *p, double params, bool gather)
 {
-	double bucket = bucket_params(p);
+	double bucket = bucket_params(p), n = params > 0 ? ceil(params / bucket) : 0;
 
 	if (orr__sy_dp_of(p) < 2)
 		return;
-	for (double left = params; left > 0; left -= bucket)
-		dp_bucket(p, fmin(left, bucket), gather);
+	for (double b = 0; b < n && !p->j->err; b++)
+		dp_bucket(p, b + 1 < n ? bucket : params - b * bucket, gather);
+}
+
+/* Adam's kernels over mine parameters: one per BUCKET_PARAMS. */
+static double adam_kernels(double mine)
+{
+	return mine > 0 ? ceil(mine / BUCKET_PARAMS) : 0;
 }
 
 /* Adam over the optimizer's share: fp32 master weights, moments and gradient, half copy. */
@@ -310,9 +326,9 @@ static void optimizer(struct sy_pass *p, double params)
 				      4, sharded ? (int)(mp * c->dp * c->cp) : mp,
 				      orr__sy_span(p->j, 0, 1, (int64_t)mp * c->dp * c->cp));
 	orr__sy_device_sync(p); /* the norm's .item() */
-	for (double left = mine; left > 0; left -= BUCKET_PARAMS)
+	for (double b = 0, n = adam_kernels(mine); b < n && !p->j->err; b++)
 		orr__sy_kern(p, "orrery_synth::multi_tensor_adam", ORR_KERN_OPTIMIZER,
-			     per * fmin(left, BUCKET_PARAMS), 0);
+			     per * (b + 1 < n ? BUCKET_PARAMS : mine - b * BUCKET_PARAMS), 0);
 	if (c->distributed_optimizer && !c->fully_sharded && c->dp * c->cp > 1) {
 		orr__sy_wait_for(p, SY_DP, SY_COMPUTE);
 		dp_buckets(p, params, true);
@@ -365,6 +381,70 @@ static int stage_program(struct sy_job *j, struct sy_rank *r)
 	}
 	orr__sy_device_sync(&p);
 	return j->err;
+}
+
+/* ---- the instruction count, bounded before anything is written ---- */
+
+/* The instructions of one layer's forward and backward passes, written once to count. */
+static void layer_insns(struct sy_job *j, double *ret_fwd, double *ret_bwd)
+{
+	struct orr_synth sums = { 0 };
+	struct sy_job probe = *j;
+	struct sy_rank r = { 0 };
+	struct sy_pass p;
+
+	probe.ret = &sums;
+	orr__sy_pass_init(&p, &probe, &r);
+	orr__sy_layer_fwd(&p);
+	*ret_fwd = (double)r.n;
+	orr__sy_layer_bwd(&p);
+	*ret_bwd = (double)r.n - *ret_fwd;
+	free(r.v);
+}
+
+/*
+ * At least the instructions stage writes: its layers' passes per micro-batch, one per
+ * slot of its schedule (a transfer, a batch, a pass), the gradients' buckets and Adam's
+ * kernels.  In doubles: a hostile configuration's count is far past 2^64.
+ */
+static double stage_insns(struct sy_job *j, int stage, double fwd, double bwd)
+{
+	const struct orr_train_config *c = j->c;
+	struct sy_rank r = { .stage = stage };
+	struct sy_pass p;
+	double mb = (double)c->micro_batches, layers, params, n;
+
+	orr__sy_pass_init(&p, j, &r);
+	layers = (double)(chunk_layers(&p) * c->vpp);
+	n = mb * (double)c->vpp * (j->forward_only ? 1 : 2) + mb * layers * fwd;
+	if (j->forward_only)
+		return n;
+	params = stage_params(&p);
+	n += mb * layers * bwd + adam_kernels(params / (double)(c->dp * c->cp));
+	if (!c->fully_sharded && orr__sy_dp_of(&p) > 1)
+		n += floor(params / bucket_params(&p));
+	return n;
+}
+
+int orr__sy_bound(struct sy_job *j, const char **ret_why)
+{
+	double fwd, bwd, all = 0;
+
+	layer_insns(j, &fwd, &bwd);
+	for (int64_t s = 0; s < j->c->pp; s++) {
+		double n = stage_insns(j, (int)s, fwd, bwd);
+
+		all += n;
+		if (n > SY_MAX_INSNS) {
+			*ret_why = "more than 2^24 instructions per stage";
+			return -E2BIG;
+		}
+		if (all > SY_MAX_JOB_INSNS) {
+			*ret_why = "more than 2^24 instructions in all its stages";
+			return -E2BIG;
+		}
+	}
+	return 0;
 }
 
 int orr__sy_program(struct sy_job *j, const char **ret_why)

@@ -136,6 +136,9 @@ static int synth(const struct orr_train_config *c, bool forward_only,
 	j.gpus_per_node = k->m.gpus_per_node > 0      ? k->m.gpus_per_node
 			  : k->gpu->gpus_per_node > 0 ? k->gpu->gpus_per_node
 						      : 1;
+	err = orr__sy_bound(&j, &why);
+	if (err < 0)
+		goto out;
 	j.nranks = (size_t)c->pp;
 	j.ranks = orr_xcalloc(j.nranks, sizeof(*j.ranks));
 	for (size_t r = 0; r < j.nranks; r++)

@@ -79,6 +79,7 @@ struct sy_job {
 	int gpus_per_node;
 	struct sy_rank *ranks; /* pp of them */
 	size_t nranks;
+	size_t insns;          /* written in all its stages */
 	struct orr_synth *ret; /* its counts and sums */
 	int err;               /* -E2BIG, -ENOTSUP: the step is refused ... */
 	const char *why;       /* ... for this reason */
@@ -120,7 +121,17 @@ struct sy_pass {
 };
 
 void orr__sy_pass_init(struct sy_pass *p, struct sy_job *j, struct sy_rank *r);
-/* A new instruction of stage p->r, zeroed but for op and stream; NULL past 2^24. */
+/*
+ * The most instructions a stage may have, and a job in all its stages (96 bytes each,
+ * 1.6 GB; the estimate's replay of them about 0.35 KB each): docs/limits.md.
+ */
+#define SY_MAX_INSNS     (1u << 24)
+#define SY_MAX_JOB_INSNS (1u << 24)
+
+/*
+ * A new instruction of stage p->r, zeroed but for op and stream; NULL (and j->err set)
+ * past SY_MAX_INSNS in the stage or SY_MAX_JOB_INSNS in the job.
+ */
 struct sy_insn *orr__sy_push(struct sy_pass *p, enum sy_op op, enum sy_stream stream);
 /* Stream waits for what was launched on src so far. */
 void orr__sy_wait_for(struct sy_pass *p, enum sy_stream stream, enum sy_stream src);
@@ -170,6 +181,14 @@ void orr__sy_head_fwd(struct sy_pass *p); /* final norm, logits, cross-entropy *
 void orr__sy_head_bwd(struct sy_pass *p);
 
 /* ---- synth-program.c ---- */
+/*
+ * Refuses, before anything is written, a job whose instructions would pass
+ * SY_MAX_INSNS in a stage or SY_MAX_JOB_INSNS in all (a lower bound of their count
+ * from the configuration: its layers, micro-batches and buckets): 0, or -E2BIG with
+ * the reason in *ret_why.  What passes it writes at most a bounded multiple of the
+ * limit, so the synthesis ends in bounded time and memory.
+ */
+int orr__sy_bound(struct sy_job *j, const char **ret_why);
 /* Writes every stage's instructions.  0, or -ENOTSUP with the reason in *ret_why. */
 int orr__sy_program(struct sy_job *j, const char **ret_why);
 

@@ -8,6 +8,8 @@
 #   run-report.sh browser   headless Chromium (Debian's chromium) loads the sample's page
 #                           without a console message and its screenshot is not blank;
 #                           skipped (77) where Chromium is absent
+#   run-report.sh whatif-names   --whatif with the trace named mt, --help, --jobs=1024
+#                           and -o: the same layouts section each time
 #   run-report.sh usage     usage errors and --help
 set -uo pipefail
 
@@ -68,6 +70,28 @@ gpus = {x["index"]: "%d GPUs" % x["gpus"] for x in w["results"]}
 assert fr == [place.get(i, gpus[i]) for i in w["pareto"]], (fr, w["pareto"])
 assert sec.count("<rect") >= len(rows) + len(fr), "no bars"
 PY
+	;;
+whatif-names)
+	# --whatif gives the trace to whatif after "--": a trace named like an option is a
+	# trace, and the page has its layouts as for any other name
+	needs "$shared/kineto/astrasim-megatron-tp8"
+	for name in mt --help --jobs=1024 -o; do
+		ln -s "$(realpath "$shared/kineto/astrasim-megatron-tp8")" "$work/$name" || fail "ln $name"
+		echo "+ (cd \$work && timeout 120 orrery report -o page.html --whatif 8 -- $name)" >&2
+		(cd "$work" && timeout 120 "$orrery" report -o page.html --whatif 8 -- "$name") \
+			>"$work/out" 2>"$work/err"
+		rc=$?
+		expect_rc 0
+		[[ -s $work/out ]] && { show; fail "$name: output on stdout"; }
+		grep -q '<h2 id="whatif">' "$work/page.html" || { show; fail "$name: no layouts section"; }
+		rm -f "$work/page.html"
+	done
+	# ... as whatif's own parser reads it ("--" passed on to the estimate options)
+	(cd "$work" && timeout 120 "$orrery" whatif --gpus 8 --no-progress --top 1 -- --help) \
+		>"$work/out" 2>"$work/err"
+	rc=$?
+	expect_rc 0
+	expect_in out "--help, rank 0: recorded tp 8"
 	;;
 browser)
 	browser=$(command -v chromium || command -v chromium-browser || true)

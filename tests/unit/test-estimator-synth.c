@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "orrery/estimator.h"
 #include "orrery/graph.h"
@@ -448,6 +449,65 @@ static void test_synth_refuses(void **state)
 	assert_non_null(strstr(why, "context parallelism"));
 }
 
+/* CPU seconds this process has used. */
+static double cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* c refused at once, before it is written: -E2BIG, why naming the limit, in under 2 s. */
+static void refused_at_once(const struct orr_train_config *c, const char *limit)
+{
+	struct orr_synth_costs k = table_costs();
+	struct orr_synth s;
+	const char *why = NULL;
+	double t0 = cpu_s();
+
+	assert_int_equal(orr_synth_time(c, false, &k, NULL, &s, &why), -E2BIG);
+	assert_non_null(why);
+	assert_non_null(strstr(why, limit));
+	assert_int_equal(orr_synth_step(c, false, &k, &s, &why), -E2BIG);
+	assert_non_null(strstr(why, limit));
+	assert_true(cpu_s() - t0 < 2);
+}
+
+/*
+ * A configuration past 2^24 instructions is refused from its sizes before anything is
+ * written (issue 31, N3 and N11): billions of parameters, whose Adam kernels and
+ * gradient buckets a loop once subtracted one at a time, never ending; a million
+ * layers, written up to the cap (1.6 GB) before; a hundred thousand stages.
+ */
+static void test_synth_too_big_refused_at_once(void **state)
+{
+	struct orr_train_config c = small();
+
+	(void)state;
+	c.layers = 2;
+	c.hidden = 1073741824;
+	c.ffn = 4 * c.hidden;
+	c.tp = c.pp = c.dp = 1;
+	refused_at_once(&c, "more than 2^24 instructions per stage");
+	c.dp = 4; /* the gradients' buckets */
+	c.distributed_optimizer = true;
+	refused_at_once(&c, "more than 2^24 instructions per stage");
+	c.distributed_optimizer = false;
+	c.overlap_grad_reduce = true; /* the buckets during the backward pass */
+	refused_at_once(&c, "more than 2^24 instructions per stage");
+	c = small();
+	c.layers = 1000000;
+	c.pp = 1;
+	refused_at_once(&c, "more than 2^24 instructions per stage");
+	c.layers = 2000000;
+	c.pp = 100000;
+	refused_at_once(&c, "more than 2^24 instructions in all its stages");
+	c = small();
+	c.micro_batches = 1 << 30; /* the schedule's slots */
+	refused_at_once(&c, "more than 2^24 instructions");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -463,6 +523,7 @@ int main(void)
 		cmocka_unit_test(test_synth_softmax_fallback),
 		cmocka_unit_test(test_synth_get_batch_waits),
 		cmocka_unit_test(test_synth_refuses),
+		cmocka_unit_test(test_synth_too_big_refused_at_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
