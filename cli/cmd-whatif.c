@@ -298,6 +298,15 @@ void cli_whatif_sweep_free(struct cli_whatif_sweep *s)
 	free(s);
 }
 
+/* Whether every process sweeps this one's space, with its inputs (under mpirun). */
+static int same_sweep(const struct cli_whatif_sweep *s, int rank, int size)
+{
+	struct orr_whatif_digest d;
+
+	orr_whatif_digest(s->plan, &s->in.x, &d);
+	return cli_whatif_mpi_same(rank, size, &d);
+}
+
 /* Rank 0's report: written as the sweep goes, to stdout or -o FILE (committed whole). */
 struct report {
 	struct orr_outfile out;
@@ -369,9 +378,16 @@ int cmd_whatif(int argc, char **argv)
 	if ((ret = cli_whatif_mpi_init(&argc, &argv, &rank, &size)) != EXIT_OK)
 		goto out;
 	ret = cli_whatif_sweep_new(&o, rank, size, &s);
+	/*
+	 * every process sweeps, or none: the others would wait on one that does not; and all
+	 * sweep one space, before rank 0 writes anything: a process given other options or
+	 * files is refused, not merged
+	 */
+	ret = cli_whatif_mpi_agree(size, ret);
+	if (ret == EXIT_OK && size > 1)
+		ret = same_sweep(s, rank, size);
 	if (ret == EXIT_OK && rank == 0)
 		ret = report_open(&o, s, &r);
-	/* every process sweeps, or none: the others would wait on one that does not */
 	ret = cli_whatif_mpi_agree(size, ret);
 	if (ret == EXIT_OK)
 		ret = cli_whatif_sweep_run(s, rank == 0 ? cli_whatif_write_row : NULL,

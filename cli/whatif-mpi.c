@@ -4,6 +4,8 @@
  * evaluates its share of the configurations (orr_whatif_part()); the others stream their
  * results to rank 0 in blocks, and rank 0 merges them with its own in the order of the
  * configurations as it reports them, so that no process keeps more than a few blocks.
+ * Before that, they compare digests of what they sweep (cli_whatif_mpi_same()): a
+ * process given other options or files would otherwise be merged without a word.
  * MPI is started only when OpenMPI's launcher started this process (its environment
  * says so), so that a plain run never touches MPI; a build without MPI (meson
  * -Dmpi=disabled, or no libopenmpi-dev) refuses to run under mpirun rather than have
@@ -256,6 +258,33 @@ int cli_whatif_mpi_agree(int size, int status)
 	return worst;
 }
 
+int cli_whatif_mpi_same(int rank, int size, const struct orr_whatif_digest *d)
+{
+	struct orr_whatif_digest *all;
+	int ret = EXIT_OK;
+
+	if (size < 2)
+		return EXIT_OK;
+	all = orr_xcalloc((size_t)size, sizeof(*all));
+	MPI_Allgather(d->part, ORR_WHATIF_DIGEST_PARTS, MPI_UINT64_T, all, ORR_WHATIF_DIGEST_PARTS,
+		      MPI_UINT64_T, MPI_COMM_WORLD);
+	for (int r = 1; r < size && ret == EXIT_OK; r++) {
+		enum orr_whatif_digest_part p = orr_whatif_digest_diff(&all[0], &all[r]);
+
+		if (p == ORR_WHATIF_DIGEST_PARTS)
+			continue;
+		/* every process sees the same digests and stops; rank 0 alone says why */
+		if (rank == 0)
+			cli_error("the processes sweep different spaces: rank %d's %s differs from "
+				  "rank 0's; give every process the same options and the same "
+				  "files (costs, trace)",
+				  r, orr_whatif_digest_part_name(p));
+		ret = EXIT_FAIL;
+	}
+	free(all);
+	return ret;
+}
+
 #else
 
 int cli_whatif_mpi_init(int *argc, char ***argv, int *ret_rank, int *ret_size)
@@ -315,6 +344,14 @@ int cli_whatif_mpi_agree(int size, int status)
 {
 	(void)size;
 	return status;
+}
+
+int cli_whatif_mpi_same(int rank, int size, const struct orr_whatif_digest *d)
+{
+	(void)rank;
+	(void)size;
+	(void)d;
+	return EXIT_OK;
 }
 
 #endif

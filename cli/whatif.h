@@ -101,6 +101,12 @@ void cli_whatif_mpi_finalize(int size);
  */
 int cli_whatif_mpi_agree(int size, int status);
 /*
+ * Whether every process sweeps what rank 0 sweeps: their digests of it (orr_whatif_digest())
+ * gathered, and each compared with rank 0's.  EXIT_OK on every process, or EXIT_FAIL on
+ * every process once rank 0 has said whose and which part differs.  Collective.
+ */
+int cli_whatif_mpi_same(int rank, int size, const struct orr_whatif_digest *d);
+/*
  * Every process's results (disjoint shares of the plan) to rank 0, in the plan's order,
  * in blocks: elsewhere, cli_whatif_mpi_send() is the sweep's sink and
  * cli_whatif_mpi_flush() ends it; on rank 0, cli_whatif_mpi_merge() hands emit the

@@ -201,6 +201,38 @@ int orr_whatif_run(const struct orr_whatif_plan *p, const struct orr_whatif_cont
  */
 uint64_t orr_whatif_find(const struct orr_whatif_plan *p, const struct orr_train_config *c);
 
+/* The parts of a sweep's definition that a digest tells apart. */
+enum orr_whatif_digest_part {
+	ORR_WHATIF_DIGEST_MODEL,  /* the base configuration: model, precision, switches */
+	ORR_WHATIF_DIGEST_BUDGET, /* the GPU counts */
+	ORR_WHATIF_DIGEST_SPACE,  /* the batch, the lists as made, recompute modes, switches */
+	ORR_WHATIF_DIGEST_GPU,    /* the GPU's table entry, forward only, the memory reserve */
+	ORR_WHATIF_DIGEST_COSTS,  /* the fitted models, bus bandwidths and launch time */
+	ORR_WHATIF_DIGEST_TRACE,  /* the trace's replayed step and recorded synthesized step */
+	ORR_WHATIF_DIGEST_PARTS
+};
+
+/* "model", "GPU budget", "space of layouts", "GPU", "cost model", "trace"; NULL out of range. */
+const char *orr_whatif_digest_part_name(enum orr_whatif_digest_part d);
+
+/* A sweep's definition, one 64-bit hash per part. */
+struct orr_whatif_digest {
+	uint64_t part[ORR_WHATIF_DIGEST_PARTS];
+};
+
+/*
+ * The digest of what a sweep of p with x computes: every value of p's space (its lists as
+ * made) and of x that an estimate reads, the fitted models' by value (not where they
+ * are, nor the files they came from).  Equal plans and contexts give equal digests on
+ * any host; any field changed changes its part (up to a hash collision).  Processes of
+ * one sweep compare them before they sweep.
+ */
+void orr_whatif_digest(const struct orr_whatif_plan *p, const struct orr_whatif_context *x,
+		       struct orr_whatif_digest *ret);
+/* The first part in which a and b differ, or ORR_WHATIF_DIGEST_PARTS when none. */
+enum orr_whatif_digest_part orr_whatif_digest_diff(const struct orr_whatif_digest *a,
+						   const struct orr_whatif_digest *b);
+
 /* What a sweep's configurations are ranked by. */
 enum orr_whatif_rank {
 	ORR_WHATIF_RANK_TIME,   /* step time, shortest first */

@@ -8,6 +8,11 @@
 #   run-whatif.sh mpi        mpirun --oversubscribe -n 2 writes what --jobs 1 writes, and
 #                            stops (does not hang) when rank 0 cannot write -o
 #                            (77 without mpirun or in a build without MPI)
+#   run-whatif.sh mpi-differ mpirun -n 2 whose rank 1 is given other options or files
+#                            (whatif-rank1.sh): the same costs under another name sweep
+#                            as one process does; another budget, model, space or costs
+#                            stop both processes with one error naming what differs,
+#                            nothing written (77 without mpirun or in a build without MPI)
 #   run-whatif.sh report     JSON and CSV checked by check-whatif.py (every configuration
 #                            once, ranks in order, the Pareto front, the reasons), text
 #                            has its tables, --show-infeasible lists the reasons
@@ -124,6 +129,55 @@ mpi)
 	[[ $rc != 0 && $rc != 124 ]] || fail "mpirun with an -o rank 0 cannot write: rc $rc"
 	grep -q "cannot write" "$work/err" || fail "mpirun: no error said"
 	;;
+mpi-differ)
+	command -v mpirun >/dev/null || { echo "skipped: no mpirun" >&2; exit 77; }
+	[[ $(ldd "$orrery") == *libmpi* ]] || { echo "skipped: a build without MPI" >&2; exit 77; }
+	command -v python3 >/dev/null || { echo "skipped: no python3" >&2; exit 77; }
+	# costs fitted on the sample; a copy (the same values, another name); slower collectives
+	"$orrery" fit -o "$work/c.json" traces/samples/tiny-2rank 2>/dev/null || fail "fit"
+	cp "$work/c.json" "$work/copy.json"
+	python3 - "$work/c.json" "$work/slow.json" <<'PY' || fail "slow.json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for c in d["collectives"]:
+    for b in c["bands"]:
+        b["alpha_ns"] *= 2
+json.dump(d, open(sys.argv[2], "w"))
+PY
+	sweep=(--gpu h100-sxm --layers 8 --hidden 1024 --heads 16 --seq 1024 --global-batch 32
+		--gpus 4-8 --format=csv --jobs 1 --no-progress --costs "$work/c.json")
+	run whatif "${sweep[@]}"
+	expect_rc 0
+	cp "$work/out" "$work/one.csv"
+	# mpi EXTRA [ARGS]: mpirun -n 2, rank 1 with EXTRA appended (as in the mpi case)
+	mpi() {
+		echo "+ mpirun -n 2 orrery whatif ... (rank 1: ${1:-as rank 0})" >&2
+		ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+			OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+			OMPI_MCA_rmaps_base_oversubscribe=1 timeout 120 mpirun --oversubscribe -n 2 \
+			bash "$golden/whatif-rank1.sh" "$orrery" "$1" "${sweep[@]}" "${@:2}" \
+			>"$work/out" 2>"$work/err"
+		rc=$?
+	}
+	for extra in "" "--costs $work/copy.json"; do
+		mpi "$extra"
+		expect_rc 0
+		cmp -s "$work/out" "$work/one.csv" || fail "rank 1 '$extra': differs from one process"
+	done
+	for c in "--gpus 16=GPU budget" "--layers 16=model" "--recompute full=space of layouts" \
+		"--costs $work/slow.json=cost model"; do
+		mpi "${c%%=*}"
+		[[ $rc != 0 && $rc != 124 ]] || { show; fail "rank 1 '${c%%=*}': rc $rc"; }
+		[[ -s $work/out ]] && { show; fail "rank 1 '${c%%=*}': output on stdout"; }
+		[[ $(grep -c "orrery: error" "$work/err") == 1 ]] || { show; fail "not one error"; }
+		expect_in err "orrery: error: the processes sweep different spaces: rank 1's ${c#*=} differs from rank 0's"
+	done
+	# -o: nothing written either
+	mpi "--gpus 16" -o "$work/w.csv"
+	[[ $rc != 0 && $rc != 124 ]] || { show; fail "-o: rc $rc"; }
+	[[ -e $work/w.csv ]] && fail "-o written"
+	[[ -z $(find "$work" -name '.w.csv.tmp*') ]] || fail "-o: a temporary file left"
+	;;
 report)
 	run whatif "${model[@]}" --gpus 4-8 --format=json
 	expect_rc 0
@@ -181,7 +235,7 @@ usage)
 	expect_rc 1
 	;;
 *)
-	fail "usage: run-whatif.sh estimate|threads|mpi|report|usage"
+	fail "usage: run-whatif.sh estimate|threads|mpi|mpi-differ|report|usage"
 	;;
 esac
 exit 0
