@@ -18,10 +18,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fcntl.h>
 #include <new>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "costs-json.h"
 
@@ -302,48 +299,8 @@ int parse(const char *name, const char *buf, size_t len, struct orr_costs *c, st
 /* The regular file at path, whole, with SIMDJSON_PADDING bytes after it (free()). */
 int slurp(const char *path, char **ret, size_t *ret_len, struct orr_diag *diag)
 {
-	/* O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it. */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK), r = 0;
-	struct stat st;
-	size_t len = 0;
-	char *buf;
-
-	if (fd < 0)
-		return orr_diag_set(diag, -errno, path, -1, -1, "cannot open");
-	if (fstat(fd, &st) < 0)
-		r = orr_diag_set(diag, -errno, path, -1, -1, "cannot open");
-	else if (!S_ISREG(st.st_mode))
-		r = orr_diag_set(diag, -EINVAL, path, -1, -1, "not a regular file%s",
-				 S_ISDIR(st.st_mode) ? " (a directory)" : "");
-	else if ((uint64_t)st.st_size > ORR_COSTS_MAX_BYTES)
-		r = orr_diag_set(diag, ORR_ETOOBIG, path, -1, -1,
-				 "%lld bytes, more than the %u MiB a costs file may have",
-				 (long long)st.st_size, ORR_COSTS_MAX_BYTES >> 20);
-	if (r) {
-		close(fd);
-		return r;
-	}
-	buf = (char *)orr_xmalloc((size_t)st.st_size + SIMDJSON_PADDING);
-	while (len < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + len, (size_t)st.st_size - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			r = orr_diag_set(diag, -errno, path, (int64_t)len, -1, "cannot read");
-		if (n <= 0)
-			break; /* a file that shrank is read as it now is */
-		len += (size_t)n;
-	}
-	close(fd);
-	if (r) {
-		free(buf);
-		return r;
-	}
-	memset(buf + len, 0, SIMDJSON_PADDING);
-	*ret = buf;
-	*ret_len = len;
-	return 0;
+	return orr__file_read(path, ORR_COSTS_MAX_BYTES, "a costs file", SIMDJSON_PADDING, ret,
+			      ret_len, diag);
 }
 
 /* Parses, and frees what it made when that fails. */

@@ -16,13 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
-#include "orrery/estimator.h"
+#include "internal.h"
 #include "banned.h"
 
-#define MAX_BYTES (64u << 20) /* a run's output is kilobytes */
-#define HOST_MAX  256
+#define MAX_FILE_BYTES (64u << 20) /* a run's output is kilobytes */
+#define HOST_MAX       256
 
 struct parse {
 	const char *name;
@@ -96,12 +95,35 @@ static int comment(struct parse *p, const char *line, int64_t off)
 	return 0;
 }
 
+/*
+ * What a result line may say (issue 31, N12): a size of 1 byte to 1 PiB (nccl-tests
+ * runs go to gigabytes), a time of 1 ns to 10^9 us (17 minutes; a collective of
+ * nccl-tests takes microseconds to seconds).  Past them the sample is no measurement,
+ * and in ns a time of 1e307 us was infinite: the run's fit was dropped without a word.
+ */
+#define MIN_SIZE 1.0
+#define MAX_SIZE 1125899906842624.0 /* 2^50 */
+#define MIN_US   1e-3
+#define MAX_US   1e9
+
+/* Field v of line (its number), in [lo, hi] or refused naming the line and the value. */
+static int in_range(struct parse *p, int64_t off, size_t line, const char *field, double v,
+		    double lo, double hi, const char *unit)
+{
+	if (v >= lo && v <= hi)
+		return 0;
+	return orr_diag_set(p->d, ORR_EMALFORMED, p->name, off, -1,
+			    "line %zu: a result line whose %s, %g %s, is outside [%g, %g] %s", line,
+			    field, v, unit, lo, hi, unit);
+}
+
 /* A result line: its size and out-of-place time; a size of 0 (-b 0) says nothing. */
-static int result(struct parse *p, const char *line, int64_t off)
+static int result(struct parse *p, const char *line, int64_t off, size_t lineno)
 {
 	char *end;
 	const char *f = line;
 	double v[6];
+	int err;
 
 	for (int i = 0; i < 6; i++) {
 		f += strspn(f, " \t");
@@ -114,10 +136,16 @@ static int result(struct parse *p, const char *line, int64_t off)
 			return 0;
 		if (end == f || !(v[i] > 0) || !isfinite(v[i]))
 			return orr_diag_set(p->d, ORR_EMALFORMED, p->name, off, -1,
-					    "a result line whose %s is not a positive number",
+					    "line %zu: a result line whose %s is not a positive "
+					    "number",
+					    lineno,
 					    i == 0 ? "size (first field)" : "time (sixth field)");
 		f = end;
 	}
+	if ((err = in_range(p, off, lineno, "size (first field)", v[0], MIN_SIZE, MAX_SIZE,
+			    "bytes")) ||
+	    (err = in_range(p, off, lineno, "time (sixth field)", v[5], MIN_US, MAX_US, "us")))
+		return err;
 	if (p->t->n == p->cap)
 		p->t->s = orr_xgrow(p->t->s, sizeof(*p->t->s), &p->cap, p->t->n + 1);
 	p->t->s[p->t->n++] = (struct orr_coll_sample){ .bytes = v[0], .ns = v[5] * 1e3 };
@@ -128,7 +156,7 @@ static int parse_lines(struct parse *p, const char *buf, size_t len)
 {
 	char line[1024];
 
-	for (size_t at = 0; at < len;) {
+	for (size_t at = 0, lineno = 1; at < len; lineno++) {
 		const char *nl = memchr(buf + at, '\n', len - at);
 		size_t n = nl ? (size_t)(nl - (buf + at)) : len - at;
 		size_t keep = n < sizeof(line) - 1 ? n : sizeof(line) - 1;
@@ -141,7 +169,7 @@ static int parse_lines(struct parse *p, const char *buf, size_t len)
 		if (*s == '#')
 			err = comment(p, s, (int64_t)at);
 		else if (*s >= '0' && *s <= '9')
-			err = result(p, s, (int64_t)at);
+			err = result(p, s, (int64_t)at, lineno);
 		if (err)
 			return err;
 		at += n + 1;
@@ -181,27 +209,11 @@ int orr_nccl_tests_parse(const char *name, const char *buf, size_t len, enum orr
 int orr_nccl_tests_read(const char *path, enum orr_coll_kind kind, struct orr_nccl_tests *ret,
 			struct orr_diag *reterr_diag)
 {
-	FILE *f = fopen(path, "rb");
-	struct stat st;
-	char *buf;
-	size_t len;
-	int err;
+	char *buf = NULL;
+	size_t len = 0;
+	int err = orr__file_read(path, MAX_FILE_BYTES, "an nccl-tests output", 1, &buf, &len,
+				 reterr_diag);
 
-	if (!f)
-		return orr_diag_set(reterr_diag, -errno, path, -1, -1, "cannot open it");
-	if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode)) {
-		fclose(f);
-		return orr_diag_set(reterr_diag, -EINVAL, path, -1, -1, "not a regular file");
-	}
-	if ((uint64_t)st.st_size > MAX_BYTES) {
-		fclose(f);
-		return orr_diag_set(reterr_diag, ORR_ETOOBIG, path, -1, -1, "larger than %u MiB",
-				    MAX_BYTES >> 20);
-	}
-	buf = orr_xmalloc((size_t)st.st_size + 1);
-	len = fread(buf, 1, (size_t)st.st_size, f);
-	err = ferror(f) ? orr_diag_set(reterr_diag, -EIO, path, -1, -1, "cannot read it") : 0;
-	fclose(f);
 	if (!err)
 		err = orr_nccl_tests_parse(path, buf, len, kind, ret, reterr_diag);
 	free(buf);

@@ -18,8 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "orrery/estimator.h"
+#include "test-util.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -254,6 +256,74 @@ static void test_nccl_tests_parse(void **state)
 			 ORR_EEMPTY);
 }
 
+/* text's result line refused: ORR_EMALFORMED, the message naming its line and value. */
+static void expect_bad_line(const char *text, const char *line, const char *value)
+{
+	struct orr_nccl_tests t;
+	struct orr_diag d;
+
+	assert_int_equal(orr_nccl_tests_parse("t.txt", text, strlen(text), ORR_COLL_UNKNOWN, &t,
+					      &d),
+			 ORR_EMALFORMED);
+	if (!strstr(d.msg, line) || !strstr(d.msg, value))
+		fail_msg("'%s' lacks '%s' or '%s'", d.msg, line, value);
+}
+
+/*
+ * A result whose size or time is no measurement is refused with its line (issue 31,
+ * N12): a time of 1e307 us, infinite in ns, was dropped with its run's fit, silently.
+ */
+static void test_nccl_tests_out_of_range(void **state)
+{
+	static const char head[] = "# Collective test starting: all_reduce_perf\n"
+				   "#  Rank  0 Group 0 Pid 1 on h device 0\n"
+				   " 1024 256 float sum -1 10.5 0 0 0\n";
+	static const struct {
+		const char *row, *value;
+	} bad[] = {
+		{ " 1073741824 268435456 float sum -1 1e307 0 0 0\n", "1e+307 us" },
+		{ " 4096 1024 float sum -1 1e10 0 0 0\n", "1e+10 us" },
+		{ " 4096 1024 float sum -1 1e-300 0 0 0\n", "1e-300 us" },
+		{ " 1e-300 1 float sum -1 10 0 0 0\n", "1e-300 bytes" },
+		{ " 1e300 1 float sum -1 10 0 0 0\n", "1e+300 bytes" },
+		{ " 0.5 1 float sum -1 10 0 0 0\n", "0.5 bytes" },
+	};
+	struct orr_nccl_tests t;
+	struct orr_diag d;
+	char buf[512];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(buf, sizeof(buf), "%s%s", head, bad[i].row);
+		expect_bad_line(buf, "line 4:", bad[i].value);
+	}
+	/* the bounds themselves are measurements */
+	snprintf(buf, sizeof(buf), "%s 1 1 float sum -1 0.001 0 0 0\n", head);
+	assert_int_equal(orr_nccl_tests_parse("t.txt", buf, strlen(buf), ORR_COLL_UNKNOWN, &t, &d),
+			 0);
+	assert_int_equal(t.n, 2);
+	orr_nccl_tests_release(&t);
+}
+
+/*
+ * A FIFO (or a directory) is refused at once, before anything is read: it was opened
+ * with fopen(), which waits for a writer, and checked after (issue 31, N7).
+ */
+static void test_nccl_tests_read_not_regular(void **state)
+{
+	const char *dir = *state;
+	char *fifo = orr_xasprintf("%s/f", dir);
+	struct orr_nccl_tests t;
+	struct orr_diag d;
+
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(orr_nccl_tests_read(fifo, ORR_COLL_ALL_REDUCE, &t, &d), -EINVAL);
+	assert_non_null(strstr(d.msg, "not a regular file (a FIFO)"));
+	assert_int_equal(orr_nccl_tests_read(dir, ORR_COLL_ALL_REDUCE, &t, &d), -EINVAL);
+	assert_non_null(strstr(d.msg, "not a regular file (a directory)"));
+	free(fifo);
+}
+
 struct table {
 	struct orr_coll_sample *s;
 	size_t n, cap;
@@ -362,6 +432,9 @@ int main(void)
 		cmocka_unit_test(test_coll_bands),
 		cmocka_unit_test(test_coll_predicts_measured_allreduce),
 		cmocka_unit_test(test_nccl_tests_parse),
+		cmocka_unit_test(test_nccl_tests_out_of_range),
+		cmocka_unit_test_setup_teardown(test_nccl_tests_read_not_regular, tmpdir_setup,
+						tmpdir_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
