@@ -9,7 +9,9 @@
  * the random part comes from getrandom(), so the name cannot be guessed.  It starts
  * with a dot, so that a reader of the directory skips it.  Outputs that are not
  * regular files (a character device such as /dev/null, a FIFO, /dev/stdout) are
- * written in place: renaming over them would replace them.
+ * written in place: renaming over them would replace them (a FIFO only once a process
+ * reads it, never waited on).  A directory output at a link to a directory replaces
+ * the directory the link leads to; a link to nothing is not written through.
  *
  * This file is linked into the tracer (through the native writer): no orr_xmalloc, no
  * abort, no printing.  The signal handlers are installed only on request (the CLI).
@@ -232,12 +234,45 @@ static int above_stdio(int fd)
 	return high;
 }
 
+/* A FIFO that no process reads is given this long for its reader to come. */
+#define READER_WAIT_MS 1000
+
+/*
+ * A device, a FIFO or a descriptor, written in place.  A FIFO is opened with O_NONBLOCK,
+ * which fails (ENXIO) while no process has it open for reading: it is tried again for
+ * READER_WAIT_MS (a reader started in the background at the same time), then refused,
+ * instead of waiting for a reader that may never come.  Writes then wait for a slow
+ * reader, as to any pipe.
+ */
+static int open_nonblock(const char *path)
+{
+	static const struct timespec tick = { 0, 10 * 1000000 };
+	struct stat st;
+	int fd, err;
+
+	for (int ms = 0;; ms += 10) {
+		fd = above_stdio(open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+		if (fd >= 0)
+			break;
+		err = errno;
+		if (err != ENXIO || stat(path, &st) < 0 || !S_ISFIFO(st.st_mode))
+			return -err;
+		if (ms >= READER_WAIT_MS)
+			return ORR_ENOREADER;
+		nanosleep(&tick, NULL);
+	}
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0) {
+		err = errno;
+		close(fd);
+		return -err;
+	}
+	return fd;
+}
+
 static int open_direct(struct orr_outfile *o, int fd)
 {
-	if (fd < 0)
-		fd = above_stdio(open(o->path, O_WRONLY | O_CLOEXEC | O_NOCTTY));
-	if (fd < 0)
-		return -errno;
+	if (fd < 0 && (fd = open_nonblock(o->path)) < 0)
+		return fd;
 	o->fd = fd;
 	o->direct = true;
 	o->active = true;
@@ -334,6 +369,16 @@ int orr_outfile_open(struct orr_outfile *o, const char *path, unsigned flags)
 	exists = stat(path, &st) == 0;
 	if (!exists && errno != ENOENT)
 		return -errno;
+	/*
+	 * A directory output at a link to a directory goes there (it replaces that empty
+	 * directory, the link stays); a link to nothing is not written through.
+	 */
+	if (o->is_dir && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+		if (!exists)
+			return ORR_EDANGLING;
+		if (S_ISDIR(st.st_mode) && !realpath(path, o->path))
+			return -errno;
+	}
 	if (exists && S_ISDIR(st.st_mode) && !o->is_dir)
 		return -EISDIR;
 	if (exists && !S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
@@ -342,7 +387,7 @@ int orr_outfile_open(struct orr_outfile *o, const char *path, unsigned flags)
 		return o->is_dir ? -ENOTDIR : open_direct(o, -1);
 	}
 	/* A symbolic link in the way is replaced, never followed: its target is kept. */
-	if (exists && (lstat(path, &lst) < 0 || S_ISLNK(lst.st_mode)))
+	if (exists && (lstat(o->path, &lst) < 0 || S_ISLNK(lst.st_mode)))
 		exists = false;
 	if (exists && o->is_dir != S_ISDIR(st.st_mode))
 		return -ENOTDIR;

@@ -30,16 +30,18 @@ extern "C" {
 #define ORR_VERSION "0.1.0"
 
 /* X(NAME, message): one list generates the codes, orr_strerror() and orr_errname(). */
-#define ORR_ERRORS(X)                            \
-	X(EMALFORMED, "malformed input")         \
-	X(ETRUNCATED, "truncated input")         \
-	X(EEMPTY, "empty input")                 \
-	X(ETOOBIG, "input exceeds a size limit") \
-	X(EFORMAT, "unrecognised trace format")  \
-	X(ENOTRACE, "no trace found")            \
-	X(ERANK, "conflicting or invalid rank")  \
-	X(EARCHIVE, "unreadable archive")        \
-	X(ECYCLE, "dependency cycle")
+#define ORR_ERRORS(X)                                                         \
+	X(EMALFORMED, "malformed input")                                      \
+	X(ETRUNCATED, "truncated input")                                      \
+	X(EEMPTY, "empty input")                                              \
+	X(ETOOBIG, "input exceeds a size limit")                              \
+	X(EFORMAT, "unrecognised trace format")                               \
+	X(ENOTRACE, "no trace found")                                         \
+	X(ERANK, "conflicting or invalid rank")                               \
+	X(EARCHIVE, "unreadable archive")                                     \
+	X(ECYCLE, "dependency cycle")                                         \
+	X(ENOREADER, "a FIFO that no process reads (start its reader first)") \
+	X(EDANGLING, "a symbolic link to nothing (orrery does not write through it)")
 
 enum orr_error {
 	ORR_EBASE = -1000,
@@ -166,9 +168,12 @@ void orr_csv_write_field(FILE *f, const char *s);
  * never followed.  Replacing keeps the old file's permission bits; a new file gets
  * 0666 & ~umask.  Anything else that exists at NAME (a character device, a FIFO,
  * /dev/stdout) is written in place, or with ORR_OUTFILE_REGULAR refused (-EEXIST): the
- * tracer's file must not block its writer on a FIFO planted at its name.  With
+ * tracer's file must not block its writer on a FIFO planted at its name.  A FIFO that
+ * no process reads within 1 s fails with ORR_ENOREADER instead of blocking.  With
  * ORR_OUTFILE_DIR, a directory is made instead (NAME must not exist or be empty); write
- * its members into orr_outfile_dir().  Descriptors are 3 or above.
+ * its members into orr_outfile_dir().  A link at NAME to a directory is followed there
+ * (the output replaces that empty directory); a link to nothing fails with
+ * ORR_EDANGLING.  Descriptors are 3 or above.
  * No orr_xmalloc, no abort, no printing, so that the tracer uses it too.  Functions return 0 or
  * -errno; after a failed open, commit or abort nothing is left.  One orr_outfile
  * belongs to one thread; it must stay where it is between open and commit or abort.

@@ -9,6 +9,10 @@
 #                their target is never written (timeline, convert, chrome, pack)
 #   special      /dev/null, a character device, a FIFO with a reader and /dev/stdout
 #                are written in place and stay what they are
+#   fifo         -o FIFO that no process reads: refused in about 1 s by fit, report,
+#                replay --timeline, convert and whatif; written when a reader comes
+#   dirlink      compose, convert --to chakra and convert -o LINK to an empty directory
+#                fill it; -o LINK to nothing is refused
 #   mode         a replaced 0600 output stays 0600; a new one gets 0666 & ~umask
 #   signal       SIGTERM during a large convert leaves no temporary and no output
 #   failure      a write that fails (file size limit, /dev/full): one error line, the
@@ -130,6 +134,56 @@ special)
 		fail "convert -o /dev/stdout: $(cat err)"
 	valid_json stdout.json
 	no_temporaries .
+	;;
+fifo)
+	# -o FIFO that no process reads: refused after a short wait (never waited on), one
+	# line, by every command; with a reader started at the same time, written
+	command -v timeout >/dev/null || { echo "skipped: no timeout" >&2; exit 77; }
+	cd "$work" || fail "cd"
+	mkfifo o.fifo || fail "mkfifo"
+	for args in "fit -o o.fifo $root/$trace" "report -o o.fifo $root/$trace" \
+		"replay --timeline o.fifo $root/$trace" "convert -o o.fifo $root/$trace/rank-0.trace.json" \
+		"whatif --gpu a100-80gb-sxm --layers 4 --hidden 1024 --heads 16 --seq 1024 --global-batch 64 --gpus 8 --no-progress -o o.fifo"; do
+		echo "+ timeout 20 orrery $args" >&2
+		# shellcheck disable=SC2086 # the arguments split as written
+		timeout 20 "$orrery" $args >"$work/out" 2>"$work/err"
+		rc=$?
+		[[ $rc == 124 ]] && fail "orrery $args: still waiting for a reader at 20 s"
+		expect_rc 1
+		[[ $(wc -l <"$work/err") == 1 ]] || { show; fail "not one line on stderr"; }
+		expect_in err "cannot write 'o.fifo': a FIFO that no process reads"
+		[[ -p o.fifo ]] || fail "the FIFO was replaced"
+	done
+	# the reader started in the background beside orrery, whichever opens first
+	timeout 20 cat o.fifo >got.json &
+	reader=$!
+	timeout 20 "$orrery" fit -o o.fifo "$root/$trace" >/dev/null 2>"$work/err" ||
+		fail "fit -o FIFO with a reader: $(cat "$work/err")"
+	wait $reader || fail "the reader failed"
+	valid_json got.json
+	no_temporaries .
+	;;
+dirlink)
+	# a directory output (compose, convert --to chakra, convert to native) at a link
+	# to an empty directory fills that directory; at a link to nothing, refused
+	cd "$work" || fail "cd"
+	for cmd in "compose" "convert --to chakra" "convert"; do
+		rm -rf e l lm && mkdir e && ln -s e l && ln -s missing lm || fail "links"
+		echo "+ timeout 60 orrery $cmd -o l $trace" >&2
+		# shellcheck disable=SC2086 # the command splits as written
+		timeout 60 "$orrery" $cmd -o l "$root/$trace" >"$work/out" 2>"$work/err"
+		rc=$?
+		expect_rc 0
+		[[ -L l && -d e && -n $(ls -A e) ]] || { show; fail "$cmd: e not filled through l"; }
+		echo "+ timeout 60 orrery $cmd -o lm $trace" >&2
+		# shellcheck disable=SC2086
+		timeout 60 "$orrery" $cmd -o lm "$root/$trace" >"$work/out" 2>"$work/err"
+		rc=$?
+		expect_rc 1
+		expect_in err "cannot write 'lm': a symbolic link to nothing"
+		[[ -L lm && ! -e missing ]] || fail "$cmd: written through a link to nothing"
+		no_temporaries .
+	done
 	;;
 mode)
 	cd "$work" || fail "cd"

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "orrery/common.h"
@@ -170,6 +171,57 @@ static void test_outfile_fifo_written_in_place(void **state)
 	free(p);
 }
 
+/* A FIFO no process reads is refused after a short wait for its reader, not waited on. */
+static void test_outfile_fifo_without_reader_refused(void **state)
+{
+	char *p = at(state, "fifo.json");
+	struct timespec t0, t1;
+	struct stat st;
+	double s;
+
+	assert_int_equal(mkfifo(p, 0600), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(write_text(p, "{}", 0), ORR_ENOREADER);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	assert_true(s >= 0.9 && s < 10);
+	assert_non_null(strstr(orr_strerror(ORR_ENOREADER), "FIFO"));
+	assert_int_equal(lstat(p, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	assert_int_equal(entries(state), 1);
+	free(p);
+}
+
+/* A directory output at a link to an empty directory fills that directory. */
+static void test_outfile_dir_through_link(void **state)
+{
+	char *e = at(state, "e"), *l = at(state, "l"), *lm = at(state, "lm"), *m;
+	struct orr_outfile o;
+	struct stat st;
+
+	assert_int_equal(mkdir(e, 0755), 0);
+	assert_int_equal(symlink("e", l), 0);
+	assert_int_equal(orr_outfile_open(&o, l, ORR_OUTFILE_DIR), 0);
+	m = orr_xasprintf("%s/rank-0.orr", orr_outfile_dir(&o));
+	assert_int_equal(write_text(m, "x", 0), 0);
+	free(m);
+	assert_int_equal(orr_outfile_commit(&o, false), 0);
+	assert_int_equal(lstat(l, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	m = at(state, "e/rank-0.orr");
+	assert_string_equal(slurp(m), "x");
+	free(m);
+	/* A link to nothing is not written through: nothing made, the link as it was. */
+	assert_int_equal(symlink("missing", lm), 0);
+	assert_int_equal(orr_outfile_open(&o, lm, ORR_OUTFILE_DIR), ORR_EDANGLING);
+	assert_int_equal(entries(state), 3);
+	assert_int_equal(lstat(lm, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	free(e);
+	free(l);
+	free(lm);
+}
+
 static void test_outfile_directory_refused_for_file(void **state)
 {
 	assert_int_equal(write_text(*state, "{}", 0), -EISDIR);
@@ -273,6 +325,10 @@ int main(void)
 						tmpdir_setup, tmpdir_teardown),
 		cmocka_unit_test(test_outfile_device_written_in_place),
 		cmocka_unit_test_setup_teardown(test_outfile_fifo_written_in_place, tmpdir_setup,
+						tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_outfile_fifo_without_reader_refused,
+						tmpdir_setup, tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_outfile_dir_through_link, tmpdir_setup,
 						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_outfile_directory_refused_for_file,
 						tmpdir_setup, tmpdir_teardown),
