@@ -15,7 +15,7 @@
 static const char usage_text[] =
 	"usage: orrery compose [--et ET] -o DIR [--step N] [--steps N] [--warmup N]\n"
 	"                      [--ops all|compute|comm] [--subgraph NAME] [--repeat NAME=K]\n"
-	"                      [--format=text|json] TRACE\n\n"
+	"                      [--allow-namespace NS] [--format=text|json] TRACE\n\n"
 	"Writes a portable benchmark of one step of TRACE into DIR: bench.py and rank-R.json\n"
 	"per rank.  It runs the step again without the model's code or data: every operator\n"
 	"with synthetic tensors of the recorded shapes, dtypes and strides, on the recorded\n"
@@ -38,14 +38,19 @@ static const char usage_text[] =
 	"                        name matches the glob NAME (record_function, NVTX)\n"
 	"  --repeat NAME=K       run each region named NAME (a glob) K times in a row, e.g.\n"
 	"                        more layers; may be given several times\n"
+	"  --allow-namespace NS  rebuild the operators of namespace NS too (besides aten),\n"
+	"                        e.g. a library's own; may be given several times (bench.py\n"
+	"                        runs them only with its own --allow-namespace NS)\n"
 	"  --format=text|json    the report (text)\n"
 	"  -h, --help            this help\n";
 
-#define MAX_REPEATS 64
+#define MAX_REPEATS    64
+#define MAX_NAMESPACES 16
 
 struct options {
 	struct orr_compose_options c;
 	struct orr_compose_repeat repeats[MAX_REPEATS];
+	const char *namespaces[MAX_NAMESPACES];
 	const char *out, *in;
 	int format;
 };
@@ -61,6 +66,19 @@ static int parse_repeat(struct options *o, char *arg)
 		return cli_usage_error("compose", "at most %d --repeat", MAX_REPEATS);
 	*eq = '\0';
 	o->repeats[o->c.nrepeats++] = (struct orr_compose_repeat){ arg, (int)k };
+	return -1;
+}
+
+static int parse_namespace(struct options *o, const char *arg)
+{
+	size_t n = strspn(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789");
+
+	if (!arg[0] || arg[n] || (arg[0] >= '0' && arg[0] <= '9') || n > 128)
+		return cli_usage_error("compose",
+				       "--allow-namespace '%s': an identifier, as in NS::op", arg);
+	if (o->c.nnamespaces == MAX_NAMESPACES)
+		return cli_usage_error("compose", "at most %d --allow-namespace", MAX_NAMESPACES);
+	o->namespaces[o->c.nnamespaces++] = arg;
 	return -1;
 }
 
@@ -95,6 +113,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		OPT_OPS,
 		OPT_SUB,
 		OPT_REPEAT,
+		OPT_NAMESPACE,
 		OPT_FORMAT
 	};
 	static const struct option opts[] = {
@@ -106,6 +125,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "ops", required_argument, NULL, OPT_OPS },
 		{ "subgraph", required_argument, NULL, OPT_SUB },
 		{ "repeat", required_argument, NULL, OPT_REPEAT },
+		{ "allow-namespace", required_argument, NULL, OPT_NAMESPACE },
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -143,6 +163,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_REPEAT:
 			ret = parse_repeat(o, optarg);
+			break;
+		case OPT_NAMESPACE:
+			ret = parse_namespace(o, optarg);
 			break;
 		case OPT_FORMAT:
 			if ((o->format = cli_parse_format(optarg, false)) < 0)
@@ -353,6 +376,7 @@ int cmd_compose(int argc, char **argv)
 	if (ret >= 0)
 		return ret;
 	o.c.repeats = o.repeats;
+	o.c.namespaces = o.namespaces;
 	if (cli_output_inside(o.out, o.in)) {
 		cli_error("cannot write '%s': it is inside the trace '%s'; write it elsewhere",
 			  o.out, o.in);

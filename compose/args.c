@@ -108,8 +108,58 @@ static bool undefined(const char *type)
 	return !strncmp(type, "Tensor(nullptr", 14);
 }
 
+/*
+ * The strings bench.py passes to an operator (compose/bench.py: DEVICE_RE, STRING_ARGS,
+ * EINSUM_RE): devices and modes; aten::einsum's equation.  Nothing that names a file.
+ */
+static const char *const string_args[] = {
+	"cpu",       "none",     "mean",    "sum",       "prod",       "amax",     "amin",
+	"add",       "multiply", "tanh",    "trunc",     "floor",      "left",     "right",
+	"fro",       "nuc",      "forward", "backward",  "ortho",      "constant", "reflect",
+	"replicate", "circular", "zeros",   "border",    "reflection", "nearest",  "nearest-exact",
+	"linear",    "bilinear", "bicubic", "trilinear", "area",       "higher",   "lower",
+	"midpoint",  "L",        "U",       "reduced",   "complete",   "r",        "gelsd",
+	"gelsy",     "gelss",    "gels",
+};
+
+static bool is_device(const char *s)
+{
+	if (strncmp(s, "cuda", 4))
+		return false;
+	if (!s[4])
+		return true;
+	return s[4] == ':' && s[5] && strspn(s + 5, "0123456789") == strlen(s + 5);
+}
+
+static bool is_equation(const char *s)
+{
+	static const char letters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ. ";
+	size_t lhs = strspn(s, letters), n;
+
+	while (s[lhs] == ',')
+		lhs += 1 + strspn(s + lhs + 1, letters);
+	if (lhs > 256)
+		return false;
+	if (!s[lhs])
+		return true;
+	if (strncmp(s + lhs, "->", 2))
+		return false;
+	n = strspn(s + lhs + 2, letters);
+	return n <= 64 && !s[lhs + 2 + n];
+}
+
+static bool string_arg_ok(const char *s, const char *op)
+{
+	if (is_device(s) || (!strcmp(op, "aten::einsum") && is_equation(s)))
+		return true;
+	for (size_t i = 0; i < sizeof(string_args) / sizeof(string_args[0]); i++)
+		if (!strcmp(s, string_args[i]))
+			return true;
+	return false;
+}
+
 static const char *why_value(const struct orr_compose *c, const struct orr_et *et,
-			     const struct orr_et_value *v, int depth)
+			     const struct orr_et_value *v, const char *op, int depth)
 {
 	const struct orr_trace *t = orr_graph_trace(c->g);
 	char buf[256];
@@ -127,11 +177,15 @@ static const char *why_value(const struct orr_compose *c, const struct orr_et *e
 
 			if (v->first_elem + i >= et->nvalues)
 				return "a list argument out of range";
-			why = why_value(c, et, &et->values[v->first_elem + i], depth + 1);
+			why = why_value(c, et, &et->values[v->first_elem + i], op, depth + 1);
 			if (why)
 				return why;
 		}
 		return NULL;
+	case ORR_ET_STRING:
+		if (string_arg_ok(orr_trace_str(t, v->str), op))
+			return NULL;
+		return "a string argument bench.py does not pass (only devices and modes)";
 	case ORR_ET_OTHER:
 		break;
 	default:
@@ -158,6 +212,104 @@ static bool namespace_runs(const char *name)
 	return true;
 }
 
+static bool ident_n(const char *s, size_t n)
+{
+	if (!n || n > 128 ||
+	    !(s[0] == '_' || (s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z')))
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (!(s[i] == '_' || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= 'a' && s[i] <= 'z') ||
+		      (s[i] >= '0' && s[i] <= '9')))
+			return false;
+	return true;
+}
+
+bool orr__compose_identifier(const char *s)
+{
+	return ident_n(s, strlen(s));
+}
+
+/*
+ * NAMESPACE::OP, both identifiers, the namespace not a dunder; OP a dunder only in aten
+ * (aten::__and__ and its kind): anything else is not an operator of torch.ops.
+ */
+static bool op_name_ok(const char *name, size_t *ret_nslen)
+{
+	const char *sep = strstr(name, "::");
+	size_t ns;
+
+	if (!sep)
+		return false;
+	ns = (size_t)(sep - name);
+	if (!ident_n(name, ns) || !orr__compose_identifier(sep + 2) || !strncmp(name, "__", 2))
+		return false;
+	if (!strncmp(sep + 2, "__", 2) && (ns != 4 || strncmp(name, "aten", 4)))
+		return false;
+	*ret_nslen = ns;
+	return true;
+}
+
+static bool namespace_allowed(const struct orr_compose *c, const char *name, size_t n)
+{
+	if (n == 4 && !strncmp(name, "aten", 4))
+		return true;
+	for (size_t i = 0; i < c->o.nnamespaces; i++)
+		if (strlen(c->o.namespaces[i]) == n && !strncmp(name, c->o.namespaces[i], n))
+			return true;
+	return false;
+}
+
+/*
+ * The overload of "aten::add.Tensor(Tensor self, ...)" for the op `name`: its offset and
+ * length in schema; length 0 for the default one (no dot); false when the schema is not
+ * of that op.
+ */
+static bool overload_of(const char *name, const char *schema, size_t *ret_at, size_t *ret_n)
+{
+	size_t n = strlen(name), k;
+
+	if (strncmp(schema, name, n) || (schema[n] != '.' && schema[n] != '('))
+		return false;
+	for (k = n + 1; schema[n] == '.' && schema[k] && schema[k] != '('; k++)
+		;
+	*ret_at = n + 1;
+	*ret_n = schema[n] == '.' ? k - n - 1 : 0;
+	return true;
+}
+
+/* Why op `name` with that schema (ORR_STR_NONE: none) is not one bench.py may call. */
+static const char *why_name(const struct orr_compose *c, const char *name, const char *schema)
+{
+	char buf[256];
+	size_t ns, at, n;
+
+	if (!op_name_ok(name, &ns))
+		return "not an operator name (NAMESPACE::NAME of identifiers, __dunder__ names only in aten)";
+	if (!namespace_allowed(c, name, ns)) {
+		snprintf(buf, sizeof(buf),
+			 "namespace %.*s not allowed (orrery compose --allow-namespace %.*s)",
+			 (int)ns, name, (int)ns, name);
+		return orr_strtab_get(c->strs, orr_strtab_intern(c->strs, buf, strlen(buf)));
+	}
+	if (schema && overload_of(name, schema, &at, &n) && n &&
+	    (!ident_n(schema + at, n) || !strncmp(schema + at, "__", 2)))
+		return "an overload in the schema that is not an identifier";
+	return NULL;
+}
+
+const char *orr__compose_refused(const struct orr_compose *c, const struct crank *cr, uint32_t e)
+{
+	const struct orr_trace *t = orr_graph_trace(c->g);
+	const struct orr_event *ev = &cr->r->events[e];
+	uint32_t node = cr->et_of_event[e];
+	uint32_t schema = node == ORR_NONE ? ORR_STR_NONE : cr->r->et->nodes[node].op_schema;
+
+	if (!namespace_runs(orr_trace_str(t, ev->name)))
+		return NULL;
+	return why_name(c, orr_trace_str(t, ev->name),
+			schema == ORR_STR_NONE ? NULL : orr_trace_str(t, schema));
+}
+
 const char *orr__compose_unbuildable(const struct orr_compose *c, const struct crank *cr,
 				     uint32_t e)
 {
@@ -165,6 +317,7 @@ const char *orr__compose_unbuildable(const struct orr_compose *c, const struct c
 	const struct orr_rank *r = cr->r;
 	const struct orr_event *ev = &r->events[e];
 	uint32_t node = cr->et_of_event[e];
+	const char *why;
 
 	if (!namespace_runs(orr_trace_str(t, ev->name)))
 		return "not an operator (namespace::name)";
@@ -174,14 +327,18 @@ const char *orr__compose_unbuildable(const struct orr_compose *c, const struct c
 
 		if (n->op_schema == ORR_STR_NONE)
 			return "no schema in the execution trace";
+		if ((why = why_name(c, orr_trace_str(t, ev->name), orr_trace_str(t, n->op_schema))))
+			return why;
 		for (uint32_t i = 0; i < n->ninputs; i++) {
-			const char *why = why_value(c, et, &et->values[n->first_input + i], 0);
-
+			why = why_value(c, et, &et->values[n->first_input + i],
+					orr_trace_str(t, ev->name), 0);
 			if (why)
 				return why;
 		}
 		return NULL;
 	}
+	if ((why = why_name(c, orr_trace_str(t, ev->name), NULL)))
+		return why;
 	if (ev->args == ORR_NONE || ev->args >= r->nops || !r->ops[ev->args].ninputs)
 		return "no arguments recorded (record_shapes, or an execution trace)";
 	for (uint32_t i = 0; i < r->ops[ev->args].ninputs; i++) {
@@ -365,24 +522,23 @@ static void write_outputs(struct cargs *a, FILE *f, const struct orr_et *et,
 	}
 }
 
-/* "Tensor" of "aten::add.Tensor(Tensor self, ...)", "default" without one; NULL if unknown. */
+/*
+ * "Tensor" of "aten::add.Tensor(Tensor self, ...)", "default" without one; null if the
+ * schema is of another op.  orr__compose_unbuildable() let only identifiers through;
+ * escaped all the same.
+ */
 static void write_overload(FILE *f, const char *name, const char *schema)
 {
-	size_t n = strlen(name), k;
+	size_t at, n;
+	char *o;
 
-	if (strncmp(schema, name, n) || (schema[n] != '.' && schema[n] != '(')) {
+	if (!overload_of(name, schema, &at, &n)) {
 		fputs("null", f);
 		return;
 	}
-	if (schema[n] == '(') {
-		fputs("\"default\"", f);
-		return;
-	}
-	for (k = n + 1; schema[k] && schema[k] != '('; k++)
-		;
-	fputc('"', f);
-	fwrite(schema + n + 1, 1, k - n - 1, f);
-	fputc('"', f);
+	o = orr_xstrndup(n ? schema + at : "default", n ? n : strlen("default"));
+	orr_json_write_string(f, o);
+	free(o);
 }
 
 static void write_et_op(struct cargs *a, FILE *f, const struct orr_et_node *n)
@@ -478,4 +634,143 @@ void orr__compose_write_tables(struct cargs *a, FILE *f, uint64_t *ret_tensors,
 	fputs("]", f);
 	*ret_tensors = a->nt;
 	*ret_storages = a->ns;
+}
+
+/*
+ * Bytes from a storage's start to the end of a view (contiguous without strides): NULL,
+ * or what is wrong with it (negative, or too large) and *ret_bad the value.
+ */
+static const char *tensor_bytes(const int64_t *dims, uint32_t ndims, const int64_t *strides,
+				uint32_t nstrides, int64_t offset, int64_t itemsize,
+				int64_t *ret_bytes, int64_t *ret_bad)
+{
+	__int128 last = 0, step = 1, bytes;
+	bool empty = false;
+
+	*ret_bad = ndims;
+	if (ndims > ORR_COMPOSE_MAX_DIMS)
+		return "more than 64 dimensions:";
+	*ret_bad = offset;
+	if (offset < 0)
+		return "a storage offset of";
+	*ret_bad = itemsize;
+	if (itemsize < 0)
+		return "an element size of";
+	for (uint32_t i = 0; i < nstrides; i++) {
+		*ret_bad = strides[i];
+		if (strides[i] < 0)
+			return "a stride of";
+	}
+	for (uint32_t i = ndims; i-- > 0;) {
+		*ret_bad = dims[i];
+		if (dims[i] < 0)
+			return "a dimension of";
+		empty = empty || !dims[i];
+		/* each term is below 2^126 and the sum stops past 2^40: no overflow */
+		if (!empty && last <= ORR_COMPOSE_MAX_TENSOR_BYTES) {
+			last += (__int128)(dims[i] - 1) *
+				(nstrides == ndims ? (__int128)strides[i] : step);
+			if (step <= ORR_COMPOSE_MAX_TENSOR_BYTES)
+				step *= dims[i];
+		}
+	}
+	bytes = empty ? 0 : (offset + last + 1) * (itemsize > 0 ? itemsize : 1);
+	*ret_bad = bytes > INT64_MAX ? INT64_MAX : (int64_t)bytes;
+	if (last > ORR_COMPOSE_MAX_TENSOR_BYTES || bytes > ORR_COMPOSE_MAX_TENSOR_BYTES)
+		return "more than 2^40 bytes (its shape, strides and offset):";
+	*ret_bytes = (int64_t)bytes;
+	return NULL;
+}
+
+/* The tensors of an ET value, checked, their storages counted into a; 0 or an error. */
+static int check_value(struct cargs *a, const struct orr_et *et, const struct orr_et_node *n,
+		       const struct orr_et_value *v, int depth, struct orr_diag *d)
+{
+	const struct orr_trace *t = orr_graph_trace(a->c->g);
+	const char *why;
+	int64_t bytes, bad;
+	int err;
+
+	if (depth > MAX_VALUE_DEPTH)
+		return 0;
+	if (v->kind == ORR_ET_LIST) {
+		for (uint32_t i = 0; i < v->nelems && v->first_elem + i < et->nvalues; i++)
+			if ((err = check_value(a, et, n, &et->values[v->first_elem + i], depth + 1,
+					       d)))
+				return err;
+		return 0;
+	}
+	if (v->kind != ORR_ET_TENSOR || !et_dtype(orr_trace_str(t, v->type)))
+		return 0;
+	why = tensor_bytes(et->dims + v->first_dim, v->ndims, et->dims + v->first_stride,
+			   v->nstrides == v->ndims ? v->nstrides : 0, v->offset, v->itemsize,
+			   &bytes, &bad);
+	if (why)
+		return orr_diag_set(
+			d, ORR_ETOOBIG, "", -1, -1,
+			"rank %d: execution trace node %lld (%s): a tensor with %s %lld",
+			a->cr->r->rank, (long long)n->id, orr_trace_str(t, n->name), why,
+			(long long)bad);
+	et_tensor(a, et, v, false);
+	return 0;
+}
+
+/* An op rebuilt from the profiler's record_shapes: a contiguous tensor per input. */
+static int check_kineto_op(struct cargs *a, const struct orr_event *ev, struct orr_diag *d)
+{
+	const struct orr_trace *t = orr_graph_trace(a->c->g);
+	const struct orr_rank *r = a->cr->r;
+	const struct orr_op_args *op = &r->ops[ev->args];
+
+	for (uint32_t i = 0; i < op->ninputs; i++) {
+		const struct orr_input *in = &r->inputs[op->first_input + i];
+		int64_t size = orr_dtype_bytes(orr_trace_str(t, in->dtype)), bytes, bad;
+		const char *why = tensor_bytes(r->dims + in->first_dim, in->ndims, NULL, 0, 0, size,
+					       &bytes, &bad);
+
+		if (why)
+			return orr_diag_set(d, ORR_ETOOBIG, "", -1, -1,
+					    "rank %d: op %s at %lld ns: input %u is a tensor with "
+					    "%s %lld",
+					    r->rank, orr_trace_str(t, ev->name),
+					    (long long)ev->start_ns, i, why, (long long)bad);
+		ORR_VEC_PUSH(a->s, a->ns, a->cap_s, ((struct cstorage){ bytes, false, 2 }));
+	}
+	return 0;
+}
+
+int orr__compose_check_sizes(const struct orr_compose *c, const struct crank *cr,
+			     struct orr_diag *reterr_diag)
+{
+	struct cargs *a = orr__compose_args_new(c, cr);
+	__int128 total = 0;
+	int err = 0;
+
+	for (size_t i = 0; !err && i < cr->nitems; i++) {
+		const struct citem *it = &cr->items[i];
+		uint32_t node = it->kind == CI_OP ? cr->et_of_event[it->event] : ORR_NONE;
+		const struct orr_et_node *n;
+
+		if (it->kind != CI_OP)
+			continue;
+		if (node == ORR_NONE) {
+			err = check_kineto_op(a, &cr->r->events[it->event], reterr_diag);
+			continue;
+		}
+		n = &cr->r->et->nodes[node];
+		for (uint32_t k = 0; !err && k < n->ninputs + n->noutputs; k++)
+			err = check_value(a, cr->r->et, n,
+					  &cr->r->et->values[k < n->ninputs ? n->first_input + k
+									    : n->first_output + k -
+										      n->ninputs],
+					  0, reterr_diag);
+	}
+	for (size_t i = 0; !err && i < a->ns; i++)
+		total += a->s[i].nbytes;
+	if (!err && total > ORR_COMPOSE_MAX_RANK_BYTES)
+		err = orr_diag_set(reterr_diag, ORR_ETOOBIG, "", -1, -1,
+				   "rank %d: the plan's tensors need %.3g bytes, more than 2^42",
+				   cr->r->rank, (double)total);
+	orr__compose_args_free(a);
+	return err;
 }

@@ -12,12 +12,18 @@ of each rank is rank-R.json beside this file.
                                               stand-ins (sleeps of their recorded time)
     torchrun --nproc-per-node N bench.py      N ranks; real collectives when N is the
                                               recorded world size
-    python3 bench.py --check                  read the plans and print what they hold
-                                              (needs no PyTorch)
+    python3 bench.py --check                  check the plans against their schema and
+                                              print what they hold (needs no PyTorch)
 
 Options: --steps N, --warmup N, --rank R, --device cuda|cpu, --profile DIR (a Kineto
 trace of the timed steps, DIR/rank-R.json, for orrery replay/info), --no-fill,
---emulate-comms, --json.  See docs/orrery-compose.md in orrery's sources.
+--emulate-comms, --allow-namespace NS, --json.  See docs/orrery-compose.md in orrery's
+sources.
+
+It calls only operators of torch.ops (OpOverloadPacket, OpOverload) in the namespaces
+aten, c10d and _c10d_functional, and those --allow-namespace names, with tensors and
+scalars it makes; a plan that names anything else, or holds a string argument outside
+a small set of modes, is refused before anything runs (check_plan).
 """
 import argparse
 import glob
@@ -31,6 +37,33 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 KINDS = ("op", "comm", "fill", "sync", "record", "wait")
 DEVICE_RE = re.compile(r"^cuda(:[0-9]+)?$")
+
+# What a plan may hold (check_plan); orrery compose writes nothing else.
+NAMESPACES = ("aten", "c10d", "_c10d_functional")  # and --allow-namespace NS
+IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+# operators that read or write files, refused in every namespace
+FILE_OPS = frozenset(("from_file", "save", "load", "_save", "_load"))
+# string arguments passed to an operator: devices (made this run's device) and modes
+STRING_ARGS = frozenset((
+    "cpu", "none", "mean", "sum", "prod", "amax", "amin", "add", "multiply", "tanh",
+    "trunc", "floor", "left", "right", "fro", "nuc", "forward", "backward", "ortho",
+    "constant", "reflect", "replicate", "circular", "zeros", "border", "reflection",
+    "nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area",
+    "higher", "lower", "midpoint", "L", "U", "reduced", "complete", "r", "gelsd", "gelsy",
+    "gelss", "gels"))
+# ... and aten::einsum's equation: letters, '.', ',', ' ' and one '->'
+EINSUM_RE = re.compile(r"^[A-Za-z., ]{0,256}(->[A-Za-z. ]{0,64})?$")
+DTYPES = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2, "int64": 8, "int32": 4,
+          "int16": 2, "int8": 1, "uint8": 1, "bool": 1, "complex64": 8, "complex128": 16,
+          "float8_e4m3fn": 1, "float8_e5m2": 1}  # and their sizes in bytes
+COMM_KINDS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast",
+              "reduce", "send", "recv", "send_recv")
+MAX_DIMS = 64
+MAX_TENSOR_BYTES = 1 << 40  # a tensor, from its storage's start; a storage
+MAX_RANK_BYTES = 1 << 42    # every storage of a plan together
+MAX_VALUE_DEPTH = 16
+MAX_STRING = 1 << 16
+I64 = 1 << 63
 
 
 def parse_args(argv):
@@ -53,9 +86,17 @@ def parse_args(argv):
                    help="stand-ins for the collectives even when the world size matches")
     p.add_argument("--check", action="store_true",
                    help="read and check the plans, print their contents as JSON; run nothing")
+    p.add_argument("--allow-namespace", metavar="NS", action="append", default=[],
+                   help="run the operators of namespace NS too (besides aten, c10d and "
+                        "_c10d_functional); may be given several times")
     p.add_argument("--json", action="store_true", help="results as one JSON object")
     p.add_argument("--dir", default=HERE, help=argparse.SUPPRESS)
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    for ns in args.allow_namespace:
+        if not IDENT_RE.match(ns) or ns.startswith("__"):
+            p.error("--allow-namespace %r: an identifier, as in NS::op" % ns)
+    args.namespaces = NAMESPACES + tuple(args.allow_namespace)
+    return args
 
 
 # ---- plans: reading and checking (no PyTorch) ----
@@ -64,41 +105,248 @@ class PlanError(Exception):
     pass
 
 
-def load_plan(path):
+def load_plan(path, namespaces=NAMESPACES):
     try:
         with open(path, encoding="utf-8") as f:
             plan = json.load(f)
-    except (OSError, ValueError) as e:
-        raise PlanError("%s: %s" % (path, e))
-    check_plan(path, plan)
+    except (OSError, ValueError, RecursionError) as e:
+        raise PlanError("%s: %s" % (path, str(e).splitlines()[0] if str(e) else e))
+    check_plan(path, plan, namespaces)
     return plan
 
 
-def check_plan(path, plan):
-    def bad(msg):
-        raise PlanError("%s: %s" % (path, msg))
+def op_problem(name, namespaces=NAMESPACES):
+    """Why an op's name is not one bench.py calls, or None."""
+    if not isinstance(name, str) or name.count("::") != 1:
+        return "not an operator name (NAMESPACE::NAME)"
+    ns, op = name.split("::")
+    if not IDENT_RE.match(ns) or not IDENT_RE.match(op) or ns.startswith("__"):
+        return "not an operator name (identifiers)"
+    if op.startswith("__") and ns != "aten":
+        return "not an operator name (a __dunder__ outside aten)"
+    if ns not in namespaces:
+        return "namespace %s not allowed (bench.py --allow-namespace %s)" % (ns, ns)
+    if op in FILE_OPS:
+        return "an operator that reads or writes files"
+    return None
 
-    if plan.get("format") != "orrery-compose" or plan.get("version") != 1:
-        bad("not an orrery compose plan (version 1)")
-    nt, ns = len(plan["tensors"]), len(plan["storages"])
-    for t in plan["tensors"]:
-        if not (0 <= t[0] < ns) or len(t) != 5:
-            bad("a tensor with a storage out of range")
-        if t[3] is not None and len(t[3]) != len(t[2]):
-            bad("a tensor whose strides and shape differ in length")
-    recorded = set()
-    for i, it in enumerate(plan["items"]):
-        kind = it[0]
-        if kind not in KINDS:
-            bad("item %d: unknown kind %r" % (i, kind))
-        if kind == "op":
-            for t in tensor_refs(it[5]) + [o for o in it[6] if o is not None]:
-                if not (0 <= t < nt):
-                    bad("item %d: tensor %d out of range" % (i, t))
-        elif kind == "record":
-            recorded.add(it[1])
-        elif kind == "wait" and it[1] not in recorded:
-            bad("item %d: waits for event %d before it is recorded" % (i, it[1]))
+
+def string_ok(s, name):
+    return (DEVICE_RE.match(s) is not None or s in STRING_ARGS
+            or (name == "aten::einsum" and EINSUM_RE.match(s) is not None))
+
+
+class Schema:
+    """check_plan's walk: every field of a plan, its type and its range."""
+
+    def __init__(self, path, plan, namespaces):
+        self.path, self.plan, self.namespaces = path, plan, namespaces
+
+    def bad(self, where, msg):
+        raise PlanError("%s: %s: %s" % (self.path, where, msg))
+
+    def int_(self, where, v, lo=-I64, hi=I64 - 1, null=False):
+        if v is None and null:
+            return
+        if type(v) is not int or not lo <= v <= hi:
+            self.bad(where, "%r is not a whole number from %d to %d" % (v, lo, hi))
+
+    def str_(self, where, v):
+        if not isinstance(v, str) or len(v) > MAX_STRING:
+            self.bad(where, "not a string (of at most %d characters)" % MAX_STRING)
+
+    def list_(self, where, v, n=None):
+        if not isinstance(v, list) or (n is not None and len(v) != n):
+            self.bad(where, "not a list" + ("" if n is None else " of %d" % n))
+
+    def value(self, where, v, name, nt, depth=0):
+        if depth > MAX_VALUE_DEPTH:
+            self.bad(where, "arguments nested more than %d deep" % MAX_VALUE_DEPTH)
+        if v is None or isinstance(v, bool):
+            return
+        if type(v) is int:
+            return self.int_(where, v)
+        if type(v) is float:
+            return
+        if isinstance(v, str):
+            if not string_ok(v, name):
+                self.bad(where, "a string argument bench.py does not pass: %r" % v[:64])
+            return
+        if isinstance(v, list):
+            for x in v:
+                self.value(where, x, name, nt, depth + 1)
+            return
+        if isinstance(v, dict) and list(v) == ["t"]:
+            return self.int_(where, v["t"], 0, nt - 1)
+        if isinstance(v, dict) and list(v) == ["f"] and v["f"] in ("nan", "inf", "-inf"):
+            return
+        self.bad(where, "an argument that is not a tensor, a scalar or a list: %r"
+                 % (str(v)[:64],))
+
+    def top(self):
+        p = self.plan
+        if not isinstance(p, dict) or p.get("format") != "orrery-compose" \
+                or p.get("version") != 1:
+            self.bad("plan", "not an orrery compose plan (version 1)")
+        known = {"format", "version", "producer", "source", "rank", "world_size", "step",
+                 "step_ns", "gpu_ns", "op_ns", "comm_ns", "fill_ns", "dropped_ns", "steps",
+                 "warmup", "main_stream", "events", "groups", "items", "tensors",
+                 "storages", "missing"}
+        for k in known - set(p):
+            self.bad("plan", "no %r" % k)
+        for k in set(p) - known:
+            self.bad("plan", "an unknown field %r" % k[:64])
+        self.str_("producer", p["producer"])
+        self.str_("source", p["source"])
+        self.int_("rank", p["rank"], 0, (1 << 31) - 1)
+        self.int_("world_size", p["world_size"], 1, 1 << 31)
+        self.int_("step", p["step"], -1)
+        for k in ("step_ns", "gpu_ns", "op_ns", "comm_ns", "fill_ns", "dropped_ns",
+                  "events"):
+            self.int_(k, p[k], 0)
+        self.int_("steps", p["steps"], 1, (1 << 31) - 1)
+        self.int_("warmup", p["warmup"], 0, (1 << 31) - 1)
+        self.int_("main_stream", p["main_stream"], 0, null=True)
+
+    def groups(self):
+        self.list_("groups", self.plan["groups"])
+        for i, g in enumerate(self.plan["groups"]):
+            w = "group %d" % i
+            if not isinstance(g, dict) or set(g) != {"name", "ranks", "size"}:
+                self.bad(w, "not {name, ranks, size}")
+            self.str_(w, g["name"])
+            self.list_(w, g["ranks"])
+            for r in g["ranks"]:
+                self.int_(w, r, 0, self.plan["world_size"] - 1)
+            self.int_(w, g["size"], -1, 1 << 31)
+
+    def tensors(self):
+        ns = len(self.plan["storages"])
+        total = 0
+        self.list_("storages", self.plan["storages"])
+        for i, st in enumerate(self.plan["storages"]):
+            w = "storage %d" % i
+            self.list_(w, st, 3)
+            self.int_(w, st[0], 0, MAX_TENSOR_BYTES)
+            if st[1] not in ("cpu", "cuda") or st[2] not in (0, 1, True, False):
+                self.bad(w, "not [bytes, cpu|cuda, 0|1]")
+            total += st[0]
+        if total > MAX_RANK_BYTES:
+            self.bad("storages", "%d bytes together, more than 2^42" % total)
+        self.list_("tensors", self.plan["tensors"])
+        for i, t in enumerate(self.plan["tensors"]):
+            w = "tensor %d" % i
+            self.list_(w, t, 5)
+            self.int_(w, t[0], 0, ns - 1)
+            self.int_(w, t[1], 0, MAX_TENSOR_BYTES)
+            self.list_(w, t[2])
+            if len(t[2]) > MAX_DIMS:
+                self.bad(w, "more than %d dimensions" % MAX_DIMS)
+            for n in t[2]:
+                self.int_(w, n, 0)
+            if t[3] is not None:
+                self.list_(w, t[3], len(t[2]))
+                for n in t[3]:
+                    self.int_(w, n, 0)
+            if not isinstance(t[4], str) or t[4] not in DTYPES:
+                self.bad(w, "an unknown dtype %r" % (str(t[4])[:64],))
+            self.extent(w, t)
+
+    def extent(self, w, t):
+        shape, strides = t[2], t[3]
+        if strides is None:
+            strides, step = [], 1
+            for n in reversed(shape):
+                strides.insert(0, step)
+                step *= max(n, 1)
+        if 0 in shape:
+            return
+        end = (t[1] + sum((n - 1) * s for n, s in zip(shape, strides)) + 1) * DTYPES[t[4]]
+        if end > MAX_TENSOR_BYTES:
+            self.bad(w, "more than 2^40 bytes from its storage's start")
+
+    def items(self):
+        p = self.plan
+        nt, ng = len(p["tensors"]), len(p["groups"])
+        self.list_("items", p["items"])
+        recorded = set()
+        for i, it in enumerate(p["items"]):
+            w = "item %d" % i
+            if not isinstance(it, list) or not it or it[0] not in KINDS:
+                self.bad(w, "not an item of a known kind")
+            kind = it[0]
+            if kind == "op":
+                self.list_(w, it, 7)
+                why = op_problem(it[1], self.namespaces)
+                if why:
+                    self.bad(w, "op %r: %s" % (str(it[1])[:128], why))
+                self.int_(w, it[2], 0, null=True)
+                self.int_(w, it[3], 0)
+                if it[4] is not None and (not isinstance(it[4], str)
+                                          or not IDENT_RE.match(it[4])
+                                          or it[4].startswith("__")):
+                    self.bad(w, "an overload that is not an identifier")
+                self.list_(w, it[5])
+                self.value(w, it[5], it[1], nt)
+                self.list_(w, it[6])
+                for o in it[6]:
+                    self.int_(w, o, 0, nt - 1, null=True)
+            elif kind == "comm":
+                self.list_(w, it, 11)
+                if it[1] not in COMM_KINDS or not isinstance(it[7], str) \
+                        or it[7] not in DTYPES:
+                    self.bad(w, "an unknown collective or dtype")
+                self.int_(w, it[2], 0)
+                self.int_(w, it[3], 0, null=True)
+                self.int_(w, it[4], -1, ng - 1, null=True)
+                self.int_(w, it[5], -1, MAX_TENSOR_BYTES // DTYPES[it[7]])
+                self.int_(w, it[6], -1, MAX_TENSOR_BYTES // DTYPES[it[7]])
+                self.int_(w, it[8], 0, (1 << 31) - 1, null=True)
+                self.int_(w, it[9], 0)
+                self.str_(w, it[10])
+            elif kind == "fill":
+                self.list_(w, it, 4)
+                self.int_(w, it[1], 0)
+                self.int_(w, it[2], 0)
+                self.str_(w, it[3])
+            elif kind == "sync":
+                self.list_(w, it, 2)
+                self.int_(w, it[1], 0, null=True)
+            elif kind == "record":
+                self.list_(w, it, 4)
+                self.int_(w, it[1], 0)
+                self.int_(w, it[2], 0)
+                if not isinstance(it[3], bool):
+                    self.bad(w, "not [record, event, stream, bool]")
+                recorded.add(it[1])
+            else:
+                self.list_(w, it, 4)
+                self.int_(w, it[1], 0)
+                self.int_(w, it[2], 0)
+                if it[3] is not False:
+                    self.int_(w, it[3], 0, null=True)
+                if it[1] not in recorded:
+                    self.bad(w, "waits for event %d before it is recorded" % it[1])
+
+    def missing(self):
+        self.list_("missing", self.plan["missing"])
+        for i, m in enumerate(self.plan["missing"]):
+            w = "missing %d" % i
+            self.list_(w, m, 4)
+            self.str_(w, m[0])
+            self.str_(w, m[1])
+            self.int_(w, m[2], 0)
+            self.int_(w, m[3], 0)
+
+
+def check_plan(path, plan, namespaces=NAMESPACES):
+    """Every field of the plan: its type and range; ops and strings bench.py may pass."""
+    s = Schema(path, plan, namespaces)
+    s.top()
+    s.groups()
+    s.tensors()
+    s.items()
+    s.missing()
 
 
 def tensor_refs(args):
@@ -141,17 +389,21 @@ def check_all(args):
     paths = plan_paths(args.dir)
     if not paths:
         raise PlanError("no rank-R.json beside bench.py in %s" % args.dir)
-    print(json.dumps({"ranks": [summary(load_plan(p)) for p in paths]}, sort_keys=True))
+    print(json.dumps({"ranks": [summary(load_plan(p, args.namespaces)) for p in paths]},
+                     sort_keys=True))
     return 0
 
 
 # ---- running a plan ----
 
 class Runner:
+    namespaces = NAMESPACES
+
     def __init__(self, torch, plan, args, dist=None, real_comms=False):
         self.torch = torch
         self.plan = plan
         self.args = args
+        self.namespaces = args.namespaces
         self.dist = dist
         self.real_comms = real_comms
         self.cpu = args.device == "cpu"
@@ -369,24 +621,32 @@ class Runner:
                 continue
             key = (it[1], it[4])
             if key not in self.fns:
-                self.fns[key] = resolve(self.torch, it[1], it[4])
+                self.fns[key] = resolve(self.torch, it[1], it[4], self.namespaces)
             if isinstance(self.fns[key], str):
                 self.unresolved[i] = self.fns[key]
 
-    def arg(self, a, live):
+    def arg(self, a, live, name):
+        """A value the plan gave an argument: a tensor made here, a scalar, a list of them,
+        or a string of the allowed set (check_plan); anything else is refused."""
         if isinstance(a, dict):
             if "t" in a:
                 return self.view(a["t"], live)
             return float(a["f"])
         if isinstance(a, list):
-            return [self.arg(x, live) for x in a]
-        if isinstance(a, str) and DEVICE_RE.match(a):
-            return str(self.dev)
-        return a
+            return [self.arg(x, live, name) for x in a]
+        if isinstance(a, str):
+            if DEVICE_RE.match(a):
+                return str(self.dev)
+            if not string_ok(a, name):
+                raise PlanError("a string argument bench.py does not pass: %r" % a[:64])
+            return a
+        if a is None or isinstance(a, (bool, int, float)):
+            return a
+        raise PlanError("an argument that is not a tensor or a scalar")
 
     def run_op(self, i, it, live):
         fn, kwnames = self.fns[(it[1], it[4])]
-        args = [self.arg(a, live) for a in it[5]]
+        args = [self.arg(a, live, it[1]) for a in it[5]]
         kwargs = {}
         if kwnames:
             pos = [a for a, kw in zip(args, kwnames) if not kw[1]]
@@ -548,21 +808,54 @@ def flatten(v, out):
         out.append(v)
 
 
-def resolve(torch, name, overload):
-    """(callable, [(arg name, keyword-only)] or None), or why not as a string."""
-    if "::" not in name:
-        return "not an operator"
-    ns, op = name.split("::", 1)
+def op_types(torch):
+    """PyTorch's operator classes (torch._ops), or (None, None)."""
+    ops = getattr(torch, "_ops", None)
+    return getattr(ops, "OpOverloadPacket", None), getattr(ops, "OpOverload", None)
+
+
+def reads_files(schema):
+    """True when an operator's schema takes a file name."""
+    try:
+        return any(a.name in ("filename", "path", "file") and "str" in str(a.type)
+                   for a in schema.arguments)
+    except (AttributeError, TypeError):
+        return True
+
+
+def resolve(torch, name, overload, namespaces=NAMESPACES):
+    """(callable, [(arg name, keyword-only)] or None), or why not as a string.  Only an
+    operator of torch.ops (OpOverloadPacket or OpOverload) in an allowed namespace."""
+    why = op_problem(name, namespaces)
+    if why:
+        return why
+    if overload is not None and (not isinstance(overload, str) or not IDENT_RE.match(overload)
+                                 or overload.startswith("__")):
+        return "an overload that is not an identifier"
+    packet_t, overload_t = op_types(torch)
+    if packet_t is None or overload_t is None:
+        return "no torch._ops.OpOverloadPacket in this PyTorch"
+    ns, op = name.split("::")
     try:
         packet = getattr(getattr(torch.ops, ns), op)
     except (AttributeError, RuntimeError):
         return "not in this PyTorch"
+    if not isinstance(packet, packet_t):
+        return "not an operator of torch.ops"
+    try:
+        overloads = [getattr(packet, o) for o in packet.overloads()]
+    except (AttributeError, RuntimeError):
+        return "not an operator of torch.ops"
+    if any(not isinstance(o, overload_t) or reads_files(o._schema) for o in overloads):
+        return "an operator that reads or writes files"
     if overload is None:
         return packet, None
     try:
         fn = getattr(packet, overload)
     except (AttributeError, RuntimeError):
         return "overload %s not in this PyTorch" % overload
+    if not isinstance(fn, overload_t):
+        return "overload %s is not an operator" % overload
     try:
         names = [(a.name, bool(a.kwarg_only)) for a in fn._schema.arguments]
     except AttributeError:
@@ -588,7 +881,7 @@ def run(args):
     path = os.path.join(args.dir, "rank-%d.json" % rank)
     if not os.path.exists(path):
         raise PlanError("%s: no plan for rank %d" % (path, rank))
-    plan = load_plan(path)
+    plan = load_plan(path, args.namespaces)
     real = (dist is not None and world == plan["world_size"] and not args.emulate_comms
             and args.device == "cuda")
     runner = Runner(torch, plan, args, dist, real)

@@ -52,14 +52,38 @@ struct orr_compose {
 
 /* The stream GPU task `task` of the graph ran on. */
 int64_t orr__compose_stream(const struct orr_graph *g, const struct orr_rank *r, uint32_t task);
-/* Adds GPU time to the missing entry (name, reason). */
+/* Adds GPU tasks and their time to the missing entry (name, reason). */
 void orr__compose_missing(struct orr_compose *c, const char *name, const char *reason,
-			  int64_t gpu_ns);
+			  uint64_t tasks, int64_t gpu_ns);
 /* Cross-stream records and waits (D4) and their events; then --repeat and the filters. */
 void orr__compose_sync(struct orr_compose *c, struct crank *cr, const uint32_t *item_of_task);
-/* Why op event e of cr cannot be rebuilt, or NULL. */
+/*
+ * Why op event e of cr is not one bench.py may call (its name, namespace or overload),
+ * or NULL.
+ */
+const char *orr__compose_refused(const struct orr_compose *c, const struct crank *cr, uint32_t e);
+/* Why op event e of cr cannot be rebuilt (orr__compose_refused() included), or NULL. */
 const char *orr__compose_unbuildable(const struct orr_compose *c, const struct crank *cr,
 				     uint32_t e);
+
+/*
+ * Bounds on what a plan asks bench.py to allocate (docs/limits.md); bench.py --check
+ * holds plans to the same.
+ */
+#define ORR_COMPOSE_MAX_DIMS         64
+#define ORR_COMPOSE_MAX_TENSOR_BYTES ((int64_t)1 << 40)
+#define ORR_COMPOSE_MAX_RANK_BYTES   ((int64_t)1 << 42)
+
+/* True for a name bench.py may look up: [A-Za-z_][A-Za-z0-9_]*, at most 128 bytes. */
+bool orr__compose_identifier(const char *s);
+/*
+ * Refuses a rank whose op items hold a tensor with a negative dimension, stride,
+ * offset or element size, more than ORR_COMPOSE_MAX_DIMS dimensions or more than
+ * ORR_COMPOSE_MAX_TENSOR_BYTES, or whose storages hold more than
+ * ORR_COMPOSE_MAX_RANK_BYTES together; the diag names the execution trace node.
+ */
+int orr__compose_check_sizes(const struct orr_compose *c, const struct crank *cr,
+			     struct orr_diag *reterr_diag);
 
 /* The torch dtype name of a dtype as traces write it ("c10::BFloat16" -> "bfloat16"). */
 const char *orr__compose_dtype(const char *name);

@@ -42,7 +42,7 @@ struct frame {
 };
 
 void orr__compose_missing(struct orr_compose *c, const char *name, const char *reason,
-			  int64_t gpu_ns)
+			  uint64_t tasks, int64_t gpu_ns)
 {
 	uint32_t n = orr_strtab_intern(c->strs, name, strlen(name));
 	uint32_t why = orr_strtab_intern(c->strs, reason, strlen(reason));
@@ -50,13 +50,13 @@ void orr__compose_missing(struct orr_compose *c, const char *name, const char *r
 
 	for (size_t i = 0; i < c->nmissing; i++) {
 		if (c->missing[i].name == ns && c->missing[i].reason == rs) {
-			c->missing[i].tasks++;
+			c->missing[i].tasks += tasks;
 			c->missing[i].gpu_ns = orr_time_add(c->missing[i].gpu_ns, gpu_ns);
 			return;
 		}
 	}
 	ORR_VEC_PUSH(c->missing, c->nmissing, c->cap_missing,
-		     ((struct orr_compose_missing){ ns, rs, 1, gpu_ns }));
+		     ((struct orr_compose_missing){ ns, rs, tasks, gpu_ns }));
 }
 
 static int64_t end_of(const struct orr_event *e)
@@ -184,6 +184,12 @@ static bool runnable_comm(const struct orr_compose *c, const struct orr_rank *r,
 	k = orr_coll_kind_of(orr_trace_str(orr_graph_trace(c->g), co->type));
 	if (k == ORR_COLL_UNKNOWN)
 		return false;
+	/* sizes bench.py --check accepts: 2^40 bytes of any dtype (docs/limits.md) */
+	if (co->in_nelems > ORR_COMPOSE_MAX_TENSOR_BYTES / 16 ||
+	    co->out_nelems > ORR_COMPOSE_MAX_TENSOR_BYTES / 16 ||
+	    co->in_bytes > ORR_COMPOSE_MAX_TENSOR_BYTES ||
+	    co->out_bytes > ORR_COMPOSE_MAX_TENSOR_BYTES)
+		return false;
 	return co->in_nelems >= 0 || co->out_nelems >= 0 || co->in_bytes >= 0 || co->out_bytes >= 0;
 }
 
@@ -234,6 +240,7 @@ static void rebuilt_ops(struct orr_compose *c, struct crank *cr, struct walk *w)
 	for (uint32_t e = 0; e < r->nevents; e++) {
 		const struct orr_event *ev = &r->events[e];
 		uint32_t p = w->owner[e];
+		const char *why;
 
 		if (ev->kind != ORR_EVENT_OP)
 			continue;
@@ -241,8 +248,12 @@ static void rebuilt_ops(struct orr_compose *c, struct crank *cr, struct walk *w)
 			w->em[e] = w->em[p];
 			continue;
 		}
-		if (ev->start_ns < cr->start_ns || ev->start_ns >= cr->end_ns || w->comm[e] ||
-		    w->split[e] || orr__compose_unbuildable(c, cr, e))
+		if (ev->start_ns < cr->start_ns || ev->start_ns >= cr->end_ns)
+			continue;
+		if ((why = orr__compose_refused(c, cr, e))) /* listed even without GPU work */
+			orr__compose_missing(c, orr_trace_str(orr_graph_trace(c->g), ev->name), why,
+					     0, 0);
+		if (w->comm[e] || w->split[e] || orr__compose_unbuildable(c, cr, e))
 			continue;
 		w->em[e] = e;
 		w->item[e] = push_item(cr, base_item(w, ev, e, CI_OP));
@@ -265,7 +276,7 @@ static void add_missing(struct orr_compose *c, const struct crank *cr, const str
 	orr__compose_missing(c,
 			     owner == ORR_NONE ? "(no operator)"
 					       : orr_trace_str(t, cr->r->events[owner].name),
-			     reason, dur);
+			     reason, 1, dur);
 }
 
 /* Every GPU task of the step: part of a rebuilt op, a collective, or a stand-in. */
@@ -590,6 +601,11 @@ static int check_options(const struct orr_compose_options *o, struct orr_diag *d
 					    "a repeat count is from 1 to %d", COMPOSE_MAX_REPEAT);
 	if (o->steps < 1 || o->warmup < 0)
 		return orr_diag_set(d, -EINVAL, "", -1, -1, "at least one step to time");
+	for (size_t i = 0; i < o->nnamespaces; i++)
+		if (!o->namespaces[i] || !orr__compose_identifier(o->namespaces[i]))
+			return orr_diag_set(
+				d, -EINVAL, "", -1, -1,
+				"a namespace is an identifier ([A-Za-z_][A-Za-z0-9_]*)");
 	return 0;
 }
 
@@ -636,6 +652,8 @@ int orr_compose_build(const struct orr_graph *g, const struct orr_compose_option
 		if ((err = rank_window(c, cr, step, reterr_diag)))
 			goto fail;
 		plan_rank(c, cr);
+		if ((err = orr__compose_check_sizes(c, cr, reterr_diag)))
+			goto fail;
 	}
 	if (c->o.subgraph && nothing_kept(c)) {
 		err = orr_diag_set(

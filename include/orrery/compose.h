@@ -47,6 +47,9 @@ struct orr_compose_options {
 	size_t nrepeats;
 	int steps, warmup;    /* bench.py's defaults: timed steps, untimed ones before */
 	const char *producer; /* names the writer in the data files */
+	/* Operator namespaces rebuilt besides aten (identifiers; docs/orrery-compose.md) */
+	const char *const *namespaces;
+	size_t nnamespaces;
 };
 
 /* One rank's plan, in numbers.  GPU times are the trace's, summed over the tasks. */

@@ -14,6 +14,16 @@
 #   run-compose.sh cpu-run         the composed benchmark runs every operator on the CPU
 #                                  (--device cpu), where PyTorch is installed (else skipped)
 #   run-compose.sh usage           usage errors, --help, an output in the way
+#   run-compose.sh hostile         traces whose op names, schemas, string arguments and
+#                                  shapes try to make the plan run something other than an
+#                                  operator (mk-compose-hostile.py): such ops are left out
+#                                  and listed, bad shapes refused naming the node; bench.py
+#                                  --check refuses hand-made hostile plans
+#                                  (check-bench-safe.py evil); runs without ../shared
+#   run-compose.sh plans           property: every plan composed from the fuzz corpora
+#                                  (et, compose) and the hostile traces that bench.py
+#                                  --check accepts calls only allowed operators with
+#                                  safe strings (check-bench-safe.py plans)
 set -uo pipefail
 
 # shellcheck source=SCRIPTDIR/golden-lib.sh
@@ -26,7 +36,7 @@ linear=$shared/kineto/param-linear.json.gz
 linear_et=$shared/et/param-linear-et.json.gz
 megatron=$shared/kineto/astrasim-megatron-tp8
 megatron_et=$shared/et/astrasim-megatron-tp8
-needs "$shared"
+case ${1:-} in hostile | plans) ;; *) needs "$shared" ;; esac
 
 # compose ARGS... into $work/$1 with a JSON report in $work/$1.json, checked.
 compose_ok() {
@@ -161,8 +171,90 @@ usage)
 	expect_rc 1
 	expect_in err "not empty"
 	;;
+hostile)
+	python3 "$golden/mk-compose-hostile.py" "$work/h" || fail "mk-compose-hostile.py"
+	for v in rce schema json path ns; do
+		rm -rf "$work/c-$v"
+		run compose --format=json -o "$work/c-$v" --et "$work/h/$v-et.json" "$work/h/$v-trace.json"
+		expect_rc 0
+		python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$work/c-$v/rank-0.json" ||
+			fail "$v: rank-0.json is not JSON"
+		python3 -c 'import json,sys
+p = json.load(open(sys.argv[1]))
+ops = [i for i in p["items"] if i[0] == "op"]
+assert "pwned" not in p and len(p["items"]) == 3, p["items"]
+assert [i[1] for i in ops] == ["aten::rand", "aten::rand"], ops
+assert "/etc/passwd" not in json.dumps(p["items"]) + json.dumps(p["tensors"])' \
+			"$work/c-$v/rank-0.json" || fail "$v: the plan holds the hostile op or string"
+		python3 -c 'import json,sys
+r = json.load(open(sys.argv[1]))
+assert r["ranks"][0]["ops"] == 2 and r["ranks"][0]["fills"] == 1, r["ranks"]
+assert len(r["missing"]) == 1, r["missing"]
+print(r["missing"][0]["name"] + ": " + r["missing"][0]["reason"])' "$work/out" >&2 ||
+			fail "$v: the hostile op is not the one left out and listed"
+		python3 "$work/c-$v/bench.py" --check >/dev/null || fail "$v: bench.py --check refuses the plan"
+	done
+	expect_in out "fbgemm not allowed (orrery compose --allow-namespace fbgemm)"
+	# the control: a mode string is passed, so aten::div is rebuilt
+	rm -rf "$work/c-mode"
+	run compose --format=json -o "$work/c-mode" --et "$work/h/mode-et.json" "$work/h/mode-trace.json"
+	expect_rc 0
+	grep -q '"op","aten::div",7,8000,"Tensor_mode",\[{"t":0},{"t":1},"floor"\]' "$work/c-mode/rank-0.json" ||
+		fail "mode: aten::div with its mode not in the plan"
+	# a namespace allowed on both sides
+	rm -rf "$work/c-ns2"
+	run compose -o "$work/c-ns2" --allow-namespace fbgemm --et "$work/h/ns-et.json" "$work/h/ns-trace.json"
+	expect_rc 0
+	grep -q '"op","fbgemm::fused"' "$work/c-ns2/rank-0.json" || fail "--allow-namespace fbgemm left the op out"
+	python3 "$work/c-ns2/bench.py" --check >/dev/null 2>"$work/err" && fail "bench.py --check ran fbgemm::fused"
+	expect_in err "namespace fbgemm not allowed (bench.py --allow-namespace fbgemm)"
+	python3 "$work/c-ns2/bench.py" --check --allow-namespace fbgemm >/dev/null ||
+		fail "bench.py --allow-namespace fbgemm refuses the plan"
+	run compose -o "$work/u" --allow-namespace 'a.b' "$work/h/ns-trace.json"
+	expect_rc 2
+	expect_in err "--allow-namespace 'a.b'"
+	# shapes: refused, naming the node
+	for v in dim-neg:"a dimension of -5" dim-max:"more than 2^40 bytes" \
+		stride-neg:"a stride of -1" offset-neg:"a storage offset of -1" \
+		offset-big:"more than 2^40 bytes"; do
+		run compose -o "$work/s-${v%%:*}" --et "$work/h/${v%%:*}-et.json" "$work/h/${v%%:*}-trace.json"
+		expect_rc 1
+		expect_in err "execution trace node 4 (aten::add): a tensor with ${v#*:}"
+		[[ $(wc -l <"$work/err") == 1 ]] || fail "${v%%:*}: not one line"
+		[[ ! -e $work/s-${v%%:*} ]] || fail "${v%%:*}: a benchmark was written"
+	done
+	python3 "$golden/check-bench-safe.py" evil compose/bench.py "$work/c-mode/rank-0.json" >&2 ||
+		fail "bench.py --check accepts a hostile plan, or resolve() a non-operator"
+	;;
+plans)
+	python3 "$golden/mk-compose-hostile.py" "$work/h" || fail "mk-compose-hostile.py"
+	python3 -c 'import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("mk", sys.argv[1])
+mk = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mk)
+json.dump(mk.kineto("aten::add"), open(sys.argv[2], "w"))' "$golden/mk-compose-hostile.py" "$work/k.json"
+	n=0
+	dirs=()
+	for f in tests/fuzz/corpus/et/* "$work"/h/*-et.json; do
+		n=$((n + 1))
+		trace=$work/k.json
+		[[ $f == *-et.json ]] && trace=${f%-et.json}-trace.json
+		"$orrery" compose -o "$work/p$n" --et "$f" "$trace" >/dev/null 2>&1 && dirs+=("$work/p$n")
+		"$orrery" compose -o "$work/q$n" --allow-namespace fbgemm --et "$f" "$trace" \
+			>/dev/null 2>&1 && dirs+=("$work/q$n")
+	done
+	for f in tests/fuzz/corpus/compose/*; do
+		n=$((n + 1))
+		"$orrery" compose -o "$work/p$n" "$f" >/dev/null 2>&1 && dirs+=("$work/p$n")
+		"$orrery" compose -o "$work/q$n" --allow-namespace fbgemm "$f" >/dev/null 2>&1 &&
+			dirs+=("$work/q$n")
+	done
+	((${#dirs[@]} >= 10)) || fail "only ${#dirs[@]} benchmarks composed"
+	python3 "$golden/check-bench-safe.py" plans "${dirs[@]}" >&2 ||
+		fail "bench.py --check accepts a plan that calls something not allowed"
+	;;
 *)
-	echo "usage: $0 golden|roundtrip|every|options|cpu-run|usage" >&2
+	echo "usage: $0 golden|roundtrip|every|options|cpu-run|usage|hostile|plans" >&2
 	exit 2
 	;;
 esac
