@@ -62,7 +62,7 @@ MAX_DIMS = 64
 MAX_TENSOR_BYTES = 1 << 40  # a tensor, from its storage's start; a storage
 MAX_RANK_BYTES = 1 << 42    # every storage of a plan together
 MAX_VALUE_DEPTH = 16
-MAX_STRING = 1 << 16
+MAX_STRING = 1 << 24  # names are only printed; the importer bounds them first
 I64 = 1 << 63
 
 
