@@ -162,6 +162,113 @@ bool number(reader &r, dom::object o, const char *key, bool nullable, double *re
 	return field(r, o, key, &v) && as_number(r, v, key, nullable, ret);
 }
 
+/* ---- ranges ---- */
+
+/*
+ * The ranges of a costs file's numbers: what the models compute with them must stay a
+ * time a step can have (int64 ns), so each is bounded where no measurement of a GPU
+ * could be, with room around what fits make (docs/orrery-fit.md, "Values").
+ */
+const range time_range = { 0, 1e12, false, false, "a time, ns (0: none; at most 1000 s)" };
+const range step_range = { 0, 1e11, false, false,
+			   "the launch thread's time per step, ns (0: none; at most 100 s)" };
+const range ratio_range = { 0, 1e6, true, false, "a ratio of kernel times" };
+const range efficiency_range = { 0, 1e6, true, false,
+				 "an efficiency: measured time over the roofline's" };
+const range floor_range = { 0, 1e9, false, false, "the shortest kernel's time, ns (1 s)" };
+const range error_range = { 0, 1e300, false, false, "a relative error" };
+const range bytes_range = { 0, 1125899906842624.0, false, false, "a size, bytes (2^50)" };
+const range bus_range = { 1e6, 1e15, false, true,
+			  "a bus bandwidth, bytes/s (0: none; 1 MB/s to 1 PB/s)" };
+
+/* v within g, else a failure naming key and v; a NaN (a null read) passes. */
+bool in_range(reader &r, const char *key, double v, const range &g)
+{
+	if (std::isnan(v) || (g.zero && v == 0) ||
+	    ((g.lo_open ? v > g.lo : v >= g.lo) && v <= g.hi))
+		return true;
+	return fail(r, ORR_EMALFORMED, key, "%g is out of range: %s, in %s%g, %g]%s", v, g.what,
+		    g.lo_open ? "(" : "[", g.lo, g.hi, g.zero ? " or 0" : "");
+}
+
+/* o[key], a number (number()) within g. */
+bool ranged(reader &r, dom::object o, const char *key, bool nullable, const range &g, double *ret)
+{
+	return number(r, o, key, nullable, ret) && in_range(r, key, *ret, g);
+}
+
+/*
+ * o[key], when there, equal to want: a_ns, ns_per_flop and ns_per_byte are copies of a
+ * fit's coefficients written for readers, so one that disagrees is a file edited by hand
+ * whose meaning is unclear.
+ */
+bool copy_of(reader &r, dom::object o, const char *key, double want, const char *of)
+{
+	double v;
+
+	if (o[key].error() == NO_SUCH_FIELD)
+		return true;
+	if (!number(r, o, key, false, &v))
+		return false;
+	return v == want || fail(r, ORR_EMALFORMED, key,
+				 "%.17g is not the fit's %s, %.17g, which it copies", v, of, want);
+}
+
+/* The keys of o, sorted, checked for one that appears twice. */
+static bool unique_in(reader &r, dom::object o)
+{
+	std::vector<string_view> keys;
+
+	keys.reserve(o.size());
+	for (dom::key_value_pair kv : o)
+		keys.push_back(kv.key);
+	std::sort(keys.begin(), keys.end());
+	for (size_t i = 1; i < keys.size(); i++)
+		if (keys[i] == keys[i - 1]) {
+			char k[96];
+
+			copy(k, sizeof(k), keys[i]);
+			return fail(r, ORR_EMALFORMED, k,
+				    "appears twice in one object (JSON readers differ on which "
+				    "value counts)");
+		}
+	return true;
+}
+
+/*
+ * Every object in v, depth first: simdjson's o[key] reads a duplicate key's first value,
+ * Python's json and jq its last, so a file with one means two things and is refused.
+ */
+bool unique_keys(reader &r, dom::element v)
+{
+	dom::object o;
+	dom::array a;
+	size_t i = 0;
+
+	if (v.get_array().get(a) == SUCCESS) {
+		for (dom::element e : a) {
+			at k(r, i++);
+
+			if (!unique_keys(r, e))
+				return false;
+		}
+		return true;
+	}
+	if (v.get_object().get(o) != SUCCESS)
+		return true;
+	if (!unique_in(r, o))
+		return false;
+	for (dom::key_value_pair kv : o) {
+		char key[96];
+
+		copy(key, sizeof(key), kv.key);
+		at k(r, key);
+		if (!unique_keys(r, kv.value))
+			return false;
+	}
+	return true;
+}
+
 /* A copy of s into buf (size bytes), cut short where it does not fit, as fit cuts names. */
 void copy(char *buf, size_t size, string_view s)
 {
@@ -198,7 +305,12 @@ bool gpu_spec(reader &r, dom::object o, const char *key, const struct orr_gpu_sp
 
 /* ---- fits and efficiencies ---- */
 
-/* The coefficients: 2 or 3 finite numbers, as the models' fits have. */
+/*
+ * The coefficients: 2 or 3 finite numbers, as the models' fits have.  Of any sign and
+ * size: least squares makes negative intercepts (the Megatron trace's GEMMs: -68921 ns)
+ * and, short of rank, large ones that its other terms cancel (6e17 ns on a shared
+ * trace); what a model predicts from them is bounded where it is used instead.
+ */
 bool coefficients(reader &r, dom::object o, struct orr_fit *f)
 {
 	dom::array a;
@@ -231,17 +343,17 @@ bool fit(reader &r, dom::object o, const char *key, struct orr_fit *f)
 	at k(r, key);
 	return count(r, p, "samples", &f->samples) && count(r, p, "rank", &f->rank) &&
 	       boolean(r, p, "relative", &f->relative) && coefficients(r, p, f) &&
-	       number(r, p, "fit_median", true, &f->fit_median) &&
-	       number(r, p, "fit_max", true, &f->fit_max) &&
-	       number(r, p, "loo_median", true, &f->loo_median) &&
-	       number(r, p, "loo_max", true, &f->loo_max);
+	       ranged(r, p, "fit_median", true, error_range, &f->fit_median) &&
+	       ranged(r, p, "fit_max", true, error_range, &f->fit_max) &&
+	       ranged(r, p, "loo_median", true, error_range, &f->loo_median) &&
+	       ranged(r, p, "loo_max", true, error_range, &f->loo_max);
 }
 
 /* An efficiency from three keys: its median (required with samples), samples, fitted. */
 bool efficiency(reader &r, dom::object o, const char *const keys[3], struct orr_gemm_efficiency *e)
 {
-	if (!number(r, o, keys[0], true, &e->median) || !count(r, o, keys[1], &e->samples) ||
-	    !boolean(r, o, keys[2], &e->fitted))
+	if (!ranged(r, o, keys[0], true, efficiency_range, &e->median) ||
+	    !count(r, o, keys[1], &e->samples) || !boolean(r, o, keys[2], &e->fitted))
 		return false;
 	return !e->samples || std::isfinite(e->median) ||
 	       fail(r, ORR_EMALFORMED, keys[0], "null (NaN) where a number is required");

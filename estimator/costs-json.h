@@ -11,6 +11,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <vector>
 #include <cstdio>
 #include <string_view>
 
@@ -82,6 +83,26 @@ bool integer(reader &r, dom::object o, const char *key, int64_t lo, int64_t hi, 
 bool count(reader &r, dom::object o, const char *key, size_t *ret);
 bool as_number(reader &r, dom::element v, const char *key, bool nullable, double *ret);
 bool number(reader &r, dom::object o, const char *key, bool nullable, double *ret);
+/*
+ * Where a value may lie, as what reads it needs (docs/orrery-fit.md, "Values"): [lo, hi],
+ * (lo, hi] with lo_open, and 0 as well with zero (a band without a bandwidth); what
+ * names the value in messages ("a time per step, ns").
+ */
+struct range {
+	double lo, hi;
+	bool lo_open, zero;
+	const char *what;
+};
+extern const range time_range, step_range, ratio_range, efficiency_range, floor_range, error_range,
+	coef_range, latency_range, bytes_range, bus_range;
+/* v within g, else a failure naming key and v; a NaN (a null read) passes. */
+bool in_range(reader &r, const char *key, double v, const range &g);
+/* o[key], a number (number()) within g. */
+bool ranged(reader &r, dom::object o, const char *key, bool nullable, const range &g, double *ret);
+/* o[key], when there, equal to want (a copy of a coefficient the file also holds). */
+bool copy_of(reader &r, dom::object o, const char *key, double want, const char *of);
+/* No object anywhere in v has a key twice, each refused naming its path. */
+bool unique_keys(reader &r, dom::element v);
 /* A copy of s into buf, cut short; s owned by the costs (NULL for a null view). */
 void copy(char *buf, size_t size, string_view s);
 const char *keep(reader &r, string_view s);

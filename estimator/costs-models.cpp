@@ -27,9 +27,14 @@ bool gemm_class(reader &r, dom::object o, struct orr_gemm_class *k)
 		return false;
 	copy(k->family, sizeof(k->family), family);
 	copy(k->why, sizeof(k->why), why);
+	if (k->how == ORR_GEMM_FIT &&
+	    (!copy_of(r, o, "a_ns", k->fit.coef[0], "fit.coef[0]") ||
+	     !copy_of(r, o, "ns_per_flop", k->fit.coef[1], "fit.coef[1]") ||
+	     !copy_of(r, o, "ns_per_byte", k->fit.coef[2], "fit.coef[2]")))
+		return false;
 	return count(r, o, "loso_shapes", &k->loso_shapes) &&
-	       number(r, o, "loso_median", true, &k->loso_median) &&
-	       number(r, o, "loso_max", true, &k->loso_max);
+	       ranged(r, o, "loso_median", true, error_range, &k->loso_median) &&
+	       ranged(r, o, "loso_max", true, error_range, &k->loso_max);
 }
 
 /* gemm.efficiency: one per math dtype with samples. */
@@ -96,8 +101,8 @@ bool gemm(reader &r, dom::object top)
 	       count(r, o, "below_roofline", &m->below_roofline) && gemm_efficiency(r, o, m) &&
 	       efficiency(r, o, efficiency_all_keys, &m->efficiency_all) && gemm_units(r, o, m) &&
 	       count(r, o, "loso_predicted", &m->loso_predicted) &&
-	       number(r, o, "loso_median", true, &m->loso_median) &&
-	       number(r, o, "loso_max", true, &m->loso_max);
+	       ranged(r, o, "loso_median", true, error_range, &m->loso_median) &&
+	       ranged(r, o, "loso_max", true, error_range, &m->loso_max);
 }
 
 /* ---- the model of the other kernels ---- */
@@ -121,9 +126,15 @@ bool kern_family(reader &r, dom::object o, struct orr_kern_family *f)
 		return false;
 	copy(f->name, sizeof(f->name), family);
 	copy(f->why, sizeof(f->why), why);
+	if (f->how == ORR_GEMM_FIT &&
+	    (!copy_of(r, o, "a_ns", f->fit.coef[0], "fit.coef[0]") ||
+	     !copy_of(r, o, "ns_per_flop", f->flops ? f->fit.coef[1] : 0, "fit.coef[1]") ||
+	     !copy_of(r, o, "ns_per_byte", f->fit.coef[f->flops ? 2 : 1],
+		      f->flops ? "fit.coef[2]" : "fit.coef[1]")))
+		return false;
 	return count(r, o, "loso_sizes", &f->loso_sizes) &&
-	       number(r, o, "loso_median", true, &f->loso_median) &&
-	       number(r, o, "loso_max", true, &f->loso_max);
+	       ranged(r, o, "loso_median", true, error_range, &f->loso_median) &&
+	       ranged(r, o, "loso_max", true, error_range, &f->loso_max);
 }
 
 /* kernels.classes: per class, its summary and its efficiency. */
@@ -142,8 +153,8 @@ bool kern_class(reader &r, dom::object o, struct orr_kern_model *m)
 	       count(r, o, "fitted_families", &s->fitted) &&
 	       efficiency(r, o, keys, &m->efficiency[k]) &&
 	       count(r, o, "loso_sizes", &s->loso_sizes) &&
-	       number(r, o, "loso_median", true, &s->loso_median) &&
-	       number(r, o, "loso_max", true, &s->loso_max);
+	       ranged(r, o, "loso_median", true, error_range, &s->loso_median) &&
+	       ranged(r, o, "loso_max", true, error_range, &s->loso_max);
 }
 
 /* kernels.classes, kernels.families and kernels.pooled. */
@@ -199,12 +210,13 @@ bool kernels(reader &r, dom::object top)
 		return false;
 	if (!r.c->kern_fitted)
 		return true;
-	return gpu_spec(r, o, "spec", &m->gpu) && number(r, o, "floor_ns", true, &m->floor_ns) &&
+	return gpu_spec(r, o, "spec", &m->gpu) &&
+	       ranged(r, o, "floor_ns", true, floor_range, &m->floor_ns) &&
 	       count(r, o, "below_roofline", &m->below_roofline) && kern_units(r, o, m) &&
 	       efficiency(r, o, efficiency_all_keys, &m->efficiency_all) &&
 	       count(r, o, "loso_predicted", &m->loso_predicted) &&
-	       number(r, o, "loso_median", true, &m->loso_median) &&
-	       number(r, o, "loso_max", true, &m->loso_max);
+	       ranged(r, o, "loso_median", true, error_range, &m->loso_median) &&
+	       ranged(r, o, "loso_max", true, error_range, &m->loso_max);
 }
 
 /* ---- collectives ---- */
@@ -212,13 +224,16 @@ bool kernels(reader &r, dom::object top)
 /* One band of sizes; no upper end is null. */
 bool band(reader &r, dom::object o, struct orr_coll_band *b)
 {
-	if (!number(r, o, "lo_bytes", false, &b->lo_bytes) ||
-	    !number(r, o, "hi_bytes", true, &b->hi_bytes) ||
+	if (!ranged(r, o, "lo_bytes", false, bytes_range, &b->lo_bytes) ||
+	    !ranged(r, o, "hi_bytes", true, bytes_range, &b->hi_bytes) ||
 	    !number(r, o, "alpha_ns", false, &b->alpha_ns) ||
 	    !number(r, o, "alpha_rank_ns", false, &b->alpha_rank_ns) ||
-	    !number(r, o, "bus_bytes_per_s", false, &b->bus_bytes_per_s) ||
+	    !ranged(r, o, "bus_bytes_per_s", false, bus_range, &b->bus_bytes_per_s) ||
 	    !fit(r, o, "fit", &b->fit))
 		return false;
+	if (b->hi_bytes <= b->lo_bytes)
+		return fail(r, ORR_EMALFORMED, "hi_bytes", "%g is not above lo_bytes, %g",
+			    b->hi_bytes, b->lo_bytes);
 	if (std::isnan(b->hi_bytes))
 		b->hi_bytes = INFINITY;
 	return true;
@@ -231,10 +246,10 @@ bool coll_model(reader &r, dom::object o, struct orr_coll_model *m)
 
 	if (!boolean(r, o, "constrained", &m->constrained) ||
 	    !boolean(r, o, "per_rank_latency", &m->per_rank_latency) ||
-	    !number(r, o, "fit_median", true, &m->fit_median) ||
-	    !number(r, o, "fit_max", true, &m->fit_max) ||
-	    !number(r, o, "loo_median", true, &m->loo_median) ||
-	    !number(r, o, "loo_max", true, &m->loo_max) || !array(r, o, "bands", &a))
+	    !ranged(r, o, "fit_median", true, error_range, &m->fit_median) ||
+	    !ranged(r, o, "fit_max", true, error_range, &m->fit_max) ||
+	    !ranged(r, o, "loo_median", true, error_range, &m->loo_median) ||
+	    !ranged(r, o, "loo_max", true, error_range, &m->loo_max) || !array(r, o, "bands", &a))
 		return false;
 	if (a.size() > ORR_COLL_MAX_BANDS)
 		return fail(r, ORR_EMALFORMED, "bands", "%zu bands, more than %d", a.size(),
@@ -257,11 +272,11 @@ bool measured(reader &r, dom::object top, struct orr_coll_costs *cc)
 	if (!object(r, top, "measured", &o))
 		return false;
 	at k(r, "measured");
-	if (!number(r, o, "median_bytes", true, &cc->median_bytes) ||
-	    !number(r, o, "median_ns", true, &cc->median_ns) ||
+	if (!ranged(r, o, "median_bytes", true, bytes_range, &cc->median_bytes) ||
+	    !ranged(r, o, "median_ns", true, time_range, &cc->median_ns) ||
 	    !integer(r, o, "group", INT32_MIN, INT32_MAX, &group) ||
-	    !number(r, o, "bus_bytes_per_s", true, &cc->measured_bus_bytes_per_s) ||
-	    !number(r, o, "spec_bytes_per_s", true, &cc->spec_bytes_per_s))
+	    !ranged(r, o, "bus_bytes_per_s", true, bus_range, &cc->measured_bus_bytes_per_s) ||
+	    !ranged(r, o, "spec_bytes_per_s", true, bus_range, &cc->spec_bytes_per_s))
 		return false;
 	cc->group = (int)group;
 	return true;

@@ -28,6 +28,9 @@ namespace {
 
 /* ---- the structure, the overlap, the top ---- */
 
+/* A size of the structure (layers, hidden, tp...): 0 to 2^53, a double's integers. */
+#define MAX_SIZE_VALUE (INT64_C(1) << 53)
+
 /* A value of the structure: null (0) when unknown, how and why. */
 bool value(reader &r, dom::object top, const char *key, struct orr_value *v)
 {
@@ -39,7 +42,7 @@ bool value(reader &r, dom::object top, const char *key, struct orr_value *v)
 		return false;
 	at k(r, key);
 	if (!field(r, o, "value", &x) ||
-	    (!x.is_null() && !integer(r, o, "value", INT64_MIN, INT64_MAX, &v->value)) ||
+	    (!x.is_null() && !integer(r, o, "value", 0, MAX_SIZE_VALUE, &v->value)) ||
 	    !named(r, o, "how", orr_value_how_name, ORR_VALUE_INFERRED + 1, "how", &v->how) ||
 	    !string(r, o, "why", false, &why))
 		return false;
@@ -153,9 +156,9 @@ bool overlap(reader &r, dom::object top)
 	if (!count(r, o, "kernels", &ov->kernels) || !count(r, o, "overlapped", &ov->overlapped) ||
 	    !count(r, o, "names", &ov->names) ||
 	    !count(r, o, "kernels_compared", &ov->kernels_compared) ||
-	    !number(r, o, "slowdown", !ov->names, &ov->slowdown) ||
-	    !number(r, o, "slowdown_min", !ov->names, &ov->slowdown_min) ||
-	    !number(r, o, "slowdown_max", !ov->names, &ov->slowdown_max))
+	    !ranged(r, o, "slowdown", !ov->names, ratio_range, &ov->slowdown) ||
+	    !ranged(r, o, "slowdown_min", !ov->names, ratio_range, &ov->slowdown_min) ||
+	    !ranged(r, o, "slowdown_max", !ov->names, ratio_range, &ov->slowdown_max))
 		return false;
 	if (!ov->names) /* as orr_overlap_slowdown() leaves them */
 		ov->slowdown = ov->slowdown_min = ov->slowdown_max = 0;
@@ -173,7 +176,7 @@ bool launch(reader &r, dom::object top)
 	if (!object(r, top, "launch", &o))
 		return false;
 	at k(r, "launch");
-	return number(r, o, "step_ns", true, &r.c->launch_step_ns);
+	return ranged(r, o, "step_ns", true, step_range, &r.c->launch_step_ns);
 }
 
 /* The version first: a file of another version is refused before anything else. */
@@ -224,8 +227,9 @@ bool costs(reader &r, dom::element root)
 {
 	dom::object top;
 
-	return version(r, root, &top) && header(r, top) && structure(r, top) && overlap(r, top) &&
-	       launch(r, top) && gemm(r, top) && kernels(r, top) && collectives(r, top);
+	return version(r, root, &top) && unique_keys(r, root) && header(r, top) &&
+	       structure(r, top) && overlap(r, top) && launch(r, top) && gemm(r, top) &&
+	       kernels(r, top) && collectives(r, top);
 }
 
 /* ---- the text ---- */

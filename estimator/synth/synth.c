@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* A step from a model description: the program, its timeline, its trace (synth.h). */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +31,40 @@ static int check(const struct orr_train_config *c, const struct orr_synth_costs 
 			   "parallel size does not divide, or an uneven pipeline split whose "
 			   "other stages cannot share the layers left evenly, or with VPP)";
 		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * The placement adds int64 ns (synth-place.c): every instruction's time must be a
+ * number, and all of them end to end, with the launch thread's time per call, below
+ * 2^62 ns (a stage waits on the others' transfers, so the bound is the job's), so that
+ * no sum or maximum of them overflows.  Times come from the costs' models and the
+ * sizes; what passes is no step anyone runs (146 years).
+ */
+static int times_bounded(const struct sy_job *j, const char **ret_why)
+{
+	double cpu = j->k->cpu_op_ns, sum = 0;
+
+	if (!(cpu >= 0) || cpu > 0x1p62) {
+		*ret_why = "the launch thread's time per call is not a time";
+		return -ERANGE;
+	}
+	for (size_t r = 0; r < j->nranks && sum < 0x1p62; r++) {
+		const struct sy_rank *a = &j->ranks[r];
+
+		sum += (double)a->n * (cpu + 2);
+		for (size_t i = 0; i < a->n; i++) {
+			if (!(a->v[i].ns >= 0) || !isfinite(a->v[i].ns)) {
+				*ret_why = "a task's time from the costs is not a number";
+				return -ERANGE;
+			}
+			sum += a->v[i].ns;
+		}
+	}
+	if (!(sum < 0x1p62)) {
+		*ret_why = "the step's tasks take more than 2^62 ns (146 years) end to end";
+		return -ERANGE;
 	}
 	return 0;
 }
@@ -151,6 +186,9 @@ static int synth(const struct orr_train_config *c, bool forward_only,
 		why = j.why;
 		goto out;
 	}
+	err = times_bounded(&j, &why);
+	if (err < 0)
+		goto out;
 	err = orr__sy_place(&j);
 	if (err < 0) {
 		why = "the pipeline's transfers do not pair up (a bug)";

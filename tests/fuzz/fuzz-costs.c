@@ -2,13 +2,15 @@
 /*
  * libFuzzer target: one input as a costs file (orr_costs_read_buffer()), then the models
  * read back predicting GEMMs, kernels and collectives like those they hold and unlike
- * them: whatever a file holds, the models it gives must be safe to use.
+ * them, and a small step synthesized with them: whatever a file holds, the models it
+ * gives must be safe to use.
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "orrery/estimate.h"
 #include "orrery/estimator.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -55,6 +57,50 @@ static void kernels(const struct orr_kern_model *m)
 	}
 }
 
+/*
+ * A small step synthesized with the models read, as `orrery estimate --costs` does: what
+ * the reader accepts must time a step without overflowing its placement (issue 31, N6),
+ * or be refused with a reason.
+ */
+static void step(const struct orr_costs *c)
+{
+	struct orr_train_config t = {
+		.layers = 2,
+		.hidden = 256,
+		.heads = 4,
+		.kv_groups = 4,
+		.ffn = 1024,
+		.vocab = 1024,
+		.seq = 128,
+		.micro_batch = 1,
+		.micro_batches = 2,
+		.tp = 1,
+		.pp = 2,
+		.dp = 2,
+		.cp = 1,
+		.vpp = 1,
+		.flash_attention = true,
+		.precision = ORR_DTYPE_BF16,
+	};
+	struct orr_synth_costs k;
+	struct orr_synth s;
+
+	memset(&k, 0, sizeof(k));
+	k.gpu = c->gpu ? c->gpu : orr_gpu_spec_by_id("h100-sxm");
+	k.m.gemm = c->gemm_fitted ? &c->gemm : NULL;
+	k.m.kern = c->kern_fitted ? &c->kern : NULL;
+	k.cpu_op_ns = c->launch_step_ns > 0 ? c->launch_step_ns / 100 : 0;
+	for (size_t i = 0; i < c->ncoll; i++) {
+		if (c->coll[i].m.constrained)
+			k.m.coll[c->coll[i].kind][c->coll[i].link] = &c->coll[i].m;
+		if (c->coll[i].measured_bus_bytes_per_s > 0)
+			k.bus_bytes_per_s[c->coll[i].kind][c->coll[i].link] =
+				c->coll[i].measured_bus_bytes_per_s;
+	}
+	if (orr_synth_time(&t, false, &k, NULL, &s, NULL) == 0)
+		orr_synth_release(&s);
+}
+
 /* The input read, and its models asked for GEMMs, kernels and collectives. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -70,6 +116,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t b = 0; b < sizeof(bytes) / sizeof(bytes[0]); b++)
 			for (int g = 1; g <= 64; g *= 4)
 				(void)orr_coll_model_time(&c.coll[i].m, bytes[b], g);
+	step(&c);
 	orr_costs_release(&c);
 	return 0;
 }

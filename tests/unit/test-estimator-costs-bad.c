@@ -108,6 +108,69 @@ static void test_costs_bad_values(void **state)
 		    "key 'gemm.classes[0].loso_shapes': -1 is out of range");
 }
 
+/*
+ * A value outside what reading it needs (issue 31, N6): each refused, naming its key
+ * and the value.  Before, only "finite" was checked: a launch time of -1 made a step
+ * of 416 ms one of 10.8 ms, 1e300 overflowed the placement (undefined behaviour), an
+ * efficiency of 1e300 or a bandwidth of 1e-320 gave "(a bug)" errors.
+ */
+static void test_costs_out_of_range(void **state)
+{
+	const char *dir = *state;
+	static const struct {
+		const char *anchor, *from, *to, *want;
+	} bad[] = {
+		{ "\"launch\"", NULL, "-1", "key 'launch.step_ns': -1 is out of range" },
+		{ "\"launch\"", NULL, "1e300", "key 'launch.step_ns': 1e+300 is out of range" },
+		{ "\"kernels\": {", "\"efficiency_all\": ", "\"efficiency_all\": -1, \"x\": ",
+		  "key 'kernels.efficiency_all': -1 is out of range" },
+		{ "\"kernels\": {", "\"efficiency_all\": ", "\"efficiency_all\": 1e300, \"x\": ",
+		  "key 'kernels.efficiency_all': 1e+300 is out of range" },
+		{ "\"gemm\"", "\"median\": ", "\"median\": 0, \"x\": ",
+		  "key 'gemm.efficiency[0].median': 0 is out of range" },
+		{ "\"kernels\": {", "\"floor_ns\": ", "\"floor_ns\": -5, \"x\": ",
+		  "key 'kernels.floor_ns': -5 is out of range" },
+		{ "\"kernels\": {", "\"floor_ns\": ", "\"floor_ns\": 1e300, \"x\": ",
+		  "key 'kernels.floor_ns': 1e+300 is out of range" },
+		{ "\"measured\"", "\"bus_bytes_per_s\": ", "\"bus_bytes_per_s\": 1e-320, \"x\": ",
+		  "key 'collectives[0].measured.bus_bytes_per_s': 9.99989e-321 is out of range" },
+		{ "\"bands\"", "\"bus_bytes_per_s\": ", "\"bus_bytes_per_s\": -3, \"x\": ",
+		  "key 'collectives[0].bands[0].bus_bytes_per_s': -3 is out of range" },
+		{ "\"bands\"", "\"hi_bytes\": ", "\"hi_bytes\": 0, \"x\": ",
+		  "key 'collectives[0].bands[0].hi_bytes': 0 is not above lo_bytes" },
+		{ "\"gemm\"", "\"loso_median\": ", "\"loso_median\": -1, \"x\": ",
+		  "key 'gemm.classes[0].loso_median': -1 is out of range" },
+		{ "\"structure\"", "\"value\": ", "\"value\": -3, \"x\": ",
+		  "key 'structure.layers.value': -3 is out of range" },
+		{ "\"overlap\"", "\"slowdown\": ", "\"slowdown\": -1, \"x\": ",
+		  "key 'overlap.slowdown': -1 is out of range" },
+		{ "\"a_ns\"",
+		  "\"a_ns\": ", "\"a_ns\": -5, \"x\": ", "a_ns': -5 is not the fit's fit.coef[0]" },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		expect_edit(dir, bad[i].anchor, bad[i].from, bad[i].to, ORR_EMALFORMED,
+			    bad[i].want);
+}
+
+/*
+ * A key twice in one object, at the top or deep inside: simdjson read the first value
+ * (-5 where Python and jq read the last), so such a file is refused (issue 31, N6).
+ */
+static void test_costs_duplicate_keys(void **state)
+{
+	const char *dir = *state;
+
+	expect_edit(dir, "\"launch\"",
+		    "\"step_ns\": ", "\"step_ns\": -5, \"step_ns\": ", ORR_EMALFORMED,
+		    "key 'launch.step_ns': appears twice");
+	expect_edit(dir, "\"bands\"",
+		    "\"alpha_ns\": ", "\"alpha_ns\": 1, \"alpha_ns\": ", ORR_EMALFORMED,
+		    "key 'collectives[0].bands[0].alpha_ns': appears twice");
+	expect_edit(dir, "{", "\"trace\": ", "\"launch\": {}, \"trace\": ", ORR_EMALFORMED,
+		    "key 'launch': appears twice");
+}
+
 /* Files that are no costs files at all. */
 static void test_costs_bad_files(void **state)
 {
@@ -178,6 +241,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_costs_bad_values, tmpdir_setup,
 						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_costs_bad_files, tmpdir_setup,
+						tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_costs_out_of_range, tmpdir_setup,
+						tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_costs_duplicate_keys, tmpdir_setup,
 						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_costs_too_big, tmpdir_setup, tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_costs_tolerated, tmpdir_setup,

@@ -508,6 +508,31 @@ static void test_synth_too_big_refused_at_once(void **state)
 	refused_at_once(&c, "more than 2^24 instructions");
 }
 
+/*
+ * Times no placement can add up in int64 ns are refused with a reason (-ERANGE), not
+ * placed: a launch time per call of 1e18 ns (a costs file's launch time of 1e300 once
+ * overflowed synth-place.c, undefined behaviour, then "(a bug)"), or one that is NaN.
+ */
+static void test_synth_times_bounded(void **state)
+{
+	struct orr_synth_costs k = table_costs();
+	struct orr_train_config c = small();
+	struct orr_synth s;
+	const char *why = NULL;
+
+	(void)state;
+	k.cpu_op_ns = 1e18;
+	assert_int_equal(orr_synth_time(&c, false, &k, NULL, &s, &why), -ERANGE);
+	assert_non_null(strstr(why, "2^62 ns"));
+	assert_int_equal(orr_synth_step(&c, false, &k, &s, &why), -ERANGE);
+	k.cpu_op_ns = NAN;
+	assert_int_equal(orr_synth_time(&c, false, &k, NULL, &s, &why), -ERANGE);
+	k.cpu_op_ns = 1e12; /* 1000 s per call: a long step, still a step */
+	assert_int_equal(orr_synth_time(&c, false, &k, NULL, &s, &why), 0);
+	assert_true(s.placed_ns > 1e12 && s.placed_ns < 0x1p62);
+	orr_synth_release(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -524,6 +549,7 @@ int main(void)
 		cmocka_unit_test(test_synth_get_batch_waits),
 		cmocka_unit_test(test_synth_refuses),
 		cmocka_unit_test(test_synth_too_big_refused_at_once),
+		cmocka_unit_test(test_synth_times_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
