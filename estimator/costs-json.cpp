@@ -169,26 +169,24 @@ bool number(reader &r, dom::object o, const char *key, bool nullable, double *re
  * time a step can have (int64 ns), so each is bounded where no measurement of a GPU
  * could be, with room around what fits make (docs/orrery-fit.md, "Values").
  */
-const range time_range = { 0, 1e12, false, false, "a time, ns (0: none; at most 1000 s)" };
-const range step_range = { 0, 1e11, false, false,
+const range time_range = { 1, 1e12, true, "a time, ns (0: none; at most 1000 s)" };
+const range step_range = { 1, 1e11, true,
 			   "the launch thread's time per step, ns (0: none; at most 100 s)" };
-const range ratio_range = { 0, 1e6, true, false, "a ratio of kernel times" };
-const range efficiency_range = { 0, 1e6, true, false,
+const range ratio_range = { 1e-3, 1e6, false, "a ratio of kernel times" };
+const range efficiency_range = { 1e-3, 1e6, false,
 				 "an efficiency: measured time over the roofline's" };
-const range floor_range = { 0, 1e9, false, false, "the shortest kernel's time, ns (1 s)" };
-const range error_range = { 0, 1e300, false, false, "a relative error" };
-const range bytes_range = { 0, 1125899906842624.0, false, false, "a size, bytes (2^50)" };
-const range bus_range = { 1e6, 1e15, false, true,
-			  "a bus bandwidth, bytes/s (0: none; 1 MB/s to 1 PB/s)" };
+const range floor_range = { 1, 1e9, true, "the shortest kernel's time, ns (0: none; at most 1 s)" };
+const range error_range = { 0, 1e300, false, "a relative error" };
+const range bytes_range = { 0, 1125899906842624.0, false, "a size, bytes (2^50)" };
+const range bus_range = { 1e6, 1e15, true, "a bus bandwidth, bytes/s (0: none; 1 MB/s to 1 PB/s)" };
 
 /* v within g, else a failure naming key and v; a NaN (a null read) passes. */
 bool in_range(reader &r, const char *key, double v, const range &g)
 {
-	if (std::isnan(v) || (g.zero && v == 0) ||
-	    ((g.lo_open ? v > g.lo : v >= g.lo) && v <= g.hi))
+	if (std::isnan(v) || (g.zero && v == 0) || (v >= g.lo && v <= g.hi))
 		return true;
-	return fail(r, ORR_EMALFORMED, key, "%g is out of range: %s, in %s%g, %g]%s", v, g.what,
-		    g.lo_open ? "(" : "[", g.lo, g.hi, g.zero ? " or 0" : "");
+	return fail(r, ORR_EMALFORMED, key, "%g is out of range: %s, in [%g, %g]%s", v, g.what,
+		    g.lo, g.hi, g.zero ? " or 0" : "");
 }
 
 /* o[key], a number (number()) within g. */

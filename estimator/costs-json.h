@@ -85,12 +85,11 @@ bool as_number(reader &r, dom::element v, const char *key, bool nullable, double
 bool number(reader &r, dom::object o, const char *key, bool nullable, double *ret);
 /*
  * Where a value may lie, as what reads it needs (docs/orrery-fit.md, "Values"): [lo, hi],
- * (lo, hi] with lo_open, and 0 as well with zero (a band without a bandwidth); what
- * names the value in messages ("a time per step, ns").
+ * and 0 as well with zero (none measured); what names the value in messages.
  */
 struct range {
 	double lo, hi;
-	bool lo_open, zero;
+	bool zero;
 	const char *what;
 };
 extern const range time_range, step_range, ratio_range, efficiency_range, floor_range, error_range,

@@ -221,19 +221,44 @@ bool kernels(reader &r, dom::object top)
 
 /* ---- collectives ---- */
 
-/* One band of sizes; no upper end is null. */
-bool band(reader &r, dom::object o, struct orr_coll_band *b)
+/* A band's value read as key, equal to the fit's, which it copies (collective.c). */
+bool band_copy(reader &r, const char *key, double v, double want, const char *of)
 {
+	return v == want || fail(r, ORR_EMALFORMED, key,
+				 "%.17g is not what the band's fit gives, %.17g (%s)", v, want, of);
+}
+
+/*
+ * One band of sizes; no upper end is null.  α, α per rank and the bus bandwidth are
+ * the fit's coefficients as orr_coll_model_fit() derives them (the intercept, the rank
+ * term, 1e9 over the byte term), so a file whose copies disagree is refused.
+ */
+bool band(reader &r, dom::object o, bool per_rank, struct orr_coll_band *b)
+{
+	size_t k = per_rank ? 3 : 2;
+	double inv;
+
 	if (!ranged(r, o, "lo_bytes", false, bytes_range, &b->lo_bytes) ||
 	    !ranged(r, o, "hi_bytes", true, bytes_range, &b->hi_bytes) ||
 	    !number(r, o, "alpha_ns", false, &b->alpha_ns) ||
 	    !number(r, o, "alpha_rank_ns", false, &b->alpha_rank_ns) ||
-	    !ranged(r, o, "bus_bytes_per_s", false, bus_range, &b->bus_bytes_per_s) ||
+	    !number(r, o, "bus_bytes_per_s", false, &b->bus_bytes_per_s) ||
 	    !fit(r, o, "fit", &b->fit))
 		return false;
 	if (b->hi_bytes <= b->lo_bytes)
 		return fail(r, ORR_EMALFORMED, "hi_bytes", "%g is not above lo_bytes, %g",
 			    b->hi_bytes, b->lo_bytes);
+	if (b->fit.nparams != k)
+		return fail(r, ORR_EMALFORMED, "fit",
+			    "%zu coefficients, %zu with%s per_rank_latency", b->fit.nparams, k,
+			    per_rank ? "" : "out");
+	inv = b->fit.coef[k - 1];
+	if (!band_copy(r, "alpha_ns", b->alpha_ns, b->fit.coef[0], "fit.coef[0]") ||
+	    !band_copy(r, "alpha_rank_ns", b->alpha_rank_ns, per_rank ? b->fit.coef[1] : 0,
+		       per_rank ? "fit.coef[1]" : "0 without per_rank_latency") ||
+	    !band_copy(r, "bus_bytes_per_s", b->bus_bytes_per_s, inv > 0 ? 1e9 / inv : 0,
+		       "1e9 over its last coefficient"))
+		return false;
 	if (std::isnan(b->hi_bytes))
 		b->hi_bytes = INFINITY;
 	return true;
@@ -256,7 +281,7 @@ bool coll_model(reader &r, dom::object o, struct orr_coll_model *m)
 			    ORR_COLL_MAX_BANDS);
 	m->nbands = a.size();
 	return each(r, a, "bands", [&](dom::object e, size_t i) {
-		if (!band(r, e, &m->bands[i]))
+		if (!band(r, e, m->per_rank_latency, &m->bands[i]))
 			return false;
 		m->samples += m->bands[i].fit.samples; /* the bands share the samples out */
 		return true;
@@ -274,7 +299,7 @@ bool measured(reader &r, dom::object top, struct orr_coll_costs *cc)
 	at k(r, "measured");
 	if (!ranged(r, o, "median_bytes", true, bytes_range, &cc->median_bytes) ||
 	    !ranged(r, o, "median_ns", true, time_range, &cc->median_ns) ||
-	    !integer(r, o, "group", INT32_MIN, INT32_MAX, &group) ||
+	    !integer(r, o, "group", 0, INT32_MAX, &group) ||
 	    !ranged(r, o, "bus_bytes_per_s", true, bus_range, &cc->measured_bus_bytes_per_s) ||
 	    !ranged(r, o, "spec_bytes_per_s", true, bus_range, &cc->spec_bytes_per_s))
 		return false;

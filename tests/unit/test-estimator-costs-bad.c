@@ -135,7 +135,17 @@ static void test_costs_out_of_range(void **state)
 		{ "\"measured\"", "\"bus_bytes_per_s\": ", "\"bus_bytes_per_s\": 1e-320, \"x\": ",
 		  "key 'collectives[0].measured.bus_bytes_per_s': 9.99989e-321 is out of range" },
 		{ "\"bands\"", "\"bus_bytes_per_s\": ", "\"bus_bytes_per_s\": -3, \"x\": ",
-		  "key 'collectives[0].bands[0].bus_bytes_per_s': -3 is out of range" },
+		  "key 'collectives[0].bands[0].bus_bytes_per_s': -3 is not what the band's fit "
+		  "gives" },
+		{ "\"bands\"", "\"alpha_ns\": ", "\"alpha_ns\": -1e300, \"x\": ",
+		  "key 'collectives[0].bands[0].alpha_ns': -1.0000000000000001e+300 is not what "
+		  "the band's fit gives" },
+		{ "\"launch\"", NULL, "1e-320",
+		  "key 'launch.step_ns': 9.99989e-321 is out of range" },
+		{ "\"gemm\"", "\"median\": ", "\"median\": 1e-9, \"x\": ",
+		  "key 'gemm.efficiency[0].median': 1e-09 is out of range" },
+		{ "\"measured\"", "\"group\": ", "\"group\": -1, \"x\": ",
+		  "key 'collectives[0].measured.group': -1 is out of range" },
 		{ "\"bands\"", "\"hi_bytes\": ", "\"hi_bytes\": 0, \"x\": ",
 		  "key 'collectives[0].bands[0].hi_bytes': 0 is not above lo_bytes" },
 		{ "\"gemm\"", "\"loso_median\": ", "\"loso_median\": -1, \"x\": ",
