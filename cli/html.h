@@ -38,7 +38,8 @@ void html_legend(FILE *f, const char *const *names, const char *const *colors, s
 
 /*
  * One bar along a time window [0, total): segments at their offsets (start, length),
- * colored by kind, as an SVG of width px and 28 px high, ticks every round interval.
+ * colored by kind, as an SVG of width px and 28 px high, ticks every round interval (at
+ * most 24; none, and no segment, when total is not finite or below 1e-290).
  */
 struct html_span {
 	double start, length;
@@ -49,8 +50,9 @@ void html_timeline(FILE *f, const struct html_span *s, size_t n, double total, i
 
 /*
  * Lines over npoints evenly spaced x values from 0 to xmax, each with its name as a
- * tooltip, scaled to the largest y (values below 0 drawn at 0); an SVG of width px and
- * 160 px high, with y and x ticks in yunit and xunit.
+ * tooltip, scaled to the largest finite y (values below 0 and NaN drawn at 0, infinity
+ * at the top); an SVG of width px and 160 px high, with at most 24 y and x ticks each in
+ * yunit and xunit.  A largest y below 1e-290 (or none above 0) draws no line, as zeros.
  */
 struct html_line {
 	const double *y;
