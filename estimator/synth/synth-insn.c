@@ -19,9 +19,9 @@ struct sy_insn *orr__sy_push(struct sy_pass *p, enum sy_op op, enum sy_stream st
 	struct sy_rank *r = p->r;
 	struct sy_insn *i;
 
-	if (r->n == SY_MAX_INSNS || p->j->insns == SY_MAX_JOB_INSNS) {
+	if (r->n == SY_MAX_INSNS || p->j->insns >= p->j->max_insns) {
 		p->j->why = r->n == SY_MAX_INSNS ? "more than 2^24 instructions per stage"
-						 : "more than 2^24 instructions in all its stages";
+						 : p->j->too_many;
 		p->j->err = -E2BIG;
 		return NULL;
 	}

@@ -439,8 +439,8 @@ int orr__sy_bound(struct sy_job *j, const char **ret_why)
 			*ret_why = "more than 2^24 instructions per stage";
 			return -E2BIG;
 		}
-		if (all > SY_MAX_JOB_INSNS) {
-			*ret_why = "more than 2^24 instructions in all its stages";
+		if (all > (double)j->max_insns) {
+			*ret_why = j->too_many;
 			return -E2BIG;
 		}
 	}

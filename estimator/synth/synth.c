@@ -157,6 +157,10 @@ static int synth(const struct orr_train_config *c, bool forward_only,
 		.c = c,
 		.k = k,
 		.forward_only = forward_only,
+		.max_insns = emit ? SY_MAX_WRITTEN_INSNS : SY_MAX_JOB_INSNS,
+		.too_many = emit ? "more than 2^22 instructions in all its stages (the most "
+				   "a step written as a trace is)"
+				 : "more than 2^24 instructions in all its stages",
 		.ret = &s,
 	};
 	int err = check(c, k, &why);

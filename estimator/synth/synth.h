@@ -80,6 +80,8 @@ struct sy_job {
 	struct sy_rank *ranks; /* pp of them */
 	size_t nranks;
 	size_t insns;          /* written in all its stages */
+	size_t max_insns;      /* SY_MAX_JOB_INSNS, or SY_MAX_WRITTEN_INSNS */
+	const char *too_many;  /* the reason past max_insns */
 	struct orr_synth *ret; /* its counts and sums */
 	int err;               /* -E2BIG, -ENOTSUP: the step is refused ... */
 	const char *why;       /* ... for this reason */
@@ -123,14 +125,17 @@ struct sy_pass {
 void orr__sy_pass_init(struct sy_pass *p, struct sy_job *j, struct sy_rank *r);
 /*
  * The most instructions a stage may have, and a job in all its stages (96 bytes each,
- * 1.6 GB; the estimate's replay of them about 0.35 KB each): docs/limits.md.
+ * 1.6 GB); a job that is written as a trace and replayed (orr_synth_step(): about
+ * 0.75 KB and 5 us each through the import, the graph and the replay), 2^22 (3 GB):
+ * docs/limits.md.
  */
-#define SY_MAX_INSNS     (1u << 24)
-#define SY_MAX_JOB_INSNS (1u << 24)
+#define SY_MAX_INSNS         (1u << 24)
+#define SY_MAX_JOB_INSNS     (1u << 24)
+#define SY_MAX_WRITTEN_INSNS (1u << 22)
 
 /*
  * A new instruction of stage p->r, zeroed but for op and stream; NULL (and j->err set)
- * past SY_MAX_INSNS in the stage or SY_MAX_JOB_INSNS in the job.
+ * past SY_MAX_INSNS in the stage or j->max_insns in the job.
  */
 struct sy_insn *orr__sy_push(struct sy_pass *p, enum sy_op op, enum sy_stream stream);
 /* Stream waits for what was launched on src so far. */
