@@ -251,61 +251,36 @@ static int run(int argc, char **argv)
 }
 
 /*
- * One BLAS thread.  OpenBLAS, which the estimator's LAPACK brings in, starts worker
- * threads as soon as it is loaded, as many as OPENBLAS_NUM_THREADS says (else one per
- * core).  A process with a thread beside main takes its signals on either (record
- * forwards SIGTERM to its command, outputs remove their temporaries), and forks while
- * that thread may hold a lock (record starts its command at once).  orrery's fits are
- * far too small to use threads; the variable is read when the library loads, before
- * main, so main sets it to 1 and executes itself again, once, with the value it found
- * kept in ORR_BLAS_THREADS_BEFORE ("-" for none) for record's command
- * (cli_blas_threads_restore()).  Without /proc/self/exe orrery runs as it is.
+ * One BLAS thread.  OpenBLAS starts its worker threads as it loads, as many as
+ * OPENBLAS_NUM_THREADS says (else one per core), and they spin for a while; orrery's fits
+ * are far too small to use them.  Nothing loads BLAS before main (igraph is linked
+ * statically and LAPACKE is loaded at the first fit, estimator/fit.c), so setting the
+ * variable here is enough, and a start stays one thread: record's signals reach main.
+ * record gives its command the variable as the user gave it (cli_blas_threads_restore()).
  */
-#define BLAS_VAR    "OPENBLAS_NUM_THREADS"
-#define BLAS_BEFORE "ORR_BLAS_THREADS_BEFORE"
+#define BLAS_VAR "OPENBLAS_NUM_THREADS"
 
-static void one_blas_thread(char **argv)
+static char *blas_threads_before; /* the user's value; NULL when unset */
+
+static void one_blas_thread(void)
 {
 	const char *v = getenv(BLAS_VAR);
 
-	if (getenv(BLAS_BEFORE) || (v && strcmp(v, "1") == 0))
-		return;
-	if (setenv(BLAS_BEFORE, v ? v : "-", 1) != 0 || setenv(BLAS_VAR, "1", 1) != 0)
-		return;
-	{
-		/* By its own name, so that ps and top still say orrery. */
-		char self[PATH_MAX];
-		ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-
-		if (n > 0) {
-			self[n] = '\0';
-			execv(self, argv);
-		}
-	}
-	/* Not possible here: go on with the threads, as the variable was. */
-	if (v)
-		setenv(BLAS_VAR, v, 1);
-	else
-		unsetenv(BLAS_VAR);
-	unsetenv(BLAS_BEFORE);
+	blas_threads_before = v ? orr_xstrdup(v) : NULL;
+	setenv(BLAS_VAR, "1", 1);
 }
 
 void cli_blas_threads_restore(void)
 {
-	const char *before = getenv(BLAS_BEFORE);
-
-	if (!before)
-		return;
-	if (strcmp(before, "-") == 0)
-		unsetenv(BLAS_VAR);
+	if (blas_threads_before)
+		setenv(BLAS_VAR, blas_threads_before, 1);
 	else
-		setenv(BLAS_VAR, before, 1);
-	unsetenv(BLAS_BEFORE);
+		unsetenv(BLAS_VAR);
 }
 
 int main(int argc, char **argv)
 {
-	one_blas_thread(argv);
+	one_blas_thread();
 	open_std_fds();
 	return close_stdout(run(argc, argv));
 }

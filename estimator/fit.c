@@ -10,10 +10,16 @@
  * The errors reported are relative, |prediction / measurement - 1|, on the samples
  * (fit) and left out one at a time (leave-one-out, from the hat matrix's diagonal:
  * the left-out residual is r_i / (1 - h_ii), exact for least squares, so no refit).
+ *
+ * LAPACKE is loaded at the first fit, not linked: loading it brings in LAPACK, BLAS
+ * (OpenBLAS on Debian) and the Fortran runtime, about half of a start's cost, and
+ * OpenBLAS starts its threads as it loads; most commands fit nothing.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <lapacke.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +44,28 @@ void orr__median_max(double *v, size_t n, double *ret_median, double *ret_max)
 	*ret_max = v[n - 1];
 }
 
+/* The three LAPACKE functions used, from liblapacke.so.3 (Debian's liblapacke). */
+static struct {
+	__typeof__(LAPACKE_dgelsd) *dgelsd;
+	__typeof__(LAPACKE_dpotrf) *dpotrf;
+	__typeof__(LAPACKE_dpotri) *dpotri;
+	bool loaded;
+} lapacke;
+static pthread_once_t lapacke_once = PTHREAD_ONCE_INIT;
+
+static void lapacke_load(void)
+{
+	/* Never closed: the functions are used until the process ends. */
+	void *h = dlopen("liblapacke.so.3", RTLD_NOW | RTLD_LOCAL);
+
+	if (!h)
+		return;
+	*(void **)&lapacke.dgelsd = dlsym(h, "LAPACKE_dgelsd");
+	*(void **)&lapacke.dpotrf = dlsym(h, "LAPACKE_dpotrf");
+	*(void **)&lapacke.dpotri = dlsym(h, "LAPACKE_dpotri");
+	lapacke.loaded = lapacke.dgelsd && lapacke.dpotrf && lapacke.dpotri;
+}
+
 /* Row i of the design as the solve sees it: weighted and column-scaled. */
 static void design_row(const double *x, const double *y, size_t i, size_t k, bool relative,
 		       const double *scale, double *row)
@@ -57,8 +85,8 @@ static bool hat_diagonal(const double *a, size_t n, size_t k, double *h)
 		for (size_t p = 0; p < k; p++)
 			for (size_t q = 0; q < k; q++)
 				g[p * k + q] += a[i * k + p] * a[i * k + q];
-	if (LAPACKE_dpotrf(LAPACK_ROW_MAJOR, 'U', (lapack_int)k, g, (lapack_int)k) != 0 ||
-	    LAPACKE_dpotri(LAPACK_ROW_MAJOR, 'U', (lapack_int)k, g, (lapack_int)k) != 0)
+	if (lapacke.dpotrf(LAPACK_ROW_MAJOR, 'U', (lapack_int)k, g, (lapack_int)k) != 0 ||
+	    lapacke.dpotri(LAPACK_ROW_MAJOR, 'U', (lapack_int)k, g, (lapack_int)k) != 0)
 		return false;
 	for (size_t p = 0; p < k; p++) /* dpotri fills the upper triangle */
 		for (size_t q = 0; q < p; q++)
@@ -133,6 +161,9 @@ int orr_fit_linear(const double *x, const double *y, size_t n, size_t k, bool re
 		if (scale[j] == 0)
 			scale[j] = 1;
 	}
+	pthread_once(&lapacke_once, lapacke_load);
+	if (!lapacke.loaded)
+		return -ELIBACC;
 	a = malloc((2 * n * k + (n > k ? n : k) + k) * sizeof(*a));
 	if (!a)
 		return -ENOMEM;
@@ -144,7 +175,7 @@ int orr_fit_linear(const double *x, const double *y, size_t n, size_t k, bool re
 	}
 	/* dgelsd overwrites its matrix: keep the design for the hat diagonal. */
 	memcpy(a + n * k, a, n * k * sizeof(*a));
-	info = LAPACKE_dgelsd(LAPACK_ROW_MAJOR, (lapack_int)n, (lapack_int)k, 1, a + n * k,
+	info = lapacke.dgelsd(LAPACK_ROW_MAJOR, (lapack_int)n, (lapack_int)k, 1, a + n * k,
 			      (lapack_int)k, b, 1, sv, -1.0, &rank);
 	if (info != 0) {
 		r = info < 0 ? -EINVAL : -EDOM; /* EDOM: the SVD did not converge */

@@ -96,7 +96,8 @@ struct orr_fit {
 /*
  * Fits x (n rows of k features, row-major) to y (n values; positive when relative) by
  * LAPACK's dgelsd.  -EINVAL for k outside 1..ORR_FIT_MAX_PARAMS, n == 0 or a value that
- * is not finite; -ENOMEM.  A rank below k is not an error: ret->rank says so, and the
+ * is not finite; -ENOMEM; -ELIBACC when liblapacke.so.3, loaded at the first fit, cannot
+ * be.  Thread-safe.  A rank below k is not an error: ret->rank says so, and the
  * coefficients are the minimum-norm solution.  ret_loo, when not NULL, gets each
  * sample's leave-one-out relative error (NAN where there is none).
  */

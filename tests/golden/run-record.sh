@@ -3,10 +3,11 @@
 #
 #   run-record.sh CASE TRACER_BUILT
 #
-# CASE is usage, tracer, env, cupti-version, status, signal, no-cuda or summary; TRACER_BUILT is yes or
-# no (whether meson built liborrery-tracer.so).  The commands recorded here never touch
-# CUDA, so the tracer is never loaded: what is checked is what orrery record controls
-# (the environment, the run directory, statuses, signals, the summary and manifest).
+# CASE is usage, tracer, env, cupti-version, status, signal, start, no-cuda or summary;
+# TRACER_BUILT is yes or no (whether meson built liborrery-tracer.so).  The commands
+# recorded here never touch CUDA, so the tracer is never loaded: what is checked is what
+# orrery record controls (the environment, the run directory, statuses, signals, what a
+# start loads, the summary and manifest).
 # shellcheck disable=SC2016 # the recorded commands expand their own variables
 set -uo pipefail
 
@@ -225,6 +226,29 @@ EOF
 	)
 	expect_rc 43
 	[[ $(cat got2) == int ]] || fail "the command got '$(cat got2)', expected INT"
+	;;
+start)
+	# A start loads no BLAS and starts no thread (LAPACKE is loaded at the first fit,
+	# igraph is linked without its BLAS): the recording orrery, seen from its command, has
+	# one thread and no BLAS, LAPACK or Fortran runtime mapped.  The command gets
+	# OPENBLAS_NUM_THREADS as it was given, set or not.
+	fake_tracer
+	cd "$work" || fail "cd"
+	peek='ls /proc/$PPID/task | wc -l >"$0.tasks"; cat /proc/$PPID/maps >"$0.maps"
+		echo "${OPENBLAS_NUM_THREADS-unset}" >"$0.blas"'
+	OPENBLAS_NUM_THREADS=3 run record -q -o p1 -- sh -c "$peek" p1
+	expect_rc 1
+	[[ $(cat p1.tasks) == 1 ]] || fail "the recording orrery has $(cat p1.tasks) threads, expected 1"
+	grep -E 'lib(open)?blas|liblapack|libgfortran' p1.maps &&
+		fail "a start loaded BLAS (above)"
+	[[ $(cat p1.blas) == 3 ]] || fail "the command got OPENBLAS_NUM_THREADS='$(cat p1.blas)', expected 3"
+	(
+		unset OPENBLAS_NUM_THREADS
+		run record -q -o p2 -- sh -c "$peek" p2
+		expect_rc 1
+	) || exit 1
+	[[ $(cat p2.blas) == unset ]] || fail "the command got OPENBLAS_NUM_THREADS='$(cat p2.blas)', expected none"
+	[[ $(cat p2.tasks) == 1 ]] || fail "the recording orrery has $(cat p2.tasks) threads, expected 1"
 	;;
 cupti-version)
 	# A libcupti whose cuptiGetVersion() says 13.0.0 (NVIDIA/NVTX#125) gets no NVTX
