@@ -46,5 +46,7 @@ big = float(v) >= 1e-290
 assert ("<polyline" in svg) == big, "polyline %s" % ("missing" if big else "drawn")
 PY
 done
-ls -A "$work" | grep -q '\.tmp\.' && fail "a temporary left behind"
+for f in "$work"/.page.html.tmp.*; do
+	[[ -e $f ]] && fail "a temporary left behind: $f"
+done
 exit 0
