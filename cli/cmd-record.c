@@ -41,9 +41,15 @@ static const char usage_text[] =
 	"  -h, --help           this help\n\n"
 	"Python scripts can mark steps with orrery_record.step() (docs/orrery-record.md).\n";
 
-/* Set in the parent once the command runs; read by the signal handler. */
-static volatile sig_atomic_t child_pid;
-static volatile sig_atomic_t forwarded[NSIG];
+/*
+ * Set in the parent once the command runs; read by the signal handler.  A signal that
+ * arrives before (on another thread while main has them blocked around the fork) is kept
+ * in arrived and forwarded once the command runs, by whichever of the handler and main
+ * sees both first; forwarded makes it once.  All three through __atomic builtins.
+ */
+static int child_pid;
+static int arrived[NSIG];
+static int forwarded[NSIG];
 
 static const int forward_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 #define NFORWARD (sizeof(forward_signals) / sizeof(forward_signals[0]))
@@ -202,16 +208,26 @@ static int make_run_dir(const char *dir, struct made *m)
 	return EXIT_FAIL;
 }
 
+/* Forwards sig if it arrived and the command runs, once: async-signal-safe. */
+static void forward(int sig)
+{
+	int pid = __atomic_load_n(&child_pid, __ATOMIC_SEQ_CST);
+
+	if (pid > 0 && __atomic_load_n(&arrived[sig], __ATOMIC_SEQ_CST) &&
+	    !__atomic_exchange_n(&forwarded[sig], 1, __ATOMIC_SEQ_CST))
+		kill((pid_t)pid, sig);
+}
+
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
 	/*
 	 * The terminal (SI_KERNEL) signals the whole foreground process group, the
 	 * command included: forwarding would deliver it twice.
 	 */
-	if (si->si_code == SI_KERNEL || forwarded[sig] || child_pid <= 0)
+	if (si->si_code == SI_KERNEL)
 		return;
-	forwarded[sig] = 1;
-	kill((pid_t)child_pid, sig);
+	__atomic_store_n(&arrived[sig], 1, __ATOMIC_SEQ_CST);
+	forward(sig);
 }
 
 /* Handlers for the signals not ignored at start (an ignored one stays ignored, for both). */
@@ -291,17 +307,19 @@ static int run_command(char **argv, int *ret_status)
 		exec_child(argv, fds[1], caught, &old);
 	}
 	if (pid > 0)
-		child_pid = pid;
+		__atomic_store_n(&child_pid, (int)pid, __ATOMIC_SEQ_CST);
 	else
 		err = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);
+	for (size_t i = 0; pid > 0 && i < NFORWARD; i++) /* what another thread took */
+		forward(forward_signals[i]);
 	close(fds[1]);
 	/* EOF when the exec succeeded (the pipe is close-on-exec), else the child's errno. */
 	while (pid > 0 && read(fds[0], &err, sizeof(err)) < 0 && errno == EINTR)
 		;
 	close(fds[0]);
 	*ret_status = pid > 0 ? wait_child(pid) : 126;
-	child_pid = 0;
+	__atomic_store_n(&child_pid, 0, __ATOMIC_SEQ_CST);
 	default_signals(caught);
 	if (!err)
 		return EXIT_OK;

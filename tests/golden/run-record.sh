@@ -179,42 +179,71 @@ status)
 signal)
 	fake_tracer
 	cd "$work" || fail "cd"
+	# Every wait below is on an event (a file the command writes once its sleep runs, a
+	# process ending) with a deadline that fails the test with a reason, never on time.
 	# A SIGTERM sent to orrery alone reaches the command, which decides how to end.  Its
-	# output goes to files: a sleep the trap could not reach (a signal between the fork
-	# and $!) must not hold the test's own stdout, which meson waits on.
+	# output goes to files: a sleep the trap could not reach (dash's child between the
+	# fork and the exec still runs the parent's TERM trap) must not hold the test's own
+	# stdout, which meson waits on; it is killed at the end by the pid it wrote.
 	"$orrery" record -q -o g1 -- sh -c \
-		'trap "kill \$!; echo term >>got; exit 42" TERM; : >ready; sleep 30 & wait' \
+		'trap "kill \$! && echo term >>got; exit 42" TERM; sleep 30 & echo $! >r.tmp; mv r.tmp ready; wait' \
 		>"$work/out" 2>"$work/err" &
 	pid=$!
-	for _ in $(seq 200); do [[ -e ready ]] && break; sleep 0.05; done
-	[[ -e ready ]] || fail "the command did not start"
+	for _ in $(seq 400); do [[ -s ready ]] && break; sleep 0.05; done
+	[[ -s ready ]] || fail "the command did not start in 20 s"
 	kill -TERM $pid
+	for _ in $(seq 400); do kill -0 $pid 2>/dev/null || break; sleep 0.05; done
+	kill -0 $pid 2>/dev/null && { kill -KILL $pid; fail "orrery did not end 20 s after its SIGTERM"; }
 	wait $pid
 	rc=$?
+	kill -KILL "$(cat ready)" 2>/dev/null
 	expect_rc 42
 	[[ $(cat got) == term ]] || fail "the command got '$(cat got)', expected one TERM"
 	# Ctrl-C on a terminal reaches the command directly (it is in orrery's process group);
 	# orrery outlives it and exits with its status.  (Whether orrery also forwarded it
-	# cannot be seen from here: the two SIGINTs would merge while pending.)
+	# cannot be seen from here: the two SIGINTs would merge while pending.)  The trap's
+	# $! is expanded when it runs (single quotes) and got2 is written once its kill found
+	# the sleep: the sleep dies of the trap's TERM, not only of the hangup when orrery, the
+	# session leader, ends.  ready2 is written once the
+	# sleep runs, so Ctrl-C comes when the trap can reach it, with no delay to guess.
 	command -v python3 >/dev/null || { echo "skipped: no python3 for a terminal" >&2; exit 77; }
 	rc=$(python3 - "$orrery" "$work" <<'EOF'
-import os, pty, signal, sys, time
+import os, pty, select, signal, sys, time
 orrery, work = sys.argv[1:3]
 pid, fd = pty.fork()
 if pid == 0:
     os.chdir(work)
-    # As on a terminal: a shell that started this test in the background ignores SIGINT,
-    # and an ignored SIGINT stays ignored through exec (sh then cannot trap it).
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    # As on a terminal, whatever this test inherited: a shell that started it in the
+    # background ignores SIGINT, and an ignored or blocked SIGINT stays so through exec.
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+        signal.signal(s, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
     os.execv(orrery, [orrery, "record", "-q", "-o", "g2", "--", "sh", "-c",
-                      'trap "kill $!; echo int >>got2; exit 43" INT; : >ready2; sleep 30 & wait'])
-for _ in range(200):
-    if os.path.exists(os.path.join(work, "ready2")):
-        break
-    time.sleep(0.05)
-time.sleep(0.1)
+                      "trap 'kill $! && echo int >>got2; exit 43' INT; "
+                      "sleep 30 & echo $! >r2.tmp; mv r2.tmp ready2; wait"])
+
+
+def give_up(why):
+    os.system("ps -o pid,pgid,stat,args -s %d >&2" % pid)
+    os.killpg(pid, signal.SIGKILL)
+    print(why)
+    sys.exit(0)
+
+
+ready2 = os.path.join(work, "ready2")
+deadline = time.monotonic() + 20
+while not (os.path.exists(ready2) and os.path.getsize(ready2)):
+    if time.monotonic() > deadline:
+        give_up("no ready2 20 s after the start")
+    time.sleep(0.02)
 os.write(fd, b"\x03")
+deadline = time.monotonic() + 20
 while True:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        give_up("the terminal was still open 20 s after Ctrl-C")
+    if not select.select([fd], [], [], left)[0]:
+        continue
     try:
         if not os.read(fd, 4096):
             break
@@ -224,6 +253,7 @@ _, status = os.waitpid(pid, 0)
 print(os.waitstatus_to_exitcode(status))
 EOF
 	)
+	[[ -s ready2 ]] && kill -KILL "$(cat ready2)" 2>/dev/null
 	expect_rc 43
 	[[ $(cat got2) == int ]] || fail "the command got '$(cat got2)', expected INT"
 	;;
