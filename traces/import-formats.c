@@ -149,6 +149,53 @@ static int finish_rank(struct import_ctx *c, const char *name, struct orr__rank_
 	return check_rank_count(c, name);
 }
 
+/* A rank read from Kineto JSON, its text released: one rank, or several split. */
+static int kineto_done(struct import_ctx *c, const char *name, struct orr__rank_build *rb)
+{
+	int r;
+
+	/* Several ranks in one file (orr_trace_write_chrome()): each its own. */
+	if (rb->nparts)
+		return (r = orr__chrome_split(c->t, rb, name, c->diag)) ? r
+									: check_rank_count(c, name);
+	if ((r = orr__chrome_check_one(c->t, rb, name, c->diag)))
+		return r;
+	return finish_rank(c, name, rb, "Kineto JSON", false);
+}
+
+int orr__import_json_source(struct import_ctx *c, const char *name, struct orr__source *src)
+{
+	struct orr__rank_build *rb;
+	struct buf b;
+	int r;
+
+	c->bytes += src->size;
+	rb = orr__rank_new(c->t, orr_strtab_intern(c->t->strs, name, strlen(name)));
+	r = orr__kineto_parse_source(c->t, rb, name, src, &c->lim, c->diag);
+	/* No profiler trace, so nothing let go of: an execution trace is read whole. */
+	if (r == ORR_EFORMAT && src->lo == 0) {
+		if (src->hi < src->size && (r = src->more(src, 0, src->size)))
+			return r;
+		r = ORR_EFORMAT;
+		b = (struct buf){ .p = src->p, .len = src->size, .cap = src->cap };
+		if (looks_like_et(&b)) {
+			drop_rank(c, rb);
+			orr_diag_clear(c->diag);
+			src->p = NULL;
+			r = import_et(c, name, &b, false);
+			buf_release(&b);
+			return r;
+		}
+	}
+	if (r == ORR_EFORMAT)
+		return not_a_trace(c, rb);
+	if (r || (r = orr__rank_check_times(c->t, rb, name, c->diag)))
+		return r;
+	free(src->p);
+	src->p = NULL;
+	return kineto_done(c, name, rb);
+}
+
 int orr__import_json(struct import_ctx *c, const char *name, struct buf *b)
 {
 	struct orr__rank_build *rb;
@@ -173,13 +220,7 @@ int orr__import_json(struct import_ctx *c, const char *name, struct buf *b)
 		return r;
 	/* The text is no longer needed: give its memory back before sorting. */
 	buf_release(b);
-	/* Several ranks in one file (orr_trace_write_chrome()): each its own. */
-	if (rb->nparts)
-		return (r = orr__chrome_split(c->t, rb, name, c->diag)) ? r
-									: check_rank_count(c, name);
-	if ((r = orr__chrome_check_one(c->t, rb, name, c->diag)))
-		return r;
-	return finish_rank(c, name, rb, "Kineto JSON", false);
+	return kineto_done(c, name, rb);
 }
 
 int orr__import_native(struct import_ctx *c, const char *name, struct buf *b)

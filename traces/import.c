@@ -2,12 +2,14 @@
 /*
  * Finding and reading trace files: a file (plain or compressed), a directory of
  * per-rank files, or an archive of them.  libarchive handles every container and
- * compression; plain files are read straight into a padded buffer.  Only regular files
+ * compression; plain files are read straight into a padded buffer, plain JSON while it
+ * is parsed (read_json()).  Only regular files
  * and directories are opened; every byte is counted against the limits (limits.c) as it
  * arrives, and the first bytes decide what a file is before the rest is read.
  */
 #include <archive.h>
 #include <archive_entry.h>
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -510,10 +512,14 @@ static int changed(struct import_ctx *c, const char *path, size_t at, size_t siz
 			    "the file changed while it was read (it had %zu bytes)", size);
 }
 
+/* read_plain(): the file is JSON, parsed while the rest is read (read_json()). */
+#define READ_STREAM 1
+
 /*
  * A plain file, read (not mapped: a mapping of a file cut short meanwhile dies of
- * SIGBUS) in pieces that are checked as they come, the first one small, so that a file
- * that is not a trace is refused before the rest is read.
+ * SIGBUS, and a signal handler is no library's to install) in pieces that are checked as
+ * they come, the first one small, so that a file that is not a trace is refused before
+ * the rest is read.  JSON stops there: READ_STREAM.
  */
 static int read_plain(struct import_ctx *c, int fd, size_t size, struct stream *s)
 {
@@ -522,8 +528,12 @@ static int read_plain(struct import_ctx *c, int fd, size_t size, struct stream *
 
 	if ((r = stream_grow(c, s, size)))
 		return r;
-	buf_reserve(&s->b, size);
+	buf_reserve(&s->b, size < FIRST_READ_BYTES ? size : FIRST_READ_BYTES);
 	while (s->b.len < size) {
+		if (s->kind == KIND_JSON && !c->et_only)
+			return READ_STREAM;
+		if (s->b.len)
+			buf_reserve(&s->b, size);
 		size_t piece = s->b.len ? READ_BYTES : FIRST_READ_BYTES;
 		size_t want = size - s->b.len < piece ? size - s->b.len : piece;
 		ssize_t n = read(fd, s->b.p + s->b.len, want);
@@ -550,6 +560,103 @@ static int read_plain(struct import_ctx *c, int fd, size_t size, struct stream *
 	return 0;
 }
 
+/* A plain JSON file read while it is parsed: orr__source.more(). */
+struct json_source {
+	struct orr__source src; /* first: more() is given it */
+	struct import_ctx *c;
+	const char *name;
+	int fd;
+};
+
+/* Bytes [hi, want) of the file, or an error: like read_plain(), a piece at a time. */
+static int json_read(struct json_source *js, size_t want)
+{
+	struct orr__source *src = &js->src;
+	struct stat st;
+	const char *nul;
+	char one;
+
+	while (src->hi < want) {
+		size_t at = src->hi - src->lo;
+		size_t piece = want - src->hi < READ_BYTES ? want - src->hi : READ_BYTES;
+		ssize_t n = read(js->fd, src->p + at, piece);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return orr_diag_set(js->c->diag, -errno, js->name, (int64_t)src->hi, -1,
+					    "read failed");
+		if (n == 0)
+			return changed(js->c, js->name, src->hi, src->size);
+		js->c->run_bytes += (uint64_t)n;
+		src->hi += (size_t)n;
+		/* Bytes read while the file was cut short may be zeros: say what happened. */
+		nul = memchr(src->p + at, '\0', (size_t)n);
+		if (nul && fstat(js->fd, &st) == 0 && (size_t)st.st_size != src->size)
+			return changed(js->c, js->name, src->hi, src->size);
+		if (nul)
+			return orr_diag_set(js->c->diag, ORR_EMALFORMED, js->name,
+					    (int64_t)(src->lo + (size_t)(nul - src->p)), -1,
+					    "a NUL byte, which JSON text never holds");
+	}
+	memset(src->p + (src->hi - src->lo), 0, ORR__JSON_PADDING);
+	/* One byte more is one too many: the file grew. */
+	if (src->hi == src->size && read(js->fd, &one, 1) > 0)
+		return changed(js->c, js->name, src->hi, src->size);
+	return 0;
+}
+
+static int json_more(struct orr__source *src, size_t keep, size_t want)
+{
+	struct json_source *js = (struct json_source *)src;
+
+	assert(keep >= src->lo && keep <= src->hi);
+	if (want > src->size)
+		want = src->size;
+	memmove(src->p, src->p + (keep - src->lo), src->hi - keep);
+	src->lo = keep;
+	if (want - keep + ORR__JSON_PADDING > src->cap) {
+		src->cap = want - keep + ORR__JSON_PADDING;
+		src->p = orr_xrealloc(src->p, src->cap);
+	}
+	return json_read(js, want);
+}
+
+static _Thread_local size_t last_json_bytes;
+
+size_t orr__import_last_json_bytes(void)
+{
+	return last_json_bytes;
+}
+
+/*
+ * A plain JSON file of which s holds the first piece: parsed while the rest is read into
+ * a buffer of about four parser windows (traces/kineto/), not the whole file, so that
+ * the pages of a buffer as large as the file are neither faulted nor zeroed (a fifth of
+ * an import) nor held.  Whatever is no Kineto trace is still read whole.
+ */
+static int read_json(struct import_ctx *c, int fd, size_t size, struct stream *s)
+{
+	struct json_source js = {
+		.src = { .p = s->b.p,
+			 .hi = s->b.len,
+			 .size = size,
+			 .cap = s->b.cap,
+			 .more = json_more },
+		.c = c,
+		.name = s->name,
+		.fd = fd,
+	};
+	int r;
+
+	s->b = (struct buf){ 0 };
+	memset(js.src.p + js.src.hi, 0, ORR__JSON_PADDING);
+	r = orr__import_json_source(c, s->name, &js.src);
+	last_json_bytes = js.src.cap;
+	free(js.src.p);
+	return r;
+}
+
 static const char *file_type(mode_t mode)
 {
 	if (S_ISFIFO(mode))
@@ -574,6 +681,7 @@ static int import_file(struct import_ctx *c, const char *path)
 	int fd, r;
 
 	c->not_trace = false;
+	last_json_bytes = 0;
 	/* Nsight Systems' own format is private: its SQLite export is what can be read. */
 	if (ends_with(path, ".nsys-rep") || ends_with(path, ".qdrep"))
 		return orr_diag_set(
@@ -616,7 +724,10 @@ static int import_file(struct import_ctx *c, const char *path)
 		archive_read_free(a);
 		goto out;
 	}
-	if (!(r = read_plain(c, fd, (size_t)st.st_size, &s)))
+	r = read_plain(c, fd, (size_t)st.st_size, &s);
+	if (r == READ_STREAM)
+		r = read_json(c, fd, (size_t)st.st_size, &s);
+	else if (!r)
 		r = stream_parse(c, &s, 1);
 out:
 	buf_release(&s.b);

@@ -206,6 +206,32 @@ int orr__nsys_parse(struct orr_trace *t, struct orr__rank_build *rb, const char 
 int orr__kineto_parse(struct orr_trace *t, struct orr__rank_build *rb, const char *name, char *buf,
 		      size_t len, const struct orr__limits *limits, struct orr_diag *diag);
 /*
+ * A file read while it is parsed: file bytes [lo, hi) are at p[0 .. hi - lo), with
+ * ORR__JSON_PADDING readable bytes after them; size is the whole file's.  more() reads
+ * until hi >= want (or the end of the file), keeping the bytes from keep on (keep >= lo;
+ * p may move), and returns 0, or an error with the diag set.  traces/import.c makes them.
+ */
+struct orr__source {
+	char *p;
+	size_t lo, hi, size, cap;
+	int (*more)(struct orr__source *src, size_t keep, size_t want);
+	void *data;
+};
+/*
+ * orr__kineto_parse() on a source: the parser asks for the bytes as it goes and lets go
+ * of those before the window it parses, so that about two windows of traceEvents are in
+ * memory at a time; the file's other values are kept from its start on.
+ */
+int orr__kineto_parse_source(struct orr_trace *t, struct orr__rank_build *rb, const char *name,
+			     struct orr__source *src, const struct orr__limits *limits,
+			     struct orr_diag *diag);
+/*
+ * The largest buffer, in bytes, that this thread's last plain JSON file read while it was
+ * parsed held (traces/import.c): about four parser windows however large the file, for
+ * tests; 0 when the last file was read whole (small, compressed, not JSON).
+ */
+size_t orr__import_last_json_bytes(void);
+/*
  * The bytes of document simdjson's parser could hold at the end of this thread's last
  * orr__kineto_parse(): the file's size up to a window, for tests of its allocation.
  */

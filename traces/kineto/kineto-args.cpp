@@ -37,9 +37,9 @@ void kineto_parser::args(string_view raw, int kind, raw_args &a)
 
 	if (raw.empty())
 		return;
-	/* raw lies inside buf_, whose padding follows the whole document. */
+	/* raw lies inside buf_, whose padding follows what is loaded. */
 	doc = args_parser_.iterate(raw.data(), raw.size(),
-				   (size_t)(buf_ + len_ + ORR__JSON_PADDING - raw.data()));
+				   (size_t)(buf_ + hi_ + ORR__JSON_PADDING - raw.data()));
 	ondemand::object obj;
 	if (doc.get_object().get(obj) != SUCCESS)
 		throw bad_event{ "expected an object for 'args'" };

@@ -13,6 +13,13 @@
  * window is rolled back and cut exactly by the scanner (scan.h), which also gives
  * malformed input its byte offset.  Everything outside traceEvents is small.
  *
+ * A plain file is parsed while it is read (orr__source, traces/import.c): the windows
+ * ask for about four windows' bytes at a time and let go of those before them, so the
+ * file is never whole in memory.  Outside traceEvents, a value that runs past what is
+ * loaded throws need_more, and top_level() loads the rest of the file and reads that
+ * value again; a file of no trace format (an execution trace) is thus read whole.
+ * Positions are the file's: buf_ is biased by what was let go of.
+ *
  * Depth (ORR_MAX_DEPTH): every top-level value but traceEvents, and every event, nests
  * at most that many levels of arrays and objects, itself the first.  The scanner checks
  * what it walks; in a parsed window, simdjson reads the values we ask for and skips the
@@ -217,7 +224,7 @@ enum orr_sync_kind sync_kind_of(string_view s)
  */
 string_view kineto_parser::raw_key(simdjson_result<ondemand::field> &f) const
 {
-	const char *p = f.key().value().raw(), *end = buf_ + len_, *q = p;
+	const char *p = f.key().value().raw(), *end = buf_ + hi_, *q = p;
 
 	while (q < end && *q != '"')
 		q++;
@@ -304,12 +311,12 @@ void kineto_parser::unread(ondemand::value v, size_t level)
 		return;
 	nest(level);
 	/* Most are arrays of numbers ("grid": [16, 1, 1]), one level: nothing to walk. */
-	for (end = (size_t)(at - buf_) + 1; t == ondemand::json_type::array && end < len_; end++)
+	for (end = (size_t)(at - buf_) + 1; t == ondemand::json_type::array && end < hi_; end++)
 		if (buf_[end] == ']')
 			return;
 		else if (buf_[end] == '[' || buf_[end] == '{' || buf_[end] == '"')
 			break;
-	if (orr__scan_value(buf_, len_, (size_t)(at - buf_), max_depth() - level + 1, &end, &se)) {
+	if (orr__scan_value(buf_, hi_, (size_t)(at - buf_), max_depth() - level + 1, &end, &se)) {
 		if (se.err == ORR_ETOOBIG)
 			throw limit_hit{ ORR__LIMIT_DEPTH };
 		throw bad_event{ se.what };
@@ -392,7 +399,7 @@ void kineto_parser::event_args(ondemand::value v, raw_event &e)
 	size_t end;
 
 	/* args is the event's second level. */
-	if (orr__scan_value(buf_, len_, (size_t)(start - buf_), max_depth() - 1, &end, &se)) {
+	if (orr__scan_value(buf_, hi_, (size_t)(start - buf_), max_depth() - 1, &end, &se)) {
 		if (se.err == ORR_ETOOBIG)
 			throw limit_hit{ ORR__LIMIT_DEPTH };
 		throw bad_event{ se.what };
@@ -528,20 +535,20 @@ void kineto_parser::store(raw_event &e)
 /* The last "}" ws "," ws "{" (or "}" ws "]") at or before pos + WINDOW_BYTES. */
 size_t kineto_parser::guess_cut(size_t pos) const
 {
-	size_t i = pos + WINDOW_BYTES < len_ ? pos + WINDOW_BYTES : len_ - 1;
+	size_t i = pos + WINDOW_BYTES < hi_ ? pos + WINDOW_BYTES : hi_ - 1;
 
 	for (; i > pos; i--) {
 		size_t j;
 
 		if (buf_[i] != '}')
 			continue;
-		j = orr__scan_ws(buf_, len_, i + 1);
-		if (j < len_ && buf_[j] == ']')
+		j = orr__scan_ws(buf_, hi_, i + 1);
+		if (j < hi_ && buf_[j] == ']')
 			return i;
-		if (j >= len_ || buf_[j] != ',')
+		if (j >= hi_ || buf_[j] != ',')
 			continue;
-		j = orr__scan_ws(buf_, len_, j + 1);
-		if (j < len_ && buf_[j] == '{')
+		j = orr__scan_ws(buf_, hi_, j + 1);
+		if (j < hi_ && buf_[j] == '{')
 			return i;
 	}
 	return SIZE_MAX;
@@ -565,7 +572,7 @@ int kineto_parser::window(size_t start, size_t cut, bool exact)
 	buf_[cut + 1] = ']';
 	try {
 		ondemand::document doc = parser_.iterate(buf_ + start - 1, cut - start + 3,
-							 len_ + ORR__JSON_PADDING - start + 1);
+							 hi_ + ORR__JSON_PADDING - start + 1);
 		for (auto elem : doc.get_array()) {
 			ondemand::value v = elem.value();
 			const char *loc;
@@ -606,6 +613,33 @@ int kineto_parser::window(size_t start, size_t cut, bool exact)
 	return r;
 }
 
+/*
+ * Loads the file's bytes up to want (or its end), letting go of those before keep: the
+ * parse never goes back past the byte before the window it is at.
+ */
+void kineto_parser::load(size_t keep, size_t want)
+{
+	int r;
+
+	if (hi_ >= len_)
+		return;
+	if ((r = src_->more(src_, keep, want)))
+		throw read_error{ r };
+	buf_ = src_->p - src_->lo;
+	hi_ = src_->hi;
+}
+
+/* In traceEvents: whitespace from pos, loading more as it reaches what is loaded. */
+size_t kineto_parser::skip_ws(size_t pos)
+{
+	for (;;) {
+		pos = orr__scan_ws(buf_, hi_, pos);
+		if (pos < hi_ || hi_ >= len_)
+			return pos;
+		load(pos - 1, pos + WINDOW_BYTES);
+	}
+}
+
 int kineto_parser::events(size_t pos, size_t *ret_end)
 {
 	struct orr__scan_error se;
@@ -614,21 +648,32 @@ int kineto_parser::events(size_t pos, size_t *ret_end)
 		size_t cut, next;
 		int r;
 
-		pos = orr__scan_ws(buf_, len_, pos);
+		pos = skip_ws(pos);
 		if (pos < len_ && buf_[pos] == ']') {
 			*ret_end = pos + 1;
 			return 0;
 		}
+		/*
+		 * A window and a half from pos on, else four (the byte before is the
+		 * window's '['): what is kept is moved, so it is kept short of what is read.
+		 */
+		if (hi_ < len_ && hi_ - pos < WINDOW_BYTES + WINDOW_BYTES / 2)
+			load(pos - 1, pos + 4 * WINDOW_BYTES);
 		cut = guess_cut(pos);
 		if (cut == SIZE_MAX || window(pos, cut, false) != 0) {
-			if (orr__scan_events(buf_, len_, pos, WINDOW_BYTES, max_depth(), &cut, &se))
-				return fail_scan(se);
+			/* An event past what is loaded: twice as much, until the file's end. */
+			while (orr__scan_events(buf_, hi_, pos, WINDOW_BYTES, max_depth(), &cut,
+						&se)) {
+				if (hi_ >= len_)
+					return fail_scan(se);
+				load(pos - 1, hi_ + (hi_ - pos));
+			}
 			if ((r = window(pos, cut, true)))
 				return r;
 		}
-		next = orr__scan_ws(buf_, len_, cut + 1);
+		next = skip_ws(cut + 1);
 		if (next < len_ && buf_[next] == ',') {
-			pos = orr__scan_ws(buf_, len_, next + 1);
+			pos = skip_ws(next + 1);
 			if (pos >= len_ || buf_[pos] != '{')
 				return fail(ORR_EMALFORMED, (int64_t)pos, nevents_,
 					    "expected an event object after ','");
@@ -647,7 +692,7 @@ int kineto_parser::top_value(string_view key, size_t pos, size_t end)
 		return 0;
 	try {
 		ondemand::document doc =
-			parser_.iterate(buf_ + pos, end - pos, len_ + ORR__JSON_PADDING - pos);
+			parser_.iterate(buf_ + pos, end - pos, hi_ + ORR__JSON_PADDING - pos);
 		if (key == "baseTimeNanoseconds") {
 			int64_t base;
 			if (doc.get_int64().get(base) != SUCCESS)
@@ -677,77 +722,125 @@ int kineto_parser::top_value(string_view key, size_t pos, size_t end)
 	return 0;
 }
 
-int kineto_parser::top_level()
+/* Outside traceEvents: whitespace from pos; need_more when it reaches what is loaded. */
+size_t kineto_parser::top_ws(size_t pos)
+{
+	pos = orr__scan_ws(buf_, hi_, pos);
+	if (pos >= hi_ && hi_ < len_)
+		throw need_more{};
+	return pos;
+}
+
+/* Where top_item() is: before the top value, in its object, after a member, after it. */
+enum { TOP_START, TOP_OBJECT, TOP_AFTER, TOP_END };
+
+/*
+ * The top level from *pos in *state, which it advances past each whole value, so that
+ * after need_more (a value outside traceEvents past what is loaded) it goes on from there.
+ */
+int kineto_parser::top_item(size_t *pos, int *state)
 {
 	struct orr__scan_error se;
-	size_t pos = 0, end;
+	size_t p, kend, vpos, end;
 	int r;
 
-	/* A UTF-8 byte order mark, as some editors and Windows tools write. */
-	if (len_ >= 3 && memcmp(buf_, "\xef\xbb\xbf", 3) == 0)
-		pos = 3;
-	pos = orr__scan_ws(buf_, len_, pos);
-	if (pos >= len_)
-		return fail(ORR_EEMPTY, -1, -1, "no JSON value");
-	if (buf_[pos] == '[') { /* JSON Array Format: the events alone */
-		saw_events_ = true;
-		if ((r = events(pos + 1, &end)))
-			return r;
-		pos = end;
-	} else if (buf_[pos] == '{') {
-		pos = orr__scan_ws(buf_, len_, pos + 1);
-		while (pos < len_ && buf_[pos] != '}') {
-			size_t kend, vpos;
-
-			if (buf_[pos] != '"')
-				return fail(ORR_EMALFORMED, (int64_t)pos, -1,
-					    "expected a key string");
-			if (orr__scan_string(buf_, len_, pos, &kend, &se))
-				return fail_scan(se);
-			string_view key(buf_ + pos + 1, kend - pos - 2);
-			vpos = orr__scan_ws(buf_, len_, kend);
-			if (vpos >= len_ || buf_[vpos] != ':')
-				return fail(ORR_EMALFORMED, (int64_t)vpos, -1, "expected ':'");
-			vpos = orr__scan_ws(buf_, len_, vpos + 1);
-			if (key == "traceEvents") {
-				if (vpos >= len_ || buf_[vpos] != '[')
-					return fail(ORR_EMALFORMED, (int64_t)vpos, -1,
-						    "expected an array for 'traceEvents'");
-				saw_events_ = true;
-				if ((r = events(vpos + 1, &end)))
-					return r;
-			} else {
-				if (orr__scan_value(buf_, len_, vpos, max_depth(), &end, &se))
-					return fail_scan(se);
-				if ((r = top_value(key, vpos, end)))
-					return r;
-			}
-			pos = orr__scan_ws(buf_, len_, end);
-			if (pos < len_ && buf_[pos] == ',')
-				pos = orr__scan_ws(buf_, len_, pos + 1);
-			else if (pos < len_ && buf_[pos] != '}')
-				return fail(ORR_EMALFORMED, (int64_t)pos, -1,
-					    "expected ',' or '}'");
+	if (*state == TOP_START) {
+		p = top_ws(*pos);
+		if (p >= len_)
+			return fail(ORR_EEMPTY, -1, -1, "no JSON value");
+		if (buf_[p] == '[') { /* JSON Array Format: the events alone */
+			saw_events_ = true;
+			if ((r = events(p + 1, &end)))
+				return r;
+			*pos = end, *state = TOP_END;
+		} else if (buf_[p] == '{') {
+			*pos = p + 1, *state = TOP_OBJECT;
+		} else {
+			return fail(ORR_EFORMAT, (int64_t)p, -1,
+				    "expected a Kineto JSON trace (an object with 'traceEvents')");
 		}
-		if (pos >= len_)
+	}
+	while (*state == TOP_OBJECT || *state == TOP_AFTER) {
+		p = top_ws(*pos);
+		if (*state == TOP_AFTER) {
+			if (p < len_ && buf_[p] == ',')
+				p = top_ws(p + 1);
+			else if (p < len_ && buf_[p] != '}')
+				return fail(ORR_EMALFORMED, (int64_t)p, -1, "expected ',' or '}'");
+			*pos = p, *state = TOP_OBJECT;
+		}
+		if (p >= len_)
 			return fail(ORR_ETRUNCATED, (int64_t)len_, -1,
 				    "unterminated top-level object");
-		pos++;
-	} else {
-		return fail(ORR_EFORMAT, (int64_t)pos, -1,
-			    "expected a Kineto JSON trace (an object with 'traceEvents')");
+		if (buf_[p] == '}') {
+			*pos = p + 1, *state = TOP_END;
+			break;
+		}
+		if (buf_[p] != '"')
+			return fail(ORR_EMALFORMED, (int64_t)p, -1, "expected a key string");
+		if (orr__scan_string(buf_, hi_, p, &kend, &se)) {
+			if (hi_ < len_)
+				throw need_more{};
+			return fail_scan(se);
+		}
+		string_view key(buf_ + p + 1, kend - p - 2);
+		vpos = top_ws(kend);
+		if (vpos >= len_ || buf_[vpos] != ':')
+			return fail(ORR_EMALFORMED, (int64_t)vpos, -1, "expected ':'");
+		vpos = top_ws(vpos + 1);
+		if (key == "traceEvents") {
+			if (vpos >= len_ || buf_[vpos] != '[')
+				return fail(ORR_EMALFORMED, (int64_t)vpos, -1,
+					    "expected an array for 'traceEvents'");
+			saw_events_ = true;
+			if ((r = events(vpos + 1, &end)))
+				return r;
+		} else {
+			if (orr__scan_value(buf_, hi_, vpos, max_depth(), &end, &se)) {
+				if (hi_ < len_)
+					throw need_more{};
+				return fail_scan(se);
+			}
+			if ((r = top_value(key, vpos, end)))
+				return r;
+		}
+		*pos = end, *state = TOP_AFTER;
 	}
-	pos = orr__scan_ws(buf_, len_, pos);
-	if (pos < len_)
-		return fail(ORR_EMALFORMED, (int64_t)pos, -1, "trailing data after the JSON value");
+	p = top_ws(*pos);
+	if (p < len_)
+		return fail(ORR_EMALFORMED, (int64_t)p, -1, "trailing data after the JSON value");
 	if (!saw_events_)
 		return fail(ORR_EFORMAT, -1, -1, "no 'traceEvents' array");
 	return 0;
 }
 
+/* Outside traceEvents, a value past what is loaded loads the rest of the file. */
+int kineto_parser::top_level()
+{
+	size_t pos = 0;
+	int state = TOP_START;
+
+	/* A UTF-8 byte order mark, as some editors and Windows tools write. */
+	if (hi_ >= 3 && memcmp(buf_, "\xef\xbb\xbf", 3) == 0)
+		pos = 3;
+	for (;;) {
+		try {
+			return top_item(&pos, &state);
+		} catch (const need_more &) {
+			load(src_->lo, len_);
+		}
+	}
+}
+
 int kineto_parser::run()
 {
-	int r = top_level();
+	int r;
+
+	try {
+		r = top_level();
+	} catch (const read_error &e) {
+		return e.r;
+	}
 
 	if (r == 0 && rb_->has_base) {
 		/* Timestamps are relative to baseTimeNanoseconds when it is present. */
@@ -781,8 +874,17 @@ extern "C" int orr__kineto_parse(struct orr_trace *t, struct orr__rank_build *rb
 				 char *buf, size_t len, const struct orr__limits *limits,
 				 struct orr_diag *diag)
 {
+	struct orr__source src = { buf, 0, len, len, len, NULL, NULL };
+
+	return orr__kineto_parse_source(t, rb, name, &src, limits, diag);
+}
+
+extern "C" int orr__kineto_parse_source(struct orr_trace *t, struct orr__rank_build *rb,
+					const char *name, struct orr__source *src,
+					const struct orr__limits *limits, struct orr_diag *diag)
+{
 	try {
-		orr__kineto::kineto_parser p(t, rb, name, buf, len, limits, diag);
+		orr__kineto::kineto_parser p(t, rb, name, src, limits, diag);
 		int r = p.run();
 
 		last_capacity = p.capacity();

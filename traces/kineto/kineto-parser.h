@@ -37,6 +37,14 @@ struct limit_hit {
 	enum orr__limit which;
 };
 
+/* Reading the source failed: r, with the diag set (orr__source.more()). */
+struct read_error {
+	int r;
+};
+
+/* Outside traceEvents, the bytes loaded ended before what was read: load the rest. */
+struct need_more {};
+
 /* Values as the events write them (kineto-json.cpp). */
 const char *type_name(ondemand::json_type t);
 const char *expected_type(string_view key);
@@ -104,10 +112,18 @@ struct raw_event {
 
 class kineto_parser {
 public:
-	kineto_parser(struct orr_trace *t, struct orr__rank_build *rb, const char *name, char *buf,
-		      size_t len, const struct orr__limits *limits, struct orr_diag *diag)
-		: t_(t), rb_(rb), name_(name), buf_(buf), len_(len), limits_(limits), diag_(diag)
+	/*
+	 * buf_ is biased by the source's lo so that buf_[pos] is the file's byte pos for
+	 * every pos in [lo, hi): positions and messages' offsets are the file's.
+	 */
+	kineto_parser(struct orr_trace *t, struct orr__rank_build *rb, const char *name,
+		      struct orr__source *src, const struct orr__limits *limits,
+		      struct orr_diag *diag)
+		: t_(t), rb_(rb), name_(name), src_(src), buf_(src->p - src->lo), len_(src->size),
+		  hi_(src->hi), limits_(limits), diag_(diag)
 	{
+		size_t len = len_;
+
 		size_t depth = (size_t)limits->max[ORR__LIMIT_DEPTH];
 
 		/*
@@ -133,6 +149,10 @@ public:
 
 private:
 	int top_level();
+	int top_item(size_t *pos, int *state);
+	size_t top_ws(size_t pos);
+	void load(size_t keep, size_t want);
+	size_t skip_ws(size_t pos);
 	int top_value(string_view key, size_t pos, size_t end);
 	int events(size_t pos, size_t *ret_end);
 	int window(size_t start, size_t cut, bool exact);
@@ -180,8 +200,10 @@ private:
 	struct orr_trace *t_;
 	struct orr__rank_build *rb_;
 	const char *name_;
+	struct orr__source *src_;
 	char *buf_;
 	size_t len_;
+	size_t hi_; /* the file's bytes are loaded up to here (src_->hi) */
 	const struct orr__limits *limits_;
 	struct orr_diag *diag_;
 	ondemand::parser parser_, args_parser_;
