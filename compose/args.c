@@ -428,6 +428,12 @@ static uint32_t add_tensor(struct cargs *a, const char *key, struct ctensor t)
 	return id - 1;
 }
 
+/* n values of the ET's dims from first; NULL for none (the ET may have no dims at all). */
+static const int64_t *et_dims(const struct orr_et *et, uint32_t first, uint32_t n)
+{
+	return n ? et->dims + first : NULL;
+}
+
 static uint32_t et_tensor(struct cargs *a, const struct orr_et *et, const struct orr_et_value *v,
 			  bool out)
 {
@@ -435,7 +441,8 @@ static uint32_t et_tensor(struct cargs *a, const struct orr_et *et, const struct
 	const char *dev = v->device == ORR_STR_NONE ? "" : orr_trace_str(t, v->device);
 	bool cpu = !strncmp(dev, "cpu", 3);
 	const char *dtype = et_dtype(orr_trace_str(t, v->type));
-	const int64_t *dims = et->dims + v->first_dim, *strides = et->dims + v->first_stride;
+	const int64_t *dims = et_dims(et, v->first_dim, v->ndims);
+	const int64_t *strides = et_dims(et, v->first_stride, v->nstrides);
 	uint32_t nstrides = v->nstrides == v->ndims ? v->nstrides : 0;
 	int64_t itemsize = v->itemsize > 0 ? v->itemsize : 1;
 	int64_t ext = extent(dims, v->ndims, strides, nstrides);
@@ -569,7 +576,7 @@ static void write_kineto_op(struct cargs *a, FILE *f, const struct orr_event *ev
 	fputs("null,[", f);
 	for (uint32_t i = 0; i < op->ninputs; i++) {
 		const struct orr_input *in = &r->inputs[op->first_input + i];
-		const int64_t *dims = r->dims + in->first_dim;
+		const int64_t *dims = in->ndims ? r->dims + in->first_dim : NULL;
 		const char *dtype = orr__compose_dtype(orr_trace_str(t, in->dtype));
 		int64_t ext = extent(dims, in->ndims, NULL, 0);
 		char key[32];
@@ -702,7 +709,8 @@ static int check_value(struct cargs *a, const struct orr_et *et, const struct or
 	}
 	if (v->kind != ORR_ET_TENSOR || !et_dtype(orr_trace_str(t, v->type)))
 		return 0;
-	why = tensor_bytes(et->dims + v->first_dim, v->ndims, et->dims + v->first_stride,
+	why = tensor_bytes(et_dims(et, v->first_dim, v->ndims), v->ndims,
+			   et_dims(et, v->first_stride, v->nstrides),
 			   v->nstrides == v->ndims ? v->nstrides : 0, v->offset, v->itemsize,
 			   &bytes, &bad);
 	if (why)
@@ -725,8 +733,8 @@ static int check_kineto_op(struct cargs *a, const struct orr_event *ev, struct o
 	for (uint32_t i = 0; i < op->ninputs; i++) {
 		const struct orr_input *in = &r->inputs[op->first_input + i];
 		int64_t size = orr_dtype_bytes(orr_trace_str(t, in->dtype)), bytes, bad;
-		const char *why = tensor_bytes(r->dims + in->first_dim, in->ndims, NULL, 0, 0, size,
-					       &bytes, &bad);
+		const char *why = tensor_bytes(in->ndims ? r->dims + in->first_dim : NULL,
+					       in->ndims, NULL, 0, 0, size, &bytes, &bad);
 
 		if (why)
 			return orr_diag_set(d, ORR_ETOOBIG, "", -1, -1,

@@ -113,6 +113,12 @@ static void coupled_groups(const struct orr_compose *c, struct groups *gs)
 	free(m);
 }
 
+/* n ranks of r's member lists from first; NULL for none (a rank may have no lists). */
+static const int32_t *members_of(const struct orr_rank *r, uint32_t first, uint32_t n)
+{
+	return n ? r->members + first : NULL;
+}
+
 /* Every communicator and every collective's member list of the job. */
 static void find_groups(const struct orr_compose *c, struct groups *gs)
 {
@@ -120,12 +126,14 @@ static void find_groups(const struct orr_compose *c, struct groups *gs)
 		const struct orr_rank *r = c->ranks[i].r;
 
 		for (size_t k = 0; k < r->ncomms; k++)
-			add_group(gs, r->comms[k].name, r->members + r->comms[k].first_member,
+			add_group(gs, r->comms[k].name,
+				  members_of(r, r->comms[k].first_member, r->comms[k].nmembers),
 				  r->comms[k].nmembers, r->comms[k].size);
 		for (size_t k = 0; k < r->ncollectives; k++)
 			if (r->collectives[k].nmembers)
 				add_group(gs, ORR_STR_NONE,
-					  r->members + r->collectives[k].first_member,
+					  members_of(r, r->collectives[k].first_member,
+						     r->collectives[k].nmembers),
 					  r->collectives[k].nmembers, r->collectives[k].group_size);
 	}
 }
@@ -144,7 +152,8 @@ static int64_t group_of(const struct orr_compose *c, const struct groups *gs,
 	int32_t world = world_of(c);
 
 	for (size_t i = 0; co->nmembers && i < gs->n; i++)
-		if (same_members(&gs->g[i], r->members + co->first_member, co->nmembers))
+		if (same_members(&gs->g[i], members_of(r, co->first_member, co->nmembers),
+				 co->nmembers))
 			return gs->g[i].nmembers == (uint32_t)world ? -1 : (int64_t)i;
 	for (size_t i = 0; co->pg_name != ORR_STR_NONE && i < gs->n; i++) {
 		if (gs->g[i].name != co->pg_name)
