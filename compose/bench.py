@@ -196,6 +196,8 @@ class Schema:
             self.bad("plan", "no %r" % k)
         for k in set(p) - known:
             self.bad("plan", "an unknown field %r" % k[:64])
+        for k in ("groups", "items", "tensors", "storages", "missing"):
+            self.list_(k, p[k])
         self.str_("producer", p["producer"])
         self.str_("source", p["source"])
         self.int_("rank", p["rank"], 0, (1 << 31) - 1)

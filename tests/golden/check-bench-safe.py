@@ -4,8 +4,9 @@
     check-bench-safe.py evil BENCH.PY PLAN.json
         hand-made hostile plans, each from the valid PLAN.json, are refused by
         `bench.py --check` (exit 1, one line naming the problem); bench.py's resolve()
-        refuses what is not a torch operator (a stub torch.ops with load_library), and
-        no op of an accepted plan is called with anything but tensors, scalars and modes
+        refuses what is not a torch operator (a stub torch.ops with load_library); and
+        3000 random one-value changes of PLAN.json (seeded: the same every run) are each
+        refused with a PlanError, never another exception, or accepted only when safe
     check-bench-safe.py plans DIR...
         for every benchmark directory: `bench.py --check` accepts the plans only if every
         op is NAMESPACE::NAME of identifiers in aten, c10d or _c10d_functional and every
@@ -15,6 +16,7 @@ import copy
 import importlib.util
 import json
 import os
+import random
 import re
 import subprocess
 import sys
@@ -157,6 +159,48 @@ def stub_resolve(bench):
         sys.exit("load_library ran: %r" % StubOps.called)
 
 
+HOSTILE = [None, -1, 1 << 70, 1.5, float("nan"), True, "x", [], {}, [[]], [None], {"t": 0},
+           {"f": 1}, ["op"], "cuda", "/etc/passwd", "load_library::__call__", "aten::__init__",
+           "fbgemm::fused", 'x"],["y', "__call__", "float32", ["op", "aten::add", None, 0, None,
+                                                                  ["/tmp/evil.so"], []]]
+
+
+def sweep(mod, plan, n=3000):
+    """n plans, each PLAN with one value replaced: refused (PlanError) or safe."""
+    def paths(v, p=()):
+        if p:
+            yield p
+        if isinstance(v, list):
+            for i, x in enumerate(v):
+                yield from paths(x, p + (i,))
+        elif isinstance(v, dict):
+            for k, x in v.items():
+                yield from paths(x, p + (k,))
+    by_depth = {}
+    for p in paths(plan):
+        by_depth.setdefault(len(p), []).append(p)
+    rng = random.Random(31)
+    accepted = 0
+    for _ in range(n):
+        p = rng.choice(by_depth[rng.choice(sorted(by_depth))])
+        q = copy.deepcopy(plan)
+        o = q
+        for k in p[:-1]:
+            o = o[k]
+        o[p[-1]] = copy.deepcopy(rng.choice(HOSTILE))
+        try:
+            mod.check_plan("plan", q)
+        except mod.PlanError:
+            continue
+        except Exception as e:  # noqa: BLE001 - any other exception is the finding
+            sys.exit("%r changed: check_plan raised %s: %s" % (p, type(e).__name__, e))
+        why = safe(q)
+        if why:
+            sys.exit("%r changed: check_plan accepts a plan with %s" % (p, why))
+        accepted += 1
+    return accepted
+
+
 def evil(bench, plan_path):
     plan = json.load(open(plan_path))
     rc, err = check(bench, os.path.dirname(plan_path))
@@ -184,7 +228,8 @@ def evil(bench, plan_path):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     stub_resolve(mod)
-    print("%d hostile plans refused" % n)
+    kept = sweep(mod, plan)
+    print("%d hostile plans refused; of 3000 changed plans %d accepted, each safe" % (n, kept))
 
 
 def main(argv):
