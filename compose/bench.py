@@ -36,11 +36,11 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KINDS = ("op", "comm", "fill", "sync", "record", "wait")
-DEVICE_RE = re.compile(r"^cuda(:[0-9]+)?$")
+DEVICE_RE = re.compile(r"^cuda(:[0-9]+)?\Z")
 
 # What a plan may hold (check_plan); orrery compose writes nothing else.
 NAMESPACES = ("aten", "c10d", "_c10d_functional")  # and --allow-namespace NS
-IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}\Z")
 # operators that read or write files, refused in every namespace
 FILE_OPS = frozenset(("from_file", "save", "load", "_save", "_load"))
 # string arguments passed to an operator: devices (made this run's device) and modes
@@ -52,7 +52,7 @@ STRING_ARGS = frozenset((
     "higher", "lower", "midpoint", "L", "U", "reduced", "complete", "r", "gelsd", "gelsy",
     "gelss", "gels"))
 # ... and aten::einsum's equation: letters, '.', ',', ' ' and one '->'
-EINSUM_RE = re.compile(r"^[A-Za-z., ]{0,256}(->[A-Za-z. ]{0,64})?$")
+EINSUM_RE = re.compile(r"^[A-Za-z., ]{0,256}(->[A-Za-z. ]{0,64})?\Z")
 DTYPES = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2, "int64": 8, "int32": 4,
           "int16": 2, "int8": 1, "uint8": 1, "bool": 1, "complex64": 8, "complex128": 16,
           "float8_e4m3fn": 1, "float8_e5m2": 1}  # and their sizes in bytes
