@@ -43,8 +43,11 @@ void kineto_parser::args(string_view raw, int kind, raw_args &a)
 	ondemand::object obj;
 	if (doc.get_object().get(obj) != SUCCESS)
 		throw bad_event{ "expected an object for 'args'" };
-	for (auto field : obj)
+	for (auto member : obj) {
+		ondemand::field &field = field_of(member);
+
 		arg_field(raw_key(field), field.value(), kind, a);
+	}
 }
 
 void kineto_parser::arg_field(string_view key, ondemand::value v, int kind, raw_args &a)

@@ -222,9 +222,9 @@ enum orr_sync_kind sync_kind_of(string_view s)
  * closing quote sooner than a call to memchr (14 % of an import), and simdjson has
  * checked that the window closes every string.
  */
-string_view kineto_parser::raw_key(simdjson_result<ondemand::field> &f) const
+string_view kineto_parser::raw_key(ondemand::field &f) const
 {
-	const char *p = f.key().value().raw(), *end = buf_ + hi_, *q = p;
+	const char *p = f.key().raw(), *end = buf_ + hi_, *q = p;
 
 	while (q < end && *q != '"')
 		q++;
@@ -327,7 +327,8 @@ void kineto_parser::event(ondemand::object obj)
 {
 	raw_event e;
 
-	for (auto field : obj) {
+	for (auto member : obj) {
+		ondemand::field &field = field_of(member);
 		string_view key = raw_key(field);
 		ondemand::value v = field.value();
 
@@ -389,8 +390,11 @@ void kineto_parser::event_args(ondemand::value v, raw_event &e)
 		if (v.get_object().get(obj) != SUCCESS)
 			throw bad_event{ "expected an object for 'args'" };
 		nest(2);
-		for (auto field : obj)
+		for (auto member : obj) {
+			ondemand::field &field = field_of(member);
+
 			arg_field(raw_key(field), field.value(), kind, e.a);
+		}
 		e.args_done = true;
 		return;
 	}
