@@ -13,6 +13,7 @@ for each variant V:
   dim-neg, dim-max, stride-neg, offset-neg, offset-big
             aten::add's first input: a dimension of -5, of INT64_MAX, a stride of -1,
             a storage offset of -1, of 2^62
+  total-big aten::cat of five tensors of 2^40 bytes each: 5 TiB in one rank's plan
 
 Each trace is aten::rand twice, then the op under test, each launching one kernel.
 """
@@ -90,6 +91,11 @@ def variants():
     yield "stride-neg", "aten::add", ADD, [tensor(10, 11, strides=(-1, 1)), b], out
     yield "offset-neg", "aten::add", ADD, [tensor(10, 11, offset=-1), b], out
     yield "offset-big", "aten::add", ADD, [tensor(10, 11, offset=1 << 62), b], out
+    big = [tensor(20 + i, 30 + i, shape=(1 << 38,), strides=(1,)) for i in range(5)]
+    cat = ([v[0] for v in big], [v[1] for v in big], [v[2] for v in big],
+           "GenericList[%s]" % ",".join(v[3] for v in big))
+    yield "total-big", "aten::cat", "aten::cat(Tensor[] tensors, int dim=0) -> Tensor", \
+        [cat, (0, [], [], "Int")], out
 
 
 def main(out):

@@ -223,6 +223,9 @@ print(r["missing"][0]["name"] + ": " + r["missing"][0]["reason"])' "$work/out" >
 		[[ $(wc -l <"$work/err") == 1 ]] || fail "${v%%:*}: not one line"
 		[[ ! -e $work/s-${v%%:*} ]] || fail "${v%%:*}: a benchmark was written"
 	done
+	run compose -o "$work/s-total" --et "$work/h/total-big-et.json" "$work/h/total-big-trace.json"
+	expect_rc 1
+	expect_in err "rank 0: the plan's tensors need 5.5e+12 bytes, more than 2^42"
 	python3 "$golden/check-bench-safe.py" evil compose/bench.py "$work/c-mode/rank-0.json" >&2 ||
 		fail "bench.py --check accepts a hostile plan, or resolve() a non-operator"
 	;;
