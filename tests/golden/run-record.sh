@@ -258,10 +258,10 @@ EOF
 	[[ $(cat got2) == int ]] || fail "the command got '$(cat got2)', expected INT"
 	;;
 start)
-	# A start loads no BLAS and starts no thread (LAPACKE is loaded at the first fit,
-	# igraph is linked without its BLAS): the recording orrery, seen from its command, has
-	# one thread and no BLAS, LAPACK or Fortran runtime mapped.  The command gets
-	# OPENBLAS_NUM_THREADS as it was given, set or not.
+	# A start loads no BLAS or MPI and starts no thread (LAPACKE is loaded at the first
+	# fit, igraph is linked without its BLAS, MPI by whatif): the recording orrery, seen
+	# from its command, has one thread and no BLAS, LAPACK, Fortran runtime or MPI mapped.
+	# The command gets OPENBLAS_NUM_THREADS as it was given, set or not.
 	fake_tracer
 	cd "$work" || fail "cd"
 	peek='ls /proc/$PPID/task | wc -l >"$0.tasks"; cat /proc/$PPID/maps >"$0.maps"
@@ -269,8 +269,8 @@ start)
 	OPENBLAS_NUM_THREADS=3 run record -q -o p1 -- sh -c "$peek" p1
 	expect_rc 1
 	[[ $(cat p1.tasks) == 1 ]] || fail "the recording orrery has $(cat p1.tasks) threads, expected 1"
-	grep -E 'lib(open)?blas|liblapack|libgfortran' p1.maps &&
-		fail "a start loaded BLAS (above)"
+	grep -E 'lib(open)?blas|liblapack|libgfortran|libmpi|libopen-pal' p1.maps &&
+		fail "a start loaded BLAS or MPI (above)"
 	[[ $(cat p1.blas) == 3 ]] || fail "the command got OPENBLAS_NUM_THREADS='$(cat p1.blas)', expected 3"
 	(
 		unset OPENBLAS_NUM_THREADS
