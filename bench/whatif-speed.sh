@@ -54,7 +54,7 @@ echo "| run | configurations | wall s (median of $runs) | configurations/s | per
 echo "|---|---|---|---|---|---|"
 one "1 thread" 1 "$orrery" whatif "${model[@]}" --gpus 1024 --jobs 1
 one "$cores threads" "$cores" "$orrery" whatif "${model[@]}" --gpus 1024 --jobs "$cores"
-if command -v mpirun >/dev/null && [[ $(ldd "$orrery") == *libmpi* ]]; then
+if command -v mpirun >/dev/null && [[ -e ${orrery%/*}/orrery-mpi.so ]]; then # an MPI build
 	one "mpirun -n $cores, 1 thread each" "$cores" \
 		mpirun --oversubscribe -n "$cores" "$orrery" whatif "${model[@]}" --gpus 1024 --jobs 1
 fi
