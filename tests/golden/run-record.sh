@@ -3,11 +3,11 @@
 #
 #   run-record.sh CASE TRACER_BUILT
 #
-# CASE is usage, tracer, env, cupti-version, status, signal, start, no-cuda or summary;
-# TRACER_BUILT is yes or no (whether meson built liborrery-tracer.so).  The commands
-# recorded here never touch CUDA, so the tracer is never loaded: what is checked is what
-# orrery record controls (the environment, the run directory, statuses, signals, what a
-# start loads, the summary and manifest).
+# CASE is usage, tracer, env, cupti-version, status, signal, signal-masked, start,
+# no-cuda or summary; TRACER_BUILT is yes or no (whether meson built
+# liborrery-tracer.so).  The commands recorded here never touch CUDA, so the tracer is
+# never loaded: what is checked is what orrery record controls (the environment, the run
+# directory, statuses, signals, what a start loads, the summary and manifest).
 # shellcheck disable=SC2016 # the recorded commands expand their own variables
 set -uo pipefail
 
@@ -177,6 +177,20 @@ status)
 	[[ -d empty && ! -e empty/manifest.json ]] || fail "the given empty directory changed"
 	;;
 signal)
+	# Signals as on a terminal, whatever whoever started the tests blocks or ignores (a
+	# blocked or ignored signal stays so through fork and exec, and orrery record, like a
+	# shell, keeps it so for its command): the case runs again with none blocked or
+	# ignored.  With SIGINT blocked, the Ctrl-C below waited for the sleep, 30 s.
+	command -v python3 >/dev/null || { echo "skipped: no python3" >&2; exit 77; }
+	if [[ -z ${ORR_SIGNALS_CLEARED-} ]]; then
+		ORR_SIGNALS_CLEARED=1 python3 -c 'import signal, subprocess, sys
+for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+    signal.signal(s, signal.SIG_DFL)
+sys.exit(subprocess.run(["bash"] + sys.argv[1:],
+                        preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_SETMASK, [])).returncode)' \
+			"${BASH_SOURCE[0]}" signal "$built"
+		exit $?
+	fi
 	fake_tracer
 	cd "$work" || fail "cd"
 	# Every wait below is on an event (a file the command writes once its sleep runs, a
@@ -206,7 +220,6 @@ signal)
 	# the sleep: the sleep dies of the trap's TERM, not only of the hangup when orrery, the
 	# session leader, ends.  ready2 is written once the
 	# sleep runs, so Ctrl-C comes when the trap can reach it, with no delay to guess.
-	command -v python3 >/dev/null || { echo "skipped: no python3 for a terminal" >&2; exit 77; }
 	rc=$(python3 - "$orrery" "$work" <<'EOF'
 import os, pty, select, signal, sys, time
 orrery, work = sys.argv[1:3]
@@ -256,6 +269,18 @@ EOF
 	[[ -s ready2 ]] && kill -KILL "$(cat ready2)" 2>/dev/null
 	expect_rc 43
 	[[ $(cat got2) == int ]] || fail "the command got '$(cat got2)', expected INT"
+	;;
+signal-masked)
+	# The signal case where whoever started the tests blocks SIGINT, SIGTERM and SIGHUP
+	# and ignores SIGQUIT, as some launchers do: the same, and in as little time.
+	command -v python3 >/dev/null || { echo "skipped: no python3" >&2; exit 77; }
+	timeout 20 python3 -c 'import os, signal, sys
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+signal.signal(signal.SIGQUIT, signal.SIG_IGN)
+os.execvp("bash", ["bash"] + sys.argv[1:])' "${BASH_SOURCE[0]}" signal "$built"
+	rc=$?
+	[[ $rc == 124 ]] && fail "the signal case took more than 20 s with signals blocked"
+	exit $rc
 	;;
 start)
 	# A start loads no BLAS or MPI and starts no thread (LAPACKE is loaded at the first
