@@ -6,7 +6,9 @@
  * (docs/performance.md, "Start cost").  The module is looked for beside the executable
  * (the build tree), else where meson installs it; it calls the executable's cli_* and
  * orr_* functions, which the executable exports for it (cli/meson.build).  It is loaded
- * RTLD_GLOBAL: OpenMPI's own plugins, which it loads in MPI_Init, need its symbols.
+ * RTLD_GLOBAL: OpenMPI's own plugins, which it loads in MPI_Init, need its symbols.  It
+ * is loaded only under a launcher: alone, whatif is rank 0 of 1 and needs no module, so
+ * an orrery copied without it still sweeps.
  */
 #include <dlfcn.h>
 #include <limits.h>
@@ -82,26 +84,33 @@ static int load(void)
 
 int cli_whatif_mpi_init(int *argc, char ***argv, int *ret_rank, int *ret_size)
 {
+	*ret_rank = 0;
+	*ret_size = 1;
+	if (!cli_whatif_launched())
+		return EXIT_OK;
 	if (!mpi.init && load() != EXIT_OK)
 		return EXIT_FAIL;
 	return mpi.init(argc, argv, ret_rank, ret_size);
 }
 
-/* The others run only after cli_whatif_mpi_init() succeeded. */
+/* These three run in one process too, where the module may not be loaded. */
 void cli_whatif_mpi_finalize(int size)
 {
-	mpi.finalize(size);
+	if (size > 1)
+		mpi.finalize(size);
 }
 
 int cli_whatif_mpi_agree(int size, int status)
 {
-	return mpi.agree(size, status);
+	return size > 1 ? mpi.agree(size, status) : status;
 }
 
 int cli_whatif_mpi_same(int rank, int size, const struct orr_whatif_digest *d)
 {
-	return mpi.same(rank, size, d);
+	return size > 1 ? mpi.same(rank, size, d) : EXIT_OK;
 }
+
+/* The others run only with several processes, after cli_whatif_mpi_init() loaded them. */
 
 struct cli_whatif_mpi *cli_whatif_mpi_open(int rank, int size, uint64_t count)
 {

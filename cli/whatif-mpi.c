@@ -23,17 +23,6 @@
 #endif
 #include "banned.h"
 
-/* Whether a launcher started this process as one of several. */
-static bool launched(void)
-{
-	static const char *const vars[] = { "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE" };
-
-	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
-		if (getenv(vars[i]))
-			return true;
-	return false;
-}
-
 #if ORR_HAVE_MPI
 
 #define BLOCK    64 /* results in a message at most */
@@ -73,7 +62,7 @@ int cli_whatif_mpi_init(int *argc, char ***argv, int *ret_rank, int *ret_size)
 
 	*ret_rank = 0;
 	*ret_size = 1;
-	if (!launched())
+	if (!cli_whatif_launched())
 		return EXIT_OK;
 	/* only the thread that called orr_whatif_run() calls MPI; the others evaluate */
 	if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
@@ -293,7 +282,7 @@ int cli_whatif_mpi_init(int *argc, char ***argv, int *ret_rank, int *ret_size)
 	(void)argv;
 	*ret_rank = 0;
 	*ret_size = 1;
-	if (!launched())
+	if (!cli_whatif_launched())
 		return EXIT_OK;
 	cli_error("this orrery was built without MPI (libopenmpi-dev, meson -Dmpi): under "
 		  "mpirun every process would sweep everything; run it alone, with --jobs");

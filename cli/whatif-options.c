@@ -338,3 +338,17 @@ void cli_whatif_options_release(struct cli_whatif_options *o)
 		free(o->fwd[i]);
 	free(o->fwd);
 }
+
+/*
+ * Here, in the executable, for cli/whatif-mpi.c in both builds: without MPI it is part
+ * of the executable, with MPI a module that whatif loads only under a launcher.
+ */
+bool cli_whatif_launched(void)
+{
+	static const char *const vars[] = { "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE" };
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		if (getenv(vars[i]))
+			return true;
+	return false;
+}

@@ -95,6 +95,8 @@ void cli_whatif_write_release(struct cli_whatif_writer *o);
  */
 int cli_whatif_mpi_init(int *argc, char ***argv, int *ret_rank, int *ret_size);
 void cli_whatif_mpi_finalize(int size);
+/* Whether a launcher (mpirun: OpenMPI's, PMIx's or PMI's environment) started this process. */
+bool cli_whatif_launched(void);
 /*
  * The worst (largest) of every process's status, so that all go on or none does: one
  * that stopped would leave the others waiting on its results.  Collective.

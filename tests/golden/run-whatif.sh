@@ -13,6 +13,9 @@
 #                            as one process does; another budget, model, space or costs
 #                            stop both processes with one error naming what differs,
 #                            nothing written (77 without mpirun or in a build without MPI)
+#   run-whatif.sh module     a copy of orrery without its MPI module beside it sweeps
+#                            alone as the build does, and under a launcher's environment
+#                            says it cannot load the module (77 in a build without MPI)
 #   run-whatif.sh report     JSON and CSV checked by check-whatif.py (every configuration
 #                            once, ranks in order, the Pareto front, the reasons), text
 #                            has its tables, --show-infeasible lists the reasons
@@ -128,6 +131,20 @@ mpi)
 	rc=$?
 	[[ $rc != 0 && $rc != 124 ]] || fail "mpirun with an -o rank 0 cannot write: rc $rc"
 	grep -q "cannot write" "$work/err" || fail "mpirun: no error said"
+	;;
+module)
+	[[ -e ${orrery%/*}/orrery-mpi.so ]] || { echo "skipped: a build without MPI" >&2; exit 77; }
+	run whatif "${model[@]}" --gpus 4-8 --format=csv --jobs 1
+	expect_rc 0
+	cp "$work/out" "$work/one.csv"
+	mkdir "$work/bin" && cp "$orrery" "$work/bin/orrery" || fail "cannot copy orrery"
+	orrery=$work/bin/orrery
+	run whatif "${model[@]}" --gpus 4-8 --format=csv --jobs 1
+	expect_rc 0
+	cmp -s "$work/out" "$work/one.csv" || fail "a copy without the MPI module sweeps otherwise"
+	OMPI_COMM_WORLD_SIZE=2 run whatif "${model[@]}" --gpus 4-8 --format=csv --jobs 1
+	expect_rc 1
+	expect_in err "cannot load whatif's MPI module"
 	;;
 mpi-differ)
 	command -v mpirun >/dev/null || { echo "skipped: no mpirun" >&2; exit 77; }
