@@ -561,3 +561,20 @@ bool orr_outfile_inside(const char *out, const char *in)
 	free(rout);
 	return inside;
 }
+
+const char *orr_file_type(unsigned int st_mode)
+{
+	mode_t m = (mode_t)st_mode;
+
+	if (S_ISDIR(m))
+		return "a directory";
+	if (S_ISFIFO(m))
+		return "a FIFO";
+	if (S_ISCHR(m))
+		return "a character device";
+	if (S_ISBLK(m))
+		return "a block device";
+	if (S_ISSOCK(m))
+		return "a socket";
+	return "not a file";
+}

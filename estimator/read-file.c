@@ -16,22 +16,6 @@
 #include "internal.h"
 #include "banned.h"
 
-/* What a file that is not a regular file is, for messages. */
-static const char *file_type(mode_t mode)
-{
-	if (S_ISDIR(mode))
-		return "a directory";
-	if (S_ISFIFO(mode))
-		return "a FIFO";
-	if (S_ISCHR(mode))
-		return "a character device";
-	if (S_ISBLK(mode))
-		return "a block device";
-	if (S_ISSOCK(mode))
-		return "a socket";
-	return "not a file";
-}
-
 /* fd's st_size bytes into buf, fewer when the file shrank meanwhile; *ret_len read. */
 static int read_all(int fd, const char *path, char *buf, size_t size, size_t *ret_len,
 		    struct orr_diag *diag)
@@ -67,7 +51,7 @@ int orr__file_read(const char *path, uint64_t max_bytes, const char *what, size_
 		r = orr_diag_set(diag, -errno, path, -1, -1, "cannot open");
 	else if (!S_ISREG(st.st_mode))
 		r = orr_diag_set(diag, -EINVAL, path, -1, -1, "not a regular file (%s)",
-				 file_type(st.st_mode));
+				 orr_file_type(st.st_mode));
 	else if ((uint64_t)st.st_size > max_bytes)
 		r = orr_diag_set(diag, ORR_ETOOBIG, path, -1, -1,
 				 "%lld bytes, more than the %llu MiB %s may have",

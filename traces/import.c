@@ -657,21 +657,6 @@ static int read_json(struct import_ctx *c, int fd, size_t size, struct stream *s
 	return r;
 }
 
-static const char *file_type(mode_t mode)
-{
-	if (S_ISFIFO(mode))
-		return "a FIFO";
-	if (S_ISCHR(mode))
-		return "a character device";
-	if (S_ISBLK(mode))
-		return "a block device";
-	if (S_ISSOCK(mode))
-		return "a socket";
-	if (S_ISDIR(mode))
-		return "a directory";
-	return "not a file";
-}
-
 static int import_file(struct import_ctx *c, const char *path)
 {
 	unsigned char head[SNIFF_BYTES];
@@ -699,7 +684,7 @@ static int import_file(struct import_ctx *c, const char *path)
 	}
 	if (!S_ISREG(st.st_mode)) {
 		r = orr_diag_set(c->diag, -EINVAL, path, -1, -1, "not a regular file (%s)",
-				 file_type(st.st_mode));
+				 orr_file_type(st.st_mode));
 		goto out;
 	}
 	(void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);

@@ -198,6 +198,11 @@ int orr_outfile_commit(struct orr_outfile *o, bool sync);
 /* Closes and removes the temporary (with a directory's members); NULL or closed is fine. */
 void orr_outfile_abort(struct orr_outfile *o);
 /*
+ * What a file of stat(2)'s st_mode is when it is not a regular file, for messages
+ * ("a FIFO", "a directory", ...; "not a file" for anything else).
+ */
+const char *orr_file_type(unsigned int st_mode);
+/*
  * SIGINT, SIGTERM and SIGHUP (those not ignored and not caught already) remove every
  * live temporary, then end the process as the signal would have.  For programs, not
  * for the tracer.
