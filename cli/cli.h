@@ -76,10 +76,12 @@ int cli_replay_run(const struct orr_graph *g, const struct orr_replay_options *o
  * The file to import for PATH (cli/input.c): PATH itself, or for "-" a copy of standard
  * input that has no name (read back as /proc/self/fd/N, in *ret_tmp too), made only
  * when its first bytes are a format orrery reads and bounded by the import's file limit;
- * cli_input_done() closes (so removes) it after the import.  0, or -1 after reporting
- * why standard input cannot be read.
+ * cli_input_done() closes (so removes) it after the import, and iopts names it
+ * "standard input" for the ranks it gives.  0, or -1 after reporting why standard input
+ * cannot be read.
  */
-int cli_input(const char *path, const char **ret_path, char **ret_tmp);
+int cli_input(const char *path, struct orr_import_options *iopts, const char **ret_path,
+	      char **ret_tmp);
 void cli_input_done(char *tmp);
 /*
  * The name the import knows standard input's copy by ("" when none), and s with that

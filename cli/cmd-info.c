@@ -188,7 +188,7 @@ static int info_run(int argc, char **argv, int format, const struct cli_select *
 	if (optind != argc - 1)
 		return cli_usage_error("info",
 				       optind >= argc ? "no trace given" : "one trace at a time");
-	if (cli_input(argv[optind], &in_file, &in_tmp) < 0)
+	if (cli_input(argv[optind], &iopts, &in_file, &in_tmp) < 0)
 		return EXIT_FAIL;
 	cli_import_progress(&iopts, in_file);
 	r = orr_trace_import(in_file, &iopts, &t, &diag);

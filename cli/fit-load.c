@@ -23,7 +23,7 @@ int cli_fit_load(const char *path, struct orr_trace **ret_t, struct orr_graph **
 	int err;
 
 	*ret_g = NULL;
-	if (cli_input(path, &in_file, &in_tmp) < 0)
+	if (cli_input(path, &iopts, &in_file, &in_tmp) < 0)
 		return EXIT_FAIL;
 	cli_import_progress(&iopts, in_file);
 	err = orr_trace_import(in_file, &iopts, ret_t, &diag);

@@ -171,7 +171,8 @@ static int spool_stdin(void)
 	return 0;
 }
 
-int cli_input(const char *path, const char **ret_path, char **ret_tmp)
+int cli_input(const char *path, struct orr_import_options *iopts, const char **ret_path,
+	      char **ret_tmp)
 {
 	*ret_path = path;
 	*ret_tmp = NULL;
@@ -189,6 +190,7 @@ int cli_input(const char *path, const char **ret_path, char **ret_tmp)
 	if (spool_stdin() < 0)
 		return -1;
 	*ret_path = *ret_tmp = orr_xstrdup(cli_stdin_copy);
+	iopts->name = "standard input";
 	return 0;
 }
 
@@ -212,7 +214,7 @@ int cli_import(const char *path, struct orr_trace **ret)
 	int err;
 
 	*ret = NULL;
-	if (cli_input(path, &file, &tmp) < 0)
+	if (cli_input(path, &iopts, &file, &tmp) < 0)
 		return -1;
 	cli_import_progress(&iopts, file);
 	err = orr_trace_import(file, &iopts, ret, &d);

@@ -114,7 +114,7 @@ int cli_replay_open(const char *path, const struct cli_scales *scales, const str
 		opts = (struct orr_replay_options){ .scales = scales->v, .nscales = scales->n };
 	if (comm)
 		gopts = (struct orr_graph_options){ .comm_globs = comm->v, .ncomm_globs = comm->n };
-	if (cli_input(path, &in_file, &in_tmp) < 0)
+	if (cli_input(path, &iopts, &in_file, &in_tmp) < 0)
 		return EXIT_FAIL;
 	cli_import_progress(&iopts, in_file);
 	err = orr_trace_import(in_file, &iopts, &ret->t, &diag);

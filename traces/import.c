@@ -657,10 +657,11 @@ static int read_json(struct import_ctx *c, int fd, size_t size, struct stream *s
 	return r;
 }
 
-static int import_file(struct import_ctx *c, const char *path)
+/* The file at path, named name in ranks' sources and messages (path but for standard input). */
+static int import_file(struct import_ctx *c, const char *path, const char *name)
 {
 	unsigned char head[SNIFF_BYTES];
-	struct stream s = { .name = path };
+	struct stream s = { .name = name };
 	struct stat st;
 	ssize_t nhead;
 	int fd, r;
@@ -668,44 +669,44 @@ static int import_file(struct import_ctx *c, const char *path)
 	c->not_trace = false;
 	last_json_bytes = 0;
 	/* Nsight Systems' own format is private: its SQLite export is what can be read. */
-	if (ends_with(path, ".nsys-rep") || ends_with(path, ".qdrep"))
+	if (ends_with(name, ".nsys-rep") || ends_with(name, ".qdrep"))
 		return orr_diag_set(
-			c->diag, ORR_EFORMAT, path, -1, -1,
+			c->diag, ORR_EFORMAT, name, -1, -1,
 			"an Nsight Systems report; orrery reads its SQLite export: nsys "
 			"export --type sqlite --output NAME.sqlite '%s'",
-			path);
+			name);
 	/* O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it. */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
-		return orr_diag_set(c->diag, -errno, path, -1, -1, "cannot open");
+		return orr_diag_set(c->diag, -errno, name, -1, -1, "cannot open");
 	if (fstat(fd, &st) < 0) {
-		r = orr_diag_set(c->diag, -errno, path, -1, -1, "cannot open");
+		r = orr_diag_set(c->diag, -errno, name, -1, -1, "cannot open");
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		r = orr_diag_set(c->diag, -EINVAL, path, -1, -1, "not a regular file (%s)",
+		r = orr_diag_set(c->diag, -EINVAL, name, -1, -1, "not a regular file (%s)",
 				 orr_file_type(st.st_mode));
 		goto out;
 	}
 	(void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	if (st.st_size == 0) {
-		r = orr_diag_set(c->diag, ORR_EEMPTY, path, -1, -1, "the file is empty");
+		r = orr_diag_set(c->diag, ORR_EEMPTY, name, -1, -1, "the file is empty");
 		goto out;
 	}
 	if ((uint64_t)st.st_size > c->lim.max[ORR__LIMIT_FILE_BYTES]) {
-		r = orr__limit_fail(&c->lim, ORR__LIMIT_FILE_BYTES, c->diag, path, -1, -1);
+		r = orr__limit_fail(&c->lim, ORR__LIMIT_FILE_BYTES, c->diag, name, -1, -1);
 		goto out;
 	}
 	nhead = pread(fd, head, sizeof(head), 0);
 	if (nhead > 0 && container_kind(head, (size_t)nhead)) {
-		struct archive *a = archive_new(is_compressed_json_name(path));
+		struct archive *a = archive_new(is_compressed_json_name(name));
 
 		if (archive_read_open_fd(a, fd, 1 << 20) != ARCHIVE_OK)
-			r = orr_diag_set(c->diag, ORR_EARCHIVE, path, 0, -1, "%s",
+			r = orr_diag_set(c->diag, ORR_EARCHIVE, name, 0, -1, "%s",
 					 archive_error_string(a) ? archive_error_string(a)
 								 : "unreadable");
 		else
-			r = import_archive(c, path, a, head, (size_t)nhead, 1);
+			r = import_archive(c, name, a, head, (size_t)nhead, 1);
 		archive_read_free(a);
 		goto out;
 	}
@@ -740,7 +741,7 @@ static int import_dir(struct import_ctx *c, const char *path)
 		file = orr_xasprintf("%s/%s", path, names[i]->d_name);
 		if (c->opts && c->opts->progress)
 			c->opts->progress(c->opts->progress_data, file, 0);
-		r = import_file(c, file);
+		r = import_file(c, file, file);
 		found += r == 0;
 		if (orr__import_skipped(c, file, r))
 			r = 0, skipped++;
@@ -846,9 +847,10 @@ static int ctx_finish(struct import_ctx *c, int r, const char *path, struct orr_
 	return 0;
 }
 
-static int import_path(struct import_ctx *c, const char *path, const struct stat *st)
+static int import_path(struct import_ctx *c, const char *path, const char *name,
+		       const struct stat *st)
 {
-	return S_ISDIR(st->st_mode) ? import_dir(c, path) : import_file(c, path);
+	return S_ISDIR(st->st_mode) ? import_dir(c, path) : import_file(c, path, name);
 }
 
 int orr_trace_import(const char *path, const struct orr_import_options *opts,
@@ -863,12 +865,13 @@ int orr_trace_import(const char *path, const struct orr_import_options *opts,
 	else if (stat(path, &st) < 0)
 		r = orr_diag_set(reterr_diag, -errno, path, -1, -1, "cannot open");
 	else
-		r = import_path(&c, path, &st);
+		r = import_path(&c, path, opts && opts->name ? opts->name : path, &st);
 	if (!r && opts && opts->et_path) {
 		c.et_only = true;
-		r = stat(opts->et_path, &st) < 0 ? orr_diag_set(reterr_diag, -errno, opts->et_path,
-								-1, -1, "cannot open")
-						 : import_path(&c, opts->et_path, &st);
+		r = stat(opts->et_path, &st) < 0
+			    ? orr_diag_set(reterr_diag, -errno, opts->et_path, -1, -1,
+					   "cannot open")
+			    : import_path(&c, opts->et_path, opts->et_path, &st);
 		c.et_only = false;
 	}
 	return ctx_finish(&c, r, path, ret_trace);

@@ -411,6 +411,11 @@ struct orr_import_options {
 	 */
 	const char *step_range;
 	/*
+	 * When set, what ranks' sources, messages and progress call the file at PATH (e.g.
+	 * "standard input" for a copy of it); NULL: its path.  Not for a directory.
+	 */
+	const char *name;
+	/*
 	 * When set, PyTorch execution traces to attach to the ranks (a file, a directory of
 	 * per-rank files, an archive): each pairs with the rank its name says (rank-3, or
 	 * the only rank), and is linked to its ops (docs/inputs.md).  Execution traces

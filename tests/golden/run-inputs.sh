@@ -89,6 +89,15 @@ stdin)
 	rc=$?
 	stdin_error "a member"
 	expect_in err "'standard input:rank0.json.gz'"
+	# a trace read from standard input: its ranks' source is standard input, not the copy
+	echo "+ orrery info --format=json - <rank-0.trace.json" >&2
+	timeout 10 "$orrery" info --format=json - <traces/samples/tiny-2rank/rank-0.trace.json \
+		>"$work/out" 2>"$work/err"
+	rc=$?
+	expect_rc 0
+	expect_in out '"source": "standard input"'
+	grep -qE "/proc/self|orrery-stdin" "$work/out" && { show; fail "info names the copy"; }
+	no_spool "a trace"
 	# a signal while the copy grows (orrery holds a file in TMPDIR): nothing left
 	for sig in INT TERM HUP KILL; do
 		yes '{}' | timeout 20 "$orrery" info - >/dev/null 2>"$work/err" &
