@@ -23,6 +23,7 @@
 #include "banned.h"
 
 #define SCENARIO_LINE_MAX 4096
+#define SCENARIO_FILE_MAX (16u << 20) /* bytes of one --scenario file */
 
 void cli_scenarios_release(struct cli_scenarios *s)
 {
@@ -118,39 +119,60 @@ static int parse_line(char *line, struct cli_scenario *sc, char *err, size_t siz
 	return 0;
 }
 
-int cli_scenarios_read(struct cli_scenarios *s, const char *path, char *err, size_t size)
+/* One line of a scenario file (NUL-terminated, no newline): a scenario added, or skipped. */
+static int scenario_line(struct cli_scenarios *s, char *line, const char *path, size_t lineno,
+			 char *err, size_t size)
 {
-	FILE *f = fopen(path, "r");
-	char line[SCENARIO_LINE_MAX];
-	size_t lineno = 0, before = s->n;
+	struct cli_scenario sc = { 0 };
+	char why[160], *p = line + strspn(line, " \t\r");
 
-	if (!f) {
-		snprintf(err, size, "cannot read '%s': %s", path, orr_strerror(-errno));
+	if (!*p || *p == '#')
+		return 0;
+	if (parse_line(p, &sc, why, sizeof(why)) < 0) {
+		snprintf(err, size, "%s:%zu: %s", path, lineno, why);
+		free(sc.name);
+		cli_scales_release(&sc.scales);
 		return -1;
 	}
-	while (fgets(line, sizeof(line), f)) {
-		struct cli_scenario sc = { 0 };
-		char why[160], *p = line + strspn(line, " \t\r\n");
+	ORR_VEC_PUSH(s->v, s->n, s->cap, sc);
+	return 0;
+}
 
+/* Read through the one input opener (orr_file_read()): a FIFO or a device is refused. */
+int cli_scenarios_read(struct cli_scenarios *s, const char *path, char *err, size_t size)
+{
+	struct orr_diag d = { 0 };
+	char *buf, *line, *end;
+	size_t len, lineno = 0, before = s->n;
+	int r = orr_file_read(path, SCENARIO_FILE_MAX, "a scenario file", 1, &buf, &len, &d);
+
+	if (r) {
+		snprintf(err, size, "cannot read '%s': %s%s%s", path, orr_strerror(r),
+			 d.msg[0] ? ": " : "", d.msg);
+		return -1;
+	}
+	for (line = buf; line < buf + len && r == 0; line = end + 1) {
+		end = memchr(line, '\n', (size_t)(buf + len - line));
+		if (!end)
+			end = buf + len; /* the last line, without its newline */
 		lineno++;
-		if (!strchr(line, '\n') && !feof(f)) {
+		if ((size_t)(end - line) > SCENARIO_LINE_MAX - 2) {
 			snprintf(err, size, "%s:%zu: line longer than %d bytes", path, lineno,
 				 SCENARIO_LINE_MAX - 2);
-			fclose(f);
-			return -1;
+			r = -1;
+			break;
 		}
-		if (!*p || *p == '#')
-			continue;
-		if (parse_line(p, &sc, why, sizeof(why)) < 0) {
-			snprintf(err, size, "%s:%zu: %s", path, lineno, why);
-			free(sc.name);
-			cli_scales_release(&sc.scales);
-			fclose(f);
-			return -1;
+		*end = '\0';
+		if (memchr(line, '\0', (size_t)(end - line))) {
+			snprintf(err, size, "%s:%zu: a NUL byte", path, lineno);
+			r = -1;
+			break;
 		}
-		ORR_VEC_PUSH(s->v, s->n, s->cap, sc);
+		r = scenario_line(s, line, path, lineno, err, size);
 	}
-	fclose(f);
+	free(buf);
+	if (r)
+		return -1;
 	if (s->n == before) {
 		snprintf(err, size, "%s: no scenario (lines of NAME GLOB=FACTOR...)", path);
 		return -1;

@@ -303,8 +303,8 @@ int parse(const char *name, const char *buf, size_t len, struct orr_costs *c, st
 /* The regular file at path, whole, with SIMDJSON_PADDING bytes after it (free()). */
 int slurp(const char *path, char **ret, size_t *ret_len, struct orr_diag *diag)
 {
-	return orr__file_read(path, ORR_COSTS_MAX_BYTES, "a costs file", SIMDJSON_PADDING, ret,
-			      ret_len, diag);
+	return orr_file_read(path, ORR_COSTS_MAX_BYTES, "a costs file", SIMDJSON_PADDING, ret,
+			     ret_len, diag);
 }
 
 /* Parses, and frees what it made when that fails. */

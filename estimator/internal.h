@@ -9,23 +9,6 @@
 
 #include "orrery/estimator.h"
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-/*
- * The regular file at path read whole into *ret (orr_xmalloc'ed, *ret_len bytes and then
- * padding zero bytes): opened without blocking and checked on its descriptor before a
- * byte is read.  -errno; -EINVAL "not a regular file (a FIFO)"; ORR_ETOOBIG past
- * max_bytes ("... MiB what may have").  The estimator's inputs all go through it.
- */
-int orr__file_read(const char *path, uint64_t max_bytes, const char *what, size_t padding,
-		   char **ret, size_t *ret_len, struct orr_diag *diag);
-
-#ifdef __cplusplus
-}
-#endif
-
 /* Median and maximum of v[0..n), which it sorts; NAN for both when n == 0. */
 void orr__median_max(double *v, size_t n, double *ret_median, double *ret_max);
 

@@ -211,8 +211,8 @@ int orr_nccl_tests_read(const char *path, enum orr_coll_kind kind, struct orr_nc
 {
 	char *buf = NULL;
 	size_t len = 0;
-	int err = orr__file_read(path, MAX_FILE_BYTES, "an nccl-tests output", 1, &buf, &len,
-				 reterr_diag);
+	int err = orr_file_read(path, MAX_FILE_BYTES, "an nccl-tests output", 1, &buf, &len,
+				reterr_diag);
 
 	if (!err)
 		err = orr_nccl_tests_parse(path, buf, len, kind, ret, reterr_diag);

@@ -198,6 +198,16 @@ int orr_outfile_commit(struct orr_outfile *o, bool sync);
 /* Closes and removes the temporary (with a directory's members); NULL or closed is fine. */
 void orr_outfile_abort(struct orr_outfile *o);
 /*
+ * The one way to read an input file whole (common/read-file.c): the regular file at
+ * path into *ret (orr_xmalloc'ed, *ret_len bytes and then padding zero bytes), opened
+ * without blocking and checked on its descriptor before a byte is read, so that a FIFO
+ * or a device is refused at once.  -errno; -EINVAL "not a regular file (a FIFO)";
+ * ORR_ETOOBIG past max_bytes ("... MiB WHAT may have").  A file that shrinks meanwhile
+ * is read as it now is.
+ */
+int orr_file_read(const char *path, uint64_t max_bytes, const char *what, size_t padding,
+		  char **ret, size_t *ret_len, struct orr_diag *diag);
+/*
  * What a file of stat(2)'s st_mode is when it is not a regular file, for messages
  * ("a FIFO", "a directory", ...; "not a file" for anything else).
  */

@@ -131,6 +131,22 @@ fifo)
 		expect_rc 1
 		one_error_line "not a regular file (a FIFO)"
 	done
+	# every other input file goes through the same opener: options that name a file too
+	for opt in --scenario --costs --nccl-tests; do
+		case $opt in
+		--scenario) args=(replay --scenario "$work/f.json" traces/samples/tiny-2rank) ;;
+		--costs) args=(estimate --costs "$work/f.json" --layers 4 --hidden 1024 --heads 16
+			--seq 1024 --global-batch 8) ;;
+		--nccl-tests) args=(fit --nccl-tests "$work/f.json" traces/samples/tiny-2rank) ;;
+		esac
+		echo "+ timeout 10 orrery ${args[*]}" >&2
+		timeout 10 "$orrery" "${args[@]}" >"$work/out" 2>"$work/err"
+		rc=$?
+		[[ $rc == 124 ]] && fail "orrery $opt waited on a FIFO"
+		# replay reads its scenarios while it parses its options: a usage error
+		if [[ $opt == --scenario ]]; then expect_rc 2; else expect_rc 1; fi
+		one_error_line "not a regular file (a FIFO)"
+	done
 	mkdir "$work/run"
 	cp traces/samples/tiny-2rank/* "$work/run/"
 	mkfifo "$work/run/rank9.json"

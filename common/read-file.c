@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The estimator's input files (costs files, nccl-tests outputs) read whole, the way the
- * trace importer opens a trace (traces/import.c): open(2) with O_NONBLOCK, so that a
- * FIFO with no writer cannot block the open, then fstat(2) on the descriptor, so that
- * what is refused (not a regular file, too large) is what was opened, before a byte is
- * read.  fopen() then fstat() waited forever on a FIFO (issue 31, N7).
+ * Input files read whole (costs files, nccl-tests outputs, replay's scenarios, the
+ * tracer's logs), the way the trace importer opens a trace (traces/import.c): open(2)
+ * with O_NONBLOCK, so that a FIFO with no writer cannot block the open, then fstat(2) on
+ * the descriptor, so that what is refused (not a regular file, too large) is what was
+ * opened, before a byte is read.  fopen() then fstat() waited forever on a FIFO (issue
+ * 31, N7).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "orrery/common.h"
 #include "banned.h"
 
 /* fd's st_size bytes into buf, fewer when the file shrank meanwhile; *ret_len read. */
@@ -37,8 +38,8 @@ static int read_all(int fd, const char *path, char *buf, size_t size, size_t *re
 	return 0;
 }
 
-int orr__file_read(const char *path, uint64_t max_bytes, const char *what, size_t padding,
-		   char **ret, size_t *ret_len, struct orr_diag *diag)
+int orr_file_read(const char *path, uint64_t max_bytes, const char *what, size_t padding,
+		  char **ret, size_t *ret_len, struct orr_diag *diag)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK), r = 0;
 	struct stat st;
