@@ -3,7 +3,7 @@
  * Finding and reading trace files: a file (plain or compressed), a directory of
  * per-rank files, or an archive of them.  libarchive handles every container and
  * compression; plain files are read straight into a padded buffer, plain JSON while it
- * is parsed (read_json()).  Only regular files
+ * is parsed (import-read.c).  Only regular files
  * and directories are opened; every byte is counted against the limits (limits.c) as it
  * arrives, and the first bytes decide what a file is before the rest is read.
  */
@@ -42,102 +42,10 @@ static void buf_pad(struct buf *b)
 	memset(b->p + b->len, 0, ORR__JSON_PADDING);
 }
 
-static bool ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-
-	return n >= m && strcasecmp(s + n - m, suffix) == 0;
-}
-
-/* A run directory's manifest is for people: the files carry their own headers. */
-static bool is_trace_name(const char *name)
-{
-	const char *base = strrchr(name, '/');
-
-	base = base ? base + 1 : name;
-	if (strcmp(base, ORR_NATIVE_MANIFEST) == 0)
-		return false;
-	return ends_with(name, ".json") || ends_with(name, ".json.gz") ||
-	       ends_with(name, ".json.zst") || ends_with(name, ".json.zstd") ||
-	       ends_with(name, ORR_NATIVE_SUFFIX) || ends_with(name, ".sqlite") ||
-	       ends_with(name, ".sqlite.gz") || ends_with(name, ".sqlite.zst");
-}
-
-/* A compressed JSON file by its name: one stream, never a tar archive. */
-static bool is_compressed_json_name(const char *name)
-{
-	return ends_with(name, ".json.gz") || ends_with(name, ".json.zst") ||
-	       ends_with(name, ".json.zstd") || ends_with(name, ".json.xz") ||
-	       ends_with(name, ".json.bz2");
-}
-
-/*
- * A member named .x, or inside a directory named .x: hidden, as a directory's dot files
- * are (macOS puts ._NAME AppleDouble files beside every file it archives).
- */
-static bool is_hidden_member(const char *path)
-{
-	for (const char *p = path; *p;) {
-		size_t n = strcspn(p, "/");
-
-		if (p[0] == '.' && !(n == 1 || (n == 2 && p[1] == '.')))
-			return true;
-		p += n;
-		p += *p == '/';
-	}
-	return false;
-}
-
-/* gzip, zstd, xz, bzip2 or tar: anything libarchive must open for us. */
-static const char *container_kind(const unsigned char *p, size_t n)
-{
-	if (n >= 2 && p[0] == 0x1f && p[1] == 0x8b)
-		return "gzip";
-	if (n >= 4 && p[0] == 0x28 && p[1] == 0xb5 && p[2] == 0x2f && p[3] == 0xfd)
-		return "zstd";
-	if (n >= 6 && memcmp(p,
-			     "\xfd"
-			     "7zXZ",
-			     5) == 0)
-		return "xz";
-	if (n >= 3 && memcmp(p, "BZh", 3) == 0)
-		return "bzip2";
-	if (n >= 262 && memcmp(p + 257, "ustar", 5) == 0)
-		return "tar";
-	return NULL;
-}
-
-/* Why libarchive took a container's first bytes for none of its formats. */
-static int container_fail(struct import_ctx *c, const char *name, const unsigned char *p, size_t n)
-{
-	const char *kind = container_kind(p, n);
-
-	if (strcmp(kind, "gzip") == 0 && n >= 3 && p[2] != 8)
-		return orr_diag_set(c->diag, ORR_EARCHIVE, name, 2, -1,
-				    "a gzip header with compression method %u (expected 8, "
-				    "deflate)",
-				    p[2]);
-	if (strcmp(kind, "tar") == 0 && n >= 512) {
-		unsigned sum = 0, want = 0;
-
-		for (size_t i = 0; i < 512; i++)
-			sum += i >= 148 && i < 156 ? ' ' : p[i];
-		for (size_t i = 148; i < 156 && p[i] >= '0' && p[i] <= '7'; i++)
-			want = want * 8 + (unsigned)(p[i] - '0');
-		if (sum != want)
-			return orr_diag_set(c->diag, ORR_EARCHIVE, name, 148, -1,
-					    "a tar header whose checksum does not match its "
-					    "bytes");
-	}
-	return orr_diag_set(c->diag, ORR_EARCHIVE, name, 0, -1,
-			    "starts like a %s stream, but its header is not valid", kind);
-}
-
 /* The first bytes of a file or member decide what it is before the rest is read. */
 #define SNIFF_BYTES 512
 /* A plain file is read in pieces, checked as they come; the first piece is small. */
 #define FIRST_READ_BYTES 65536
-#define READ_BYTES       (64u << 20)
 
 enum kind { KIND_UNKNOWN, KIND_CONTAINER, KIND_NATIVE, KIND_SQLITE, KIND_JSON };
 
@@ -174,7 +82,7 @@ static int sniff(struct import_ctx *c, struct stream *s, bool at_end)
 
 	if (!at_end && n < SNIFF_BYTES)
 		return 0;
-	if (container_kind(p, n)) {
+	if (orr__import_container_kind(p, n)) {
 		s->kind = KIND_CONTAINER;
 		return 0;
 	}
@@ -188,7 +96,7 @@ static int sniff(struct import_ctx *c, struct stream *s, bool at_end)
 		return 0;
 	}
 	/* A .orr name promises a native file: say what its first bytes should have been. */
-	if (ends_with(s->name, ORR_NATIVE_SUFFIX))
+	if (orr__import_ends_with(s->name, ORR_NATIVE_SUFFIX))
 		return orr_diag_set(c->diag, n ? ORR_EFORMAT : ORR_EEMPTY, s->name, 0, -1,
 				    n ? "expected a native orrery file (its magic frame)"
 				      : "the file is empty");
@@ -420,12 +328,13 @@ static int import_archive(struct import_ctx *c, const char *name, struct archive
 
 		/* Neither a compression nor tar: libarchive refused the header it saw. */
 		if (raw && archive_filter_count(a) <= 1) {
-			r = container_fail(c, name, head, nhead);
+			r = orr__import_container_fail(c, name, head, nhead);
 			goto out;
 		}
 		seen++;
-		if (!raw && (archive_entry_filetype(entry) != AE_IFREG || !path ||
-			     !is_trace_name(path) || is_hidden_member(path)))
+		if (!raw &&
+		    (archive_entry_filetype(entry) != AE_IFREG || !path ||
+		     !orr__import_is_trace_name(path) || orr__import_is_hidden_member(path)))
 			continue;
 		free(member);
 		member = raw ? orr_xstrdup(name) : orr_xasprintf("%s:%s", name, path);
@@ -487,7 +396,7 @@ static struct archive *archive_new(bool raw_only)
 	return a;
 }
 
-/* b holds a container (container_kind()). */
+/* b holds a container (orr__import_container_kind()). */
 static int import_memory(struct import_ctx *c, const char *name, struct buf *b, int depth)
 {
 	struct archive *a;
@@ -496,7 +405,7 @@ static int import_memory(struct import_ctx *c, const char *name, struct buf *b, 
 	if (depth > 2)
 		return orr_diag_set(c->diag, ORR_EFORMAT, name, 0, -1,
 				    "archives nested more than twice");
-	a = archive_new(is_compressed_json_name(name));
+	a = archive_new(orr__import_is_compressed_json_name(name));
 	if (archive_read_open_memory(a, b->p, b->len) != ARCHIVE_OK)
 		r = orr_diag_set(c->diag, ORR_EARCHIVE, name, 0, -1, "%s",
 				 archive_error_string(a) ? archive_error_string(a) : "unreadable");
@@ -506,13 +415,7 @@ static int import_memory(struct import_ctx *c, const char *name, struct buf *b, 
 	return r;
 }
 
-static int changed(struct import_ctx *c, const char *path, size_t at, size_t size)
-{
-	return orr_diag_set(c->diag, -EIO, path, (int64_t)at, -1,
-			    "the file changed while it was read (it had %zu bytes)", size);
-}
-
-/* read_plain(): the file is JSON, parsed while the rest is read (read_json()). */
+/* read_plain(): the file is JSON, parsed while the rest is read (import-read.c). */
 #define READ_STREAM 1
 
 /*
@@ -534,7 +437,7 @@ static int read_plain(struct import_ctx *c, int fd, size_t size, struct stream *
 			return READ_STREAM;
 		if (s->b.len)
 			buf_reserve(&s->b, size);
-		size_t piece = s->b.len ? READ_BYTES : FIRST_READ_BYTES;
+		size_t piece = s->b.len ? ORR__IMPORT_READ_BYTES : FIRST_READ_BYTES;
 		size_t want = size - s->b.len < piece ? size - s->b.len : piece;
 		ssize_t n = read(fd, s->b.p + s->b.len, want);
 
@@ -544,117 +447,20 @@ static int read_plain(struct import_ctx *c, int fd, size_t size, struct stream *
 			return orr_diag_set(c->diag, -errno, s->name, (int64_t)s->b.len, -1,
 					    "read failed");
 		if (n == 0)
-			return changed(c, s->name, s->b.len, size);
+			return orr__import_changed(c, s->name, s->b.len, size);
 		s->b.len += (size_t)n;
 		c->run_bytes += (uint64_t)n;
 		/* Bytes read while the file was cut short may be zeros: say what happened. */
 		if ((r = stream_check(c, s, s->b.len == size)))
 			return fstat(fd, &st) == 0 && (size_t)st.st_size != size
-				       ? changed(c, s->name, s->b.len, size)
+				       ? orr__import_changed(c, s->name, s->b.len, size)
 				       : r;
 	}
 	/* One byte more is one too many: the file grew. */
 	if (read(fd, s->b.p + s->b.len, 1) > 0)
-		return changed(c, s->name, s->b.len, size);
+		return orr__import_changed(c, s->name, s->b.len, size);
 	buf_pad(&s->b);
 	return 0;
-}
-
-/* A plain JSON file read while it is parsed: orr__source.more(). */
-struct json_source {
-	struct orr__source src; /* first: more() is given it */
-	struct import_ctx *c;
-	const char *name;
-	int fd;
-};
-
-/* Bytes [hi, want) of the file, or an error: like read_plain(), a piece at a time. */
-static int json_read(struct json_source *js, size_t want)
-{
-	struct orr__source *src = &js->src;
-	struct stat st;
-	const char *nul;
-	char one;
-
-	while (src->hi < want) {
-		size_t at = src->hi - src->lo;
-		size_t piece = want - src->hi < READ_BYTES ? want - src->hi : READ_BYTES;
-		ssize_t n = read(js->fd, src->p + at, piece);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return orr_diag_set(js->c->diag, -errno, js->name, (int64_t)src->hi, -1,
-					    "read failed");
-		if (n == 0)
-			return changed(js->c, js->name, src->hi, src->size);
-		js->c->run_bytes += (uint64_t)n;
-		src->hi += (size_t)n;
-		/* Bytes read while the file was cut short may be zeros: say what happened. */
-		nul = memchr(src->p + at, '\0', (size_t)n);
-		if (nul && fstat(js->fd, &st) == 0 && (size_t)st.st_size != src->size)
-			return changed(js->c, js->name, src->hi, src->size);
-		if (nul)
-			return orr_diag_set(js->c->diag, ORR_EMALFORMED, js->name,
-					    (int64_t)(src->lo + (size_t)(nul - src->p)), -1,
-					    "a NUL byte, which JSON text never holds");
-	}
-	memset(src->p + (src->hi - src->lo), 0, ORR__JSON_PADDING);
-	/* One byte more is one too many: the file grew. */
-	if (src->hi == src->size && read(js->fd, &one, 1) > 0)
-		return changed(js->c, js->name, src->hi, src->size);
-	return 0;
-}
-
-static int json_more(struct orr__source *src, size_t keep, size_t want)
-{
-	struct json_source *js = (struct json_source *)src;
-
-	assert(keep >= src->lo && keep <= src->hi);
-	if (want > src->size)
-		want = src->size;
-	memmove(src->p, src->p + (keep - src->lo), src->hi - keep);
-	src->lo = keep;
-	if (want - keep + ORR__JSON_PADDING > src->cap) {
-		src->cap = want - keep + ORR__JSON_PADDING;
-		src->p = orr_xrealloc(src->p, src->cap);
-	}
-	return json_read(js, want);
-}
-
-static _Thread_local size_t last_json_bytes;
-
-size_t orr__import_last_json_bytes(void)
-{
-	return last_json_bytes;
-}
-
-/*
- * A plain JSON file of which s holds the first piece: parsed while the rest is read into
- * a buffer of about four parser windows (traces/kineto/), not the whole file, so that
- * the pages of a buffer as large as the file are neither faulted nor zeroed (a fifth of
- * an import) nor held.  Whatever is no Kineto trace is still read whole.
- */
-static int read_json(struct import_ctx *c, int fd, size_t size, struct stream *s)
-{
-	struct json_source js = {
-		.src = { .p = s->b.p,
-			 .hi = s->b.len,
-			 .size = size,
-			 .cap = s->b.cap,
-			 .more = json_more },
-		.c = c,
-		.name = s->name,
-		.fd = fd,
-	};
-	int r;
-
-	s->b = (struct buf){ 0 };
-	memset(js.src.p + js.src.hi, 0, ORR__JSON_PADDING);
-	r = orr__import_json_source(c, s->name, &js.src);
-	last_json_bytes = js.src.cap;
-	free(js.src.p);
-	return r;
 }
 
 /* The file at path, named name in ranks' sources and messages (path but for standard input). */
@@ -667,9 +473,9 @@ static int import_file(struct import_ctx *c, const char *path, const char *name)
 	int fd, r;
 
 	c->not_trace = false;
-	last_json_bytes = 0;
+	orr__import_read_json_reset();
 	/* Nsight Systems' own format is private: its SQLite export is what can be read. */
-	if (ends_with(name, ".nsys-rep") || ends_with(name, ".qdrep"))
+	if (orr__import_ends_with(name, ".nsys-rep") || orr__import_ends_with(name, ".qdrep"))
 		return orr_diag_set(
 			c->diag, ORR_EFORMAT, name, -1, -1,
 			"an Nsight Systems report; orrery reads its SQLite export: nsys "
@@ -698,8 +504,8 @@ static int import_file(struct import_ctx *c, const char *path, const char *name)
 		goto out;
 	}
 	nhead = pread(fd, head, sizeof(head), 0);
-	if (nhead > 0 && container_kind(head, (size_t)nhead)) {
-		struct archive *a = archive_new(is_compressed_json_name(name));
+	if (nhead > 0 && orr__import_container_kind(head, (size_t)nhead)) {
+		struct archive *a = archive_new(orr__import_is_compressed_json_name(name));
 
 		if (archive_read_open_fd(a, fd, 1 << 20) != ARCHIVE_OK)
 			r = orr_diag_set(c->diag, ORR_EARCHIVE, name, 0, -1, "%s",
@@ -712,7 +518,7 @@ static int import_file(struct import_ctx *c, const char *path, const char *name)
 	}
 	r = read_plain(c, fd, (size_t)st.st_size, &s);
 	if (r == READ_STREAM)
-		r = read_json(c, fd, (size_t)st.st_size, &s);
+		r = orr__import_read_json(c, fd, (size_t)st.st_size, s.name, &s.b);
 	else if (!r)
 		r = stream_parse(c, &s, 1);
 out:
@@ -734,7 +540,8 @@ static int import_dir(struct import_ctx *c, const char *path)
 	for (int i = 0; i < n; i++) {
 		char *file;
 
-		if (r || names[i]->d_name[0] == '.' || !is_trace_name(names[i]->d_name)) {
+		if (r || names[i]->d_name[0] == '.' ||
+		    !orr__import_is_trace_name(names[i]->d_name)) {
 			free(names[i]);
 			continue;
 		}

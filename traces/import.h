@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * traces/import.h — what the importer's two halves share: import.c finds and reads
- * files, directories and archives into memory; import-formats.c turns one file's bytes
- * into ranks by its format (Kineto JSON, native, Nsight Systems SQLite), or says it is
- * no trace.
+ * traces/import.h — what the importer's parts share: import.c finds and reads files,
+ * directories and archives into memory (import-names.c tells what a file is by its name
+ * and first bytes; import-read.c reads plain JSON while it is parsed); import-formats.c
+ * turns one file's bytes into ranks by its format (Kineto JSON, native, Nsight Systems
+ * SQLite), or says it is no trace.
  */
 #ifndef ORRERY_TRACES_IMPORT_H
 #define ORRERY_TRACES_IMPORT_H
@@ -39,6 +40,34 @@ static inline void buf_release(struct buf *b)
 	free(b->p);
 	*b = (struct buf){ 0 };
 }
+
+/* import-names.c: what a file is by its name, case-insensitive suffixes. */
+bool orr__import_ends_with(const char *s, const char *suffix);
+/* A trace's name (.json, .json.gz, .orr, .sqlite, ...), not a run's manifest. */
+bool orr__import_is_trace_name(const char *name);
+/* A compressed JSON file by its name: one stream, never a tar archive. */
+bool orr__import_is_compressed_json_name(const char *name);
+/* A member named .x, or inside a directory named .x. */
+bool orr__import_is_hidden_member(const char *path);
+/* "gzip", "zstd", "xz", "bzip2" or "tar" by the first n bytes at p, or NULL. */
+const char *orr__import_container_kind(const unsigned char *p, size_t n);
+/* ORR_EARCHIVE: why libarchive took a container's first bytes for none of its formats. */
+int orr__import_container_fail(struct import_ctx *c, const char *name, const unsigned char *p,
+			       size_t n);
+
+/* A plain file is read in pieces of this size (after a small first one). */
+#define ORR__IMPORT_READ_BYTES (64u << 20)
+
+/* import-read.c: -EIO, "the file changed while it was read", at byte at of name. */
+int orr__import_changed(struct import_ctx *c, const char *name, size_t at, size_t size);
+/*
+ * The plain JSON file open at fd, size bytes, of which b holds the first piece (taken
+ * and freed): parsed while the rest is read, in a buffer of about four parser windows.
+ */
+int orr__import_read_json(struct import_ctx *c, int fd, size_t size, const char *name,
+			  struct buf *b);
+/* Forgets the last buffer's size (orr__import_last_json_bytes()): a new file begins. */
+void orr__import_read_json_reset(void);
 
 /* import-formats.c: one file's (or member's) bytes in b, name as messages give it. */
 int orr__import_json(struct import_ctx *c, const char *name, struct buf *b);
