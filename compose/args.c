@@ -651,8 +651,7 @@ static const char *tensor_bytes(const int64_t *dims, uint32_t ndims, const int64
 				uint32_t nstrides, int64_t offset, int64_t itemsize,
 				int64_t *ret_bytes, int64_t *ret_bad)
 {
-	__int128 last = 0, step = 1, bytes;
-	bool empty = false;
+	int64_t bytes;
 
 	*ret_bad = ndims;
 	if (ndims > ORR_COMPOSE_MAX_DIMS)
@@ -668,24 +667,18 @@ static const char *tensor_bytes(const int64_t *dims, uint32_t ndims, const int64
 		if (strides[i] < 0)
 			return "a stride of";
 	}
-	for (uint32_t i = ndims; i-- > 0;) {
+	for (uint32_t i = 0; i < ndims; i++) {
 		*ret_bad = dims[i];
 		if (dims[i] < 0)
 			return "a dimension of";
-		empty = empty || !dims[i];
-		/* each term is below 2^126 and the sum stops past 2^40: no overflow */
-		if (!empty && last <= ORR_COMPOSE_MAX_TENSOR_BYTES) {
-			last += (__int128)(dims[i] - 1) *
-				(nstrides == ndims ? (__int128)strides[i] : step);
-			if (step <= ORR_COMPOSE_MAX_TENSOR_BYTES)
-				step *= dims[i];
-		}
 	}
-	bytes = empty ? 0 : (offset + last + 1) * (itemsize > 0 ? itemsize : 1);
-	*ret_bad = bytes > INT64_MAX ? INT64_MAX : (int64_t)bytes;
-	if (last > ORR_COMPOSE_MAX_TENSOR_BYTES || bytes > ORR_COMPOSE_MAX_TENSOR_BYTES)
+	/* extent() saturates far above 2^40, bytes_of() at INT64_MAX: no overflow */
+	bytes = bytes_of(offset, extent(dims, ndims, strides, nstrides),
+			 itemsize > 0 ? itemsize : 1);
+	*ret_bad = bytes;
+	if (bytes > ORR_COMPOSE_MAX_TENSOR_BYTES)
 		return "more than 2^40 bytes (its shape, strides and offset):";
-	*ret_bytes = (int64_t)bytes;
+	*ret_bytes = bytes;
 	return NULL;
 }
 
@@ -729,6 +722,7 @@ static int check_kineto_op(struct cargs *a, const struct orr_event *ev, struct o
 	const struct orr_trace *t = orr_graph_trace(a->c->g);
 	const struct orr_rank *r = a->cr->r;
 	const struct orr_op_args *op = &r->ops[ev->args];
+	char key[32];
 
 	for (uint32_t i = 0; i < op->ninputs; i++) {
 		const struct orr_input *in = &r->inputs[op->first_input + i];
@@ -742,7 +736,9 @@ static int check_kineto_op(struct cargs *a, const struct orr_event *ev, struct o
 					    "%s %lld",
 					    r->rank, orr_trace_str(t, ev->name),
 					    (long long)ev->start_ns, i, why, (long long)bad);
-		ORR_VEC_PUSH(a->s, a->ns, a->cap_s, ((struct cstorage){ bytes, false, 2 }));
+		/* a storage of its own, keyed as write_kineto_op() keys it */
+		snprintf(key, sizeof(key), "#%llu", (unsigned long long)a->fresh++);
+		storage_of(a, key, false, bytes, true);
 	}
 	return 0;
 }
