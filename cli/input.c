@@ -31,6 +31,8 @@
 
 /* The copy of standard input being imported; its name is cli_stdin_copy. */
 static int spool_fd = -1;
+/* '-' was given once already: standard input is used up. */
+static bool stdin_taken;
 
 /* Up to size bytes, fewer only at the end of the input; or -errno. */
 static ssize_t read_full(int fd, char *buf, size_t size)
@@ -183,10 +185,11 @@ int cli_input(const char *path, struct orr_import_options *iopts, const char **r
 			  "trace in (orrery info - < trace.json)");
 		return -1;
 	}
-	if (spool_fd >= 0) {
+	if (stdin_taken) {
 		cli_error("standard input ('-') can be read only once");
 		return -1;
 	}
+	stdin_taken = true; /* also after a failure: what was read of it is gone */
 	if (spool_stdin() < 0)
 		return -1;
 	*ret_path = *ret_tmp = orr_xstrdup(cli_stdin_copy);

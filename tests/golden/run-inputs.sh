@@ -98,6 +98,13 @@ stdin)
 	expect_in out '"source": "standard input"'
 	grep -qE "/proc/self|orrery-stdin" "$work/out" && { show; fail "info names the copy"; }
 	no_spool "a trace"
+	# '-' twice: standard input is read once, the second is refused as such
+	timeout 10 "$orrery" diff - - <traces/samples/tiny-2rank/rank-0.trace.json \
+		>"$work/out" 2>"$work/err"
+	rc=$?
+	expect_rc 1
+	one_error_line "can be read only once"
+	no_spool "- twice"
 	# a signal while the copy grows (orrery holds a file in TMPDIR): nothing left
 	for sig in INT TERM HUP KILL; do
 		yes '{}' | timeout 20 "$orrery" info - >/dev/null 2>"$work/err" &
