@@ -6,9 +6,11 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -19,7 +21,6 @@
 
 /* Lines of one tracer log shown; the rest are counted. */
 #define MAX_LOG_LINES 20
-#define MAX_LOG_BYTES (64u << 20) /* a tracer log past this is not shown */
 
 /* One native file of the run. */
 struct proc {
@@ -241,34 +242,41 @@ static void print_summary(const struct run *run, int status)
 }
 
 /*
- * The tracer's log lines, as "orrery: tracer[PID]: LINE"; read through the one input
- * opener (orr_file_read()), so that a FIFO planted in the run's directory cannot block.
+ * The tracer's log lines, as "orrery: tracer[PID]: LINE".  Opened as every input is
+ * (without blocking, a regular file or nothing), so that a FIFO planted in the run's
+ * directory cannot block; read a line at a time, however long the log.
  */
 static void print_log(const char *dir, const char *name)
 {
-	char *path = orr_xasprintf("%s/%s", dir, name), *buf, *line, *end;
+	char *path = orr_xasprintf("%s/%s", dir, name), *line = NULL;
 	long pid = strtol(name + 7, NULL, 10);
-	struct orr_diag d;
-	size_t n = 0, len;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	FILE *f = NULL;
+	struct stat st;
+	size_t cap = 0, n = 0;
+	ssize_t len;
 
-	if (orr_file_read(path, MAX_LOG_BYTES, "a tracer's log", 1, &buf, &len, &d)) {
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		f = fdopen(fd, "r");
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		free(path);
 		return;
 	}
-	for (line = buf; line < buf + len; line = end + 1) {
-		end = memchr(line, '\n', (size_t)(buf + len - line));
-		if (!end)
-			end = buf + len;
-		*end = '\0';
-		if (end - line > 300)
-			line[300] = '\0'; /* a cut character is escaped below */
-		if (*line && n++ < MAX_LOG_LINES)
+	while ((len = getline(&line, &cap, f)) > 0) {
+		if (line[len - 1] == '\n')
+			line[--len] = '\0';
+		if (len > 300)
+			line[len = 300] = '\0'; /* a cut character is escaped below */
+		if (len && n++ < MAX_LOG_LINES)
 			fprintf(stderr, "orrery: tracer[%ld]: %s\n", pid, cli_text(line));
 	}
 	if (n > MAX_LOG_LINES)
 		fprintf(stderr, "orrery: tracer[%ld]: ... %zu more lines in '%s'\n", pid,
 			n - MAX_LOG_LINES, cli_text(path));
-	free(buf);
+	free(line);
+	fclose(f);
 	free(path);
 }
 
