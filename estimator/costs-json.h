@@ -93,7 +93,7 @@ struct range {
 	const char *what;
 };
 extern const range time_range, step_range, ratio_range, efficiency_range, floor_range, error_range,
-	coef_range, latency_range, bytes_range, bus_range;
+	bytes_range, bus_range;
 /* v within g, else a failure naming key and v; a NaN (a null read) passes. */
 bool in_range(reader &r, const char *key, double v, const range &g);
 /* o[key], a number (number()) within g. */
