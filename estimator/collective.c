@@ -104,6 +104,16 @@ static void features(const struct orr_coll_model *m, const struct orr_coll_sampl
 }
 
 /* Fits band b on samples s[0..n); its per-sample errors go to fit_err and loo. */
+/* α, α per rank and the bus bandwidth from the band's fit: what costs files copy. */
+void orr__coll_band_derive(struct orr_coll_band *b, bool per_rank)
+{
+	double inv = b->fit.coef[per_rank ? 2 : 1];
+
+	b->alpha_ns = b->fit.coef[0];
+	b->alpha_rank_ns = per_rank ? b->fit.coef[1] : 0;
+	b->bus_bytes_per_s = inv > 0 ? 1e9 / inv : 0;
+}
+
 static int fit_band(struct orr_coll_model *m, struct orr_coll_band *b,
 		    const struct orr_coll_sample *s, size_t n, double *fit_err, double *loo)
 {
@@ -120,11 +130,7 @@ static int fit_band(struct orr_coll_model *m, struct orr_coll_band *b,
 	}
 	r = orr_fit_linear(x, y, n, k, true, &b->fit, loo);
 	if (!r) {
-		double inv = b->fit.coef[k - 1];
-
-		b->alpha_ns = b->fit.coef[0];
-		b->alpha_rank_ns = m->per_rank_latency ? b->fit.coef[1] : 0;
-		b->bus_bytes_per_s = inv > 0 ? 1e9 / inv : 0;
+		orr__coll_band_derive(b, m->per_rank_latency);
 		for (size_t i = 0; i < n; i++)
 			fit_err[i] = fabs(orr_fit_eval(&b->fit, x + i * k) / y[i] - 1.0);
 		if (b->fit.rank < k || !(b->bus_bytes_per_s > 0))

@@ -230,13 +230,13 @@ bool band_copy(reader &r, const char *key, double v, double want, const char *of
 
 /*
  * One band of sizes; no upper end is null.  α, α per rank and the bus bandwidth are
- * the fit's coefficients as orr_coll_model_fit() derives them (the intercept, the rank
- * term, 1e9 over the byte term), so a file whose copies disagree is refused.
+ * the fit's coefficients as orr_coll_model_fit() derives them (orr__coll_band_derive()),
+ * so a file whose copies disagree is refused.
  */
 bool band(reader &r, dom::object o, bool per_rank, struct orr_coll_band *b)
 {
 	size_t k = per_rank ? 3 : 2;
-	double inv;
+	struct orr_coll_band d;
 
 	if (!ranged(r, o, "lo_bytes", false, bytes_range, &b->lo_bytes) ||
 	    !ranged(r, o, "hi_bytes", true, bytes_range, &b->hi_bytes) ||
@@ -252,11 +252,12 @@ bool band(reader &r, dom::object o, bool per_rank, struct orr_coll_band *b)
 		return fail(r, ORR_EMALFORMED, "fit",
 			    "%zu coefficients, %zu with%s per_rank_latency", b->fit.nparams, k,
 			    per_rank ? "" : "out");
-	inv = b->fit.coef[k - 1];
-	if (!band_copy(r, "alpha_ns", b->alpha_ns, b->fit.coef[0], "fit.coef[0]") ||
-	    !band_copy(r, "alpha_rank_ns", b->alpha_rank_ns, per_rank ? b->fit.coef[1] : 0,
+	d = *b;
+	orr__coll_band_derive(&d, per_rank);
+	if (!band_copy(r, "alpha_ns", b->alpha_ns, d.alpha_ns, "fit.coef[0]") ||
+	    !band_copy(r, "alpha_rank_ns", b->alpha_rank_ns, d.alpha_rank_ns,
 		       per_rank ? "fit.coef[1]" : "0 without per_rank_latency") ||
-	    !band_copy(r, "bus_bytes_per_s", b->bus_bytes_per_s, inv > 0 ? 1e9 / inv : 0,
+	    !band_copy(r, "bus_bytes_per_s", b->bus_bytes_per_s, d.bus_bytes_per_s,
 		       "1e9 over its last coefficient"))
 		return false;
 	if (std::isnan(b->hi_bytes))

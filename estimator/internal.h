@@ -9,6 +9,19 @@
 
 #include "orrery/estimator.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+/*
+ * A collective band's α (fit.coef[0]), α per rank (coef[1] with per_rank, else 0) and
+ * bus bandwidth (1e9 over the byte term, 0 when it is not positive), from its fit: the
+ * fitter sets them, and a costs file's copies must equal them (collective.c).
+ */
+void orr__coll_band_derive(struct orr_coll_band *b, bool per_rank);
+#ifdef __cplusplus
+}
+#endif
+
 /* Median and maximum of v[0..n), which it sorts; NAN for both when n == 0. */
 void orr__median_max(double *v, size_t n, double *ret_median, double *ret_max);
 
