@@ -71,7 +71,7 @@ void orr__import_read_json_reset(void);
 
 /* import-formats.c: one file's (or member's) bytes in b, name as messages give it. */
 int orr__import_json(struct import_ctx *c, const char *name, struct buf *b);
-/* The same for a plain file read while it is parsed (import.c's read_json()). */
+/* The same for a plain file read while it is parsed (import-read.c). */
 int orr__import_json_source(struct import_ctx *c, const char *name, struct orr__source *src);
 int orr__import_native(struct import_ctx *c, const char *name, struct buf *b);
 int orr__import_sqlite(struct import_ctx *c, const char *name, struct buf *b);
