@@ -2,8 +2,8 @@
 /*
  * traces/kineto/kineto-parser.h — what kineto-json.cpp (the events), kineto-window.cpp
  * (their windows, the top level) and kineto-args.cpp (an event's args, the file's
- * metadata) share: the
- * parser and the helpers that read values.  C++ only, internal to traces/kineto/.
+ * metadata) share: the parser and the helpers that read values.  C++ only, internal to
+ * traces/kineto/.
  */
 #ifndef ORRERY_TRACES_KINETO_PARSER_H
 #define ORRERY_TRACES_KINETO_PARSER_H
