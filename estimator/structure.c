@@ -588,6 +588,47 @@ static void tp_group(struct orr_structure *st, const struct orr_coll_obs *o, siz
 	(void)world;
 }
 
+/*
+ * Why the rank is a job of one GPU, or NULL: the trace holds one process (one rank, its
+ * threads of one pid, its streams on one device) that used no communicator (no world
+ * size above 1, no process-group backend, no communicator, no collective) and whose
+ * shapes say no tensor parallelism.  A rank of a larger job whose trace lost its
+ * distributedInfo still launched its collectives, and stays of unknown world.
+ */
+static const char *one_gpu(const struct orr_structure *st, const struct scan *s, size_t nranks)
+{
+	const struct orr_rank *r = s->r;
+	int64_t pid = -1, device = -1;
+
+	if (nranks != 1 || r->world_size > 1 || r->ncollectives || r->ncomms || st->ncomms ||
+	    (r->backend != ORR_STR_NONE && r->world_size != 1) ||
+	    (known(&st->tp) && st->tp.value != 1))
+		return NULL;
+	for (size_t i = 0; i < r->nplaces; i++) {
+		const struct orr_place *p = &r->places[i];
+		int64_t *seen = p->kind == ORR_PLACE_THREAD ? &pid : &device;
+		int64_t id = p->kind == ORR_PLACE_THREAD ? p->pid : p->device;
+
+		if (*seen >= 0 && *seen != id)
+			return NULL;
+		*seen = id;
+	}
+	return r->world_size == 1 ? "the trace's world size 1, no communicator"
+				  : "one process, no communicator";
+}
+
+/* A job of one GPU: world 1, and so tp = pp = dp = 1, each saying why. */
+static void layout_one_gpu(struct orr_structure *st, const char *why)
+{
+	struct orr_value *v[] = { &st->tp, &st->pp, &st->dp };
+
+	if (!known(&st->world))
+		set(&st->world, 1, ORR_VALUE_INFERRED, "%s", why);
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		if (!known(v[i]) || v[i]->how == ORR_VALUE_INFERRED)
+			set(v[i], 1, ORR_VALUE_INFERRED, "world 1: %s", why);
+}
+
 static void layout_rest(struct orr_structure *st, const struct scan *s, int64_t world)
 {
 	bool p2p = false;
@@ -687,6 +728,7 @@ int orr_structure_recover(const struct orr_graph *g, size_t rank, struct orr_str
 	const struct orr_graph_rank *gr;
 	struct scan s = { 0 };
 	struct orr_coll_obs *o;
+	const char *alone;
 	size_t n;
 
 	memset(ret, 0, sizeof(*ret));
@@ -705,6 +747,9 @@ int orr_structure_recover(const struct orr_graph *g, size_t rank, struct orr_str
 	tp_group(ret, o, n, s.r->world_size);
 	roles(ret, g, rank, &s);
 	layout_rest(ret, &s, s.r->world_size);
+	alone = one_gpu(ret, &s, orr_graph_rank_count(g));
+	if (alone)
+		layout_one_gpu(ret, alone);
 	free(o);
 	free(s.norms.v);
 	free(s.linear.v);

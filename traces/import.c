@@ -533,6 +533,7 @@ static int import_dir(struct import_ctx *c, const char *path)
 	struct dirent **names = NULL;
 	int n = scandir(path, &names, NULL, alphasort);
 	size_t found = 0, skipped = 0;
+	bool slash = path[0] && path[strlen(path) - 1] == '/'; /* dir/ gives dir/file */
 	int r = 0;
 
 	if (n < 0)
@@ -545,7 +546,7 @@ static int import_dir(struct import_ctx *c, const char *path)
 			free(names[i]);
 			continue;
 		}
-		file = orr_xasprintf("%s/%s", path, names[i]->d_name);
+		file = orr_xasprintf("%s%s%s", path, slash ? "" : "/", names[i]->d_name);
 		if (c->opts && c->opts->progress)
 			c->opts->progress(c->opts->progress_data, file, 0);
 		r = import_file(c, file, file);
@@ -583,13 +584,46 @@ static int cmp_rank(const void *a, const void *b)
 	"a directory or archive is read as one job, a file per rank: give traces of " \
 	"separate runs one file at a time, or name a job's files rankN.json"
 
-/* Every rank known, each once; then in rank order. */
-static int check_ranks(struct import_ctx *c)
+/*
+ * Several traces of path (a directory or an archive) that name no rank: runs of one
+ * process each, most likely, which orrery reads one at a time.  The message names one
+ * to give: a directory's file as it is, an archive's member once extracted.
+ */
+static int separate_runs(struct import_ctx *c, const char *path, size_t unranked)
 {
 	struct orr_trace *t = c->t;
+	const char *first = NULL;
+	size_t len = strlen(path);
+
+	for (size_t i = 0; i < t->nranks && !first; i++)
+		if (t->ranks[i]->pub.rank < 0)
+			first = orr_strtab_get(t->strs, t->ranks[i]->pub.source);
+	if (strncmp(first, path, len) == 0 && first[len] == ':')
+		return orr_diag_set(c->diag, ORR_ERANK, path, -1, -1,
+				    "%zu of its %zu traces name no rank (no distributedInfo.rank, "
+				    "no rankN or workerN in their names): separate runs, not one "
+				    "job; extract one member and give it, e.g. '%s', or name a "
+				    "job's files rankN.json",
+				    unranked, t->nranks, first + len + 1);
+	return orr_diag_set(c->diag, ORR_ERANK, path, -1, -1,
+			    "%zu of its %zu traces name no rank (no distributedInfo.rank, no "
+			    "rankN or workerN in their names): separate runs, not one job; give "
+			    "one file, e.g. '%s', or name a job's files rankN.json",
+			    unranked, t->nranks, first);
+}
+
+/* Every rank known, each once; then in rank order. */
+static int check_ranks(struct import_ctx *c, const char *path)
+{
+	struct orr_trace *t = c->t;
+	size_t unranked = 0;
 
 	if (t->nranks == 1 && t->ranks[0]->pub.rank < 0)
 		t->ranks[0]->pub.rank = 0;
+	for (size_t i = 0; i < t->nranks; i++)
+		unranked += t->ranks[i]->pub.rank < 0;
+	if (unranked > 1)
+		return separate_runs(c, path, unranked);
 	for (size_t i = 0; i < t->nranks; i++)
 		if (t->ranks[i]->pub.rank < 0)
 			return orr_diag_set(c->diag, ORR_ERANK,
@@ -626,7 +660,7 @@ static int ctx_init(struct import_ctx *c, const struct orr_import_options *opts,
 static int ctx_finish(struct import_ctx *c, int r, const char *path, struct orr_trace **ret_trace)
 {
 	if (!r)
-		r = check_ranks(c);
+		r = check_ranks(c, path);
 	if (!r && c->opts && c->opts->step_range &&
 	    !orr__steps_from_ranges(c->t, c->opts->step_range) && c->opts->warn) {
 		char msg[512];

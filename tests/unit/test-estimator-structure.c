@@ -88,8 +88,9 @@ static void no_transformer(struct orr_trace *t, const char *name, void *data)
 	if (orr_graph_build(t, NULL, &g, &d))
 		fail_msg("%s: %s", name, d.msg);
 	assert_int_equal(orr_structure_recover(g, 0, &s), 0);
+	/* A world of one (one process, no communicator) has tp 1 transformer or not. */
 	if (s.layers.how != ORR_VALUE_UNKNOWN || s.hidden.how != ORR_VALUE_UNKNOWN ||
-	    s.tp.how != ORR_VALUE_UNKNOWN)
+	    (s.tp.how != ORR_VALUE_UNKNOWN && !(s.world.value == 1 && s.tp.value == 1)))
 		fail_msg("%s: a transformer? layers %lld (%s), hidden %lld, tp %lld", name,
 			 (long long)s.layers.value, s.layers.why, (long long)s.hidden.value,
 			 (long long)s.tp.value);
@@ -225,6 +226,85 @@ static void test_structure_named_communicators(void **state)
 	free(d.s);
 }
 
+/*
+ * A trace of one process: kernels on one device, launched from one thread, and what
+ * makes it one rank of a larger job instead.  how: 0 nothing, 1 a distributedInfo of
+ * world w, 2 an NCCL kernel, 3 a second process's thread, 4 a second device's stream.
+ */
+static void one_process(int how, int w, struct orr_structure *s)
+{
+	struct doc d = { 0 };
+	struct orr_trace *t;
+	struct orr_graph *g;
+	struct orr_diag diag;
+	int corr = 1;
+
+	doc_begin(&d, how == 1 ? 0 : -1, w);
+	for (int k = 0; k < 4; k++)
+		doc_launch(&d, "gemm_kernel", 10 + 20 * k, 5, &corr);
+	if (how == 2) {
+		doc_call(&d, "cudaLaunchKernel", 1, 100, 1, corr);
+		doc_kernel(&d, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 7, 102, 10, corr,
+			   ", \"Collective name\": \"allreduce\", \"Group size\": 2,"
+			   " \"In msg nelems\": 4, \"dtype\": \"Float\"");
+	}
+	if (how == 3) {
+		doc_sep(&d);
+		doc_add(&d, "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\","
+			    " \"pid\": 2, \"tid\": 5, \"ts\": 120, \"dur\": 5}");
+	}
+	if (how == 4) {
+		doc_sep(&d);
+		doc_add(&d, "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 1,"
+			    " \"tid\": 9, \"ts\": 130, \"dur\": 5, \"args\": {\"stream\": 9,"
+			    " \"device\": 1}}");
+	}
+	t = doc_import(&d, "one.json");
+	if (orr_graph_build(t, NULL, &g, &diag))
+		fail_msg("%s", diag.msg);
+	assert_int_equal(orr_structure_recover(g, 0, s), 0);
+	orr_graph_free(g);
+	orr_trace_free(t);
+	free(d.s);
+}
+
+/* One process with no communicator is a world of 1: tp = pp = dp = 1, and says why. */
+static void test_structure_one_gpu(void **state)
+{
+	struct orr_structure s;
+
+	(void)state;
+	one_process(0, 0, &s);
+	check(&s.world, 1, ORR_VALUE_INFERRED, "world");
+	assert_non_null(strstr(s.world.why, "one process, no communicator"));
+	check(&s.tp, 1, ORR_VALUE_INFERRED, "tp");
+	check(&s.pp, 1, ORR_VALUE_INFERRED, "pp");
+	check(&s.dp, 1, ORR_VALUE_INFERRED, "dp");
+	assert_non_null(strstr(s.dp.why, "world 1"));
+	/* A world size of 1 in the trace says the same. */
+	one_process(1, 1, &s);
+	check(&s.world, 1, ORR_VALUE_READ, "world");
+	check(&s.dp, 1, ORR_VALUE_INFERRED, "dp");
+}
+
+/* A rank of a larger job, or a trace of several processes or GPUs: dp stays unknown. */
+static void test_structure_not_one_gpu(void **state)
+{
+	struct orr_structure s;
+
+	(void)state;
+	one_process(1, 2, &s); /* world 2 */
+	check(&s.world, 2, ORR_VALUE_READ, "world");
+	assert_int_equal(s.dp.how, ORR_VALUE_UNKNOWN);
+	for (int how = 2; how <= 4; how++) {
+		one_process(how, 0, &s);
+		if (s.world.how != ORR_VALUE_UNKNOWN || s.dp.how != ORR_VALUE_UNKNOWN)
+			fail_msg("case %d: world %lld (%s), dp %lld (%s)", how,
+				 (long long)s.world.value, s.world.why, (long long)s.dp.value,
+				 s.dp.why);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -232,6 +312,8 @@ int main(void)
 		cmocka_unit_test(test_structure_others_say_unknown),
 		cmocka_unit_test(test_structure_annotations_and_period),
 		cmocka_unit_test(test_structure_named_communicators),
+		cmocka_unit_test(test_structure_one_gpu),
+		cmocka_unit_test(test_structure_not_one_gpu),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -153,7 +153,7 @@ static void test_two_ranks_separate_runs_say_what_to_do(void **state)
 {
 	const char *dir = *state;
 	char *kineto = orr_xasprintf("%s/kineto", dir);
-	char *runs = orr_xasprintf("%s/runs", kineto);
+	char *runs = orr_xasprintf("%s/runs", kineto), *msg;
 	struct orr_trace *t = NULL;
 	struct orr_diag d;
 	size_t walked = 0;
@@ -164,8 +164,18 @@ static void test_two_ranks_separate_runs_say_what_to_do(void **state)
 	write_file(runs, "tuesday.json", rank1);
 	assert_int_equal(import_path(runs, NULL, &t, &d), ORR_ERANK);
 	assert_null(t);
-	assert_non_null(strstr(d.msg, "cannot tell its rank"));
-	assert_non_null(strstr(d.msg, "give traces of separate runs one file at a time"));
+	assert_non_null(strstr(d.msg, "2 of its 2 traces name no rank"));
+	assert_non_null(strstr(d.msg, "separate runs, not one job"));
+	/* the file to give, named as it is found, with the directory's one slash */
+	msg = orr_xasprintf("give one file, e.g. '%s/monday.json'", runs);
+	assert_non_null(strstr(d.msg, msg));
+	free(msg);
+	msg = orr_xasprintf("%s/", runs);
+	assert_int_equal(import_path(msg, NULL, &t, &d), ORR_ERANK);
+	free(msg);
+	msg = orr_xasprintf("give one file, e.g. '%s/monday.json'", runs);
+	assert_non_null(strstr(d.msg, msg));
+	free(msg);
 	write_file(kineto, "one.json", rank1);
 	assert_int_equal(setenv("ORR_SHARED_TRACES", dir, 1), 0);
 	assert_int_equal(for_each_shared_trace(count_walked, &walked), 1);

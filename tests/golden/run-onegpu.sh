@@ -1,0 +1,109 @@
+#!/bin/bash
+# A trace of one GPU (suite golden), from the source root with $ORRERY set: the plain
+# PyTorch GPT of ../shared/whatif/h200-gpt, one process with no communicator (77 without
+# ../shared):
+#
+#   run-onegpu.sh fit        fit says world 1 and tp = pp = dp = 1, inferred, and why
+#   run-onegpu.sh estimate   estimate in place equals the replay; --layers 24, --dp 8,
+#                            --tp 2 --gpus-per-node 8 change what they name and only that
+#   run-onegpu.sh whatif     a sweep of 1 GPU holds the recorded configuration, at its
+#                            replay; one of 8 GPUs ranks its layouts
+#   run-onegpu.sh dir        a directory of separate runs names a file to give
+set -uo pipefail
+
+# shellcheck source=SCRIPTDIR/golden-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/golden-lib.sh"
+
+runs=${ORR_SHARED_WHATIF:-../shared/whatif}/h200-gpt
+base=$runs/base.json.gz
+needs "$base"
+
+# The JSON of the last run, checked by the Python that follows on standard input.
+check_json() {
+	cp "$work/out" "$work/$1.json"
+	python3 - "$work/$1.json" || fail "$1: the JSON check failed"
+}
+
+case ${1:-} in
+fit)
+	run fit "$base"
+	expect_rc 0
+	for v in tp pp dp; do
+		grep -qE "^  $v +1  inferred  world 1: one process, no communicator$" "$work/out" ||
+			{ show; fail "fit: no '$v 1 inferred' of world 1"; }
+	done
+	grep -qE "^  world +1  inferred  one process, no communicator$" "$work/out" ||
+		{ show; fail "fit: no 'world 1 inferred'"; }
+	;;
+estimate)
+	run estimate --format=json "$base"
+	expect_rc 0
+	check_json self <<'PY'
+import json, sys
+e = json.load(open(sys.argv[1]))
+assert e["method"] == "retime", e["method"]
+c = e["config"]
+assert (c["tp"], c["pp"], c["dp"], c["layers"]) == (1, 1, 1, 12), c
+assert abs(e["iteration_ns"] / e["replayed_ns"] - 1) < 1e-6, (e["iteration_ns"], e["replayed_ns"])
+PY
+	run estimate --dp 1 --tp 1 --pp 1 --format=json "$base"
+	expect_rc 0
+	check_json ones <<'PY'
+import json, sys
+assert json.load(open(sys.argv[1]))["method"] == "retime"
+PY
+	# Each change of structure: synthesized, the change where it was asked, the rest kept.
+	for c in "layers 24" "dp 8" "tp 2"; do
+		read -r what n <<<"$c"
+		extra=()
+		[[ $what == tp ]] && extra=(--gpus-per-node 8)
+		run estimate --"$what" "$n" "${extra[@]}" --format=json "$base"
+		expect_rc 0
+		WHAT=$what N=$n check_json "$what" <<'PY'
+import json, os, sys
+e = json.load(open(sys.argv[1]))
+what, n = os.environ["WHAT"], int(os.environ["N"])
+want = {"layers": 12, "tp": 1, "pp": 1, "dp": 1, "micro_batch": 8, "hidden": 1024}
+want[what] = n
+c = e["config"]
+assert all(c[k] == v for k, v in want.items()), (want, c)
+assert e["method"] == "synthesis-ratio", e["method"]
+assert e["iteration_ns"] > 0 and e["iteration_ns"] != e["replayed_ns"], e["iteration_ns"]
+if what == "layers":  # twice the layers: more time, less than twice the step
+    assert e["replayed_ns"] < e["iteration_ns"] < 2 * e["replayed_ns"], e["iteration_ns"]
+if what in ("dp", "tp"):  # a communicator of n GPUs appears
+    assert e["synthesized"]["collectives"] > 0, e["synthesized"]
+PY
+	done
+	run estimate --layers 24 "$base"
+	expect_rc 0
+	grep -qE "^  layers +12 +24  changed$" "$work/out" || { show; fail "no layers 12 -> 24"; }
+	;;
+whatif)
+	run whatif --gpus 1 --format=json "$base"
+	expect_rc 0
+	check_json one <<'PY'
+import json, sys
+w = json.load(open(sys.argv[1]))
+assert w["feasible"] >= 1, w["feasible"]
+rec = [r for r in w["ranked"] if r["is_recorded"]]
+assert len(rec) == 1, [r["config"] for r in w["ranked"]]
+assert abs(rec[0]["iteration_ns"] / rec[0]["replayed_ns"] - 1) < 1e-6, rec[0]
+PY
+	run whatif --gpus 8 "$base"
+	expect_rc 0
+	expect_in out "recorded tp 1 pp 1 dp 1"
+	grep -qE "^ +1 +8 " "$work/out" || { show; fail "no configuration of 8 GPUs ranked"; }
+	;;
+dir)
+	# Four runs of one process each, none naming its rank: not one job.
+	run estimate --layers 24 "$runs"
+	expect_rc 1
+	expect_in err "separate runs"
+	expect_in err "give one file, e.g. '$runs/base.json.gz'"
+	;;
+*)
+	fail "usage: run-onegpu.sh fit|estimate|whatif|dir"
+	;;
+esac
+exit 0
