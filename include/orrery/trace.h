@@ -300,6 +300,8 @@ struct orr_rank {
 	const struct orr_counter_sample *counters;
 	size_t ncounters;
 	bool truncated; /* the file was cut short: the events of its complete frames only */
+	/* Ops the PyTorch profiler gave a "Call stack" (with_stack) or "flops" (with_flops). */
+	uint64_t ops_with_stack, ops_with_flops;
 	/* The PyTorch execution trace of this rank's step, linked to its ops; NULL if none. */
 	const struct orr_et *et;
 };

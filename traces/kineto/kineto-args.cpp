@@ -207,8 +207,12 @@ void kineto_parser::arg(string_view key, ondemand::value v, int kind, raw_args &
 		a.has_launch |= launch_count(v, &a.launch.shared_bytes);
 	else if (key == "registers per thread" && kind == ORR_EVENT_KERNEL)
 		a.has_launch |= launch_count(v, &a.launch.registers);
-	else if (kind == ORR_EVENT_OP || kind == ORR_EVENT_KERNEL || kind == ORR_EVENT_RUNTIME ||
-		 kind == ORR_EVENT_DRIVER)
+	else if ((key == "Call stack" || key == "flops") && kind == ORR_EVENT_OP) {
+		/* the profiler's options (with_stack, with_flops): that they are there */
+		(key == "flops" ? a.flops : a.call_stack) = true;
+		unread(v, 3);
+	} else if (kind == ORR_EVENT_OP || kind == ORR_EVENT_KERNEL || kind == ORR_EVENT_RUNTIME ||
+		   kind == ORR_EVENT_DRIVER)
 		coll_field(key, v, a);
 	else
 		unread(v, 3);

@@ -507,6 +507,10 @@ void kineto_parser::store(raw_event &e)
 		memory_totals(a, e.ts, ev.place);
 	if (rb_->events.n >= limits_->max[ORR__LIMIT_EVENTS])
 		throw limit_hit{ ORR__LIMIT_EVENTS };
+	if (kind == ORR_EVENT_OP) {
+		rb_->pub.ops_with_stack += a.call_stack;
+		rb_->pub.ops_with_flops += a.flops;
+	}
 	if (kind == ORR_EVENT_RUNTIME || kind == ORR_EVENT_DRIVER) {
 		ev.sub = call_class(ev.name);
 	} else if (kind == ORR_EVENT_OP && a.ninputs + (a.sequence >= 0) > 0) {

@@ -104,6 +104,7 @@ struct raw_args {
 	/* A kernel's launch: "grid", "block", "shared memory", "registers per thread". */
 	struct orr_kernel_args launch = {};
 	bool has_launch = false;
+	bool call_stack = false, flops = false; /* an op's "Call stack", "flops" */
 	/* A counter event's series: key and value. */
 	string_view series[MAX_SERIES];
 	double value[MAX_SERIES];

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The profiler's cost: the options a Kineto trace shows (ops with "External id", their
+ * shapes, "Call stack" or python_function, "[memory]", "flops"), the measured overhead
+ * they select, and the launch threads' time per step with the profiler's part of it.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+
+#include "orrery/estimator.h"
+#include "test-util.h"
+#include "trace-doc.h"
+
+#define BASE (ORR_PROF_CPU | ORR_PROF_CUDA)
+
+/* An op on thread 1 with its own args (JSON members after "External id"). */
+static void op_with(struct doc *d, const char *name, double ts, double dur, const char *args)
+{
+	doc_sep(d);
+	doc_add(d,
+		"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"%s\", \"pid\": 1, \"tid\": 1,"
+		" \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"External id\": 1%s}}",
+		name, ts, dur, args);
+}
+
+/* A trace of one op (with args `args`) and one launch, plus `more` (raw events). */
+static void options_of(const char *args, const char *more, struct orr_prof_cost *ret)
+{
+	struct doc d = { 0 };
+	struct orr_trace *t;
+	int corr = 1;
+
+	doc_begin(&d, 0, 1);
+	op_with(&d, "aten::add", 0, 10, args);
+	doc_launch(&d, "add_kernel", 2, 3, &corr);
+	if (more) {
+		doc_sep(&d);
+		doc_add(&d, "%s", more);
+	}
+	t = doc_import(&d, "options.json");
+	orr_prof_cost_find(t, ret);
+	orr_trace_free(t);
+	free(d.s);
+}
+
+static void test_options(void **state)
+{
+	struct orr_prof_cost c;
+	char buf[128];
+
+	(void)state;
+	options_of("", NULL, &c);
+	assert_int_equal(c.options, BASE);
+	assert_false(c.exact); /* measured with record_shapes only */
+	assert_int_equal(c.measured_options, BASE | ORR_PROF_RECORD_SHAPES);
+	assert_true(c.op_ns > 0);
+	assert_non_null(c.source);
+
+	options_of(", \"Input Dims\": [[4, 4]], \"Input type\": [\"float\"]", NULL, &c);
+	assert_int_equal(c.options, BASE | ORR_PROF_RECORD_SHAPES);
+	assert_true(c.exact);
+	orr_prof_options_format(c.options, buf, sizeof(buf));
+	assert_string_equal(buf, "cpu, cuda, record_shapes");
+
+	options_of(", \"Call stack\": \"train.py(12): step\"", NULL, &c);
+	assert_int_equal(c.options, BASE | ORR_PROF_WITH_STACK);
+	options_of("",
+		   "{\"ph\": \"X\", \"cat\": \"python_function\", \"name\": \"train.py(12): step\","
+		   " \"pid\": 1, \"tid\": 1, \"ts\": 0, \"dur\": 20, \"args\": {\"Python id\": 3}}",
+		   &c);
+	assert_int_equal(c.options, BASE | ORR_PROF_WITH_STACK);
+	options_of(", \"flops\": 128", NULL, &c);
+	assert_int_equal(c.options, BASE | ORR_PROF_WITH_FLOPS);
+	options_of("",
+		   "{\"ph\": \"i\", \"s\": \"t\", \"cat\": \"cpu_instant_event\", \"name\": "
+		   "\"[memory]\", \"pid\": 1, \"tid\": 1, \"ts\": 5, \"args\": {\"Total "
+		   "Allocated\": 4096, \"Total Reserved\": 8192, \"Device Type\": 1, \"Device "
+		   "Id\": 0, \"Bytes\": 4096}}",
+		   &c);
+	assert_int_equal(c.options, BASE | ORR_PROF_MEMORY);
+	orr_prof_options_format(0, buf, sizeof(buf));
+	assert_string_equal(buf, "none");
+	assert_string_equal(orr_prof_option_name(ORR_PROF_WITH_STACK), "with_stack");
+	assert_null(orr_prof_option_name(BASE));
+}
+
+/* Ops without "External id" (NVTX ranges) and no ops at all: no profiler, no cost. */
+static void test_not_the_profiler(void **state)
+{
+	struct doc d = { 0 };
+	struct orr_trace *t;
+	struct orr_prof_cost c;
+	int corr = 1;
+
+	(void)state;
+	doc_begin(&d, 0, 1);
+	doc_region(&d, "cpu_op", "aten::add", 1, 0, 10);
+	doc_launch(&d, "add_kernel", 2, 3, &corr);
+	t = doc_import(&d, "nvtx.json");
+	orr_prof_cost_find(t, &c);
+	assert_int_equal(c.options, 0);
+	assert_null(c.source);
+	assert_true(c.op_ns == 0 && c.call_ns == 0);
+	orr_trace_free(t);
+	free(d.s);
+}
+
+/*
+ * Launches at 10, 110 and 210 us inside one step, ops between them: 200 us of launch
+ * thread per step; the ops and calls from the first launch up to the last are what the
+ * profiler added to (4 ops, 2 calls: the last launch closes the span).
+ */
+static void test_launch_time(void **state)
+{
+	struct doc d = { 0 };
+	struct orr_trace *t;
+	struct orr_graph *g;
+	struct orr_diag diag;
+	struct orr_prof_cost c;
+	struct orr_launch_time lt;
+	int corr = 1;
+
+	(void)state;
+	doc_begin(&d, 0, 1);
+	doc_step(&d, 1, 0, 400);
+	for (int i = 0; i < 3; i++) {
+		doc_op(&d, "aten::mm", 5 + 100 * i, 10, "[[8, 8], [8, 8]]",
+		       "[\"float\", \"float\"]");
+		doc_launch(&d, "gemm", 10 + 100 * i, 3, &corr);
+		if (i < 2)
+			doc_op(&d, "aten::relu", 50 + 100 * i, 10, "[[8, 8]]", "[\"float\"]");
+	}
+	t = doc_import(&d, "launch.json");
+	if (orr_graph_build(t, NULL, &g, &diag))
+		fail_msg("graph: %s", diag.msg);
+	orr_prof_cost_find(t, &c);
+	assert_true(c.exact);
+	orr_launch_time_measure(g, &c, &lt);
+	assert_true(fabs(lt.step_ns - 200e3) < 1);
+	assert_true(lt.ops == 4 && lt.calls == 2);
+	assert_true(fabs(lt.profiler_ns - (4 * c.op_ns + 2 * c.call_ns)) < 1e-6);
+	/* per event: an op's and a call's, nothing for a kernel */
+	for (size_t i = 0; i < orr_trace_get_rank(t, 0)->nevents; i++) {
+		const struct orr_event *e = &orr_trace_get_rank(t, 0)->events[i];
+		double want = e->kind == ORR_EVENT_OP        ? c.op_ns
+			      : e->kind == ORR_EVENT_RUNTIME ? c.call_ns
+							     : 0;
+
+		assert_true(orr_prof_cost_event_ns(&c, e) == want);
+	}
+	/* no profiler: nothing removed */
+	c.op_ns = c.call_ns = 0;
+	orr_launch_time_measure(g, &c, &lt);
+	assert_true(lt.profiler_ns == 0 && fabs(lt.step_ns - 200e3) < 1);
+	orr_graph_free(g);
+	orr_trace_free(t);
+	free(d.s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_options),
+		cmocka_unit_test(test_not_the_profiler),
+		cmocka_unit_test(test_launch_time),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
