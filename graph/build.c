@@ -189,6 +189,7 @@ static void build_rank(struct orr_graph *g, uint32_t ri, const struct orr_rank *
 	struct orr__rank_ctx c = { .g = g, .r = r, .rank = ri };
 
 	orr__collect_tasks(&c);
+	orr__mark_pollers(&c);
 	orr__mark_comm(&c);
 	map_syncs(&c);
 	orr__link_launches(&c);

@@ -21,8 +21,9 @@
  *                not move when the work it waited for does; the call's own cost (a few
  *                microseconds) is counted too, which errs towards distrust.  A call that
  *                is its thread's last task and the source of no edge delays nothing in
- *                the replay (a watchdog thread polling its events until the capture
- *                ends) and is left out.
+ *                the replay (a thread polling its events until the capture ends) and
+ *                is left out, as is every call of a thread that only polls
+ *                (ORR_PROC_F_POLLER: a watchdog, which nothing waits for).
  *
  * Per rank the intervals of each kind, and of both, are merged into disjoint sorted
  * lists, so that a window's unexplained time is a union (two streams idle at once
@@ -158,7 +159,7 @@ void orr__explain_rank(struct orr__rank_ctx *c)
 	u = &g->unexplained[c->rank];
 	gpu_idle(c, &gpu);
 	for (uint32_t p = c->first_proc; p < g->nprocs; p++)
-		if (g->procs[p].kind == ORR_TASK_CPU)
+		if (g->procs[p].kind == ORR_TASK_CPU && !(g->procs[p].flags & ORR_PROC_F_POLLER))
 			cpu_blocked(c, &g->procs[p], &cpu, &src);
 	free(src);
 	keep(u, GPU, &gpu);

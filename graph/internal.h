@@ -181,7 +181,8 @@ bool orr__link_holder(struct orr__rank_ctx *c, const uint32_t *held, uint32_t t,
 /* delay.c: GPU tasks that started late: held by a full GPU, else a delay kept. */
 void orr__late_tasks(struct orr__rank_ctx *c);
 
-/* threads.c: D6. */
+/* threads.c: the threads that only poll (ORR_PROC_F_POLLER), and D6 among the others. */
+void orr__mark_pollers(struct orr__rank_ctx *c);
 void orr__link_threads(struct orr__rank_ctx *c);
 
 /* spin.c: D5 edges for gaps in which a thread spins on a flag a kernel writes. */

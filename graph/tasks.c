@@ -168,6 +168,38 @@ static void fill_task(struct orr__rank_ctx *c, const struct item *it, uint32_t t
 		c->g->stats.polls++;
 }
 
+/*
+ * The gap of each thread's first call: the time since the start of the step annotation
+ * on its own thread that encloses the call, if one does.  The framework's step began
+ * there on that thread, and what the thread did until its first call is the
+ * framework's work, as between two calls; before it, or without such an annotation,
+ * the thread had not started its work in the window (a thread waiting for work, a
+ * watchdog's timer, another rank's step still running) and its first call is its start.
+ */
+static void set_first_gaps(struct orr__rank_ctx *c)
+{
+	struct orr_graph *g = c->g;
+	const struct orr_rank *r = c->r;
+
+	for (size_t i = 0; i < r->nevents; i++) {
+		const struct orr_event *e = &r->events[i];
+		uint32_t p = c->place_proc[e->place];
+		int64_t first, gap;
+
+		if ((e->kind != ORR_EVENT_ANNOTATION && e->kind != ORR_EVENT_OP) || p == ORR_NONE ||
+		    g->procs[p].kind != ORR_TASK_CPU)
+			continue;
+		first = ORR__START(c, g->procs[p].first_task);
+		gap = first - e->start_ns;
+		if (gap <= 0 || first >= e->start_ns + e->dur_ns ||
+		    orr_step_number(orr_trace_str(g->trace, e->name)) < 0)
+			continue;
+		if (!g->tasks[g->procs[p].first_task].gap_ns ||
+		    gap < g->tasks[g->procs[p].first_task].gap_ns)
+			g->tasks[g->procs[p].first_task].gap_ns = gap;
+	}
+}
+
 /* CPU gaps: the measured time since the thread's previous task ended. */
 static void set_cpu_gaps(struct orr__rank_ctx *c)
 {
@@ -238,6 +270,7 @@ void orr__collect_tasks(struct orr__rank_ctx *c)
 	for (size_t i = 0; i < s.nitems; i++)
 		fill_task(c, &s.items[i], item_task[i]);
 	set_cpu_gaps(c);
+	set_first_gaps(c);
 	map_correlations(c, &s, item_task);
 	free(item_task);
 	free(s.items);

@@ -7,7 +7,9 @@
  * late peer contributes the transfer after that peer's arrival and the path goes on
  * through the peer.  Time between a cause's end and its effect's start is CPU time
  * when both are on one thread (framework code), idle time otherwise (latencies);
- * time before a thread's first call is that thread's CPU time.
+ * before a thread's first call, the call's gap (the framework's work since the
+ * thread's step began) is CPU time and the time before it idle: the thread had not
+ * started, which no what-if moves.
  */
 #include <stdlib.h>
 
@@ -43,12 +45,18 @@ static void push(struct path *p, uint32_t task, enum orr_path_cat cat, int64_t s
 					     .end_ns = e }));
 }
 
+/* Whether task t runs on a thread that only polls: nothing waits for it, it ends nothing. */
+static bool on_poller(const struct orr_graph *g, uint32_t t)
+{
+	return orr_graph_procs(g)[orr_graph_tasks(g)[t].proc].flags & ORR_PROC_F_POLLER;
+}
+
 static uint32_t last_task(const struct orr_replay *r, int64_t from, int64_t to)
 {
 	uint32_t best = ORR_NONE;
 
 	for (uint32_t t = 0; t < orr_graph_task_count(r->g); t++)
-		if (r->ts[t].end <= to && r->ts[t].end > from &&
+		if (r->ts[t].end <= to && r->ts[t].end > from && !on_poller(r->g, t) &&
 		    (best == ORR_NONE || r->ts[t].end > r->ts[best].end))
 			best = t;
 	return best;
@@ -61,7 +69,7 @@ static uint32_t spanning_task(const struct orr_replay *r, int64_t from, int64_t 
 
 	for (uint32_t t = 0; t < orr_graph_task_count(r->g); t++)
 		if (r->ts[t].start < to && r->ts[t].end > to && r->ts[t].end > from &&
-		    (best == ORR_NONE || r->ts[t].start > r->ts[best].start))
+		    !on_poller(r->g, t) && (best == ORR_NONE || r->ts[t].start > r->ts[best].start))
 			best = t;
 	return best;
 }
@@ -137,11 +145,19 @@ static uint32_t before_start(const struct orr_replay *r, struct path *p, uint32_
 		      orr_graph_tasks(g)[t].kind == ORR_TASK_CPU;
 
 	if (c == ORR_NONE) {
-		/* Before a thread's first call the thread runs framework code. */
-		if (orr_graph_tasks(g)[t].kind == ORR_TASK_CPU)
-			push(p, t, ORR_PATH_CPU, p->from, s);
-		else
-			push(p, ORR_NONE, ORR_PATH_IDLE, p->from, s);
+		/* Before a thread's first call: the framework's work since its step began
+		 * there (the call's gap, graph/tasks.c); before that the thread had not
+		 * started, and nothing on the path runs. */
+		int64_t anchor = s;
+
+		if (orr_graph_tasks(g)[t].kind == ORR_TASK_CPU) {
+			const struct orr_proc *pr = &orr_graph_procs(g)[orr_graph_tasks(g)[t].proc];
+
+			anchor = pr->first_start_ns - orr_graph_tasks(g)[t].gap_ns;
+			anchor = anchor < s ? anchor : s;
+			push(p, t, ORR_PATH_CPU, anchor, s);
+		}
+		push(p, ORR_NONE, ORR_PATH_IDLE, p->from, anchor);
 		*hi = p->from;
 		return ORR_NONE;
 	}

@@ -140,6 +140,14 @@ int64_t orr_replay_map_time(const struct orr_replay *r, size_t rank, uint32_t pl
 		return t_ns; /* nothing on this place moves */
 	pr = &orr_graph_procs(g)[p];
 	t = task_at(g, pr, t_ns);
+	if (t == ORR_NONE && pr->kind == ORR_TASK_CPU &&
+	    orr_graph_tasks(g)[pr->first_task].gap_ns) {
+		/* In or before a first call's gap, from the thread's step start (its anchor,
+		 * which does not move): a point keeps its distance from the anchor, up to
+		 * the call's start. */
+		mapped = r->ts[pr->first_task].start;
+		return t_ns < mapped ? t_ns : mapped;
+	}
 	if (t == ORR_NONE)
 		return orr_time_sub(r->ts[pr->first_task].start,
 				    orr_time_sub(orr_graph_task_start(g, pr->first_task), t_ns));

@@ -278,10 +278,12 @@ static void offer(struct sim *s, uint32_t p)
 	if (t > pr->first_task) {
 		t0 = s->ts[t - 1].end + gap(s, t);
 		c = t - 1;
-	} else if (pr->kind == ORR_TASK_CPU || !task->ndeps ||
-		   s->deps[task->first_dep].kind != ORR_DEP_LAUNCH) {
-		/* A thread's first call, and a stream's first task when it was launched
-		 * before the capture began: no earlier than measured. */
+	} else if (pr->kind == ORR_TASK_CPU) {
+		/* A thread's first call: its start, or its step's framework work after the
+		 * step's start (its gap, graph/tasks.c), scaled as any gap. */
+		t0 = pr->first_start_ns - task->gap_ns + gap(s, t);
+	} else if (!task->ndeps || s->deps[task->first_dep].kind != ORR_DEP_LAUNCH) {
+		/* A stream's first task launched before the capture began: as measured. */
 		t0 = pr->first_start_ns;
 	}
 	for (uint32_t d = task->first_dep; d < task->first_dep + task->ndeps; d++) {

@@ -89,6 +89,18 @@ struct orr_dep {
 	uint8_t flags; /* ORR_DEP_F_* */
 };
 
+/*
+ * CPU: a thread that only polls.  Every call it makes (nested ones included) asks
+ * whether GPU work is done (an event or stream query), or reads the error such a query
+ * left or the time between two events (graph/threads.c lists the names, CUDA runtime,
+ * driver and HIP).  It launches nothing, copies and sets nothing, records no event and
+ * synchronizes on nothing, so no other thread or stream can wait for it: NCCL's and
+ * c10d's watchdogs, which query the events of the collectives in flight.  No edge
+ * leaves it (its calls and gaps gate nothing), and the trust signal does not count its
+ * calls.
+ */
+#define ORR_PROC_F_POLLER 0x1
+
 struct orr_proc {
 	uint32_t rank;       /* index into the graph's ranks */
 	uint32_t place;      /* index into that rank's places */
@@ -96,6 +108,7 @@ struct orr_proc {
 	uint32_t ntasks;
 	int64_t first_start_ns; /* measured start of its first task: the only absolute time used */
 	uint8_t kind;           /* enum orr_task_kind */
+	uint8_t flags;          /* ORR_PROC_F_* */
 };
 
 /* What a CPU task does with the GPU (D5), and what a cudaEventRecord records. */
