@@ -294,10 +294,11 @@ out_dir=$work/runs/$launch_us
 
 # --- 4. Predictions in the row's metric ----------------------------------------------
 # iteration time from iteration_ns; tokens/s/GPU from tokens_per_s_per_gpu; MFU from mfu
-# (x 100 for a percentage); TFLOP/s/GPU = mfu x the GPU's peak, that is the model FLOPs
-# of the estimator's MFU (docs/orrery-estimate.md: Narayanan et al. SC'21,
-# 24 B s L h^2 (1 + s/6h) + 2 B s h V per pass, three passes, four with full recompute,
-# from the JSON's config) over the iteration time and the GPUs.
+# (x 100 for a percentage); TFLOP/s/GPU = the FLOPs the source counts (its rows are
+# SC'21's: Narayanan et al. eq. 3, 24 B s L h^2 (1 + s/6h) + 2 B s h V per pass, three
+# passes, four with full recompute, from the JSON's config; not the estimator's MFU,
+# which counts Megatron-LM's causal attention and no recompute) over the iteration
+# time and the GPUs.
 # Output: the 27 row fields (27: the skip reason, now with the estimator's), then
 # 28 predicted, 29 |predicted/measured - 1| (rows with costs only) and 30 the split
 # (fit, held-out or -).

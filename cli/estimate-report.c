@@ -307,7 +307,7 @@ void cli_estimate_text(const struct cli_estimate *e)
 	text_step("estimated", &e->estimated, e->replayed.step_ns, "replayed");
 	printf("  tokens/s per GPU %.0f", e->tokens_per_s_per_gpu);
 	if (isfinite(e->mfu))
-		printf(", MFU %.1f %%", 100 * e->mfu);
+		printf(", MFU %.1f %%, HFU %.1f %%", 100 * e->mfu, 100 * e->hfu);
 	printf("\n");
 	if (e->how == CLI_ESTIMATE_RETIME) {
 		text_retimed(e);
@@ -501,6 +501,7 @@ void cli_estimate_json_fields(struct json_out *j, const struct cli_estimate *e)
 		    e->replayed.step_ns > 0 ? e->estimated.step_ns / e->replayed.step_ns - 1 : NAN);
 	json_double(j, "tokens_per_s_per_gpu", e->tokens_per_s_per_gpu);
 	json_double(j, "mfu", e->mfu);
+	json_double(j, "hfu", e->hfu);
 	json_whole(j, "memory_bytes_per_gpu", e->memory_err ? NAN : e->memory.total_bytes);
 	json_bool(j, "fits", !e->memory_err && e->memory.fits);
 	json_str(j, "fits_why", e->memory_err ? orr_strerror(e->memory_err) : e->memory.why);

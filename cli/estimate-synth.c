@@ -24,6 +24,8 @@ void cli_estimate_rates(struct cli_estimate *e)
 	e->tokens_per_s_per_gpu =
 		(double)(c->micro_batch * c->micro_batches * c->dp * c->seq) / sec / gpus;
 	e->mfu = peak > 0 ? orr_train_model_flops(c, e->forward_only) / (sec * gpus * peak) : NAN;
+	e->hfu = peak > 0 ? orr_train_hardware_flops(c, e->forward_only) / (sec * gpus * peak)
+			  : NAN;
 }
 
 void cli_estimate_scale(const struct orr_breakdown *b, double f, struct orr_breakdown *ret)

@@ -52,6 +52,7 @@ struct cli_estimate {
 	double measured_peak_bytes; /* ... on the allocator's peak the trace recorded; NAN */
 	double tokens_per_s_per_gpu;
 	double mfu; /* NAN without the GPU's peak */
+	double hfu; /* with the forward work recomputed (PaLM's HFU); NAN as mfu */
 	/* Synthesized steps: of `to` (and of `from` for a ratio), and what timed them. */
 	struct cli_synth_run synth_from, synth_to;
 	double cpu_op_ns;

@@ -72,16 +72,16 @@ static void row(FILE *f, const struct cli_layouts *w, const struct orr_whatif_re
 	layout(buf, sizeof(buf), r);
 	html_text(f, buf);
 	fprintf(f,
-		"</td><td>%.3f</td><td>%.0f</td><td>%.1f</td><td>%.2f</td><td "
+		"</td><td>%.3f</td><td>%.0f</td><td>%.1f</td><td>%.1f</td><td>%.2f</td><td "
 		"class=\"name\">%s</td></tr>\n",
-		r->step_ns / 1e6, r->tokens_per_s_per_gpu, 100 * r->mfu,
+		r->step_ns / 1e6, r->tokens_per_s_per_gpu, 100 * r->mfu, 100 * r->hfu,
 		r->memory.total_bytes / 1073741824.0, orr_whatif_limit_name(r->limit));
 }
 
 static void table(FILE *f, const struct cli_layouts *w, const struct orr_whatif_result *v, size_t n)
 {
 	fputs("<table><tr><th>rank</th><th class=\"name\">layout</th><th>step ms</th>"
-	      "<th>tokens/s/GPU</th><th>MFU %</th><th>GiB/GPU</th><th class=\"name\">limit</th>"
+	      "<th>tokens/s/GPU</th><th>MFU %</th><th>HFU %</th><th>GiB/GPU</th><th class=\"name\">limit</th>"
 	      "</tr>\n",
 	      f);
 	for (size_t i = 0; i < n; i++)

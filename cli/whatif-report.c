@@ -122,11 +122,11 @@ static void text_row_head(const struct cli_layouts *w, FILE *f)
 	char split[64];
 
 	fprintf(f,
-		"  %5s %5s %3s %3s %4s %3s %3s%s %3s %4s %-9s %3s %3s %11s %9s %6s %7s %6s %6s  "
-		"%s\n",
+		"  %5s %5s %3s %3s %4s %3s %3s%s %3s %4s %-9s %3s %3s %11s %9s %6s %6s %7s %6s "
+		"%6s  %s\n",
 		"rank", "gpus", "tp", "pp", "dp", "cp", "vpp",
 		split_cell(w, NULL, split, sizeof(split)), "mb", "mbs", "recompute", "sp", "do",
-		"step ms", "tok/s/GPU", "MFU %", "mem GiB", "bubl %", "comm %", "limit");
+		"step ms", "tok/s/GPU", "MFU %", "HFU %", "mem GiB", "bubl %", "comm %", "limit");
 }
 
 /* A ranked configuration; its place "-" when it is past the best kept. */
@@ -143,15 +143,15 @@ static void text_row(const struct cli_layouts *w, const struct orr_whatif_result
 			 (unsigned long long)k);
 	fprintf(f,
 		"  %5s %5lld %3lld %3lld %4lld %3lld %3lld%s %3lld %4lld %-9s %3s %3s %11.3f %9.0f "
-		"%6.1f %7.2f %6.1f %6.1f  %s\n",
+		"%6.1f %6.1f %7.2f %6.1f %6.1f  %s\n",
 		rank, (long long)r->gpus, (long long)c->tp, (long long)c->pp, (long long)c->dp,
 		(long long)c->cp, (long long)c->vpp, split_cell(w, c, split, sizeof(split)),
 		(long long)c->micro_batch, (long long)c->micro_batches,
 		orr_recompute_name(c->recompute), onoff(c->sequence_parallel),
 		onoff(c->distributed_optimizer), r->step_ns / 1e6, r->tokens_per_s_per_gpu,
-		isfinite(r->mfu) ? 100 * r->mfu : NAN, r->memory.total_bytes / GIB,
-		100 * r->bubble_ns / r->step_ns, 100 * r->exposed_comm_ns / r->step_ns,
-		orr_whatif_limit_name(r->limit));
+		isfinite(r->mfu) ? 100 * r->mfu : NAN, isfinite(r->hfu) ? 100 * r->hfu : NAN,
+		r->memory.total_bytes / GIB, 100 * r->bubble_ns / r->step_ns,
+		100 * r->exposed_comm_ns / r->step_ns, orr_whatif_limit_name(r->limit));
 }
 
 static void text_ranked(const struct cli_layouts *w, FILE *f)
@@ -283,6 +283,7 @@ static void as_estimate(const struct cli_layouts *w, const struct orr_whatif_res
 	e->replayed.step_ns = w->replayed_ns;
 	e->tokens_per_s_per_gpu = r->tokens_per_s_per_gpu;
 	e->mfu = r->mfu;
+	e->hfu = r->hfu;
 }
 
 static void json_layout(struct json_out *j, const struct orr_whatif_result *r)
@@ -421,6 +422,7 @@ static void csv_row(const struct cli_layouts *w, const struct orr_whatif_result 
 	csv_num(f, ok ? (double)llround(r->step_ns) : NAN);
 	csv_num(f, ok ? r->tokens_per_s_per_gpu : NAN);
 	csv_num(f, ok ? r->mfu : NAN);
+	csv_num(f, ok ? r->hfu : NAN);
 	csv_num(f,
 		ok || r->why == ORR_WHATIF_MEMORY ? (double)llround(r->memory.total_bytes) : NAN);
 	for (int i = 0; i < 4; i++)
@@ -440,7 +442,7 @@ int cli_whatif_write_begin(struct cli_whatif_writer *o, const struct cli_layouts
 		fputs("index,gpus,tp,pp,dp,cp,vpp,first_stage_layers,last_stage_layers,micro_batch,"
 		      "micro_batches,recompute,"
 		      "sequence_parallel,distributed_optimizer,feasible,why,iteration_ns,"
-		      "tokens_per_s_per_gpu,mfu,memory_bytes_per_gpu,compute_ns,exposed_comm_ns,"
+		      "tokens_per_s_per_gpu,mfu,hfu,memory_bytes_per_gpu,compute_ns,exposed_comm_ns,"
 		      "bubble_ns,other_ns,limit,recorded\n",
 		      f);
 	} else if (w->o->show_infeasible && !(o->spill = tmpfile())) {

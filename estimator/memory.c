@@ -173,22 +173,6 @@ double orr_train_params(const struct orr_train_config *c)
 }
 
 /*
- * Model FLOPs of a step (Narayanan et al., SC'21, eq. 3): per pass 24·B·s·L·h²·(1 +
- * s/(6h)) + 2·B·s·h·V for B sequences; training is three passes (forward, and a
- * backward of two), four with full recompute.
- */
-double orr_train_model_flops(const struct orr_train_config *c, bool forward_only)
-{
-	double B = (double)(c->micro_batch * c->micro_batches * c->dp), s = (double)c->seq;
-	double h = (double)c->hidden, L = (double)c->layers, V = (double)c->vocab;
-	double pass = 24 * B * s * L * h * h * (1 + s / (6 * h)) + 2 * B * s * h * V;
-
-	if (forward_only)
-		return pass;
-	return pass * (c->recompute == ORR_RECOMPUTE_FULL ? 4 : 3);
-}
-
-/*
  * Stage k's: its layers and the embedding (the first), split over tp; the last stage's
  * output layer (its own weights, or with pipelining the copy of tied ones) is counted
  * for the first only without pipelining, as Megatron's count does: with an even split

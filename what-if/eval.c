@@ -66,6 +66,8 @@ static void rates(const struct orr_whatif_context *x, struct orr_whatif_result *
 				  sec / (double)r->gpus;
 	r->mfu = peak > 0 ? orr_train_model_flops(c, x->forward_only) / (sec * r->gpus * peak)
 			  : NAN;
+	r->hfu = peak > 0 ? orr_train_hardware_flops(c, x->forward_only) / (sec * r->gpus * peak)
+			  : NAN;
 }
 
 int orr_whatif_eval(const struct orr_whatif_plan *p, const struct orr_whatif_context *x, uint64_t i,
@@ -79,7 +81,7 @@ int orr_whatif_eval(const struct orr_whatif_plan *p, const struct orr_whatif_con
 		return -EINVAL;
 	memset(&r, 0, sizeof(r));
 	r.index = i;
-	r.step_ns = r.tokens_per_s_per_gpu = r.mfu = NAN;
+	r.step_ns = r.tokens_per_s_per_gpu = r.mfu = r.hfu = NAN;
 	r.why = orr_whatif_config(p, i, &r.c);
 	r.gpus = r.c.tp * r.c.pp * r.c.dp * r.c.cp;
 	if (r.why != ORR_WHATIF_FEASIBLE)

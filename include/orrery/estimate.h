@@ -117,8 +117,11 @@ double orr_train_params(const struct orr_train_config *c);
  */
 int64_t orr_train_pad_vocab(int64_t v, int64_t tp);
 /*
- * FLOPs of c's step as Narayanan et al. (SC'21, eq. 3) count them, what MFU is measured
- * against: a forward pass and a backward of two, a fourth pass with full recompute.
+ * The model FLOPs of c's step, what MFU is measured against, as Megatron-LM's
+ * num_floating_point_operations() counts them: every GEMM of the layers (GQA's narrower
+ * K and V, a gated MLP's 2f-wide FC1) and of the logits (c's vocabulary, padded), and
+ * the attention core at half for the causal mask; a forward pass, and a backward pass
+ * of two.  Recomputation is never counted.
  */
 double orr_train_model_flops(const struct orr_train_config *c, bool forward_only);
 
@@ -141,11 +144,21 @@ int orr_train_config_from_structure(const struct orr_structure *st, struct orr_t
  * configuration orr_memory_estimate() refuses; -ENOTSUP for attention with context
  * parallelism.
  */
+
+/* ---- FLOPs of a step (estimator/flops.c; docs/estimator.md, "FLOPs, MFU and HFU") ---- */
+
 int orr_gemm_reshape(const struct orr_gemm_sample *s, const struct orr_train_config *from,
 		     const struct orr_train_config *to, struct orr_gemm_sample *ret);
 
 /* ---- re-timing a trace for another configuration (estimator/retime.c) ---- */
 
+/*
+ * The hardware FLOPs of c's step, what HFU is measured against (PaLM, appendix B): the
+ * model FLOPs and the forward work recomputed, each layer's forward pass with full
+ * recompute, the attention core with selective.  Equal to the model FLOPs without
+ * recompute and forward only.
+ */
+double orr_train_hardware_flops(const struct orr_train_config *c, bool forward_only);
 /* What orr_retime() did to a graph's GPU tasks. */
 struct orr_retime {
 	size_t gemms;               /* GEMMs re-shaped by role and re-timed ... */

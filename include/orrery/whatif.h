@@ -141,6 +141,7 @@ struct orr_whatif_result {
 	double step_ns;
 	double tokens_per_s_per_gpu;
 	double mfu; /* NAN without the GPU's peak at the precision */
+	double hfu; /* with the forward work recomputed (PaLM's HFU); NAN as mfu */
 	/*
 	 * the step's parts on the first stage, scaled to step_ns, as orrery estimate's
 	 * JSON reports them (they add up to it): compute, exposed communication less the
