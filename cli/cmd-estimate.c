@@ -99,7 +99,7 @@ static int configs(const struct cli_estimate_options *o, const struct cli_fit *f
 		}
 		e->to.micro_batches = o->global_batch / per;
 	}
-	return EXIT_OK;
+	return cli_estimate_check(&e->to);
 }
 
 /* ---- replaying ---- */

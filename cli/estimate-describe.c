@@ -52,7 +52,7 @@ int cli_estimate_description(const struct cli_estimate_options *o, struct orr_tr
 		}
 		c->micro_batches = o->global_batch / per;
 	}
-	return EXIT_OK;
+	return cli_estimate_check(c);
 }
 
 static void list_gpus(void)

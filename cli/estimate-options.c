@@ -205,6 +205,16 @@ int64_t cli_estimate_given(const struct cli_estimate_options *o, const char *nam
 	return 0;
 }
 
+int cli_estimate_check(const struct orr_train_config *c)
+{
+	char why[160];
+
+	if (orr_train_check(c, why, sizeof(why)) == ORR_TRAIN_VALID)
+		return EXIT_OK;
+	cli_error("a configuration Megatron refuses: %s", why);
+	return EXIT_FAIL;
+}
+
 void cli_estimate_apply(const struct cli_estimate_options *o, struct orr_train_config *c)
 {
 	for (size_t i = 0; i < NSIZE; i++)

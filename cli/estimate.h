@@ -84,6 +84,8 @@ int cli_estimate_parse_as(const char *cmd, int argc, char **argv, struct cli_est
 int64_t cli_estimate_given(const struct cli_estimate_options *o, const char *name);
 /* The sizes, recompute, precision, attention and flags o gives, set in c. */
 void cli_estimate_apply(const struct cli_estimate_options *o, struct orr_train_config *c);
+/* EXIT_OK, or EXIT_FAIL and the first check of Megatron's that c fails, named. */
+int cli_estimate_check(const struct orr_train_config *c);
 
 /* From a model description alone (cli/estimate-describe.c): the exit status. */
 int cli_estimate_describe(const struct cli_estimate_options *o);

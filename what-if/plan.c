@@ -191,22 +191,25 @@ static bool flag(int want, bool base, bool applies)
 	return applies && (want == ORR_WHATIF_AUTO ? base : want != 0);
 }
 
-/* The model's checks, then the layout's, in the order Megatron makes them. */
+/*
+ * Megatron's checks (orr_train_check_layout(), the ones `orrery estimate` names) and
+ * the sweep's own, a node's TP and the global batch, in the order Megatron makes them.
+ */
 static enum orr_whatif_why check(const struct orr_whatif_plan *p, const struct orr_train_config *c)
 {
-	if (c->heads % c->tp || (c->kv_groups && c->kv_groups % c->tp) || c->ffn % c->tp)
+	enum orr_train_flaw f = orr_train_check_layout(c, NULL, 0);
+
+	if (f == ORR_TRAIN_HEADS)
 		return ORR_WHATIF_HEADS;
 	if (!p->s.allow_cross_node_tp && c->tp > p->s.gpus_per_node)
 		return ORR_WHATIF_CROSS_NODE;
-	if (!orr_train_split_valid(c))
+	if (f == ORR_TRAIN_LAYERS)
 		return ORR_WHATIF_LAYERS;
-	/* load-balanced CP splits the sequence in 2 x CP chunks; SP splits it over TP */
-	if ((c->cp > 1 && c->seq % (2 * c->cp)) ||
-	    (c->sequence_parallel && c->tp > 1 && (c->seq / c->cp) % c->tp))
+	if (f == ORR_TRAIN_SEQUENCE)
 		return ORR_WHATIF_SEQUENCE;
 	if (p->s.global_batch % (c->dp * c->micro_batch))
 		return ORR_WHATIF_BATCH;
-	if (c->vpp > 1 && (c->pp < 2 || c->micro_batches % c->pp))
+	if (f == ORR_TRAIN_INTERLEAVE)
 		return ORR_WHATIF_INTERLEAVE;
 	return ORR_WHATIF_FEASIBLE;
 }

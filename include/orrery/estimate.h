@@ -106,6 +106,29 @@ bool orr_train_uneven(const struct orr_train_config *c);
  * sharing the layers left evenly, at least one each.
  */
 bool orr_train_split_valid(const struct orr_train_config *c);
+
+/* ---- what Megatron refuses (estimator/train-check.c) ---- */
+
+/* The kind of check a configuration fails first (orrery whatif counts them). */
+enum orr_train_flaw {
+	ORR_TRAIN_VALID,
+	ORR_TRAIN_SIZE,       /* a size below 1, a precision or recompute mode out of range */
+	ORR_TRAIN_HEADS,      /* heads of unequal size, or TP splitting a head, group or FFN */
+	ORR_TRAIN_LAYERS,     /* PP x VPP does not divide the layers, or the uneven split */
+	ORR_TRAIN_SEQUENCE,   /* 2 x CP, or TP with sequence parallelism, does not divide it */
+	ORR_TRAIN_INTERLEAVE, /* interleaved 1F1B: PP below 2, micro-batches not a multiple */
+};
+
+/*
+ * The first of Megatron's checks c fails, in the order Megatron makes them, with its
+ * reason in why[0..size) (may be NULL), e.g. "layers 30 is not divisible by pp 4";
+ * ORR_TRAIN_VALID, why empty, when c passes them all.  Every estimate refuses what
+ * fails.  orr_train_check_layout() makes the checks past the sizes: for a c whose
+ * sizes are at least 1 (micro-batches may be 0).
+ */
+enum orr_train_flaw orr_train_check(const struct orr_train_config *c, char *why, size_t size);
+enum orr_train_flaw orr_train_check_layout(const struct orr_train_config *c, char *why,
+					   size_t size);
 /*
  * Parameters of the whole model (every stage and shard), counted as Megatron counts
  * them (no biases, no position embeddings); NAN when orr_memory_estimate() would refuse c.

@@ -315,7 +315,7 @@ usage)
 		done
 		run estimate --gpu h100-sxm --pp 2 --layers 3 --hidden 64 --heads 2 --seq 16
 		expect_rc 1
-		expect_in err "cannot synthesize the step"
+		expect_in err "a configuration Megatron refuses: layers 3 is not divisible by pp 2"
 		run estimate --gpu h100-sxm --micro-batch 2 --global-batch 3 "${model[@]}"
 		expect_rc 1
 		expect_in err "--global-batch 3 is not a multiple of micro-batch x dp (2)"

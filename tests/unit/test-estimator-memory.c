@@ -390,6 +390,68 @@ static void test_memory_rejects_layouts(void **state)
 	assert_false(isnan(orr_train_params(&c)));
 }
 
+/*
+ * Each of Megatron's checks names the dimension and the size that does not divide it,
+ * with its kind (what orrery whatif counts); the valid layout passes with no reason.
+ */
+static void test_train_check_names_the_dimension(void **state)
+{
+	static const struct {
+		size_t field;
+		int64_t value;
+		enum orr_train_flaw flaw;
+		const char *why;
+	} bad[] = {
+		{ offsetof(struct orr_train_config, seq), 0, ORR_TRAIN_SIZE, "seq 0 is below 1" },
+		{ offsetof(struct orr_train_config, hidden), 1000, ORR_TRAIN_HEADS,
+		  "hidden 1000 is not divisible by heads 16 (heads of one size)" },
+		{ offsetof(struct orr_train_config, tp), 3, ORR_TRAIN_HEADS,
+		  "heads 16 is not divisible by tp 3" },
+		{ offsetof(struct orr_train_config, kv_groups), 6, ORR_TRAIN_HEADS,
+		  "heads 16 is not divisible by kv-heads 6" },
+		{ offsetof(struct orr_train_config, kv_groups), 1, ORR_TRAIN_HEADS,
+		  "kv-heads 1 is not divisible by tp 2" },
+		{ offsetof(struct orr_train_config, ffn), 4097, ORR_TRAIN_HEADS,
+		  "ffn 4097 is not divisible by tp 2" },
+		{ offsetof(struct orr_train_config, layers), 30, ORR_TRAIN_LAYERS,
+		  "layers 30 is not divisible by pp 4" },
+		{ offsetof(struct orr_train_config, vpp), 8, ORR_TRAIN_LAYERS,
+		  "the 4 layers of a stage (layers 16 / pp 4) are not divisible by vpp 8" },
+		{ offsetof(struct orr_train_config, first_stage_layers), 3, ORR_TRAIN_LAYERS,
+		  "the 13 layers left by the first and last stages are not divisible by the 3 "
+		  "other stages, at least one each" },
+		{ offsetof(struct orr_train_config, cp), 3, ORR_TRAIN_SEQUENCE,
+		  "seq 2048 is not divisible by 2 x cp (6)" },
+		{ offsetof(struct orr_train_config, seq), 2047, ORR_TRAIN_SEQUENCE,
+		  "seq / cp (2047) is not divisible by tp 2 (sequence parallelism)" },
+		{ offsetof(struct orr_train_config, micro_batches), 6, ORR_TRAIN_INTERLEAVE,
+		  "micro-batches 6 is not divisible by pp 4 (interleaved 1F1B, vpp 2)" },
+	};
+	struct orr_train_config c;
+	char why[160];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		c = piped();
+		if (bad[i].flaw == ORR_TRAIN_INTERLEAVE)
+			c.vpp = 2;
+		*(int64_t *)((char *)&c + bad[i].field) = bad[i].value;
+		assert_int_equal(orr_train_check(&c, why, sizeof(why)), bad[i].flaw);
+		assert_string_equal(why, bad[i].why);
+		assert_false(orr_train_split_valid(&c) && bad[i].flaw == ORR_TRAIN_LAYERS);
+	}
+	c = piped();
+	c.pp = 1;
+	c.vpp = 2; /* interleaving with one stage */
+	c.layers = 16;
+	assert_int_equal(orr_train_check(&c, why, sizeof(why)), ORR_TRAIN_INTERLEAVE);
+	assert_string_equal(why, "vpp 2 (interleaved 1F1B) needs pp 2 or more, not 1");
+	c = piped();
+	assert_int_equal(orr_train_check(&c, why, sizeof(why)), ORR_TRAIN_VALID);
+	assert_string_equal(why, "");
+	assert_int_equal(orr_train_check(&c, NULL, 0), ORR_TRAIN_VALID);
+}
+
 /* Grouped-query attention shrinks K and V: 2h²(1 + g/a) per layer for QKV and projection. */
 static void test_memory_gqa_and_gating(void **state)
 {
@@ -479,6 +541,7 @@ int main(void)
 		cmocka_unit_test(test_memory_capacity),
 		cmocka_unit_test(test_memory_rejects_values),
 		cmocka_unit_test(test_memory_rejects_layouts),
+		cmocka_unit_test(test_train_check_names_the_dimension),
 		cmocka_unit_test(test_memory_gqa_and_gating),
 		cmocka_unit_test(test_memory_recompute_names),
 		cmocka_unit_test(test_memory_sc21_table1_fits),
