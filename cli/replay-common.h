@@ -231,6 +231,11 @@ struct cli_whatif_run {
 	const struct cli_scenario *sc;
 	struct cli_report rep;
 	struct cli_rule_match *matches;
+	/* Of the table's steps, the one whose critical path holds the largest share of time
+	 * no rule moves (orr_replay_path_fixed()): that time, its share, and the step. */
+	struct orr_path_fixed fixed;
+	double fixed_share;
+	int64_t fixed_step;
 };
 
 /* `orrery replay` with scenarios: the trace replayed as recorded, then each scenario. */

@@ -14,6 +14,36 @@
 #include "replay-common.h"
 #include "banned.h"
 
+static const struct cli_row *table_rows(const struct cli_report *rep, size_t *ret_n);
+
+/* The step of run's table whose critical path r holds most time no rule moves. */
+static void fixed_time(struct cli_whatif_run *run, const struct orr_replay *r)
+{
+	size_t n;
+	const struct cli_row *rows = table_rows(&run->rep, &n);
+
+	run->fixed_share = 0;
+	for (size_t k = 0; k < n; k++) {
+		const struct orr_replay_step *st = &rows[k].s;
+		int64_t len = st->predicted_end_ns - st->predicted_start_ns;
+		struct orr_path_seg *segs;
+		struct orr_path_fixed f;
+		size_t nseg;
+
+		if (len <= 0)
+			continue;
+		orr_replay_critical_path(r, st->predicted_start_ns, st->predicted_end_ns, &segs,
+					 &nseg);
+		orr_replay_path_fixed(r, segs, nseg, &f);
+		free(segs);
+		if (k == 0 || (double)f.total_ns / (double)len > run->fixed_share) {
+			run->fixed = f;
+			run->fixed_share = (double)f.total_ns / (double)len;
+			run->fixed_step = st->step;
+		}
+	}
+}
+
 int cli_whatif_run(struct cli_whatif *w, const char *path, const struct orr_replay *base,
 		   const struct cli_scenarios *sc, const struct orr_costs *costs,
 		   const struct cli_select *sel)
@@ -44,6 +74,7 @@ int cli_whatif_run(struct cli_whatif *w, const char *path, const struct orr_repl
 		}
 		run->sc = &sc->v[i];
 		cli_report_init(&run->rep, path, r, sel);
+		fixed_time(run, r);
 		orr_replay_free(r);
 		w->nruns++;
 	}
@@ -262,6 +293,26 @@ static void text_table(const struct cli_whatif *w)
 	}
 }
 
+/* The scenario's own trust: how much of its critical path no rule moves. */
+static void text_fixed(const struct cli_whatif_run *run)
+{
+	char a[32], b[32], c[32], d[32], st[32];
+
+	printf("scenario '%s': trust %s: %s ms (%.1f%%) of the critical path of step %s is time "
+	       "no rule moves (delays kept as measured %s ms, threads' starts %s ms, waits for "
+	       "unknown work %s ms)%s\n",
+	       cli_text(run->sc->name),
+	       run->fixed_share > ORR_TRUST_MAX_UNEXPLAINED ? "low" : "high",
+	       cli_ms(run->fixed.total_ns, a, sizeof(a)), 100 * run->fixed_share,
+	       cli_step_label(run->fixed_step, st, sizeof(st)),
+	       cli_ms(run->fixed.delays_ns, b, sizeof(b)),
+	       cli_ms(run->fixed.starts_ns, c, sizeof(c)),
+	       cli_ms(run->fixed.waits_ns, d, sizeof(d)),
+	       run->fixed_share > ORR_TRUST_MAX_UNEXPLAINED
+		       ? ": the replay holds it as measured whatever the rules change"
+		       : "");
+}
+
 void cli_whatif_text(const struct cli_whatif *w)
 {
 	const struct cli_report *b = &w->base;
@@ -286,6 +337,7 @@ void cli_whatif_text(const struct cli_whatif *w)
 		       cli_text(w->runs[i].sc->name), b->nranks > 1 ? "job" : "rank",
 		       signed_percent(mean, x, sizeof(x)), signed_percent(min, y, sizeof(y)),
 		       signed_percent(max, z, sizeof(z)));
+		text_fixed(&w->runs[i]);
 	}
 	printf("baseline: replay error over %zu rank-steps mean %.2f%%, max %.2f%%; trust low on "
 	       "%zu of them (orrery replay without a scenario for the details)\n",
@@ -416,6 +468,15 @@ static void json_run(struct json_out *j, const struct cli_whatif *w,
 	json_double(j, "change_mean", mean);
 	json_double(j, "change_min", min);
 	json_double(j, "change_max", max);
+	json_object(j, "fixed");
+	json_int(j, "step", run->fixed_step);
+	json_int(j, "ns", run->fixed.total_ns);
+	json_double(j, "share", run->fixed_share);
+	json_int(j, "delays_ns", run->fixed.delays_ns);
+	json_int(j, "starts_ns", run->fixed.starts_ns);
+	json_int(j, "waits_ns", run->fixed.waits_ns);
+	json_str(j, "trust", run->fixed_share > ORR_TRUST_MAX_UNEXPLAINED ? "low" : "high");
+	json_close_object(j);
 	json_close_object(j);
 }
 

@@ -183,6 +183,22 @@ void orr_replay_critical_path(const struct orr_replay *r, int64_t start_ns, int6
 			      struct orr_path_seg **ret_segs, size_t *ret_n);
 const char *orr_path_cat_name(enum orr_path_cat cat);
 
+/*
+ * The time on a critical path that no scale factor moves (--scale rules change task
+ * durations and CPU gaps): delays_ns, idle time before a GPU task that its delay kept
+ * as measured (orr_graph_task_delay(): it waited for what the trace does not show);
+ * starts_ns, idle time nothing decided (before a thread's start, the window's start);
+ * waits_ns, blocking calls whose awaited work the graph did not identify, kept as
+ * measured.  A what-if whose path is mostly such time cannot move the step by more than
+ * the rest; total_ns is their sum.
+ */
+struct orr_path_fixed {
+	int64_t delays_ns, starts_ns, waits_ns, total_ns;
+};
+
+void orr_replay_path_fixed(const struct orr_replay *r, const struct orr_path_seg *segs, size_t n,
+			   struct orr_path_fixed *ret);
+
 #ifdef __cplusplus
 }
 #endif
