@@ -359,6 +359,111 @@ static int report_close(const struct cli_whatif_options *o, struct report *r, in
 	return EXIT_OK;
 }
 
+/* What the memory refusals suggest: what shards or frees memory that the sweep did not try. */
+static void memory_hint(const struct cli_layouts *w, char *buf, size_t size)
+{
+	const struct cli_whatif_options *o = w->o;
+	const char *item[4];
+	size_t n = 0, len = 0;
+	char gpus[64];
+
+	if (!w->swept.fully_sharded)
+		item[n++] = "--fsdp (weights, gradients and optimizer state sharded over DP)";
+	if (!w->swept.fully_sharded && o->distopt == 0)
+		item[n++] = "--distributed-optimizer on";
+	if (o->recompute && !(o->recompute & (1u << ORR_RECOMPUTE_FULL)))
+		item[n++] = "--recompute full";
+	snprintf(gpus, sizeof(gpus), "more GPUs than %lld (--gpus)", (long long)o->gpus_max);
+	item[n++] = gpus;
+	for (size_t i = 0; i < n && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s",
+					!i          ? "try "
+					: i + 1 < n ? ", "
+						    : " or ",
+					item[i]);
+}
+
+/* What a reason for refusing suggests to change, written into buf. */
+static const char *hint(const struct cli_layouts *w, enum orr_whatif_why k, char *buf, size_t size)
+{
+	const struct orr_train_config *c = &w->swept;
+
+	switch (k) {
+	case ORR_WHATIF_HEADS:
+		snprintf(buf, size,
+			 "try a --tp that divides the %lld heads, the KV heads and the FFN",
+			 (long long)c->heads);
+		break;
+	case ORR_WHATIF_CROSS_NODE:
+		snprintf(buf, size,
+			 "try a --tp within a node (--gpus-per-node) or --allow-cross-node-tp");
+		break;
+	case ORR_WHATIF_LAYERS:
+		snprintf(buf, size, "try a --pp (x --vpp) that divides the %lld layers",
+			 (long long)c->layers);
+		break;
+	case ORR_WHATIF_SEQUENCE:
+		snprintf(buf, size,
+			 "try a --cp (2 x cp) and a --tp that divide the sequence (%lld)",
+			 (long long)c->seq);
+		break;
+	case ORR_WHATIF_BATCH:
+		snprintf(buf, size, "try a --global-batch (%lld) that dp x micro-batch divides",
+			 (long long)w->global_batch);
+		break;
+	case ORR_WHATIF_INTERLEAVE:
+		snprintf(buf, size, "try --vpp 1 or a --global-batch of more micro-batches");
+		break;
+	case ORR_WHATIF_MEMORY:
+		memory_hint(w, buf, size);
+		break;
+	default:
+		snprintf(buf, size, "--show-infeasible says why each was refused");
+		break;
+	}
+	return buf;
+}
+
+/*
+ * A sweep with no feasible configuration fails (exit 1), after its report: the
+ * reasons counted, most first, each with what it suggests.
+ */
+static int none_feasible(const struct cli_layouts *w)
+{
+	const struct orr_whatif_tally *t = &w->tally;
+	char counts[512] = "", hints[1024] = "", buf[256];
+	size_t nc = 0, nh = 0;
+	bool done[ORR_WHATIF_WHY_COUNT] = { false };
+
+	if (t->count[ORR_WHATIF_FEASIBLE])
+		return EXIT_OK;
+	for (int i = ORR_WHATIF_HEADS; i < ORR_WHATIF_WHY_COUNT; i++) {
+		int k = 0;
+
+		for (int j = ORR_WHATIF_HEADS; j < ORR_WHATIF_WHY_COUNT; j++)
+			if (!done[j] && t->count[j] && (!k || t->count[j] > t->count[k]))
+				k = j;
+		if (!k)
+			break;
+		done[k] = true;
+		nc += (size_t)snprintf(counts + nc, sizeof(counts) - nc, "%s%s %llu",
+				       nc ? ", " : "", orr_whatif_why_name(k),
+				       (unsigned long long)t->count[k]);
+		nh += (size_t)snprintf(hints + nh, sizeof(hints) - nh, "; %s: %s",
+				       orr_whatif_why_name(k), hint(w, k, buf, sizeof(buf)));
+		if (nc >= sizeof(counts) || nh >= sizeof(hints))
+			break;
+	}
+	if (!t->n)
+		cli_error("no configuration is feasible: the sweep holds none (--gpus %lld-%lld "
+			  "and the lists given)",
+			  (long long)w->o->gpus_min, (long long)w->o->gpus_max);
+	else
+		cli_error("no configuration is feasible (%llu configurations: %s)%s",
+			  (unsigned long long)t->n, counts, hints);
+	return EXIT_FAIL;
+}
+
 int cmd_whatif(int argc, char **argv)
 {
 	struct cli_whatif_options o;
@@ -394,6 +499,8 @@ int cmd_whatif(int argc, char **argv)
 					   rank == 0 ? &r.wr : NULL);
 	if (rank == 0)
 		ret = report_close(&o, &r, ret);
+	if (rank == 0 && ret == EXIT_OK)
+		ret = none_feasible(cli_whatif_sweep_result(s));
 	cli_whatif_mpi_finalize(size);
 out:
 	cli_whatif_sweep_free(s);

@@ -213,6 +213,20 @@ static void text_step(const char *label, const struct cli_estimate_step *s, doub
 	printf("\n");
 }
 
+/* The allocator's reserve the memory estimate holds, and where it came from. */
+static void reserve(const struct cli_estimate *e, FILE *f)
+{
+	if (isfinite(e->measured_peak_bytes))
+		fprintf(f,
+			"  reserve %.2f GiB: the trace's allocator reserved %.2f GiB at its peak, "
+			"the recorded configuration's estimate less\n",
+			e->reserve_bytes / GIB, e->measured_peak_bytes / GIB);
+	else if (e->trace)
+		fprintf(f,
+			"  reserve 0: the trace records no allocator totals (profile_memory=True "
+			"would let orrery calibrate one)\n");
+}
+
 static void text_memory(const struct cli_estimate *e)
 {
 	const struct orr_memory *m = &e->memory;
@@ -226,13 +240,7 @@ static void text_memory(const struct cli_estimate *e)
 	       m->total_bytes / GIB, m->model_bytes / GIB, m->params, m->bytes_per_param,
 	       m->activation_bytes / GIB);
 	printf("  %s: %s\n", m->fits ? "fits" : "does not fit", cli_text(m->why));
-	if (isfinite(e->measured_peak_bytes))
-		printf("  reserve %.2f GiB: the trace's allocator reserved %.2f GiB at its peak, "
-		       "the recorded configuration's estimate less\n",
-		       e->reserve_bytes / GIB, e->measured_peak_bytes / GIB);
-	else if (e->trace)
-		printf("  reserve 0: the trace records no allocator totals (profile_memory=True "
-		       "would let orrery calibrate one)\n");
+	reserve(e, stdout);
 }
 
 static const char *const how_names[] = {
@@ -241,32 +249,46 @@ static const char *const how_names[] = {
 	[CLI_ESTIMATE_SYNTH] = "synthesis",
 };
 
-/* Where a synthesized step's times came from, one line per kind of task. */
-static void text_sources(const struct cli_estimate *e)
+/*
+ * Where a synthesized step's times came from, one line per kind of task, the launch
+ * thread's time, and the lower bound of the hardware table's peaks.
+ */
+static void sources(const struct cli_estimate *e, FILE *f)
 {
 	const struct orr_synth *s = &e->synth_to.synth;
 	const struct orr_synth_sources *k = &s->sources;
 
-	printf("\nsynthesized: %zu rank%s (one per pipeline stage), %zu kernels, %zu collectives, "
-	       "%zu transfers\n",
-	       s->ranks, s->ranks == 1 ? "" : "s", s->kernels, s->collectives, s->transfers);
-	printf("  GEMMs        %zu by a fitted class, %zu by the roofline x a measured "
-	       "efficiency, %zu at the hardware table's peak\n",
-	       k->gemm_fit, k->gemm_roofline, k->gemm_peak);
-	printf("  kernels      %zu by a fitted family, %zu by the roofline x a measured "
-	       "efficiency, %zu at the hardware table's peak\n",
-	       k->kern_fit, k->kern_roofline, k->kern_peak);
-	printf("  collectives  %zu by a fitted model, %zu by a measured bus bandwidth, %zu by "
-	       "the hardware table's link\n",
-	       k->coll_fit, k->coll_measured, k->coll_peak);
-	printf("  launches     %.1f us of the launch thread per kernel (%s)\n", e->cpu_op_ns / 1e3,
-	       e->cpu_op_from);
+	fprintf(f,
+		"synthesized: %zu rank%s (one per pipeline stage), %zu kernels, %zu collectives, "
+		"%zu transfers\n",
+		s->ranks, s->ranks == 1 ? "" : "s", s->kernels, s->collectives, s->transfers);
+	fprintf(f,
+		"  GEMMs        %zu by a fitted class, %zu by the roofline x a measured "
+		"efficiency, %zu at the hardware table's peak\n",
+		k->gemm_fit, k->gemm_roofline, k->gemm_peak);
+	fprintf(f,
+		"  kernels      %zu by a fitted family, %zu by the roofline x a measured "
+		"efficiency, %zu at the hardware table's peak\n",
+		k->kern_fit, k->kern_roofline, k->kern_peak);
+	fprintf(f,
+		"  collectives  %zu by a fitted model, %zu by a measured bus bandwidth, %zu by "
+		"the hardware table's link\n",
+		k->coll_fit, k->coll_measured, k->coll_peak);
+	fprintf(f, "  launches     %.1f us of the launch thread per kernel (%s)\n",
+		e->cpu_op_ns / 1e3, e->cpu_op_from);
 	if (e->how == CLI_ESTIMATE_SYNTH && !e->costs)
-		printf("  no costs: every GPU time is the hardware table's peak, a lower bound; "
-		       "--costs FILE (orrery fit -o FILE on a trace of this GPU) times it as "
-		       "measured\n");
+		fprintf(f,
+			"  no costs: every GPU time is the hardware table's peak, a lower bound; "
+			"--costs FILE (orrery fit -o FILE on a trace of this GPU) times it as "
+			"measured\n");
 	if (s->bubble_ns > 0)
-		printf("  pipeline bubble of the first stage %.3f ms\n", s->bubble_ns / 1e6);
+		fprintf(f, "  pipeline bubble of the first stage %.3f ms\n", s->bubble_ns / 1e6);
+}
+
+void cli_estimate_caveats(const struct cli_estimate *e, FILE *f)
+{
+	sources(e, f);
+	reserve(e, f);
 }
 
 static void text_retimed(const struct cli_estimate *e)
@@ -314,7 +336,8 @@ void cli_estimate_text(const struct cli_estimate *e)
 	} else {
 		if (e->how == CLI_ESTIMATE_SYNTH_RATIO)
 			text_changes(e);
-		text_sources(e);
+		putchar('\n');
+		sources(e, stdout);
 	}
 	text_memory(e);
 }

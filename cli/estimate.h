@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "orrery/estimator.h"
 #include "orrery/replay.h"
@@ -86,6 +87,14 @@ int64_t cli_estimate_given(const struct cli_estimate_options *o, const char *nam
 void cli_estimate_apply(const struct cli_estimate_options *o, struct orr_train_config *c);
 /* EXIT_OK, or EXIT_FAIL and the first check of Megatron's that c fails, named. */
 int cli_estimate_check(const struct orr_train_config *c);
+
+/*
+ * The sources and caveats of e's numbers, as orrery estimate prints them (where each
+ * kind of task's time came from, the launch thread's time and where it came from, the
+ * lower bound of the hardware table's peaks, the memory's reserve): orrery whatif
+ * prints its best configuration's with them.
+ */
+void cli_estimate_caveats(const struct cli_estimate *e, FILE *f);
 
 /* From a model description alone (cli/estimate-describe.c): the exit status. */
 int cli_estimate_describe(const struct cli_estimate_options *o);

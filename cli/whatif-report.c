@@ -200,6 +200,25 @@ static void text_pareto(const struct cli_layouts *w, FILE *f)
 		text_row(w, &t->front[i], f);
 }
 
+static void as_estimate(const struct cli_layouts *w, const struct orr_whatif_result *r,
+			struct cli_estimate *e);
+
+/*
+ * The sources and caveats of the best configuration's estimate, as orrery estimate
+ * prints them (JSON gives every configuration's).
+ */
+static void text_caveats(const struct cli_layouts *w, FILE *f)
+{
+	struct cli_estimate e;
+
+	if (!w->tally.nbest)
+		return;
+	as_estimate(w, &w->tally.best[0], &e);
+	fprintf(f, "\nthe best configuration's sources and caveats, as orrery estimate prints "
+		   "them\n");
+	cli_estimate_caveats(&e, f);
+}
+
 /* --show-infeasible: a line per configuration not feasible, kept until the end. */
 static void text_infeasible_row(const struct cli_layouts *w, FILE *f,
 				const struct orr_whatif_result *r)
@@ -244,6 +263,7 @@ static void text(const struct cli_whatif_writer *o, FILE *f)
 	text_counts(w, f);
 	text_ranked(w, f);
 	text_pareto(w, f);
+	text_caveats(w, f);
 	text_infeasible(o, f);
 	fprintf(f, "\nEach configuration is estimated as orrery estimate estimates it; the terms "
 		   "are defined in docs/orrery-whatif.md.\n");

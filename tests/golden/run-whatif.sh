@@ -219,12 +219,27 @@ report)
 	for t in "not feasible" "heads" "batch"; do
 		expect_in out "$t"
 	done
-	# a model too large for the GPU: every configuration is refused for memory
+	# a model too large for the GPU: every configuration is refused for memory, the
+	# report written, and the sweep fails with the reasons counted and what they suggest
 	run whatif --gpu a100-80gb-sxm --layers 96 --hidden 12288 --heads 96 --seq 2048 \
 		--global-batch 8 --gpus 2 --show-infeasible
-	expect_rc 0
+	expect_rc 1
 	expect_in out "no configuration is feasible"
 	expect_in out "memory"
+	expect_in err "no configuration is feasible (141 configurations: memory 114, interleave 27)"
+	expect_in err "memory: try --fsdp"
+	expect_in err "more GPUs than 2 (--gpus)"
+	[[ $(wc -l <"$work/err") == 1 ]] || { show; fail "not one line on stderr"; }
+	# sharded already: more GPUs or recompute, not --fsdp
+	run whatif --gpu a100-80gb-sxm --layers 96 --hidden 12288 --heads 96 --seq 2048 \
+		--global-batch 8 --gpus 2 --fsdp --recompute none,selective
+	expect_rc 1
+	expect_in err "memory: try --recompute full or more GPUs than 2 (--gpus)"
+	grep -qF -- "--fsdp" "$work/err" && { show; fail "--fsdp suggested with --fsdp"; }
+	# a sweep that holds no configuration at all
+	run whatif "${model[@]}" --gpus 4 --tp 4 --pp 2
+	expect_rc 1
+	expect_in err "the sweep holds none"
 	run whatif "${model[@]}" --gpus 8 -o "$work/sweep.txt"
 	expect_rc 0
 	grep -q "ranked (" "$work/sweep.txt" || fail "-o FILE"
