@@ -5,7 +5,8 @@
  * Processors are the CPU threads and GPU streams of every rank.  A CPU task is one
  * top-level runtime/driver call (nested calls fold into it; a run of cudaEventQuery
  * polls folds into one task); the measured time between two calls of a thread is the
- * second one's gap.  A GPU task is a kernel, copy or set.  The tasks of a processor
+ * second one's gap, and the time from a step's start to its thread's first call that
+ * call's.  A GPU task is a kernel, copy or set.  The tasks of a processor
  * are contiguous and in order, so thread order (D1) and stream order (D3) are
  * implicit; every other dependency is an explicit edge into its task (DESIGN.md,
  * "dependency kinds"):
@@ -68,9 +69,11 @@ enum orr_task_kind { ORR_TASK_CPU, ORR_TASK_GPU };
 /* 40 bytes. */
 struct orr_task {
 	int64_t dur_ns; /* measured; a blocking call's cost when it does not wait */
-	int64_t gap_ns; /* CPU: time after the thread's previous task; GPU: after the stream's */
-	uint32_t event; /* the rank's event it comes from (the first, for folded tasks) */
-	uint32_t proc;  /* its processor */
+	/* CPU: time after the thread's previous task (a first call: since its step started
+	 * on its thread, or 0); GPU: after the stream's */
+	int64_t gap_ns;
+	uint32_t event;     /* the rank's event it comes from (the first, for folded tasks) */
+	uint32_t proc;      /* its processor */
 	uint32_t first_dep; /* explicit edges into it: deps[first_dep .. first_dep + ndeps), D2 first */
 	uint32_t aux;       /* CPU: index into waits; GPU: index into groups; or ORR_NONE */
 	uint16_t ndeps;
@@ -106,9 +109,11 @@ struct orr_proc {
 	uint32_t place;      /* index into that rank's places */
 	uint32_t first_task; /* tasks[first_task .. first_task + ntasks) */
 	uint32_t ntasks;
-	int64_t first_start_ns; /* measured start of its first task: the only absolute time used */
-	uint8_t kind;           /* enum orr_task_kind */
-	uint8_t flags;          /* ORR_PROC_F_* */
+	/* Measured start of its first task; less a first call's gap, the only absolute
+	 * time the replay uses (the thread's start) */
+	int64_t first_start_ns;
+	uint8_t kind;  /* enum orr_task_kind */
+	uint8_t flags; /* ORR_PROC_F_* */
 };
 
 /* What a CPU task does with the GPU (D5), and what a cudaEventRecord records. */
