@@ -181,11 +181,63 @@ static void test_first_call_after_step_start(void **state)
 	orr_trace_free(t);
 }
 
+/*
+ * k2 starts 490 us after k1 ends, waiting for what the trace does not show: the delay is
+ * kept, and a what-if's path through it holds that much time no rule moves.
+ */
+static void test_path_fixed_time(void **state)
+{
+	struct doc d = { 0 };
+	struct orr_trace *t;
+	struct orr_graph *g;
+	struct orr_replay *r;
+	struct orr_path_seg *seg;
+	struct orr_path_fixed f;
+	struct orr_diag diag;
+	size_t nseg;
+	uint32_t k2;
+
+	(void)state;
+	doc_begin(&d, -1, 0);
+	doc_step(&d, 1, 0, 1000);
+	doc_call(&d, "cudaLaunchKernel", 1, 0, 5, 1);
+	doc_kernel(&d, "k1", 7, 5, 100, 1, NULL);
+	doc_call(&d, "cudaLaunchKernel", 1, 10, 5, 2);
+	doc_kernel(&d, "k2", 7, 595, 100, 2, NULL);
+	/* Queued kernels 1 us apart: the device's stream gap. */
+	for (int i = 0; i < 8; i++) {
+		char name[8];
+
+		snprintf(name, sizeof(name), "q%d", i);
+		doc_call(&d, "cudaLaunchKernel", 1, 20 + 5 * i, 2, 3 + i);
+		doc_kernel(&d, name, 7, 696 + 11 * i, 10, 3 + i, NULL);
+	}
+	t = doc_import(&d, "delay.json");
+	free(d.s);
+	assert_int_equal(orr_graph_build(t, NULL, &g, &diag), 0);
+	for (k2 = 0; strcmp(orr_graph_task_name(g, k2), "k2"); k2++)
+		;
+	assert_true(orr_graph_task_delay(g, k2) > 400 * US);
+
+	r = replay_cpu(g, 0.1);
+	orr_replay_critical_path(r, 0, orr_replay_end(r, k2), &seg, &nseg);
+	orr_replay_path_fixed(r, seg, nseg, &f);
+	assert_int_equal(f.delays_ns, orr_graph_task_delay(g, k2));
+	assert_int_equal(f.starts_ns, 0);
+	assert_int_equal(f.waits_ns, 0);
+	assert_int_equal(f.total_ns, f.delays_ns);
+	free(seg);
+	orr_replay_free(r);
+	orr_graph_free(g);
+	orr_trace_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_watchdog_gates_nothing),
 		cmocka_unit_test(test_first_call_after_step_start),
+		cmocka_unit_test(test_path_fixed_time),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
