@@ -109,7 +109,8 @@ csv2tsv() {
 #   1 source  2 id (file:line)  3 gpus  4 tp  5 pp  6 dp  7 cp  8 vpp  9 mb  10 gb
 #   11 layers  12 hidden  13 heads  14 seq  15 recompute  16 precision  17 gpu
 #   18 metric  19 unit  20 measured  21 kv_heads  22 ffn  23 vocab  24 attention
-#   25 flags  26 costs (yes/no)  27 skip reason
+#   25 flags (estimate's switches, comma-separated: "name" or "name=value")
+#   26 costs (yes/no)  27 skip reason
 normalize() {
 	awk -F '\t' -v kind="$1" -v file="$2" -v costs_gpu="$costs_gpu" '
 	function fail(r) { if (reason == "") reason = r }
@@ -240,6 +241,12 @@ normalize() {
 			# FSDP (torchtitan, llm-foundry) and ZeRO-3 (SC21 Table 2) shard weights,
 			# gradients and optimizer state over DP: --fsdp.
 			flags = ($col["dp"] ~ /FSDP/ || $col["notes"] ~ /ZeRO-3/) ? "fsdp" : "-"
+			# Llama 2 and 3 (8B, 70B, 405B: torchtitan, Megatron-Bridge) have a SwiGLU
+			# MLP, output weights of their own, RMSNorm and rotary positions
+			# (Touvron et al. 2023; the Llama 3 configs of Meta: tie_word_embeddings
+			# false, rms_norm_eps, rope_theta): the options of Megatron-LM for them.
+			if (tolower($col["model"]) ~ /llama/)
+				flags = (flags == "-" ? "" : flags ",") "swiglu,untie-embeddings-and-output-weights,normalization=RMSNorm,position-embedding-type=rope"
 			if (ep != "-" && ep > 1) fail("ep " ep " > 1 (MoE): the estimator has no expert parallelism")
 		} else {
 			# vTrain (Megatron-DeepSpeed): GPT with ffn 4h and vTrain default vocab 50257
@@ -305,7 +312,10 @@ $27 == "-" {
 	if ($22 != "-") print "--ffn\n" $22 > f
 	if ($23 != "-") print "--vocab\n" $23 > f
 	print "--recompute\n" $15 "\n--precision\n" $16 "\n--attention\n" $24 > f
-	if ($25 != "-") print "--" $25 > f
+	if ($25 != "-") {
+		nfl = split($25, fl, ",")
+		for (i = 1; i <= nfl; i++) print "--" fl[i] > f
+	}
 	if ($26 == "yes") print "--costs\n" costs > f
 	close(f)
 }' "$work/rows.tsv"

@@ -53,6 +53,10 @@ enum {
 	OPT_GPU,
 	OPT_ATTENTION,
 	OPT_LAUNCH,
+	OPT_SWIGLU,
+	OPT_UNTIE,
+	OPT_NORM,
+	OPT_POSITIONS,
 };
 
 static int parse_named(const char *s, const char *const *names, int n)
@@ -69,6 +73,8 @@ static int parse_one(const char *cmd, int c, const char *arg, struct cli_estimat
 	static const char *const recompute[] = { "none", "selective", "full" };
 	static const char *const precision[] = { "bf16", "fp16", "fp32", "fp8" };
 	static const char *const attention[] = { "flash", "unfused" };
+	static const char *const norm[] = { "LayerNorm", "RMSNorm" };
+	static const char *const positions[] = { "learned_absolute", "rope" };
 
 	if (c >= OPT_SIZE && c < OPT_SIZE + (int)NSIZE) {
 		if (cli_parse_count(arg, &o->size[c - OPT_SIZE]) < 0 || o->size[c - OPT_SIZE] < 1)
@@ -101,6 +107,18 @@ static int parse_one(const char *cmd, int c, const char *arg, struct cli_estimat
 		if ((o->attention = parse_named(arg, attention, 2)) < 0)
 			return cli_usage_error(cmd, "bad --attention '%s' (flash or unfused)", arg);
 		return -1;
+	case OPT_NORM:
+		if ((o->norm = parse_named(arg, norm, 2)) < 0)
+			return cli_usage_error(
+				cmd, "bad --normalization '%s' (LayerNorm or RMSNorm)", arg);
+		return -1;
+	case OPT_POSITIONS:
+		if ((o->positions = parse_named(arg, positions, 2)) < 0)
+			return cli_usage_error(cmd,
+					       "bad --position-embedding-type '%s' "
+					       "(learned_absolute or rope)",
+					       arg);
+		return -1;
 	case OPT_LAUNCH: {
 		char *end;
 
@@ -128,7 +146,7 @@ int cli_estimate_parse(int argc, char **argv, struct cli_estimate_options *o)
 
 int cli_estimate_parse_as(const char *cmd, int argc, char **argv, struct cli_estimate_options *o)
 {
-	struct option opts[NSIZE + 18] = { { 0 } }; /* the options below, and the zeros */
+	struct option opts[NSIZE + 22] = { { 0 } }; /* the options below, and the zeros */
 	size_t n = 0;
 	int c, ret;
 
@@ -137,6 +155,8 @@ int cli_estimate_parse_as(const char *cmd, int argc, char **argv, struct cli_est
 					    .recompute = -1,
 					    .precision = -1,
 					    .attention = -1,
+					    .norm = -1,
+					    .positions = -1,
 					    .launch_us = NAN };
 
 	for (size_t i = 0; i < NSIZE; i++)
@@ -158,6 +178,12 @@ int cli_estimate_parse_as(const char *cmd, int argc, char **argv, struct cli_est
 	opts[n++] = (struct option){ "gpu", required_argument, NULL, OPT_GPU };
 	opts[n++] = (struct option){ "attention", required_argument, NULL, OPT_ATTENTION };
 	opts[n++] = (struct option){ "launch-us", required_argument, NULL, OPT_LAUNCH };
+	opts[n++] = (struct option){ "swiglu", no_argument, NULL, OPT_SWIGLU };
+	opts[n++] = (struct option){ "untie-embeddings-and-output-weights", no_argument, NULL,
+				     OPT_UNTIE };
+	opts[n++] = (struct option){ "normalization", required_argument, NULL, OPT_NORM };
+	opts[n++] = (struct option){ "position-embedding-type", required_argument, NULL,
+				     OPT_POSITIONS };
 	opts[n++] = (struct option){ "help", no_argument, NULL, 'h' };
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		if (c == 'h') {
@@ -165,12 +191,14 @@ int cli_estimate_parse_as(const char *cmd, int argc, char **argv, struct cli_est
 			return EXIT_OK;
 		}
 		if (c == OPT_SP || c == OPT_DISTOPT || c == OPT_FSDP || c == OPT_OVERLAP_GRAD ||
-		    c == OPT_FORWARD) {
+		    c == OPT_FORWARD || c == OPT_SWIGLU || c == OPT_UNTIE) {
 			o->sp |= c == OPT_SP;
 			o->distopt |= c == OPT_DISTOPT;
 			o->fsdp |= c == OPT_FSDP;
 			o->overlap_grad |= c == OPT_OVERLAP_GRAD;
 			o->forward_only |= c == OPT_FORWARD;
+			o->swiglu |= c == OPT_SWIGLU;
+			o->untie |= c == OPT_UNTIE;
 			continue;
 		}
 		if (c == OPT_TIMELINE && cli_compressed_suffix(optarg))
@@ -231,4 +259,11 @@ void cli_estimate_apply(const struct cli_estimate_options *o, struct orr_train_c
 	c->distributed_optimizer = o->distopt;
 	c->fully_sharded = o->fsdp;
 	c->overlap_grad_reduce = o->overlap_grad;
+	/* Megatron's switches turn a model's feature on; a trace's is kept without them. */
+	c->gated_mlp |= o->swiglu;
+	c->untied_embeddings |= o->untie;
+	if (o->norm >= 0)
+		c->rms_norm = o->norm == 1;
+	if (o->positions >= 0)
+		c->rope = o->positions == 1;
 }

@@ -149,6 +149,44 @@ static const char *reduce_name(const struct orr_train_config *c)
 	return c->fully_sharded ? "per-layer" : c->overlap_grad_reduce ? "overlapped" : "at-end";
 }
 
+/* The model's features by Megatron's names: the MLP, embeddings, norm and positions. */
+static const char *mlp_name(const struct orr_train_config *c)
+{
+	return c->gated_mlp ? "swiglu" : "gelu";
+}
+
+static const char *embeddings_name(const struct orr_train_config *c)
+{
+	return c->untied_embeddings ? "untied" : "tied";
+}
+
+static const char *norm_name(const struct orr_train_config *c)
+{
+	return c->rms_norm ? "RMSNorm" : "LayerNorm";
+}
+
+static const char *positions_name(const struct orr_train_config *c)
+{
+	return c->rope ? "rope" : "learned_absolute";
+}
+
+/*
+ * With a trace: the MLP as recorded (fit tells a gated one); the embeddings, norm and
+ * positions, which a trace does not tell, only where the options set them.
+ */
+static void text_features(const struct cli_estimate *e)
+{
+	const struct orr_train_config *f = &e->from, *t = &e->to;
+
+	printf("  %-12s %10s %10s\n", "mlp", mlp_name(f), mlp_name(t));
+	if (t->untied_embeddings)
+		printf("  %-12s %10s %10s\n", "embeddings", "?", embeddings_name(t));
+	if (t->rms_norm)
+		printf("  %-12s %10s %10s\n", "norm", "?", norm_name(t));
+	if (t->rope)
+		printf("  %-12s %10s %10s\n", "positions", "?", positions_name(t));
+}
+
 /* The first value's width after a name of 12 columns, less what a longer one takes. */
 static int value_width(const char *name)
 {
@@ -173,6 +211,9 @@ static void text_config(const struct cli_estimate *e)
 		       e->to.flash_attention ? "flash" : "unfused", "sharding",
 		       sharding_name(&e->to));
 		printf("  %-12s %10s\n", "grad reduce", reduce_name(&e->to));
+		printf("  %-12s %10s\n  %-12s %10s\n  %-12s %10s\n  %-12s %10s\n", "mlp",
+		       mlp_name(&e->to), "embeddings", embeddings_name(&e->to), "norm",
+		       norm_name(&e->to), "positions", positions_name(&e->to));
 		return;
 	}
 	printf("\n%-14s %10s %10s\n", "", "recorded", "estimated");
@@ -186,6 +227,7 @@ static void text_config(const struct cli_estimate *e)
 	       orr_recompute_name(e->to.recompute));
 	printf("  %-12s %10s %10s\n", "sharding", sharding_name(&e->from), sharding_name(&e->to));
 	printf("  %-12s %10s %10s\n", "grad reduce", reduce_name(&e->from), reduce_name(&e->to));
+	text_features(e);
 }
 
 /*
@@ -367,6 +409,10 @@ static void json_config(struct json_out *j, const char *key, const struct cli_es
 	json_bool(j, "overlap_grad_reduce", c->overlap_grad_reduce);
 	json_str(j, "recompute", orr_recompute_name(c->recompute));
 	json_str(j, "attention", c->flash_attention ? "flash" : "unfused");
+	json_bool(j, "swiglu", c->gated_mlp);
+	json_bool(j, "untie_embeddings_and_output_weights", c->untied_embeddings);
+	json_str(j, "normalization", norm_name(c));
+	json_str(j, "position_embedding_type", positions_name(c));
 	json_close_object(j);
 }
 

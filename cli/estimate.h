@@ -70,9 +70,12 @@ struct cli_estimate_options {
 	int64_t size[CLI_ESTIMATE_NSIZE]; /* 0: not given */
 	int recompute;                    /* -1: not given */
 	bool sp, distopt, fsdp, overlap_grad, forward_only;
-	int precision;    /* -1: not given; 0 bf16, 1 fp16, 2 fp32, 3 fp8 */
-	int attention;    /* -1: not given; 0 flash, 1 unfused */
-	double launch_us; /* NAN: not given */
+	int precision;      /* -1: not given; 0 bf16, 1 fp16, 2 fp32, 3 fp8 */
+	int attention;      /* -1: not given; 0 flash, 1 unfused */
+	bool swiglu, untie; /* Megatron's --swiglu, --untie-embeddings-and-output-weights */
+	int norm;           /* -1: not given; 0 LayerNorm, 1 RMSNorm */
+	int positions;      /* -1: not given; 0 learned_absolute, 1 rope */
+	double launch_us;   /* NAN: not given */
 	const char *timeline, *costs, *trace, *gpu;
 };
 
@@ -83,7 +86,7 @@ int cli_estimate_parse(int argc, char **argv, struct cli_estimate_options *o);
 int cli_estimate_parse_as(const char *cmd, int argc, char **argv, struct cli_estimate_options *o);
 /* The value of size option `name` ("tp", "kv-heads"), 0 when not given. */
 int64_t cli_estimate_given(const struct cli_estimate_options *o, const char *name);
-/* The sizes, recompute, precision, attention and flags o gives, set in c. */
+/* The sizes, recompute, precision, attention, model and flags o gives, set in c. */
 void cli_estimate_apply(const struct cli_estimate_options *o, struct orr_train_config *c);
 /* EXIT_OK, or EXIT_FAIL and the first check of Megatron's that c fails, named. */
 int cli_estimate_check(const struct orr_train_config *c);

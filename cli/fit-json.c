@@ -71,6 +71,9 @@ static void json_structure(struct json_out *j, const struct orr_structure *s)
 	json_bool(j, "data_loading", s->data_loading);
 	json_close_object(j);
 	json_bool(j, "gated_mlp", s->gated_mlp);
+	/* Megatron's names: a gated MLP is --swiglu; tied or untied, a trace does not tell */
+	json_bool(j, "swiglu", s->gated_mlp);
+	json_double(j, "untie_embeddings_and_output_weights", NAN); /* null */
 	json_int(j, "repeat_kernels", (int64_t)s->repeat_kernels);
 	json_array(j, "communicators");
 	for (size_t i = 0; i < s->ncomms; i++) {

@@ -74,9 +74,12 @@ static void text_structure(const struct cli_fit *f)
 			printf("  %-14s %8lld  %-8s  %s\n", v[i].name, (long long)v[i].v->value,
 			       orr_value_how_name(v[i].v->how), cli_text(v[i].v->why));
 	}
-	if (s->hidden.how != ORR_VALUE_UNKNOWN)
+	if (s->hidden.how != ORR_VALUE_UNKNOWN) {
 		printf("  MLP            %s\n",
-		       s->gated_mlp ? "gated (FC1 is 2 x ffn / tp wide)" : "not gated");
+		       s->gated_mlp ? "gated (FC1 is 2 x ffn / tp wide): --swiglu" : "not gated");
+		printf("  embeddings     tied or untied: a trace does not tell (estimate and "
+		       "whatif take --untie-embeddings-and-output-weights)\n");
+	}
 	for (size_t i = 0; i < s->ncomms; i++) {
 		const struct orr_comm_role *c = &s->comms[i];
 		char size[16] = "?";

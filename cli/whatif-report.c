@@ -49,10 +49,12 @@ static void text_header(const struct cli_layouts *w, FILE *f)
 		fprintf(f, "model description\n");
 	fprintf(f,
 		"model: %lld layers, hidden %lld, %lld heads (%lld KV), ffn %lld, seq %lld, vocab "
-		"%lld, %s\n",
+		"%lld, %s%s%s%s%s\n",
 		(long long)c->layers, (long long)c->hidden, (long long)c->heads,
 		(long long)(c->kv_groups ? c->kv_groups : c->heads), (long long)c->ffn,
-		(long long)c->seq, (long long)c->vocab, orr_dtype_name(c->precision));
+		(long long)c->seq, (long long)c->vocab, orr_dtype_name(c->precision),
+		c->gated_mlp ? ", swiglu" : "", c->untied_embeddings ? ", untied embeddings" : "",
+		c->rms_norm ? ", RMSNorm" : "", c->rope ? ", rope" : "");
 	fprintf(f, "sweep: %s %s GPUs, global batch %lld, ranked by %s\n", gpus, w->x->gpu->id,
 		(long long)w->global_batch, rank_by_names[o->rank_by]);
 }

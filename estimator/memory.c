@@ -44,17 +44,18 @@ const char *orr_recompute_name(enum orr_recompute r)
 
 /*
  * Parameters of the transformer layers and the final norm, 2·L·h²·((1 + g/a) + f/h
- * (3f/2h gated) + 2/h + 1/(L·h)): per layer QKV and the output projection, 2h²(1 + g/a)
+ * (3f/2h gated) + n/h + n/(2·L·h)): per layer QKV and the output projection, 2h²(1 + g/a)
  * with heads of h/a (Megatron's (1 + g/a)·(a·d/h) with d = h/a); the MLP, 2hf (3hf
- * gated); two norms of 2h each; and the final norm, 2h.
+ * gated); two norms of n·h each, n 2 for LayerNorm (scale and bias), 1 for RMSNorm
+ * (a scale: Megatron's norm_size); and the final norm, n·h.
  */
 static double layer_params(const struct orr_train_config *c)
 {
-	double l = c->layers, h = c->hidden, a = c->heads;
+	double l = c->layers, h = c->hidden, a = c->heads, n = c->rms_norm ? 1 : 2;
 	double g = c->kv_groups ? c->kv_groups : a;
 	double mlp = (double)c->ffn / h * (c->gated_mlp ? 1.5 : 1);
 
-	return 2 * l * h * h * ((1 + g / a) + mlp + 2 / h + 1 / (l * h));
+	return 2 * l * h * h * ((1 + g / a) + mlp + n / h + n / (2 * l * h));
 }
 
 static double embedding_params(const struct orr_train_config *c)

@@ -66,6 +66,8 @@ static const char *structural_change(const struct orr_train_config *a,
 		return "attention (flash or unfused)";
 	if (a->untied_embeddings != b->untied_embeddings)
 		return "untied embeddings";
+	if (a->rope != b->rope)
+		return "rotary position embeddings";
 	/* How DP shares the model's state and when it reduces: other collectives, placed elsewhere */
 	if (a->distributed_optimizer != b->distributed_optimizer)
 		return "the distributed optimizer";

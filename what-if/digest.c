@@ -99,6 +99,8 @@ static void h_config(uint64_t *h, const struct orr_train_config *c)
 		h_i64(h, v[i]);
 	for (size_t i = 0; i < sizeof(b) / sizeof(b[0]); i++)
 		h_u64(h, b[i]);
+	h_u64(h, c->rms_norm);
+	h_u64(h, c->rope);
 	h_i64(h, c->recompute);
 	h_i64(h, c->precision);
 }

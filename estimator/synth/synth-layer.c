@@ -155,18 +155,53 @@ static void attention_bwd(struct sy_pass *p)
 		     p->sq);
 }
 
+/*
+ * The norm's kernels: LayerNorm's or RMSNorm's, which read and write the same tensors
+ * (RMSNorm has one reduction fewer and no bias, work a memory-bound kernel hides), so
+ * only the name differs.
+ */
+static const char *norm_name(const struct sy_pass *p, bool forward)
+{
+	if (p->j->c->rms_norm)
+		return forward ? "orrery_synth::rms_norm_forward"
+			       : "orrery_synth::rms_norm_backward";
+	return forward ? "orrery_synth::layer_norm_forward" : "orrery_synth::layer_norm_backward";
+}
+
+/*
+ * Rotary position embeddings (Megatron's apply_rotary_pos_emb, called on the queries and
+ * on the keys): a kernel each that reads the tensor and the s x d fp32 frequencies and
+ * writes the tensor rotated; the backward pass the same on the gradients.
+ */
+static void rope(struct sy_pass *p, bool forward)
+{
+	double freqs = p->sq * p->d * 4;
+
+	if (!p->j->c->rope)
+		return;
+	orr__sy_kern(p,
+		     forward ? "orrery_synth::rotary_query_forward"
+			     : "orrery_synth::rotary_query_backward",
+		     ORR_KERN_ELEMENTWISE, 2 * p->T * p->al * p->d * p->e + freqs, 0);
+	orr__sy_kern(p,
+		     forward ? "orrery_synth::rotary_key_forward"
+			     : "orrery_synth::rotary_key_backward",
+		     ORR_KERN_ELEMENTWISE, 2 * p->T * p->gl * p->d * p->e + freqs, 0);
+}
+
 void orr__sy_layer_fwd(struct sy_pass *p)
 {
 	double nh = p->Tn * p->h * p->e;
 
-	orr__sy_kern(p, "orrery_synth::layer_norm_forward", ORR_KERN_NORM, 2 * nh, 0);
+	orr__sy_kern(p, norm_name(p, true), ORR_KERN_NORM, 2 * nh, 0);
 	orr__sy_sp_gather(p);
 	orr__sy_gemm(p, "orrery_synth::gemm<qkv,forward>", 1, p->T, orr__sy_qkv_n(p), p->h);
+	rope(p, true);
 	attention_fwd(p);
 	orr__sy_gemm(p, "orrery_synth::gemm<proj,forward>", 1, p->T, p->h, p->al * p->d);
 	orr__sy_tp_reduce(p);
 	orr__sy_kern(p, "orrery_synth::bias_dropout_add_forward", ORR_KERN_ELEMENTWISE, 3 * nh, 0);
-	orr__sy_kern(p, "orrery_synth::layer_norm_forward", ORR_KERN_NORM, 2 * nh, 0);
+	orr__sy_kern(p, norm_name(p, true), ORR_KERN_NORM, 2 * nh, 0);
 	orr__sy_sp_gather(p);
 	orr__sy_gemm(p, "orrery_synth::gemm<fc1,forward>", 1, p->T, orr__sy_fc1_n(p), p->h);
 	orr__sy_kern(p, "orrery_synth::activation_forward", ORR_KERN_ELEMENTWISE,
@@ -195,19 +230,21 @@ void orr__sy_layer_bwd(struct sy_pass *p)
 	orr__sy_sp_gather(p);
 	orr__sy_gemm(p, "orrery_synth::gemm<fc2,dgrad>", 1, p->T, p->fl, p->h);
 	orr__sy_gemm(p, "orrery_synth::gemm<fc2,wgrad>", 1, p->fl, p->h, p->T);
+	/* reads FC1's output and the gradient, writes the gradient of FC1's output */
 	orr__sy_kern(p, "orrery_synth::activation_backward", ORR_KERN_ELEMENTWISE,
-		     (orr__sy_fc1_n(p) + 2 * p->fl) * p->T * p->e, 0);
+		     (2 * orr__sy_fc1_n(p) + p->fl) * p->T * p->e, 0);
 	column_bwd(p, "orrery_synth::gemm<fc1,dgrad>", "orrery_synth::gemm<fc1,wgrad>",
 		   orr__sy_fc1_n(p));
-	orr__sy_kern(p, "orrery_synth::layer_norm_backward", ORR_KERN_NORM, 3 * nh, 0);
+	orr__sy_kern(p, norm_name(p, false), ORR_KERN_NORM, 3 * nh, 0);
 	orr__sy_kern(p, "orrery_synth::bias_dropout_add_backward", ORR_KERN_ELEMENTWISE, 3 * nh, 0);
 	orr__sy_sp_gather(p);
 	orr__sy_gemm(p, "orrery_synth::gemm<proj,dgrad>", 1, p->T, p->al * p->d, p->h);
 	orr__sy_gemm(p, "orrery_synth::gemm<proj,wgrad>", 1, p->al * p->d, p->h, p->T);
 	attention_bwd(p);
+	rope(p, false);
 	column_bwd(p, "orrery_synth::gemm<qkv,dgrad>", "orrery_synth::gemm<qkv,wgrad>",
 		   orr__sy_qkv_n(p));
-	orr__sy_kern(p, "orrery_synth::layer_norm_backward", ORR_KERN_NORM, 3 * nh, 0);
+	orr__sy_kern(p, norm_name(p, false), ORR_KERN_NORM, 3 * nh, 0);
 }
 
 /*
@@ -274,8 +311,7 @@ void orr__sy_head_fwd(struct sy_pass *p)
 {
 	double logits = p->T * p->vl;
 
-	orr__sy_kern(p, "orrery_synth::layer_norm_forward", ORR_KERN_NORM, 2 * p->Tn * p->h * p->e,
-		     0);
+	orr__sy_kern(p, norm_name(p, true), ORR_KERN_NORM, 2 * p->Tn * p->h * p->e, 0);
 	orr__sy_sp_gather(p);
 	orr__sy_gemm(p, "orrery_synth::gemm<logits,forward>", 1, p->T, p->vl, p->h);
 	if (p->e != 4)
@@ -306,6 +342,5 @@ void orr__sy_head_bwd(struct sy_pass *p)
 	orr__sy_gemm(p, "orrery_synth::gemm<logits,dgrad>", 1, p->T, p->h, p->vl);
 	orr__sy_gemm(p, "orrery_synth::gemm<logits,wgrad>", 1, p->vl, p->h, p->T);
 	orr__sy_tp_reduce(p);
-	orr__sy_kern(p, "orrery_synth::layer_norm_backward", ORR_KERN_NORM, 3 * p->Tn * p->h * p->e,
-		     0);
+	orr__sy_kern(p, norm_name(p, false), ORR_KERN_NORM, 3 * p->Tn * p->h * p->e, 0);
 }

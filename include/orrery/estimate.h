@@ -58,6 +58,8 @@ struct orr_train_config {
 	bool overlap_grad_reduce;
 	bool flash_attention;   /* attention scores never stored */
 	bool untied_embeddings; /* the output layer has its own weights */
+	bool rms_norm;          /* RMSNorm (a scale, no bias), not LayerNorm */
+	bool rope;              /* rotary position embeddings applied to q and k */
 	enum orr_recompute recompute;
 	enum orr_dtype precision; /* BF16 or FP16 (mixed, fp32 master weights), FP32, or FP8
 				     (Transformer Engine: FP8 GEMMs, BF16 weights) */
@@ -139,6 +141,9 @@ double orr_train_params(const struct orr_train_config *c);
  * next multiple of 128 x tp.
  */
 int64_t orr_train_pad_vocab(int64_t v, int64_t tp);
+
+/* ---- FLOPs of a step (estimator/flops.c; docs/estimator.md, "FLOPs, MFU and HFU") ---- */
+
 /*
  * The model FLOPs of c's step, what MFU is measured against, as Megatron-LM's
  * num_floating_point_operations() counts them: every GEMM of the layers (GQA's narrower
@@ -147,6 +152,13 @@ int64_t orr_train_pad_vocab(int64_t v, int64_t tp);
  * of two.  Recomputation is never counted.
  */
 double orr_train_model_flops(const struct orr_train_config *c, bool forward_only);
+/*
+ * The hardware FLOPs of c's step, what HFU is measured against (PaLM, appendix B): the
+ * model FLOPs and the forward work recomputed, each layer's forward pass with full
+ * recompute, the attention core with selective.  Equal to the model FLOPs without
+ * recompute and forward only.
+ */
+double orr_train_hardware_flops(const struct orr_train_config *c, bool forward_only);
 
 /* ---- a traced configuration, and GEMMs re-shaped for another (estimator/reshape.c) ---- */
 
@@ -167,21 +179,11 @@ int orr_train_config_from_structure(const struct orr_structure *st, struct orr_t
  * configuration orr_memory_estimate() refuses; -ENOTSUP for attention with context
  * parallelism.
  */
-
-/* ---- FLOPs of a step (estimator/flops.c; docs/estimator.md, "FLOPs, MFU and HFU") ---- */
-
 int orr_gemm_reshape(const struct orr_gemm_sample *s, const struct orr_train_config *from,
 		     const struct orr_train_config *to, struct orr_gemm_sample *ret);
 
 /* ---- re-timing a trace for another configuration (estimator/retime.c) ---- */
 
-/*
- * The hardware FLOPs of c's step, what HFU is measured against (PaLM, appendix B): the
- * model FLOPs and the forward work recomputed, each layer's forward pass with full
- * recompute, the attention core with selective.  Equal to the model FLOPs without
- * recompute and forward only.
- */
-double orr_train_hardware_flops(const struct orr_train_config *c, bool forward_only);
 /* What orr_retime() did to a graph's GPU tasks. */
 struct orr_retime {
 	size_t gemms;               /* GEMMs re-shaped by role and re-timed ... */
