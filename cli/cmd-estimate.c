@@ -172,10 +172,14 @@ static int calibrate_launches(const struct cli_estimate_options *o, const struct
 			      struct cli_estimate *e, const struct orr_synth_costs *k,
 			      struct orr_synth_costs *ret)
 {
+	struct orr_launch_time lt;
+
 	*ret = *k;
 	if (!isnan(o->launch_us))
 		return EXIT_OK;
-	return cli_synth_calibrate(&e->from, e->forward_only, cli_launch_step_ns(g), ret, e);
+	cli_launch_time(g, &lt, NULL);
+	return cli_synth_calibrate(&e->from, e->forward_only, lt.step_ns, lt.profiler_ns, "trace",
+				   ret, e);
 }
 
 /*

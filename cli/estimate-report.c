@@ -299,6 +299,7 @@ static void sources(const struct cli_estimate *e, FILE *f)
 {
 	const struct orr_synth *s = &e->synth_to.synth;
 	const struct orr_synth_sources *k = &s->sources;
+	char why[256];
 
 	fprintf(f,
 		"synthesized: %zu rank%s (one per pipeline stage), %zu kernels, %zu collectives, "
@@ -317,7 +318,7 @@ static void sources(const struct cli_estimate *e, FILE *f)
 		"the hardware table's link\n",
 		k->coll_fit, k->coll_measured, k->coll_peak);
 	fprintf(f, "  launches     %.1f us of the launch thread per kernel (%s)\n",
-		e->cpu_op_ns / 1e3, e->cpu_op_from);
+		e->cpu_op_ns / 1e3, cli_launch_source(e, why, sizeof(why)));
 	if (e->how == CLI_ESTIMATE_SYNTH && !e->costs)
 		fprintf(f,
 			"  no costs: every GPU time is the hardware table's peak, a lower bound; "
@@ -483,6 +484,7 @@ static void json_counts(struct json_out *j, const char *key, size_t fit, size_t 
 static void json_synth_sources(struct json_out *j, const struct cli_estimate *e)
 {
 	const struct orr_synth_sources *k = &e->synth_to.synth.sources;
+	char why[256];
 
 	json_str(j, "durations",
 		 e->how == CLI_ESTIMATE_SYNTH
@@ -498,7 +500,7 @@ static void json_synth_sources(struct json_out *j, const struct cli_estimate *e)
 	json_counts(j, "collectives", k->coll_fit, k->coll_measured, k->coll_peak,
 		    "measured_bandwidth");
 	json_double(j, "launch_ns", e->cpu_op_ns);
-	json_str(j, "launch", e->cpu_op_from);
+	json_str(j, "launch", cli_launch_source(e, why, sizeof(why)));
 }
 
 static void json_sources(struct json_out *j, const struct cli_estimate *e)

@@ -179,9 +179,11 @@ static size_t launches(const struct orr_synth *s)
 }
 
 int cli_synth_calibrate(const struct orr_train_config *rec, bool forward_only, double step_ns,
-			struct orr_synth_costs *k, struct cli_estimate *e)
+			double profiler_ns, const char *from, struct orr_synth_costs *k,
+			struct cli_estimate *e)
 {
 	struct cli_synth_run probe;
+	double free_ns = isnan(profiler_ns) ? step_ns : fmax(0, step_ns - profiler_ns);
 	size_t n;
 
 	if (!(step_ns > 0))
@@ -191,11 +193,36 @@ int cli_synth_calibrate(const struct orr_train_config *rec, bool forward_only, d
 		return EXIT_FAIL;
 	n = launches(&probe.synth);
 	if (n) {
-		k->cpu_op_ns = e->cpu_op_ns = step_ns / (double)n;
-		e->cpu_op_from =
-			"the traced launch thread's time per step over the launches of its "
-			"configuration's synthesized step";
+		k->cpu_op_ns = e->cpu_op_ns = free_ns / (double)n;
+		e->cpu_op_from = from;
+		e->cpu_op_profiler_ns = (step_ns - free_ns) / (double)n;
+		if (isnan(profiler_ns))
+			e->cpu_op_profiler_ns = NAN;
 	}
-	orr_debug("estimate", "launch thread: %.0f ns per step, %zu launches", step_ns, n);
+	orr_debug("estimate",
+		  "launch thread: %.0f ns per step (%.0f without the profiler), %zu launches",
+		  step_ns, free_ns, n);
 	return EXIT_OK;
+}
+
+const char *cli_launch_source(const struct cli_estimate *e, char *buf, size_t size)
+{
+	const char *from = e->cpu_op_from ? e->cpu_op_from : "none";
+	const char *what = !strcmp(from, "costs") ? "costs file: calibrated on the trace it was "
+						    "fitted on"
+						  : "trace calibrated";
+
+	if (strcmp(from, "trace") && strcmp(from, "costs")) {
+		snprintf(buf, size, "%s", strcmp(from, "--launch-us") ? "none" : "--launch-us");
+		return buf;
+	}
+	if (isnan(e->cpu_op_profiler_ns))
+		snprintf(buf, size,
+			 "%s, as recorded: the file does not say what the profiler "
+			 "added (fit it again to remove it)",
+			 what);
+	else
+		snprintf(buf, size, "%s, profiler overhead removed %.1f us", what,
+			 e->cpu_op_profiler_ns / 1e3);
+	return buf;
 }

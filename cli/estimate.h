@@ -57,7 +57,8 @@ struct cli_estimate {
 	/* Synthesized steps: of `to` (and of `from` for a ratio), and what timed them. */
 	struct cli_synth_run synth_from, synth_to;
 	double cpu_op_ns;
-	const char *cpu_op_from; /* "--launch-us", "trace", "none" */
+	const char *cpu_op_from;   /* "--launch-us", "trace", "costs", "none" */
+	double cpu_op_profiler_ns; /* calibrated: removed per launch as the profiler's; NAN */
 };
 
 /* ---- the options (cli/estimate-options.c) ---- */
@@ -161,13 +162,17 @@ void cli_estimate_rates(struct cli_estimate *e);
 /* b with every part times f. */
 void cli_estimate_scale(const struct orr_breakdown *b, double f, struct orr_breakdown *ret);
 /*
- * Sets k->cpu_op_ns (and e's account of it) so that the synthesized step of rec, the
- * configuration a trace recorded, spends step_ns launching, as the trace's launch
- * threads did per step (cli_launch_step_ns()); nothing when step_ns is unknown.
- * EXIT_OK or EXIT_FAIL, said.
+ * Sets k->cpu_op_ns (and e's account of it, from: "trace" or "costs") so that the
+ * synthesized step of rec, the configuration a trace recorded, spends step_ns -
+ * profiler_ns launching, as the trace's launch threads did per step without what the
+ * profiler added (orr_launch_time_measure(); profiler_ns NAN: not known, nothing
+ * removed); nothing when step_ns is unknown.  EXIT_OK or EXIT_FAIL, said.
  */
 int cli_synth_calibrate(const struct orr_train_config *rec, bool forward_only, double step_ns,
-			struct orr_synth_costs *k, struct cli_estimate *e);
+			double profiler_ns, const char *from, struct orr_synth_costs *k,
+			struct cli_estimate *e);
+/* Which launch time e used and where it came from, in words, written to buf. */
+const char *cli_launch_source(const struct cli_estimate *e, char *buf, size_t size);
 
 /*
  * The JSON's breakdown of e's step: compute, exposed communication (less the bubble),

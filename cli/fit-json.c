@@ -334,6 +334,24 @@ static void json_kernels(struct json_out *j, const struct cli_fit *f)
 	json_close_object(j);
 }
 
+/* "launch"'s fields: the time as traced, the profiler's part and without it. */
+static void json_launch(struct json_out *j, const struct cli_fit *f)
+{
+	const struct orr_launch_time *l = &f->launch;
+	char opts[128];
+
+	orr_prof_options_format(f->prof.options, opts, sizeof(opts));
+	json_double_exact(j, "step_ns", l->step_ns);
+	json_double_exact(j, "profiler_ns", isfinite(l->step_ns) ? l->profiler_ns : NAN);
+	json_double_exact(j, "profiler_free_step_ns", l->step_ns - l->profiler_ns);
+	json_str(j, "profiler_options", opts);
+	json_double(j, "profiler_op_ns", f->prof.op_ns);
+	json_double(j, "profiler_call_ns", f->prof.call_ns);
+	json_double(j, "ops_per_step", isfinite(l->step_ns) ? l->ops : NAN);
+	json_double(j, "calls_per_step", isfinite(l->step_ns) ? l->calls : NAN);
+	json_str(j, "profiler_source", f->prof.source);
+}
+
 void cli_fit_json(const struct cli_fit *f, FILE *out)
 {
 	struct json_out j;
@@ -359,7 +377,7 @@ void cli_fit_json(const struct cli_fit *f, FILE *out)
 	json_double_exact(&j, "slowdown_max", f->overlap.names ? f->overlap.slowdown_max : NAN);
 	json_close_object(&j);
 	json_object(&j, "launch");
-	json_double_exact(&j, "step_ns", f->launch_step_ns);
+	json_launch(&j, f);
 	json_close_object(&j);
 	json_parts(&j, f);
 	json_gemms(&j, f);

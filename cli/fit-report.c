@@ -138,64 +138,15 @@ static void fit_kernels(const struct orr_graph *g, struct cli_fit *f)
 	free(s);
 }
 
-/*
- * One rank's launch thread time per step: between consecutive launches of a thread
- * inside a job step, the time less what its blocking calls spent (waiting for the GPU
- * is no launch cost), over the steps; NAN without two launches.
- */
-static double rank_launch_ns(const struct orr_graph *g, const struct orr_graph_rank *gr,
-			     const struct orr_step *steps, size_t nsteps)
+void cli_launch_time(const struct orr_graph *g, struct orr_launch_time *ret,
+		     struct orr_prof_cost *ret_prof)
 {
-	const struct orr_proc *procs = orr_graph_procs(g);
-	const struct orr_task *tasks = orr_graph_tasks(g);
-	int64_t from = steps[0].start_ns, to = steps[nsteps - 1].end_ns;
-	double sum = 0;
-	size_t n = 0;
+	struct orr_prof_cost c;
 
-	for (uint32_t p = gr->first_proc; p < gr->first_proc + gr->nprocs; p++) {
-		int64_t last = -1, blocked = 0;
-
-		if (procs[p].kind != ORR_TASK_CPU)
-			continue;
-		for (uint32_t t = procs[p].first_task; t < procs[p].first_task + procs[p].ntasks;
-		     t++) {
-			int64_t at = orr_graph_task_start(g, t);
-
-			if (at < from || at >= to)
-				continue;
-			if (tasks[t].flags & ORR_TASK_F_BLOCKING) {
-				blocked += orr_graph_task_end(g, t) - at;
-			} else if (tasks[t].flags & ORR_TASK_F_LAUNCH) {
-				if (last >= 0 && at - last > blocked) {
-					sum += (double)(at - last - blocked);
-					n++;
-				}
-				last = at;
-				blocked = 0;
-			}
-		}
-	}
-	return n ? sum / (double)nsteps : NAN;
-}
-
-double cli_launch_step_ns(const struct orr_graph *g)
-{
-	struct orr_step *steps = NULL;
-	size_t nsteps = 0;
-	double worst = NAN;
-
-	if (orr_trace_job_steps(orr_graph_trace(g), &steps, &nsteps) || !nsteps) {
-		free(steps);
-		return NAN;
-	}
-	for (size_t r = 0; r < orr_graph_rank_count(g); r++) {
-		double ns = rank_launch_ns(g, orr_graph_get_rank(g, r), steps, nsteps);
-
-		if (ns > worst || (isnan(worst) && !isnan(ns)))
-			worst = ns;
-	}
-	free(steps);
-	return worst;
+	orr_prof_cost_find(orr_graph_trace(g), &c);
+	orr_launch_time_measure(g, &c, ret);
+	if (ret_prof)
+		*ret_prof = c;
 }
 
 /* The trace's collectives and nt's samples, coupled (their times are transfers). */
@@ -231,7 +182,7 @@ void cli_fit_run(const struct orr_graph *g, size_t ri, const char *trace,
 	ret->gpu = ret->device ? orr_gpu_spec_match(ret->device) : NULL;
 	orr_structure_recover(g, ri, &ret->st);
 	orr_overlap_slowdown(r, &ret->overlap);
-	ret->launch_step_ns = cli_launch_step_ns(g);
+	cli_launch_time(g, &ret->launch, &ret->prof);
 	fit_gemms(g, ri, ret);
 	fit_kernels(g, ret);
 	ret->nobs = observe(g, nt, nnt, &o);

@@ -301,6 +301,30 @@ static void text_roles(const struct cli_fit *f)
 		}
 }
 
+/* The launch threads' time per step, and what the profiler added to it. */
+static void text_launch(const struct cli_fit *f)
+{
+	const struct orr_launch_time *l = &f->launch;
+	char opts[128];
+
+	if (!isfinite(l->step_ns))
+		return;
+	printf("\nlaunch threads: %.3f ms per step between launches, less blocking calls "
+	       "(the slowest rank's)\n",
+	       l->step_ns / 1e6);
+	orr_prof_options_format(f->prof.options, opts, sizeof(opts));
+	if (!f->prof.source) {
+		printf("  profiler: none recorded ops (options: %s): nothing removed\n", opts);
+		return;
+	}
+	printf("  profiler (%s): %.3f ms of it, %.0f ops x %.2f us + %.0f calls x %.2f us "
+	       "(%s%s); without it %.3f ms\n",
+	       opts, l->profiler_ns / 1e6, l->ops, f->prof.op_ns / 1e3, l->calls,
+	       f->prof.call_ns / 1e3,
+	       f->prof.exact ? "" : "measured with other options: ", f->prof.source,
+	       (l->step_ns - l->profiler_ns) / 1e6);
+}
+
 void cli_fit_text(const struct cli_fit *f)
 {
 	printf("%s: rank %d", cli_text(f->trace), (int)f->rank);
@@ -312,10 +336,7 @@ void cli_fit_text(const struct cli_fit *f)
 		printf(" (not in the hardware table)");
 	printf("\n");
 	text_structure(f);
-	if (isfinite(f->launch_step_ns))
-		printf("\nlaunch threads: %.3f ms per step between launches, less blocking calls "
-		       "(the slowest rank's)\n",
-		       f->launch_step_ns / 1e6);
+	text_launch(f);
 	printf("\nkernels beside collectives: %zu of %zu compute kernels overlap one\n",
 	       f->overlap.overlapped, f->overlap.kernels);
 	if (f->overlap.names)

@@ -60,7 +60,8 @@ struct cli_fit {
 	struct cli_fit_coll *coll;
 	size_t ncoll, nobs;
 	size_t nccl_runs, nccl_samples; /* of nobs: nccl-tests runs given, their samples */
-	double launch_step_ns;          /* cli_launch_step_ns() */
+	struct orr_prof_cost prof;      /* the profiler's options and cost per op and call */
+	struct orr_launch_time launch;  /* orr_launch_time_measure() with prof */
 };
 
 /* The graph index of global rank `rank` (-1: the first); SIZE_MAX when absent. */
@@ -78,11 +79,11 @@ int cli_fit_open(const char *trace, const char *out, int64_t rank, struct orr_tr
 		 struct orr_graph **ret_g, size_t *ret_ri);
 
 /*
- * The launch threads' time per step: per rank, the time between a thread's
- * consecutive launches inside the job's steps less its blocking calls' time, over the
- * steps; the slowest rank's, since the collectives pace every rank to it.  NAN without.
+ * The launch threads' time per step (orr_launch_time_measure()), with the part the
+ * profiler that recorded g added (its cost in *ret_prof when not NULL).
  */
-double cli_launch_step_ns(const struct orr_graph *g);
+void cli_launch_time(const struct orr_graph *g, struct orr_launch_time *ret,
+		     struct orr_prof_cost *ret_prof);
 /*
  * Fits everything on graph rank ri (an index), the collectives also on nt[0..nnt)'s
  * samples (nccl-tests runs); cli_fit_release() frees it.

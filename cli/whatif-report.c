@@ -34,7 +34,7 @@ static void text_header(const struct cli_layouts *w, FILE *f)
 {
 	const struct cli_whatif_options *o = w->o;
 	const struct orr_train_config *c = &w->swept, *rec = &w->base.from;
-	char gpus[48];
+	char gpus[48], why[256];
 
 	if (o->gpus_min == o->gpus_max)
 		snprintf(gpus, sizeof(gpus), "%lld", (long long)o->gpus_min);
@@ -57,6 +57,8 @@ static void text_header(const struct cli_layouts *w, FILE *f)
 		c->rms_norm ? ", RMSNorm" : "", c->rope ? ", rope" : "");
 	fprintf(f, "sweep: %s %s GPUs, global batch %lld, ranked by %s\n", gpus, w->x->gpu->id,
 		(long long)w->global_batch, rank_by_names[o->rank_by]);
+	fprintf(f, "launches: %.1f us of the launch thread per kernel (%s)\n",
+		w->base.cpu_op_ns / 1e3, cli_launch_source(&w->base, why, sizeof(why)));
 }
 
 static void text_counts(const struct cli_layouts *w, FILE *f)
@@ -375,6 +377,7 @@ static void json_begin_report(struct cli_whatif_writer *o)
 	const struct cli_layouts *w = o->w;
 	const struct cli_whatif_options *opt = w->o;
 	struct json_out *j = &o->j;
+	char why[256];
 
 	json_begin(j, o->f);
 	json_str(j, "trace", w->have_trace ? w->base.trace : NULL);
@@ -383,6 +386,8 @@ static void json_begin_report(struct cli_whatif_writer *o)
 	json_int(j, "gpus_max", opt->gpus_max);
 	json_str(j, "rank_by", rank_by_names[opt->rank_by]);
 	json_double(j, "replayed_ns", w->replayed_ns);
+	json_double(j, "launch_ns", w->base.cpu_op_ns);
+	json_str(j, "launch", cli_launch_source(&w->base, why, sizeof(why)));
 	json_array(j, "results");
 }
 

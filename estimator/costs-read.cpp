@@ -165,18 +165,29 @@ bool overlap(reader &r, dom::object top)
 	return true;
 }
 
-/* "launch", which older files lack: the launch threads' time per step, NAN unknown. */
+/*
+ * "launch", which older files lack: the launch threads' time per step, NAN unknown, and
+ * the profiler's part of it, which files older still lack (NAN).
+ */
 bool launch(reader &r, dom::object top)
 {
 	dom::object o;
 
-	r.c->launch_step_ns = NAN;
+	r.c->launch_step_ns = r.c->launch_profiler_ns = NAN;
 	if (top["launch"].error() == NO_SUCH_FIELD)
 		return true;
 	if (!object(r, top, "launch", &o))
 		return false;
 	at k(r, "launch");
-	return ranged(r, o, "step_ns", true, step_range, &r.c->launch_step_ns);
+	if (!ranged(r, o, "step_ns", true, step_range, &r.c->launch_step_ns))
+		return false;
+	if (o["profiler_ns"].error() == NO_SUCH_FIELD)
+		return true;
+	if (!ranged(r, o, "profiler_ns", true, step_range, &r.c->launch_profiler_ns))
+		return false;
+	return !(r.c->launch_profiler_ns > r.c->launch_step_ns) ||
+	       fail(r, ORR_EMALFORMED, "profiler_ns", "%g is more than step_ns, %g",
+		    r.c->launch_profiler_ns, r.c->launch_step_ns);
 }
 
 /* The version first: a file of another version is refused before anything else. */

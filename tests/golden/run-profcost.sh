@@ -1,0 +1,112 @@
+#!/bin/bash
+# The profiler's cost (suite golden), from the source root with $ORRERY set, on the A100
+# Megatron trace (recorded by torch.profiler with record_shapes):
+#
+#   run-profcost.sh fit       fit says what the profiler added to the launch threads and
+#                             writes it in the costs file beside the time as recorded
+#   run-profcost.sh estimate  estimate --costs carries the launch time without the
+#                             profiler, says where it came from and what was removed
+#                             (text and JSON); --launch-us overrides it; a costs file
+#                             that does not say what the profiler added is used as
+#                             recorded, and said so; no costs: "none"
+#   run-profcost.sh whatif    whatif's text and JSON say the same, from a description
+#                             with --costs, without, and from the trace itself
+set -uo pipefail
+
+# shellcheck source=SCRIPTDIR/golden-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/golden-lib.sh"
+
+megatron=${ORR_SHARED_TRACES:-../shared/traces}/kineto/astrasim-megatron-tp8
+needs "$megatron"
+# GPT-3 13B on 64 A100 (Megatron-LM's layout of the 13B run)
+model=(--gpu a100-80gb-sxm --layers 40 --hidden 5120 --heads 40 --seq 2048 --global-batch 512)
+layout=(--tp 8 --pp 1 --dp 8 --micro-batch 1)
+
+fit_costs() {
+	run fit -o "$work/a100.json" "$megatron"
+	expect_rc 0
+}
+
+# The launch line's value and what it says was removed, in us: "V R".
+launch_of() {
+	sed -n 's/.*launch.* \([0-9.]*\) us of the launch thread per kernel (.*profiler overhead removed \([0-9.]*\) us).*/\1 \2/p' "$work/out" | head -1
+}
+
+case ${1:-} in
+fit)
+	fit_costs
+	expect_in out "profiler (cpu, cuda, record_shapes): "
+	python3 - "$work/a100.json" <<'PY' || fail "the costs file's launch is wrong"
+import json, sys
+l = json.load(open(sys.argv[1]))["launch"]
+assert l["profiler_options"] == "cpu, cuda, record_shapes", l
+assert l["profiler_ns"] > 0 and l["profiler_op_ns"] > 0 and l["ops_per_step"] > 0, l
+assert abs(l["step_ns"] - l["profiler_ns"] - l["profiler_free_step_ns"]) < 1, l
+assert l["profiler_source"], l
+PY
+	;;
+estimate)
+	fit_costs
+	run estimate "${model[@]}" "${layout[@]}" --costs "$work/a100.json"
+	expect_rc 0
+	expect_in out "(costs file: calibrated on the trace it was fitted on, profiler overhead removed "
+	read -r us removed <<<"$(launch_of)"
+	[[ -n ${us:-} && -n ${removed:-} ]] || fail "no launch line with the removed overhead"
+	# the value as recorded (the profiler's included) is the sum; what was removed counts
+	python3 -c "import sys; u, r = float(sys.argv[1]), float(sys.argv[2]); sys.exit(not (r > 1 and u > 0))" \
+		"$us" "$removed" || fail "launch $us us, removed $removed us"
+	# a file that does not say what the profiler added: as recorded, and said so
+	python3 - "$work/a100.json" "$work/old.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["launch"] = {"step_ns": c["launch"]["step_ns"]}
+json.dump(c, open(sys.argv[2], "w"))
+PY
+	run estimate "${model[@]}" "${layout[@]}" --costs "$work/old.json"
+	expect_rc 0
+	expect_in out "(costs file: calibrated on the trace it was fitted on, as recorded: the file does not say what the profiler added"
+	old=$(sed -n 's/.*launches *\([0-9.]*\) us.*/\1/p' "$work/out")
+	python3 -c "import sys; u, r, o = map(float, sys.argv[1:]); sys.exit(abs(u + r - o) > 0.2)" \
+		"$us" "$removed" "$old" || fail "$us + $removed us is not the $old us as recorded"
+	run estimate "${model[@]}" "${layout[@]}" --costs "$work/a100.json" --format=json
+	expect_rc 0
+	python3 - "$work/out" "$us" <<'PY' || fail "the JSON's launch differs from the text's"
+import json, sys
+s = json.load(open(sys.argv[1]))["sources"]
+assert "profiler overhead removed" in s["launch"], s
+assert abs(s["launch_ns"] / 1e3 - float(sys.argv[2])) < 0.1, s
+PY
+	run estimate "${model[@]}" "${layout[@]}" --costs "$work/a100.json" --launch-us 70
+	expect_rc 0
+	expect_in out "70.0 us of the launch thread per kernel (--launch-us)"
+	run estimate "${model[@]}" "${layout[@]}"
+	expect_rc 0
+	expect_in out "0.0 us of the launch thread per kernel (none)"
+	;;
+whatif)
+	fit_costs
+	run whatif "${model[@]}" --gpus 64 --tp 8 --pp 1 --micro-batch 1 --costs "$work/a100.json"
+	expect_rc 0
+	expect_in out "launches: "
+	expect_in out "(costs file: calibrated on the trace it was fitted on, profiler overhead removed "
+	run whatif "${model[@]}" --gpus 64 --tp 8 --pp 1 --micro-batch 1 --costs "$work/a100.json" \
+		--format=json
+	expect_rc 0
+	python3 - "$work/out" <<'PY' || fail "whatif's JSON lacks the launch source"
+import json, sys
+w = json.load(open(sys.argv[1]))
+assert w["launch_ns"] > 0 and "profiler overhead removed" in w["launch"], w["launch"]
+assert w["ranked"][0]["sources"]["launch"] == w["launch"], w["ranked"][0]["sources"]
+PY
+	run whatif "${model[@]}" --gpus 64 --tp 8 --pp 1 --micro-batch 1
+	expect_rc 0
+	expect_in out "launches: 0.0 us of the launch thread per kernel (none)"
+	run whatif --gpus 8 --tp 4,8 --global-batch 8 "$megatron"
+	expect_rc 0
+	expect_in out "(trace calibrated, profiler overhead removed "
+	;;
+*)
+	fail "usage: run-profcost.sh fit|estimate|whatif"
+	;;
+esac
+exit 0
