@@ -156,6 +156,11 @@ static void test_costs_out_of_range(void **state)
 		  "key 'overlap.slowdown': -1 is out of range" },
 		{ "\"a_ns\"",
 		  "\"a_ns\": ", "\"a_ns\": -5, \"x\": ", "a_ns': -5 is not the fit's fit.coef[0]" },
+		/* the profiler's part of the launch time: a time, and not more than the whole */
+		{ "\"launch\"", "\"profiler_ns\": ", "\"profiler_ns\": -1, \"x\": ",
+		  "key 'launch.profiler_ns': -1 is out of range" },
+		{ "\"launch\"", "\"profiler_ns\": ", "\"profiler_ns\": 1e10, \"x\": ",
+		  "key 'launch.profiler_ns': 1e+10 is more than step_ns" },
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
