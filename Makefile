@@ -80,6 +80,7 @@ check-format:
 bench: build
 	bash bench/run.sh
 	bash bench/whatif-accuracy.sh
+	bash bench/h200-gpt.sh
 	bash bench/whatif-launch.sh
 	bash bench/whatif-ranking.sh
 	bash bench/whatif-speed.sh

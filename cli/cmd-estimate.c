@@ -137,15 +137,21 @@ static void measure(const struct orr_replay *r, size_t ri, bool predicted, size_
 	free(s);
 }
 
-static int replay(const struct orr_graph *g, const float *factors, struct orr_replay **ret)
+static int replay_cpu(const struct orr_graph *g, const float *factors, const float *cpu,
+		      struct orr_replay **ret)
 {
-	const struct orr_replay_options opts = { .task_factors = factors };
+	const struct orr_replay_options opts = { .task_factors = factors, .cpu_factors = cpu };
 	struct orr_diag d;
-	int err = cli_replay_run(g, factors ? &opts : NULL, ret, &d);
+	int err = cli_replay_run(g, factors || cpu ? &opts : NULL, ret, &d);
 
 	if (err)
 		cli_error("cannot replay: %s%s%s", orr_strerror(err), d.msg[0] ? ": " : "", d.msg);
 	return err;
+}
+
+static int replay(const struct orr_graph *g, const float *factors, struct orr_replay **ret)
+{
+	return replay_cpu(g, factors, NULL, ret);
 }
 
 /*
@@ -226,17 +232,41 @@ out:
 	return ret;
 }
 
+/*
+ * cpu without the profiler's host time (the trace's ops and calls): that time per rank
+ * and step.
+ */
+static double unprofile(const struct orr_graph *g, float *cpu, size_t steps)
+{
+	size_t ranks = orr_graph_rank_count(g);
+	struct orr_prof_cost c;
+
+	orr_prof_cost_find(orr_graph_trace(g), &c);
+	return orr_retime_unprofile(g, &c, cpu) / (double)(steps ? steps : 1) /
+	       (double)(ranks ? ranks : 1);
+}
+
 static int estimate(const struct cli_estimate_options *o, const struct orr_graph *g,
 		    const struct cli_fit *f, const struct orr_retime_models *m,
 		    const struct orr_synth_costs *k, size_t ri, struct cli_estimate *e)
 {
 	size_t n = orr_graph_task_count(g);
-	float *factors = orr_xmalloc((n + 1) * sizeof(*factors));
+	float *factors = orr_xmalloc((n + 1) * sizeof(*factors)), *cpu = NULL;
 	struct orr_replay *base = NULL, *est = NULL;
 	const char *why = NULL;
 	int err, ret = EXIT_FAIL;
 
+	cpu = orr_xmalloc((n + 1) * sizeof(*cpu));
+	for (size_t t = 0; t < n; t++)
+		cpu[t] = 1;
 	err = orr_retime(g, &f->st, &e->from, &e->to, m, factors, &e->retime, &why);
+	/* Layers that repeat on the host timeline: stretched, the rest re-timed. */
+	if (err == -ENOTSUP && e->from.layers != e->to.layers) {
+		err = orr_retime_layers(g, &f->st, &e->from, &e->to, m, factors, cpu, &e->retime,
+					&why);
+		if (err == -ENOENT)
+			err = -ENOTSUP;
+	}
 	if (err == -ENOTSUP) {
 		orr_debug("estimate", "%s: by synthesis", why);
 		ret = by_synthesis(o, g, f, k, ri, e);
@@ -247,8 +277,17 @@ static int estimate(const struct cli_estimate_options *o, const struct orr_graph
 			  "divide another: hidden %% heads, heads %% tp, kv-heads %% tp)");
 		goto out;
 	}
-	if (replay(g, NULL, &base) || replay(g, factors, &est))
+	/* As traced, then without what the profiler added to the host (the estimate). */
+	if (replay(g, NULL, &base) || replay_cpu(g, factors, cpu, &est))
 		goto out;
+	measure(est, ri, true, &e->steps, &e->traced);
+	e->profiler_host_ns = unprofile(g, cpu, e->steps);
+	if (e->profiler_host_ns > 0) {
+		orr_replay_free(est);
+		est = NULL;
+		if (replay_cpu(g, factors, cpu, &est))
+			goto out;
+	}
 	measure(base, ri, false, &e->steps, &e->replayed);
 	e->measured_ns = e->replayed.step_ns;
 	measure(base, ri, true, &e->steps, &e->replayed);
@@ -263,6 +302,7 @@ static int estimate(const struct cli_estimate_options *o, const struct orr_graph
 out:
 	orr_replay_free(est);
 	orr_replay_free(base);
+	free(cpu);
 	free(factors);
 	return ret;
 }

@@ -111,6 +111,12 @@ static size_t changes(const struct cli_estimate *e, struct change *v)
 	snprintf(v[n].what, sizeof(v[n].what), "other kernels");
 	v[n].before = r->kernel_ns[0] / per;
 	v[n++].after = r->kernel_ns[1] / per;
+	/* Another number of layers: the layers' GPU tasks, stretched and re-timed */
+	if (r->layer_gpu_tasks) {
+		snprintf(v[n].what, sizeof(v[n].what), "layers (stretched)");
+		v[n].before = r->layer_gpu_ns[0] / per;
+		v[n++].after = r->layer_gpu_ns[1] / per;
+	}
 	qsort(v, n, sizeof(*v), cmp_change);
 	return n;
 }
@@ -344,6 +350,13 @@ static void text_retimed(const struct cli_estimate *e)
 	       r->gemms, r->gemms_modeled, e->costs ? " of " : "",
 	       e->costs ? cli_text(e->costs) : "", r->gemms - r->gemms_modeled, r->collectives,
 	       r->collectives_modeled, r->kernels, r->kept);
+	if (r->layer_gpu_tasks)
+		printf("layers %lld -> %lld on the host timeline: %zu GPU tasks and %zu calls of "
+		       "the layers (%zu launches per layer, summed over passes) stretched by "
+		       "%.3f\n",
+		       (long long)e->from.layers, (long long)e->to.layers, r->layer_gpu_tasks,
+		       r->layer_cpu_tasks, r->layer_period,
+		       (double)e->to.layers / (double)e->from.layers);
 	text_changes(e);
 }
 
@@ -370,6 +383,12 @@ void cli_estimate_text(const struct cli_estimate *e)
 			  "synth rec.");
 	}
 	text_step("estimated", &e->estimated, e->replayed.step_ns, "replayed");
+	if (e->how == CLI_ESTIMATE_RETIME && e->profiler_host_ns > 0) {
+		text_step("as traced", &e->traced, e->replayed.step_ns, "replayed");
+		printf("  (estimated: without the %.3f ms per rank and step the profiler added "
+		       "to the host; as traced: with it)\n",
+		       e->profiler_host_ns / 1e6);
+	}
 	printf("  tokens/s per GPU %.0f", e->tokens_per_s_per_gpu);
 	if (isfinite(e->mfu))
 		printf(", MFU %.1f %%, HFU %.1f %%", 100 * e->mfu, 100 * e->hfu);
@@ -567,6 +586,10 @@ void cli_estimate_json_fields(struct json_out *j, const struct cli_estimate *e)
 	json_whole(j, "iteration_ns", e->estimated.step_ns);
 	json_whole(j, "measured_ns", e->measured_ns);
 	json_whole(j, "replayed_ns", e->replayed.step_ns);
+	/* By retime: with the profiler's host time kept, and that time per step. */
+	json_whole(j, "traced_ns", e->how == CLI_ESTIMATE_RETIME ? e->traced.step_ns : NAN);
+	json_whole(j, "profiler_host_ns",
+		   e->how == CLI_ESTIMATE_RETIME ? e->profiler_host_ns : NAN);
 	/* The what-if's signed change from the trace as replayed; null without one. */
 	json_double(j, "change",
 		    e->replayed.step_ns > 0 ? e->estimated.step_ns / e->replayed.step_ns - 1 : NAN);

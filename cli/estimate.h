@@ -47,6 +47,10 @@ struct cli_estimate {
 	struct orr_retime retime;
 	double measured_ns; /* the trace's own step, mean */
 	struct cli_estimate_step replayed, estimated;
+	/* By retime: the estimate with the host time the profiler added kept, and that time
+	 * per rank and step (0: none; the estimate is then the same) */
+	struct cli_estimate_step traced;
+	double profiler_host_ns;
 	struct orr_memory memory;
 	int memory_err;             /* orr_memory_estimate()'s, 0 */
 	double reserve_bytes;       /* set aside beyond the formulas: 0, or calibrated ... */

@@ -45,6 +45,11 @@ uint32_t orr__backward_node(const struct orr_trace *t, const struct orr_rank *r,
 
 /* The event of the call that launched GPU task t (its D2 edge), or ORR_NONE. */
 uint32_t orr__launch_event(const struct orr_graph *g, uint32_t t);
+/* orr_retime(); with `layers`, a change of layers is no structural change (retime-layers.c). */
+int orr__retime(const struct orr_graph *g, const struct orr_structure *st,
+		const struct orr_train_config *from, const struct orr_train_config *to,
+		const struct orr_retime_models *m, bool layers, float *ret_factors,
+		struct orr_retime *ret, const char **ret_why);
 /*
  * S of a collective GPU task t of rank r whose trace gives no size: the tensor of the
  * innermost op around its launch that records shapes, when that op has exactly one

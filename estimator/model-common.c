@@ -53,6 +53,34 @@ static size_t features(const struct orr__model_view *s, bool flops, double *x)
 	return k;
 }
 
+/*
+ * Whether the samples' bytes are an affine function of their FLOPs (x: rows of 1,
+ * FLOPs, bytes), to 1 part in 10^9: GEMMs that share M and one of K and N (one token
+ * count, every weight with the hidden size on one side) have FLOPs and bytes both
+ * linear in the other width, and a fit on both splits the time between them at random.
+ */
+static bool bytes_follow_flops(const double *x, size_t n)
+{
+	double *a = orr_xmalloc(n * 2 * sizeof(*a)), *y = orr_xmalloc(n * sizeof(*y));
+	struct orr_fit f;
+	bool ret;
+
+	for (size_t i = 0; i < n; i++) {
+		a[2 * i] = 1;
+		a[2 * i + 1] = x[3 * i + 1];
+		y[i] = x[3 * i + 2];
+	}
+	ret = !orr_fit_linear(a, y, n, 2, true, &f, NULL) && f.fit_max < 1e-9;
+	free(y);
+	free(a);
+	return ret;
+}
+
+/*
+ * Time = a + b·FLOPs + c·bytes, or a + c·bytes without FLOPs; where the bytes follow
+ * the FLOPs, a + b·FLOPs (c = 0): a GEMM's work is its FLOPs, and the samples cannot
+ * tell what the bytes would add.
+ */
 static int fit_samples(const struct orr__model_kind *k, const void *const *v, size_t n, bool flops,
 		       struct orr_fit *ret)
 {
@@ -66,7 +94,15 @@ static int fit_samples(const struct orr__model_kind *k, const void *const *v, si
 		features(&s, flops, x + i * nx);
 		y[i] = s.ns;
 	}
-	r = orr_fit_linear(x, y, n, nx, true, ret, NULL);
+	if (flops && bytes_follow_flops(x, n)) {
+		for (size_t i = 0; i < n; i++) /* rows of 1, FLOPs */
+			memmove(x + 2 * i, x + 3 * i, 2 * sizeof(*x));
+		r = orr_fit_linear(x, y, n, 2, true, ret, NULL);
+		ret->nparams = 3;
+		ret->coef[2] = 0;
+	} else {
+		r = orr_fit_linear(x, y, n, nx, true, ret, NULL);
+	}
 	free(y);
 	free(x);
 	return r;

@@ -43,9 +43,9 @@
 
 /* The fields a re-timing cannot change, with their names; NULL when none differs. */
 static const char *structural_change(const struct orr_train_config *a,
-				     const struct orr_train_config *b)
+				     const struct orr_train_config *b, bool layers)
 {
-	if (a->layers != b->layers)
+	if (!layers && a->layers != b->layers)
 		return "layers";
 	if (a->pp != b->pp || a->vpp != b->vpp || a->first_stage_layers != b->first_stage_layers ||
 	    a->last_stage_layers != b->last_stage_layers)
@@ -309,6 +309,40 @@ static double activation_ratio(const struct orr_train_config *from,
 	return 0;
 }
 
+/*
+ * The layer's weight matrices in c, per tensor-parallel rank: QKV, projection, FC1,
+ * FC2, the word embedding (and tied output layer).
+ */
+static void weights(const struct orr_train_config *c, double *v)
+{
+	double h = (double)c->hidden, t = (double)c->tp, d = h / (double)c->heads;
+	double f = (double)c->ffn;
+
+	v[0] = h * (h + 2.0 * (double)c->kv_groups * d) / t;
+	v[1] = h * h / t;
+	v[2] = h * f * (c->gated_mlp ? 2 : 1) / t;
+	v[3] = f * h / t;
+	v[4] = (double)c->vocab * h / t;
+}
+
+/*
+ * The size ratio of an op whose largest tensor has numel x when it is one of the
+ * weights, or 0: a weight's cast (autocast's copy of an FP32 weight to BF16 for each
+ * use), its gradient's accumulation and cast back move the weight's bytes.
+ */
+static double weight_ratio(const struct orr_train_config *from, const struct orr_train_config *to,
+			   double x)
+{
+	double a[5], b[5];
+
+	weights(from, a);
+	weights(to, b);
+	for (int i = 0; i < 5; i++)
+		if (x == a[i])
+			return b[i] / a[i];
+	return 0;
+}
+
 /* ---- the graph ---- */
 
 struct rank_ctx {
@@ -318,14 +352,29 @@ struct rank_ctx {
 	struct orr_retime *ret;
 };
 
+/*
+ * The size ratio of a non-GEMM kernel launched from event `launch`: an optimizer's
+ * kernel with the parameters of a shard (a fused or foreach optimizer's kernels sweep
+ * every parameter, memory-bound); any other with the activation, else the weight,
+ * its op's largest tensor is; 0 when none.
+ */
+static double kernel_ratio(struct rank_ctx *x, uint32_t t, uint32_t launch)
+{
+	const char *name = orr_graph_task_name(x->c.g, t);
+	bool attention = orr_kern_classify(name, NULL, 0) == ORR_KERN_ATTENTION;
+	double n = largest_tensor(x->c.r, x->c.parent, launch), r;
+
+	if (in_optimizer(orr_graph_trace(x->c.g), x->c.r, x->c.parent, launch))
+		return shard_params(x->c.to) / shard_params(x->c.from);
+	r = activation_ratio(x->c.from, x->c.to, n, attention);
+	return r > 0 ? r : weight_ratio(x->c.from, x->c.to, n);
+}
+
 /* A non-GEMM kernel's factor, at least the launch floor. */
 static void retime_kernel(struct rank_ctx *x, uint32_t t, uint32_t launch)
 {
 	const struct orr_task *task = &orr_graph_tasks(x->c.g)[t];
-	const char *name = orr_graph_task_name(x->c.g, t);
-	bool attention = orr_kern_classify(name, NULL, 0) == ORR_KERN_ATTENTION;
-	double r = activation_ratio(x->c.from, x->c.to, largest_tensor(x->c.r, x->c.parent, launch),
-				    attention);
+	double r = kernel_ratio(x, t, launch);
 	double d = (double)task->dur_ns, floor = x->km ? x->km->floor_ns : NAN, now;
 
 	if (!(r > 0) || !(d > 0)) {
@@ -387,17 +436,17 @@ static void retime_rank(struct rank_ctx *x, size_t ri, const bool *gemm)
 	free(parent);
 }
 
-int orr_retime(const struct orr_graph *g, const struct orr_structure *st,
-	       const struct orr_train_config *from, const struct orr_train_config *to,
-	       const struct orr_retime_models *m, float *ret_factors, struct orr_retime *ret,
-	       const char **ret_why)
+int orr__retime(const struct orr_graph *g, const struct orr_structure *st,
+		const struct orr_train_config *from, const struct orr_train_config *to,
+		const struct orr_retime_models *m, bool layers, float *ret_factors,
+		struct orr_retime *ret, const char **ret_why)
 {
 	size_t n = orr_graph_task_count(g);
 	struct rank_ctx x = { .c = { .g = g, .from = from, .to = to, .m = m, .ret = ret },
 			      .km = m ? m->kern : NULL,
 			      .f = ret_factors,
 			      .ret = ret };
-	const char *why = structural_change(from, to);
+	const char *why = structural_change(from, to, layers);
 	bool *gemm;
 
 	memset(ret, 0, sizeof(*ret));
@@ -419,4 +468,12 @@ int orr_retime(const struct orr_graph *g, const struct orr_structure *st,
 		retime_rank(&x, ri, gemm);
 	free(gemm);
 	return 0;
+}
+
+int orr_retime(const struct orr_graph *g, const struct orr_structure *st,
+	       const struct orr_train_config *from, const struct orr_train_config *to,
+	       const struct orr_retime_models *m, float *ret_factors, struct orr_retime *ret,
+	       const char **ret_why)
+{
+	return orr__retime(g, st, from, to, m, false, ret_factors, ret, ret_why);
 }

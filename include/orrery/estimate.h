@@ -200,6 +200,14 @@ struct orr_retime {
 	double gemm_ns[ORR_GEMM_ROLE_COUNT][2];
 	double tp_ns[2], dp_ns[2], kernel_ns[2];
 	double kept_ns;
+	/*
+	 * orr_retime_layers(): the layers' tasks stretched by L'/L, GPU and CPU (summed
+	 * over ranks and steps), their time [0] measured and [1] stretched (a GPU task's
+	 * re-timed too; a CPU task's with its gap), and the launches per layer, summed over
+	 * the threads and passes they were found in.
+	 */
+	size_t layer_gpu_tasks, layer_cpu_tasks, layer_period;
+	double layer_gpu_ns[2], layer_cpu_ns[2];
 };
 
 /* The models that re-time a graph; any may be NULL. */
@@ -228,6 +236,32 @@ int orr_retime(const struct orr_graph *g, const struct orr_structure *st,
 	       const struct orr_train_config *from, const struct orr_train_config *to,
 	       const struct orr_retime_models *m, float *ret_factors, struct orr_retime *ret,
 	       const char **ret_why);
+
+/*
+ * orr_retime() for a `to` that may also change the layers of a step without pipeline
+ * stages (docs/estimator.md, "Another number of layers"): in each pass (forward,
+ * backward) of each rank, a thread's launches that repeat from->layers times in a step
+ * are the layers; their GPU tasks get a further factor L'/L in ret_factors, and the
+ * calls of the thread from a run's first launch to its last get L'/L in ret_cpu
+ * (orr_graph_task_count(), 1 elsewhere; orr_replay_options.cpu_factors takes them),
+ * counted in ret.  -ENOENT, naming the pass in *ret_why, when a pass with launches
+ * has no thread whose launches repeat once a layer (or the trace has one layer);
+ * orr_retime()'s errors otherwise (a pipeline is -ENOTSUP).
+ */
+int orr_retime_layers(const struct orr_graph *g, const struct orr_structure *st,
+		      const struct orr_train_config *from, const struct orr_train_config *to,
+		      const struct orr_retime_models *m, float *ret_factors, float *ret_cpu,
+		      struct orr_retime *ret, const char **ret_why);
+
+/*
+ * The traced host timeline without the profiler (estimator/retime-host.c): each CPU
+ * task's factor in cpu (orr_graph_task_count() of them, as orr_retime_layers() gives
+ * them, or all 1) multiplied by the share of its time (its gap and duration) left
+ * once what c says the profiler added to the ops and calls since the thread's previous
+ * task is taken out.  Returns that time, summed over the graph (ns; 0 when c gives
+ * none).
+ */
+double orr_retime_unprofile(const struct orr_graph *g, const struct orr_prof_cost *c, float *cpu);
 
 /* ---- pipeline schedules (estimator/schedule.c; docs/estimator.md, "Pipeline schedules") ---- */
 

@@ -387,8 +387,12 @@ usage)
 		grep -v '"gemm"\|"costs"' "$work/out" >"$work/a" || true
 		grep -v '"gemm"\|"costs"' "$work/fitted.json" >"$work/b" || true
 		cmp -s "$work/a" "$work/b" || fail "--costs of the same trace estimates otherwise"
-		# A change of structure: by the ratio of two synthesized steps.
+		# Layers that repeat on the trace's threads: stretched on its own graph.
 		run estimate --layers 20 --format=json "$megatron"
+		expect_rc 0
+		expect_in out '"method": "retime"'
+		# A change of structure: by the ratio of two synthesized steps.
+		run estimate --recompute full --format=json "$megatron"
 		expect_rc 0
 		expect_in out '"method": "synthesis-ratio"'
 		run estimate --gpu h100-sxm --layers 20 "$megatron"

@@ -212,6 +212,44 @@ static void test_gemm_model_exact(void **state)
 	orr_gemm_model_release(&m);
 }
 
+/*
+ * A plain GPT's GEMMs: one token count M, every weight with the hidden size on one
+ * side, so FLOPs and bytes are both linear in the other width and the time measured
+ * (here within 3 %) cannot tell them apart.  The fit takes the FLOPs alone, and a
+ * shape off that line (twice the hidden size) is predicted near its FLOPs' time;
+ * a fit on both terms split the time between them at random (3.7e17 ns for a
+ * 0.2 ms GEMM on the H200 trace).
+ */
+static void test_gemm_model_collinear(void **state)
+{
+	const struct orr_gpu_spec *h200 = orr_gpu_spec_by_id("h200-sxm");
+	static const int64_t kn[][2] = {
+		{ 1024, 3072 }, { 1024, 1024 }, { 1024, 4096 }, { 4096, 1024 }, { 1024, 50304 }
+	};
+	static const double noise[] = { 1.03, 0.98, 1.01, 0.97, 1.02 };
+	struct orr_gemm_sample s[10], q;
+	struct orr_gemm_model m;
+	double want, t;
+	size_t n = 0;
+
+	(void)state;
+	for (size_t i = 0; i < 5; i++)
+		for (int rep = 0; rep < 2; rep++) {
+			s[n] = gemm("nvjet_sm90_tst", 8192, kn[i][1], kn[i][0]);
+			s[n].ns = (A_NS + B_NS * s[n].flops) * noise[i];
+			n++;
+		}
+	assert_int_equal(orr_gemm_model_fit(s, n, h200, &m), 0);
+	assert_int_equal(m.nclasses, 1);
+	assert_int_equal(m.classes[0].how, ORR_GEMM_FIT);
+	assert_float_equal(m.classes[0].fit.coef[2], 0, 0);
+	q = gemm("nvjet_sm90_tst", 8192, 6144, 2048);
+	want = A_NS + B_NS * q.flops;
+	t = orr_gemm_model_time(&m, &q, NULL);
+	assert_true(fabs(t / want - 1) < 0.05);
+	orr_gemm_model_release(&m);
+}
+
 /* ---- read from a trace ---- */
 
 static void test_gemm_observe_synthetic(void **state)
@@ -555,6 +593,7 @@ int main(void)
 		cmocka_unit_test(test_gemm_family_names),
 		cmocka_unit_test(test_gemm_model_null),
 		cmocka_unit_test(test_gemm_model_exact),
+		cmocka_unit_test(test_gemm_model_collinear),
 		cmocka_unit_test(test_gemm_observe_synthetic),
 		cmocka_unit_test(test_gemm_megatron_tp8),
 		cmocka_unit_test(test_gemm_every_shared_trace),
