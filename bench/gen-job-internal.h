@@ -92,16 +92,6 @@ void gen_job_release(struct gen_job *j);
 /* Interns the simulation's own names (gen-job.c). */
 void gen_job_intern(struct gen_job *j);
 
-/* Puts a rank's events in the model's order, for a cheaper orr__rank_finish() (gen-job-sort.c). */
-struct gen_job_sorter {
-	struct gen_job_key *keys; /* 2 x cap */
-	size_t cap;
-	struct orr_event *spare;
-	size_t spare_cap;
-};
-void gen_job_sort(struct gen_job_sorter *s, struct orr__vec *events);
-void gen_job_sorter_release(struct gen_job_sorter *s);
-
 uint64_t gen_job_mix(uint64_t x);
 int64_t gen_job_uniform(uint64_t *s, int64_t lo, int64_t hi);
 int64_t gen_job_jitter(uint64_t *s, int64_t ns, int pct);

@@ -12,8 +12,8 @@
  * that of a few ranks.  The result does not depend on that order: every rank and every
  * collective instance draws from its own random stream.
  *
- * Events go straight into the rank's flat tables, reserved once at their final size, and
- * are put in the model's order (gen-job-sort.c) before orr__rank_finish().
+ * Events go straight into the rank's flat tables, reserved once at their final size;
+ * orr__rank_finish() puts them in the model's order.
  */
 #include <assert.h>
 #include <errno.h>
@@ -542,7 +542,6 @@ static void run(const struct gen_job *j, struct rank_gen *ranks)
 int gen_job(const struct gen_job_options *o, struct orr_trace **ret_trace)
 {
 	struct gen_job j = { 0 };
-	struct gen_job_sorter sorter = { 0 };
 	struct rank_gen *ranks;
 	int64_t t0, t1;
 	int r;
@@ -559,10 +558,8 @@ int gen_job(const struct gen_job_options *o, struct orr_trace **ret_trace)
 	for (size_t i = 0; i < j.ranks; i++) {
 		/* the instructions' event counts, which sized the tables, are exact */
 		assert(ranks[i].rb->events.n == j.count.events);
-		gen_job_sort(&sorter, &ranks[i].rb->events);
 		orr__rank_finish(j.t, ranks[i].rb);
 	}
-	gen_job_sorter_release(&sorter);
 	free(ranks);
 	orr_debug("bench",
 		  "gen-job: %zu ranks x %zu events (%zu layers): simulated in %.3f s, "

@@ -142,56 +142,63 @@ int orr_dtype_bytes(const char *name)
 	return 0;
 }
 
-static bool equals(const char *s, size_t len, const char *word)
+/* A word of a table, with its length: a trace's every event is looked up. */
+struct word {
+	const char *s;
+	size_t len;
+	int value;
+};
+
+#define WORD(s, value)                  \
+	{                               \
+		s, sizeof(s) - 1, value \
+	}
+
+static int lookup(const struct word *table, size_t n, const char *s, size_t len, int none)
 {
-	return strlen(word) == len && memcmp(s, word, len) == 0;
+	for (size_t i = 0; i < n; i++)
+		if (table[i].len == len && memcmp(s, table[i].s, len) == 0)
+			return table[i].value;
+	return none;
 }
 
 int orr__kineto_kind(const char *cat, size_t len)
 {
-	static const struct {
-		const char *cat;
-		int kind;
-	} table[] = {
-		{ "cpu_op", ORR_EVENT_OP },
-		{ "operator", ORR_EVENT_OP },
-		{ "Operator", ORR_EVENT_OP }, /* PyTorch 1.8-1.10 */
-		{ "user_annotation", ORR_EVENT_ANNOTATION },
-		{ "cuda_runtime", ORR_EVENT_RUNTIME },
-		{ "runtime", ORR_EVENT_RUNTIME },
-		{ "Runtime", ORR_EVENT_RUNTIME },
-		{ "cuda_driver", ORR_EVENT_DRIVER },
-		{ "kernel", ORR_EVENT_KERNEL },
-		{ "Kernel", ORR_EVENT_KERNEL },
-		{ "gpu_memcpy", ORR_EVENT_MEMCPY },
-		{ "Memcpy", ORR_EVENT_MEMCPY },
-		{ "gpu_memset", ORR_EVENT_MEMSET },
-		{ "Memset", ORR_EVENT_MEMSET },
-		{ "GPU Memcpy", ORR_EVENT_MEMCPY },
-		{ "GPU Memset", ORR_EVENT_MEMSET },
-		{ "cuda_sync", ORR_EVENT_SYNC },
-		{ "cuda_event", ORR_EVENT_CUDA_EVENT },
+	static const struct word table[] = {
+		WORD("cpu_op", ORR_EVENT_OP),
+		WORD("operator", ORR_EVENT_OP),
+		WORD("Operator", ORR_EVENT_OP), /* PyTorch 1.8-1.10 */
+		WORD("user_annotation", ORR_EVENT_ANNOTATION),
+		WORD("cuda_runtime", ORR_EVENT_RUNTIME),
+		WORD("runtime", ORR_EVENT_RUNTIME),
+		WORD("Runtime", ORR_EVENT_RUNTIME),
+		WORD("cuda_driver", ORR_EVENT_DRIVER),
+		WORD("kernel", ORR_EVENT_KERNEL),
+		WORD("Kernel", ORR_EVENT_KERNEL),
+		WORD("gpu_memcpy", ORR_EVENT_MEMCPY),
+		WORD("Memcpy", ORR_EVENT_MEMCPY),
+		WORD("gpu_memset", ORR_EVENT_MEMSET),
+		WORD("Memset", ORR_EVENT_MEMSET),
+		WORD("GPU Memcpy", ORR_EVENT_MEMCPY),
+		WORD("GPU Memset", ORR_EVENT_MEMSET),
+		WORD("cuda_sync", ORR_EVENT_SYNC),
+		WORD("cuda_event", ORR_EVENT_CUDA_EVENT),
 	};
 
-	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
-		if (equals(cat, len, table[i].cat))
-			return table[i].kind;
-	return ORR_EVENT_KIND_COUNT;
+	return lookup(table, sizeof(table) / sizeof(table[0]), cat, len, ORR_EVENT_KIND_COUNT);
 }
 
 enum orr_sync_kind orr__kineto_sync_kind(const char *s, size_t len)
 {
-	static const char *const names[ORR_SYNC_COUNT] = {
-		[ORR_SYNC_EVENT] = "Event Sync",
-		[ORR_SYNC_STREAM_WAIT] = "Stream Wait Event",
-		[ORR_SYNC_STREAM] = "Stream Sync",
-		[ORR_SYNC_CONTEXT] = "Context Sync",
+	static const struct word table[] = {
+		WORD("Event Sync", ORR_SYNC_EVENT),
+		WORD("Stream Wait Event", ORR_SYNC_STREAM_WAIT),
+		WORD("Stream Sync", ORR_SYNC_STREAM),
+		WORD("Context Sync", ORR_SYNC_CONTEXT),
 	};
 
-	for (int k = ORR_SYNC_EVENT; k < ORR_SYNC_COUNT; k++)
-		if (equals(s, len, names[k]))
-			return (enum orr_sync_kind)k;
-	return ORR_SYNC_UNKNOWN;
+	return (enum orr_sync_kind)lookup(table, sizeof(table) / sizeof(table[0]), s, len,
+					  ORR_SYNC_UNKNOWN);
 }
 
 bool orr_nccl_kernel_type(const char *name, const char **ret_type, size_t *ret_len)

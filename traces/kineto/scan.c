@@ -160,6 +160,47 @@ int orr__scan_events(const char *buf, size_t len, size_t pos, size_t min_bytes, 
 	}
 }
 
+/*
+ * The common case of orr__scan_us_to_ns(), trimmed s: "[-]D[.D]" of at most 18 digits
+ * (every Kineto time), in 64 bits with the same rounding; false for anything else, which
+ * the general case reads (a time took 280 instructions in 128 bits: 8 % of an import).
+ */
+static bool us_to_ns_short(const char *s, size_t n, int64_t *ret)
+{
+	static const uint64_t pow10[] = { 1, 10, 100, 1000, 10000, 100000, 1000000 };
+	bool neg = n && s[0] == '-';
+	size_t i = neg, dot = SIZE_MAX;
+	uint64_t v = 0, ns;
+	int digits = 0, frac;
+
+	for (; i < n; i++) {
+		unsigned d = (unsigned)(unsigned char)s[i] - '0';
+
+		if (d < 10) {
+			v = v * 10 + d;
+			digits++;
+		} else if (s[i] == '.' && dot == SIZE_MAX) {
+			dot = i;
+		} else {
+			return false;
+		}
+		if (digits > 18)
+			return false;
+	}
+	frac = dot == SIZE_MAX ? 0 : (int)(n - 1 - dot);
+	if (!digits || (dot != SIZE_MAX && (dot == (size_t)neg || !frac)) || frac > 9)
+		return false;
+	if (frac <= 3) {
+		if (__builtin_mul_overflow(v, pow10[3 - frac], &ns) || ns > INT64_MAX)
+			return false;
+	} else {
+		/* As the general case: truncated to tens of ns, then rounded half up. */
+		ns = (v / pow10[frac - 4] + 5) / 10;
+	}
+	*ret = neg ? -(int64_t)ns : (int64_t)ns;
+	return true;
+}
+
 /* Decimal microseconds ("1707417525512145", "12.345", "1.2e3") to integer nanoseconds. */
 bool orr__scan_us_to_ns(const char *s, size_t n, int64_t *ret)
 {
@@ -171,6 +212,8 @@ bool orr__scan_us_to_ns(const char *s, size_t n, int64_t *ret)
 
 	while (n && (s[n - 1] == ' ' || s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == '\t'))
 		n--;
+	if (us_to_ns_short(s, n, ret))
+		return true;
 	if (i < n && s[i] == '-') {
 		neg = true;
 		i++;
