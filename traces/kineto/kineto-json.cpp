@@ -7,7 +7,7 @@
  *
  * Memory: simdjson indexes a whole document at once (4 bytes per structural
  * character, about 0.7x the file for Kineto traces).  To stay near 1x the file we
- * parse "traceEvents" in windows of about 8 MiB: each window is a run of whole events,
+ * parse "traceEvents" in windows of about 1 MiB: each window is a run of whole events,
  * bracketed in place for a moment ('[' before, ']' after) and parsed as one array.  A
  * window's end is first guessed by searching back for "}, {"; the parse itself proves
  * the guess (a cut inside a string or an object cannot parse).  When it fails, the

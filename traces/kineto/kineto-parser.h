@@ -22,10 +22,6 @@ namespace orr__kineto {
 using namespace simdjson;
 using std::string_view;
 
-/* Tests and the fuzz build shrink the window to reach its edge cases with small inputs. */
-#ifndef ORR__WINDOW_BYTES
-#define ORR__WINDOW_BYTES (8u << 20)
-#endif
 constexpr size_t WINDOW_BYTES = ORR__WINDOW_BYTES;
 
 /* Data errors found while reading values simdjson parsed fine. */
