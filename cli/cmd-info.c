@@ -65,10 +65,8 @@ static void match_launches(const struct orr_rank *r, struct rank_stats *st)
 		else if (is_gpu_task(e) && e->correlation >= 0)
 			ORR_VEC_PUSH(tasks, ntasks, tcap, e->correlation);
 	}
-	if (ncalls)
-		qsort(calls, ncalls, sizeof(*calls), cmp_i64p);
-	if (ntasks)
-		qsort(tasks, ntasks, sizeof(*tasks), cmp_i64p);
+	orr_sort_i64(calls, ncalls);
+	orr_sort_i64(tasks, ntasks);
 	for (size_t i = 0; i < r->nevents; i++) {
 		const struct orr_event *e = &r->events[i];
 

@@ -114,6 +114,12 @@ const char *orr_strtab_get(const struct orr_strtab *t, uint32_t id);
 size_t orr_strtab_count(const struct orr_strtab *t);
 
 /*
+ * v[0, n) in ascending order, by an LSD radix sort of 11-bit digits as far as the values
+ * differ (a few passes over the array where qsort() calls its comparison n log n times).
+ */
+void orr_sort_i64(int64_t *v, size_t n);
+
+/*
  * Debug logging, enabled per subsystem by ORR_DEBUG=traces,graph (or "all").  Writes
  * to stderr.  The only output library code ever produces.
  */
