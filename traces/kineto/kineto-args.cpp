@@ -150,8 +150,7 @@ static void counter_arg(string_view key, ondemand::value v, raw_args &a)
 	if (a.nseries == MAX_SERIES || v.type() != ondemand::json_type::number ||
 	    v.get_double().get(x) != SUCCESS || !std::isfinite(x))
 		return;
-	a.series[a.nseries] = key;
-	a.value[a.nseries++] = x;
+	a.series[a.nseries++] = { key.data(), key.size(), x };
 }
 
 void kineto_parser::arg(string_view key, ondemand::value v, int kind, raw_args &a)
@@ -251,8 +250,10 @@ void kineto_parser::counter(raw_event &e)
 		if (rb_->counters.n >= limits_->max[ORR__LIMIT_EVENTS])
 			throw limit_hit{ ORR__LIMIT_EVENTS };
 		*(struct orr_counter_sample *)orr__vec_push(&rb_->counters) =
-			(struct orr_counter_sample){ e.ts, e.a.value[i], intern(e.name),
-						     intern(e.a.series[i]), place };
+			(struct orr_counter_sample){
+				e.ts, e.a.series[i].value, intern(e.name),
+				intern(string_view(e.a.series[i].key, e.a.series[i].len)), place
+			};
 	}
 }
 

@@ -101,9 +101,15 @@ struct raw_args {
 	struct orr_kernel_args launch = {};
 	bool has_launch = false;
 	bool call_stack = false, flops = false; /* an op's "Call stack", "flops" */
-	/* A counter event's series: key and value. */
-	string_view series[MAX_SERIES];
-	double value[MAX_SERIES];
+	/*
+	 * A counter event's series, key and value: the first nseries are set (plain data,
+	 * left unset: an event's raw_args are made for every event, counters are few).
+	 */
+	struct {
+		const char *key;
+		size_t len;
+		double value;
+	} series[MAX_SERIES];
 	size_t nseries = 0;
 };
 
