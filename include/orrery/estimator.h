@@ -757,10 +757,11 @@ enum orr_prof_option {
 const char *orr_prof_option_name(unsigned option);
 
 /*
- * What the profiler added to the host: op_ns to the thread of each framework op
- * (ORR_EVENT_OP) and call_ns to that of each CUDA runtime or driver call, measured
- * with and without the profiler on one job (a table in profiler-cost.c, with its
- * provenance).  Both 0 for a trace without the profiler's ops (orrery record, Nsight).
+ * What the profiler added to the host: op_ns to the thread of each framework op it
+ * recorded (ORR_EVENT_OP with an external id; NVTX ranges have none) and call_ns to
+ * that of each CUDA runtime or driver call, measured with and without the profiler on
+ * one job (a table in profiler-cost.c, with its provenance).  Both 0 for a trace
+ * without the profiler's ops (orrery record, Nsight).
  */
 struct orr_prof_cost {
 	unsigned options;          /* ORR_PROF_* bits found in the trace, any rank */
@@ -772,7 +773,10 @@ struct orr_prof_cost {
 
 /* The options of trace t and the overheads measured for them.  Cannot fail. */
 void orr_prof_cost_find(const struct orr_trace *t, struct orr_prof_cost *ret);
-/* What c says the profiler added to event e's thread: op_ns, call_ns or 0 (ns). */
+/*
+ * What c says the profiler added to event e's thread, in ns: op_ns for an op with an
+ * external id, call_ns for a runtime or driver call, 0 for anything else.
+ */
 double orr_prof_cost_event_ns(const struct orr_prof_cost *c, const struct orr_event *e);
 /* The names of options, ", "-separated ("none" for none), written to buf. */
 void orr_prof_options_format(unsigned options, char *buf, size_t size);
