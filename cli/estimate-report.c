@@ -323,6 +323,10 @@ static void sources(const struct cli_estimate *e, FILE *f)
 		"  collectives  %zu by a fitted model, %zu by a measured bus bandwidth, %zu by "
 		"the hardware table's link\n",
 		k->coll_fit, k->coll_measured, k->coll_peak);
+	if (e->costs || e->trace)
+		fprintf(f, "  models       %s%s\n",
+			e->costs ? "the costs of " : "fitted on the trace",
+			e->costs ? cli_text(e->costs) : "");
 	fprintf(f, "  launches     %.1f us of the launch thread per kernel (%s)\n",
 		e->cpu_op_ns / 1e3, cli_launch_source(e, why, sizeof(why)));
 	if (e->how == CLI_ESTIMATE_SYNTH && !e->costs)

@@ -6,8 +6,9 @@
 #                              divide, from a description and from a trace (the trace
 #                              part skipped without ../shared)
 #   run-messages.sh caveats    whatif prints the sources and caveats estimate prints:
-#                              the hardware table's lower bound, the launch time and its
-#                              source, the memory reserve; its JSON says the same
+#                              the hardware table's lower bound, whose models (a costs
+#                              file, the trace), the launch time and its source, the
+#                              memory reserve; its JSON says the same
 set -uo pipefail
 
 # shellcheck source=SCRIPTDIR/golden-lib.sh
@@ -74,7 +75,19 @@ PY
 		"reserve 0: the trace records no allocator totals"; do
 		expect_in out "$t"
 	done
+	expect_in out "  models       fitted on the trace"
 	grep -qF "lower bound" "$work/out" && { show; fail "a lower bound said of a trace's models"; }
+	# With costs fitted on the trace: both name the costs file.
+	run fit -o "$work/c.json" "$base"
+	expect_rc 0
+	for cmd in "estimate --dp 8" "whatif --gpus 8"; do
+		# shellcheck disable=SC2086 # the command and its options
+		run $cmd --gpu h200-sxm --costs "$work/c.json" --layers 12 --hidden 1024 --heads 16 \
+			--seq 1024 --global-batch 8
+		expect_rc 0
+		expect_in out "  models       the costs of $work/c.json"
+		grep -qF "lower bound" "$work/out" && { show; fail "$cmd: a lower bound with costs"; }
+	done
 	;;
 *)
 	fail "usage: run-messages.sh dimension|caveats"
