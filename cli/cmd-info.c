@@ -25,16 +25,17 @@ static const char usage_text[] =
 	"  --ranks LIST   only these global ranks, e.g. 0,2,4-7\n"
 	"  -h, --help     this help\n";
 
-static int cmp_i64p(const void *a, const void *b)
+/* How many of a[0, na) are not in b[0, nb), both in order. */
+static size_t missing(const int64_t *a, size_t na, const int64_t *b, size_t nb)
 {
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	size_t n = 0, j = 0;
 
-	return (x > y) - (x < y);
-}
-
-static bool has(const int64_t *v, size_t n, int64_t key)
-{
-	return n && bsearch(&key, v, n, sizeof(*v), cmp_i64p) != NULL;
+	for (size_t i = 0; i < na; i++) {
+		while (j < nb && b[j] < a[i])
+			j++;
+		n += j == nb || b[j] != a[i];
+	}
+	return n;
 }
 
 static bool is_gpu_task(const struct orr_event *e)
@@ -50,34 +51,35 @@ static bool is_launch(const struct orr_event *e)
 		e->sub == ORR_CALL_MEMCPY || e->sub == ORR_CALL_MEMSET);
 }
 
-/* Launches and GPU tasks are matched by correlation id. */
+/* Launches and GPU tasks are matched by correlation id: each list in order, then merged. */
 static void match_launches(const struct orr_rank *r, struct rank_stats *st)
 {
-	int64_t *calls = NULL, *tasks = NULL;
-	size_t ncalls = 0, ccap = 0, ntasks = 0, tcap = 0;
+	int64_t *calls = NULL, *tasks = NULL, *launches = NULL;
+	size_t ncalls = 0, ccap = 0, ntasks = 0, tcap = 0, nlaunches = 0, lcap = 0;
 
 	for (size_t i = 0; i < r->nevents; i++) {
 		const struct orr_event *e = &r->events[i];
 
+		if (is_launch(e) && e->correlation < 0)
+			st->launches_without_task++;
+		else if (is_launch(e))
+			ORR_VEC_PUSH(launches, nlaunches, lcap, e->correlation);
 		if ((e->kind == ORR_EVENT_RUNTIME || e->kind == ORR_EVENT_DRIVER) &&
 		    e->correlation >= 0)
 			ORR_VEC_PUSH(calls, ncalls, ccap, e->correlation);
-		else if (is_gpu_task(e) && e->correlation >= 0)
+		else if (is_gpu_task(e) && e->correlation < 0)
+			st->tasks_without_launch++;
+		else if (is_gpu_task(e))
 			ORR_VEC_PUSH(tasks, ntasks, tcap, e->correlation);
 	}
 	orr_sort_i64(calls, ncalls);
 	orr_sort_i64(tasks, ntasks);
-	for (size_t i = 0; i < r->nevents; i++) {
-		const struct orr_event *e = &r->events[i];
-
-		if (is_launch(e) && (e->correlation < 0 || !has(tasks, ntasks, e->correlation)))
-			st->launches_without_task++;
-		else if (is_gpu_task(e) &&
-			 (e->correlation < 0 || !has(calls, ncalls, e->correlation)))
-			st->tasks_without_launch++;
-	}
+	orr_sort_i64(launches, nlaunches);
+	st->launches_without_task += missing(launches, nlaunches, tasks, ntasks);
+	st->tasks_without_launch += missing(tasks, ntasks, calls, ncalls);
 	free(calls);
 	free(tasks);
+	free(launches);
 }
 
 void info_rank_stats(const struct orr_rank *r, struct rank_stats *st)

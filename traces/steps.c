@@ -8,20 +8,6 @@
 #include "internal.h"
 #include "banned.h"
 
-struct corr_end {
-	int64_t correlation;
-	int64_t end_ns;
-};
-
-static int cmp_corr(const void *a, const void *b)
-{
-	const struct corr_end *x = a, *y = b;
-
-	if (x->correlation != y->correlation)
-		return (x->correlation > y->correlation) - (x->correlation < y->correlation);
-	return (x->end_ns > y->end_ns) - (x->end_ns < y->end_ns);
-}
-
 static bool is_gpu_task(const struct orr_event *e)
 {
 	return e->kind == ORR_EVENT_KERNEL || e->kind == ORR_EVENT_MEMCPY ||
@@ -49,50 +35,47 @@ static int cmp_step(const void *a, const void *b)
 	return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
 }
 
-/* The latest end of a GPU task launched by a call starting in [start, end]. */
-static int64_t launched_end(const struct orr_rank *r, const struct corr_end *ce, size_t nce,
-			    int64_t start, int64_t end)
+static bool has_i64(const int64_t *v, size_t n, int64_t key)
 {
-	int64_t last = end;
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid] < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo] == key;
+}
+
+/*
+ * The latest end of a GPU task launched by a call starting in [start, end] (and end
+ * itself): the calls' correlations, a step's worth, in order, then one pass over the
+ * tasks (sorting every task by correlation took a per cent of orrery info).
+ */
+static int64_t last_step_end(const struct orr_rank *r, int64_t start, int64_t end)
+{
+	int64_t *corr = NULL, last = end;
+	size_t n = 0, cap = 0;
 
 	for (size_t i = 0; i < r->nevents && r->events[i].start_ns <= end; i++) {
 		const struct orr_event *e = &r->events[i];
-		size_t lo = 0, hi = nce;
 
-		if (e->start_ns < start || e->correlation < 0 ||
-		    (e->kind != ORR_EVENT_RUNTIME && e->kind != ORR_EVENT_DRIVER))
-			continue;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (ce[mid].correlation < e->correlation)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		for (; lo < nce && ce[lo].correlation == e->correlation; lo++)
-			if (ce[lo].end_ns > last)
-				last = ce[lo].end_ns;
+		if (e->start_ns >= start && e->correlation >= 0 &&
+		    (e->kind == ORR_EVENT_RUNTIME || e->kind == ORR_EVENT_DRIVER))
+			ORR_VEC_PUSH(corr, n, cap, e->correlation);
 	}
-	return last;
-}
+	orr_sort_i64(corr, n);
+	for (size_t i = 0; n && i < r->nevents; i++) {
+		const struct orr_event *e = &r->events[i];
 
-static int64_t last_step_end(const struct orr_rank *r, int64_t start, int64_t end)
-{
-	struct corr_end *ce = NULL;
-	size_t nce = 0, cap = 0;
-	int64_t last;
-
-	for (size_t i = 0; i < r->nevents; i++)
-		if (is_gpu_task(&r->events[i]) && r->events[i].correlation >= 0)
-			ORR_VEC_PUSH(
-				ce, nce, cap,
-				((struct corr_end){ r->events[i].correlation,
-						    r->events[i].start_ns + r->events[i].dur_ns }));
-	if (nce)
-		qsort(ce, nce, sizeof(*ce), cmp_corr);
-	last = launched_end(r, ce, nce, start, end);
-	free(ce);
+		if (is_gpu_task(e) && e->correlation >= 0 && e->start_ns + e->dur_ns > last &&
+		    has_i64(corr, n, e->correlation))
+			last = e->start_ns + e->dur_ns;
+	}
+	free(corr);
 	return last;
 }
 
