@@ -10,6 +10,9 @@
 #   run-onegpu.sh whatif     a sweep of 1 GPU holds the recorded configuration, at its
 #                            replay; one of 8 GPUs ranks its layouts
 #   run-onegpu.sh dir        a directory of separate runs names a file to give
+#   run-onegpu.sh lost       the same trace with one NCCL all-reduce added, as a rank of
+#                            a larger job whose distributedInfo was lost: its world and
+#                            dp stay unknown, and estimate refuses it
 set -uo pipefail
 
 # shellcheck source=SCRIPTDIR/golden-lib.sh
@@ -106,8 +109,33 @@ dir)
 	expect_in err "separate runs"
 	expect_in err "give one file, e.g. '$runs/base.json.gz'"
 	;;
+lost)
+	python3 - "$base" "$work/lost.json" <<'PY' || fail "cannot write the trace"
+import gzip, json, sys
+t = json.load(gzip.open(sys.argv[1]))
+ev = t["traceEvents"]
+k = min((e for e in ev if e.get("cat") == "kernel"), key=lambda e: e["ts"])
+host = next(e for e in ev if e.get("cat") == "cuda_runtime")
+ts, corr = k["ts"] + 1, 1 << 30
+ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": host["pid"],
+           "tid": host["tid"], "ts": ts, "dur": 1, "args": {"correlation": corr}})
+ev.append({"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL",
+           "pid": k["pid"], "tid": k["tid"], "ts": ts + 2, "dur": 10,
+           "args": {"correlation": corr, "stream": k["args"]["stream"], "device": 0,
+                    "Collective name": "allreduce", "Group size": 2,
+                    "In msg nelems": 1024, "dtype": "BFloat16"}})
+json.dump(t, open(sys.argv[2], "w"))
+PY
+	run fit "$work/lost.json"
+	expect_rc 0
+	grep -qE "^  dp +\?  unknown" "$work/out" || { show; fail "fit: dp not unknown"; }
+	grep -qF "one process, no communicator" "$work/out" && { show; fail "fit: world 1"; }
+	run estimate --layers 24 "$work/lost.json"
+	expect_rc 1
+	expect_in err "the trace does not give its dp"
+	;;
 *)
-	fail "usage: run-onegpu.sh fit|estimate|whatif|dir"
+	fail "usage: run-onegpu.sh fit|estimate|whatif|dir|lost"
 	;;
 esac
 exit 0
