@@ -34,7 +34,7 @@ static void text_header(const struct cli_layouts *w, FILE *f)
 {
 	const struct cli_whatif_options *o = w->o;
 	const struct orr_train_config *c = &w->swept, *rec = &w->base.from;
-	char gpus[48], why[256];
+	char gpus[48];
 
 	if (o->gpus_min == o->gpus_max)
 		snprintf(gpus, sizeof(gpus), "%lld", (long long)o->gpus_min);
@@ -57,8 +57,6 @@ static void text_header(const struct cli_layouts *w, FILE *f)
 		c->rms_norm ? ", RMSNorm" : "", c->rope ? ", rope" : "");
 	fprintf(f, "sweep: %s %s GPUs, global batch %lld, ranked by %s\n", gpus, w->x->gpu->id,
 		(long long)w->global_batch, rank_by_names[o->rank_by]);
-	fprintf(f, "launches: %.1f us of the launch thread per kernel (%s)\n",
-		w->base.cpu_op_ns / 1e3, cli_launch_source(&w->base, why, sizeof(why)));
 }
 
 static void text_counts(const struct cli_layouts *w, FILE *f)

@@ -87,7 +87,7 @@ whatif)
 	fit_costs
 	run whatif "${model[@]}" --gpus 64 --tp 8 --pp 1 --micro-batch 1 --costs "$work/a100.json"
 	expect_rc 0
-	expect_in out "launches: "
+	expect_in out "  launches     "
 	expect_in out "(costs file: calibrated on the trace it was fitted on, profiler overhead removed "
 	run whatif "${model[@]}" --gpus 64 --tp 8 --pp 1 --micro-batch 1 --costs "$work/a100.json" \
 		--format=json
@@ -100,7 +100,7 @@ assert w["ranked"][0]["sources"]["launch"] == w["launch"], w["ranked"][0]["sourc
 PY
 	run whatif "${model[@]}" --gpus 64 --tp 8 --pp 1 --micro-batch 1
 	expect_rc 0
-	expect_in out "launches: 0.0 us of the launch thread per kernel (none)"
+	expect_in out "  launches     0.0 us of the launch thread per kernel (none)"
 	run whatif --gpus 8 --tp 4,8 --global-batch 8 "$megatron"
 	expect_rc 0
 	expect_in out "(trace calibrated, profiler overhead removed "
