@@ -31,7 +31,10 @@
  * 59.175 ms per step traced (median of the 5 ProfilerSteps of
  * ../shared/whatif/h200-gpt/base.json.gz), 33.985 ms plain (median of 20 steps,
  * base.plain.jsonl), 5,219 ops and 983 runtime and driver calls per traced step: 25.19
- * ms, 4,827 ns per op.  Every pair of ../shared has 4.7 to 5.5 ops per call, so they
+ * ms, 4,827 ns per op.  The plain run's step is close to its GPU's busy time (about 32
+ * of its 34 ms), so its host may be faster than its step says: this is a lower bound of
+ * the profiler's cost per op, until a pair whose plain run is host-bound measures it
+ * (docs/estimator.md).  Every pair of ../shared has 4.7 to 5.5 ops per call, so they
  * cannot tell an op's cost from a call's; PyTorch makes each runtime call from inside
  * an op, so the whole is put on the ops (call_ns 0), which also covers the calls a
  * trace's ops make.
