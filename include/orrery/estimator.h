@@ -734,73 +734,12 @@ void orr_kern_model_release(struct orr_kern_model *m);
 double orr_kern_model_time(const struct orr_kern_model *m, const struct orr_kern_sample *q,
 			   enum orr_gemm_how *ret_how);
 
-/*
- * ---- the profiler's own cost (estimator/profiler-cost.c; docs/estimator.md, "The
- * profiler's cost") ----
- */
-
-/* What torch.profiler was asked to record, as its trace (Kineto JSON) shows it. */
-enum orr_prof_option {
-	ORR_PROF_CPU = 1u << 0,           /* ProfilerActivity.CPU: framework ops (cpu_op) */
-	ORR_PROF_CUDA = 1u << 1,          /* ProfilerActivity.CUDA: CUPTI's runtime calls */
-	ORR_PROF_RECORD_SHAPES = 1u << 2, /* record_shapes: "Input Dims" / "Input type" on ops */
-	ORR_PROF_WITH_STACK = 1u << 3,    /* with_stack: "Call stack" on ops, python_function */
-	ORR_PROF_MEMORY = 1u << 4,        /* profile_memory: "[memory]" events */
-	ORR_PROF_WITH_FLOPS = 1u << 5,    /* with_flops: "flops" on ops */
-	ORR_PROF_OPTION_BITS = 6
-};
-
-/*
- * "cpu", "cuda", "record_shapes", "with_stack", "profile_memory", "with_flops" for one
- * bit; NULL for anything else.
- */
-const char *orr_prof_option_name(unsigned option);
-
-/*
- * What the profiler added to the host: op_ns to the thread of each framework op it
- * recorded (ORR_EVENT_OP with an external id; NVTX ranges have none) and call_ns to
- * that of each CUDA runtime or driver call, measured with and without the profiler on
- * one job (a table in profiler-cost.c, with its provenance).  Both 0 for a trace
- * without the profiler's ops (orrery record, Nsight).
- */
-struct orr_prof_cost {
-	unsigned options;          /* ORR_PROF_* bits found in the trace, any rank */
-	unsigned measured_options; /* those of the measurement used; 0 when none */
-	bool exact;                /* measured with exactly options; false: the nearest set */
-	double op_ns, call_ns;
-	const char *source; /* the measurement: job, GPU, pair; NULL when none */
-};
-
-/* The options of trace t and the overheads measured for them.  Cannot fail. */
-void orr_prof_cost_find(const struct orr_trace *t, struct orr_prof_cost *ret);
-/*
- * What c says the profiler added to event e's thread, in ns: op_ns for an op with an
- * external id, call_ns for a runtime or driver call, 0 for anything else.
- */
-double orr_prof_cost_event_ns(const struct orr_prof_cost *c, const struct orr_event *e);
-/* The names of options, ", "-separated ("none" for none), written to buf. */
-void orr_prof_options_format(unsigned options, char *buf, size_t size);
-
-/*
- * The launch threads' time per step (what `fit` calibrates the time per launch on):
- * between consecutive launches of a CPU thread inside a job step, less its blocking
- * calls; the slowest rank's, over its steps.  profiler_ns is the part of it c says the
- * profiler added (its ops and calls in those intervals, per step), so step_ns -
- * profiler_ns is the job's without the profiler.  NAN (and 0) without two launches or
- * without job steps.
- */
-struct orr_launch_time {
-	double step_ns, profiler_ns;
-	double ops, calls; /* per step, in the intervals counted */
-};
-
-void orr_launch_time_measure(const struct orr_graph *g, const struct orr_prof_cost *c,
-			     struct orr_launch_time *ret);
-
 #ifdef __cplusplus
 }
 #endif
 
+/* The profiler's own cost, which the launch time is calibrated without. */
+#include "orrery/profiler-cost.h"
 /* The second half of the estimator's interface: configurations and their estimates. */
 #include "orrery/estimate.h"
 

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * orrery/profiler-cost.h — what torch.profiler added to a traced job's host
+ * (estimator/profiler-cost.c; docs/estimator.md, "The profiler's cost"): the options a
+ * trace shows it ran with, the time per op and per runtime call measured with and
+ * without it, and the launch threads' time a step with and without it.  Part of the
+ * estimator's interface: orrery/estimator.h includes it.
+ */
+#ifndef ORRERY_PROFILER_COST_H
+#define ORRERY_PROFILER_COST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "orrery/graph.h"
+#include "orrery/trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What torch.profiler was asked to record, as its trace (Kineto JSON) shows it. */
+enum orr_prof_option {
+	ORR_PROF_CPU = 1u << 0,           /* ProfilerActivity.CPU: framework ops (cpu_op) */
+	ORR_PROF_CUDA = 1u << 1,          /* ProfilerActivity.CUDA: CUPTI's runtime calls */
+	ORR_PROF_RECORD_SHAPES = 1u << 2, /* record_shapes: "Input Dims" / "Input type" on ops */
+	ORR_PROF_WITH_STACK = 1u << 3,    /* with_stack: "Call stack" on ops, python_function */
+	ORR_PROF_MEMORY = 1u << 4,        /* profile_memory: "[memory]" events */
+	ORR_PROF_WITH_FLOPS = 1u << 5,    /* with_flops: "flops" on ops */
+	ORR_PROF_OPTION_BITS = 6
+};
+
+/*
+ * "cpu", "cuda", "record_shapes", "with_stack", "profile_memory", "with_flops" for one
+ * bit; NULL for anything else.
+ */
+const char *orr_prof_option_name(unsigned option);
+
+/*
+ * What the profiler added to the host: op_ns to the thread of each framework op it
+ * recorded (ORR_EVENT_OP with an external id; NVTX ranges have none) and call_ns to
+ * that of each CUDA runtime or driver call, measured with and without the profiler on
+ * one job (a table in profiler-cost.c, with its provenance).  Both 0 for a trace
+ * without the profiler's ops (orrery record, Nsight).
+ */
+struct orr_prof_cost {
+	unsigned options;          /* ORR_PROF_* bits found in the trace, any rank */
+	unsigned measured_options; /* those of the measurement used; 0 when none */
+	bool exact;                /* measured with exactly options; false: the nearest set */
+	double op_ns, call_ns;
+	const char *source; /* the measurement: job, GPU, pair; NULL when none */
+};
+
+/* The options of trace t and the overheads measured for them.  Cannot fail. */
+void orr_prof_cost_find(const struct orr_trace *t, struct orr_prof_cost *ret);
+/*
+ * What c says the profiler added to event e's thread, in ns: op_ns for an op with an
+ * external id, call_ns for a runtime or driver call, 0 for anything else.
+ */
+double orr_prof_cost_event_ns(const struct orr_prof_cost *c, const struct orr_event *e);
+/* The names of options, ", "-separated ("none" for none), written to buf. */
+void orr_prof_options_format(unsigned options, char *buf, size_t size);
+
+/*
+ * The launch threads' time per step (what `fit` calibrates the time per launch on):
+ * between consecutive launches of a CPU thread inside a job step, less its blocking
+ * calls; the slowest rank's, over its steps.  profiler_ns is the part of it c says the
+ * profiler added (its ops and calls in those intervals, per step), so step_ns -
+ * profiler_ns is the job's without the profiler.  NAN (and 0) without two launches or
+ * without job steps.
+ */
+struct orr_launch_time {
+	double step_ns, profiler_ns;
+	double ops, calls; /* per step, in the intervals counted */
+};
+
+void orr_launch_time_measure(const struct orr_graph *g, const struct orr_prof_cost *c,
+			     struct orr_launch_time *ret);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ORRERY_PROFILER_COST_H */
