@@ -53,22 +53,6 @@ static struct orr_step *windows(const struct orr_trace *t, const struct orr_rank
 	return s;
 }
 
-/* The window of w[0..n) (sorted, not overlapping) holding time t, or -1. */
-static ptrdiff_t window_of(const struct orr_step *w, size_t n, int64_t t)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (w[mid].start_ns <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo && t < w[lo - 1].end_ns ? (ptrdiff_t)lo - 1 : -1;
-}
-
 static void add_item(struct sum_item **v, size_t *n, size_t *cap, struct sum_item it)
 {
 	ORR_VEC_PUSH(*v, *n, *cap, it);
@@ -170,7 +154,7 @@ static void op_self_times(struct summary *s, struct item_lists *l, const struct 
 
 	for (uint32_t e = 0; e < r->nevents; e++)
 		if (r->events[e].kind == ORR_EVENT_OP &&
-		    window_of(w, nw, r->events[e].start_ns) >= 0)
+		    orr_step_index(w, nw, r->events[e].start_ns) >= 0)
 			add_item(&s->ops, &s->nops, &l->ocap,
 				 (struct sum_item){ .name = r->events[e].name,
 						    .rank = -1,
@@ -189,7 +173,7 @@ static void rank_items(struct summary *s, struct item_lists *l, const struct orr
 		bool gpu = e->kind == ORR_EVENT_KERNEL || e->kind == ORR_EVENT_MEMCPY ||
 			   e->kind == ORR_EVENT_MEMSET;
 
-		if (!gpu || !pl || window_of(w, nw, e->start_ns) < 0)
+		if (!gpu || !pl || orr_step_index(w, nw, e->start_ns) < 0)
 			continue;
 		add_item(&s->kernels, &s->nkernels, &l->kcap,
 			 (struct sum_item){ .name = e->name,
@@ -235,7 +219,7 @@ static void rank_steps(struct summary *s, const struct orr_replay *r, size_t k,
 
 		if (ev->kind != ORR_EVENT_MEMCPY && ev->kind != ORR_EVENT_MEMSET)
 			continue;
-		i = window_of(w, nw, ev->start_ns);
+		i = orr_step_index(w, nw, ev->start_ns);
 		if (i >= 0)
 			s->steps[first + (size_t)i].copy_ns += ev->dur_ns;
 	}

@@ -72,22 +72,6 @@ static bool three_names(const struct launch *v, size_t p)
 	return false;
 }
 
-/* The index of the step of steps[0..n) (in order) that holds t_ns; -1 when none. */
-static int64_t step_at(const struct orr_step *steps, size_t n, int64_t t_ns)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (steps[mid].end_ns <= t_ns)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < n && steps[lo].start_ns <= t_ns ? (int64_t)lo : -1;
-}
-
 /* The end of the launches of v[a..n) made in v[a]'s step. */
 static size_t step_end(const struct launch *v, size_t n, size_t a)
 {
@@ -220,7 +204,8 @@ static void launches(const struct orr_graph *g, size_t ri, struct launch **ret, 
 				.gpu = t,
 				.call = d->src,
 				.name = orr_graph_task_event(g, t)->name,
-				.step = step_at(steps, nsteps, orr_graph_task_start(g, d->src)),
+				.step = orr_step_index(steps, nsteps,
+						       orr_graph_task_start(g, d->src)),
 			};
 	}
 	for (int i = 0; i < 2; i++)

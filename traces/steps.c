@@ -134,6 +134,21 @@ int orr_rank_steps(const struct orr_trace *t, const struct orr_rank *r, struct o
 	return 0;
 }
 
+ptrdiff_t orr_step_index(const struct orr_step *s, size_t n, int64_t t_ns)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s[mid].start_ns <= t_ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && t_ns < s[lo - 1].end_ns ? (ptrdiff_t)lo - 1 : -1;
+}
+
 int orr_trace_job_steps(const struct orr_trace *t, struct orr_step **ret_steps, size_t *ret_n)
 {
 	struct orr_step *job = NULL;

@@ -497,6 +497,11 @@ int orr_rank_steps(const struct orr_trace *t, const struct orr_rank *r, struct o
  * *ret_steps is malloc'ed.
  */
 int orr_trace_job_steps(const struct orr_trace *t, struct orr_step **ret_steps, size_t *ret_n);
+/*
+ * The index of the step of s[0..n) (in order, not overlapping: a rank's) that holds t
+ * (start <= t < end), or -1.
+ */
+ptrdiff_t orr_step_index(const struct orr_step *s, size_t n, int64_t t_ns);
 
 /*
  * Chrome trace-event JSON in Kineto's dialect (traces/chrome/chrome-write.c), for Perfetto and
