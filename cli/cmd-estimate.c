@@ -76,7 +76,7 @@ const char cli_estimate_usage[] =
 /* ---- the configurations ---- */
 
 /* The recorded configuration, and the target: the recorded one changed by the options. */
-static int configs(const struct cli_estimate_options *o, const struct cli_fit *f,
+static int configs(const struct cli_estimate_options *o, const struct orr_rank_fit *f,
 		   struct cli_estimate *e)
 {
 	const char *missing = NULL;
@@ -87,7 +87,7 @@ static int configs(const struct cli_estimate_options *o, const struct cli_fit *f
 			  o->trace, missing, o->trace);
 		return EXIT_FAIL;
 	}
-	e->from.precision = f->gemm_err ? ORR_DTYPE_BF16 : cli_gemm_precision(&f->gemm);
+	e->from.precision = f->gemm_err ? ORR_DTYPE_BF16 : orr_gemm_precision(&f->gemm);
 	e->to = e->from;
 	cli_estimate_apply(o, &e->to);
 	/* New heads without --kv-heads: attention stays multi-head if it was. */
@@ -183,7 +183,7 @@ static int calibrate_launches(const struct cli_estimate_options *o, const struct
 	*ret = *k;
 	if (!isnan(o->launch_us))
 		return EXIT_OK;
-	cli_launch_time(g, &lt, NULL);
+	orr_rank_fit_launch_time(g, &lt, NULL);
 	return cli_synth_calibrate(&e->from, e->forward_only, lt.step_ns, lt.profiler_ns, "trace",
 				   ret, e);
 }
@@ -193,7 +193,7 @@ static int calibrate_launches(const struct cli_estimate_options *o, const struct
  * of the target over that of the recorded configuration, both timed by the same models.
  */
 static int by_synthesis(const struct cli_estimate_options *o, const struct orr_graph *g,
-			const struct cli_fit *f, const struct orr_synth_costs *k, size_t ri,
+			const struct orr_rank_fit *f, const struct orr_synth_costs *k, size_t ri,
 			struct cli_estimate *e)
 {
 	struct orr_replay *base = NULL;
@@ -247,7 +247,7 @@ static double unprofile(const struct orr_graph *g, float *cpu, size_t steps)
 }
 
 static int estimate(const struct cli_estimate_options *o, const struct orr_graph *g,
-		    const struct cli_fit *f, const struct orr_retime_models *m,
+		    const struct orr_rank_fit *f, const struct orr_retime_models *m,
 		    const struct orr_synth_costs *k, size_t ri, struct cli_estimate *e)
 {
 	size_t n = orr_graph_task_count(g);
@@ -308,7 +308,7 @@ out:
 }
 
 /* --gpu with a trace must be the trace's. */
-static int trace_gpu(const struct cli_estimate_options *o, const struct cli_fit *f)
+static int trace_gpu(const struct cli_estimate_options *o, const struct orr_rank_fit *f)
 {
 	const struct orr_gpu_spec *gpu = o->gpu ? cli_estimate_gpu(o->gpu) : NULL;
 
@@ -321,7 +321,7 @@ static int trace_gpu(const struct cli_estimate_options *o, const struct cli_fit 
 }
 
 /* Costs fitted on another GPU would re-time this one's kernels with that one's. */
-static int same_gpu(const char *path, const struct orr_costs *c, const struct cli_fit *f)
+static int same_gpu(const char *path, const struct orr_costs *c, const struct orr_rank_fit *f)
 {
 	if (!c->gpu || !f->gpu || c->gpu == f->gpu)
 		return EXIT_OK;
@@ -342,7 +342,7 @@ int cli_estimate_base_open(const struct cli_estimate_options *o, struct cli_esti
 	if (o->costs && (ret = cli_read_costs(o->costs, &b->costs)) != EXIT_OK)
 		goto fail;
 	b->have_costs = o->costs != NULL;
-	cli_fit_run(b->g, b->ri, o->trace, NULL, 0, &b->f);
+	orr_rank_fit_run(b->g, b->ri, o->trace, NULL, 0, &b->f);
 	b->have_fit = true;
 	cli_estimate_models(&b->f, o->costs ? &b->costs : NULL, (int)o->gpus_per_node, &b->m);
 	if ((o->costs && (ret = same_gpu(o->costs, &b->costs, &b->f)) != EXIT_OK) ||
@@ -367,7 +367,7 @@ fail:
 void cli_estimate_base_close(struct cli_estimate_base *b)
 {
 	if (b->have_fit)
-		cli_fit_release(&b->f);
+		orr_rank_fit_release(&b->f);
 	if (b->have_costs)
 		orr_costs_release(&b->costs);
 	orr_graph_free(b->g);

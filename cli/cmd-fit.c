@@ -101,7 +101,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return -1;
 }
 
-static int write_costs(const struct cli_fit *f, const char *path)
+static int write_costs(const struct orr_rank_fit *f, const char *path)
 {
 	struct orr_outfile out;
 	FILE *s;
@@ -154,7 +154,7 @@ int cmd_fit(int argc, char **argv)
 	struct orr_trace *t = NULL;
 	struct orr_graph *g = NULL;
 	struct orr_nccl_tests nt[MAX_NCCL_RUNS];
-	struct cli_fit f;
+	struct orr_rank_fit f;
 	size_t ri;
 	int ret, err;
 
@@ -166,7 +166,7 @@ int cmd_fit(int argc, char **argv)
 	ret = cli_fit_open(o.trace, o.out, o.rank, &t, &g, &ri);
 	if (ret != EXIT_OK)
 		goto out;
-	cli_fit_run(g, ri, o.trace, nt, o.nnccl, &f);
+	orr_rank_fit_run(g, ri, o.trace, nt, o.nnccl, &f);
 	if (o.out && (err = write_costs(&f, o.out))) {
 		cli_error("cannot write '%s': %s", o.out, orr_strerror(err));
 		ret = EXIT_FAIL;
@@ -177,7 +177,7 @@ int cmd_fit(int argc, char **argv)
 			cli_fit_text(&f);
 		ret = EXIT_OK;
 	}
-	cli_fit_release(&f);
+	orr_rank_fit_release(&f);
 out:
 	for (size_t i = 0; i < o.nnccl; i++)
 		orr_nccl_tests_release(&nt[i]);

@@ -98,7 +98,7 @@ int cli_estimate_calibrate_costs(const struct orr_costs *c, struct orr_synth_cos
 
 	if (!(c->launch_step_ns > 0) || orr_train_config_from_structure(&c->st, &rec, NULL))
 		return EXIT_OK;
-	rec.precision = cli_gemm_precision(&c->gemm);
+	rec.precision = orr_gemm_precision(&c->gemm);
 	return cli_synth_calibrate(&rec, !c->st.backward, c->launch_step_ns, c->launch_profiler_ns,
 				   "costs", k, e);
 }

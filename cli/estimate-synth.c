@@ -38,17 +38,8 @@ void cli_estimate_scale(const struct orr_breakdown *b, double f, struct orr_brea
 
 /* ---- costs ---- */
 
-enum orr_dtype cli_gemm_precision(const struct orr_gemm_model *m)
-{
-	for (size_t i = 0; i < m->nclasses; i++)
-		if (m->classes[i].dtype == ORR_DTYPE_FP16 ||
-		    m->classes[i].dtype == ORR_DTYPE_BF16 || m->classes[i].dtype == ORR_DTYPE_FP32)
-			return m->classes[i].dtype;
-	return ORR_DTYPE_BF16;
-}
-
 /* The models that re-time: the costs file's (--costs), else those fitted on the trace. */
-void cli_estimate_models(const struct cli_fit *f, const struct orr_costs *c, int gpus_per_node,
+void cli_estimate_models(const struct orr_rank_fit *f, const struct orr_costs *c, int gpus_per_node,
 			 struct orr_retime_models *ret)
 {
 	memset(ret, 0, sizeof(*ret));
@@ -78,7 +69,7 @@ const struct orr_gpu_spec *cli_estimate_gpu(const char *name)
 /* ---- synthesized steps ---- */
 
 void cli_synth_costs(const struct orr_retime_models *m, const struct orr_gpu_spec *gpu,
-		     const struct cli_fit *f, const struct orr_costs *c, double cpu_op_ns,
+		     const struct orr_rank_fit *f, const struct orr_costs *c, double cpu_op_ns,
 		     struct orr_synth_costs *ret)
 {
 	memset(ret, 0, sizeof(*ret));

@@ -123,7 +123,7 @@ struct cli_estimate_base {
 	struct orr_trace *t;
 	struct orr_graph *g;
 	size_t ri; /* the graph rank whose structure is the recorded configuration */
-	struct cli_fit f;
+	struct orr_rank_fit f;
 	struct orr_costs costs; /* --costs */
 	bool have_costs, have_fit;
 	struct orr_retime_models m;
@@ -149,15 +149,13 @@ int cli_estimate_base_sweep(const struct cli_estimate_options *o, struct cli_est
 
 /* The costs a synthesis takes: models m, GPU gpu, the bandwidths f or c measured. */
 void cli_synth_costs(const struct orr_retime_models *m, const struct orr_gpu_spec *gpu,
-		     const struct cli_fit *f, const struct orr_costs *c, double cpu_op_ns,
+		     const struct orr_rank_fit *f, const struct orr_costs *c, double cpu_op_ns,
 		     struct orr_synth_costs *ret);
 /* Synthesizes c's step, replays it (and writes its timeline): EXIT_OK or EXIT_FAIL, said. */
 int cli_synth_run(const struct orr_train_config *c, bool forward_only,
 		  const struct orr_synth_costs *k, const char *timeline, struct cli_synth_run *ret);
-/* The precision a trace ran at: its GEMM classes' operand type (BF16 without GEMMs). */
-enum orr_dtype cli_gemm_precision(const struct orr_gemm_model *m);
 /* The models that re-time: c's (--costs) when not NULL, else those fitted in f. */
-void cli_estimate_models(const struct cli_fit *f, const struct orr_costs *c, int gpus_per_node,
+void cli_estimate_models(const struct orr_rank_fit *f, const struct orr_costs *c, int gpus_per_node,
 			 struct orr_retime_models *ret);
 /* The hardware table's entry of an id or a device name; NULL. */
 const struct orr_gpu_spec *cli_estimate_gpu(const char *name);

@@ -105,7 +105,8 @@ static void json_structure(struct json_out *j, const struct orr_structure *s)
 	json_close_object(j);
 }
 
-static void json_coll(struct json_out *j, const struct cli_fit *f, const struct cli_fit_coll *c)
+static void json_coll(struct json_out *j, const struct orr_rank_fit *f,
+		      const struct orr_rank_fit_coll *c)
 {
 	json_object(j, NULL);
 	json_str(j, "kind", orr_coll_kind_name(c->kind));
@@ -122,7 +123,8 @@ static void json_coll(struct json_out *j, const struct cli_fit *f, const struct 
 	json_int(j, "group", c->group);
 	json_double(j, "bus_bytes_per_s", c->median_bus_bytes_per_s);
 	json_double(j, "spec_bytes_per_s",
-		    cli_fit_spec_link(f, c->link) > 0 ? cli_fit_spec_link(f, c->link) : NAN);
+		    orr_rank_fit_spec_link(f, c->link) > 0 ? orr_rank_fit_spec_link(f, c->link)
+							   : NAN);
 	json_close_object(j);
 	json_bool(j, "fitted", c->err == 0);
 	json_bool(j, "constrained", c->err == 0 && c->m.constrained);
@@ -170,7 +172,7 @@ static void json_gemm_class(struct json_out *j, const struct orr_gemm_class *k)
 	json_close_object(j);
 }
 
-static void json_gemms(struct json_out *j, const struct cli_fit *f)
+static void json_gemms(struct json_out *j, const struct orr_rank_fit *f)
 {
 	const struct orr_gemm_counts *c = &f->gemm_counts;
 	const struct orr_gemm_model *m = &f->gemm;
@@ -213,7 +215,7 @@ static void json_gemms(struct json_out *j, const struct cli_fit *f)
 }
 
 /* The rank's parts and its GEMMs by role, summed over parts.steps steps. */
-static void json_parts(struct json_out *j, const struct cli_fit *f)
+static void json_parts(struct json_out *j, const struct orr_rank_fit *f)
 {
 	json_object(j, "parts");
 	json_int(j, "steps", (int64_t)f->parts.steps);
@@ -272,7 +274,7 @@ static void json_kern_family(struct json_out *j, const struct orr_kern_family *k
 }
 
 /* Class k of the other kernels, when it has kernels or families: counts, efficiency, errors. */
-static void json_kern_class(struct json_out *j, const struct cli_fit *f, int k)
+static void json_kern_class(struct json_out *j, const struct orr_rank_fit *f, int k)
 {
 	const struct orr_kern_counts *c = &f->kern_counts;
 	const struct orr_kern_model *m = &f->kern;
@@ -296,7 +298,7 @@ static void json_kern_class(struct json_out *j, const struct cli_fit *f, int k)
 	json_close_object(j);
 }
 
-static void json_kernels(struct json_out *j, const struct cli_fit *f)
+static void json_kernels(struct json_out *j, const struct orr_rank_fit *f)
 {
 	const struct orr_kern_counts *c = &f->kern_counts;
 	const struct orr_kern_model *m = &f->kern;
@@ -335,7 +337,7 @@ static void json_kernels(struct json_out *j, const struct cli_fit *f)
 }
 
 /* "launch"'s fields: the time as traced, the profiler's part and without it. */
-static void json_launch(struct json_out *j, const struct cli_fit *f)
+static void json_launch(struct json_out *j, const struct orr_rank_fit *f)
 {
 	const struct orr_launch_time *l = &f->launch;
 	char opts[128];
@@ -352,7 +354,7 @@ static void json_launch(struct json_out *j, const struct cli_fit *f)
 	json_str(j, "profiler_source", f->prof.source);
 }
 
-void cli_fit_json(const struct cli_fit *f, FILE *out)
+void cli_fit_json(const struct orr_rank_fit *f, FILE *out)
 {
 	struct json_out j;
 

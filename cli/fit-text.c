@@ -47,7 +47,7 @@ static const char *bytes_text(double b, char *buf, size_t size)
 	return buf;
 }
 
-static void text_structure(const struct cli_fit *f)
+static void text_structure(const struct orr_rank_fit *f)
 {
 	struct cli_named_value v[20];
 	size_t n = cli_fit_structure_values(&f->st, v);
@@ -107,9 +107,9 @@ static void text_band(const struct orr_coll_band *b)
 	       100 * b->fit.loo_max);
 }
 
-static void text_coll(const struct cli_fit *f, const struct cli_fit_coll *c)
+static void text_coll(const struct orr_rank_fit *f, const struct orr_rank_fit_coll *c)
 {
-	double spec = cli_fit_spec_link(f, c->link);
+	double spec = orr_rank_fit_spec_link(f, c->link);
 	char b[32];
 
 	printf("  %s, link %s: %zu samples (%zu coupled across ranks, %zu sized by their "
@@ -147,7 +147,7 @@ static void text_coll(const struct cli_fit *f, const struct cli_fit_coll *c)
 		text_band(&c->m.bands[i]);
 }
 
-static void text_gemms(const struct cli_fit *f)
+static void text_gemms(const struct orr_rank_fit *f)
 {
 	const struct orr_gemm_counts *c = &f->gemm_counts;
 	const struct orr_gemm_model *m = &f->gemm;
@@ -207,7 +207,7 @@ static void text_fallbacks(const struct orr_kern_model *m, enum orr_kern_class c
 			      : "no GPU known, and fewer than 3 sizes in the class");
 }
 
-static void text_kernels(const struct cli_fit *f)
+static void text_kernels(const struct orr_rank_fit *f)
 {
 	const struct orr_kern_counts *c = &f->kern_counts;
 	const struct orr_kern_model *m = &f->kern;
@@ -250,7 +250,7 @@ static void text_kernels(const struct cli_fit *f)
 }
 
 /* The rank's step by part, then its GEMMs by role: per step. */
-static void text_parts(const struct cli_fit *f)
+static void text_parts(const struct orr_rank_fit *f)
 {
 	double steps = f->parts.steps ? (double)f->parts.steps : 1, total = 0;
 
@@ -275,7 +275,7 @@ static void text_parts(const struct cli_fit *f)
 	}
 }
 
-static void text_roles(const struct cli_fit *f)
+static void text_roles(const struct orr_rank_fit *f)
 {
 	double steps = f->parts.steps ? (double)f->parts.steps : 1, total = 0;
 
@@ -290,7 +290,7 @@ static void text_roles(const struct cli_fit *f)
 	for (int r = 1; r <= ORR_GEMM_ROLE_COUNT; r++)
 		for (int p = 0; p < ORR_GEMM_PASS_COUNT; p++) {
 			/* unknown last */
-			const struct cli_fit_role *x = &f->roles[r % ORR_GEMM_ROLE_COUNT][p];
+			const struct orr_rank_fit_role *x = &f->roles[r % ORR_GEMM_ROLE_COUNT][p];
 
 			if (!x->gemms)
 				continue;
@@ -302,7 +302,7 @@ static void text_roles(const struct cli_fit *f)
 }
 
 /* The launch threads' time per step, and what the profiler added to it. */
-static void text_launch(const struct cli_fit *f)
+static void text_launch(const struct orr_rank_fit *f)
 {
 	const struct orr_launch_time *l = &f->launch;
 	char opts[128];
@@ -325,7 +325,7 @@ static void text_launch(const struct cli_fit *f)
 	       (l->step_ns - l->profiler_ns) / 1e6);
 }
 
-void cli_fit_text(const struct cli_fit *f)
+void cli_fit_text(const struct orr_rank_fit *f)
 {
 	printf("%s: rank %d", cli_text(f->trace), (int)f->rank);
 	if (f->device)

@@ -290,19 +290,20 @@ struct split {
 };
 
 /* The model of collective o[i]'s kind and link fitted on the trace's collectives o. */
-static const struct orr_coll_model *trace_model(struct cli_fit_coll **v, size_t *n, size_t *cap,
-						const struct orr_coll_obs *o, size_t no, size_t i)
+static const struct orr_coll_model *trace_model(struct orr_rank_fit_coll **v, size_t *n,
+						size_t *cap, const struct orr_coll_obs *o,
+						size_t no, size_t i)
 {
-	struct cli_fit_coll *c = NULL;
+	struct orr_rank_fit_coll *c = NULL;
 
 	for (size_t k = 0; k < *n && !c; k++)
 		if ((*v)[k].kind == o[i].kind && (*v)[k].link == o[i].link)
 			c = &(*v)[k];
 	if (!c) {
 		ORR_VEC_PUSH(*v, *n, *cap,
-			     ((struct cli_fit_coll){ .kind = o[i].kind, .link = o[i].link }));
+			     ((struct orr_rank_fit_coll){ .kind = o[i].kind, .link = o[i].link }));
 		c = &(*v)[*n - 1];
-		cli_fit_coll_class(o, no, c);
+		orr_rank_fit_coll_class(o, no, c);
 	}
 	return c->err || !c->m.constrained ? NULL : &c->m;
 }
@@ -339,7 +340,7 @@ static struct split *comm_splits(const struct orr_graph *g, const struct orr_cos
 	const uint32_t *members = orr_graph_members(g);
 	size_t nt = orr_graph_task_count(g), ncls = 0, cap = 0;
 	struct split *sp = orr_xmalloc((nt + 1) * sizeof(*sp));
-	struct cli_fit_coll *cls = NULL;
+	struct orr_rank_fit_coll *cls = NULL;
 	struct orr_coll_obs *o;
 	size_t n = orr_coll_observe(g, &o);
 

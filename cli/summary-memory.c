@@ -95,19 +95,19 @@ static void model(const struct summary *s, size_t k, struct sum_mem *m)
 {
 	struct orr_train_config c;
 	struct orr_memory mem;
-	struct cli_fit f;
+	struct orr_rank_fit f;
 
 	m->model_bytes = m->model_state_bytes = m->model_activation_bytes = NAN;
-	cli_fit_run(s->g, k, s->path, NULL, 0, &f);
+	orr_rank_fit_run(s->g, k, s->path, NULL, 0, &f);
 	if (orr_train_config_from_structure(&f.st, &c, &m->model_missing) == 0) {
-		c.precision = f.gemm_err ? ORR_DTYPE_BF16 : cli_gemm_precision(&f.gemm);
+		c.precision = f.gemm_err ? ORR_DTYPE_BF16 : orr_gemm_precision(&f.gemm);
 		if (orr_memory_estimate(&c, f.gpu, 0, &mem) == 0) {
 			m->model_bytes = mem.total_bytes;
 			m->model_state_bytes = mem.model_bytes;
 			m->model_activation_bytes = mem.activation_bytes;
 		}
 	}
-	cli_fit_release(&f);
+	orr_rank_fit_release(&f);
 }
 
 static void rank_memory(const struct summary *s, size_t k, struct sum_mem *m)

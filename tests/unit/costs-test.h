@@ -28,7 +28,7 @@
  * rest): inlined, GCC takes the text for the stream's local buffer pointer and warns of a
  * dangling pointer.  Both tests use it.
  */
-__attribute__((noinline)) static char *costs_text(const struct cli_fit *f, size_t *ret_len)
+__attribute__((noinline)) static char *costs_text(const struct orr_rank_fit *f, size_t *ret_len)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -151,7 +151,7 @@ static inline size_t synthetic_kernels(struct orr_kern_sample *s)
  * Collectives: all-reduces over 2, 4 and 8 ranks of 1 KiB to 1 GiB (several bands, a
  * per-rank latency), all-gathers over 16 (one band), and send/recv that did not fit.
  */
-static inline void synthetic_colls(struct cli_fit *f)
+static inline void synthetic_colls(struct orr_rank_fit *f)
 {
 	struct orr_coll_sample ar[33], ag[8];
 	size_t n = 0;
@@ -166,30 +166,30 @@ static inline void synthetic_colls(struct cli_fit *f)
 	for (int i = 0; i < 8; i++)
 		ag[i] = (struct orr_coll_sample){ ldexp(3, 16 + 2 * i), 16,
 						  noisy(0, ldexp(3, 16 + 2 * i), (size_t)i) / 40 };
-	f->coll[0] = (struct cli_fit_coll){ .kind = ORR_COLL_ALL_REDUCE,
-					    .link = ORR_LINK_NODE,
-					    .samples = n,
-					    .coupled = n,
-					    .sizes = 11,
-					    .groups = 3,
-					    .median_bytes = ldexp(1, 20),
-					    .median_ns = 12345.5,
-					    .median_bus_bytes_per_s = 1.5e11,
-					    .group = 4 };
+	f->coll[0] = (struct orr_rank_fit_coll){ .kind = ORR_COLL_ALL_REDUCE,
+						 .link = ORR_LINK_NODE,
+						 .samples = n,
+						 .coupled = n,
+						 .sizes = 11,
+						 .groups = 3,
+						 .median_bytes = ldexp(1, 20),
+						 .median_ns = 12345.5,
+						 .median_bus_bytes_per_s = 1.5e11,
+						 .group = 4 };
 	f->coll[0].err = orr_coll_model_fit(ORR_COLL_ALL_REDUCE, ar, n, &f->coll[0].m);
-	f->coll[1] = (struct cli_fit_coll){ .kind = ORR_COLL_ALL_GATHER,
-					    .link = ORR_LINK_NETWORK,
-					    .samples = 8,
-					    .coupled = 8,
-					    .sizes = 8,
-					    .groups = 1,
-					    .group = 16 };
+	f->coll[1] = (struct orr_rank_fit_coll){ .kind = ORR_COLL_ALL_GATHER,
+						 .link = ORR_LINK_NETWORK,
+						 .samples = 8,
+						 .coupled = 8,
+						 .sizes = 8,
+						 .groups = 1,
+						 .group = 16 };
 	f->coll[1].err = orr_coll_model_fit(ORR_COLL_ALL_GATHER, ag, 8, &f->coll[1].m);
-	f->coll[2] = (struct cli_fit_coll){ .kind = ORR_COLL_SEND_RECV,
-					    .samples = 1,
-					    .from_alone = true,
-					    .err = -EINVAL,
-					    .group = 2 };
+	f->coll[2] = (struct orr_rank_fit_coll){ .kind = ORR_COLL_SEND_RECV,
+						 .samples = 1,
+						 .from_alone = true,
+						 .err = -EINVAL,
+						 .group = 2 };
 	f->coll[2].m.kind = ORR_COLL_SEND_RECV;
 	assert_int_equal(f->coll[0].err, 0);
 	assert_int_equal(f->coll[1].err, 0);
@@ -222,8 +222,8 @@ static inline void synthetic_structure(struct orr_structure *st)
 	st->comms[1] = (struct orr_comm_role){ .size = -1, .why = "nothing tells" };
 }
 
-/* Everything fitted on the samples above, for gpu (may be NULL); cli_fit_release(). */
-static inline void synthetic_fit(const struct orr_gpu_spec *gpu, struct cli_fit *f)
+/* Everything fitted on the samples above, for gpu (may be NULL); orr_rank_fit_release(). */
+static inline void synthetic_fit(const struct orr_gpu_spec *gpu, struct orr_rank_fit *f)
 {
 	struct orr_gemm_sample gs[12];
 	struct orr_kern_sample ks[22];

@@ -43,13 +43,13 @@ static void expect_error(const char *path, int err, const char *want)
  */
 static char *edited(const char *anchor, const char *from, const char *to, size_t *ret_len)
 {
-	struct cli_fit f;
+	struct orr_rank_fit f;
 	size_t len;
 	char *text, *at, *out;
 
 	synthetic_fit(orr_gpu_spec_by_id("h100-sxm"), &f);
 	text = costs_text(&f, &len);
-	cli_fit_release(&f);
+	orr_rank_fit_release(&f);
 	at = strstr(text, anchor);
 	assert_non_null(at);
 	at = from ? strstr(at, from) : at + strcspn(at, "-0123456789");

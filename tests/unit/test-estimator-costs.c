@@ -129,7 +129,7 @@ static void check_kern_model(const struct orr_kern_model *a, const struct orr_ke
 }
 
 /* A collective model fitted and the one read back, band by band. */
-static void check_coll_model(const struct cli_fit_coll *a, const struct orr_coll_costs *b)
+static void check_coll_model(const struct orr_rank_fit_coll *a, const struct orr_coll_costs *b)
 {
 	assert_int_equal(a->kind, b->kind);
 	assert_int_equal(a->link, b->link);
@@ -155,7 +155,7 @@ static void check_coll_model(const struct cli_fit_coll *a, const struct orr_coll
 }
 
 /* The structure's values, the overlap, the device. */
-static void check_structure(const struct cli_fit *f, const struct orr_costs *c)
+static void check_structure(const struct orr_rank_fit *f, const struct orr_costs *c)
 {
 	struct cli_named_value a[20], b[20];
 	size_t n = cli_fit_structure_values(&f->st, a);
@@ -258,7 +258,7 @@ struct counts {
 };
 
 /* Every GEMM and kernel sample of g by the models fitted and read back; how many. */
-static void predict_graph(const struct orr_graph *g, const struct cli_fit *f,
+static void predict_graph(const struct orr_graph *g, const struct orr_rank_fit *f,
 			  const struct orr_costs *c, struct counts *n)
 {
 	struct orr_gemm_sample *gs;
@@ -286,8 +286,8 @@ static const struct orr_coll_costs *coll_of(const struct orr_costs *c, enum orr_
 }
 
 /* A collective of bytes over group ranks, by a model fitted and the one read back. */
-static void predict_coll(const struct cli_fit_coll *a, const struct orr_coll_costs *b, double bytes,
-			 int group, size_t i)
+static void predict_coll(const struct orr_rank_fit_coll *a, const struct orr_coll_costs *b,
+			 double bytes, int group, size_t i)
 {
 	double ta = orr_coll_model_time(&a->m, bytes, group);
 	double tb = orr_coll_model_time(&b->m, bytes, group);
@@ -299,7 +299,7 @@ static void predict_coll(const struct cli_fit_coll *a, const struct orr_coll_cos
  * Every collective model of f and c alike, and predicting alike collectives of 0 B to
  * 16 GiB over 1 to 64 ranks.
  */
-static void check_colls(const struct cli_fit *f, const struct orr_costs *c)
+static void check_colls(const struct orr_rank_fit *f, const struct orr_costs *c)
 {
 	size_t i = 0;
 
@@ -315,7 +315,7 @@ static void check_colls(const struct cli_fit *f, const struct orr_costs *c)
 }
 
 /* Every collective sample of g, by f's models and c's; how many. */
-static size_t predict_colls(const struct orr_graph *g, const struct cli_fit *f,
+static size_t predict_colls(const struct orr_graph *g, const struct orr_rank_fit *f,
 			    const struct orr_costs *c)
 {
 	struct orr_coll_obs *o;
@@ -344,7 +344,7 @@ static void read_costs(const char *path, struct orr_costs *c)
 }
 
 /* The models of f written and read back, the same as f's. */
-static void check_models(const struct cli_fit *f, const struct orr_costs *c)
+static void check_models(const struct orr_rank_fit *f, const struct orr_costs *c)
 {
 	assert_int_equal(c->gemm_fitted, f->gemm_err == 0);
 	assert_int_equal(c->kern_fitted, f->kern_err == 0);
@@ -361,14 +361,14 @@ static struct counts round_trip(struct orr_trace *t, const char *dir, const char
 	struct counts n = { 0 };
 	struct orr_graph *g;
 	struct orr_costs c;
-	struct cli_fit f;
+	struct orr_rank_fit f;
 	struct orr_diag d;
 	char *file = orr_xasprintf("%s.costs.json", name), *path, *text;
 	size_t len;
 
 	if (orr_graph_build(t, NULL, &g, &d))
 		fail_msg("%s: %s", name, d.msg);
-	cli_fit_run(g, 0, name, NULL, 0, &f);
+	orr_rank_fit_run(g, 0, name, NULL, 0, &f);
 	text = costs_text(&f, &len);
 	path = write_file(dir, file, text, len);
 	read_costs(path, &c);
@@ -379,7 +379,7 @@ static struct counts round_trip(struct orr_trace *t, const char *dir, const char
 	fprintf(stderr, "%s: %zu GEMM, %zu kernel and %zu collective samples predicted alike\n",
 		name, n.gemms, n.kernels, n.colls);
 	orr_costs_release(&c);
-	cli_fit_release(&f);
+	orr_rank_fit_release(&f);
 	orr_graph_free(g);
 	free(text);
 	free(path);
@@ -435,7 +435,7 @@ static void synthetic_round_trip(const struct orr_gpu_spec *gpu, size_t *gemm_ho
 	struct orr_kern_sample ks[22];
 	struct orr_costs c;
 	struct orr_diag d;
-	struct cli_fit f;
+	struct orr_rank_fit f;
 	size_t len;
 	char *text;
 	int r;
@@ -453,7 +453,7 @@ static void synthetic_round_trip(const struct orr_gpu_spec *gpu, size_t *gemm_ho
 	predict(&kern_kind, &f.kern, &c.kern, ks, synthetic_kernels(ks), 3, kern_how);
 	check_colls(&f, &c);
 	orr_costs_release(&c);
-	cli_fit_release(&f);
+	orr_rank_fit_release(&f);
 	free(text);
 }
 

@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* orrery fit: fitting the models on a graph, and their text and JSON reports. */
+/*
+ * Fitting the models on one rank of a graph (orrery fit; the estimator's structure, GEMM,
+ * kernel and collective models, the profiler's cost and the launch time), for every
+ * front end; cli/fit-text.c and cli/fit-json.c print the result.
+ */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "fit.h"
+#include "orrery/analysis.h"
 #include "banned.h"
-
-/* ---- fitting ---- */
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -57,7 +58,7 @@ static const char *rank_device(const struct orr_trace *t, const struct orr_rank 
  * The samples of one (kind, link): the coupled ones when there are any (their times
  * are transfers), else those seen alone (their times include waiting).
  */
-void cli_fit_coll_class(const struct orr_coll_obs *o, size_t n, struct cli_fit_coll *c)
+void orr_rank_fit_coll_class(const struct orr_coll_obs *o, size_t n, struct orr_rank_fit_coll *c)
 {
 	struct orr_coll_sample *s = orr_xcalloc(n, sizeof(*s));
 	double *bytes = orr_xcalloc(3 * n + 1, sizeof(*bytes)), *ns = bytes + n, *bus = ns + n;
@@ -95,13 +96,13 @@ void cli_fit_coll_class(const struct orr_coll_obs *o, size_t n, struct cli_fit_c
 
 /* Rank ri's GEMMs by role and pass, and its parts. */
 static void roles_and_parts(const struct orr_graph *g, size_t ri, const struct orr_gemm_sample *s,
-			    size_t n, struct cli_fit *f)
+			    size_t n, struct orr_rank_fit *f)
 {
 	const struct orr_graph_rank *gr = orr_graph_get_rank(g, ri);
 
 	orr_parts_measure(g, ri, s, n, &f->parts);
 	for (size_t i = 0; i < n; i++) {
-		struct cli_fit_role *r = &f->roles[s[i].role][s[i].pass];
+		struct orr_rank_fit_role *r = &f->roles[s[i].role][s[i].pass];
 		int64_t start;
 
 		if (s[i].task < gr->first_task || s[i].task - gr->first_task >= gr->ntasks)
@@ -117,7 +118,7 @@ static void roles_and_parts(const struct orr_graph *g, size_t ri, const struct o
 }
 
 /* The GEMMs of every rank, labeled by rank ri's structure, and their model on the GPU. */
-static void fit_gemms(const struct orr_graph *g, size_t ri, struct cli_fit *f)
+static void fit_gemms(const struct orr_graph *g, size_t ri, struct orr_rank_fit *f)
 {
 	struct orr_gemm_sample *s;
 	size_t n = orr_gemm_observe(g, &s, &f->gemm_counts);
@@ -129,7 +130,7 @@ static void fit_gemms(const struct orr_graph *g, size_t ri, struct cli_fit *f)
 }
 
 /* The other kernels of every rank, and their model on the trace's GPU. */
-static void fit_kernels(const struct orr_graph *g, struct cli_fit *f)
+static void fit_kernels(const struct orr_graph *g, struct orr_rank_fit *f)
 {
 	struct orr_kern_sample *s;
 	size_t n = orr_kern_observe(g, &s, &f->kern_counts);
@@ -138,8 +139,8 @@ static void fit_kernels(const struct orr_graph *g, struct cli_fit *f)
 	free(s);
 }
 
-void cli_launch_time(const struct orr_graph *g, struct orr_launch_time *ret,
-		     struct orr_prof_cost *ret_prof)
+void orr_rank_fit_launch_time(const struct orr_graph *g, struct orr_launch_time *ret,
+			      struct orr_prof_cost *ret_prof)
 {
 	struct orr_prof_cost c;
 
@@ -167,8 +168,8 @@ static size_t observe(const struct orr_graph *g, const struct orr_nccl_tests *nt
 	return n;
 }
 
-void cli_fit_run(const struct orr_graph *g, size_t ri, const char *trace,
-		 const struct orr_nccl_tests *nt, size_t nnt, struct cli_fit *ret)
+void orr_rank_fit_run(const struct orr_graph *g, size_t ri, const char *trace,
+		      const struct orr_nccl_tests *nt, size_t nnt, struct orr_rank_fit *ret)
 {
 	const struct orr_rank *r = orr_graph_get_rank(g, ri)->rank;
 	struct orr_coll_obs *o;
@@ -182,7 +183,7 @@ void cli_fit_run(const struct orr_graph *g, size_t ri, const char *trace,
 	ret->gpu = ret->device ? orr_gpu_spec_match(ret->device) : NULL;
 	orr_structure_recover(g, ri, &ret->st);
 	orr_overlap_slowdown(r, &ret->overlap);
-	cli_launch_time(g, &ret->launch, &ret->prof);
+	orr_rank_fit_launch_time(g, &ret->launch, &ret->prof);
 	fit_gemms(g, ri, ret);
 	fit_kernels(g, ret);
 	ret->nobs = observe(g, nt, nnt, &o);
@@ -198,13 +199,13 @@ void cli_fit_run(const struct orr_graph *g, size_t ri, const char *trace,
 			if (!any)
 				continue;
 			ORR_VEC_PUSH(ret->coll, ret->ncoll, cap,
-				     ((struct cli_fit_coll){ .kind = k, .link = l }));
-			cli_fit_coll_class(o, ret->nobs, &ret->coll[ret->ncoll - 1]);
+				     ((struct orr_rank_fit_coll){ .kind = k, .link = l }));
+			orr_rank_fit_coll_class(o, ret->nobs, &ret->coll[ret->ncoll - 1]);
 		}
 	free(o);
 }
 
-void cli_fit_release(struct cli_fit *f)
+void orr_rank_fit_release(struct orr_rank_fit *f)
 {
 	if (!f->gemm_err)
 		orr_gemm_model_release(&f->gemm);
@@ -216,9 +217,18 @@ void cli_fit_release(struct cli_fit *f)
 }
 
 /* The link bandwidth the hardware table gives for a link class, per direction; 0. */
-double cli_fit_spec_link(const struct cli_fit *f, enum orr_link l)
+double orr_rank_fit_spec_link(const struct orr_rank_fit *f, enum orr_link l)
 {
 	if (!f->gpu)
 		return 0;
 	return l == ORR_LINK_NETWORK ? f->gpu->nic_bytes_per_s : f->gpu->link_bytes_per_s;
+}
+
+enum orr_dtype orr_gemm_precision(const struct orr_gemm_model *m)
+{
+	for (size_t i = 0; i < m->nclasses; i++)
+		if (m->classes[i].dtype == ORR_DTYPE_FP16 ||
+		    m->classes[i].dtype == ORR_DTYPE_BF16 || m->classes[i].dtype == ORR_DTYPE_FP32)
+			return m->classes[i].dtype;
+	return ORR_DTYPE_BF16;
 }
