@@ -37,7 +37,7 @@ struct options {
 	int format;
 	int64_t top;
 	const char *timeline;
-	struct cli_select sel;
+	struct orr_select sel;
 	struct cli_scales scales;
 	struct cli_globs comm;
 	const char *trace;
@@ -320,7 +320,7 @@ static void report(const struct options *o, const struct orr_replay *r,
 	c.names = cli_op_names_new(c.g);
 	orr_replay_job_steps(r, &steps, &nsteps);
 	for (size_t k = 0; k < nsteps; k++) /* --steps */
-		if (cli_selected_step(&o->sel, steps[k].step))
+		if (orr_select_step(&o->sel, steps[k].step))
 			steps[kept++] = steps[k];
 	nsteps = kept;
 	if (o->format == CLI_FORMAT_JSON) {
@@ -476,7 +476,7 @@ out:
 	free(paths);
 	cli_replay_close(&cr);
 	cli_scales_release(&o.scales);
-	cli_select_release(&o.sel);
+	orr_select_release(&o.sel);
 	cli_globs_release(&o.comm);
 	return ret;
 }

@@ -154,27 +154,27 @@ bool info_has_capture(const struct orr_rank *r)
 	return r->producer != ORR_STR_NONE || r->host != ORR_STR_NONE || r->pid >= 0;
 }
 
-size_t info_select_steps(const struct cli_select *sel, struct orr_step *s, size_t n)
+size_t info_select_steps(const struct orr_select *sel, struct orr_step *s, size_t n)
 {
 	size_t k = 0;
 
 	for (size_t i = 0; i < n; i++)
-		if (cli_selected_step(sel, s[i].step))
+		if (orr_select_step(sel, s[i].step))
 			s[k++] = s[i];
 	return k;
 }
 
 /* --ranks that name no rank of t: an error. */
-static bool no_rank_selected(const struct cli_select *sel, const struct orr_trace *t)
+static bool no_rank_selected(const struct orr_select *sel, const struct orr_trace *t)
 {
 	for (size_t i = 0; i < orr_trace_rank_count(t); i++)
-		if (cli_selected_rank(sel, orr_trace_get_rank(t, i)->rank))
+		if (orr_select_rank(sel, orr_trace_get_rank(t, i)->rank))
 			return false;
 	return true;
 }
 
 /* Imports the trace argv[optind] names and prints what it holds. */
-static int info_run(int argc, char **argv, int format, const struct cli_select *sel)
+static int info_run(int argc, char **argv, int format, const struct orr_select *sel)
 {
 	struct orr_import_options iopts = { .warn = cli_import_warn };
 	struct orr_trace *t = NULL;
@@ -231,7 +231,7 @@ int cmd_info(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct cli_select sel = { 0 };
+	struct orr_select sel = { 0 };
 	int format = CLI_FORMAT_TEXT, c, r;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -239,7 +239,7 @@ int cmd_info(int argc, char **argv)
 		case 'f':
 			format = cli_parse_format(optarg, false);
 			if (format < 0) {
-				cli_select_release(&sel);
+				orr_select_release(&sel);
 				return cli_usage_error("info", "unknown format '%s' (text or json)",
 						       optarg);
 			}
@@ -247,20 +247,20 @@ int cmd_info(int argc, char **argv)
 		case 'p': /* --steps */
 		case 'r': /* --ranks */
 			if (cli_select_option(&sel, "info", c, optarg) < 0) {
-				cli_select_release(&sel);
+				orr_select_release(&sel);
 				return EXIT_USAGE;
 			}
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
-			cli_select_release(&sel);
+			orr_select_release(&sel);
 			return EXIT_OK;
 		default:
-			cli_select_release(&sel);
+			orr_select_release(&sel);
 			return cli_bad_option("info", argc, argv);
 		}
 	}
 	r = info_run(argc, argv, format, &sel);
-	cli_select_release(&sel);
+	orr_select_release(&sel);
 	return r;
 }

@@ -46,7 +46,7 @@ struct options {
 	int format;
 	const char *timeline;
 	bool strict;
-	struct cli_select sel;
+	struct orr_select sel;
 	struct cli_scales scales;
 	struct cli_scenarios scenarios;
 	struct cli_globs comm;
@@ -173,11 +173,11 @@ static int check_selection(const struct options *o, const struct orr_replay *r)
 		struct orr_replay_step *s;
 		size_t ns;
 
-		if (!cli_selected_rank(&o->sel, orr_graph_get_rank(g, k)->rank->rank))
+		if (!orr_select_rank(&o->sel, orr_graph_get_rank(g, k)->rank->rank))
 			continue;
 		orr_replay_steps(r, k, &s, &ns);
 		for (size_t i = 0; i < ns; i++)
-			n += cli_selected_step(&o->sel, s[i].step);
+			n += orr_select_step(&o->sel, s[i].step);
 		free(s);
 	}
 	return nothing_selected(o, n);
@@ -281,7 +281,7 @@ out:
 	cli_replay_close(&cr);
 	cli_scales_release(&o.scales);
 	cli_scenarios_release(&o.scenarios);
-	cli_select_release(&o.sel);
+	orr_select_release(&o.sel);
 	cli_globs_release(&o.comm);
 	if (o.costs_file)
 		orr_costs_release(&o.costs);

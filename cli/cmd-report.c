@@ -206,13 +206,13 @@ static void skew(FILE *f, const struct cli_report *rep)
 }
 
 /* Streams' idle time and queues, launch delays by class, short kernels. */
-static void launch_tables(FILE *f, const struct summary *s)
+static void launch_tables(FILE *f, const struct orr_summary *s)
 {
 	fputs("<table><tr><th>rank</th><th>stream</th><th>idle ms</th><th>host wait</th>"
 	      "<th>kernel wait</th><th>other</th><th>queue mean</th><th>queue max</th></tr>\n",
 	      f);
 	for (size_t i = 0; i < s->nstream_idle; i++) {
-		const struct sum_stream_idle *x = &s->stream_idle[i];
+		const struct orr_sum_stream_idle *x = &s->stream_idle[i];
 
 		fprintf(f,
 			"<tr><td>%d</td><td>%lld</td><td>%.3f</td><td>%.3f</td><td>%.3f</td>"
@@ -225,8 +225,8 @@ static void launch_tables(FILE *f, const struct summary *s)
 	      "call's start)</h3>\n<table><tr><th class=\"name\">class</th><th>tasks</th>"
 	      "<th>median</th><th>p90</th><th>max</th></tr>\n",
 	      f);
-	for (size_t k = 0; k < SUM_CLASSES; k++) {
-		const struct sum_delays *d = &s->delays[k];
+	for (size_t k = 0; k < ORR_SUM_CLASSES; k++) {
+		const struct orr_sum_delays *d = &s->delays[k];
 
 		if (d->n)
 			fprintf(f,
@@ -239,7 +239,7 @@ static void launch_tables(FILE *f, const struct summary *s)
 	      "<th>kernels</th><th>short</th><th>of kernels</th><th>of GPU time</th></tr>\n",
 	      f);
 	for (size_t i = 0; i < s->nshorts; i++) {
-		const struct sum_short *x = &s->shorts[i];
+		const struct orr_sum_short *x = &s->shorts[i];
 
 		fprintf(f,
 			"<tr><td>%d</td><td>%zu</td><td>%zu</td><td>%.1f%%</td><td>%.1f%%</td>"
@@ -251,7 +251,7 @@ static void launch_tables(FILE *f, const struct summary *s)
 	fputs("</table>\n", f);
 }
 
-static void idle(FILE *f, const struct summary *s)
+static void idle(FILE *f, const struct orr_summary *s)
 {
 	struct html_bar *bars = orr_xcalloc(s->nsteps + 1, sizeof(*bars));
 	struct html_seg *segs = orr_xcalloc(3 * s->nsteps + 1, sizeof(*segs));
@@ -263,7 +263,7 @@ static void idle(FILE *f, const struct summary *s)
 	      f);
 	html_legend(f, idle_names, idle_colors, 3);
 	for (size_t i = 0; i < s->nsteps; i++) {
-		const struct sum_idle *x = &s->steps[i].idle;
+		const struct orr_sum_idle *x = &s->steps[i].idle;
 		double v[3] = { ms(x->host_wait_ns), ms(x->kernel_wait_ns), ms(x->other_ns) };
 
 		label_of(labels[i], sizeof(labels[i]), s->steps[i].rank, s->steps[i].step, NULL);
@@ -371,7 +371,7 @@ static void critical_path(FILE *f, const struct orr_replay *r)
 	free(js);
 }
 
-static void items(FILE *f, const struct summary *s, const struct sum_item *v, size_t n,
+static void items(FILE *f, const struct orr_summary *s, const struct orr_sum_item *v, size_t n,
 		  int64_t total, size_t top, const char *id, const char *title)
 {
 	fprintf(f,
@@ -395,21 +395,21 @@ static void items(FILE *f, const struct summary *s, const struct sum_item *v, si
 }
 
 /* Each rank's allocator over the capture: allocated and reserved, and the peaks. */
-static void memory(FILE *f, const struct summary *s)
+static void memory(FILE *f, const struct orr_summary *s)
 {
 	static const char *const colors[] = { "#0072B2", "#E69F00" };
-	double y[2][SUM_MEM_BINS];
+	double y[2][ORR_SUM_MEM_BINS];
 	char names[2][64];
 
 	if (!s->nmem)
 		return;
 	fputs("<h2 id=\"memory\">Memory (the CUDA caching allocator)</h2>\n", f);
 	for (size_t i = 0; i < s->nmem; i++) {
-		const struct sum_mem *m = &s->mem[i];
+		const struct orr_sum_mem *m = &s->mem[i];
 		struct html_line l[2] = { { y[0], colors[0], names[0] },
 					  { y[1], colors[1], names[1] } };
 
-		for (size_t b = 0; b < SUM_MEM_BINS; b++) {
+		for (size_t b = 0; b < ORR_SUM_MEM_BINS; b++) {
 			y[0][b] = m->allocated.v[b] / 1073741824.0;
 			y[1][b] = m->reserved.v[b] >= 0 ? m->reserved.v[b] / 1073741824.0 : 0;
 		}
@@ -425,15 +425,16 @@ static void memory(FILE *f, const struct summary *s)
 				m->model_bytes / 1073741824.0);
 		fputs(".</p>\n", f);
 		html_legend(f, (const char *const[]){ "allocated", "reserved" }, colors, 2);
-		html_lines(f, l, m->reserved.v[0] >= 0 ? 2 : 1, SUM_MEM_BINS,
-			   (double)m->allocated.bin_ns * SUM_MEM_BINS / 1e6, WIDTH, "ms", "GiB");
+		html_lines(f, l, m->reserved.v[0] >= 0 ? 2 : 1, ORR_SUM_MEM_BINS,
+			   (double)m->allocated.bin_ns * ORR_SUM_MEM_BINS / 1e6, WIDTH, "ms",
+			   "GiB");
 	}
 }
 
 #define MAX_COUNTER_CHARTS 12
 
 /* Each counter series as a line over the capture (the first MAX_COUNTER_CHARTS). */
-static void counters(FILE *f, const struct summary *s)
+static void counters(FILE *f, const struct orr_summary *s)
 {
 	const struct orr_trace *t = orr_graph_trace(s->g);
 
@@ -446,7 +447,7 @@ static void counters(FILE *f, const struct summary *s)
 			"them all).</p>\n",
 			MAX_COUNTER_CHARTS, s->ncounters);
 	for (size_t i = 0; i < s->ncounters && i < MAX_COUNTER_CHARTS; i++) {
-		const struct sum_counter *c = &s->counters[i];
+		const struct orr_sum_counter *c = &s->counters[i];
 		char name[256];
 		struct html_line l = { c->bins.v, "#009E73", name };
 
@@ -456,12 +457,12 @@ static void counters(FILE *f, const struct summary *s)
 		html_text(f, name);
 		fprintf(f, ": %zu samples, min %.4g, mean %.4g, max %.4g.</p>\n", c->samples,
 			c->min, c->mean, c->max);
-		html_lines(f, &l, 1, SUM_MEM_BINS, (double)c->bins.bin_ns * SUM_MEM_BINS / 1e6,
-			   WIDTH, "ms", "");
+		html_lines(f, &l, 1, ORR_SUM_MEM_BINS,
+			   (double)c->bins.bin_ns * ORR_SUM_MEM_BINS / 1e6, WIDTH, "ms", "");
 	}
 }
 
-static void collectives(FILE *f, const struct summary *s)
+static void collectives(FILE *f, const struct orr_summary *s)
 {
 	char algo[32];
 
@@ -476,13 +477,13 @@ static void collectives(FILE *f, const struct summary *s)
 	      "</th></tr>\n",
 	      f);
 	for (size_t i = 0; i < s->ncolls; i++) {
-		const struct sum_coll *c = &s->colls[i];
+		const struct orr_sum_coll *c = &s->colls[i];
 		double mean = c->count ? c->ns / (double)c->count : 0;
 		double bw = isfinite(c->bytes) && mean > 0
 				    ? c->bytes / mean * orr_coll_bus_factor(c->kind, c->group)
 				    : NAN;
 
-		summary_algorithm(orr_graph_task_name(s->g, c->algo_task), algo, sizeof(algo));
+		orr_nccl_algorithm(orr_graph_task_name(s->g, c->algo_task), algo, sizeof(algo));
 		fprintf(f, "<tr><td class=\"name\">%s</td>", orr_coll_kind_name(c->kind));
 		if (isfinite(c->bytes))
 			fprintf(f, "<td>%.0f%s</td>", c->bytes, c->sized_by_caller ? "*" : "");
@@ -591,10 +592,10 @@ static void page(FILE *f, const struct options *o, const struct orr_replay *r,
 		 const struct orr_replay *rb, const struct cli_layouts *w)
 {
 	struct cli_report rep;
-	struct summary s;
+	struct orr_summary s;
 
 	cli_report_init(&rep, o->in, r, NULL);
-	summary_gather(&s, o->in, r, NULL);
+	orr_summary_gather(&s, o->in, r, NULL);
 	header(f, o, &rep);
 	steps(f, &rep);
 	breakdown(f, &rep);
@@ -616,7 +617,7 @@ static void page(FILE *f, const struct options *o, const struct orr_replay *r,
 		"<p class=\"note\">orrery %s; the terms are defined in orrery's "
 		"docs/orrery-report.md.</p>\n</body></html>\n",
 		ORR_VERSION);
-	summary_release(&s);
+	orr_summary_release(&s);
 	cli_report_release(&rep);
 }
 

@@ -29,7 +29,7 @@ static const char usage_text[] =
 struct options {
 	int format;
 	int64_t top;
-	struct cli_select sel;
+	struct orr_select sel;
 	struct cli_globs comm;
 	const char *trace;
 };
@@ -89,7 +89,7 @@ int cmd_summary(int argc, char **argv)
 {
 	struct options o = { .format = CLI_FORMAT_TEXT, .top = 10 };
 	struct cli_replay cr = { 0 };
-	struct summary s;
+	struct orr_summary s;
 	int ret;
 
 	ret = parse_options(argc, argv, &o);
@@ -98,10 +98,10 @@ int cmd_summary(int argc, char **argv)
 	ret = cli_replay_open(o.trace, NULL, &o.comm, &cr);
 	if (ret != EXIT_OK)
 		goto out;
-	summary_gather(&s, o.trace, cr.r, &o.sel);
+	orr_summary_gather(&s, o.trace, cr.r, &o.sel);
 	if (!s.nsteps) {
 		cli_select_nothing(&o.sel, o.trace);
-		summary_release(&s);
+		orr_summary_release(&s);
 		ret = EXIT_FAIL;
 		goto out;
 	}
@@ -111,11 +111,11 @@ int cmd_summary(int argc, char **argv)
 		summary_csv(&s);
 	else
 		summary_text(&s, (size_t)o.top);
-	summary_release(&s);
+	orr_summary_release(&s);
 	ret = EXIT_OK; /* main() checks that standard output was written */
 out:
 	cli_replay_close(&cr);
 	cli_globs_release(&o.comm);
-	cli_select_release(&o.sel);
+	orr_select_release(&o.sel);
 	return ret;
 }

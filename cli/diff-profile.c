@@ -85,7 +85,7 @@ static bool in_steps(const struct orr_replay_step *s, size_t n, int64_t t)
 static void ops(struct dprofile *p, const struct orr_trace *t, const struct orr_rank *r,
 		const struct orr_replay_step *s, size_t ns)
 {
-	int64_t *self = summary_op_self_times(r);
+	int64_t *self = orr_op_self_times(r);
 	char key[1024];
 
 	for (uint32_t e = 0; e < r->nevents; e++) {
@@ -129,7 +129,7 @@ static void gpu(struct dprofile *p, const struct orr_replay *r, size_t k,
 		it = slot(&p->kernels, orr_graph_task_name(g, t), orr_graph_task_name(g, t));
 		it->ns += d;
 		it->count++;
-		c = summary_kernel_class(g, t);
+		c = orr_kernel_class(g, t);
 		p->class_ns[c] += d;
 		p->class_count[c]++;
 	}

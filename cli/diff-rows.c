@@ -85,11 +85,11 @@ void dp_op_rows(struct dtab *t, const struct dprofile *a, const struct dprofile 
 
 void dp_class_rows(struct dtab *t, const struct dprofile *a, const struct dprofile *b)
 {
-	for (size_t c = 0; c < SUM_CLASSES; c++) {
+	for (size_t c = 0; c < ORR_SUM_CLASSES; c++) {
 		if (!a->class_count[c] && !b->class_count[c])
 			continue;
 		ORR_VEC_PUSH(t->v, t->n, t->cap,
-			     ((struct drow){ "class", summary_class_name(c),
+			     ((struct drow){ "class", orr_kernel_class_name(c),
 					     per_step(a->class_ns[c], a),
 					     per_step(b->class_ns[c], b), a->class_count[c],
 					     b->class_count[c] }));

@@ -43,8 +43,8 @@ struct dprofile {
 	struct dp_rank *ranks;
 	size_t nranks;
 	struct dp_map kernels, ops, ops_shaped;
-	int64_t class_ns[SUM_CLASSES];
-	uint64_t class_count[SUM_CLASSES];
+	int64_t class_ns[ORR_SUM_CLASSES];
+	uint64_t class_count[ORR_SUM_CLASSES];
 };
 
 /* One compared item: per rank-step on each side (cli/diff-rows.c). */

@@ -167,7 +167,7 @@ static void json_et(struct json_out *j, const struct orr_trace *t, const struct 
 }
 
 static void json_rank(struct json_out *j, const struct orr_trace *t, const struct orr_rank *r,
-		      const struct cli_select *sel)
+		      const struct orr_select *sel)
 {
 	struct rank_stats st;
 	struct orr_step *steps;
@@ -192,7 +192,7 @@ static void json_rank(struct json_out *j, const struct orr_trace *t, const struc
 }
 
 void info_print_json(const char *path, const struct orr_trace *t, const struct orr_graph_stats *gs,
-		     const struct cli_select *sel)
+		     const struct orr_select *sel)
 {
 	struct json_out j;
 	struct orr_step *steps;
@@ -202,7 +202,7 @@ void info_print_json(const char *path, const struct orr_trace *t, const struct o
 	json_str(&j, "trace", path);
 	json_array(&j, "ranks");
 	for (size_t i = 0; i < orr_trace_rank_count(t); i++)
-		if (cli_selected_rank(sel, orr_trace_get_rank(t, i)->rank))
+		if (orr_select_rank(sel, orr_trace_get_rank(t, i)->rank))
 			json_rank(&j, t, orr_trace_get_rank(t, i), sel);
 	json_close_array(&j);
 	orr_trace_job_steps(t, &steps, &nsteps);

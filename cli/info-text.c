@@ -161,7 +161,7 @@ static void text_steps(const struct orr_step *s, size_t n)
 }
 
 void info_print_text(const char *path, const struct orr_trace *t, const struct orr_graph_stats *gs,
-		     const struct cli_select *sel)
+		     const struct orr_select *sel)
 {
 	struct orr_step *steps;
 	size_t nsteps;
@@ -172,7 +172,7 @@ void info_print_text(const char *path, const struct orr_trace *t, const struct o
 		const struct orr_rank *r = orr_trace_get_rank(t, i);
 		struct rank_stats st;
 
-		if (!cli_selected_rank(sel, r->rank))
+		if (!orr_select_rank(sel, r->rank))
 			continue;
 		info_rank_stats(r, &st);
 		printf("\nrank %d", r->rank);

@@ -41,12 +41,12 @@ bool info_has_capture(const struct orr_rank *r);
 const char *info_coercion_name(uint32_t how);
 
 /* Keeps the steps of s[0..n) that sel selects, in order; how many. */
-size_t info_select_steps(const struct cli_select *sel, struct orr_step *s, size_t n);
+size_t info_select_steps(const struct orr_select *sel, struct orr_step *s, size_t n);
 
 /* What the trace at PATH holds (the ranks and steps sel selects), and its graph GS. */
 void info_print_text(const char *path, const struct orr_trace *t, const struct orr_graph_stats *gs,
-		     const struct cli_select *sel);
+		     const struct orr_select *sel);
 void info_print_json(const char *path, const struct orr_trace *t, const struct orr_graph_stats *gs,
-		     const struct cli_select *sel);
+		     const struct orr_select *sel);
 
 #endif

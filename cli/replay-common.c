@@ -203,7 +203,7 @@ static int parse_range(const char *s, const char *e, int64_t max, int64_t *lo, i
 	return *lo < 0 || *hi < *lo ? -1 : 0;
 }
 
-static int select_steps(struct cli_select *s, const char *arg)
+static int select_steps(struct orr_select *s, const char *arg)
 {
 	if (parse_range(arg, arg + strlen(arg), INT64_MAX, &s->step_lo, &s->step_hi) < 0)
 		return -1;
@@ -218,7 +218,7 @@ static int cmp_rank(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static int select_ranks(struct cli_select *s, const char *arg)
+static int select_ranks(struct orr_select *s, const char *arg)
 {
 	const char *p = arg;
 
@@ -239,7 +239,7 @@ static int select_ranks(struct cli_select *s, const char *arg)
 	return 0;
 }
 
-int cli_select_option(struct cli_select *s, const char *cmd, int opt, const char *arg)
+int cli_select_option(struct orr_select *s, const char *cmd, int opt, const char *arg)
 {
 	if (opt == 'p' && select_steps(s, arg) < 0) {
 		cli_usage_error(cmd, "bad --steps '%s' (A or A-B)", arg);
@@ -252,17 +252,7 @@ int cli_select_option(struct cli_select *s, const char *cmd, int opt, const char
 	return 0;
 }
 
-bool cli_selected_step(const struct cli_select *s, int64_t step)
-{
-	return !s || !s->steps_given || (step >= s->step_lo && step <= s->step_hi && step >= 0);
-}
-
-bool cli_selected_rank(const struct cli_select *s, int32_t rank)
-{
-	return !s || !s->ranks || bsearch(&rank, s->ranks, s->nranks, sizeof(*s->ranks), cmp_rank);
-}
-
-void cli_select_nothing(const struct cli_select *s, const char *trace)
+void cli_select_nothing(const struct orr_select *s, const char *trace)
 {
 	if (s->steps_given || s->ranks)
 		cli_error("--steps and --ranks select no rank-step of '%s' ('orrery info' lists "
@@ -272,10 +262,4 @@ void cli_select_nothing(const struct cli_select *s, const char *trace)
 		cli_error("'%s' holds no step: no CPU or GPU task was read ('orrery info' lists "
 			  "what it holds)",
 			  trace);
-}
-
-void cli_select_release(struct cli_select *s)
-{
-	free(s->ranks);
-	*s = (struct cli_select){ 0 };
 }

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "orrery/replay.h"
+#include "orrery/analysis.h"
 
 /* A CPU rule, cpu:GLOB=FACTOR or cpu@RANK:GLOB=FACTOR; the glob is owned. */
 struct cli_cpu_rule {
@@ -89,25 +89,15 @@ void cli_globs_release(struct cli_globs *g);
 /*
  * --steps A[-B] and --ranks LIST (0,2,4-7): which rank-steps a report shows and which
  * part of the timelines --timeline writes.  Nothing given: everything.  A trace without
- * step annotations has one step, "all", which a --steps selection leaves out.
- */
-struct cli_select {
-	bool steps_given;
-	int64_t step_lo, step_hi;
-	int32_t *ranks; /* sorted; NULL: every rank */
-	size_t nranks, cap;
-};
-
-/*
+ * step annotations has one step, "all", which a --steps selection leaves out.  The
+ * selection is a struct orr_select (include/orrery/analysis.h).
+ *
  * Parses --steps (opt 'p') or --ranks (opt 'r') into s; -1 after reporting a malformed
  * value as a usage error of command cmd.
  */
-int cli_select_option(struct cli_select *s, const char *cmd, int opt, const char *arg);
-bool cli_selected_step(const struct cli_select *s, int64_t step);
-bool cli_selected_rank(const struct cli_select *s, int32_t rank);
+int cli_select_option(struct orr_select *s, const char *cmd, int opt, const char *arg);
 /* The error when s leaves no rank-step of trace (or trace has none at all). */
-void cli_select_nothing(const struct cli_select *s, const char *trace);
-void cli_select_release(struct cli_select *s);
+void cli_select_nothing(const struct orr_select *s, const char *trace);
 
 /* A trace, its graph and its replay. */
 struct cli_replay {
@@ -160,7 +150,7 @@ struct cli_report {
 
 /* The rank-steps and job steps of r that sel selects (NULL: all). */
 void cli_report_init(struct cli_report *rep, const char *path, const struct orr_replay *r,
-		     const struct cli_select *sel);
+		     const struct orr_select *sel);
 void cli_report_release(struct cli_report *rep);
 void cli_report_text(const struct cli_report *rep);
 void cli_report_json(const struct cli_report *rep);
@@ -250,7 +240,7 @@ struct cli_whatif {
 /* Replays each scenario on the graph of base (the replay as recorded); EXIT_OK or EXIT_FAIL. */
 int cli_whatif_run(struct cli_whatif *w, const char *path, const struct orr_replay *base,
 		   const struct cli_scenarios *sc, const struct orr_costs *costs,
-		   const struct cli_select *sel);
+		   const struct orr_select *sel);
 void cli_whatif_release(struct cli_whatif *w);
 /* Rules that matched no GPU task, each with a warning; their count. */
 size_t cli_whatif_unmatched(const struct cli_whatif *w);
@@ -286,6 +276,6 @@ struct cli_step_path {
 };
 
 int cli_timeline_write(const struct orr_replay *r, const struct cli_step_path *paths, size_t npaths,
-		       const struct cli_select *sel, const char *path);
+		       const struct orr_select *sel, const char *path);
 
 #endif

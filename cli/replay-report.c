@@ -43,14 +43,14 @@ static void trust(const struct orr_graph *g, size_t rank, struct cli_row *row)
 }
 
 static void add_rank_rows(struct cli_report *rep, const struct orr_replay *r, size_t rank,
-			  const struct cli_select *sel, size_t *cap)
+			  const struct orr_select *sel, size_t *cap)
 {
 	const struct orr_graph *g = orr_replay_graph(r);
 	struct orr_gpu_timeline *m, *p;
 	struct orr_replay_step *s;
 	size_t n;
 
-	if (!cli_selected_rank(sel, orr_graph_get_rank(g, rank)->rank->rank))
+	if (!orr_select_rank(sel, orr_graph_get_rank(g, rank)->rank->rank))
 		return;
 	m = orr_gpu_timeline_new(r, rank, false);
 	p = orr_gpu_timeline_new(r, rank, true);
@@ -63,7 +63,7 @@ static void add_rank_rows(struct cli_report *rep, const struct orr_replay *r, si
 			.busy_l1 = 0,
 		};
 
-		if (!cli_selected_step(sel, s[k].step))
+		if (!orr_select_step(sel, s[k].step))
 			continue;
 		row.busy_l1 = orr_gpu_timeline_busy_l1(m, p, &s[k]);
 		orr_gpu_timeline_breakdown(m, s[k].measured_start_ns, s[k].measured_end_ns,
@@ -79,7 +79,7 @@ static void add_rank_rows(struct cli_report *rep, const struct orr_replay *r, si
 }
 
 void cli_report_init(struct cli_report *rep, const char *path, const struct orr_replay *r,
-		     const struct cli_select *sel)
+		     const struct orr_select *sel)
 {
 	const struct orr_graph *g = orr_replay_graph(r);
 	struct orr_replay_step *job;
@@ -92,7 +92,7 @@ void cli_report_init(struct cli_report *rep, const char *path, const struct orr_
 	orr_replay_job_steps(r, &job, &njob);
 	rep->job = orr_xcalloc(njob + 1, sizeof(*rep->job));
 	for (size_t k = 0; k < njob; k++)
-		if (cli_selected_step(sel, job[k].step))
+		if (orr_select_step(sel, job[k].step))
 			rep->job[rep->njob++] = (struct cli_row){
 				.rank = -1, .s = job[k], .error = cli_step_error(&job[k])
 			};

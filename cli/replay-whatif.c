@@ -46,7 +46,7 @@ static void fixed_time(struct cli_whatif_run *run, const struct orr_replay *r)
 
 int cli_whatif_run(struct cli_whatif *w, const char *path, const struct orr_replay *base,
 		   const struct cli_scenarios *sc, const struct orr_costs *costs,
-		   const struct cli_select *sel)
+		   const struct orr_select *sel)
 {
 	const struct orr_graph *g = orr_replay_graph(base);
 

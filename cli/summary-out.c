@@ -18,19 +18,19 @@ static double pct(double part, double whole)
 }
 
 /* Bytes per second of an instance: S / t (nccl-tests' algbw), NaN when unknown. */
-static double algbw(const struct sum_coll *c)
+static double algbw(const struct orr_sum_coll *c)
 {
 	double t = c->count ? c->ns / (double)c->count : 0;
 
 	return isfinite(c->bytes) && t > 0 ? c->bytes / t * 1e9 : NAN;
 }
 
-static double busbw(const struct sum_coll *c)
+static double busbw(const struct orr_sum_coll *c)
 {
 	return algbw(c) * orr_coll_bus_factor(c->kind, c->group);
 }
 
-static const char *name_of(const struct summary *s, uint32_t name)
+static const char *name_of(const struct orr_summary *s, uint32_t name)
 {
 	return orr_trace_str(orr_graph_trace(s->g), name);
 }
@@ -51,7 +51,7 @@ static void put_name(const char *name)
 
 /* ---- text ---- */
 
-static void text_steps(const struct summary *s)
+static void text_steps(const struct orr_summary *s)
 {
 	char st[32], c[7][32];
 
@@ -60,7 +60,7 @@ static void text_steps(const struct summary *s)
 	printf("%-6s %6s %11s %11s %11s %11s %11s %11s %11s\n", "rank", "step", "step", "busy",
 	       "compute", "exposed comm", "waiting", "copies", "idle");
 	for (size_t i = 0; i < s->nsteps; i++) {
-		const struct sum_step *x = &s->steps[i];
+		const struct orr_sum_step *x = &s->steps[i];
 
 		printf("%-6d %6s %11s %11s %11s %11s %11s %11s %11s\n", x->rank,
 		       cli_step_label(x->step, st, sizeof(st)), cli_ms(x->step_ns, c[0], 32),
@@ -80,8 +80,8 @@ static void text_steps(const struct summary *s)
 	}
 }
 
-static void text_items(const struct summary *s, const struct sum_item *v, size_t n, int64_t total,
-		       size_t top, const char *title, const char *what)
+static void text_items(const struct orr_summary *s, const struct orr_sum_item *v, size_t n,
+		       int64_t total, size_t top, const char *title, const char *what)
 {
 	char a[32];
 
@@ -97,7 +97,7 @@ static void text_items(const struct summary *s, const struct sum_item *v, size_t
 	}
 }
 
-static void text_streams(const struct summary *s)
+static void text_streams(const struct orr_summary *s)
 {
 	char a[32];
 
@@ -121,7 +121,7 @@ static const char *gbps(double v, char *buf, size_t size)
 	return buf;
 }
 
-static void text_colls(const struct summary *s)
+static void text_colls(const struct orr_summary *s)
 {
 	char algo[32], bytes[32], group[16], ab[32], bb[32];
 
@@ -132,9 +132,9 @@ static void text_colls(const struct summary *s)
 	printf("  %-14s %14s %5s %-8s %6s %11s %10s %10s %10s  %s\n", "kind", "size B", "group",
 	       "link", "count", "total ms", "mean us", "algbw GB/s", "busbw GB/s", "algorithm");
 	for (size_t i = 0; i < s->ncolls; i++) {
-		const struct sum_coll *c = &s->colls[i];
+		const struct orr_sum_coll *c = &s->colls[i];
 
-		summary_algorithm(orr_graph_task_name(s->g, c->algo_task), algo, sizeof(algo));
+		orr_nccl_algorithm(orr_graph_task_name(s->g, c->algo_task), algo, sizeof(algo));
 		if (isfinite(c->bytes))
 			snprintf(bytes, sizeof(bytes), "%.0f%s", c->bytes,
 				 c->sized_by_caller ? "*" : "");
@@ -160,7 +160,7 @@ static void text_colls(const struct summary *s)
 		       s->colls_unknown == 1 ? "" : "s");
 }
 
-void summary_text(const struct summary *s, size_t top)
+void summary_text(const struct orr_summary *s, size_t top)
 {
 	printf("%s: %zu rank%s, %zu rank-step%s measured\n", cli_text(s->path), s->nranks,
 	       s->nranks == 1 ? "" : "s", s->nsteps, s->nsteps == 1 ? "" : "s");
@@ -181,8 +181,8 @@ void summary_text(const struct summary *s, size_t top)
 
 /* ---- JSON ---- */
 
-static void json_items(struct json_out *j, const struct summary *s, const char *key,
-		       const struct sum_item *v, size_t n, int64_t total, size_t top)
+static void json_items(struct json_out *j, const struct orr_summary *s, const char *key,
+		       const struct orr_sum_item *v, size_t n, int64_t total, size_t top)
 {
 	json_array(j, key);
 	for (size_t i = 0; i < n && i < top; i++) {
@@ -196,11 +196,11 @@ static void json_items(struct json_out *j, const struct summary *s, const char *
 	json_close_array(j);
 }
 
-static void json_steps(struct json_out *j, const struct summary *s)
+static void json_steps(struct json_out *j, const struct orr_summary *s)
 {
 	json_array(j, "steps");
 	for (size_t i = 0; i < s->nsteps; i++) {
-		const struct sum_step *x = &s->steps[i];
+		const struct orr_sum_step *x = &s->steps[i];
 
 		json_object(j, NULL);
 		json_int(j, "rank", x->rank);
@@ -220,15 +220,15 @@ static void json_steps(struct json_out *j, const struct summary *s)
 	json_close_array(j);
 }
 
-static void json_colls(struct json_out *j, const struct summary *s)
+static void json_colls(struct json_out *j, const struct orr_summary *s)
 {
 	char algo[32];
 
 	json_array(j, "collectives");
 	for (size_t i = 0; i < s->ncolls; i++) {
-		const struct sum_coll *c = &s->colls[i];
+		const struct orr_sum_coll *c = &s->colls[i];
 
-		summary_algorithm(orr_graph_task_name(s->g, c->algo_task), algo, sizeof(algo));
+		orr_nccl_algorithm(orr_graph_task_name(s->g, c->algo_task), algo, sizeof(algo));
 		json_object(j, NULL);
 		json_str(j, "kind", orr_coll_kind_name(c->kind));
 		json_double_exact(j, "bytes", c->bytes);
@@ -247,7 +247,7 @@ static void json_colls(struct json_out *j, const struct summary *s)
 	json_int(j, "collectives_unknown", (int64_t)s->colls_unknown);
 }
 
-void summary_json(const struct summary *s, size_t top)
+void summary_json(const struct orr_summary *s, size_t top)
 {
 	struct json_out j;
 
@@ -284,13 +284,13 @@ void summary_json(const struct summary *s, size_t top)
 
 /* ---- CSV: the rank-steps ---- */
 
-void summary_csv(const struct summary *s)
+void summary_csv(const struct orr_summary *s)
 {
 	fputs("rank,step,step_ns,busy_ns,compute_ns,exposed_comm_ns,exposed_comm_wait_ns,copy_ns,"
 	      "idle_ns\n",
 	      stdout);
 	for (size_t i = 0; i < s->nsteps; i++) {
-		const struct sum_step *x = &s->steps[i];
+		const struct orr_sum_step *x = &s->steps[i];
 
 		printf("%d,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld\n", x->rank, (long long)x->step,
 		       (long long)x->step_ns, (long long)x->busy_ns,

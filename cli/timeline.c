@@ -27,7 +27,7 @@ struct timeline {
 	const struct orr_replay *r;
 	const struct cli_step_path *paths;
 	size_t npaths;
-	const struct cli_select *sel;
+	const struct orr_select *sel;
 	uint8_t *keep; /* per task: 1 measured side, 2 predicted side (--steps) */
 	int64_t origin_ns;
 	bool first;
@@ -133,7 +133,7 @@ static void select_tasks(struct timeline *tl, size_t rank)
 
 		tl->keep[t] = 0;
 		for (size_t k = 0; k < n; k++) {
-			if (!cli_selected_step(tl->sel, s[k].step))
+			if (!orr_select_step(tl->sel, s[k].step))
 				continue;
 			if (me >= s[k].measured_start_ns && ms <= s[k].measured_end_ns)
 				tl->keep[t] |= 1;
@@ -217,7 +217,7 @@ static bool in_selected_step(const struct timeline *tl, const struct orr_replay_
 	if (!tl->sel || !tl->sel->steps_given)
 		return true;
 	for (size_t k = 0; k < n; k++)
-		if (cli_selected_step(tl->sel, s[k].step) && t1 >= s[k].measured_start_ns &&
+		if (orr_select_step(tl->sel, s[k].step) && t1 >= s[k].measured_start_ns &&
 		    t0 <= s[k].measured_end_ns)
 			return true;
 	return false;
@@ -377,11 +377,11 @@ static void put_all(struct timeline *tl)
 	fputs("{\"traceEvents\":[", tl->f);
 	for (size_t i = 0; i < nranks; i++)
 		for (int side = 0; side < 2; side++)
-			if (cli_selected_rank(tl->sel, orr_graph_get_rank(tl->g, i)->rank->rank))
+			if (orr_select_rank(tl->sel, orr_graph_get_rank(tl->g, i)->rank->rank))
 				put_tracks(tl, i, side);
 	put_paths(tl);
 	for (size_t i = 0; i < nranks; i++) {
-		if (!cli_selected_rank(tl->sel, orr_graph_get_rank(tl->g, i)->rank->rank))
+		if (!orr_select_rank(tl->sel, orr_graph_get_rank(tl->g, i)->rank->rank))
 			continue;
 		select_tasks(tl, i);
 		put_ops(tl, i);
@@ -395,7 +395,7 @@ static void put_all(struct timeline *tl)
 }
 
 int cli_timeline_write(const struct orr_replay *r, const struct cli_step_path *paths, size_t npaths,
-		       const struct cli_select *sel, const char *path)
+		       const struct orr_select *sel, const char *path)
 {
 	struct orr_outfile out;
 	struct timeline tl = {

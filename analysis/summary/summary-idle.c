@@ -18,12 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "replay-common.h"
-#include "summary.h"
+#include "orrery/analysis.h"
+#include "summary-internal.h"
 #include "banned.h"
-
-#define SHORT_KERNEL_NS 10000 /* a kernel shorter than this is launch-bound territory */
 
 struct gtask {
 	int64_t start, end, launch; /* launch: the call's start; INT64_MIN when not launched */
@@ -52,12 +49,12 @@ static bool word_in(const char *s, const char *needle)
 	return false;
 }
 
-const char *summary_class_name(size_t c)
+const char *orr_kernel_class_name(size_t c)
 {
-	return c < SUM_CLASSES ? classes[c] : NULL;
+	return c < ORR_SUM_CLASSES ? classes[c] : NULL;
 }
 
-size_t summary_kernel_class(const struct orr_graph *g, uint32_t t)
+size_t orr_kernel_class(const struct orr_graph *g, uint32_t t)
 {
 	static const char *const pats[][5] = {
 		{ "flash", "fmha", "attention", "sdpa", NULL },
@@ -131,7 +128,8 @@ static int64_t overlap(int64_t a, int64_t b, int64_t lo, int64_t hi)
 
 /* Adds gap [a, b) ended by v[next] (n: none) to the windows it falls in. */
 static void add_gap(const struct gtask *v, size_t n, const int64_t *min_launch, size_t next,
-		    int64_t a, int64_t b, const struct orr_step *w, size_t nw, struct sum_idle *out)
+		    int64_t a, int64_t b, const struct orr_step *w, size_t nw,
+		    struct orr_sum_idle *out)
 {
 	int64_t launched = next < n ? min_launch[next] : INT64_MAX;
 
@@ -158,7 +156,7 @@ static void add_gap(const struct gtask *v, size_t n, const int64_t *min_launch, 
  * min_launch: scratch for n values.
  */
 static void explain(const struct gtask *v, size_t n, int64_t *min_launch, const struct orr_step *w,
-		    size_t nw, struct sum_idle *out)
+		    size_t nw, struct orr_sum_idle *out)
 {
 	int64_t busy = nw ? w[0].start_ns : 0;
 
@@ -194,7 +192,7 @@ static int cmp_qev(const void *a, const void *b)
 
 /* The queue of one stream's tasks v[0..n): its time-weighted mean and maximum in w. */
 static void queue(const struct gtask *v, size_t n, const struct orr_step *w, size_t nw,
-		  struct sum_stream_idle *out)
+		  struct orr_sum_stream_idle *out)
 {
 	struct qev *q = orr_xmalloc((2 * n + 1) * sizeof(*q));
 	size_t m = 0;
@@ -235,19 +233,19 @@ static ptrdiff_t in_windows(const struct orr_step *w, size_t nw, int64_t t)
 }
 
 /* Launch delays by class and the rank's short kernels, for the tasks starting in w. */
-static void launches(struct summary *s, const struct gtask *v, size_t n, const struct orr_step *w,
-		     size_t nw, int32_t rank)
+static void launches(struct orr_summary *s, const struct gtask *v, size_t n,
+		     const struct orr_step *w, size_t nw, int32_t rank)
 {
-	struct sum_short sh = { .rank = rank };
+	struct orr_sum_short sh = { .rank = rank };
 
 	for (size_t i = 0; i < n; i++) {
 		size_t c;
 
 		if (in_windows(w, nw, v[i].start) < 0)
 			continue;
-		c = summary_kernel_class(s->g, v[i].task);
+		c = orr_kernel_class(s->g, v[i].task);
 		if (v[i].launch != INT64_MIN) {
-			struct sum_delays *d = &s->delays[c];
+			struct orr_sum_delays *d = &s->delays[c];
 
 			ORR_VEC_PUSH(d->ns, d->n, d->cap, v[i].start - v[i].launch);
 		}
@@ -255,7 +253,7 @@ static void launches(struct summary *s, const struct gtask *v, size_t n, const s
 			continue;
 		sh.kernels++;
 		sh.kernel_ns += v[i].end - v[i].start;
-		if (v[i].end - v[i].start < SHORT_KERNEL_NS) {
+		if (v[i].end - v[i].start < ORR_SUM_SHORT_KERNEL_NS) {
 			sh.short_kernels++;
 			sh.short_ns += v[i].end - v[i].start;
 		}
@@ -273,14 +271,14 @@ static int cmp_proc(const void *a, const void *b)
 }
 
 /* Per stream: its gaps explained over the windows, and its queue. */
-static void streams(struct summary *s, size_t k, struct gtask *v, size_t n, int64_t *scratch,
-		    const struct orr_step *w, size_t nw, struct sum_idle *dev)
+static void streams(struct orr_summary *s, size_t k, struct gtask *v, size_t n, int64_t *scratch,
+		    const struct orr_step *w, size_t nw, struct orr_sum_idle *dev)
 {
 	const struct orr_rank *r = orr_graph_get_rank(s->g, k)->rank;
 
 	qsort(v, n, sizeof(*v), cmp_proc);
 	for (size_t i = 0, j; i < n; i = j) {
-		struct sum_stream_idle row = { .rank = r->rank };
+		struct orr_sum_stream_idle row = { .rank = r->rank };
 
 		for (j = i; j < n && v[j].proc == v[i].proc;)
 			j++;
@@ -298,13 +296,13 @@ static void streams(struct summary *s, size_t k, struct gtask *v, size_t n, int6
 	}
 }
 
-void summary_idle(struct summary *s, size_t k, const struct orr_step *w, size_t nw,
-		  struct sum_step *steps)
+void orr__summary_idle(struct orr_summary *s, size_t k, const struct orr_step *w, size_t nw,
+		       struct orr_sum_step *steps)
 {
 	size_t n;
 	struct gtask *v = gpu_tasks(s->g, k, &n);
 	int64_t *scratch;
-	struct sum_idle *dev;
+	struct orr_sum_idle *dev;
 
 	if (!nw) { /* no step of this rank is shown */
 		free(v);
@@ -329,12 +327,12 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-void summary_idle_finish(struct summary *s)
+void orr__summary_idle_finish(struct orr_summary *s)
 {
-	for (size_t c = 0; c < SUM_CLASSES; c++) {
-		struct sum_delays *d = &s->delays[c];
+	for (size_t c = 0; c < ORR_SUM_CLASSES; c++) {
+		struct orr_sum_delays *d = &s->delays[c];
 
-		d->name = summary_class_name(c);
+		d->name = orr_kernel_class_name(c);
 		if (!d->n)
 			continue;
 		qsort(d->ns, d->n, sizeof(*d->ns), cmp_i64);
@@ -343,126 +341,4 @@ void summary_idle_finish(struct summary *s)
 		d->p90 = d->ns[(9 * d->n + 9) / 10 - 1];
 		d->max = d->ns[d->n - 1];
 	}
-}
-
-/* ---- output ---- */
-
-static double pct(int64_t part, int64_t whole)
-{
-	return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
-}
-
-void summary_idle_text(const struct summary *s)
-{
-	char st[32], a[32], b[32], c[32], d[32];
-
-	printf("\nGPU idle, explained, ms (host wait: what ran next was not launched yet; "
-	       "kernel wait: it was, and waited on an event or a collective's peers; other: "
-	       "launch latency, queueing)\n");
-	printf("%-6s %6s %11s %11s %11s %11s\n", "rank", "step", "idle", "host wait", "kernel wait",
-	       "other");
-	for (size_t i = 0; i < s->nsteps; i++) {
-		const struct sum_step *x = &s->steps[i];
-
-		printf("%-6d %6s %11s %11s %11s %11s\n", x->rank,
-		       cli_step_label(x->step, st, sizeof(st)), cli_ms(x->idle.idle_ns, a, 32),
-		       cli_ms(x->idle.host_wait_ns, b, 32), cli_ms(x->idle.kernel_wait_ns, c, 32),
-		       cli_ms(x->idle.other_ns, d, 32));
-	}
-	if (s->nstream_idle)
-		printf("\nper stream, in the steps: idle explained, ms; queue: launched GPU tasks "
-		       "not started yet\n  %-6s %8s %11s %11s %11s %11s %10s %9s\n",
-		       "rank", "stream", "idle", "host wait", "kernel wait", "other", "queue mean",
-		       "queue max");
-	for (size_t i = 0; i < s->nstream_idle; i++) {
-		const struct sum_stream_idle *x = &s->stream_idle[i];
-
-		printf("  %-6d %8lld %11s %11s %11s %11s %10.2f %9lld\n", x->rank,
-		       (long long)x->stream, cli_ms(x->idle.idle_ns, a, 32),
-		       cli_ms(x->idle.host_wait_ns, b, 32), cli_ms(x->idle.kernel_wait_ns, c, 32),
-		       cli_ms(x->idle.other_ns, d, 32), x->queue_mean, (long long)x->queue_max);
-	}
-	printf("\nlaunch delay, us (GPU start less the launch call's start), by kernel class\n"
-	       "  %-14s %9s %10s %10s %10s\n",
-	       "class", "tasks", "median", "p90", "max");
-	for (size_t k = 0; k < SUM_CLASSES; k++) {
-		const struct sum_delays *x = &s->delays[k];
-
-		if (x->n)
-			printf("  %-14s %9zu %10.1f %10.1f %10.1f\n", x->name, x->n,
-			       (double)x->p50 / 1e3, (double)x->p90 / 1e3, (double)x->max / 1e3);
-	}
-	printf("\nshort kernels (under %d us: many of them make a step launch-bound)\n"
-	       "  %-6s %9s %9s %12s %12s\n",
-	       SHORT_KERNEL_NS / 1000, "rank", "kernels", "short", "of kernels", "of GPU time");
-	for (size_t i = 0; i < s->nshorts; i++) {
-		const struct sum_short *x = &s->shorts[i];
-
-		printf("  %-6d %9zu %9zu %11.1f%% %11.1f%%\n", x->rank, x->kernels,
-		       x->short_kernels, pct((int64_t)x->short_kernels, (int64_t)x->kernels),
-		       pct(x->short_ns, x->kernel_ns));
-	}
-}
-
-static void json_idle(struct json_out *j, const char *key, const struct sum_idle *x)
-{
-	json_object(j, key);
-	json_int(j, "idle_ns", x->idle_ns);
-	json_int(j, "host_wait_ns", x->host_wait_ns);
-	json_int(j, "kernel_wait_ns", x->kernel_wait_ns);
-	json_int(j, "other_ns", x->other_ns);
-	json_close_object(j);
-}
-
-void summary_idle_json_step(struct json_out *j, const struct sum_step *x)
-{
-	json_idle(j, "idle", &x->idle);
-}
-
-void summary_idle_json(struct json_out *j, const struct summary *s)
-{
-	json_array(j, "streams_idle");
-	for (size_t i = 0; i < s->nstream_idle; i++) {
-		const struct sum_stream_idle *x = &s->stream_idle[i];
-
-		json_object(j, NULL);
-		json_int(j, "rank", x->rank);
-		json_int(j, "stream", x->stream);
-		json_idle(j, "idle", &x->idle);
-		json_double(j, "queue_mean", x->queue_mean);
-		json_int(j, "queue_max", x->queue_max);
-		json_close_object(j);
-	}
-	json_close_array(j);
-	json_array(j, "launch_delay");
-	for (size_t k = 0; k < SUM_CLASSES; k++) {
-		const struct sum_delays *x = &s->delays[k];
-
-		if (!x->n)
-			continue;
-		json_object(j, NULL);
-		json_str(j, "class", x->name);
-		json_int(j, "tasks", (int64_t)x->n);
-		json_int(j, "median_ns", x->p50);
-		json_int(j, "p90_ns", x->p90);
-		json_int(j, "max_ns", x->max);
-		json_close_object(j);
-	}
-	json_close_array(j);
-	json_object(j, "short_kernels");
-	json_int(j, "threshold_ns", SHORT_KERNEL_NS);
-	json_array(j, "ranks");
-	for (size_t i = 0; i < s->nshorts; i++) {
-		const struct sum_short *x = &s->shorts[i];
-
-		json_object(j, NULL);
-		json_int(j, "rank", x->rank);
-		json_int(j, "kernels", (int64_t)x->kernels);
-		json_int(j, "short", (int64_t)x->short_kernels);
-		json_int(j, "kernel_ns", x->kernel_ns);
-		json_int(j, "short_ns", x->short_ns);
-		json_close_object(j);
-	}
-	json_close_array(j);
-	json_close_object(j);
 }

@@ -10,12 +10,12 @@
  * collectives wait least while the others' wait most: they wait for it.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "replay-common.h"
-#include "summary.h"
+#include "orrery/analysis.h"
+#include "summary-internal.h"
 #include "banned.h"
 
 /*
@@ -23,7 +23,7 @@
  * whole capture.
  */
 static struct orr_step *windows(const struct orr_trace *t, const struct orr_rank *r,
-				const struct cli_select *sel, size_t *ret_n)
+				const struct orr_select *sel, size_t *ret_n)
 {
 	struct orr_step *s = NULL;
 	int64_t lo = INT64_MAX, hi = INT64_MIN;
@@ -31,7 +31,7 @@ static struct orr_step *windows(const struct orr_trace *t, const struct orr_rank
 
 	if (orr_rank_steps(t, r, &s, ret_n) == 0 && *ret_n) {
 		for (size_t i = 0; i < *ret_n; i++)
-			if (cli_selected_step(sel, s[i].step))
+			if (orr_select_step(sel, s[i].step))
 				s[n++] = s[i];
 		*ret_n = n;
 		return s;
@@ -53,14 +53,14 @@ static struct orr_step *windows(const struct orr_trace *t, const struct orr_rank
 	return s;
 }
 
-static void add_item(struct sum_item **v, size_t *n, size_t *cap, struct sum_item it)
+static void add_item(struct orr_sum_item **v, size_t *n, size_t *cap, struct orr_sum_item it)
 {
 	ORR_VEC_PUSH(*v, *n, *cap, it);
 }
 
 static int cmp_key(const void *a, const void *b)
 {
-	const struct sum_item *x = a, *y = b;
+	const struct orr_sum_item *x = a, *y = b;
 
 	if (x->rank != y->rank)
 		return (x->rank > y->rank) - (x->rank < y->rank);
@@ -74,7 +74,7 @@ static const struct orr_trace *sort_trace;
 /* Most time first, then by name (not by the trace's ids), rank, stream. */
 static int cmp_time(const void *a, const void *b)
 {
-	const struct sum_item *x = a, *y = b;
+	const struct orr_sum_item *x = a, *y = b;
 	int c;
 
 	if (x->ns != y->ns)
@@ -88,7 +88,7 @@ static int cmp_time(const void *a, const void *b)
 }
 
 /* Merges items of one key, sorted by time; returns the total. */
-static int64_t merge(const struct orr_trace *t, struct sum_item *v, size_t *n)
+static int64_t merge(const struct orr_trace *t, struct orr_sum_item *v, size_t *n)
 {
 	size_t k = 0;
 	int64_t total = 0;
@@ -115,7 +115,7 @@ struct item_lists {
 	size_t kcap, ocap, scap;
 };
 
-int64_t *summary_op_self_times(const struct orr_rank *r)
+int64_t *orr_op_self_times(const struct orr_rank *r)
 {
 	uint32_t *open = orr_xmalloc((r->nplaces + 1) * sizeof(*open));
 	uint32_t *parent = orr_xmalloc((r->nevents + 1) * sizeof(*parent));
@@ -147,24 +147,24 @@ int64_t *summary_op_self_times(const struct orr_rank *r)
 }
 
 /* Ops by CPU self time, those starting in the windows. */
-static void op_self_times(struct summary *s, struct item_lists *l, const struct orr_rank *r,
+static void op_self_times(struct orr_summary *s, struct item_lists *l, const struct orr_rank *r,
 			  const struct orr_step *w, size_t nw)
 {
-	int64_t *self = summary_op_self_times(r);
+	int64_t *self = orr_op_self_times(r);
 
 	for (uint32_t e = 0; e < r->nevents; e++)
 		if (r->events[e].kind == ORR_EVENT_OP &&
 		    orr_step_index(w, nw, r->events[e].start_ns) >= 0)
 			add_item(&s->ops, &s->nops, &l->ocap,
-				 (struct sum_item){ .name = r->events[e].name,
-						    .rank = -1,
-						    .stream = -1,
-						    .count = 1,
-						    .ns = self[e] });
+				 (struct orr_sum_item){ .name = r->events[e].name,
+							.rank = -1,
+							.stream = -1,
+							.count = 1,
+							.ns = self[e] });
 	free(self);
 }
 
-static void rank_items(struct summary *s, struct item_lists *l, const struct orr_rank *r,
+static void rank_items(struct orr_summary *s, struct item_lists *l, const struct orr_rank *r,
 		       const struct orr_step *w, size_t nw)
 {
 	for (size_t i = 0; i < r->nevents; i++) {
@@ -176,24 +176,24 @@ static void rank_items(struct summary *s, struct item_lists *l, const struct orr
 		if (!gpu || !pl || orr_step_index(w, nw, e->start_ns) < 0)
 			continue;
 		add_item(&s->kernels, &s->nkernels, &l->kcap,
-			 (struct sum_item){ .name = e->name,
-					    .rank = -1,
-					    .stream = -1,
-					    .count = 1,
-					    .ns = e->dur_ns });
+			 (struct orr_sum_item){ .name = e->name,
+						.rank = -1,
+						.stream = -1,
+						.count = 1,
+						.ns = e->dur_ns });
 		add_item(&s->streams, &s->nstreams, &l->scap,
-			 (struct sum_item){ .name = ORR_NONE,
-					    .rank = r->rank,
-					    .stream = pl->tid,
-					    .count = 1,
-					    .ns = e->dur_ns });
+			 (struct orr_sum_item){ .name = ORR_NONE,
+						.rank = r->rank,
+						.stream = pl->tid,
+						.count = 1,
+						.ns = e->dur_ns });
 	}
 	op_self_times(s, l, r, w, nw);
 }
 
 /* Per rank-step: the measured breakdown, busy time and copies. */
-static void rank_steps(struct summary *s, const struct orr_replay *r, size_t k,
-		       const struct cli_select *sel, size_t *cap)
+static void rank_steps(struct orr_summary *s, const struct orr_replay *r, size_t k,
+		       const struct orr_select *sel, size_t *cap)
 {
 	const struct orr_graph *g = orr_replay_graph(r);
 	const struct orr_rank *rk = orr_graph_get_rank(g, k)->rank;
@@ -204,15 +204,15 @@ static void rank_steps(struct summary *s, const struct orr_replay *r, size_t k,
 	size_t first = s->nsteps;
 
 	for (size_t i = 0; i < nw; i++) {
-		struct sum_step st = { .rank = rk->rank,
-				       .step = w[i].step,
-				       .step_ns = w[i].end_ns - w[i].start_ns };
+		struct orr_sum_step st = { .rank = rk->rank,
+					   .step = w[i].step,
+					   .step_ns = w[i].end_ns - w[i].start_ns };
 
 		orr_gpu_timeline_breakdown(tl, w[i].start_ns, w[i].end_ns, &st.b);
 		st.busy_ns = st.b.exposed_compute_ns + st.b.overlapped_ns + st.b.exposed_comm_ns;
 		ORR_VEC_PUSH(s->steps, s->nsteps, *cap, st);
 	}
-	summary_idle(s, k, w, nw, s->steps + first);
+	orr__summary_idle(s, k, w, nw, s->steps + first);
 	for (size_t e = 0; e < rk->nevents; e++) {
 		const struct orr_event *ev = &rk->events[e];
 		ptrdiff_t i;
@@ -239,7 +239,7 @@ static int cmp_double(const void *a, const void *b)
  * with the least waiting per step, when the others' median is more than twice it and
  * at least 1 % of their mean step (over the ranks shown).
  */
-static void straggler(struct summary *s)
+static void straggler(struct orr_summary *s)
 {
 	double *wait = orr_xcalloc(s->nsteps + 1, sizeof(*wait)), *sorted, step = 0;
 	int32_t *rank = orr_xcalloc(s->nsteps + 1, sizeof(*rank));
@@ -279,7 +279,8 @@ out:
 }
 
 /* The row of s->colls for o, added when new; sizes NaN (unknown) are equal. */
-static struct sum_coll *coll_row(struct summary *s, size_t *cap, const struct orr_coll_obs *o)
+static struct orr_sum_coll *coll_row(struct orr_summary *s, size_t *cap,
+				     const struct orr_coll_obs *o)
 {
 	size_t k = 0;
 
@@ -290,12 +291,12 @@ static struct sum_coll *coll_row(struct summary *s, size_t *cap, const struct or
 		k++;
 	if (k == s->ncolls)
 		ORR_VEC_PUSH(s->colls, s->ncolls, *cap,
-			     ((struct sum_coll){ .kind = o->kind,
-						 .link = o->link,
-						 .bytes = o->s.bytes,
-						 .group = o->s.group,
-						 .sized_by_caller = o->sized_by_caller,
-						 .algo_task = o->task }));
+			     ((struct orr_sum_coll){ .kind = o->kind,
+						     .link = o->link,
+						     .bytes = o->s.bytes,
+						     .group = o->s.group,
+						     .sized_by_caller = o->sized_by_caller,
+						     .algo_task = o->task }));
 	return &s->colls[k];
 }
 
@@ -336,7 +337,7 @@ static bool unsized(const struct orr_graph *g, uint32_t t, uint32_t members,
 }
 
 /* Collective instances grouped by kind, link, group and size (unknown sizes last). */
-static void collectives(struct summary *s)
+static void collectives(struct orr_summary *s)
 {
 	const struct orr_task *tasks = orr_graph_tasks(s->g);
 	const struct orr_group *groups = orr_graph_groups(s->g);
@@ -344,7 +345,7 @@ static void collectives(struct summary *s)
 	struct orr_coll_obs *o = NULL, u;
 	size_t n = orr_coll_observe(s->g, &o), cap = 0;
 	uint8_t *seen = orr_xcalloc(orr_graph_task_count(s->g) + 1, 1);
-	struct sum_coll *c;
+	struct orr_sum_coll *c;
 
 	for (size_t i = 0; i < n; i++) {
 		c = coll_row(s, &cap, &o[i]);
@@ -388,21 +389,21 @@ static void collectives(struct summary *s)
 	free(o);
 }
 
-void summary_gather(struct summary *s, const char *path, const struct orr_replay *r,
-		    const struct cli_select *sel)
+void orr_summary_gather(struct orr_summary *s, const char *path, const struct orr_replay *r,
+			const struct orr_select *sel)
 {
 	const struct orr_graph *g = orr_replay_graph(r);
 	const struct orr_trace *t = orr_graph_trace(g);
 	struct item_lists l = { 0 };
 	size_t cap = 0;
 
-	*s = (struct summary){ .path = path, .g = g, .nranks = orr_graph_rank_count(g) };
+	*s = (struct orr_summary){ .path = path, .g = g, .nranks = orr_graph_rank_count(g) };
 	for (size_t k = 0; k < s->nranks; k++) {
 		const struct orr_rank *rk = orr_graph_get_rank(g, k)->rank;
 		size_t nw;
 		struct orr_step *w;
 
-		if (!cli_selected_rank(sel, rk->rank))
+		if (!orr_select_rank(sel, rk->rank))
 			continue;
 		w = windows(t, rk, sel, &nw);
 		rank_steps(s, r, k, sel, &cap);
@@ -416,11 +417,11 @@ void summary_gather(struct summary *s, const char *path, const struct orr_replay
 		qsort(s->streams, s->nstreams, sizeof(*s->streams), cmp_key);
 	straggler(s);
 	collectives(s);
-	summary_idle_finish(s);
-	summary_memory(s, sel);
+	orr__summary_idle_finish(s);
+	orr__summary_memory(s, sel);
 }
 
-void summary_release(struct summary *s)
+void orr_summary_release(struct orr_summary *s)
 {
 	free(s->steps);
 	free(s->kernels);
@@ -431,12 +432,12 @@ void summary_release(struct summary *s)
 	free(s->shorts);
 	free(s->mem);
 	free(s->counters);
-	for (size_t c = 0; c < SUM_CLASSES; c++)
+	for (size_t c = 0; c < ORR_SUM_CLASSES; c++)
 		free(s->delays[c].ns);
-	*s = (struct summary){ 0 };
+	*s = (struct orr_summary){ 0 };
 }
 
-void summary_algorithm(const char *kernel, char *buf, size_t size)
+void orr_nccl_algorithm(const char *kernel, char *buf, size_t size)
 {
 	static const char *const algos[] = {
 		"RING", "TREE", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS_TREE", "NVLS", "PAT"
