@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "orrery/analysis.h"
 #include "cli.h"
-#include "diff.h"
 #include "replay-common.h"
 #include "banned.h"
 
@@ -43,9 +43,9 @@ struct options {
 
 struct diff {
 	const struct options *o;
-	const struct dprofile *a, *b;
-	struct dp_totals ta, tb;
-	struct dtab classes, kernels, ops;
+	const struct orr_diff_profile *a, *b;
+	struct orr_diff_totals ta, tb;
+	struct orr_diff_table classes, kernels, ops;
 };
 
 /* ---- text ---- */
@@ -64,13 +64,13 @@ static void text_line(const char *label, double a, double b)
 	printf("  %-26s %12.3f %12.3f %+12.3f %9s\n", label, a / 1e6, b / 1e6, (b - a) / 1e6, p);
 }
 
-static void text_rows(const struct diff *d, const struct dtab *t, const char *title, bool only,
-		      int side)
+static void text_rows(const struct diff *d, const struct orr_diff_table *t, const char *title,
+		      bool only, int side)
 {
 	size_t shown = 0;
 
 	for (size_t i = 0; i < t->n && shown < (size_t)d->o->top; i++) {
-		const struct drow *r = &t->v[i];
+		const struct orr_diff_row *r = &t->v[i];
 
 		if (only && (side == 0 ? (r->cb || !r->ca) : (r->ca || !r->cb)))
 			continue;
@@ -85,7 +85,7 @@ static void text_rows(const struct diff *d, const struct dtab *t, const char *ti
 
 static void text(const struct diff *d)
 {
-	const struct dprofile *a = d->a, *b = d->b;
+	const struct orr_diff_profile *a = d->a, *b = d->b;
 	char lab[64];
 
 	printf("A: %s (%s, %zu rank-steps)\nB: %s (%s, %zu rank-steps)\n\n", cli_text(a->label),
@@ -98,7 +98,7 @@ static void text(const struct diff *d)
 	text_line("  of it waiting for peers", d->ta.wait, d->tb.wait);
 	text_line("idle", d->ta.idle, d->tb.idle);
 	for (size_t i = 0; i < a->nranks; i++) {
-		const struct dp_rank *p = dp_peer_rank(a, i, b);
+		const struct orr_diff_rank *p = orr_diff_peer_rank(a, i, b);
 
 		if (!p)
 			continue;
@@ -107,7 +107,7 @@ static void text(const struct diff *d)
 		else
 			snprintf(lab, sizeof(lab), "step, rank %d vs %d", a->ranks[i].rank,
 				 p->rank);
-		text_line(lab, dp_rank_mean(&a->ranks[i]), dp_rank_mean(p));
+		text_line(lab, orr_diff_rank_mean(&a->ranks[i]), orr_diff_rank_mean(p));
 	}
 	text_rows(d, &d->classes, "GPU time by kernel class, per rank-step", false, 0);
 	text_rows(d, &d->kernels, "GPU kernels, copies and sets by contribution to the change",
@@ -121,7 +121,7 @@ static void text(const struct diff *d)
 
 /* ---- JSON, CSV ---- */
 
-static void json_rows(struct json_out *j, const char *key, const struct dtab *t)
+static void json_rows(struct json_out *j, const char *key, const struct orr_diff_table *t)
 {
 	json_array(j, key);
 	for (size_t i = 0; i < t->n; i++) {
@@ -146,7 +146,7 @@ static void json_pair(struct json_out *j, const char *key, double a, double b)
 	json_close_object(j);
 }
 
-static void json_side(struct json_out *j, const char *key, const struct dprofile *p)
+static void json_side(struct json_out *j, const char *key, const struct orr_diff_profile *p)
 {
 	json_object(j, key);
 	json_str(j, "trace", p->label);
@@ -169,16 +169,17 @@ static void json(const struct diff *d)
 	json_pair(&j, "idle", d->ta.idle, d->tb.idle);
 	json_array(&j, "ranks");
 	for (size_t i = 0; i < d->a->nranks; i++) {
-		const struct dp_rank *p = dp_peer_rank(d->a, i, d->b);
+		const struct orr_diff_rank *p = orr_diff_peer_rank(d->a, i, d->b);
 
 		if (!p)
 			continue;
 		json_object(&j, NULL);
 		json_int(&j, "a_rank", d->a->ranks[i].rank);
 		json_int(&j, "b_rank", p->rank);
-		json_double_exact(&j, "a_ns", dp_rank_mean(&d->a->ranks[i]));
-		json_double_exact(&j, "b_ns", dp_rank_mean(p));
-		json_double_exact(&j, "delta_ns", dp_rank_mean(p) - dp_rank_mean(&d->a->ranks[i]));
+		json_double_exact(&j, "a_ns", orr_diff_rank_mean(&d->a->ranks[i]));
+		json_double_exact(&j, "b_ns", orr_diff_rank_mean(p));
+		json_double_exact(&j, "delta_ns",
+				  orr_diff_rank_mean(p) - orr_diff_rank_mean(&d->a->ranks[i]));
 		json_close_object(&j);
 	}
 	json_close_array(&j);
@@ -188,7 +189,7 @@ static void json(const struct diff *d)
 	json_end(&j);
 }
 
-static void csv_rows(const struct dtab *t)
+static void csv_rows(const struct orr_diff_table *t)
 {
 	for (size_t i = 0; i < t->n; i++) {
 		printf("%s,", t->v[i].kind);
@@ -268,30 +269,33 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return -1;
 }
 
-static void compare(const struct options *o, const struct dprofile *a, const struct dprofile *b)
+static void compare(const struct options *o, const struct orr_diff_profile *a,
+		    const struct orr_diff_profile *b)
 {
-	struct diff d = { .o = o, .a = a, .b = b, .ta = dp_totals_of(a), .tb = dp_totals_of(b) };
+	struct diff d = {
+		.o = o, .a = a, .b = b, .ta = orr_diff_totals_of(a), .tb = orr_diff_totals_of(b)
+	};
 
-	dp_class_rows(&d.classes, a, b);
-	dp_union_rows(&d.kernels, "kernel", &a->kernels, &b->kernels, a, b);
+	orr_diff_class_rows(&d.classes, a, b);
+	orr_diff_union_rows(&d.kernels, "kernel", &a->kernels, &b->kernels, a, b);
 	if (!b->predicted)
-		dp_op_rows(&d.ops, a, b);
+		orr_diff_op_rows(&d.ops, a, b);
 	if (o->format == CLI_FORMAT_JSON)
 		json(&d);
 	else if (o->format == CLI_FORMAT_CSV)
 		csv(&d);
 	else
 		text(&d);
-	free(d.classes.v);
-	free(d.kernels.v);
-	free(d.ops.v);
+	orr_diff_table_release(&d.classes);
+	orr_diff_table_release(&d.kernels);
+	orr_diff_table_release(&d.ops);
 }
 
 int cmd_diff(int argc, char **argv)
 {
 	struct options o = { .format = CLI_FORMAT_TEXT, .top = 15 };
 	struct cli_replay ra = { 0 }, rb = { 0 };
-	struct dprofile a = { 0 }, b = { 0 };
+	struct orr_diff_profile a = { 0 }, b = { 0 };
 	int ret = parse_options(argc, argv, &o);
 
 	if (ret >= 0)
@@ -301,11 +305,11 @@ int cmd_diff(int argc, char **argv)
 		ret = cli_replay_open(o.b, NULL, &o.comm, &rb);
 	if (ret != EXIT_OK)
 		goto out;
-	dp_build(&a, o.a, ra.r, false);
-	dp_build(&b, o.b, o.predicted ? ra.r : rb.r, o.predicted);
+	orr_diff_profile_build(&a, o.a, ra.r, false);
+	orr_diff_profile_build(&b, o.b, o.predicted ? ra.r : rb.r, o.predicted);
 	compare(&o, &a, &b);
-	dp_release(&a);
-	dp_release(&b);
+	orr_diff_profile_release(&a);
+	orr_diff_profile_release(&b);
 out:
 	cli_replay_close(&ra);
 	cli_replay_close(&rb);

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "orrery/analysis.h"
 #include "cli.h"
-#include "diff.h"
 #include "html.h"
 #include "replay-common.h"
 #include "summary.h"
@@ -524,18 +524,18 @@ static void diff(FILE *f, const struct options *o, const struct orr_replay *ra,
 {
 	static const char *const names[] = { "A", "B" };
 	static const char *const colors[] = { "#0072B2", "#E69F00" };
-	struct dprofile a, b;
-	struct dtab classes = { 0 }, kernels = { 0 };
-	struct dp_totals ta, tb;
+	struct orr_diff_profile a, b;
+	struct orr_diff_table classes = { 0 }, kernels = { 0 };
+	struct orr_diff_totals ta, tb;
 	struct html_bar *bars;
 	struct html_seg *segs;
 
-	dp_build(&a, o->in, ra, false);
-	dp_build(&b, o->diff, rb, false);
-	ta = dp_totals_of(&a);
-	tb = dp_totals_of(&b);
-	dp_class_rows(&classes, &a, &b);
-	dp_union_rows(&kernels, "kernel", &a.kernels, &b.kernels, &a, &b);
+	orr_diff_profile_build(&a, o->in, ra, false);
+	orr_diff_profile_build(&b, o->diff, rb, false);
+	ta = orr_diff_totals_of(&a);
+	tb = orr_diff_totals_of(&b);
+	orr_diff_class_rows(&classes, &a, &b);
+	orr_diff_union_rows(&kernels, "kernel", &a.kernels, &b.kernels, &a, &b);
 	fputs("<h2 id=\"diff\">Compared with another trace (per rank-step)</h2>\n<p "
 	      "class=\"note\">A: ",
 	      f);
@@ -567,7 +567,7 @@ static void diff(FILE *f, const struct options *o, const struct orr_replay *ra,
 	      "name</th></tr>\n",
 	      f);
 	for (size_t i = 0; i < kernels.n && i < (size_t)o->top; i++) {
-		const struct drow *r = &kernels.v[i];
+		const struct orr_diff_row *r = &kernels.v[i];
 
 		fprintf(f,
 			"<tr><td>%+.3f</td><td>%.3f</td><td>%.3f</td><td>%llu</td><td>%llu</td>"
@@ -582,10 +582,10 @@ static void diff(FILE *f, const struct options *o, const struct orr_replay *ra,
 	fputs("</table>\n", f);
 	free(bars);
 	free(segs);
-	free(classes.v);
-	free(kernels.v);
-	dp_release(&a);
-	dp_release(&b);
+	orr_diff_table_release(&classes);
+	orr_diff_table_release(&kernels);
+	orr_diff_profile_release(&a);
+	orr_diff_profile_release(&b);
 }
 
 static void page(FILE *f, const struct options *o, const struct orr_replay *r,

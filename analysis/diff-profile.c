@@ -9,11 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "diff.h"
+#include "orrery/analysis.h"
 #include "banned.h"
 
-static struct dp_item *slot(struct dp_map *m, const char *key, const char *name)
+static struct orr_diff_item *slot(struct orr_diff_map *m, const char *key, const char *name)
 {
 	uint32_t id;
 
@@ -22,12 +21,13 @@ static struct dp_item *slot(struct dp_map *m, const char *key, const char *name)
 	id = orr_strtab_intern(m->ids, key, strlen(key));
 
 	if (id > m->n)
-		ORR_VEC_PUSH(m->v, m->n, m->cap,
-			     ((struct dp_item){ orr_xstrdup(key), orr_xstrdup(name), 0, 0, 0 }));
+		ORR_VEC_PUSH(
+			m->v, m->n, m->cap,
+			((struct orr_diff_item){ orr_xstrdup(key), orr_xstrdup(name), 0, 0, 0 }));
 	return &m->v[id - 1];
 }
 
-const struct dp_item *dp_find(const struct dp_map *m, const char *key)
+const struct orr_diff_item *orr_diff_find(const struct orr_diff_map *m, const char *key)
 {
 	uint32_t id = orr_strtab_find(m->ids, key[0] ? key : "(no name)",
 				      strlen(key[0] ? key : "(no name)"));
@@ -35,12 +35,12 @@ const struct dp_item *dp_find(const struct dp_map *m, const char *key)
 	return id == UINT32_MAX || id == 0 || id > m->n ? NULL : &m->v[id - 1];
 }
 
-static void map_init(struct dp_map *m)
+static void map_init(struct orr_diff_map *m)
 {
-	*m = (struct dp_map){ .ids = orr_strtab_new() };
+	*m = (struct orr_diff_map){ .ids = orr_strtab_new() };
 }
 
-static void map_release(struct dp_map *m)
+static void map_release(struct orr_diff_map *m)
 {
 	for (size_t i = 0; i < m->n; i++) {
 		free(m->v[i].key);
@@ -82,7 +82,7 @@ static bool in_steps(const struct orr_replay_step *s, size_t n, int64_t t)
 }
 
 /* Ops by CPU self time (orrery summary's), by name and by name with shapes. */
-static void ops(struct dprofile *p, const struct orr_trace *t, const struct orr_rank *r,
+static void ops(struct orr_diff_profile *p, const struct orr_trace *t, const struct orr_rank *r,
 		const struct orr_replay_step *s, size_t ns)
 {
 	int64_t *self = orr_op_self_times(r);
@@ -91,7 +91,7 @@ static void ops(struct dprofile *p, const struct orr_trace *t, const struct orr_
 	for (uint32_t e = 0; e < r->nevents; e++) {
 		const struct orr_event *ev = &r->events[e];
 		const char *name = orr_trace_str(t, ev->name);
-		struct dp_item *it;
+		struct orr_diff_item *it;
 		bool shaped;
 
 		if (ev->kind != ORR_EVENT_OP || !in_steps(s, ns, ev->start_ns))
@@ -110,7 +110,7 @@ static void ops(struct dprofile *p, const struct orr_trace *t, const struct orr_
 	free(self);
 }
 
-static void gpu(struct dprofile *p, const struct orr_replay *r, size_t k,
+static void gpu(struct orr_diff_profile *p, const struct orr_replay *r, size_t k,
 		const struct orr_replay_step *s, size_t ns)
 {
 	const struct orr_graph *g = orr_replay_graph(r);
@@ -119,7 +119,7 @@ static void gpu(struct dprofile *p, const struct orr_replay *r, size_t k,
 	for (uint32_t t = gr->first_task; t < gr->first_task + gr->ntasks; t++) {
 		int64_t d;
 		size_t c;
-		struct dp_item *it;
+		struct orr_diff_item *it;
 
 		if (orr_graph_tasks(g)[t].kind != ORR_TASK_GPU ||
 		    !in_steps(s, ns, orr_graph_task_start(g, t)))
@@ -144,12 +144,13 @@ static void add_breakdown(struct orr_breakdown *to, const struct orr_breakdown *
 	to->exposed_wait_ns += b->exposed_wait_ns;
 }
 
-void dp_build(struct dprofile *p, const char *label, const struct orr_replay *r, bool predicted)
+void orr_diff_profile_build(struct orr_diff_profile *p, const char *label,
+			    const struct orr_replay *r, bool predicted)
 {
 	const struct orr_graph *g = orr_replay_graph(r);
 	const struct orr_trace *t = orr_graph_trace(g);
 
-	*p = (struct dprofile){ .label = label, .predicted = predicted };
+	*p = (struct orr_diff_profile){ .label = label, .predicted = predicted };
 	map_init(&p->kernels);
 	map_init(&p->ops);
 	map_init(&p->ops_shaped);
@@ -157,7 +158,7 @@ void dp_build(struct dprofile *p, const char *label, const struct orr_replay *r,
 	p->ranks = orr_xcalloc(p->nranks + 1, sizeof(*p->ranks));
 	for (size_t k = 0; k < p->nranks; k++) {
 		const struct orr_rank *rk = orr_graph_get_rank(g, k)->rank;
-		struct dp_rank *dr = &p->ranks[k];
+		struct orr_diff_rank *dr = &p->ranks[k];
 		struct orr_replay_step *s;
 		size_t ns;
 
@@ -181,11 +182,11 @@ void dp_build(struct dprofile *p, const char *label, const struct orr_replay *r,
 	}
 }
 
-void dp_release(struct dprofile *p)
+void orr_diff_profile_release(struct orr_diff_profile *p)
 {
 	map_release(&p->kernels);
 	map_release(&p->ops);
 	map_release(&p->ops_shaped);
 	free(p->ranks);
-	*p = (struct dprofile){ 0 };
+	*p = (struct orr_diff_profile){ 0 };
 }

@@ -7,27 +7,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "diff.h"
+#include "orrery/analysis.h"
 #include "banned.h"
 
-static double per_step(int64_t ns, const struct dprofile *p)
+static double per_step(int64_t ns, const struct orr_diff_profile *p)
 {
 	return p->steps ? (double)ns / (double)p->steps : 0.0;
 }
 
-static void add_row(struct dtab *t, const char *kind, const char *key, const struct dp_item *x,
-		    const struct dp_item *y, const struct dprofile *a, const struct dprofile *b)
+static void add_row(struct orr_diff_table *t, const char *kind, const char *key,
+		    const struct orr_diff_item *x, const struct orr_diff_item *y,
+		    const struct orr_diff_profile *a, const struct orr_diff_profile *b)
 {
 	ORR_VEC_PUSH(t->v, t->n, t->cap,
-		     ((struct drow){ kind, key, x ? per_step(x->ns, a) : 0,
-				     y ? per_step(y->ns, b) : 0, x ? x->count : 0,
-				     y ? y->count : 0 }));
+		     ((struct orr_diff_row){ kind, key, x ? per_step(x->ns, a) : 0,
+					     y ? per_step(y->ns, b) : 0, x ? x->count : 0,
+					     y ? y->count : 0 }));
 }
 
 static int cmp_contribution(const void *p, const void *q)
 {
-	const struct drow *x = p, *y = q;
+	const struct orr_diff_row *x = p, *y = q;
 	double dx = fabs(x->b - x->a), dy = fabs(y->b - y->a);
 
 	if (dx != dy)
@@ -36,43 +36,47 @@ static int cmp_contribution(const void *p, const void *q)
 }
 
 /* Every key of either map, once. */
-void dp_union_rows(struct dtab *t, const char *kind, const struct dp_map *ma,
-		   const struct dp_map *mb, const struct dprofile *a, const struct dprofile *b)
+void orr_diff_union_rows(struct orr_diff_table *t, const char *kind, const struct orr_diff_map *ma,
+			 const struct orr_diff_map *mb, const struct orr_diff_profile *a,
+			 const struct orr_diff_profile *b)
 {
 	for (size_t i = 0; i < ma->n; i++)
-		add_row(t, kind, ma->v[i].key, &ma->v[i], dp_find(mb, ma->v[i].key), a, b);
+		add_row(t, kind, ma->v[i].key, &ma->v[i], orr_diff_find(mb, ma->v[i].key), a, b);
 	for (size_t i = 0; i < mb->n; i++)
-		if (!dp_find(ma, mb->v[i].key))
+		if (!orr_diff_find(ma, mb->v[i].key))
 			add_row(t, kind, mb->v[i].key, NULL, &mb->v[i], a, b);
 	if (t->n)
 		qsort(t->v, t->n, sizeof(*t->v), cmp_contribution);
 }
 
 /* Both sides recorded the shapes of every op named name. */
-static bool by_shape(const char *name, const struct dprofile *a, const struct dprofile *b)
+static bool by_shape(const char *name, const struct orr_diff_profile *a,
+		     const struct orr_diff_profile *b)
 {
-	const struct dp_item *x = dp_find(&a->ops, name), *y = dp_find(&b->ops, name);
+	const struct orr_diff_item *x = orr_diff_find(&a->ops, name),
+				   *y = orr_diff_find(&b->ops, name);
 
 	return x && y && x->shaped == x->count && y->shaped == y->count;
 }
 
-void dp_op_rows(struct dtab *t, const struct dprofile *a, const struct dprofile *b)
+void orr_diff_op_rows(struct orr_diff_table *t, const struct orr_diff_profile *a,
+		      const struct orr_diff_profile *b)
 {
-	const struct dprofile *side[2] = { a, b };
+	const struct orr_diff_profile *side[2] = { a, b };
 
 	for (int s = 0; s < 2; s++) {
-		const struct dp_map *m = &side[s]->ops_shaped, *o = &side[!s]->ops_shaped;
+		const struct orr_diff_map *m = &side[s]->ops_shaped, *o = &side[!s]->ops_shaped;
 
 		for (size_t i = 0; i < m->n; i++) {
-			const struct dp_item *x = &m->v[i], *y = dp_find(o, x->key);
+			const struct orr_diff_item *x = &m->v[i], *y = orr_diff_find(o, x->key);
 
 			if (!by_shape(x->name, a, b) || (s == 1 && y))
 				continue;
 			add_row(t, "op", x->key, s ? y : x, s ? x : y, a, b);
 		}
 		for (size_t i = 0; i < side[s]->ops.n; i++) {
-			const struct dp_item *x = &side[s]->ops.v[i];
-			const struct dp_item *y = dp_find(&side[!s]->ops, x->key);
+			const struct orr_diff_item *x = &side[s]->ops.v[i];
+			const struct orr_diff_item *y = orr_diff_find(&side[!s]->ops, x->key);
 
 			if (by_shape(x->name, a, b) || (s == 1 && y))
 				continue;
@@ -83,27 +87,28 @@ void dp_op_rows(struct dtab *t, const struct dprofile *a, const struct dprofile 
 		qsort(t->v, t->n, sizeof(*t->v), cmp_contribution);
 }
 
-void dp_class_rows(struct dtab *t, const struct dprofile *a, const struct dprofile *b)
+void orr_diff_class_rows(struct orr_diff_table *t, const struct orr_diff_profile *a,
+			 const struct orr_diff_profile *b)
 {
 	for (size_t c = 0; c < ORR_SUM_CLASSES; c++) {
 		if (!a->class_count[c] && !b->class_count[c])
 			continue;
 		ORR_VEC_PUSH(t->v, t->n, t->cap,
-			     ((struct drow){ "class", orr_kernel_class_name(c),
-					     per_step(a->class_ns[c], a),
-					     per_step(b->class_ns[c], b), a->class_count[c],
-					     b->class_count[c] }));
+			     ((struct orr_diff_row){ "class", orr_kernel_class_name(c),
+						     per_step(a->class_ns[c], a),
+						     per_step(b->class_ns[c], b), a->class_count[c],
+						     b->class_count[c] }));
 	}
 	if (t->n)
 		qsort(t->v, t->n, sizeof(*t->v), cmp_contribution);
 }
 
-struct dp_totals dp_totals_of(const struct dprofile *p)
+struct orr_diff_totals orr_diff_totals_of(const struct orr_diff_profile *p)
 {
-	struct dp_totals t = { 0 };
+	struct orr_diff_totals t = { 0 };
 
 	for (size_t i = 0; i < p->nranks; i++) {
-		const struct dp_rank *r = &p->ranks[i];
+		const struct orr_diff_rank *r = &p->ranks[i];
 
 		t.step += (double)r->step_ns;
 		t.compute += (double)(r->b.exposed_compute_ns + r->b.overlapped_ns);
@@ -122,7 +127,8 @@ struct dp_totals dp_totals_of(const struct dprofile *p)
 }
 
 /* The rank of b compared with a's i-th: the same number, or the only one of each. */
-const struct dp_rank *dp_peer_rank(const struct dprofile *a, size_t i, const struct dprofile *b)
+const struct orr_diff_rank *orr_diff_peer_rank(const struct orr_diff_profile *a, size_t i,
+					       const struct orr_diff_profile *b)
 {
 	for (size_t k = 0; k < b->nranks; k++)
 		if (b->ranks[k].rank == a->ranks[i].rank)
@@ -130,7 +136,13 @@ const struct dp_rank *dp_peer_rank(const struct dprofile *a, size_t i, const str
 	return a->nranks == 1 && b->nranks == 1 ? &b->ranks[0] : NULL;
 }
 
-double dp_rank_mean(const struct dp_rank *r)
+double orr_diff_rank_mean(const struct orr_diff_rank *r)
 {
 	return r && r->steps ? (double)r->step_ns / (double)r->steps : NAN;
+}
+
+void orr_diff_table_release(struct orr_diff_table *t)
+{
+	free(t->v);
+	*t = (struct orr_diff_table){ 0 };
 }
