@@ -38,7 +38,7 @@ struct options {
 	int64_t top;
 	const char *timeline;
 	struct orr_select sel;
-	struct cli_scales scales;
+	struct orr_scales scales;
 	struct cli_globs comm;
 	const char *trace;
 };
@@ -65,7 +65,7 @@ struct path_step {
 struct ctx {
 	const struct orr_replay *r;
 	const struct orr_graph *g;
-	struct cli_op_names *names;
+	struct orr_op_names *names;
 };
 
 /*
@@ -80,14 +80,14 @@ static uint32_t seg_name(const struct ctx *c, const struct orr_path_seg *seg, bo
 	if (seg->cat == ORR_PATH_CPU && seg->end_ns <= start) {
 		/* CPU time before the call: where it was on the measured timeline. */
 		int64_t mid = seg->start_ns + (seg->end_ns - seg->start_ns) / 2;
-		uint32_t at = cli_op_name_at(c->names, seg->task,
+		uint32_t at = orr_op_name_at(c->names, seg->task,
 					     orr_graph_task_start(c->g, seg->task) - (start - mid));
 
 		if (at != ORR_STR_NONE)
 			return at;
 		*ret_before = true;
 	}
-	return cli_op_name(c->names, seg->task);
+	return orr_op_name(c->names, seg->task);
 }
 
 /* "NAME", or "(no op) before NAME" for CPU time outside every op. */
@@ -317,7 +317,7 @@ static void report(const struct options *o, const struct orr_replay *r,
 	struct json_out j;
 	size_t nsteps, cap = 0, kept = 0;
 
-	c.names = cli_op_names_new(c.g);
+	c.names = orr_op_names_new(c.g);
 	orr_replay_job_steps(r, &steps, &nsteps);
 	for (size_t k = 0; k < nsteps; k++) /* --steps */
 		if (orr_select_step(&o->sel, steps[k].step))
@@ -364,7 +364,7 @@ static void report(const struct options *o, const struct orr_replay *r,
 		       "docs/orrery-critical-path.md\n");
 	}
 	free(steps);
-	cli_op_names_free(c.names);
+	orr_op_names_free(c.names);
 }
 
 /* Returns -1 to go on, else the exit status. */
@@ -399,7 +399,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 						       optarg);
 			break;
 		case 's':
-			if (cli_scales_add(&o->scales, optarg) < 0)
+			if (orr_scales_add(&o->scales, optarg) < 0)
 				return cli_usage_error(
 					"critical-path",
 					"bad --scale '%s' ([cpu[@RANK]:|latency:|"
@@ -475,7 +475,7 @@ out:
 		free(paths[i].segs);
 	free(paths);
 	cli_replay_close(&cr);
-	cli_scales_release(&o.scales);
+	orr_scales_release(&o.scales);
 	orr_select_release(&o.sel);
 	cli_globs_release(&o.comm);
 	return ret;

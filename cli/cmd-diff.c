@@ -36,7 +36,7 @@ struct options {
 	int format;
 	int64_t top;
 	bool predicted;
-	struct cli_scales scales;
+	struct orr_scales scales;
 	struct cli_globs comm;
 	const char *a, *b;
 };
@@ -244,7 +244,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			o->predicted = true;
 			break;
 		case 's':
-			if (cli_scales_add(&o->scales, optarg) < 0)
+			if (orr_scales_add(&o->scales, optarg) < 0)
 				return cli_usage_error(
 					"diff", "bad --scale '%s' (as orrery replay's)", optarg);
 			break;
@@ -313,7 +313,7 @@ int cmd_diff(int argc, char **argv)
 out:
 	cli_replay_close(&ra);
 	cli_replay_close(&rb);
-	cli_scales_release(&o.scales);
+	orr_scales_release(&o.scales);
 	cli_globs_release(&o.comm);
 	return ret;
 }

@@ -47,15 +47,15 @@ struct options {
 	const char *timeline;
 	bool strict;
 	struct orr_select sel;
-	struct cli_scales scales;
-	struct cli_scenarios scenarios;
+	struct orr_scales scales;
+	struct orr_scenarios scenarios;
 	struct cli_globs comm;
 	const char *costs_file;
 	struct orr_costs costs; /* read when costs_file is given */
 	const char *trace;
 };
 
-static bool comm_rules(const struct cli_scenarios *sc)
+static bool comm_rules(const struct orr_scenarios *sc)
 {
 	for (size_t i = 0; i < sc->n; i++)
 		if (sc->v[i].scales.ncomm)
@@ -91,7 +91,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 						       optarg);
 			break;
 		case 's':
-			if (cli_scales_add(&o->scales, optarg) < 0)
+			if (orr_scales_add(&o->scales, optarg) < 0)
 				return cli_usage_error(
 					"replay",
 					"bad --scale '%s' ([cpu[@RANK]:|latency:|bandwidth:]"
@@ -101,7 +101,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'S': {
 			char err[512];
 
-			if (cli_scenarios_read(&o->scenarios, optarg, err, sizeof(err)) < 0)
+			if (orr_scenarios_read(&o->scenarios, optarg, err, sizeof(err)) < 0)
 				return cli_usage_error("replay", "bad --scenario: %s", err);
 			break;
 		}
@@ -143,8 +143,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		return cli_usage_error("replay",
 				       optind >= argc ? "no trace given" : "one trace at a time");
 	o->trace = argv[optind];
-	if (cli_rule_count(&o->scales)) /* the --scale rules: one scenario, listed first */
-		cli_scenarios_take_scales(&o->scenarios, &o->scales);
+	if (orr_scales_rule_count(&o->scales)) /* the --scale rules: one scenario, listed first */
+		orr_scenarios_take_scales(&o->scenarios, &o->scales);
 	if (o->timeline && o->scenarios.n > 1)
 		return cli_usage_error("replay", "--timeline shows one scenario; %zu were given",
 				       o->scenarios.n);
@@ -185,10 +185,10 @@ static int check_selection(const struct options *o, const struct orr_replay *r)
 
 static int print_report(const struct options *o, const struct orr_replay *r)
 {
-	struct cli_report rep;
+	struct orr_replay_report rep;
 	int ret;
 
-	cli_report_init(&rep, o->trace, r, &o->sel);
+	orr_replay_report_init(&rep, o->trace, r, &o->sel);
 	ret = EXIT_OK;
 	if (o->format == CLI_FORMAT_JSON)
 		cli_report_json(&rep);
@@ -196,24 +196,24 @@ static int print_report(const struct options *o, const struct orr_replay *r)
 		cli_report_csv(&rep);
 	else
 		cli_report_text(&rep);
-	cli_report_release(&rep);
+	orr_replay_report_release(&rep);
 	return ret;
 }
 
 /* The timeline of the trace replayed as recorded, or with the one scenario given. */
 static int write_timeline(const struct options *o, const struct cli_replay *cr)
 {
-	const struct cli_scales *s = o->scenarios.n ? &o->scenarios.v[0].scales : NULL;
+	const struct orr_scales *s = o->scenarios.n ? &o->scenarios.v[0].scales : NULL;
 	struct orr_replay *r = NULL;
 	struct orr_diag diag;
 	int err = 0;
 
 	if (s) {
-		struct cli_scenario_replay sr;
+		struct orr_scenario_replay sr;
 
-		cli_scenario_options(&sr, cr->g, s, o->costs_file ? &o->costs : NULL, NULL, NULL);
+		orr_scenario_options(&sr, cr->g, s, o->costs_file ? &o->costs : NULL, NULL, NULL);
 		err = cli_replay_run(cr->g, &sr.opts, &r, &diag);
-		cli_scenario_options_release(&sr);
+		orr_scenario_options_release(&sr);
 	}
 	if (!err)
 		err = cli_timeline_write(r ? r : cr->r, NULL, 0, &o->sel, o->timeline);
@@ -226,7 +226,7 @@ static int write_timeline(const struct options *o, const struct cli_replay *cr)
 /* Prints the what-if report; EXIT_FAIL when --strict and a rule matched nothing. */
 static int print_whatif(const struct options *o, const struct cli_replay *cr)
 {
-	struct cli_whatif w;
+	struct orr_scenario_report w;
 	int ret = cli_whatif_run(&w, o->trace, cr->r, &o->scenarios,
 				 o->costs_file ? &o->costs : NULL, &o->sel);
 
@@ -242,7 +242,7 @@ static int print_whatif(const struct options *o, const struct cli_replay *cr)
 		else
 			cli_whatif_text(&w);
 	}
-	cli_whatif_release(&w);
+	orr_scenario_report_release(&w);
 	return ret;
 }
 
@@ -279,8 +279,8 @@ int cmd_replay(int argc, char **argv)
 	ret = EXIT_OK; /* main() checks that standard output was written */
 out:
 	cli_replay_close(&cr);
-	cli_scales_release(&o.scales);
-	cli_scenarios_release(&o.scenarios);
+	orr_scales_release(&o.scales);
+	orr_scenarios_release(&o.scenarios);
 	orr_select_release(&o.sel);
 	cli_globs_release(&o.comm);
 	if (o.costs_file)

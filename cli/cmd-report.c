@@ -76,7 +76,7 @@ static void label_of(char *buf, size_t size, int32_t rank, int64_t step, const c
 		 what ? " " : "", what ? what : "");
 }
 
-static void header(FILE *f, const struct options *o, const struct cli_report *rep)
+static void header(FILE *f, const struct options *o, const struct orr_replay_report *rep)
 {
 	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>orrery "
 	      "report: ",
@@ -98,7 +98,7 @@ static void header(FILE *f, const struct options *o, const struct cli_report *re
 	fputs("</p>\n", f);
 }
 
-static void steps(FILE *f, const struct cli_report *rep)
+static void steps(FILE *f, const struct orr_replay_report *rep)
 {
 	struct html_bar *bars = orr_xcalloc(2 * rep->nrows + 1, sizeof(*bars));
 	struct html_seg *segs = orr_xcalloc(2 * rep->nrows + 1, sizeof(*segs));
@@ -109,7 +109,7 @@ static void steps(FILE *f, const struct cli_report *rep)
 	fputs("<h2 id=\"steps\">Step times, measured and predicted by the replay (ms)</h2>\n", f);
 	html_legend(f, names, colors, 2);
 	for (size_t i = 0; i < rep->nrows; i++) {
-		const struct cli_row *r = &rep->rows[i];
+		const struct orr_replay_row *r = &rep->rows[i];
 
 		for (int p = 0; p < 2; p++) {
 			size_t k = 2 * i + (size_t)p;
@@ -140,7 +140,7 @@ static void breakdown_segs(const struct orr_breakdown *b, struct html_seg *s)
 		s[i] = (struct html_seg){ v[i], bd_colors[i], bd_names[i] };
 }
 
-static void breakdown(FILE *f, const struct cli_report *rep)
+static void breakdown(FILE *f, const struct orr_replay_report *rep)
 {
 	size_t n = 2 * rep->nrows;
 	struct html_bar *bars = orr_xcalloc(n + 1, sizeof(*bars));
@@ -152,7 +152,7 @@ static void breakdown(FILE *f, const struct cli_report *rep)
 	      f);
 	html_legend(f, bd_names, bd_colors, 5);
 	for (size_t i = 0; i < rep->nrows; i++) {
-		const struct cli_row *r = &rep->rows[i];
+		const struct orr_replay_row *r = &rep->rows[i];
 
 		for (int p = 0; p < 2; p++) {
 			size_t k = 2 * i + (size_t)p;
@@ -170,7 +170,7 @@ static void breakdown(FILE *f, const struct cli_report *rep)
 }
 
 /* Each rank's mean measured step, and how far the slowest is from the fastest. */
-static void skew(FILE *f, const struct cli_report *rep)
+static void skew(FILE *f, const struct orr_replay_report *rep)
 {
 	struct html_bar *bars = orr_xcalloc(rep->nranks + 1, sizeof(*bars));
 	struct html_seg *segs = orr_xcalloc(rep->nranks + 1, sizeof(*segs));
@@ -591,10 +591,10 @@ static void diff(FILE *f, const struct options *o, const struct orr_replay *ra,
 static void page(FILE *f, const struct options *o, const struct orr_replay *r,
 		 const struct orr_replay *rb, const struct cli_layouts *w)
 {
-	struct cli_report rep;
+	struct orr_replay_report rep;
 	struct orr_summary s;
 
-	cli_report_init(&rep, o->in, r, NULL);
+	orr_replay_report_init(&rep, o->in, r, NULL);
 	orr_summary_gather(&s, o->in, r, NULL);
 	header(f, o, &rep);
 	steps(f, &rep);
@@ -618,7 +618,7 @@ static void page(FILE *f, const struct options *o, const struct orr_replay *r,
 		"docs/orrery-report.md.</p>\n</body></html>\n",
 		ORR_VERSION);
 	orr_summary_release(&s);
-	cli_report_release(&rep);
+	orr_replay_report_release(&rep);
 }
 
 static int parse_options(int argc, char **argv, struct options *o)

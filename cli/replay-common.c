@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* What `orrery replay` and `orrery critical-path` share: --scale, --comm, loading, step errors. */
+/* What `orrery replay` and `orrery critical-path` share: --comm, --steps, --ranks, loading. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -8,81 +8,6 @@
 #include "cli.h"
 #include "replay-common.h"
 #include "banned.h"
-
-/* "cpu:" or "cpu@RANK:" before a CPU rule's glob: its length, the rank in *ret_rank. */
-static size_t cpu_prefix(const char *arg, int32_t *ret_rank)
-{
-	char *end;
-	long r;
-
-	*ret_rank = -1;
-	if (strncmp(arg, "cpu:", 4) == 0)
-		return 4;
-	if (strncmp(arg, "cpu@", 4) != 0)
-		return 0;
-	if (arg[4] < '0' || arg[4] > '9')
-		return (size_t)-1;
-	r = strtol(arg + 4, &end, 10);
-	if (*end != ':' || r > INT32_MAX)
-		return (size_t)-1;
-	*ret_rank = (int32_t)r;
-	return (size_t)(end + 1 - arg);
-}
-
-/* "latency:" or "bandwidth:" before a communication rule's glob: its length, else 0. */
-static size_t comm_prefix(const char *arg, bool *ret_bandwidth)
-{
-	*ret_bandwidth = strncmp(arg, "bandwidth:", 10) == 0;
-	if (*ret_bandwidth)
-		return 10;
-	return strncmp(arg, "latency:", 8) == 0 ? 8 : 0;
-}
-
-int cli_scales_add(struct cli_scales *s, const char *arg)
-{
-	const char *eq = strrchr(arg, '=');
-	int32_t rank;
-	bool bw;
-	size_t pre = cpu_prefix(arg, &rank), cpre = comm_prefix(arg, &bw);
-	char *end;
-	double f;
-
-	if (pre == (size_t)-1 || !eq || eq == arg + pre || eq == arg + cpre)
-		return -1;
-	f = strtod(eq + 1, &end);
-	/* Beyond ORR_SCALE_MAX a millisecond kernel would outlast 2^62 ns in a few steps. */
-	if (end == eq + 1 || *end || !(f >= 0 && f <= ORR_SCALE_MAX))
-		return -1;
-	/* A bandwidth divides the transfer: 1/ORR_SCALE_MAX at least, as a factor is. */
-	if (cpre && bw && !(f >= 1 / ORR_SCALE_MAX))
-		return -1;
-	if (cpre)
-		ORR_VEC_PUSH(s->comm, s->ncomm, s->commcap,
-			     ((struct cli_comm_rule){
-				     orr_xstrndup(arg + cpre, (size_t)(eq - arg) - cpre), f, bw }));
-	else if (pre)
-		ORR_VEC_PUSH(s->cpu, s->ncpu, s->cpucap,
-			     ((struct cli_cpu_rule){
-				     orr_xstrndup(arg + pre, (size_t)(eq - arg) - pre), f, rank }));
-	else
-		ORR_VEC_PUSH(s->v, s->n, s->cap,
-			     ((struct orr_scale){ orr_xstrndup(arg, (size_t)(eq - arg)), f }));
-	return 0;
-}
-
-void cli_scales_release(struct cli_scales *s)
-{
-	for (size_t i = 0; i < s->n; i++)
-		free((char *)s->v[i].glob);
-	for (size_t i = 0; i < s->ncpu; i++)
-		free(s->cpu[i].glob);
-	for (size_t i = 0; i < s->ncomm; i++)
-		free(s->comm[i].glob);
-	free(s->comm);
-	free(s->cpu);
-	free(s->v);
-	*s = (struct cli_scales){ 0 };
-}
 
 int cli_globs_add(struct cli_globs *g, const char *glob)
 {
@@ -98,7 +23,7 @@ void cli_globs_release(struct cli_globs *g)
 	*g = (struct cli_globs){ 0 };
 }
 
-int cli_replay_open(const char *path, const struct cli_scales *scales, const struct cli_globs *comm,
+int cli_replay_open(const char *path, const struct orr_scales *scales, const struct cli_globs *comm,
 		    struct cli_replay *ret)
 {
 	struct orr_import_options iopts = { .warn = cli_import_warn };
@@ -127,12 +52,12 @@ int cli_replay_open(const char *path, const struct cli_scales *scales, const str
 	orr_diag_clear(&diag);
 	err = cli_graph_build(ret->t, &gopts, &ret->g, &diag);
 	if (!err) {
-		struct cli_scenario_replay sr = { .opts = opts };
+		struct orr_scenario_replay sr = { .opts = opts };
 
 		if (scales)
-			cli_scenario_options(&sr, ret->g, scales, NULL, NULL, NULL);
+			orr_scenario_options(&sr, ret->g, scales, NULL, NULL, NULL);
 		err = cli_replay_run(ret->g, &sr.opts, &ret->r, &diag);
-		cli_scenario_options_release(&sr);
+		orr_scenario_options_release(&sr);
 	}
 	if (err) {
 		cli_error("cannot replay '%s': %s%s%s", path, orr_strerror(err),
@@ -148,14 +73,6 @@ void cli_replay_close(struct cli_replay *cr)
 	orr_graph_free(cr->g);
 	orr_trace_free(cr->t);
 	*cr = (struct cli_replay){ 0 };
-}
-
-double cli_step_error(const struct orr_replay_step *s)
-{
-	int64_t m = orr_time_sub(s->measured_end_ns, s->measured_start_ns);
-	int64_t p = orr_time_sub(s->predicted_end_ns, s->predicted_start_ns);
-
-	return m > 0 ? fabs((double)p - (double)m) / (double)m : NAN;
 }
 
 const char *cli_step_label(int64_t step, char *buf, size_t size)

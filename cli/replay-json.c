@@ -18,7 +18,7 @@ void cli_json_breakdown(struct json_out *j, const char *key, const struct orr_br
 }
 
 /* The fields a rank-step and a job step share. */
-static void json_step(struct json_out *j, const struct cli_row *row)
+static void json_step(struct json_out *j, const struct orr_replay_row *row)
 {
 	json_int(j, "step", row->s.step);
 	json_int(j, "measured_ns", row->s.measured_end_ns - row->s.measured_start_ns);
@@ -29,7 +29,7 @@ static void json_step(struct json_out *j, const struct cli_row *row)
 }
 
 /* The trust signal of a rank-step. */
-static void json_trust(struct json_out *j, const struct cli_row *row)
+static void json_trust(struct json_out *j, const struct orr_replay_row *row)
 {
 	json_object(j, "unexplained_ns");
 	json_int(j, "gpu_idle", row->unexplained.gpu_idle_ns);
@@ -40,7 +40,7 @@ static void json_trust(struct json_out *j, const struct cli_row *row)
 	json_str(j, "trust", row->trust_low ? "low" : "high");
 }
 
-static void json_ranks(struct json_out *j, const struct cli_report *rep)
+static void json_ranks(struct json_out *j, const struct orr_replay_report *rep)
 {
 	size_t i = 0;
 
@@ -70,7 +70,7 @@ static void json_ranks(struct json_out *j, const struct cli_report *rep)
 	json_close_array(j);
 }
 
-static void json_summary(struct json_out *j, const struct cli_report *rep)
+static void json_summary(struct json_out *j, const struct orr_replay_report *rep)
 {
 	json_object(j, "summary");
 	json_int(j, "rank_steps", (int64_t)rep->nrows);
@@ -85,7 +85,7 @@ static void json_summary(struct json_out *j, const struct cli_report *rep)
 	json_close_object(j);
 }
 
-void cli_report_json(const struct cli_report *rep)
+void cli_report_json(const struct orr_replay_report *rep)
 {
 	struct json_out j;
 

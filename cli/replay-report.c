@@ -4,7 +4,8 @@
  * their error, the busy-timeline L1 distance and the Lumos breakdown of both; the job
  * steps; the mean and max errors; the time the graph cannot explain and the trust it
  * leaves in each step; what the graph holds.  Gathered once by
- * cli_report_init(), then printed as text or CSV here and as JSON in replay-json.c.
+ * orr_replay_report_init() (analysis/replay-rows.c), then printed as text or CSV here and
+ * as JSON in replay-json.c.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -13,109 +14,6 @@
 #include "cli.h"
 #include "replay-common.h"
 #include "banned.h"
-
-/* Mean and max of the finite errors; NaN for none. */
-static void summarise(const struct cli_row *rows, size_t n, double *ret_mean, double *ret_max)
-{
-	double sum = 0, max = 0;
-	size_t k = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		if (!isfinite(rows[i].error))
-			continue;
-		sum += rows[i].error;
-		max = rows[i].error > max ? rows[i].error : max;
-		k++;
-	}
-	*ret_mean = k ? sum / (double)k : NAN;
-	*ret_max = k ? max : NAN;
-}
-
-/* The trust signal of a rank-step: what the graph cannot explain in its measured window. */
-static void trust(const struct orr_graph *g, size_t rank, struct cli_row *row)
-{
-	int64_t len = row->s.measured_end_ns - row->s.measured_start_ns;
-
-	orr_graph_unexplained(g, rank, row->s.measured_start_ns, row->s.measured_end_ns,
-			      &row->unexplained);
-	row->unexplained_share = len > 0 ? (double)row->unexplained.total_ns / (double)len : NAN;
-	row->trust_low = row->unexplained_share > ORR_TRUST_MAX_UNEXPLAINED;
-}
-
-static void add_rank_rows(struct cli_report *rep, const struct orr_replay *r, size_t rank,
-			  const struct orr_select *sel, size_t *cap)
-{
-	const struct orr_graph *g = orr_replay_graph(r);
-	struct orr_gpu_timeline *m, *p;
-	struct orr_replay_step *s;
-	size_t n;
-
-	if (!orr_select_rank(sel, orr_graph_get_rank(g, rank)->rank->rank))
-		return;
-	m = orr_gpu_timeline_new(r, rank, false);
-	p = orr_gpu_timeline_new(r, rank, true);
-	orr_replay_steps(r, rank, &s, &n);
-	for (size_t k = 0; k < n; k++) {
-		struct cli_row row = {
-			.rank = orr_graph_get_rank(g, rank)->rank->rank,
-			.s = s[k],
-			.error = cli_step_error(&s[k]),
-			.busy_l1 = 0,
-		};
-
-		if (!orr_select_step(sel, s[k].step))
-			continue;
-		row.busy_l1 = orr_gpu_timeline_busy_l1(m, p, &s[k]);
-		orr_gpu_timeline_breakdown(m, s[k].measured_start_ns, s[k].measured_end_ns,
-					   &row.measured);
-		orr_gpu_timeline_breakdown(p, s[k].predicted_start_ns, s[k].predicted_end_ns,
-					   &row.predicted);
-		trust(g, rank, &row);
-		ORR_VEC_PUSH(rep->rows, rep->nrows, *cap, row);
-	}
-	free(s);
-	orr_gpu_timeline_free(m);
-	orr_gpu_timeline_free(p);
-}
-
-void cli_report_init(struct cli_report *rep, const char *path, const struct orr_replay *r,
-		     const struct orr_select *sel)
-{
-	const struct orr_graph *g = orr_replay_graph(r);
-	struct orr_replay_step *job;
-	size_t cap = 0, njob;
-
-	*rep = (struct cli_report){ .path = path, .g = g, .nranks = orr_graph_rank_count(g) };
-
-	for (size_t i = 0; i < rep->nranks; i++)
-		add_rank_rows(rep, r, i, sel, &cap);
-	orr_replay_job_steps(r, &job, &njob);
-	rep->job = orr_xcalloc(njob + 1, sizeof(*rep->job));
-	for (size_t k = 0; k < njob; k++)
-		if (orr_select_step(sel, job[k].step))
-			rep->job[rep->njob++] = (struct cli_row){
-				.rank = -1, .s = job[k], .error = cli_step_error(&job[k])
-			};
-	free(job);
-	summarise(rep->rows, rep->nrows, &rep->mean_error, &rep->max_error);
-	summarise(rep->job, rep->njob, &rep->job_mean_error, &rep->job_max_error);
-	rep->max_unexplained_share = rep->nrows ? 0 : NAN;
-	for (size_t i = 0; i < rep->nrows; i++) {
-		double f = rep->rows[i].unexplained_share;
-
-		rep->trust_low += rep->rows[i].trust_low;
-		if (isfinite(f) && f > rep->max_unexplained_share)
-			rep->max_unexplained_share = f;
-	}
-	orr_graph_get_stats(g, &rep->stats);
-}
-
-void cli_report_release(struct cli_report *rep)
-{
-	free(rep->rows);
-	free(rep->job);
-	*rep = (struct cli_report){ 0 };
-}
 
 /* ---- text ---- */
 
@@ -129,7 +27,7 @@ static const char *percent(double f, char *buf, size_t size)
 }
 
 /* "%-6s %6s %12s %12s %8s", by cells (cli_put_cell()): one row per rank-step. */
-static void text_time_row(const char *rank, const struct cli_row *row, bool busy)
+static void text_time_row(const char *rank, const struct orr_replay_row *row, bool busy)
 {
 	char st[32], m[32], p[32], e[32];
 
@@ -147,7 +45,7 @@ static void text_time_row(const char *rank, const struct cli_row *row, bool busy
 	putchar('\n');
 }
 
-static void text_times(const struct cli_report *rep)
+static void text_times(const struct orr_replay_report *rep)
 {
 	char rank[16], a[32], b[32];
 
@@ -169,13 +67,13 @@ static void text_times(const struct cli_report *rep)
 }
 
 /* One line per rank-step with unexplained time, and a summary. */
-static void text_trust(const struct cli_report *rep)
+static void text_trust(const struct orr_replay_report *rep)
 {
 	char st[32], a[32], b[32], c[32], f[32];
 
 	putchar('\n');
 	for (size_t i = 0; i < rep->nrows; i++) {
-		const struct cli_row *row = &rep->rows[i];
+		const struct orr_replay_row *row = &rep->rows[i];
 
 		if (row->unexplained.total_ns <= 0)
 			continue;
@@ -208,7 +106,7 @@ static void text_pair(int64_t measured_ns, int64_t predicted_ns)
 	cli_put_cell(cell, 19);
 }
 
-static void text_breakdown(const struct cli_report *rep)
+static void text_breakdown(const struct orr_replay_report *rep)
 {
 	char st[32], rank[16];
 
@@ -217,7 +115,7 @@ static void text_breakdown(const struct cli_report *rep)
 	printf("%-6s %6s %19s %19s %19s %19s %19s\n", "rank", "step", "exposed compute",
 	       "overlapped", "exposed comm", "waiting", "other");
 	for (size_t i = 0; i < rep->nrows; i++) {
-		const struct cli_row *row = &rep->rows[i];
+		const struct orr_replay_row *row = &rep->rows[i];
 
 		snprintf(rank, sizeof(rank), "%d", row->rank);
 		cli_put_cell(rank, -6);
@@ -232,7 +130,7 @@ static void text_breakdown(const struct cli_report *rep)
 	}
 }
 
-void cli_report_text(const struct cli_report *rep)
+void cli_report_text(const struct orr_replay_report *rep)
 {
 	printf("%s: %zu rank%s replayed\n\n", cli_text(rep->path), rep->nranks,
 	       rep->nranks == 1 ? "" : "s");
@@ -260,7 +158,7 @@ static void csv_breakdown(const struct orr_breakdown *b)
 	       (long long)b->overlapped_ns, (long long)b->exposed_comm_ns, (long long)b->other_ns);
 }
 
-static void csv_row(const struct cli_row *row, bool job)
+static void csv_row(const struct orr_replay_row *row, bool job)
 {
 	if (job)
 		fputs("job", stdout);
@@ -284,7 +182,7 @@ static void csv_row(const struct cli_row *row, bool job)
 	       (long long)row->measured.exposed_wait_ns, (long long)row->predicted.exposed_wait_ns);
 }
 
-void cli_report_csv(const struct cli_report *rep)
+void cli_report_csv(const struct orr_replay_report *rep)
 {
 	fputs("rank,step,measured_ns,predicted_ns,error,busy_l1,"
 	      "measured_exposed_compute_ns,measured_overlapped_ns,measured_exposed_comm_ns,"

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `orrery replay` with what-if scenarios (--scale, --scenario): the trace replayed as
+ * `orrery replay` with what-if scenarios (--scale, --scenario; replayed by
+ * orr_scenario_report_run(), analysis/scenario-run.c): the trace replayed as
  * recorded (the baseline) and with each scenario's rules, reported as baseline ->
  * scenario with a signed change, never as an error against the measured step, which a
  * scenario did not run.  One scenario: per rank-step and job step, and the breakdown of
@@ -14,98 +15,39 @@
 #include "replay-common.h"
 #include "banned.h"
 
-static const struct cli_row *table_rows(const struct cli_report *rep, size_t *ret_n);
-
-/* The step of run's table whose critical path r holds most time no rule moves. */
-static void fixed_time(struct cli_whatif_run *run, const struct orr_replay *r)
-{
-	size_t n;
-	const struct cli_row *rows = table_rows(&run->rep, &n);
-
-	run->fixed_share = 0;
-	for (size_t k = 0; k < n; k++) {
-		const struct orr_replay_step *st = &rows[k].s;
-		int64_t len = st->predicted_end_ns - st->predicted_start_ns;
-		struct orr_path_seg *segs;
-		struct orr_path_fixed f;
-		size_t nseg;
-
-		if (len <= 0)
-			continue;
-		orr_replay_critical_path(r, st->predicted_start_ns, st->predicted_end_ns, &segs,
-					 &nseg);
-		orr_replay_path_fixed(r, segs, nseg, &f);
-		free(segs);
-		if (k == 0 || (double)f.total_ns / (double)len > run->fixed_share) {
-			run->fixed = f;
-			run->fixed_share = (double)f.total_ns / (double)len;
-			run->fixed_step = st->step;
-		}
-	}
-}
-
-int cli_whatif_run(struct cli_whatif *w, const char *path, const struct orr_replay *base,
-		   const struct cli_scenarios *sc, const struct orr_costs *costs,
+int cli_whatif_run(struct orr_scenario_report *w, const char *path, const struct orr_replay *base,
+		   const struct orr_scenarios *sc, const struct orr_costs *costs,
 		   const struct orr_select *sel)
 {
-	const struct orr_graph *g = orr_replay_graph(base);
+	struct orr_diag diag = { 0 };
+	int err;
 
-	*w = (struct cli_whatif){ .path = path, .costs = costs != NULL };
-	cli_report_init(&w->base, path, base, sel);
-	w->runs = orr_xcalloc(sc->n + 1, sizeof(*w->runs));
-	for (size_t i = 0; i < sc->n; i++) {
-		const struct cli_scales *s = &sc->v[i].scales;
-		struct cli_whatif_run *run = &w->runs[w->nruns];
-		struct orr_replay *r = NULL;
-		struct orr_diag diag;
-		struct cli_scenario_replay sr;
-		int err;
-
-		run->matches = orr_xcalloc(cli_rule_count(s) + 1, sizeof(*run->matches));
-		cli_scenario_options(&sr, g, s, costs, base, run->matches);
-		err = cli_replay_run(g, &sr.opts, &r, &diag);
-		cli_scenario_options_release(&sr);
-		if (err) {
-			cli_error("cannot replay scenario '%s' of '%s': %s%s%s", sc->v[i].name,
-				  path, orr_strerror(err), diag.msg[0] ? ": " : "", diag.msg);
-			free(run->matches);
-			run->matches = NULL;
-			return EXIT_FAIL;
-		}
-		run->sc = &sc->v[i];
-		cli_report_init(&run->rep, path, r, sel);
-		fixed_time(run, r);
-		orr_replay_free(r);
-		w->nruns++;
+	cli_progress_begin("replaying", "tasks");
+	err = orr_scenario_report_run(w, path, base, sc, costs, sel, cli_progress_count, NULL,
+				      &diag);
+	cli_progress_done();
+	if (err) {
+		cli_error("cannot replay scenario '%s' of '%s': %s%s%s", sc->v[w->nruns].name, path,
+			  orr_strerror(err), diag.msg[0] ? ": " : "", diag.msg);
+		return EXIT_FAIL;
 	}
 	return EXIT_OK;
 }
 
-void cli_whatif_release(struct cli_whatif *w)
-{
-	for (size_t i = 0; i < w->nruns; i++) {
-		cli_report_release(&w->runs[i].rep);
-		free(w->runs[i].matches);
-	}
-	free(w->runs);
-	cli_report_release(&w->base);
-	*w = (struct cli_whatif){ 0 };
-}
-
-size_t cli_whatif_unmatched(const struct cli_whatif *w)
+size_t cli_whatif_unmatched(const struct orr_scenario_report *w)
 {
 	size_t n = 0;
 	char rule[512];
 
 	for (size_t i = 0; i < w->nruns; i++) {
-		const struct cli_scales *s = &w->runs[i].sc->scales;
+		const struct orr_scales *s = &w->runs[i].sc->scales;
 
-		for (size_t k = 0; k < cli_rule_count(s); k++)
+		for (size_t k = 0; k < orr_scales_rule_count(s); k++)
 			if (!w->runs[i].matches[k].tasks) {
 				cli_warning("scenario '%s': rule '%s' matches no %s in the "
 					    "trace's steps",
 					    w->runs[i].sc->name,
-					    cli_rule_label(s, k, rule, sizeof(rule)),
+					    orr_scales_rule_label(s, k, rule, sizeof(rule)),
 					    k < s->n             ? "GPU task"
 					    : k < s->n + s->ncpu ? "CPU task"
 								 : "communication kernel");
@@ -115,41 +57,31 @@ size_t cli_whatif_unmatched(const struct cli_whatif *w)
 	return n;
 }
 
-static int64_t predicted(const struct cli_row *row)
+static int64_t predicted(const struct orr_replay_row *row)
 {
 	return row->s.predicted_end_ns - row->s.predicted_start_ns;
 }
 
-static int64_t measured(const struct cli_row *row)
+static int64_t measured(const struct orr_replay_row *row)
 {
 	return row->s.measured_end_ns - row->s.measured_start_ns;
 }
 
 /* scenario / baseline - 1; NaN without a baseline. */
-static double change(const struct cli_row *base, const struct cli_row *sc)
+static double change(const struct orr_replay_row *base, const struct orr_replay_row *sc)
 {
 	int64_t b = predicted(base);
 
 	return b > 0 ? (double)predicted(sc) / (double)b - 1 : NAN;
 }
 
-/* The rows of a report the table shows: job steps, or a one-rank trace's own steps. */
-static const struct cli_row *table_rows(const struct cli_report *rep, size_t *ret_n)
-{
-	if (rep->nranks > 1) {
-		*ret_n = rep->njob;
-		return rep->job;
-	}
-	*ret_n = rep->nrows;
-	return rep->rows;
-}
-
 /* Mean, min and max change over the rows of the table. */
-static void change_range(const struct cli_whatif *w, const struct cli_whatif_run *run,
+static void change_range(const struct orr_scenario_report *w, const struct orr_scenario_run *run,
 			 double *ret_mean, double *ret_min, double *ret_max)
 {
 	size_t n, m, k = 0;
-	const struct cli_row *b = table_rows(&w->base, &n), *s = table_rows(&run->rep, &m);
+	const struct orr_replay_row *b = orr_replay_report_table(&w->base, &n),
+				    *s = orr_replay_report_table(&run->rep, &m);
 	double sum = 0;
 
 	*ret_min = INFINITY;
@@ -181,7 +113,7 @@ static const char *signed_percent(double f, char *buf, size_t size)
 }
 
 /* A communication rule's kernels: their latency part, and those it cannot split. */
-static void text_split(const struct cli_rule_match *m, double steps, bool costs)
+static void text_split(const struct orr_rule_match *m, double steps, bool costs)
 {
 	char t[32];
 
@@ -194,18 +126,18 @@ static void text_split(const struct cli_rule_match *m, double steps, bool costs)
 	printf("\n");
 }
 
-static void text_rules(const struct cli_whatif_run *run, bool costs)
+static void text_rules(const struct orr_scenario_run *run, bool costs)
 {
 	char t[32];
 
 	printf("scenario '%s'\n", cli_text(run->sc->name));
 	printf("  %-32s %20s %28s\n", "rule", "tasks per step", "their measured ms per step");
-	for (size_t k = 0; k < cli_rule_count(&run->sc->scales); k++) {
-		const struct cli_rule_match *m = &run->matches[k];
+	for (size_t k = 0; k < orr_scales_rule_count(&run->sc->scales); k++) {
+		const struct orr_rule_match *m = &run->matches[k];
 		double steps = m->rank_steps ? (double)m->rank_steps : 1;
 		char rule[512];
 
-		cli_rule_label(&run->sc->scales, k, rule, sizeof(rule));
+		orr_scales_rule_label(&run->sc->scales, k, rule, sizeof(rule));
 		printf("  ");
 		cli_put_cell(cli_text(rule), -32);
 		printf(" %20.1f %28s\n", (double)m->tasks / steps,
@@ -215,7 +147,8 @@ static void text_rules(const struct cli_whatif_run *run, bool costs)
 	}
 }
 
-static void text_row(const char *rank, const struct cli_row *b, const struct cli_row *s)
+static void text_row(const char *rank, const struct orr_replay_row *b,
+		     const struct orr_replay_row *s)
 {
 	char st[32], m[32], p[32], q[32], c[32];
 
@@ -238,9 +171,9 @@ static void text_pair(int64_t a_ns, int64_t b_ns)
 	cli_put_cell(cell, 21);
 }
 
-static void text_one(const struct cli_whatif *w, const struct cli_whatif_run *run)
+static void text_one(const struct orr_scenario_report *w, const struct orr_scenario_run *run)
 {
-	const struct cli_report *b = &w->base, *s = &run->rep;
+	const struct orr_replay_report *b = &w->base, *s = &run->rep;
 	char rank[16], st[32];
 
 	printf("\n%-6s %6s %12s %12s %12s %9s\n", "rank", "step", "measured ms", "baseline ms",
@@ -271,7 +204,7 @@ static void text_one(const struct cli_whatif *w, const struct cli_whatif_run *ru
 	}
 }
 
-static void text_table(const struct cli_whatif *w)
+static void text_table(const struct orr_scenario_report *w)
 {
 	char st[32], p[32], q[32], c[32];
 
@@ -279,8 +212,8 @@ static void text_table(const struct cli_whatif *w)
 	       "change");
 	for (size_t i = 0; i < w->nruns; i++) {
 		size_t n, m;
-		const struct cli_row *b = table_rows(&w->base, &n);
-		const struct cli_row *s = table_rows(&w->runs[i].rep, &m);
+		const struct orr_replay_row *b = orr_replay_report_table(&w->base, &n);
+		const struct orr_replay_row *s = orr_replay_report_table(&w->runs[i].rep, &m);
 
 		for (size_t k = 0; k < n && k < m; k++) {
 			cli_put_cell(cli_text(w->runs[i].sc->name), -24);
@@ -294,7 +227,7 @@ static void text_table(const struct cli_whatif *w)
 }
 
 /* The scenario's own trust: how much of its critical path no rule moves. */
-static void text_fixed(const struct cli_whatif_run *run)
+static void text_fixed(const struct orr_scenario_run *run)
 {
 	char a[32], b[32], c[32], d[32], st[32];
 
@@ -313,9 +246,9 @@ static void text_fixed(const struct cli_whatif_run *run)
 		       : "");
 }
 
-void cli_whatif_text(const struct cli_whatif *w)
+void cli_whatif_text(const struct orr_scenario_report *w)
 {
-	const struct cli_report *b = &w->base;
+	const struct orr_replay_report *b = &w->base;
 	char x[32], y[32], z[32];
 
 	printf("%s: %zu rank%s replayed as recorded (the baseline) and with %zu what-if "
@@ -348,8 +281,8 @@ void cli_whatif_text(const struct cli_whatif *w)
 
 /* ---- CSV ---- */
 
-static void csv_row(const char *scenario, const char *rank, const struct cli_row *b,
-		    const struct cli_row *s)
+static void csv_row(const char *scenario, const char *rank, const struct orr_replay_row *b,
+		    const struct orr_replay_row *s)
 {
 	double c = change(b, s);
 
@@ -361,13 +294,13 @@ static void csv_row(const char *scenario, const char *rank, const struct cli_row
 	putchar('\n');
 }
 
-void cli_whatif_csv(const struct cli_whatif *w)
+void cli_whatif_csv(const struct orr_scenario_report *w)
 {
 	char rank[16];
 
 	fputs("scenario,rank,step,measured_ns,baseline_ns,scenario_ns,change\n", stdout);
 	for (size_t i = 0; i < w->nruns; i++) {
-		const struct cli_report *b = &w->base, *s = &w->runs[i].rep;
+		const struct orr_replay_report *b = &w->base, *s = &w->runs[i].rep;
 
 		for (size_t k = 0; k < b->nrows && k < s->nrows; k++) {
 			snprintf(rank, sizeof(rank), "%d", b->rows[k].rank);
@@ -380,8 +313,8 @@ void cli_whatif_csv(const struct cli_whatif *w)
 
 /* ---- JSON ---- */
 
-static void json_step(struct json_out *j, const struct cli_row *b, const struct cli_row *s,
-		      bool breakdown)
+static void json_step(struct json_out *j, const struct orr_replay_row *b,
+		      const struct orr_replay_row *s, bool breakdown)
 {
 	json_object(j, NULL);
 	json_int(j, "step", b->s.step);
@@ -398,14 +331,14 @@ static void json_step(struct json_out *j, const struct cli_row *b, const struct 
 	json_close_object(j);
 }
 
-static void json_rules(struct json_out *j, const struct cli_whatif_run *run, bool costs)
+static void json_rules(struct json_out *j, const struct orr_scenario_run *run, bool costs)
 {
-	const struct cli_scales *s = &run->sc->scales;
+	const struct orr_scales *s = &run->sc->scales;
 
 	json_array(j, "rules");
-	for (size_t k = 0; k < cli_rule_count(s); k++) {
-		const struct cli_rule_match *m = &run->matches[k];
-		const struct cli_comm_rule *c = k >= s->n + s->ncpu ? &s->comm[k - s->n - s->ncpu]
+	for (size_t k = 0; k < orr_scales_rule_count(s); k++) {
+		const struct orr_rule_match *m = &run->matches[k];
+		const struct orr_comm_rule *c = k >= s->n + s->ncpu ? &s->comm[k - s->n - s->ncpu]
 								    : NULL;
 		bool gpu = k < s->n;
 
@@ -435,10 +368,10 @@ static void json_rules(struct json_out *j, const struct cli_whatif_run *run, boo
 	json_close_array(j);
 }
 
-static void json_run(struct json_out *j, const struct cli_whatif *w,
-		     const struct cli_whatif_run *run)
+static void json_run(struct json_out *j, const struct orr_scenario_report *w,
+		     const struct orr_scenario_run *run)
 {
-	const struct cli_report *b = &w->base, *s = &run->rep;
+	const struct orr_replay_report *b = &w->base, *s = &run->rep;
 	double mean, min, max;
 	size_t i = 0;
 
@@ -480,7 +413,7 @@ static void json_run(struct json_out *j, const struct cli_whatif *w,
 	json_close_object(j);
 }
 
-void cli_whatif_json(const struct cli_whatif *w)
+void cli_whatif_json(const struct orr_scenario_report *w)
 {
 	struct json_out j;
 

@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "orrery/graph.h"
-#include "../../cli/replay-common.h"
+#include "orrery/analysis.h"
 #include "trace-doc.h"
 
 /* CPU seconds of this process so far. */
@@ -36,10 +36,10 @@ static uint32_t the_call(const struct orr_graph *g)
 	return ORR_NONE;
 }
 
-static const char *name_at(const struct orr_trace *t, const struct cli_op_names *n, uint32_t task,
+static const char *name_at(const struct orr_trace *t, const struct orr_op_names *n, uint32_t task,
 			   double at_us)
 {
-	return orr_trace_str(t, cli_op_name_at(n, task, (int64_t)(at_us * US)));
+	return orr_trace_str(t, orr_op_name_at(n, task, (int64_t)(at_us * US)));
 }
 
 /*
@@ -53,7 +53,7 @@ static void test_op_names_innermost_past_many_ended_ops(void **state)
 	struct orr_trace *t;
 	struct orr_graph *g;
 	struct orr_diag d;
-	struct cli_op_names *n;
+	struct orr_op_names *n;
 	uint32_t call;
 	double t0;
 
@@ -69,7 +69,7 @@ static void test_op_names_innermost_past_many_ended_ops(void **state)
 	free(doc.s);
 	assert_int_equal(orr_graph_build(t, NULL, &g, &d), 0);
 	call = the_call(g);
-	n = cli_op_names_new(g);
+	n = orr_op_names_new(g);
 	t0 = cpu_s();
 	for (int k = 0; k < M; k++)
 		assert_string_equal(name_at(t, n, call, 2 * N + 10 + k), "outer");
@@ -80,9 +80,9 @@ static void test_op_names_innermost_past_many_ended_ops(void **state)
 	assert_string_equal(name_at(t, n, call, 2 * N + 0.5), "outer");
 	assert_string_equal(name_at(t, n, call, 3 * N + 5), "late");
 	/* Before the first op and after `outer`: outside every op, no name. */
-	assert_int_equal(cli_op_name_at(n, call, -1 * US), ORR_STR_NONE);
-	assert_int_equal(cli_op_name_at(n, call, (4 * N + 1) * US), ORR_STR_NONE);
-	cli_op_names_free(n);
+	assert_int_equal(orr_op_name_at(n, call, -1 * US), ORR_STR_NONE);
+	assert_int_equal(orr_op_name_at(n, call, (4 * N + 1) * US), ORR_STR_NONE);
+	orr_op_names_free(n);
 	orr_graph_free(g);
 	orr_trace_free(t);
 }
@@ -94,7 +94,7 @@ static void test_op_names_innermost_of_nested(void **state)
 	struct orr_trace *t;
 	struct orr_graph *g;
 	struct orr_diag d;
-	struct cli_op_names *n;
+	struct orr_op_names *n;
 	uint32_t call;
 
 	(void)state;
@@ -111,7 +111,7 @@ static void test_op_names_innermost_of_nested(void **state)
 	free(doc.s);
 	assert_int_equal(orr_graph_build(t, NULL, &g, &d), 0);
 	call = the_call(g);
-	n = cli_op_names_new(g);
+	n = orr_op_names_new(g);
 	assert_string_equal(name_at(t, n, call, 5), "a");
 	assert_string_equal(name_at(t, n, call, 16), "c");
 	assert_string_equal(name_at(t, n, call, 17), "b");
@@ -119,8 +119,8 @@ static void test_op_names_innermost_of_nested(void **state)
 	assert_string_equal(name_at(t, n, call, 30), "d");
 	assert_string_equal(name_at(t, n, call, 80), "a");
 	/* Step annotations name nothing; other threads' ops neither. */
-	assert_int_equal(cli_op_name_at(n, call, 120 * US), ORR_STR_NONE);
-	cli_op_names_free(n);
+	assert_int_equal(orr_op_name_at(n, call, 120 * US), ORR_STR_NONE);
+	orr_op_names_free(n);
 	orr_graph_free(g);
 	orr_trace_free(t);
 }

@@ -17,42 +17,40 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "fit.h"
-#include "replay-common.h"
+#include "orrery/analysis.h"
 #include "banned.h"
 
 #define SCENARIO_LINE_MAX 4096
 #define SCENARIO_FILE_MAX (16u << 20) /* bytes of one --scenario file */
 
-void cli_scenarios_release(struct cli_scenarios *s)
+void orr_scenarios_release(struct orr_scenarios *s)
 {
 	for (size_t i = 0; i < s->n; i++) {
 		free(s->v[i].name);
-		cli_scales_release(&s->v[i].scales);
+		orr_scales_release(&s->v[i].scales);
 	}
 	free(s->v);
-	*s = (struct cli_scenarios){ 0 };
+	*s = (struct orr_scenarios){ 0 };
 }
 
-size_t cli_rule_count(const struct cli_scales *s)
+size_t orr_scales_rule_count(const struct orr_scales *s)
 {
 	return s->n + s->ncpu + s->ncomm;
 }
 
-const char *cli_rule_label(const struct cli_scales *s, size_t k, char *buf, size_t size)
+const char *orr_scales_rule_label(const struct orr_scales *s, size_t k, char *buf, size_t size)
 {
 	if (k < s->n) {
 		snprintf(buf, size, "%s=%g", s->v[k].glob, s->v[k].factor);
 	} else if (k < s->n + s->ncpu) {
-		const struct cli_cpu_rule *c = &s->cpu[k - s->n];
+		const struct orr_cpu_rule *c = &s->cpu[k - s->n];
 
 		if (c->rank >= 0)
 			snprintf(buf, size, "cpu@%d:%s=%g", c->rank, c->glob, c->factor);
 		else
 			snprintf(buf, size, "cpu:%s=%g", c->glob, c->factor);
 	} else {
-		const struct cli_comm_rule *c = &s->comm[k - s->n - s->ncpu];
+		const struct orr_comm_rule *c = &s->comm[k - s->n - s->ncpu];
 
 		snprintf(buf, size, "%s:%s=%g", c->bandwidth ? "bandwidth" : "latency", c->glob,
 			 c->factor);
@@ -61,9 +59,9 @@ const char *cli_rule_label(const struct cli_scales *s, size_t k, char *buf, size
 }
 
 /* "GLOB=F cpu:GLOB=F", the rules in order, as a scenario's name. */
-static char *name_of(const struct cli_scales *scales)
+static char *name_of(const struct orr_scales *scales)
 {
-	size_t len = 1, n = cli_rule_count(scales);
+	size_t len = 1, n = orr_scales_rule_count(scales);
 	char *name, *p;
 
 	for (size_t i = 0; i < scales->n; i++)
@@ -76,25 +74,25 @@ static char *name_of(const struct cli_scales *scales)
 	for (size_t k = 0; k < n; k++) {
 		if (k)
 			*p++ = ' ';
-		cli_rule_label(scales, k, p, len - (size_t)(p - name));
+		orr_scales_rule_label(scales, k, p, len - (size_t)(p - name));
 		p += strlen(p);
 	}
 	*p = 0;
 	return name;
 }
 
-void cli_scenarios_take_scales(struct cli_scenarios *s, struct cli_scales *scales)
+void orr_scenarios_take_scales(struct orr_scenarios *s, struct orr_scales *scales)
 {
-	struct cli_scenario sc = { .name = name_of(scales), .scales = *scales };
+	struct orr_scenario sc = { .name = name_of(scales), .scales = *scales };
 
-	*scales = (struct cli_scales){ 0 };
+	*scales = (struct orr_scales){ 0 };
 	ORR_VEC_PUSH(s->v, s->n, s->cap, sc);
 	memmove(s->v + 1, s->v, (s->n - 1) * sizeof(*s->v));
 	s->v[0] = sc;
 }
 
 /* One line's fields into a scenario; -1 with the reason in err. */
-static int parse_line(char *line, struct cli_scenario *sc, char *err, size_t size)
+static int parse_line(char *line, struct orr_scenario *sc, char *err, size_t size)
 {
 	char *save = NULL, *tok = strtok_r(line, " \t\r\n", &save);
 
@@ -104,7 +102,7 @@ static int parse_line(char *line, struct cli_scenario *sc, char *err, size_t siz
 	}
 	sc->name = orr_xstrdup(tok);
 	while ((tok = strtok_r(NULL, " \t\r\n", &save)) && tok[0] != '#') {
-		if (cli_scales_add(&sc->scales, tok) < 0) {
+		if (orr_scales_add(&sc->scales, tok) < 0) {
 			snprintf(
 				err, size,
 				"bad rule '%.60s' ([cpu[@RANK]:|latency:|bandwidth:]GLOB=FACTOR, FACTOR 0 to 1e6)",
@@ -112,7 +110,7 @@ static int parse_line(char *line, struct cli_scenario *sc, char *err, size_t siz
 			return -1;
 		}
 	}
-	if (!cli_rule_count(&sc->scales)) {
+	if (!orr_scales_rule_count(&sc->scales)) {
 		snprintf(err, size, "scenario '%.60s' has no rule", sc->name);
 		return -1;
 	}
@@ -120,10 +118,10 @@ static int parse_line(char *line, struct cli_scenario *sc, char *err, size_t siz
 }
 
 /* One line of a scenario file (NUL-terminated, no newline): a scenario added, or skipped. */
-static int scenario_line(struct cli_scenarios *s, char *line, const char *path, size_t lineno,
+static int scenario_line(struct orr_scenarios *s, char *line, const char *path, size_t lineno,
 			 char *err, size_t size)
 {
-	struct cli_scenario sc = { 0 };
+	struct orr_scenario sc = { 0 };
 	char why[160], *p = line + strspn(line, " \t\r");
 
 	if (!*p || *p == '#')
@@ -131,7 +129,7 @@ static int scenario_line(struct cli_scenarios *s, char *line, const char *path, 
 	if (parse_line(p, &sc, why, sizeof(why)) < 0) {
 		snprintf(err, size, "%s:%zu: %s", path, lineno, why);
 		free(sc.name);
-		cli_scales_release(&sc.scales);
+		orr_scales_release(&sc.scales);
 		return -1;
 	}
 	ORR_VEC_PUSH(s->v, s->n, s->cap, sc);
@@ -139,7 +137,7 @@ static int scenario_line(struct cli_scenarios *s, char *line, const char *path, 
 }
 
 /* Read through the one input opener (orr_file_read()): a FIFO or a device is refused. */
-int cli_scenarios_read(struct cli_scenarios *s, const char *path, char *err, size_t size)
+int orr_scenarios_read(struct orr_scenarios *s, const char *path, char *err, size_t size)
 {
 	struct orr_diag d = { 0 };
 	char *buf, *line, *end;
@@ -189,8 +187,8 @@ static bool in_steps(const struct orr_replay_step *steps, size_t n, int64_t t)
 	return false;
 }
 
-void cli_rule_matches(const struct orr_replay *r, const struct cli_scales *scales,
-		      struct cli_rule_match *ret)
+void orr_rule_matches(const struct orr_replay *r, const struct orr_scales *scales,
+		      struct orr_rule_match *ret)
 {
 	const struct orr_graph *g = orr_replay_graph(r);
 	const struct orr_task *tasks = orr_graph_tasks(g);
@@ -222,26 +220,26 @@ void cli_rule_matches(const struct orr_replay *r, const struct cli_scales *scale
 }
 
 /* Whether CPU rule k applies to CPU task t of rank `rank`, named call (and gap). */
-static bool cpu_rule_matches(const struct cli_cpu_rule *rule, int32_t rank, const char *call,
+static bool cpu_rule_matches(const struct orr_cpu_rule *rule, int32_t rank, const char *call,
 			     const char *gap)
 {
 	return (rule->rank < 0 || rule->rank == rank) &&
 	       (fnmatch(rule->glob, call, 0) == 0 || fnmatch(rule->glob, gap, 0) == 0);
 }
 
-float *cli_cpu_factors(const struct orr_graph *g, const struct cli_scales *s,
-		       const struct orr_replay *steps_from, struct cli_rule_match *ret)
+float *orr_cpu_factors(const struct orr_graph *g, const struct orr_scales *s,
+		       const struct orr_replay *steps_from, struct orr_rule_match *ret)
 {
 	const struct orr_trace *tr = orr_graph_trace(g);
 	const struct orr_task *tasks = orr_graph_tasks(g);
-	struct cli_op_names *names;
+	struct orr_op_names *names;
 	float *f;
 
 	if (!s || !s->ncpu)
 		return NULL;
 	if (ret)
 		memset(ret, 0, s->ncpu * sizeof(*ret));
-	names = cli_op_names_new(g);
+	names = orr_op_names_new(g);
 	f = orr_xmalloc((orr_graph_task_count(g) + 1) * sizeof(*f));
 	for (size_t k = 0; k < orr_graph_rank_count(g); k++) {
 		const struct orr_graph_rank *gr = orr_graph_get_rank(g, k);
@@ -262,8 +260,8 @@ float *cli_cpu_factors(const struct orr_graph *g, const struct cli_scales *s,
 			f[t] = 1;
 			if (tasks[t].kind != ORR_TASK_CPU)
 				continue;
-			call = orr_trace_str(tr, cli_op_name(names, t));
-			at = cli_op_name_at(names, t, start - tasks[t].gap_ns / 2);
+			call = orr_trace_str(tr, orr_op_name(names, t));
+			at = orr_op_name_at(names, t, start - tasks[t].gap_ns / 2);
 			gap = at == ORR_STR_NONE ? call : orr_trace_str(tr, at);
 			for (size_t i = 0; i < s->ncpu; i++) {
 				if (!cpu_rule_matches(&s->cpu[i], gr->rank->rank, call, gap))
@@ -278,7 +276,7 @@ float *cli_cpu_factors(const struct orr_graph *g, const struct cli_scales *s,
 		}
 		free(steps);
 	}
-	cli_op_names_free(names);
+	orr_op_names_free(names);
 	return f;
 }
 
@@ -369,9 +367,9 @@ static struct split *comm_splits(const struct orr_graph *g, const struct orr_cos
 	return sp;
 }
 
-float *cli_comm_factors(const struct orr_graph *g, const struct cli_scales *s,
+float *orr_comm_factors(const struct orr_graph *g, const struct orr_scales *s,
 			const struct orr_costs *costs, const struct orr_replay *steps_from,
-			struct cli_rule_match *ret)
+			struct orr_rule_match *ret)
 {
 	const struct orr_task *tasks = orr_graph_tasks(g);
 	struct split *sp;
@@ -427,24 +425,24 @@ float *cli_comm_factors(const struct orr_graph *g, const struct cli_scales *s,
 	return f;
 }
 
-void cli_scenario_options(struct cli_scenario_replay *ret, const struct orr_graph *g,
-			  const struct cli_scales *s, const struct orr_costs *costs,
-			  const struct orr_replay *steps_from, struct cli_rule_match *matches)
+void orr_scenario_options(struct orr_scenario_replay *ret, const struct orr_graph *g,
+			  const struct orr_scales *s, const struct orr_costs *costs,
+			  const struct orr_replay *steps_from, struct orr_rule_match *matches)
 {
 	bool m = matches && steps_from;
 
 	if (m)
-		cli_rule_matches(steps_from, s, matches);
-	ret->cpu = cli_cpu_factors(g, s, steps_from, m ? matches + s->n : NULL);
-	ret->comm = cli_comm_factors(g, s, costs, steps_from, m ? matches + s->n + s->ncpu : NULL);
+		orr_rule_matches(steps_from, s, matches);
+	ret->cpu = orr_cpu_factors(g, s, steps_from, m ? matches + s->n : NULL);
+	ret->comm = orr_comm_factors(g, s, costs, steps_from, m ? matches + s->n + s->ncpu : NULL);
 	ret->opts = (struct orr_replay_options){
 		.scales = s->v, .nscales = s->n, .task_factors = ret->comm, .cpu_factors = ret->cpu
 	};
 }
 
-void cli_scenario_options_release(struct cli_scenario_replay *r)
+void orr_scenario_options_release(struct orr_scenario_replay *r)
 {
 	free(r->cpu);
 	free(r->comm);
-	*r = (struct cli_scenario_replay){ 0 };
+	*r = (struct orr_scenario_replay){ 0 };
 }

@@ -14,8 +14,7 @@
  */
 #include <stdlib.h>
 
-#include "cli.h"
-#include "replay-common.h"
+#include "orrery/analysis.h"
 #include "banned.h"
 
 struct ext_op {
@@ -28,7 +27,7 @@ struct span {
 	uint32_t event;
 };
 
-struct cli_op_names {
+struct orr_op_names {
 	const struct orr_graph *g;
 	struct ext_op **ext; /* per graph rank: ops by external id, then event */
 	size_t *n_ext;
@@ -57,7 +56,7 @@ static int cmp_span(const void *a, const void *b)
 	return (x->event > y->event) - (x->event < y->event); /* events are in start order */
 }
 
-static void index_rank(struct cli_op_names *n, size_t i)
+static void index_rank(struct orr_op_names *n, size_t i)
 {
 	const struct orr_trace *t = orr_graph_trace(n->g);
 	const struct orr_rank *r = orr_graph_get_rank(n->g, i)->rank;
@@ -93,9 +92,9 @@ static void index_rank(struct cli_op_names *n, size_t i)
 									  : n->ends[i][2 * k + 1];
 }
 
-struct cli_op_names *cli_op_names_new(const struct orr_graph *g)
+struct orr_op_names *orr_op_names_new(const struct orr_graph *g)
 {
-	struct cli_op_names *n = orr_xcalloc(1, sizeof(*n));
+	struct orr_op_names *n = orr_xcalloc(1, sizeof(*n));
 	size_t nranks = orr_graph_rank_count(g);
 
 	n->g = g;
@@ -110,7 +109,7 @@ struct cli_op_names *cli_op_names_new(const struct orr_graph *g)
 	return n;
 }
 
-void cli_op_names_free(struct cli_op_names *n)
+void orr_op_names_free(struct orr_op_names *n)
 {
 	if (!n)
 		return;
@@ -128,12 +127,12 @@ void cli_op_names_free(struct cli_op_names *n)
 	free(n);
 }
 
-static size_t rank_of(const struct cli_op_names *n, uint32_t task)
+static size_t rank_of(const struct orr_op_names *n, uint32_t task)
 {
 	return orr_graph_procs(n->g)[orr_graph_tasks(n->g)[task].proc].rank;
 }
 
-uint32_t cli_op_name(const struct cli_op_names *n, uint32_t task)
+uint32_t orr_op_name(const struct orr_op_names *n, uint32_t task)
 {
 	const struct orr_event *e = orr_graph_task_event(n->g, task);
 	size_t rank = rank_of(n, task), lo = 0, hi = n->n_ext[rank];
@@ -159,7 +158,7 @@ uint32_t cli_op_name(const struct cli_op_names *n, uint32_t task)
  * the max-tree covers spans [lo, hi).  A subtree is entered only when it holds such an
  * end, so past the two paths along the range's ends every descent finds one.
  */
-static size_t last_running(const struct cli_op_names *n, size_t rank, size_t k, size_t lo,
+static size_t last_running(const struct orr_op_names *n, size_t rank, size_t k, size_t lo,
 			   size_t hi, size_t from, size_t to, int64_t t_ns)
 {
 	size_t mid = lo + (hi - lo) / 2, at;
@@ -172,7 +171,7 @@ static size_t last_running(const struct cli_op_names *n, size_t rank, size_t k, 
 	return at != SIZE_MAX ? at : last_running(n, rank, 2 * k, lo, mid, from, to, t_ns);
 }
 
-uint32_t cli_op_name_at(const struct cli_op_names *n, uint32_t task, int64_t t_ns)
+uint32_t orr_op_name_at(const struct orr_op_names *n, uint32_t task, int64_t t_ns)
 {
 	size_t rank = rank_of(n, task);
 	const struct orr_rank *r = orr_graph_get_rank(n->g, rank)->rank;
