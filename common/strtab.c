@@ -132,6 +132,11 @@ const char *orr_strtab_get(const struct orr_strtab *t, uint32_t id)
 	return id < t->n ? t->entries[id].s : "";
 }
 
+size_t orr_strtab_len(const struct orr_strtab *t, uint32_t id)
+{
+	return id < t->n ? t->entries[id].len : 0;
+}
+
 size_t orr_strtab_count(const struct orr_strtab *t)
 {
 	return t->n;

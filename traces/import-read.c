@@ -22,13 +22,24 @@ int orr__import_changed(struct import_ctx *c, const char *path, size_t at, size_
 			    "the file changed while it was read (it had %zu bytes)", size);
 }
 
-/* A plain JSON file read while it is parsed: orr__source.more(). */
+/*
+ * A plain JSON file read while it is parsed: orr__source.more().  Read with pread(), at
+ * the source's own offset, so that a fork (a second thread's reader of the same file)
+ * reads beside it.
+ */
 struct json_source {
 	struct orr__source src; /* first: more() is given it */
-	struct import_ctx *c;
+	struct orr_diag *diag;
 	const char *name;
 	int fd;
+	struct orr_diag own_diag; /* a fork's */
 };
+
+static int json_changed(struct json_source *js, size_t at)
+{
+	return orr_diag_set(js->diag, -EIO, js->name, (int64_t)at, -1,
+			    "the file changed while it was read (it had %zu bytes)", js->src.size);
+}
 
 /* Bytes [hi, want) of the file, or an error: like read_plain(), a piece at a time. */
 static int json_read(struct json_source *js, size_t want)
@@ -42,30 +53,29 @@ static int json_read(struct json_source *js, size_t want)
 		size_t at = src->hi - src->lo;
 		size_t piece = want - src->hi < ORR__IMPORT_READ_BYTES ? want - src->hi
 								       : ORR__IMPORT_READ_BYTES;
-		ssize_t n = read(js->fd, src->p + at, piece);
+		ssize_t n = pread(js->fd, src->p + at, piece, (off_t)src->hi);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			return orr_diag_set(js->c->diag, -errno, js->name, (int64_t)src->hi, -1,
+			return orr_diag_set(js->diag, -errno, js->name, (int64_t)src->hi, -1,
 					    "read failed");
 		if (n == 0)
-			return orr__import_changed(js->c, js->name, src->hi, src->size);
-		js->c->run_bytes += (uint64_t)n;
+			return json_changed(js, src->hi);
 		src->hi += (size_t)n;
 		/* Bytes read while the file was cut short may be zeros: say what happened. */
 		nul = memchr(src->p + at, '\0', (size_t)n);
 		if (nul && fstat(js->fd, &st) == 0 && (size_t)st.st_size != src->size)
-			return orr__import_changed(js->c, js->name, src->hi, src->size);
+			return json_changed(js, src->hi);
 		if (nul)
-			return orr_diag_set(js->c->diag, ORR_EMALFORMED, js->name,
+			return orr_diag_set(js->diag, ORR_EMALFORMED, js->name,
 					    (int64_t)(src->lo + (size_t)(nul - src->p)), -1,
 					    "a NUL byte, which JSON text never holds");
 	}
 	memset(src->p + (src->hi - src->lo), 0, ORR__JSON_PADDING);
 	/* One byte more is one too many: the file grew. */
-	if (src->hi == src->size && read(js->fd, &one, 1) > 0)
-		return orr__import_changed(js->c, js->name, src->hi, src->size);
+	if (src->hi == src->size && pread(js->fd, &one, 1, (off_t)src->size) > 0)
+		return json_changed(js, src->hi);
 	return 0;
 }
 
@@ -73,16 +83,48 @@ static int json_more(struct orr__source *src, size_t keep, size_t want)
 {
 	struct json_source *js = (struct json_source *)src;
 
-	assert(keep >= src->lo && keep <= src->hi);
+	assert(keep >= src->lo);
 	if (want > src->size)
 		want = src->size;
-	memmove(src->p, src->p + (keep - src->lo), src->hi - keep);
-	src->lo = keep;
+	if (keep > src->hi) { /* nothing kept: read on from keep */
+		src->lo = src->hi = keep;
+	} else {
+		memmove(src->p, src->p + (keep - src->lo), src->hi - keep);
+		src->lo = keep;
+	}
 	if (want - keep + ORR__JSON_PADDING > src->cap) {
 		src->cap = want - keep + ORR__JSON_PADDING;
 		src->p = orr_xrealloc(src->p, src->cap);
 	}
 	return json_read(js, want);
+}
+
+static void json_close(struct orr__source *fork)
+{
+	if (!fork)
+		return;
+	free(fork->p);
+	free(fork);
+}
+
+static struct orr__source *json_fork(struct orr__source *src, size_t at)
+{
+	struct json_source *parent = (struct json_source *)src;
+	struct json_source *js = orr_xcalloc(1, sizeof(*js));
+
+	js->src = (struct orr__source){ .p = orr_xmalloc(ORR__JSON_PADDING),
+					.lo = at,
+					.hi = at,
+					.size = src->size,
+					.cap = ORR__JSON_PADDING,
+					.more = json_more,
+					.fork = NULL,
+					.close = json_close };
+	memset(js->src.p, 0, ORR__JSON_PADDING);
+	js->diag = &js->own_diag;
+	js->name = parent->name;
+	js->fd = parent->fd;
+	return &js->src;
 }
 
 static _Thread_local size_t last_json_bytes;
@@ -107,13 +149,21 @@ int orr__import_read_json(struct import_ctx *c, int fd, size_t size, const char 
 			  struct buf *b)
 {
 	struct json_source js = {
-		.src = { .p = b->p, .hi = b->len, .size = size, .cap = b->cap, .more = json_more },
-		.c = c,
+		.src = { .p = b->p,
+			 .hi = b->len,
+			 .size = size,
+			 .cap = b->cap,
+			 .more = json_more,
+			 .fork = json_fork,
+			 .close = json_close },
+		.diag = c->diag,
 		.name = name,
 		.fd = fd,
 	};
 	int r;
 
+	/* The rest of the file, counted once (the first piece was): a fork's reads overlap. */
+	c->run_bytes += size - b->len;
 	*b = (struct buf){ 0 };
 	memset(js.src.p + js.src.hi, 0, ORR__JSON_PADDING);
 	r = orr__import_json_source(c, name, &js.src);

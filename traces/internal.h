@@ -128,19 +128,26 @@ struct orr__rank_build {
 	/* The ranks a file with several declares ("orreryRanks"), owned until split. */
 	struct orr__rank_build **parts;
 	size_t nparts, parts_cap;
+	/* The skipped rows at the last orr__rank_mark(): their counts grow in place. */
+	struct orr__vec skipped_at_mark;
 };
 
-/* Sizes of every table, to undo a partly parsed window. */
+/*
+ * Sizes of every table, and what grows in place (skipped counts, in the rank; ops with
+ * stacks or flops), to undo a partly parsed window.
+ */
 struct orr__mark {
 	size_t n[18];
+	uint64_t ops_with_stack, ops_with_flops;
 };
 
-void orr__rank_mark(const struct orr__rank_build *rb, struct orr__mark *m);
+void orr__rank_mark(struct orr__rank_build *rb, struct orr__mark *m);
 void orr__rank_rollback(struct orr__rank_build *rb, const struct orr__mark *m);
 
 uint32_t orr__place(struct orr__rank_build *rb, enum orr_place_kind kind, int64_t pid, int64_t tid,
 		    int32_t device);
 void orr__count_skipped(struct orr__rank_build *rb, uint32_t category);
+void orr__count_skipped_by(struct orr__rank_build *rb, uint32_t category, uint64_t count);
 /* orr_import_options.step_range on every rank of t (traces/steps.c); how many matched. */
 size_t orr__steps_from_ranges(struct orr_trace *t, const char *glob);
 /* One args value of key taken as how says (enum orr_coercion). */
@@ -186,6 +193,13 @@ void orr__rank_finish(struct orr_trace *t, struct orr__rank_build *rb);
 void orr__rank_finish_native(struct orr_trace *t, struct orr__rank_build *rb);
 void orr__rank_free(struct orr__rank_build *rb);
 /*
+ * Appends src, read against from's strings, to dst, read against t's: every row of
+ * src's tables follows dst's, with its strings, places and indexes into other tables
+ * made dst's (traces/rank-append.c).  The limits are the caller's to check before.
+ */
+void orr__rank_append(struct orr_trace *t, struct orr__rank_build *dst,
+		      const struct orr_trace *from, const struct orr__rank_build *src);
+/*
  * Fails with ORR_EMALFORMED and a diag naming NAME and the event unless every event's
  * start, duration and end, and the base time, are within +-ORR_TIME_MAX ns.  For every
  * format, before the rank is finished (events still in input order).
@@ -219,12 +233,20 @@ int orr__kineto_parse(struct orr_trace *t, struct orr__rank_build *rb, const cha
  * A file read while it is parsed: file bytes [lo, hi) are at p[0 .. hi - lo), with
  * ORR__JSON_PADDING readable bytes after them; size is the whole file's.  more() reads
  * until hi >= want (or the end of the file), keeping the bytes from keep on (keep >= lo;
- * p may move), and returns 0, or an error with the diag set.  traces/import.c makes them.
+ * p may move; keep past hi lets go of every byte and reads on from keep), and returns 0,
+ * or an error with the diag set.  traces/import.c makes them.
+ *
+ * fork(), where not NULL, makes a second source of the same file with nothing loaded
+ * (lo = hi = at), its own buffer and its own diag (the second's errors are its own), that
+ * another thread may read while this one is read; close() frees it.  A fork is made
+ * and closed by the thread that reads its parent.
  */
 struct orr__source {
 	char *p;
 	size_t lo, hi, size, cap;
 	int (*more)(struct orr__source *src, size_t keep, size_t want);
+	struct orr__source *(*fork)(struct orr__source *src, size_t at);
+	void (*close)(struct orr__source *fork);
 	void *data;
 };
 /*
@@ -246,6 +268,11 @@ size_t orr__import_last_json_bytes(void);
  * orr__kineto_parse(): the file's size up to a window, for tests of its allocation.
  */
 size_t orr__kineto_last_capacity(void);
+/*
+ * Where the second half of the calling thread's last Kineto file began, when a second
+ * thread read it and its events were taken; else 0 (kineto-window.cpp).
+ */
+size_t orr__kineto_last_split(void);
 
 /*
  * Chrome JSON of several ranks in one file (orr_trace_write_chrome(), traces/chrome/).

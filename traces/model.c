@@ -44,13 +44,19 @@ static struct orr__vec *tables(struct orr__rank_build *rb, size_t *ret_n)
 	return &rb->places;
 }
 
-void orr__rank_mark(const struct orr__rank_build *rb, struct orr__mark *m)
+void orr__rank_mark(struct orr__rank_build *rb, struct orr__mark *m)
 {
 	size_t n;
-	const struct orr__vec *v = tables((struct orr__rank_build *)rb, &n);
+	const struct orr__vec *v = tables(rb, &n);
 
 	for (size_t i = 0; i < n; i++)
 		m->n[i] = v[i].n;
+	m->ops_with_stack = rb->pub.ops_with_stack;
+	m->ops_with_flops = rb->pub.ops_with_flops;
+	rb->skipped_at_mark.n = 0;
+	if (rb->skipped.n)
+		memcpy(orr__vec_extend(&rb->skipped_at_mark, rb->skipped.n), rb->skipped.p,
+		       rb->skipped.n * sizeof(struct orr_skipped));
 }
 
 void orr__rank_rollback(struct orr__rank_build *rb, const struct orr__mark *m)
@@ -60,6 +66,12 @@ void orr__rank_rollback(struct orr__rank_build *rb, const struct orr__mark *m)
 
 	for (size_t i = 0; i < n; i++)
 		v[i].n = m->n[i];
+	rb->pub.ops_with_stack = m->ops_with_stack;
+	rb->pub.ops_with_flops = m->ops_with_flops;
+	/* the rows kept (the mark's first) take back their counts */
+	if (rb->skipped.n)
+		memcpy(rb->skipped.p, rb->skipped_at_mark.p,
+		       rb->skipped.n * sizeof(struct orr_skipped));
 	rb->last_place = UINT32_MAX;
 }
 
@@ -162,6 +174,11 @@ uint32_t orr__place(struct orr__rank_build *rb, enum orr_place_kind kind, int64_
 
 void orr__count_skipped(struct orr__rank_build *rb, uint32_t category)
 {
+	orr__count_skipped_by(rb, category, 1);
+}
+
+void orr__count_skipped_by(struct orr__rank_build *rb, uint32_t category, uint64_t count)
+{
 	struct orr_skipped *s = rb->skipped.p;
 	struct orr__index *ix = &rb->skipped_index;
 
@@ -171,13 +188,13 @@ void orr__count_skipped(struct orr__rank_build *rb, uint32_t category)
 		uint32_t i = ix->slot[k] - 1;
 
 		if (i < rb->skipped.n && s[i].category == category) {
-			s[i].count++;
+			s[i].count += count;
 			return;
 		}
 	}
 	s = orr__vec_push(&rb->skipped);
 	s->category = category;
-	s->count = 1;
+	s->count = count;
 }
 
 /* One row per value while parsing (a failed window's rows roll back); merged at finish. */
@@ -246,6 +263,7 @@ static struct orr__rank_build *rank_alloc(uint32_t source)
 	rb->comms.elem = sizeof(struct orr_comm);
 	rb->devices.elem = sizeof(struct orr_device);
 	rb->skipped.elem = sizeof(struct orr_skipped);
+	rb->skipped_at_mark.elem = sizeof(struct orr_skipped);
 	rb->coerced.elem = sizeof(struct orr_coerced);
 	rb->mems.elem = sizeof(struct orr_mem_sample);
 	rb->counters.elem = sizeof(struct orr_counter_sample);
@@ -284,6 +302,7 @@ void orr__rank_free(struct orr__rank_build *rb)
 		orr__rank_free(rb->parts[i]);
 	free(rb->place_index.slot);
 	free(rb->skipped_index.slot);
+	free(rb->skipped_at_mark.p);
 	free(rb->parts);
 	free(rb);
 }

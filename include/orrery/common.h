@@ -111,6 +111,8 @@ uint32_t orr_strtab_intern(struct orr_strtab *t, const char *s, size_t len);
 /* The id of s, or UINT32_MAX when it was never interned. */
 uint32_t orr_strtab_find(const struct orr_strtab *t, const char *s, size_t len);
 const char *orr_strtab_get(const struct orr_strtab *t, uint32_t id);
+/* The length of string id, which may hold NUL bytes; 0 for an id never given. */
+size_t orr_strtab_len(const struct orr_strtab *t, uint32_t id);
 size_t orr_strtab_count(const struct orr_strtab *t);
 
 /*

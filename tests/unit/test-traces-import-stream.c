@@ -221,6 +221,145 @@ static void test_streamed_files_et_beside_the_trace(void **state)
 	orr_trace_free(t);
 }
 
+/*
+ * A document of about target bytes whose events hold no '}' in them but their own end
+ * (kernels on two streams, ops with shapes on two threads, each fourth a collective with
+ * members), so that the first "}, {" past the middle ends an event.
+ */
+static char *plain_doc(size_t target, size_t *ret_len)
+{
+	size_t cap = target + 4096, len = 0, n = 0;
+	char *buf = orr_xmalloc(cap);
+
+	len += (size_t)snprintf(buf, cap, "{\"traceEvents\": [\n");
+	while (len < target) {
+		if (n % 2)
+			len += (size_t)snprintf(
+				buf + len, cap - len,
+				"{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k%zu\","
+				" \"pid\": 0, \"tid\": %zu, \"ts\": %zu, \"dur\": 3,"
+				" \"args\": {\"correlation\": %zu, \"grid\": [%zu, 1, 1]%s}},\n",
+				n % 97, 7 + n % 3, n, n, n % 5 + 1,
+				n % 4 == 1 ? ", \"Collective name\": \"allreduce\", "
+					     "\"Process Group Ranks\": [0, 1]"
+					   : "");
+		else
+			len += (size_t)snprintf(
+				buf + len, cap - len,
+				"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::op%zu\","
+				" \"pid\": 1, \"tid\": %zu, \"ts\": %zu, \"dur\": 2,"
+				" \"args\": {\"Input Dims\": [[%zu, 4], []],"
+				" \"Input type\": [\"float\", \"t%zu\"]}},\n",
+				n % 89, 1 + n % 2, n, n % 7, n % 11);
+		n++;
+	}
+	len -= 2; /* the last ",\n" */
+	len += (size_t)snprintf(buf + len, cap - len, "\n]}\n");
+	assert_true(len < cap);
+	*ret_len = len;
+	return buf;
+}
+
+/* Rank 0 of a and b hold the same rows, strings compared as strings. */
+static void same_ranks(const struct orr_trace *a, const struct orr_trace *b)
+{
+	const struct orr_rank *x = orr_trace_get_rank(a, 0), *y = orr_trace_get_rank(b, 0);
+
+	assert_int_equal(x->nevents, y->nevents);
+	assert_int_equal(x->nplaces, y->nplaces);
+	assert_int_equal(x->nops, y->nops);
+	assert_int_equal(x->ninputs, y->ninputs);
+	assert_int_equal(x->ndims, y->ndims);
+	assert_int_equal(x->nkernels, y->nkernels);
+	assert_int_equal(x->ncollectives, y->ncollectives);
+	assert_int_equal(x->nmembers, y->nmembers);
+	for (size_t i = 0; i < x->nevents; i++) {
+		const struct orr_event *e = &x->events[i], *f = &y->events[i];
+
+		assert_int_equal(e->start_ns, f->start_ns);
+		assert_int_equal(e->place, f->place);
+		assert_int_equal(e->args, f->args);
+		assert_int_equal(e->coll, f->coll);
+		assert_int_equal(e->name, f->name);
+		assert_string_equal(orr_trace_str(a, e->name), orr_trace_str(b, f->name));
+	}
+	for (size_t i = 0; i < x->nplaces; i++) {
+		assert_int_equal(x->places[i].pid, y->places[i].pid);
+		assert_int_equal(x->places[i].tid, y->places[i].tid);
+	}
+	for (size_t i = 0; i < x->nops; i++)
+		assert_int_equal(x->ops[i].first_input, y->ops[i].first_input);
+	for (size_t i = 0; i < x->ninputs; i++) {
+		assert_int_equal(x->inputs[i].first_dim, y->inputs[i].first_dim);
+		assert_string_equal(orr_trace_str(a, x->inputs[i].dtype),
+				    orr_trace_str(b, y->inputs[i].dtype));
+	}
+	assert_memory_equal(x->dims, y->dims, x->ndims * sizeof(*x->dims));
+	assert_memory_equal(x->kernels, y->kernels, x->nkernels * sizeof(*x->kernels));
+	for (size_t i = 0; i < x->ncollectives; i++)
+		assert_int_equal(x->collectives[i].first_member, y->collectives[i].first_member);
+	assert_memory_equal(x->members, y->members, x->nmembers * sizeof(*x->members));
+}
+
+static struct orr_trace *import_with_threads(const char *path, const char *threads)
+{
+	struct orr_trace *t = NULL;
+	struct orr_diag d;
+
+	setenv("ORR_IMPORT_THREADS", threads, 1);
+	if (orr_trace_import(path, NULL, &t, &d))
+		fail_msg("%s at %lld", d.msg, (long long)d.offset);
+	unsetenv("ORR_IMPORT_THREADS");
+	return t;
+}
+
+/*
+ * A file of 20 MiB is read by two threads: the second half, guessed right, is taken and
+ * appended; every row, string id and index is the one thread's.
+ */
+static void test_two_threads_same_as_one(void **state)
+{
+	char *path = orr_xasprintf("%s/two.json", (const char *)*state);
+	struct orr_trace *one, *two;
+	size_t len, split;
+	char *data = plain_doc(20u << 20, &len);
+
+	write_bytes(path, data, len);
+	one = import_with_threads(path, "1");
+	assert_int_equal(orr__kineto_last_split(), 0);
+	two = import_with_threads(path, "2");
+	split = orr__kineto_last_split();
+	assert_true(split > len / 2 && split < len / 2 + 1024);
+	assert_int_equal(data[split], '{');
+	same_ranks(one, two);
+	orr_trace_free(one);
+	orr_trace_free(two);
+	free(data);
+	free(path);
+}
+
+/*
+ * Where the first "}, {" past the middle is inside an event (an array in its args), the
+ * second thread's half is dropped and the first reads on: the same rows.
+ */
+static void test_two_threads_wrong_guess_dropped(void **state)
+{
+	char *path = orr_xasprintf("%s/nested.json", (const char *)*state);
+	struct orr_trace *one, *two;
+	size_t len, n;
+	char *data = big_doc(20u << 20, 0, 0, &len, &n);
+
+	write_bytes(path, data, len);
+	one = import_with_threads(path, "1");
+	two = import_with_threads(path, "2");
+	assert_int_equal(orr_trace_get_rank(two, 0)->nevents, n);
+	same_ranks(one, two);
+	orr_trace_free(one);
+	orr_trace_free(two);
+	free(data);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -234,6 +373,10 @@ int main(void)
 						tmpdir_setup, tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_streamed_files_et_beside_the_trace,
 						tmpdir_setup, tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_two_threads_same_as_one, tmpdir_setup,
+						tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_two_threads_wrong_guess_dropped, tmpdir_setup,
+						tmpdir_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,6 +10,7 @@
 
 #include <simdjson.h>
 
+#include <atomic>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -151,6 +152,20 @@ public:
 			throw std::bad_alloc();
 	}
 	int run();
+	/*
+	 * The events from pos, the first byte of an event of traceEvents, up to and past the
+	 * ']' that ends them (*ret_end): a second thread's half of a file (kineto-window.cpp).
+	 * It stops early, failing, once *cancel is set.
+	 */
+	int events_from(size_t pos, size_t *ret_end, const std::atomic<bool> *cancel)
+	{
+		cancel_ = cancel;
+		return events(pos, ret_end);
+	}
+	int64_t nevents() const
+	{
+		return nevents_;
+	}
 	/* What simdjson's parser for the windows holds now, in bytes of document. */
 	size_t capacity() const
 	{
@@ -172,6 +187,9 @@ private:
 	int events(size_t pos, size_t *ret_end);
 	int window(size_t start, size_t cut, bool exact);
 	size_t guess_cut(size_t pos) const;
+	bool start_half(size_t pos, struct half &h);
+	bool adopt(struct half &h);
+	void seek(size_t at);
 	int fail(int err, int64_t offset, int64_t event, const char *what);
 	int fail_scan(const struct orr__scan_error &e);
 	int fail_limit(enum orr__limit which, int64_t offset, int64_t event);
@@ -227,6 +245,9 @@ private:
 	int64_t nevents_ = 0;
 	bool saw_events_ = false;
 	std::vector<uint8_t> call_cache_; /* enum orr_call + 1 by name id, 0 = not yet */
+	/* A second thread's parser: stop once set.  The first's: NULL. */
+	const std::atomic<bool> *cancel_ = nullptr;
+	size_t stop_cut_ = SIZE_MAX; /* no window ends past it: where the second half begins */
 };
 
 } /* namespace orr__kineto */

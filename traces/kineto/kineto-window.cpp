@@ -5,12 +5,19 @@
  * near 1x the file, read a plain file while it is parsed and bound the depth is told in
  * kineto-json.cpp, which reads each event of a window.
  */
+#include <sched.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <system_error>
+#include <thread>
 
 #include "kineto-parser.h"
+
+/* For tests: orr__kineto_last_capacity(), orr__kineto_last_split(). */
+static thread_local size_t last_capacity, last_split;
 
 namespace orr__kineto {
 
@@ -20,6 +27,9 @@ namespace orr__kineto {
 size_t kineto_parser::guess_cut(size_t pos) const
 {
 	size_t i = pos + WINDOW_BYTES < hi_ ? pos + WINDOW_BYTES : hi_ - 1;
+
+	if (i > stop_cut_ && stop_cut_ > pos)
+		i = stop_cut_;
 
 	for (; i > pos; i--) {
 		size_t j;
@@ -124,16 +134,171 @@ size_t kineto_parser::skip_ws(size_t pos)
 	}
 }
 
+/* ---- two threads: the second half of traceEvents read beside the first ---- */
+
+/*
+ * How many threads read a large file: ORR_IMPORT_THREADS (1 or 2), else 2 where this
+ * process may run on two CPUs or more.
+ */
+static int import_threads()
+{
+	const char *env = getenv("ORR_IMPORT_THREADS");
+	cpu_set_t set;
+
+	if (env && *env)
+		return strcmp(env, "1") == 0 ? 1 : 2;
+	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+		return 1;
+	return CPU_COUNT(&set) >= 2 ? 2 : 1;
+}
+
+/* traceEvents shorter than this (ORR_IMPORT_SPLIT_BYTES) are read by one thread. */
+static size_t split_min_bytes()
+{
+	const char *env = getenv("ORR_IMPORT_SPLIT_BYTES");
+	char *end;
+
+	if (env && *env) {
+		unsigned long long v = strtoull(env, &end, 10);
+		if (*end == '\0')
+			return (size_t)v;
+	}
+	return (size_t)16 << 20;
+}
+
+/*
+ * The second half: from start, the first byte of an event the first thread guessed
+ * after the file's middle (cut its '}' before), to end, past traceEvents' ']'; read by a
+ * thread of its own into a rank of its own, against strings of its own.  Only when the
+ * first thread, reading from the start, ends an event exactly at cut is the guess right
+ * and the half taken (adopt()); else it is dropped and the first thread reads on.
+ */
+struct half {
+	struct orr__source *src = nullptr;
+	struct orr_trace *t = nullptr;
+	struct orr__rank_build *rb = nullptr;
+	struct orr_diag diag = {};
+	size_t cut = 0, start = 0, end = 0;
+	int r = -1;
+	int64_t nevents = 0;
+	std::atomic<bool> cancel{ false };
+	std::thread th;
+
+	void join()
+	{
+		if (th.joinable())
+			th.join();
+	}
+	~half()
+	{
+		cancel.store(true, std::memory_order_relaxed);
+		join();
+		orr_trace_free(t);
+		if (src)
+			src->close(src);
+	}
+};
+
+static void read_half(struct half *h, const char *name, const struct orr__limits *limits)
+{
+	try {
+		kineto_parser p(h->t, h->rb, name, h->src, limits, &h->diag);
+
+		h->r = p.events_from(h->start, &h->end, &h->cancel);
+		h->nevents = p.nevents();
+	} catch (...) { /* a read error, or no memory: the first thread reads it again */
+		h->r = ORR_EMALFORMED;
+	}
+}
+
+/* The second half of traceEvents from pos on, started on a thread of its own; or false. */
+bool kineto_parser::start_half(size_t pos, struct half &h)
+{
+	size_t mid, i, j, end;
+
+	if (!src_->fork || len_ - pos < split_min_bytes() || len_ - pos < 4 || import_threads() < 2)
+		return false;
+	mid = pos + (len_ - pos) / 2;
+	h.src = src_->fork(src_, mid);
+	if (h.src->more(h.src, mid, mid + WINDOW_BYTES))
+		return false;
+	/* The first "}" ws "," ws "{" from the middle on, in what is loaded. */
+	const char *b = h.src->p - h.src->lo;
+	for (i = mid, end = h.src->hi; i < end; i++) {
+		if (b[i] != '}')
+			continue;
+		j = orr__scan_ws(b, end, i + 1);
+		if (j >= end || b[j] != ',')
+			continue;
+		j = orr__scan_ws(b, end, j + 1);
+		if (j < end && b[j] == '{')
+			break;
+	}
+	if (i >= end)
+		return false;
+	h.cut = i;
+	h.start = j;
+	h.t = orr__trace_new();
+	h.rb = orr__rank_new(h.t, ORR_STR_NONE);
+	try {
+		h.th = std::thread(read_half, &h, name_, limits_);
+	} catch (const std::system_error &) { /* no thread to be had: one reads it all */
+		return false;
+	}
+	stop_cut_ = h.cut;
+	return true;
+}
+
+/* The first thread reached the second half's first event: it takes the half, if whole. */
+bool kineto_parser::adopt(struct half &h)
+{
+	h.join();
+	if (h.r != 0 || rb_->events.n + h.rb->events.n > limits_->max[ORR__LIMIT_EVENTS] ||
+	    rb_->counters.n + h.rb->counters.n > limits_->max[ORR__LIMIT_EVENTS] ||
+	    rb_->places.n + h.rb->places.n > limits_->max[ORR__LIMIT_PLACES])
+		return false; /* read again by this thread, which says where it fails */
+	orr__rank_append(t_, rb_, h.t, h.rb);
+	nevents_ += h.nevents;
+	last_split = h.start;
+	return true;
+}
+
+/* The file's bytes from at on, letting go of every byte before (past the second half). */
+void kineto_parser::seek(size_t at)
+{
+	int r;
+
+	if ((r = src_->more(src_, at, at + WINDOW_BYTES)))
+		throw read_error{ r };
+	buf_ = src_->p - src_->lo;
+	hi_ = src_->hi;
+}
+
 int kineto_parser::events(size_t pos, size_t *ret_end)
 {
 	struct orr__scan_error se;
+	struct half h;
+	bool split = !cancel_ && start_half(pos, h);
 
 	for (;;) {
 		size_t cut, next;
 		int r;
 
+		if (cancel_ && cancel_->load(std::memory_order_relaxed))
+			return ORR_EMALFORMED;
 		pos = skip_ws(pos);
+		if (split && pos >= h.start) {
+			split = false;
+			stop_cut_ = SIZE_MAX;
+			if (pos == h.start && adopt(h)) {
+				seek(h.end);
+				*ret_end = h.end;
+				return 0;
+			}
+			h.cancel.store(true, std::memory_order_relaxed);
+		}
 		if (pos < len_ && buf_[pos] == ']') {
+			stop_cut_ = SIZE_MAX; /* a half past the end of traceEvents: dropped */
 			*ret_end = pos + 1;
 			return 0;
 		}
@@ -347,18 +512,24 @@ int kineto_parser::run()
 
 } /* namespace orr__kineto */
 
-static thread_local size_t last_capacity;
-
 extern "C" size_t orr__kineto_last_capacity(void)
 {
 	return last_capacity;
+}
+
+extern "C" size_t orr__kineto_last_split(void)
+{
+	return last_split;
 }
 
 extern "C" int orr__kineto_parse(struct orr_trace *t, struct orr__rank_build *rb, const char *name,
 				 char *buf, size_t len, const struct orr__limits *limits,
 				 struct orr_diag *diag)
 {
-	struct orr__source src = { buf, 0, len, len, len, NULL, NULL };
+	struct orr__source src = {};
+
+	src.p = buf;
+	src.hi = src.size = src.cap = len;
 
 	return orr__kineto_parse_source(t, rb, name, &src, limits, diag);
 }
@@ -367,6 +538,7 @@ extern "C" int orr__kineto_parse_source(struct orr_trace *t, struct orr__rank_bu
 					const char *name, struct orr__source *src,
 					const struct orr__limits *limits, struct orr_diag *diag)
 {
+	last_split = 0;
 	try {
 		orr__kineto::kineto_parser p(t, rb, name, src, limits, diag);
 		int r = p.run();
