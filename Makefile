@@ -32,7 +32,7 @@ SOURCES_CMD := git ls-files -z -- '*.c' '*.h' '*.cpp'
 # meson itself treats a directory with coredata.dat as configured.
 configured = test -f $(1)/meson-private/coredata.dat
 
-.PHONY: all deps build demo test asan fuzz fuzz-long fuzz-build format check-format bench clean
+.PHONY: all deps build bundle demo test asan fuzz fuzz-long fuzz-build format check-format bench clean
 
 all: build
 
@@ -46,6 +46,12 @@ build: deps
 		$(MESON) configure -Dwerror=true $(BUILD_DIR); \
 	fi
 	$(MESON) compile -C $(BUILD_DIR)
+
+# A relocatable tarball of the build (scripts/bundle.sh): bin/orrery, lib/ with every
+# library it needs but glibc's, the tracer and the orrery_record module.  Its path is the
+# last line printed.
+bundle: build
+	@bash scripts/bundle.sh $(BUILD_DIR)
 
 demo: build
 	./$(BUILD_DIR)/cli/orrery replay $(DEMO_TRACE)

@@ -60,6 +60,15 @@ static int load(void)
 	const char *path;
 	void *h = open_module(&path);
 
+	if (!h && access(path, F_OK) != 0) {
+		cli_error(
+			"cannot load whatif's MPI module: this orrery has none (neither beside it "
+			"nor '%s'; a bundle of `make bundle` leaves it out, since it is linked "
+			"with the OpenMPI of the machine that built it): run whatif alone, with "
+			"--jobs, or an orrery built on this machine",
+			ORR_MPI_MODULE_INSTALL);
+		return EXIT_FAIL;
+	}
 	if (!h) {
 		cli_error("cannot load whatif's MPI module: %s", dlerror());
 		return EXIT_FAIL;

@@ -4,8 +4,11 @@
 #
 #   bash bench/gpu/run.sh            # OUT=DIR to choose where results go
 #   bash bench/gpu/run.sh compose    # the fidelity of orrery compose instead
+#   BUNDLE=orrery-0.1.0-x86_64.tar.gz bash bench/gpu/run.sh   # a `make bundle` tarball
 #
-# Builds orrery with the tracer (BUILD_DIR, default build-gpu), then runs bench/gpu/gpt.py
+# Builds orrery with the tracer (BUILD_DIR, default build-gpu), or takes the orrery of a
+# relocatable bundle (BUNDLE: the tarball of `make bundle` or the folder it holds, which
+# needs none of orrery's build dependencies here), then runs bench/gpu/gpt.py
 # plain, under `orrery record`, and under torch.profiler, ROUNDS times each, alternating;
 # checks replay accuracy, tracer overhead and kernel counts; writes OUT/results.json and
 # the packed recorded run.  Exits 1 when a check fails.
@@ -13,7 +16,9 @@ set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${BUILD_DIR:-$root/build-gpu}
+bundle=${BUNDLE:-}
 out=${OUT:-$build/bench-gpu}
+[[ -n $bundle && -z ${OUT:-} ]] && out=$PWD/bench-gpu
 cuda=${CUDA_HOME:-/usr/local/cuda}
 warmup=${WARMUP:-10}
 steps=${STEPS:-20}
@@ -50,6 +55,27 @@ build_orrery() {
 	[[ -x $build/cli/orrery ]] || die "no $build/cli/orrery after the build"
 }
 
+# Sets orrery: the bundle's (extracted once, beside OUT) or the build's.
+find_orrery() {
+	local dir=$bundle
+	if [[ -z $bundle ]]; then
+		build_orrery
+		orrery=$build/cli/orrery
+		return
+	fi
+	if [[ -f $bundle ]]; then
+		dir=$(dirname "$out")/.orrery-bundle
+		rm -rf "$dir"
+		mkdir -p "$dir"
+		tar -C "$dir" -xzf "$bundle" || die "cannot extract BUNDLE=$bundle"
+		dir=$(echo "$dir"/orrery-*)
+	fi
+	[[ -x $dir/bin/orrery && -f $dir/lib/orrery/liborrery-tracer.so ]] ||
+		die "BUNDLE=$bundle holds no bin/orrery with its tracer (lib/orrery/)"
+	orrery=$dir/bin/orrery
+	"$orrery" --version >&2 || die "the bundle's orrery does not run here"
+}
+
 median_of() { # FILE.jsonl...: the median ms of the measured steps
 	"$python" - "$@" <<'EOF'
 import json, statistics, sys
@@ -69,8 +95,7 @@ prepare_out() {
 }
 
 main() {
-	build_orrery
-	orrery=$build/cli/orrery
+	find_orrery
 	"$python" -c 'import torch; assert torch.cuda.is_available()' ||
 		die "PyTorch with CUDA is not usable by $python"
 	prepare_out
@@ -149,8 +174,7 @@ EOF
 # with --profile; step time, GPU time and kernel counts by class compared
 # (compose-check.py); then the shared A100 Megatron TP=8 rank 0 composed and run here.
 compose_main() {
-	build_orrery
-	orrery=$build/cli/orrery
+	find_orrery
 	"$python" -c 'import torch; assert torch.cuda.is_available()' ||
 		die "PyTorch with CUDA is not usable by $python"
 	prepare_out

@@ -1,0 +1,117 @@
+#!/bin/bash
+# `make bundle` (scripts/bundle.sh) from a moved folder with an empty environment, run
+# from the source root with $ORRERY set:
+#
+#   run-bundle.sh TRACER_BUILT
+#
+# Bundles this build into the test's own folder, extracts it under another name, and
+# checks: --version, info (the same output as the build's orrery), that every library
+# orrery, the tracer and liblapacke need but glibc's (and libcupti) is loaded from the
+# bundle (ldd, and the loader's own log of a fit, which dlopens liblapacke), that the
+# bundle's libraries need nothing it lacks, that whatif under a launcher says in one line
+# that the bundle has no MPI module, and that `orrery record` hands the command the
+# bundle's tracer and Python module, found from its own executable.
+set -uo pipefail
+
+built=${1:?usage: $0 yes|no}
+# shellcheck source=SCRIPTDIR/golden-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/golden-lib.sh"
+
+build=${ORR_BUILD_ROOT:-$(cd "$(dirname "$orrery")/.." && pwd)}
+sample=$PWD/traces/samples/tiny-2rank
+command -v ldd >/dev/null && command -v readelf >/dev/null ||
+	{ echo "skipped: ldd or readelf missing" >&2; exit 77; }
+
+bash scripts/bundle.sh "$build" "$work/out" >"$work/bundle.out" 2>"$work/bundle.err" ||
+	{ cat "$work/bundle.err" >&2; fail "scripts/bundle.sh failed"; }
+tarball=$(tail -n 1 "$work/bundle.out")
+[[ $tarball == "$work"/out/orrery-*.tar.gz && -f $tarball ]] ||
+	fail "the last line printed is not the tarball: '$tarball'"
+mkdir "$work/x"
+tar -C "$work/x" -xzf "$tarball" || fail "cannot extract $tarball"
+top=("$work"/x/*)
+((${#top[@]} == 1)) || fail "the tarball holds ${#top[@]} entries at its top, not one folder"
+d=$work/moved/elsewhere
+mkdir -p "$work/moved"
+mv "${top[0]}" "$d"
+
+# Runs the bundled orrery with an empty environment, from $work (nothing of the build's).
+brun() {
+	echo "+ (bundle) orrery $*" >&2
+	(cd "$work" && env -i PATH=/usr/bin:/bin "$d/bin/orrery" "$@") >"$work/out.txt" 2>"$work/err.txt"
+	rc=$?
+}
+
+brun --version
+[[ $rc == 0 && $(cat "$work/out.txt") == "$("$orrery" --version)" ]] ||
+	fail "--version from the bundle: rc $rc, '$(cat "$work/out.txt")'"
+brun info "$sample"
+"$orrery" info "$sample" >"$work/info-build.txt" 2>&1
+[[ $rc == 0 ]] && cmp -s "$work/out.txt" "$work/info-build.txt" ||
+	{ diff "$work/info-build.txt" "$work/out.txt" | head >&2; fail "info from the bundle differs"; }
+
+glibc='^(linux-vdso|ld-linux|libc|libm|libmvec|libpthread|libdl|librt|libutil|libresolv)[.-]'
+# Every library FILE loads (by ldd) lies in the bundle, but glibc's and libcupti; with
+# "direct", only those FILE names itself (libcupti's own needs are the target's).
+ldd_inside() {
+	local soname arrow path needed
+	needed=$(readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+	ldd "$1" >"$work/ldd.txt" || fail "ldd $1 failed"
+	while read -r soname arrow path _; do
+		[[ $arrow == "=>" ]] || continue
+		[[ $soname =~ $glibc || $soname == libcupti.so* ]] && continue
+		[[ ${2-} == direct ]] && ! grep -qxF "$soname" <<<"$needed" && continue
+		[[ $path == "$d"/* ]] || { cat "$work/ldd.txt" >&2; fail "$(basename "$1"): $soname is $path"; }
+	done <"$work/ldd.txt"
+}
+ldd_inside "$d/bin/orrery"
+for f in "$d"/lib/*.so*; do
+	while read -r n; do
+		[[ $n =~ $glibc || -e $d/lib/$n ]] || fail "$(basename "$f") needs $n, not in the bundle"
+	done < <(readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+done
+[[ -f $d/lib/liblapacke.so.3 ]] || fail "no liblapacke.so.3 in the bundle"
+[[ -f $d/share/orrery/python/orrery_record.py ]] || fail "no orrery_record module in the bundle"
+
+# A fit loads liblapacke (dlopen) and its BLAS: the loader says from where.
+(cd "$work" && env -i PATH=/usr/bin:/bin LD_DEBUG=libs "$d/bin/orrery" fit "$sample") \
+	>/dev/null 2>"$work/ld.txt" || fail "fit from the bundle failed"
+grep -q "calling init: $d/.*/liblapacke.so.3" "$work/ld.txt" ||
+	fail "fit did not load the bundle's liblapacke"
+sed -n 's/.*calling init: //p' "$work/ld.txt" | sort -u | while read -r lib; do
+	[[ $lib == "$d"/* || $(basename "$lib") =~ $glibc ]] || fail "fit loaded $lib"
+done || exit 1
+
+# whatif under a launcher: the bundle has no MPI module, and says so in one line.
+(cd "$work" && env -i PATH=/usr/bin:/bin OMPI_COMM_WORLD_SIZE=2 "$d/bin/orrery" whatif \
+	--gpu a100-80gb-sxm --layers 8 --hidden 1024 --heads 16 --seq 1024 --global-batch 32 \
+	--gpus 4-8 --jobs 1) >/dev/null 2>"$work/err.txt"
+rc=$?
+why="this orrery has none"
+[[ -e ${orrery%/*}/orrery-mpi.so ]] || why="built without MPI"
+[[ $rc == 1 && $(wc -l <"$work/err.txt") == 1 ]] && grep -q "$why" "$work/err.txt" ||
+	{ cat "$work/err.txt" >&2; fail "whatif under a launcher from the bundle: rc $rc"; }
+
+if [[ $built == yes ]]; then
+	t=$d/lib/orrery/liborrery-tracer.so
+	[[ -f $t ]] || fail "no tracer in the bundle"
+	ldd_inside "$t" direct
+	brun record -o "$work/run" -- env
+	[[ $rc == 1 ]] || fail "record -- env: rc $rc (nothing used CUDA: 1)"
+	grep -qx "CUDA_INJECTION64_PATH=$t" "$work/out.txt" ||
+		{ cat "$work/out.txt" "$work/err.txt" >&2; fail "record did not inject the bundle's tracer"; }
+	grep -qx "PYTHONPATH=$d/share/orrery/python" "$work/out.txt" ||
+		{ cat "$work/out.txt" >&2; fail "record did not put the bundle's module on PYTHONPATH"; }
+	if [[ -x /usr/bin/python3 ]]; then
+		brun record -o "$work/run2" -- python3 -c \
+			'import orrery_record; print(orrery_record.__file__)'
+		grep -qx "$d/share/orrery/python/orrery_record.py" "$work/out.txt" ||
+			{ cat "$work/out.txt" "$work/err.txt" >&2; fail "python3 did not import the bundle's module"; }
+	fi
+else
+	[[ ! -e $d/lib/orrery ]] || fail "a tracer in the bundle of a build without one"
+	brun record -o "$work/run" -- true
+	[[ $rc == 1 ]] && grep -q "built without CUPTI" "$work/err.txt" ||
+		fail "record from a bundle without the tracer: rc $rc"
+fi
+echo "ok: $(basename "$tarball") runs from a moved folder with an empty environment"
