@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The graph's getters, names, and the explanation of a cycle (with igraph). */
+#include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,6 +140,47 @@ const char *orr_dep_kind_name(enum orr_dep_kind kind)
 
 /* ---- cycles ---- */
 
+/*
+ * The igraph functions a cycle's explanation uses, from libigraph.so.3 (Debian's
+ * libigraph3), loaded when a replay first cannot go on: no start loads igraph and the
+ * BLAS, LAPACK, ARPACK and GLPK it links (docs/performance.md), and liborrery.so needs
+ * no position-independent igraph archive (Debian's libigraph.a is not one).  Without
+ * the library the explanation names the first tasks that can never run.
+ */
+static struct {
+	__typeof__(igraph_set_error_handler) *set_error_handler;
+	__typeof__(igraph_error_handler_ignore) *error_handler_ignore;
+	__typeof__(igraph_vector_int_init) *init;
+	__typeof__(igraph_vector_int_push_back) *push_back;
+	__typeof__(igraph_vector_int_size) *size;
+	__typeof__(igraph_vector_int_destroy) *destroy;
+	__typeof__(igraph_create) *create;
+	__typeof__(igraph_connected_components) *components;
+	__typeof__(igraph_destroy) *graph_destroy;
+	bool loaded;
+} ig;
+static pthread_once_t ig_once = PTHREAD_ONCE_INIT;
+
+static void ig_load(void)
+{
+	/* Never closed: the functions may be used again until the process ends. */
+	void *h = dlopen("libigraph.so.3", RTLD_NOW | RTLD_LOCAL);
+
+	if (!h)
+		return;
+	*(void **)&ig.set_error_handler = dlsym(h, "igraph_set_error_handler");
+	*(void **)&ig.error_handler_ignore = dlsym(h, "igraph_error_handler_ignore");
+	*(void **)&ig.init = dlsym(h, "igraph_vector_int_init");
+	*(void **)&ig.push_back = dlsym(h, "igraph_vector_int_push_back");
+	*(void **)&ig.size = dlsym(h, "igraph_vector_int_size");
+	*(void **)&ig.destroy = dlsym(h, "igraph_vector_int_destroy");
+	*(void **)&ig.create = dlsym(h, "igraph_create");
+	*(void **)&ig.components = dlsym(h, "igraph_connected_components");
+	*(void **)&ig.graph_destroy = dlsym(h, "igraph_destroy");
+	ig.loaded = ig.set_error_handler && ig.error_handler_ignore && ig.init && ig.push_back &&
+		    ig.size && ig.destroy && ig.create && ig.components && ig.graph_destroy;
+}
+
 struct stuck {
 	const struct orr_graph *g;
 	const bool *done;
@@ -149,8 +192,8 @@ static void stuck_edge(struct stuck *s, uint32_t from, uint32_t to)
 {
 	if (s->done[from] || s->done[to])
 		return;
-	igraph_vector_int_push_back(&s->edges, s->vertex[from]);
-	igraph_vector_int_push_back(&s->edges, s->vertex[to]);
+	ig.push_back(&s->edges, s->vertex[from]);
+	ig.push_back(&s->edges, s->vertex[to]);
 }
 
 /* Edges into task t from what it waits for: its predecessor and its sources. */
@@ -205,11 +248,11 @@ static size_t largest_cycle(const igraph_vector_int_t *memb, const igraph_vector
 {
 	igraph_integer_t best = -1, n = 0;
 
-	for (igraph_integer_t c = 0; c < igraph_vector_int_size(size); c++)
+	for (igraph_integer_t c = 0; c < ig.size(size); c++)
 		if (VECTOR(*size)[c] > 1 && (best < 0 || VECTOR(*size)[c] > VECTOR(*size)[best]))
 			best = c;
 	*ret_total = best < 0 ? 0 : (size_t)VECTOR(*size)[best];
-	for (igraph_integer_t v = 0; best >= 0 && v < igraph_vector_int_size(memb); v++)
+	for (igraph_integer_t v = 0; best >= 0 && v < ig.size(memb); v++)
 		if (VECTOR(*memb)[v] == best && (size_t)n < max)
 			out[n++] = task_of[v];
 	return (size_t)n;
@@ -224,33 +267,36 @@ int orr_graph_explain_stuck(const struct orr_graph *g, const bool *done,
 	igraph_t graph;
 	size_t nv = 0, n = 0, total = 0;
 
-	igraph_set_error_handler(igraph_error_handler_ignore);
 	s.vertex = orr_xmalloc((g->ntasks + 1) * sizeof(*s.vertex));
 	for (uint32_t t = 0; t < g->ntasks; t++) {
 		s.vertex[t] = done[t] ? ORR_NONE : (uint32_t)nv;
 		if (!done[t])
 			task_of[nv++] = t;
 	}
-	igraph_vector_int_init(&s.edges, 0);
-	for (size_t v = 0; v < nv; v++)
-		stuck_edges(&s, task_of[v]);
-	igraph_vector_int_init(&memb, 0);
-	igraph_vector_int_init(&size, 0);
-	if (igraph_create(&graph, &s.edges, (igraph_integer_t)nv, IGRAPH_DIRECTED) ==
-	    IGRAPH_SUCCESS) {
-		if (igraph_connected_components(&graph, &memb, &size, NULL, IGRAPH_STRONG) ==
-		    IGRAPH_SUCCESS)
-			n = largest_cycle(&memb, &size, task_of, shown, 6, &total);
-		igraph_destroy(&graph);
+	pthread_once(&ig_once, ig_load);
+	if (ig.loaded) {
+		ig.set_error_handler(ig.error_handler_ignore);
+		ig.init(&s.edges, 0);
+		for (size_t v = 0; v < nv; v++)
+			stuck_edges(&s, task_of[v]);
+		ig.init(&memb, 0);
+		ig.init(&size, 0);
+		if (ig.create(&graph, &s.edges, (igraph_integer_t)nv, IGRAPH_DIRECTED) ==
+		    IGRAPH_SUCCESS) {
+			if (ig.components(&graph, &memb, &size, NULL, IGRAPH_STRONG) ==
+			    IGRAPH_SUCCESS)
+				n = largest_cycle(&memb, &size, task_of, shown, 6, &total);
+			ig.graph_destroy(&graph);
+		}
+		ig.destroy(&memb);
+		ig.destroy(&size);
+		ig.destroy(&s.edges);
 	}
 	orr_diag_set(reterr_diag, ORR_ECYCLE, "", -1, -1, "%zu tasks can never run", nv);
 	if (n && reterr_diag)
 		describe(g, "wait for each other", shown, n, total, reterr_diag);
 	else if (nv && reterr_diag)
 		describe(g, "can never run, the first", task_of, nv < 6 ? nv : 6, nv, reterr_diag);
-	igraph_vector_int_destroy(&memb);
-	igraph_vector_int_destroy(&size);
-	igraph_vector_int_destroy(&s.edges);
 	free(s.vertex);
 	free(task_of);
 	return ORR_ECYCLE;
