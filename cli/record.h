@@ -26,11 +26,10 @@ struct record_options {
 /* Absolute paths found by record_find(); python is NULL when the module is missing. */
 struct record_paths {
 	char *tracer;
-	char *cupti;
 	char *python;
 };
 
-/* Finds the tracer, libcupti and the Python module; EXIT_OK or EXIT_FAIL (reported). */
+/* Finds the tracer and the Python module; EXIT_OK or EXIT_FAIL (reported). */
 int record_find(struct record_paths *p);
 void record_paths_release(struct record_paths *p);
 

@@ -1,21 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * liborrery-tracer.so's entry point and its use of CUPTI: the only file that includes
- * <cupti.h>.  The CUDA driver loads the library named by CUDA_INJECTION64_PATH during
- * cuInit and calls InitializeInjection(), which must return 1 even when tracing is off
- * (0 makes CUDA's initialisation fail in the job).
+ * liborrery-tracer.so's start-up, its writer thread and its use of CUPTI: the only file
+ * that includes <cupti.h>.  The library is loaded twice over, by the same path: as NVTX's
+ * injection (NVTX_INJECTION64_PATH, nvtx-inject.c) at the first NVTX call of each NVTX
+ * instance, and as CUDA's (CUDA_INJECTION64_PATH) during cuInit, which calls
+ * InitializeInjection(); that must return 1 even when tracing is off (0 makes CUDA's
+ * initialisation fail in the job).
  *
  * What runs where:
- *   InitializeInjection (once): check the CUPTI version, subscribe (for the NVTX
- *     callbacks that count steps), set the thread id type and buffer callbacks, enable
- *     the activity kinds, start the writer thread, install atexit / SIGTERM handlers.
+ *   The host start (once, at whichever comes first): the environment, the log, the
+ *     window, the session, the writer thread, atexit / fork / SIGTERM handlers.  A process
+ *     that never initializes CUDA is traced from its first NVTX call all the same.
+ *   InitializeInjection (once): the host start, then check the CUPTI version, subscribe,
+ *     set the clock, thread id type and buffer callbacks, and enable the activity kinds.
  *   CUPTI's buffer callbacks (any thread): take a buffer from the bounded pool, or queue
  *     a full one for the writer.  No I/O, one short mutex.
- *   The NVTX callback (the job's threads): counts step markers (window.c); decodes the
- *     payload of an NCCL call and pushes the call's external id while it runs (nccl.c).
- *   The writer thread: reads full buffers, turns records into events (session*.c),
- *     and at the end of the window, at exit or on SIGTERM disables the kinds, flushes,
- *     writes the file.  cuptiActivityGetNumDroppedRecords is called there, holding no lock.
+ *   NVTX calls (the job's threads, nvtx-inject.c): records in per-thread chunks
+ *     (nvtx-buf.c), step markers counted (window.c), NCCL's payloads decoded and the call's
+ *     external id pushed to CUPTI while it runs (nccl.c, orr__host_push_external).
+ *   The writer thread: reads full buffers and the NVTX chunks, turns records into events
+ *     (session*.c), and at the end of the window, at exit or on SIGTERM disables the kinds,
+ *     flushes, writes the file.  cuptiActivityGetNumDroppedRecords is called there,
+ *     holding no lock.
  * Nothing here aborts or prints; the log (log.c) says what happened.
  */
 #include <errno.h>
@@ -27,7 +33,6 @@
 #include <unistd.h>
 
 #include <cupti.h>
-#include <generated_nvtx_meta.h>
 
 #include "internal.h"
 #include "banned.h"
@@ -36,13 +41,17 @@
 #define EXIT_WAIT_S      30        /* atexit waits this long for the file */
 #define SIGTERM_WAIT_MS  5000      /* the SIGTERM handler waits this long */
 #define HOLD_FOR_DEVICES 4         /* buffers held until one brings the DEVICE records */
+#define HOLD_NVTX_CHUNKS 64        /* NVTX chunks held for them, at most (4 MiB) */
 #define NCCL_EXT_KIND    CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1
 
 int InitializeInjection(void) __attribute__((visibility("default")));
 
 static struct {
 	pthread_mutex_t init_lock;
-	bool initialized;
+	bool initialized;   /* InitializeInjection ran */
+	bool host_tried;    /* the host start ran */
+	_Atomic bool on;    /* the host start succeeded: the writer runs */
+	_Atomic bool cupti; /* CUPTI's activity is enabled */
 	struct orr__config cfg;
 	struct orr__window win;
 	struct orr__queue q;
@@ -60,8 +69,8 @@ static struct {
 	bool dropped_logged;
 	struct orr__nccl nccl;
 	bool nccl_ready;
-	_Atomic(nvtxDomainHandle_t) nccl_domain; /* learnt from its first decoded payload */
-	struct orr__buf *held;                   /* buffers waiting for the DEVICE records */
+	uint64_t nvtx_records, nvtx_dropped; /* NVTX records read, and dropped, so far */
+	struct orr__buf *held;               /* buffers waiting for the DEVICE records */
 	size_t nheld;
 	bool holding;
 } T = { .init_lock = PTHREAD_MUTEX_INITIALIZER };
@@ -93,99 +102,13 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 		orr__queue_put(&T.q, buf, valid);
 }
 
-/* The message of an NVTX mark or range start, when it is plain ASCII. */
-static const char *nvtx_message(CUpti_CallbackId cbid, const void *p)
-{
-	const nvtxEventAttributes_t *a = NULL;
-
-	switch (cbid) {
-	case CUPTI_CBID_NVTX_nvtxMarkA:
-		return ((const nvtxMarkA_params *)p)->message;
-	case CUPTI_CBID_NVTX_nvtxRangeStartA:
-		return ((const nvtxRangeStartA_params *)p)->message;
-	case CUPTI_CBID_NVTX_nvtxRangePushA:
-		return ((const nvtxRangePushA_params *)p)->message;
-	case CUPTI_CBID_NVTX_nvtxMarkEx:
-		a = ((const nvtxMarkEx_params *)p)->eventAttrib;
-		break;
-	case CUPTI_CBID_NVTX_nvtxRangeStartEx:
-		a = ((const nvtxRangeStartEx_params *)p)->eventAttrib;
-		break;
-	case CUPTI_CBID_NVTX_nvtxRangePushEx:
-		a = ((const nvtxRangePushEx_params *)p)->eventAttrib;
-		break;
-	case CUPTI_CBID_NVTX_nvtxDomainMarkEx:
-		a = ((const nvtxDomainMarkEx_params *)p)->core.eventAttrib;
-		break;
-	case CUPTI_CBID_NVTX_nvtxDomainRangeStartEx:
-		a = ((const nvtxDomainRangeStartEx_params *)p)->core.eventAttrib;
-		break;
-	case CUPTI_CBID_NVTX_nvtxDomainRangePushEx:
-		a = ((const nvtxDomainRangePushEx_params *)p)->core.eventAttrib;
-		break;
-	default:
-		return NULL;
-	}
-	return a && a->messageType == NVTX_MESSAGE_TYPE_ASCII ? a->message.ascii : NULL;
-}
-
-/* A range on a domain with an NCCL payload: the call's external id is pushed for its run. */
-static void nccl_push(const nvtxDomainRangePushEx_params *p)
-{
-	struct orr__nvtx_payload pd;
-	struct orr__nccl_call c;
-	uint64_t id;
-	bool pushed = false;
-
-	if (orr__cupti_nvtx_payload(p, &pd) && orr__nccl_decode(&pd, &c)) {
-		atomic_store(&T.nccl_domain, p->domain);
-		id = orr__nccl_add(&T.nccl, &c);
-		if (id && !orr__nccl_range_full())
-			pushed = cuptiActivityPushExternalCorrelationId(NCCL_EXT_KIND, id) ==
-				 CUPTI_SUCCESS;
-		orr__nccl_range_push(pushed);
-		return;
-	}
-	if (p->domain && p->domain == atomic_load(&T.nccl_domain))
-		orr__nccl_range_push(false);
-}
-
-static void nccl_pop(const nvtxDomainRangePop_params *p)
-{
-	uint64_t last;
-
-	if (p->domain && p->domain == atomic_load(&T.nccl_domain) && orr__nccl_range_pop())
-		cuptiActivityPopExternalCorrelationId(NCCL_EXT_KIND, &last);
-}
-
 /*
- * Step markers, counted in real time, and NCCL's ranges; the work for any other NVTX call
- * is a compare.
+ * The subscription holds CUPTI's one subscriber slot, so that another profiler is seen
+ * at start-up; no callback is enabled (NVTX comes through nvtx-inject.c).
  */
 static void CUPTIAPI on_callback(void *data, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 				 const void *cbdata)
 {
-	const CUpti_NvtxData *d = cbdata;
-	const char *msg;
-	uint64_t ts;
-	int64_t step;
-
-	if (domain != CUPTI_CB_DOMAIN_NVTX || !d || !d->functionParams)
-		return;
-	if (T.nccl_ready && cbid == CUPTI_CBID_NVTX_nvtxDomainRangePushEx)
-		nccl_push(d->functionParams);
-	else if (T.nccl_ready && cbid == CUPTI_CBID_NVTX_nvtxDomainRangePop)
-		nccl_pop(d->functionParams);
-	if (!T.win.windowed)
-		return;
-	msg = nvtx_message(cbid, d->functionParams);
-	if (!msg || strncmp(msg, T.win.prefix, T.win.prefix_len) != 0)
-		return;
-	step = orr__window_step_of(&T.win, msg, strnlen(msg, T.win.prefix_len + 32));
-	if (step < 0 || cuptiGetTimestamp(&ts) != CUPTI_SUCCESS)
-		return;
-	if (orr__window_marker(&T.win, step, (int64_t)ts))
-		orr__queue_request(&T.q, ORR__REQ_STOP);
 }
 
 static const char *api_name(void *data, bool driver, uint32_t cbid)
@@ -204,7 +127,8 @@ static void count_dropped(void)
 {
 	size_t n = 0;
 
-	if (cuptiActivityGetNumDroppedRecords(NULL, 0, &n) != CUPTI_SUCCESS || !n)
+	if (!atomic_load(&T.cupti) ||
+	    cuptiActivityGetNumDroppedRecords(NULL, 0, &n) != CUPTI_SUCCESS || !n)
 		return;
 	orr__session_dropped(T.session, n);
 	if (!T.dropped_logged)
@@ -242,6 +166,7 @@ static void release_held(void)
 {
 	struct orr__buf *b, *next;
 
+	orr__session_set_cupti_version(T.session, T.cupti_version);
 	for (b = T.held; b; b = b->next)
 		read_buffer(b, true);
 	for (b = T.held; b; b = next) {
@@ -272,6 +197,32 @@ static void process(struct orr__buf *b)
 	count_dropped();
 }
 
+static void add_nvtx(void *data, const struct orr__trec *r)
+{
+	orr__session_add(T.session, r);
+}
+
+/*
+ * The NVTX records so far.  While the DEVICE records are awaited (they go in the file's
+ * header, written at its first event) they are left in their chunks, up to
+ * HOLD_NVTX_CHUNKS full ones; `all` reads them whatever.
+ */
+static void drain_nvtx(bool all)
+{
+	uint64_t dropped;
+
+	if (T.holding && !all && orr__nvtx_backlog() < HOLD_NVTX_CHUNKS)
+		return;
+	T.nvtx_records += orr__nvtx_drain(add_nvtx, NULL);
+	dropped = orr__nvtx_dropped();
+	if (dropped > T.nvtx_dropped) {
+		orr__session_dropped(T.session, dropped - T.nvtx_dropped);
+		orr__log("%llu NVTX records dropped (no memory, or %u chunks in use)",
+			 (unsigned long long)(dropped - T.nvtx_dropped), ORR__NVTX_MAX_CHUNKS);
+		T.nvtx_dropped = dropped;
+	}
+}
+
 static void disable_kinds(void)
 {
 	for (size_t i = 0; i < T.nenabled; i++)
@@ -288,18 +239,32 @@ static void finish(bool stop_tracing)
 	struct orr__buf *b;
 	CUptiResult r;
 
-	if (stop_tracing) {
+	/* Nothing is recorded past this point: the file is being written. */
+	orr__nvtx_stop();
+	if (stop_tracing && atomic_load(&T.cupti))
 		disable_kinds();
+	if (stop_tracing)
 		orr__log("step window over: tracing stopped");
+	if (atomic_load(&T.cupti)) {
+		r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+		if (r != CUPTI_SUCCESS)
+			orr__log("cuptiActivityFlushAll: %s", result_name(r));
 	}
-	r = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-	if (r != CUPTI_SUCCESS)
-		orr__log("cuptiActivityFlushAll: %s", result_name(r));
 	while ((b = orr__queue_pop(&T.q, 0)))
 		process(b);
 	if (T.holding)
 		release_held();
+	drain_nvtx(true);
 	count_dropped();
+	if (!atomic_load(&T.cupti) && !T.nvtx_records) {
+		/* Neither CUDA nor NVTX: no file (the log says why CUDA was not traced). */
+		orr__session_discard(T.session);
+		T.session = NULL;
+		orr__log("nothing was recorded: no file written");
+		atomic_store(&T.closed, true);
+		sem_post(&T.done);
+		return;
+	}
 	orr__session_close(T.session, &sum);
 	T.session = NULL;
 	if (atomic_load(&T.q.declined))
@@ -312,13 +277,6 @@ static void finish(bool stop_tracing)
 			 (unsigned long long)orr__nccl_lost(&T.nccl));
 	atomic_store(&T.closed, true);
 	sem_post(&T.done);
-}
-
-static int64_t now_ns(void)
-{
-	uint64_t ts = 0;
-
-	return cuptiGetTimestamp(&ts) == CUPTI_SUCCESS ? (int64_t)ts : 0;
 }
 
 static void *writer_main(void *arg)
@@ -334,8 +292,9 @@ static void *writer_main(void *arg)
 
 		if (b)
 			process(b);
+		drain_nvtx(false);
 		req = orr__queue_take_requests(&T.q);
-		if ((req & ORR__REQ_STOP) || orr__window_done(&T.win, now_ns()))
+		if ((req & ORR__REQ_STOP) || orr__window_done(&T.win, orr__now_ns()))
 			finish(true);
 		else if (req & ORR__REQ_FINISH)
 			finish(false);
@@ -364,6 +323,7 @@ static void in_child(void)
 	/* The parent's threads may have held these locks at the fork: fresh ones. */
 	pthread_mutex_init(&T.q.lock, NULL);
 	pthread_mutex_init(&T.win.lock, NULL);
+	orr__nvtx_after_fork();
 	atomic_store(&T.closed, true);
 }
 
@@ -411,71 +371,33 @@ static bool version_ok(void)
 	CUptiResult r = cuptiGetVersion(&T.cupti_version);
 
 	if (r != CUPTI_SUCCESS) {
-		orr__log("cuptiGetVersion: %s: tracing disabled", result_name(r));
+		orr__log("cuptiGetVersion: %s: CUDA tracing disabled", result_name(r));
 		return false;
 	}
 	/* Record layouts change between minor versions (13.2: Kernel11), not within one. */
 	if (T.cupti_version / 100 != CUPTI_API_VERSION / 100) {
-		orr__log("libcupti is version %u, the tracer was built for %u: tracing disabled",
-			 T.cupti_version, (unsigned)CUPTI_API_VERSION);
+		orr__log(
+			"libcupti is version %u, the tracer was built for %u: CUDA tracing disabled",
+			T.cupti_version, (unsigned)CUPTI_API_VERSION);
 		return false;
 	}
 	return true;
 }
 
-/* NCCL's payloads: without them a collective has only the type its kernel's name gives. */
-static void enable_nccl(void)
-{
-	CUptiResult r;
-
-	if (orr__nccl_init(&T.nccl)) {
-		orr__log("NCCL payloads not decoded: no mutex");
-		return;
-	}
-	if ((r = cuptiEnableCallback(1, T.sub, CUPTI_CB_DOMAIN_NVTX,
-				     CUPTI_CBID_NVTX_nvtxDomainRangePushEx)) != CUPTI_SUCCESS ||
-	    (r = cuptiEnableCallback(1, T.sub, CUPTI_CB_DOMAIN_NVTX,
-				     CUPTI_CBID_NVTX_nvtxDomainRangePop)) != CUPTI_SUCCESS) {
-		orr__log("NVTX callbacks unavailable (%s): NCCL payloads not decoded",
-			 result_name(r));
-		return;
-	}
-	T.nccl_ready = true;
-}
-
 static bool subscribe(void)
 {
-	static const CUpti_CallbackId steps[] = {
-		CUPTI_CBID_NVTX_nvtxMarkA,
-		CUPTI_CBID_NVTX_nvtxMarkEx,
-		CUPTI_CBID_NVTX_nvtxRangeStartA,
-		CUPTI_CBID_NVTX_nvtxRangeStartEx,
-		CUPTI_CBID_NVTX_nvtxRangePushA,
-		CUPTI_CBID_NVTX_nvtxRangePushEx,
-		CUPTI_CBID_NVTX_nvtxDomainMarkEx,
-		CUPTI_CBID_NVTX_nvtxDomainRangeStartEx,
-		CUPTI_CBID_NVTX_nvtxDomainRangePushEx,
-	};
 	CUptiResult r = cuptiSubscribe(&T.sub, (CUpti_CallbackFunc)on_callback, NULL);
 
 	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
 		orr__log("another CUPTI subscriber is present (nsys, ncu, torch.profiler?): "
-			 "tracing disabled");
+			 "CUDA tracing disabled");
 		return false;
 	}
 	if (r != CUPTI_SUCCESS) {
-		orr__log("cuptiSubscribe: %s: tracing disabled", result_name(r));
+		orr__log("cuptiSubscribe: %s: CUDA tracing disabled", result_name(r));
 		return false;
 	}
 	T.subscribed = true;
-	for (size_t i = 0; T.win.windowed && i < sizeof(steps) / sizeof(steps[0]); i++)
-		if ((r = cuptiEnableCallback(1, T.sub, CUPTI_CB_DOMAIN_NVTX, steps[i])) !=
-		    CUPTI_SUCCESS) {
-			orr__log("NVTX callbacks unavailable (%s): step markers cannot be counted",
-				 result_name(r));
-			break;
-		}
-	enable_nccl();
 	return true;
 }
 
@@ -502,6 +424,11 @@ static void quiet_calls(void)
 		cuptiActivityEnableDriverApi(driver[i], 0);
 }
 
+static uint64_t CUPTIAPI timestamp(void)
+{
+	return (uint64_t)orr__now_ns();
+}
+
 /* Attributes and callbacks, then the kinds; false (all undone) when an essential one fails. */
 static bool enable_activity(void)
 {
@@ -513,8 +440,6 @@ static bool enable_activity(void)
 		{ CUPTI_ACTIVITY_KIND_CONTEXT, false },
 		{ CUPTI_ACTIVITY_KIND_STREAM, false },
 		{ CUPTI_ACTIVITY_KIND_NAME, false },
-		{ CUPTI_ACTIVITY_KIND_MARKER, false },
-		{ CUPTI_ACTIVITY_KIND_MARKER_DATA, false },
 		{ CUPTI_ACTIVITY_KIND_OVERHEAD, false },
 		{ CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, false },
 		{ CUPTI_ACTIVITY_KIND_RUNTIME, true },
@@ -530,13 +455,19 @@ static bool enable_activity(void)
 	size_t size = sizeof(per_thread);
 	CUptiResult r;
 
+	/* CUPTI's clock is the NVTX records' (CLOCK_REALTIME, its default on Linux but WSL). */
+	if ((r = cuptiActivityRegisterTimestampCallback(timestamp)) != CUPTI_SUCCESS)
+		orr__log("cuptiActivityRegisterTimestampCallback: %s: NVTX and CUDA times may "
+			 "differ",
+			 result_name(r));
 	/* Per-thread buffers keep each thread's records in order (pairing relies on it). */
 	cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, &size,
 				  &per_thread);
 	if ((r = cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM)) != CUPTI_SUCCESS ||
 	    (r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed)) !=
 		    CUPTI_SUCCESS) {
-		orr__log("cannot set up activity buffers: %s: tracing disabled", result_name(r));
+		orr__log("cannot set up activity buffers: %s: CUDA tracing disabled",
+			 result_name(r));
 		return false;
 	}
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
@@ -546,7 +477,7 @@ static bool enable_activity(void)
 			continue;
 		}
 		orr__log("cuptiActivityEnable(%d): %s%s", (int)kinds[i].kind, result_name(r),
-			 kinds[i].essential ? ": tracing disabled" : "");
+			 kinds[i].essential ? ": CUDA tracing disabled" : "");
 		if (kinds[i].essential) {
 			disable_kinds();
 			return false;
@@ -607,35 +538,96 @@ static bool start_writer(void)
 	return true;
 }
 
-static void start(void)
+/* The host side, once, under init_lock: everything but CUDA's activity. */
+static bool host_start_locked(void)
 {
 	char bad[256];
 
+	if (T.host_tried)
+		return atomic_load(&T.on);
+	T.host_tried = true;
 	orr__config_from_env(&T.cfg, bad, sizeof(bad));
 	orr__log_open(T.cfg.dir, T.cfg.pid, T.cfg.debug);
 	if (bad[0])
 		orr__log("ignoring malformed %s", bad);
 	if (T.cfg.path_too_long) {
 		orr__log("ORR_RECORD_DIR is too long: tracing disabled");
-		return;
+		return false;
 	}
 	orr__window_init(&T.win, T.cfg.skip, T.cfg.steps, T.cfg.step_prefix);
 	T.holding = true;
-	if (!version_ok() || orr__queue_init(&T.q, ORR__BUF_BYTES, ORR__MAX_BUFS))
-		return;
-	if (!subscribe())
-		return;
-	if (!new_session() || !enable_activity() || !start_writer()) {
-		disable_kinds();
-		cuptiUnsubscribe(T.sub);
-		T.subscribed = false;
+	if (orr__queue_init(&T.q, ORR__BUF_BYTES, ORR__MAX_BUFS)) {
+		orr__log("cannot set up the buffer pool: tracing disabled");
+		return false;
+	}
+	/* NCCL's payloads: without them a collective has only the type its kernel's name gives. */
+	T.nccl_ready = orr__nccl_init(&T.nccl) == 0;
+	if (!T.nccl_ready)
+		orr__log("NCCL payloads not decoded: no mutex");
+	if (!new_session())
+		return false;
+	if (orr__nvtx_init() || !start_writer()) {
+		orr__log("cannot start recording NVTX: tracing disabled");
 		orr__session_discard(T.session);
 		T.session = NULL;
-		atomic_store(&T.closed, true);
-		return;
+		return false;
 	}
 	install_handlers();
 	log_start();
+	atomic_store(&T.on, true);
+	return true;
+}
+
+/* CUDA's activity, once the host side runs; it stays untraced when CUPTI cannot start. */
+static void cuda_start(void)
+{
+	if (!host_start_locked() || !version_ok() || !subscribe())
+		return;
+	if (!enable_activity()) {
+		cuptiUnsubscribe(T.sub);
+		T.subscribed = false;
+		return;
+	}
+	atomic_store(&T.cupti, true);
+}
+
+bool orr__host_start(void)
+{
+	bool on;
+
+	pthread_mutex_lock(&T.init_lock);
+	on = host_start_locked();
+	pthread_mutex_unlock(&T.init_lock);
+	return on;
+}
+
+struct orr__window *orr__host_window(void)
+{
+	return atomic_load(&T.on) ? &T.win : NULL;
+}
+
+struct orr__nccl *orr__host_nccl(void)
+{
+	return atomic_load(&T.on) && T.nccl_ready ? &T.nccl : NULL;
+}
+
+void orr__host_window_over(void)
+{
+	orr__queue_request(&T.q, ORR__REQ_STOP);
+}
+
+bool orr__host_push_external(uint64_t id)
+{
+	return atomic_load(&T.cupti) &&
+	       cuptiActivityPushExternalCorrelationId(NCCL_EXT_KIND, id) == CUPTI_SUCCESS;
+}
+
+void orr__host_pop_external(void)
+{
+	uint64_t last;
+
+	if (atomic_load(&T.cupti))
+		cuptiActivityPopExternalCorrelationId(NCCL_EXT_KIND, &last);
 }
 
 int InitializeInjection(void)
@@ -643,7 +635,7 @@ int InitializeInjection(void)
 	pthread_mutex_lock(&T.init_lock);
 	if (!T.initialized) {
 		T.initialized = true;
-		start();
+		cuda_start();
 	}
 	pthread_mutex_unlock(&T.init_lock);
 	return 1;

@@ -284,6 +284,64 @@ struct orr__trec {
 	int64_t mem_bytes;
 };
 
+/* ---- NVTX records from the job's threads to the writer (nvtx-buf.c) ---- */
+
+/*
+ * The tracer is NVTX's injection (nvtx-inject.c): every NVTX call of the job lands on
+ * the calling thread's own chunk of records, with no lock per record; the writer thread
+ * drains them as flat MARKER records (and NAME records for nvtxNameOsThread).
+ */
+#define ORR__NVTX_CHUNK_BYTES (64u << 10)
+#define ORR__NVTX_MAX_CHUNKS  512   /* 32 MiB in all; past it records are dropped */
+#define ORR__NVTX_MAX_NAME    16384 /* longer names are cut */
+#define ORR__NVTX_MAX_DEPTH   256   /* push/pop ranges tracked per thread */
+#define ORR__NVTX_THREAD_NAME 0x8   /* a record naming the thread whose id it carries */
+
+/* CLOCK_REALTIME in ns: the NVTX records' clock, and CUPTI's (cupti.c registers it). */
+int64_t orr__now_ns(void);
+/* Once, before any record: the thread key; 0 or -errno. */
+int orr__nvtx_init(void);
+/* Whether records are kept (not before orr__nvtx_init, nor after orr__nvtx_stop). */
+bool orr__nvtx_on(void);
+void orr__nvtx_stop(void);
+/* In a forked child: fresh lock, nothing recorded. */
+void orr__nvtx_after_fork(void);
+/*
+ * Appends one record to the calling thread's chunk: marker (ORR__MARKER_* or
+ * ORR__NVTX_THREAD_NAME), time, range id (the named thread's id for a thread name),
+ * domain name (it must outlive the writer; NULL for the default domain) and name.
+ */
+void orr__nvtx_put(uint8_t marker, int64_t ts, uint64_t id, const char *domain, const char *name,
+		   size_t len);
+/* A range id unique in the process (never 0, 0 without memory). */
+uint64_t orr__nvtx_new_id(void);
+/*
+ * The calling thread's push/pop ranges, one stack per domain: push returns the new
+ * range's id (0 when deeper than ORR__NVTX_MAX_DEPTH), pop the id of the innermost range
+ * of that domain (0 when none is known); *ret_depth is what nvtxRangePush/Pop return.
+ */
+uint64_t orr__nvtx_push(const void *domain, int *ret_depth);
+uint64_t orr__nvtx_pop(const void *domain, int *ret_depth);
+/* Full chunks waiting for the writer. */
+size_t orr__nvtx_backlog(void);
+/* Records dropped: no memory, or all chunks in use. */
+uint64_t orr__nvtx_dropped(void);
+/* The writer: every record published so far, in order per thread; returns how many. */
+uint64_t orr__nvtx_drain(void (*add)(void *data, const struct orr__trec *r), void *data);
+
+/* ---- what nvtx-inject.c asks of the tracer's start-up (cupti.c) ---- */
+
+/* Starts tracing the process (once, without CUDA); false when it is off. */
+bool orr__host_start(void);
+struct orr__window *orr__host_window(void);
+/* NCCL's call table, NULL when payloads are not decoded. */
+struct orr__nccl *orr__host_nccl(void);
+/* A step marker ended the window: the writer stops tracing. */
+void orr__host_window_over(void);
+/* CUPTI's external correlation id for NCCL; false when CUPTI is not running. */
+bool orr__host_push_external(uint64_t id);
+void orr__host_pop_external(void);
+
 /* ---- event record -> stream wait pairing (pairing.c) ---- */
 
 /* How a held sync was resolved, for orr__pairing's emit callback. */
@@ -399,6 +457,8 @@ struct orr__session;
 int orr__session_new(const struct orr__session_config *cfg, struct orr__session **ret_s);
 /* Adds one record: never fails (a record that cannot be stored is dropped and counted). */
 void orr__session_add(struct orr__session *s, const struct orr__trec *r);
+/* The header's CUPTI version, for a file not yet opened (CUDA starts after NVTX). */
+void orr__session_set_cupti_version(struct orr__session *s, uint32_t version);
 /* Records CUPTI says it dropped. */
 void orr__session_dropped(struct orr__session *s, uint64_t n);
 /* Decides what is pending, writes and closes the file, frees s.  sum may be NULL. */

@@ -226,6 +226,11 @@ void orr__session_discard(struct orr__session *s)
 	free(s);
 }
 
+void orr__session_set_cupti_version(struct orr__session *s, uint32_t version)
+{
+	s->cfg.header.cupti_version = version;
+}
+
 void orr__session_dropped(struct orr__session *s, uint64_t n)
 {
 	s->sum.dropped_records += n;

@@ -3,8 +3,8 @@
 #
 #   run-record.sh CASE TRACER_BUILT
 #
-# CASE is usage, tracer, env, cupti-version, status, signal, signal-masked, start,
-# no-cuda or summary; TRACER_BUILT is yes or no (whether meson built
+# CASE is usage, tracer, env, status, signal, signal-masked, start, no-cuda or
+# summary; TRACER_BUILT is yes or no (whether meson built
 # liborrery-tracer.so).  The commands recorded here never touch CUDA, so the tracer is
 # never loaded: what is checked is what orrery record controls (the environment, the run
 # directory, statuses, signals, what a start loads, the summary and manifest).
@@ -27,11 +27,10 @@ env_of() {
 	sed -n "s/^$2=//p" "$1"
 }
 
-# Fake tracer and libcupti, so that the cases below run whether the tracer was built or not.
+# A fake tracer, so that the cases below run whether the tracer was built or not.
 fake_tracer() {
 	: >"$work/fake-tracer.so"
-	: >"$work/fake-cupti.so"
-	export ORR_TRACER=$work/fake-tracer.so ORR_CUPTI=$work/fake-cupti.so
+	export ORR_TRACER=$work/fake-tracer.so
 }
 
 case $case_ in
@@ -74,7 +73,7 @@ usage)
 	;;
 tracer)
 	# Without ORR_TRACER: the tracer of this build, or one clear line when there is none.
-	unset ORR_TRACER ORR_CUPTI
+	unset ORR_TRACER
 	cd "$work" || fail "cd"
 	if [[ $built == no ]]; then
 		run record -o d -- true
@@ -82,20 +81,21 @@ tracer)
 		[[ $(cat "$work/err") == "orrery: error: this orrery was built without CUPTI (no CUDA toolkit found at build time); rebuild with -Dcupti=enabled -Dcudadir=..." ]] ||
 			{ show; fail "not the one line about a build without CUPTI"; }
 		[[ -e d ]] && fail "the run directory was created"
-		# A tracer named by ORR_TRACER still needs a libcupti.
+		# A tracer named by ORR_TRACER is all it needs (it finds libcupti itself).
 		: >t.so
-		ORR_TRACER=t.so run record -o d -- true
-		expect_rc 1
-		expect_in err "set ORR_CUPTI"
+		ORR_TRACER=t.so run record -o d -- sh -c 'env >"$ORR_RECORD_DIR/../env.txt"'
+		expect_rc 1 # nothing used CUDA
+		[[ $(env_of env.txt NVTX_INJECTION64_PATH) == "$work/t.so" ]] ||
+			fail "NVTX_INJECTION64_PATH is not ORR_TRACER"
 	else
 		run record -o d -- sh -c 'env >"$ORR_RECORD_DIR/../env.txt"'
-		expect_rc 1 # nothing used CUDA
+		expect_rc 1 # nothing used CUDA or NVTX
 		tracer=$(env_of env.txt CUDA_INJECTION64_PATH)
-		cupti=$(env_of env.txt NVTX_INJECTION64_PATH)
 		[[ $tracer == /* && -f $tracer && $(basename "$tracer") == liborrery-tracer.so ]] ||
 			fail "CUDA_INJECTION64_PATH='$tracer' is not this build's tracer"
-		[[ $cupti == /* && -f $cupti && $(basename "$cupti") == libcupti.so* ]] ||
-			fail "NVTX_INJECTION64_PATH='$cupti' is not a libcupti"
+		# The tracer is NVTX's injection too (InitializeInjectionNvtx2), not libcupti.
+		[[ $(env_of env.txt NVTX_INJECTION64_PATH) == "$tracer" ]] ||
+			fail "NVTX_INJECTION64_PATH='$(env_of env.txt NVTX_INJECTION64_PATH)' is not the tracer"
 	fi
 	# A missing ORR_TRACER file is an error, whatever the build.
 	ORR_TRACER=$work/none.so run record -o d2 -- true
@@ -115,7 +115,7 @@ env)
 	e=runs/env.txt
 	[[ -f $e ]] || fail "the command did not run"
 	[[ $(env_of $e CUDA_INJECTION64_PATH) == "$work/fake-tracer.so" ]] || fail "CUDA_INJECTION64_PATH"
-	[[ $(env_of $e NVTX_INJECTION64_PATH) == "$work/fake-cupti.so" ]] || fail "NVTX_INJECTION64_PATH"
+	[[ $(env_of $e NVTX_INJECTION64_PATH) == "$work/fake-tracer.so" ]] || fail "NVTX_INJECTION64_PATH"
 	# (r1 itself is gone: nothing was recorded.)
 	[[ $(env_of $e ORR_RECORD_DIR) == "$(cd runs && pwd -P)/r1" ]] || fail "ORR_RECORD_DIR"
 	[[ $(env_of $e ORR_RECORD_SKIP) == 10 ]] || fail "ORR_RECORD_SKIP"
@@ -304,30 +304,6 @@ start)
 	) || exit 1
 	[[ $(cat p2.blas) == unset ]] || fail "the command got OPENBLAS_NUM_THREADS='$(cat p2.blas)', expected none"
 	[[ $(cat p2.tasks) == 1 ]] || fail "the recording orrery has $(cat p2.tasks) threads, expected 1"
-	;;
-cupti-version)
-	# A libcupti whose cuptiGetVersion() says 13.0.0 (NVIDIA/NVTX#125) gets no NVTX
-	# injection and a warning; 13.0 Update 1 gets it.  The fakes need a C compiler.
-	command -v "${CC:-cc}" >/dev/null || { echo "skipped: no C compiler" >&2; exit 77; }
-	fake_tracer
-	cd "$work" || fail "cd"
-	for v in 130000 130001; do
-		printf 'int cuptiGetVersion(unsigned *v) { *v = %su; return 0; }\n' $v >cupti-$v.c
-		"${CC:-cc}" -shared -fPIC -o "$work/cupti-$v.so" cupti-$v.c || fail "cc"
-		ORR_CUPTI=$work/cupti-$v.so run record -o r-$v -- \
-			sh -c 'env >"$ORR_RECORD_DIR/../env-$0.txt"' $v
-		expect_rc 1
-		[[ -f env-$v.txt ]] || fail "the command did not run"
-	done
-	[[ -z $(env_of env-130000.txt NVTX_INJECTION64_PATH) ]] || fail "NVTX injected with 13.0.0"
-	[[ $(env_of env-130000.txt CUDA_INJECTION64_PATH) == "$work/fake-tracer.so" ]] ||
-		fail "CUDA_INJECTION64_PATH with 13.0.0"
-	[[ $(env_of env-130001.txt NVTX_INJECTION64_PATH) == "$work/cupti-130001.so" ]] ||
-		fail "NVTX not injected with 13.0 U1"
-	ORR_CUPTI=$work/cupti-130000.so run record -o r-w -- true
-	expect_in err "is CUPTI 13.0.0, which crashes in nvtxNameOsThreadA"
-	ORR_CUPTI=$work/cupti-130001.so run record -o r-x -- true
-	expect_not_in err "nvtxNameOsThreadA"
 	;;
 no-cuda)
 	fake_tracer

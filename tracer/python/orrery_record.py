@@ -10,10 +10,11 @@
         with orrery_record.step():      # one NVTX range "ProfilerStep#<n>" per step
             train_step(batch)
 
-The tracer (liborrery-tracer.so) sees NVTX ranges through CUPTI; it starts and stops
-recording at step boundaries (ORR_RECORD_SKIP, ORR_RECORD_STEPS) and names the steps
-after them.  A loop driven by torch.profiler already gets "ProfilerStep#<n>" ranges once
-enable() is on, so it does not need step().
+The tracer (liborrery-tracer.so) is NVTX's injection library, so it sees the NVTX
+ranges of every library in the process (PyTorch's two NVTX instances, NCCL's); it
+starts and stops recording at step boundaries (ORR_RECORD_SKIP, ORR_RECORD_STEPS) and
+names the steps after them.  A loop driven by torch.profiler already gets
+"ProfilerStep#<n>" ranges once enable() is on, so it does not need step().
 
 Everything here is harmless outside `orrery record` (the NVTX ranges then reach no one
 unless another tool listens) and without torch or CUDA (the functions then do nothing,
