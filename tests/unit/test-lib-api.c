@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * liborrery.so as a user links it: public headers and the shared library only (no
+ * subsystem archive), over the sample trace.  The analyses agree with each other and
+ * with the trace: the summary's rank-steps are the replay report's, the kernel list adds
+ * up to its total, a selection keeps what it names, and a what-if that makes every GPU
+ * task twice as long predicts longer steps than the baseline.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "orrery/analysis.h"
+#include "orrery/trace.h"
+
+struct fixture {
+	struct orr_trace *t;
+	struct orr_graph *g;
+	struct orr_replay *r;
+};
+
+static int setup(void **state)
+{
+	const char *root = getenv("ORR_SOURCE_ROOT");
+	char *sample = orr_xasprintf("%s/traces/samples/tiny-2rank", root ? root : ".");
+	struct fixture *f = orr_xcalloc(1, sizeof(*f));
+	struct orr_diag d;
+
+	assert_int_equal(orr_trace_import(sample, NULL, &f->t, &d), 0);
+	assert_int_equal(orr_graph_build(f->t, NULL, &f->g, &d), 0);
+	assert_int_equal(orr_replay_run(f->g, NULL, &f->r, &d), 0);
+	free(sample);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	orr_replay_free(f->r);
+	orr_graph_free(f->g);
+	orr_trace_free(f->t);
+	free(f);
+	return 0;
+}
+
+static void test_summary_matches_replay_rows(void **state)
+{
+	struct fixture *f = *state;
+	struct orr_summary s;
+	struct orr_replay_report rep;
+	int64_t sum = 0;
+
+	orr_summary_gather(&s, "tiny-2rank", f->r, NULL);
+	orr_replay_report_init(&rep, "tiny-2rank", f->r, NULL);
+	assert_int_equal(s.nranks, 2);
+	assert_int_equal(s.nsteps, 6);
+	assert_int_equal(rep.nrows, s.nsteps);
+	for (size_t i = 0; i < s.nsteps; i++) {
+		assert_int_equal(s.steps[i].rank, rep.rows[i].rank);
+		assert_int_equal(s.steps[i].step, rep.rows[i].s.step);
+		assert_int_equal(s.steps[i].step_ns,
+				 rep.rows[i].s.measured_end_ns - rep.rows[i].s.measured_start_ns);
+		assert_true(s.steps[i].busy_ns > 0 && s.steps[i].busy_ns <= s.steps[i].step_ns);
+	}
+	for (size_t i = 0; i < s.nkernels; i++)
+		sum += s.kernels[i].ns;
+	assert_int_equal(sum, s.kernel_ns);
+	assert_true(s.nkernels > 0 && s.kernels[0].ns >= s.kernels[s.nkernels - 1].ns);
+	orr_replay_report_release(&rep);
+	orr_summary_release(&s);
+}
+
+static void test_select_keeps_one_rank_step(void **state)
+{
+	struct fixture *f = *state;
+	int32_t rank = 1;
+	struct orr_select sel = {
+		.steps_given = true, .step_lo = 11, .step_hi = 11, .ranks = &rank, .nranks = 1
+	};
+	struct orr_summary s;
+
+	orr_summary_gather(&s, "tiny-2rank", f->r, &sel);
+	assert_int_equal(s.nsteps, 1);
+	assert_int_equal(s.steps[0].rank, 1);
+	assert_int_equal(s.steps[0].step, 11);
+	orr_summary_release(&s);
+}
+
+static void test_scenario_slower_gpu_predicts_longer_steps(void **state)
+{
+	struct fixture *f = *state;
+	struct orr_scenarios sc = { 0 };
+	struct orr_scales scales = { 0 };
+	struct orr_scenario_report w;
+	struct orr_diag d;
+	size_t n, m;
+	const struct orr_replay_row *base, *run;
+
+	assert_int_equal(orr_scales_add(&scales, "no factor"), -EINVAL);
+	assert_int_equal(orr_scales_add(&scales, "*=2"), 0);
+	orr_scenarios_take_scales(&sc, &scales);
+	assert_int_equal(sc.n, 1);
+	assert_int_equal(orr_scenario_report_run(&w, "tiny-2rank", f->r, &sc, NULL, NULL, NULL,
+						 NULL, &d),
+			 0);
+	assert_int_equal(w.nruns, 1);
+	assert_true(w.runs[0].matches[0].tasks > 0);
+	base = orr_replay_report_table(&w.base, &n);
+	run = orr_replay_report_table(&w.runs[0].rep, &m);
+	assert_int_equal(n, m);
+	assert_true(n > 0);
+	for (size_t k = 0; k < n; k++)
+		assert_true(run[k].s.predicted_end_ns - run[k].s.predicted_start_ns >
+			    base[k].s.predicted_end_ns - base[k].s.predicted_start_ns);
+	orr_scenario_report_release(&w);
+	orr_scenarios_release(&sc);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_summary_matches_replay_rows),
+		cmocka_unit_test(test_select_keeps_one_rank_step),
+		cmocka_unit_test(test_scenario_slower_gpu_predicts_longer_steps),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
