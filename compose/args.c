@@ -102,6 +102,16 @@ static const char *et_dtype(const char *type)
 	return orr__compose_dtype(buf);
 }
 
+/*
+ * A CUDA stream (aten::record_stream's second argument): the execution trace writes its
+ * packed id, which means nothing in another process; bench.py passes the stream the op
+ * runs on (docs/orrery-compose.md).
+ */
+static bool stream_type(const char *type)
+{
+	return !strcmp(type, "Stream") || !strncmp(type, "Stream(", 7);
+}
+
 /* An undefined tensor (an optional one not given): "Tensor(nullptr (uninitialized))". */
 static bool undefined(const char *type)
 {
@@ -166,6 +176,9 @@ static const char *why_value(const struct orr_compose *c, const struct orr_et *e
 
 	if (depth > MAX_VALUE_DEPTH)
 		return "arguments nested too deep";
+	if (v->kind != ORR_ET_LIST && v->kind != ORR_ET_NONE &&
+	    stream_type(orr_trace_str(t, v->type)))
+		return NULL;
 	switch (v->kind) {
 	case ORR_ET_TENSOR:
 		if (et_dtype(orr_trace_str(t, v->type)) || undefined(orr_trace_str(t, v->type)))
@@ -477,6 +490,11 @@ static void write_value(struct cargs *a, FILE *f, const struct orr_et *et,
 {
 	const struct orr_trace *t = orr_graph_trace(a->c->g);
 
+	if (depth <= MAX_VALUE_DEPTH && v->kind != ORR_ET_LIST && v->kind != ORR_ET_NONE &&
+	    stream_type(orr_trace_str(t, v->type))) {
+		fputs("{\"s\":null}", f);
+		return;
+	}
 	switch (depth > MAX_VALUE_DEPTH ? ORR_ET_NONE : v->kind) {
 	case ORR_ET_TENSOR:
 		if (undefined(orr_trace_str(t, v->type)))

@@ -89,9 +89,17 @@ def parse_args(argv):
     p.add_argument("--allow-namespace", metavar="NS", action="append", default=[],
                    help="run the operators of namespace NS too (besides aten, c10d and "
                         "_c10d_functional); may be given several times")
+    p.add_argument("--distinct", action="store_true",
+                   help="a check, not a timing: one step that runs each distinct operator "
+                        "call once (op, overload, every argument's value, and each "
+                        "tensor's shape, strides, dtype and device); the calls alike take "
+                        "its result")
     p.add_argument("--json", action="store_true", help="results as one JSON object")
     p.add_argument("--dir", default=HERE, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    for k in ("steps", "warmup"):
+        if getattr(args, k) is not None and getattr(args, k) < 0:
+            p.error("--%s: 0 or more" % k)
     for ns in args.allow_namespace:
         if not IDENT_RE.match(ns) or ns.startswith("__"):
             p.error("--allow-namespace %r: an identifier, as in NS::op" % ns)
@@ -103,6 +111,10 @@ def parse_args(argv):
 
 class PlanError(Exception):
     pass
+
+
+class NotOnCpu(Exception):
+    """An operator given a CUDA stream (aten::record_stream): --device cpu has none."""
 
 
 def load_plan(path, namespaces=NAMESPACES):
@@ -180,6 +192,8 @@ class Schema:
             return self.int_(where, v["t"], 0, nt - 1)
         if isinstance(v, dict) and list(v) == ["f"] and v["f"] in ("nan", "inf", "-inf"):
             return
+        if isinstance(v, dict) and list(v) == ["s"] and v["s"] is None:
+            return  # a stream: the one the op runs on
         self.bad(where, "an argument that is not a tensor, a scalar or a list: %r"
                  % (str(v)[:64],))
 
@@ -414,6 +428,9 @@ class Runner:
         else:
             self.dev = torch.device("cuda", torch.cuda.current_device())
         self.failed = {}  # item index -> error
+        self.skipped = {}  # item index -> why it does not run on this device
+        self.same_as = {}  # --distinct: item index -> the alike call that ran
+        self.seen = {}
         self.unresolved = {}
         self.emulated = 0
         self.cycles_per_ns = 0.0
@@ -485,15 +502,13 @@ class Runner:
         torch = self.torch
         plan = self.plan
         self.dtypes = {}
-        self.persistent = {}
         self.views = {}
-        first_dtype = {}
+        self.first_dtype = {}
         for t in plan["tensors"]:
-            first_dtype.setdefault(t[0], t[4])
-        for sid, (nbytes, dev, persistent) in enumerate(plan["storages"]):
-            if persistent:
-                self.persistent[sid] = self._new_storage(sid, nbytes, dev,
-                                                         first_dtype.get(sid), True)
+            self.first_dtype.setdefault(t[0], t[4])
+        # made where first used, in the untimed first step (--distinct makes only those
+        # its calls use)
+        self.persistent = {sid: None for sid, st in enumerate(plan["storages"]) if st[2]}
         # the last item that uses each other storage: it is released after that one
         self.release = {}
         last = {}
@@ -552,7 +567,7 @@ class Runner:
                 break
             extent += (n - 1) * abs(s)
         persistent = sid in self.persistent
-        buf = self.persistent[sid] if persistent else live.get(sid)
+        buf = self.persistent_storage(sid) if persistent else live.get(sid)
         need = (offset + extent) * size
         if extent == 0:
             return torch.empty(shape, dtype=d, device=self.device_of(
@@ -565,6 +580,15 @@ class Runner:
         if persistent:
             self.views[tid] = t
         return t
+
+    def persistent_storage(self, sid):
+        """A storage the step reads before writing it (weights, inputs): made once."""
+        buf = self.persistent[sid]
+        if buf is None:
+            nbytes, dev, _ = self.plan["storages"][sid]
+            buf = self._new_storage(sid, nbytes, dev, self.first_dtype.get(sid), True)
+            self.persistent[sid] = buf
+        return buf
 
     def alias(self, buf, d, size, offset, shape, strides):
         """A tensor of its own (not an autograd view) on buf's memory, from offset on."""
@@ -633,6 +657,10 @@ class Runner:
         if isinstance(a, dict):
             if "t" in a:
                 return self.view(a["t"], live)
+            if "s" in a:
+                if self.cpu:
+                    raise NotOnCpu("a stream argument (streams are CUDA's)")
+                return self.torch.cuda.current_stream()
             return float(a["f"])
         if isinstance(a, list):
             return [self.arg(x, live, name) for x in a]
@@ -645,6 +673,25 @@ class Runner:
         if a is None or isinstance(a, (bool, int, float)):
             return a
         raise PlanError("an argument that is not a tensor or a scalar")
+
+    def alike(self, i, it):
+        """--distinct: True when an earlier call of the step was the same (then item i
+        takes its result), else it is remembered."""
+        key = json.dumps([it[1], it[4], call_key(self.plan, it[5])])
+        j = self.seen.get(key)
+        if j is None:
+            self.seen[key] = i
+            return False
+        self.same_as[i] = j
+        return True
+
+    def settle_alike(self):
+        """--distinct: each call takes the result of the alike one that ran."""
+        for i, j in self.same_as.items():
+            if j in self.failed:
+                self.failed[i] = self.failed[j]
+            if j in self.skipped:
+                self.skipped[i] = self.skipped[j]
 
     def run_op(self, i, it, live):
         fn, kwnames = self.fns[(it[1], it[4])]
@@ -737,14 +784,18 @@ class Runner:
         for i, it in enumerate(items):
             kind = it[0]
             if kind == "op":
-                if i in self.unresolved or i in self.failed:
+                if i in self.unresolved or i in self.failed or i in self.skipped:
                     if fill:
                         self.sleep(it[2], it[3])
+                elif probe and self.args.distinct and self.alike(i, it):
+                    pass
                 else:
                     self.use(it[2])
                     if probe:
                         try:
                             self.run_op(i, it, live)
+                        except NotOnCpu as e:
+                            self.skipped[i] = str(e)
                         except Exception as e:  # noqa: BLE001 - any failure is reported
                             self.failed[i] = "%s: %s" % (type(e).__name__,
                                                          str(e).splitlines()[0][:200]
@@ -788,6 +839,17 @@ class Runner:
         if not self.cpu:
             torch.cuda.set_stream(self.main)
             torch.cuda.synchronize()
+
+
+def call_key(plan, v):
+    """An argument as --distinct compares it: a tensor by its shape, strides, dtype and
+    storage's device (not by which buffer), anything else by its value."""
+    if isinstance(v, dict) and "t" in v:
+        t = plan["tensors"][v["t"]]
+        return ["t", t[2], t[3], t[4], plan["storages"][t[0]][1]]
+    if isinstance(v, list):
+        return [call_key(plan, x) for x in v]
+    return v
 
 
 def streams_of(it):
@@ -890,6 +952,9 @@ def run(args):
     steps = args.steps if args.steps is not None else plan["steps"]
     warmup = args.warmup if args.warmup is not None else plan["warmup"]
     runner.step(probe=True)
+    if args.distinct:
+        runner.settle_alike()
+        steps = warmup = 0
     for _ in range(max(warmup - 1, 0)):
         runner.step(probe=False)
     times = timed(torch, runner, steps, args, rank)
@@ -901,14 +966,27 @@ def run(args):
 
 
 def timed(torch, runner, steps, args, rank):
+    """The timed steps' wall times; with --profile, a Kineto trace of them with a
+    ProfilerStep#N annotation each (a profiler schedule: without one torch.profiler
+    marks no steps), after one untimed step that warms the profiler up."""
     times = []
     prof = None
-    if args.profile:
+    path = None
+    if args.profile and steps > 0:
         acts = [torch.profiler.ProfilerActivity.CPU]
         if args.device == "cuda":
             acts.append(torch.profiler.ProfilerActivity.CUDA)
-        prof = torch.profiler.profile(activities=acts, record_shapes=True)
+        os.makedirs(args.profile, exist_ok=True)
+        path = os.path.join(args.profile, "rank-%d.json" % rank)
+        if os.path.exists(path):
+            os.remove(path)
+        prof = torch.profiler.profile(
+            activities=acts, record_shapes=True,
+            schedule=torch.profiler.schedule(wait=0, warmup=1, active=steps, repeat=1),
+            on_trace_ready=lambda p: p.export_chrome_trace(path))
         prof.__enter__()
+        runner.step(probe=False)
+        prof.step()
     for _ in range(steps):
         t0 = time.perf_counter_ns()
         runner.step(probe=False)
@@ -917,26 +995,24 @@ def timed(torch, runner, steps, args, rank):
             prof.step()
     if prof is not None:
         prof.__exit__(None, None, None)
-        os.makedirs(args.profile, exist_ok=True)
-        prof.export_chrome_trace(os.path.join(args.profile, "rank-%d.json" % rank))
+        if not os.path.exists(path):
+            raise PlanError("--profile: torch.profiler wrote no trace to %s" % path)
     return times
 
 
 def report(args, plan, runner, times, real):
     items = plan["items"]
-    failed = {}
-    for i, why in list(runner.failed.items()) + list(runner.unresolved.items()):
-        key = (items[i][1], why)
-        n, ns = failed.get(key, (0, 0))
-        failed[key] = (n + 1, ns + items[i][3])
+    failed = grouped(items, list(runner.failed.items()) + list(runner.unresolved.items()))
+    skipped = grouped(items, runner.skipped.items())
     med = int(statistics.median(times)) if times else 0
     out = {
         "rank": plan["rank"], "step": plan["step"], "recorded_step_ns": plan["step_ns"],
         "steps_ns": times, "median_ns": med, "device": args.device,
         "collectives": "real" if real else "stand-ins",
-        "failed": [{"op": k[0], "reason": k[1], "count": v[0], "gpu_ns": v[1]}
-                   for k, v in sorted(failed.items(), key=lambda kv: -kv[1][1])],
+        "failed": failed, "skipped": skipped,
     }
+    if args.distinct:
+        out["distinct_calls"] = len(runner.seen)
     if args.json:
         print(json.dumps(out, sort_keys=True))
         return
@@ -946,6 +1022,19 @@ def report(args, plan, runner, times, real):
     for f in out["failed"]:
         print("  not run: %s x%d (%.3f ms of GPU time): %s"
               % (f["op"], f["count"], f["gpu_ns"] / 1e6, f["reason"]))
+    for f in out["skipped"]:
+        print("  skipped on %s: %s x%d: %s" % (args.device, f["op"], f["count"], f["reason"]))
+
+
+def grouped(items, why_of):
+    """(item, why) pairs grouped by op and reason: count and GPU time, most time first."""
+    out = {}
+    for i, why in why_of:
+        key = (items[i][1], why)
+        n, ns = out.get(key, (0, 0))
+        out[key] = (n + 1, ns + items[i][3])
+    return [{"op": k[0], "reason": k[1], "count": v[0], "gpu_ns": v[1]}
+            for k, v in sorted(out.items(), key=lambda kv: (-kv[1][1], kv[0]))]
 
 
 def main(argv):

@@ -29,6 +29,7 @@ struct walk {
 	uint8_t *keep;    /* inside --subgraph (itself included) */
 	uint8_t *comm;    /* ops: launches communication, itself or inside */
 	uint8_t *split;   /* ops: hold a --subgraph or --repeat region: not rebuilt whole */
+	uint8_t *redo;    /* ops: call an op of their own name (a wrapper kernel, autocast's) */
 	uint32_t *em;     /* ops: the rebuilt op it is part of (itself included) */
 	uint32_t *item;   /* rebuilt ops: their item */
 	uint32_t *counts; /* per region instance: its repeat count */
@@ -220,6 +221,30 @@ static struct citem base_item(const struct walk *w, const struct orr_event *e, u
 			       .kind = (uint8_t)kind };
 }
 
+/*
+ * Ops that call an op of their own name: a wrapper kernel ran, not the op's own.
+ * Autocast's (WrapFunction in ATen's autocast_mode.h) casts the arguments and calls the
+ * op again through the dispatcher, so the profiler and the execution trace record
+ * aten::linear(bf16 input, fp32 weight) around aten::to(weight) and aten::linear(bf16,
+ * bf16): the outer arguments are not those the work ran with, and the outer op run
+ * alone (without autocast) refuses them.  Its children are rebuilt instead.
+ */
+static void mark_redispatch(const struct orr_compose *c, const struct orr_rank *r, struct walk *w)
+{
+	const struct orr_trace *t = orr_graph_trace(c->g);
+
+	for (uint32_t e = 0; e < r->nevents; e++) {
+		uint32_t p = w->owner[e];
+
+		if (r->events[e].kind != ORR_EVENT_OP || p == ORR_NONE)
+			continue;
+		if (r->events[e].name == r->events[p].name ||
+		    !strcmp(orr_trace_str(t, r->events[e].name),
+			    orr_trace_str(t, r->events[p].name)))
+			w->redo[p] = 1;
+	}
+}
+
 /* Marks every op around a communication task, and makes the rebuilt ops' items. */
 static void rebuilt_ops(struct orr_compose *c, struct crank *cr, struct walk *w)
 {
@@ -253,7 +278,7 @@ static void rebuilt_ops(struct orr_compose *c, struct crank *cr, struct walk *w)
 		if ((why = orr__compose_refused(c, cr, e))) /* listed even without GPU work */
 			orr__compose_missing(c, orr_trace_str(orr_graph_trace(c->g), ev->name), why,
 					     0, 0);
-		if (w->comm[e] || w->split[e] || orr__compose_unbuildable(c, cr, e))
+		if (w->comm[e] || w->split[e] || w->redo[e] || orr__compose_unbuildable(c, cr, e))
 			continue;
 		w->em[e] = e;
 		w->item[e] = push_item(cr, base_item(w, ev, e, CI_OP));
@@ -270,7 +295,9 @@ static void add_missing(struct orr_compose *c, const struct crank *cr, const str
 	if (!reason && owner != ORR_NONE)
 		reason = w->comm[owner]    ? "inside an op that communicates"
 			 : w->split[owner] ? "inside an op holding a --subgraph or --repeat region"
-					   : orr__compose_unbuildable(c, cr, owner);
+			 : w->redo[owner] ? "launched by an op that calls itself again (autocast), "
+					    "outside its inner call"
+					  : orr__compose_unbuildable(c, cr, owner);
 	if (!reason)
 		reason = owner == ORR_NONE ? "launched outside any operator" : "outside the step";
 	orr__compose_missing(c,
@@ -439,6 +466,7 @@ static void plan_rank(struct orr_compose *c, struct crank *cr)
 	w.keep = orr_xcalloc(n, 1);
 	w.comm = orr_xcalloc(n, 1);
 	w.split = orr_xcalloc(n, 1);
+	w.redo = orr_xcalloc(n, 1);
 	cr->et_of_event = orr_xmalloc(n * sizeof(*cr->et_of_event));
 	for (size_t e = 0; e < n; e++)
 		cr->et_of_event[e] = ORR_NONE;
@@ -446,6 +474,7 @@ static void plan_rank(struct orr_compose *c, struct crank *cr)
 		if (r->et->nodes[i].event < r->nevents)
 			cr->et_of_event[r->et->nodes[i].event] = (uint32_t)i;
 	walk_rank(c, r, &w);
+	mark_redispatch(c, r, &w);
 	rebuilt_ops(c, cr, &w);
 	gpu_items(c, cr, &w, item_of);
 	sync_items(c, cr, &w);
@@ -459,6 +488,7 @@ static void plan_rank(struct orr_compose *c, struct crank *cr)
 	free(w.keep);
 	free(w.comm);
 	free(w.split);
+	free(w.redo);
 	free(w.counts);
 }
 

@@ -13,6 +13,18 @@
 #                                  as they say
 #   run-compose.sh cpu-run         the composed benchmark runs every operator on the CPU
 #                                  (--device cpu), where PyTorch is installed (else skipped)
+#   run-compose.sh cpu-shared      the benchmarks of the shared traces with execution
+#                                  traces (Megatron TP=8 rank 0, PARAM's linear model, the
+#                                  simple-add pair) and of the H200 GPT job's Kineto trace
+#                                  (no ET) run every operator on the CPU, each distinct
+#                                  call once (bench.py --device cpu --distinct): no
+#                                  failure but those expected-and-listed here (fp16 GEMMs,
+#                                  on a PyTorch without them on the CPU, as Debian's 1.13)
+#   run-compose.sh autocast        a step as autocast ran it (mk-compose-autocast.py):
+#                                  the wrapper aten::linear(bf16, fp32) is not rebuilt,
+#                                  its cast and inner bf16 call are; record_stream's
+#                                  stream is the op's own; on the CPU (where PyTorch is
+#                                  installed) nothing fails; runs without ../shared
 #   run-compose.sh usage           usage errors, --help, an output in the way
 #   run-compose.sh hostile         traces whose op names, schemas, string arguments and
 #                                  shapes try to make the plan run something other than an
@@ -36,7 +48,7 @@ linear=$shared/kineto/param-linear.json.gz
 linear_et=$shared/et/param-linear-et.json.gz
 megatron=$shared/kineto/astrasim-megatron-tp8
 megatron_et=$shared/et/astrasim-megatron-tp8
-case ${1:-} in hostile | plans) ;; *) needs "$shared" ;; esac
+case ${1:-} in hostile | plans | autocast) ;; *) needs "$shared" ;; esac
 
 # compose ARGS... into $work/$1 with a JSON report in $work/$1.json, checked.
 compose_ok() {
@@ -47,6 +59,18 @@ compose_ok() {
 	expect_rc 0
 	cp "$work/out" "$work/$name.json"
 	[[ -f $work/$name/bench.py ]] || fail "no bench.py in $name"
+}
+
+# A Python that imports torch (Debian's python3-torch is /usr/bin/python3's), or fails.
+torch_python() {
+	local p
+	for p in python3 /usr/bin/python3; do
+		if "$p" -c 'import torch' 2>/dev/null; then
+			echo "$p"
+			return 0
+		fi
+	done
+	return 1
 }
 
 report() { # report NAME EXPR: a value of the JSON report
@@ -133,14 +157,7 @@ options)
 	expect_in err "no-such-region"
 	;;
 cpu-run)
-	py=
-	for p in python3 /usr/bin/python3; do
-		if "$p" -c 'import torch' 2>/dev/null; then
-			py=$p
-			break
-		fi
-	done
-	[[ -n $py ]] || { echo "skipped: no PyTorch" >&2; exit 77; }
+	py=$(torch_python) || { echo "skipped: no PyTorch" >&2; exit 77; }
 	compose_ok linear --et "$linear_et" "$linear"
 	"$py" "$work/linear/bench.py" --device cpu --steps 1 --warmup 1 --json >"$work/run.json" ||
 		fail "bench.py --device cpu failed"
@@ -150,6 +167,69 @@ if r["failed"]:
     sys.exit("operators failed: %r" % r["failed"])
 if len(r["steps_ns"]) != 1 or r["steps_ns"][0] <= 0:
     sys.exit("no timed step")' "$work/run.json" || fail "the benchmark did not run every operator"
+	;;
+cpu-shared)
+	py=$(torch_python) || { echo "skipped: no PyTorch" >&2; exit 77; }
+	gpt=${shared%/traces}/whatif/h200-gpt/base.json.gz
+	needs "$gpt"
+	# fp16 matmul on the CPU: absent from PyTorch 1.13 ("addmm_impl_cpu_" not
+	# implemented for 'Half'), where Megatron's fp16 GEMMs are the expected failures
+	half=$("$py" -c 'import torch
+a = torch.ones(2, 2, dtype=torch.half)
+try:
+    torch.mm(a, a)
+    print(1)
+except RuntimeError:
+    print(0)')
+	for c in "megatron:--et $megatron_et $megatron" "linear:--et $linear_et $linear" \
+		"add:--et $add_et $add" "gpt:$gpt"; do
+		name=${c%%:*}
+		# shellcheck disable=SC2086 # the options and paths, split on purpose
+		compose_ok "$name" ${c#*:}
+		"$py" "$work/$name/bench.py" --device cpu --distinct --json >"$work/$name-run.json" ||
+			fail "$name: bench.py --device cpu --distinct failed"
+		expected=
+		[[ $name == megatron && $half == 0 ]] &&
+			expected="aten::baddbmm aten::bmm aten::matmul"
+		python3 -c 'import json,sys
+r = json.load(open(sys.argv[1]))
+want = sys.argv[2].split()
+got = sorted(f["op"] for f in r["failed"])
+for f in r["failed"]:
+    print("  %s x%d: %s" % (f["op"], f["count"], f["reason"]), file=sys.stderr)
+assert got == want, ("failed operators", got, "expected", want)
+assert all("not implemented for \x27Half\x27" in f["reason"] for f in r["failed"]), r["failed"]
+assert r["distinct_calls"] > 0 and r["skipped"] == [], r' "$work/$name-run.json" "$expected" ||
+			fail "$name: operators failed on the CPU that the test does not expect"
+		echo "$name: $(report "$name" 'r["ranks"][0]["ops"]') operators, every one run on the CPU" >&2
+	done
+	;;
+autocast)
+	python3 "$golden/mk-compose-autocast.py" "$work/a" || fail "mk-compose-autocast.py"
+	compose_ok ac --et "$work/a/et.json" "$work/a/trace.json"
+	python3 "$golden/check-compose.py" "$work/ac.json" "$work/ac" --min-coverage 1 ||
+		fail "the plan does not read back as reported"
+	python3 -c 'import json,sys
+p = json.load(open(sys.argv[1]))
+ops = [i for i in p["items"] if i[0] == "op"]
+names = [i[1] for i in ops]
+assert names == ["aten::to", "aten::linear", "aten::record_stream"], names
+lin = ops[1]
+dt = [p["tensors"][a["t"]][4] for a in lin[5] if isinstance(a, dict)]
+assert dt == ["bfloat16", "bfloat16"], ("the linear that ran is the bf16 one", dt)
+assert ops[2][5][1] == {"s": None}, ops[2]' "$work/ac/rank-0.json" ||
+		fail "the plan rebuilds autocast's wrapper, not the cast and the inner call"
+	if py=$(torch_python); then
+		"$py" "$work/ac/bench.py" --device cpu --steps 1 --warmup 0 --json >"$work/run.json" ||
+			fail "bench.py --device cpu failed"
+		python3 -c 'import json,sys
+r = json.load(open(sys.argv[1]))
+assert r["failed"] == [], r["failed"]
+assert [s["op"] for s in r["skipped"]] == ["aten::record_stream"], r["skipped"]' \
+			"$work/run.json" || fail "an operator failed on the CPU"
+	else
+		echo "no PyTorch: the plan checked, not run" >&2
+	fi
 	;;
 usage)
 	run compose --help
@@ -257,7 +337,7 @@ json.dump(mk.kineto("aten::add"), open(sys.argv[2], "w"))' "$golden/mk-compose-h
 		fail "bench.py --check accepts a plan that calls something not allowed"
 	;;
 *)
-	echo "usage: $0 golden|roundtrip|every|options|cpu-run|usage|hostile|plans" >&2
+	echo "usage: $0 golden|roundtrip|every|options|cpu-run|cpu-shared|autocast|usage|hostile|plans" >&2
 	exit 2
 	;;
 esac
