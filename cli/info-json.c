@@ -20,7 +20,7 @@ static void json_steps(struct json_out *j, const char *key, const struct orr_ste
 }
 
 static void json_places(struct json_out *j, const struct orr_trace *t, const struct orr_rank *r,
-			const struct rank_stats *st)
+			const struct orr_rank_stats *st)
 {
 	json_array(j, "devices");
 	for (size_t i = 0; i < r->ndevices; i++) {
@@ -58,7 +58,8 @@ static void json_places(struct json_out *j, const struct orr_trace *t, const str
 	json_close_array(j);
 }
 
-static void json_counts(struct json_out *j, const struct orr_rank *r, const struct rank_stats *st)
+static void json_counts(struct json_out *j, const struct orr_rank *r,
+			const struct orr_rank_stats *st)
 {
 	json_object(j, "events");
 	for (int k = 0; k < ORR_EVENT_KIND_COUNT; k++)
@@ -78,10 +79,10 @@ static void json_counts(struct json_out *j, const struct orr_rank *r, const stru
 static void json_collectives(struct json_out *j, const struct orr_trace *t,
 			     const struct orr_rank *r)
 {
-	struct coll_row *rows;
+	struct orr_coll_row *rows;
 	size_t nrows;
 
-	nrows = info_collective_rows(r, &rows);
+	nrows = orr_rank_collective_rows(r, &rows);
 	json_array(j, "collectives");
 	for (size_t i = 0; i < nrows; i++) {
 		json_object(j, NULL);
@@ -131,7 +132,7 @@ static void json_collectives(struct json_out *j, const struct orr_trace *t,
 
 static void json_capture(struct json_out *j, const struct orr_trace *t, const struct orr_rank *r)
 {
-	if (!info_has_capture(r))
+	if (!orr_rank_has_capture(r))
 		return;
 	json_object(j, "capture");
 	json_str(j, "host", orr_trace_str(t, r->host));
@@ -169,11 +170,11 @@ static void json_et(struct json_out *j, const struct orr_trace *t, const struct 
 static void json_rank(struct json_out *j, const struct orr_trace *t, const struct orr_rank *r,
 		      const struct orr_select *sel)
 {
-	struct rank_stats st;
+	struct orr_rank_stats st;
 	struct orr_step *steps;
 	size_t nsteps;
 
-	info_rank_stats(r, &st);
+	orr_rank_stats_count(r, &st);
 	json_object(j, NULL);
 	json_int(j, "rank", r->rank);
 	json_int(j, "world_size", r->world_size);
@@ -185,10 +186,10 @@ static void json_rank(struct json_out *j, const struct orr_trace *t, const struc
 	json_collectives(j, t, r);
 	json_et(j, t, r);
 	orr_rank_steps(t, r, &steps, &nsteps);
-	json_steps(j, "steps", steps, info_select_steps(sel, steps, nsteps));
+	json_steps(j, "steps", steps, orr_select_steps(sel, steps, nsteps));
 	free(steps);
 	json_close_object(j);
-	info_rank_stats_release(&st);
+	orr_rank_stats_release(&st);
 }
 
 void info_print_json(const char *path, const struct orr_trace *t, const struct orr_graph_stats *gs,
@@ -206,7 +207,7 @@ void info_print_json(const char *path, const struct orr_trace *t, const struct o
 			json_rank(&j, t, orr_trace_get_rank(t, i), sel);
 	json_close_array(&j);
 	orr_trace_job_steps(t, &steps, &nsteps);
-	json_steps(&j, "job", steps, info_select_steps(sel, steps, nsteps));
+	json_steps(&j, "job", steps, orr_select_steps(sel, steps, nsteps));
 	free(steps);
 	cli_graph_json(&j, gs);
 	json_end(&j);

@@ -9,7 +9,7 @@
 
 static void text_capture(const struct orr_trace *t, const struct orr_rank *r)
 {
-	if (!info_has_capture(r))
+	if (!orr_rank_has_capture(r))
 		return;
 	if (r->host != ORR_STR_NONE || r->pid >= 0) {
 		printf("  process  host %s, pid %lld",
@@ -32,7 +32,7 @@ static void text_capture(const struct orr_trace *t, const struct orr_rank *r)
 }
 
 static void text_places(const struct orr_trace *t, const struct orr_rank *r,
-			const struct rank_stats *st)
+			const struct orr_rank_stats *st)
 {
 	char ms[32];
 
@@ -55,7 +55,7 @@ static void text_places(const struct orr_trace *t, const struct orr_rank *r,
 }
 
 static void text_counts(const struct orr_trace *t, const struct orr_rank *r,
-			const struct rank_stats *st)
+			const struct orr_rank_stats *st)
 {
 	const char *sep = "";
 
@@ -95,8 +95,8 @@ static void text_counts(const struct orr_trace *t, const struct orr_rank *r,
 
 static void text_collectives(const struct orr_trace *t, const struct orr_rank *r)
 {
-	struct coll_row *rows;
-	size_t n = info_collective_rows(r, &rows);
+	struct orr_coll_row *rows;
+	size_t n = orr_rank_collective_rows(r, &rows);
 	char ms[32];
 
 	for (size_t i = 0; i < n; i++) {
@@ -170,11 +170,11 @@ void info_print_text(const char *path, const struct orr_trace *t, const struct o
 	       orr_trace_rank_count(t) == 1 ? "" : "s");
 	for (size_t i = 0; i < orr_trace_rank_count(t); i++) {
 		const struct orr_rank *r = orr_trace_get_rank(t, i);
-		struct rank_stats st;
+		struct orr_rank_stats st;
 
 		if (!orr_select_rank(sel, r->rank))
 			continue;
-		info_rank_stats(r, &st);
+		orr_rank_stats_count(r, &st);
 		printf("\nrank %d", r->rank);
 		if (r->world_size > 0)
 			printf(" of %d", r->world_size);
@@ -190,14 +190,14 @@ void info_print_text(const char *path, const struct orr_trace *t, const struct o
 		text_collectives(t, r);
 		text_et(t, r);
 		orr_rank_steps(t, r, &steps, &nsteps);
-		text_steps(steps, info_select_steps(sel, steps, nsteps));
+		text_steps(steps, orr_select_steps(sel, steps, nsteps));
 		free(steps);
-		info_rank_stats_release(&st);
+		orr_rank_stats_release(&st);
 	}
 	if (orr_trace_rank_count(t) > 1) {
 		orr_trace_job_steps(t, &steps, &nsteps);
 		printf("\njob (max end - min start over ranks)\n");
-		text_steps(steps, info_select_steps(sel, steps, nsteps));
+		text_steps(steps, orr_select_steps(sel, steps, nsteps));
 		free(steps);
 	}
 	cli_graph_text(gs);
