@@ -381,8 +381,9 @@ uint64_t orr__pairing_lost(const struct orr__pairing *p);
 
 /* ---- buffers from CUPTI to the writer thread (queue.c) ---- */
 
-#define ORR__BUF_BYTES (4u << 20)
-#define ORR__MAX_BUFS  64
+#define ORR__BUF_BYTES  (4u << 20)
+#define ORR__MAX_BUFS   64
+#define ORR__SPARE_BUFS 2 /* free buffers the writer keeps ready for CUPTI */
 
 /* Requests to the writer thread (orr__queue_request). */
 #define ORR__REQ_FINISH 0x1 /* flush, write the file, close (exit, SIGTERM) */
@@ -399,14 +400,27 @@ struct orr__queue {
 	sem_t wake;           /* posted for each full buffer and request */
 	struct orr__buf *free, *head, *tail;
 	size_t nbufs, max_bufs, buf_bytes, queued;
+	/* buffers on the free list, and those orr__queue_get() had to allocate itself */
+	size_t nfree;
+	uint64_t caller_allocs;
 	_Atomic uint64_t declined; /* buffer requests refused (pool exhausted, no memory) */
 	_Atomic unsigned requests;
 };
 
 int orr__queue_init(struct orr__queue *q, size_t buf_bytes, size_t max_bufs);
 void orr__queue_release(struct orr__queue *q);
-/* A buffer for CUPTI (8-byte aligned, buf_bytes long), or NULL, counted as declined. */
+/*
+ * A buffer for CUPTI (8-byte aligned, buf_bytes long), or NULL, counted as declined.  It
+ * runs on the job's threads: it takes a spare that orr__queue_reserve() made, and
+ * allocates one itself (counted in caller_allocs) only when none is left.
+ */
 uint8_t *orr__queue_get(struct orr__queue *q);
+/*
+ * The writer thread: allocates buffers, and touches every page of them, until `spare`
+ * are free (within max_bufs), so that neither malloc nor the first write to a fresh page
+ * happens on the job's threads.  Returns how many it made.
+ */
+size_t orr__queue_reserve(struct orr__queue *q, size_t spare);
 /* A buffer CUPTI has filled with `valid` bytes: queued for the writer (NULL is fine). */
 void orr__queue_put(struct orr__queue *q, uint8_t *data, size_t valid);
 /* The oldest queued buffer, waiting up to timeout_ns for one; NULL when none. */
@@ -446,6 +460,8 @@ struct orr__summary {
 	uint64_t restarts; /* speculative files thrown away at the first step marker */
 	uint64_t overhead_records;
 	uint64_t nccl_calls; /* kernel launches given their NCCL call's collective */
+	/* driver calls not written (orr__driver_call_kept()) */
+	uint64_t driver_queries;
 	int64_t overhead_ns;
 	bool no_markers; /* windowed, but no step marker was ever seen */
 	bool written;    /* the file exists under its final name */
@@ -457,6 +473,12 @@ struct orr__session;
 int orr__session_new(const struct orr__session_config *cfg, struct orr__session **ret_s);
 /* Adds one record: never fails (a record that cannot be stored is dropped and counted). */
 void orr__session_add(struct orr__session *s, const struct orr__trec *r);
+/*
+ * Whether a driver call of this name is recorded: those the trace model classes
+ * (orr_call_classify(): launches, copies, sets, event records and waits, syncs).  The
+ * others are queries (cuKernelGetName, cuGetErrorString, ...) that cost records only.
+ */
+bool orr__driver_call_kept(const char *name);
 /* The header's CUPTI version, for a file not yet opened (CUDA starts after NVTX). */
 void orr__session_set_cupti_version(struct orr__session *s, uint32_t version);
 /* Records CUPTI says it dropped. */

@@ -2,13 +2,16 @@
 /*
  * Activity buffers between CUPTI and the writer thread.  CUPTI asks for an empty buffer
  * and hands back full ones on its own threads (and on the thread that flushes); both
- * paths take one short mutex and never do I/O.  The pool is bounded: past max_bufs, or
+ * paths take one short mutex and never do I/O.  The writer keeps spare buffers ready,
+ * allocated and with every page touched (orr__queue_reserve()), so that a request on a
+ * job's thread only takes one from a list: it allocates only when none is left.  The pool is bounded: past max_bufs, or
  * when malloc fails, a request is declined (CUPTI then drops records and counts them)
  * and the refusal is counted here.  Each buffer carries its header in front of the
  * 8-byte aligned data, so a full buffer is found again from the data pointer alone.
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "internal.h"
@@ -70,8 +73,10 @@ uint8_t *orr__queue_get(struct orr__queue *q)
 	if (q->free) {
 		b = q->free;
 		q->free = b->next;
+		q->nfree--;
 	} else if (q->nbufs < q->max_bufs) {
 		q->nbufs++; /* reserved before allocating, outside the lock */
+		q->caller_allocs++;
 		allocate = true;
 	}
 	pthread_mutex_unlock(&q->lock);
@@ -155,7 +160,36 @@ void orr__queue_recycle(struct orr__queue *q, struct orr__buf *b)
 	pthread_mutex_lock(&q->lock);
 	b->next = q->free;
 	q->free = b;
+	q->nfree++;
 	pthread_mutex_unlock(&q->lock);
+}
+
+size_t orr__queue_reserve(struct orr__queue *q, size_t spare)
+{
+	size_t made = 0;
+
+	for (;;) {
+		struct orr__buf *b;
+		bool need;
+
+		pthread_mutex_lock(&q->lock);
+		need = q->nfree < spare && q->nbufs < q->max_bufs;
+		if (need)
+			q->nbufs++; /* reserved before allocating, outside the lock */
+		pthread_mutex_unlock(&q->lock);
+		if (!need)
+			return made;
+		b = new_buf(q->buf_bytes);
+		if (!b) {
+			pthread_mutex_lock(&q->lock);
+			q->nbufs--;
+			pthread_mutex_unlock(&q->lock);
+			return made;
+		}
+		memset(b->data, 0, q->buf_bytes); /* the page faults happen here, not in the job */
+		orr__queue_recycle(q, b);
+		made++;
+	}
 }
 
 void orr__queue_drop(struct orr__queue *q, uint8_t *data)

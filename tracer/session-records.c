@@ -132,6 +132,27 @@ void orr__session_nccl_comms(struct orr__session *s)
 	}
 }
 
+bool orr__driver_call_kept(const char *name)
+{
+	return orr_call_classify(name) != ORR_CALL_OTHER;
+}
+
+/* A driver call not kept (by its name, cached per cbid); an unnamed one is kept. */
+static bool driver_query(struct orr__session *s, uint32_t cbid)
+{
+	uint8_t *cached = cbid < ORR__MAX_CBID ? &s->driver_query[cbid] : NULL;
+	const char *name;
+	bool query;
+
+	if (cached && *cached)
+		return *cached == 2;
+	name = s->cfg.api_name ? s->cfg.api_name(s->cfg.api_name_data, true, cbid) : NULL;
+	query = name && name[0] && !orr__driver_call_kept(name);
+	if (cached)
+		*cached = query ? 2 : 1;
+	return query;
+}
+
 void orr__session_cpu(struct orr__session *s, const struct orr__trec *r)
 {
 	bool driver = r->kind == ORR__TREC_DRIVER;
@@ -145,6 +166,10 @@ void orr__session_cpu(struct orr__session *s, const struct orr__trec *r)
 
 	if (lost_timing(s, r) || orr__session_verdict(s, false, r->start_ns) != ORR__KEEP)
 		return;
+	if (driver && driver_query(s, r->cbid)) { /* cupti.c turns them off: a safety net */
+		s->sum.driver_queries++;
+		return;
+	}
 	if (orr__session_ready(s, r->start_ns) ||
 	    orr__session_thread(s, r->pid, r->tid, &ev.place) ||
 	    orr__session_api_name(s, driver, r->cbid, &ev.name, &ev.sub))

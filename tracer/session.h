@@ -55,6 +55,7 @@ struct orr__session {
 	struct orr__map copies;              /* memcpy/memset name key -> string id */
 	uint32_t *api_ids[2];                /* [driver][cbid] -> string id + 1, 0 = not yet */
 	uint8_t api_class[2][ORR__MAX_CBID]; /* enum orr_call + 1, 0 = not yet */
+	uint8_t driver_query[ORR__MAX_CBID]; /* 1 kept, 2 not (a query), 0 = not yet */
 	uint32_t sync_names[ORR_SYNC_COUNT];
 
 	/* Kept across a restart: what CUPTI said about the process. */

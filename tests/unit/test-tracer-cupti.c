@@ -457,10 +457,54 @@ static void test_nvtx_payload_of_nccl_push(void **state)
 	assert_false(orr__cupti_nvtx_payload(&p, &got));
 }
 
+/*
+ * The driver cbids whose records cupti.c turns off, by libcupti's own names: every
+ * launch, graph launch, copy, set, event record, stream wait and sync is kept, the
+ * queries the H200 run made by the thousand are not.
+ */
+static void test_driver_calls_kept(void **state)
+{
+	static const char *const kept[] = {
+		"cuLaunchKernel",     "cuLaunchKernelEx",    "cuLaunchCooperativeKernel",
+		"cuGraphLaunch",      "cuMemcpyAsync",       "cuMemcpyHtoDAsync_v2",
+		"cuMemsetD32Async",   "cuEventRecord",       "cuStreamWaitEvent",
+		"cuEventSynchronize", "cuStreamSynchronize", "cuCtxSynchronize",
+	};
+	static const char *const queries[] = {
+		"cuKernelGetName",      "cuGetErrorString",   "cuGetProcAddress_v2",
+		"cuCtxGetLimit",        "cuDriverGetVersion", "cuDeviceGetAttribute",
+		"cuKernelSetAttribute",
+	};
+	size_t nkept = 0, nnamed = 0, found = 0;
+
+	for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; cbid++) {
+		const char *name = cupti_names(NULL, true, cbid);
+
+		if (!name)
+			continue;
+		nnamed++;
+		nkept += orr__driver_call_kept(name);
+		for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
+			if (strcmp(name, kept[i]) == 0) {
+				assert_true(orr__driver_call_kept(name));
+				found++;
+			}
+		for (size_t i = 0; i < sizeof(queries) / sizeof(queries[0]); i++)
+			if (strcmp(name, queries[i]) == 0) {
+				assert_false(orr__driver_call_kept(name));
+				found++;
+			}
+	}
+	assert_int_equal(found,
+			 sizeof(kept) / sizeof(kept[0]) + sizeof(queries) / sizeof(queries[0]));
+	assert_true(nkept > 0 && nkept < nnamed / 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_translate_gpu),
+		cmocka_unit_test(test_driver_calls_kept),
 		cmocka_unit_test(test_translate_cpu),
 		cmocka_unit_test(test_nvtx_payload_of_nccl_push),
 		cmocka_unit_test_setup_teardown(test_records_to_native_file, tmpdir_setup,

@@ -424,6 +424,54 @@ static void test_queue_bounded_pool(void **state)
 	orr__queue_release(&q);
 }
 
+/*
+ * The writer's spares: a request on a job's thread takes one already allocated and
+ * touched, and allocates itself only when none is left (counted); the spares stay within
+ * the pool's bound, and a failed allocation leaves the pool as it was.
+ */
+static void test_queue_spares(void **state)
+{
+	struct orr__queue q;
+	uint8_t *a, *b, *c, *d;
+
+	assert_int_equal(orr__queue_init(&q, 4096, 3), 0);
+	assert_int_equal(orr__queue_reserve(&q, 2), 2);
+	assert_int_equal(orr__queue_reserve(&q, 2), 0); /* already there */
+	assert_int_equal(q.nbufs, 2);
+	assert_int_equal(q.nfree, 2);
+	a = orr__queue_get(&q);
+	b = orr__queue_get(&q);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(a[0] | a[4095] | b[0] | b[4095], 0); /* touched: written with zeros */
+	assert_int_equal(q.caller_allocs, 0);
+	assert_int_equal(q.nfree, 0);
+	c = orr__queue_get(&q); /* no spare left: allocated on the caller's thread */
+	assert_non_null(c);
+	assert_int_equal(q.caller_allocs, 1);
+	assert_int_equal(orr__queue_reserve(&q, 2), 0); /* the pool's bound: 3 in all */
+	assert_null(orr__queue_get(&q));
+	orr__queue_drop(&q, c);
+	assert_int_equal(q.nfree, 1);
+	d = orr__queue_get(&q);
+	assert_ptr_equal(d, c);
+	assert_int_equal(q.caller_allocs, 1);
+	orr__queue_drop(&q, a);
+	orr__queue_drop(&q, b);
+	orr__queue_drop(&q, d);
+	assert_int_equal(q.nfree, 3);
+	orr__queue_release(&q);
+
+	/* Without memory no spare is made, and the pool is not shrunk by the attempt. */
+	assert_int_equal(orr__queue_init(&q, 4096, 2), 0);
+	orr__talloc_fail_after(0);
+	assert_int_equal(orr__queue_reserve(&q, 2), 0);
+	orr__talloc_fail_after(-1);
+	assert_int_equal(q.nbufs, 0);
+	assert_int_equal(orr__queue_reserve(&q, 2), 2);
+	orr__queue_release(&q);
+}
+
 /* ---- environment and log ---- */
 
 static void test_env_identity_and_path(void **state)
@@ -518,6 +566,7 @@ int main(void)
 		cmocka_unit_test(test_pairing_bounds),
 		cmocka_unit_test(test_pairing_allocation_failure),
 		cmocka_unit_test(test_queue_bounded_pool),
+		cmocka_unit_test(test_queue_spares),
 		cmocka_unit_test(test_env_identity_and_path),
 		cmocka_unit_test_setup_teardown(test_log_appends_lines, tmpdir_setup,
 						tmpdir_teardown),

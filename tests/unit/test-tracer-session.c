@@ -351,6 +351,47 @@ static void test_session_unwritable(void **state)
 	assert_int_equal(f.sum.events, 0);
 	orr__window_release(&f.win);
 }
+/*
+ * Driver calls the model has no class for (queries: cuKernelGetName, cuGetErrorString,
+ * 31,308 of 37,353 driver records on the H200 run) are not written; launches through
+ * the driver (Triton, cuBLASLt, NCCL) are, and a driver call without a name is kept.
+ */
+static void test_session_driver_queries(void **state)
+{
+	struct fixture f;
+	const struct orr_rank *r;
+	size_t driver = 0;
+
+	assert_true(orr__driver_call_kept("cuLaunchKernelEx"));
+	assert_true(orr__driver_call_kept("cuMemcpyHtoDAsync_v2"));
+	assert_true(orr__driver_call_kept("cuStreamSynchronize"));
+	assert_true(orr__driver_call_kept("cuCtxSynchronize_v2"));
+	assert_false(orr__driver_call_kept("cuKernelGetName"));
+	assert_false(orr__driver_call_kept("cuGetProcAddress_v2"));
+	assert_int_equal(fixture_new(&f, *state, 0, 0), 0);
+	for (int i = 0; i < 3; i++) { /* the second time from the cache */
+		api(f.s, true, 719, 30 + 4 * i, 1000 + 100 * i);
+		api(f.s, true, 372, 31 + 4 * i, 1010 + 100 * i);
+		api(f.s, true, 652, 32 + 4 * i, 1020 + 100 * i);
+		kernel(f.s, "_Z6tritonPf", 32 + 4 * i, 7, 1100 + 100 * i, 1150 + 100 * i);
+	}
+	api(f.s, true, 4000, 50, 1500); /* a cbid the names table does not know */
+	fixture_close(&f);
+	assert_int_equal(f.sum.driver_queries, 6);
+	r = fixture_import(&f);
+	for (size_t i = 0; i < r->nevents; i++)
+		driver += r->events[i].kind == ORR_EVENT_DRIVER;
+	assert_int_equal(driver, 4);
+	assert_null(find(f.t, r, ORR_EVENT_DRIVER, "cuKernelGetName", 0));
+	assert_null(find(f.t, r, ORR_EVENT_DRIVER, "cuGetErrorString", 0));
+	assert_int_equal(must_find(f.t, r, ORR_EVENT_DRIVER, "cuLaunchKernelEx")->sub,
+			 ORR_CALL_LAUNCH);
+	assert_int_equal(must_find(f.t, r, ORR_EVENT_DRIVER, "driver_cbid_4000")->sub,
+			 ORR_CALL_OTHER);
+	assert_int_equal(must_find(f.t, r, ORR_EVENT_KERNEL, "triton(float*)")->correlation, 32);
+	fixture_free(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -365,6 +406,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_session_allocation_failures, tmpdir_setup,
 						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_session_unwritable, tmpdir_setup,
+						tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_session_driver_queries, tmpdir_setup,
 						tmpdir_teardown),
 	};
 

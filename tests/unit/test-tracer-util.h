@@ -33,6 +33,9 @@ static inline const char *api_names(void *data, bool driver, uint32_t cbid)
 		{ false, 131, "cudaStreamSynchronize_v3020" },
 		{ false, 311, "cudaGraphLaunch_v10000" },
 		{ true, 307, "cuLaunchKernel" },
+		{ true, 652, "cuLaunchKernelEx" },
+		{ true, 719, "cuKernelGetName" },
+		{ true, 372, "cuGetErrorString" },
 	};
 
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
