@@ -67,6 +67,8 @@ const char cli_estimate_usage[] =
 	"                          GPU) instead of fitting them on TRACE\n"
 	"  --launch-us US          the launch thread's time per kernel (default: measured\n"
 	"                          on TRACE; 0 without one: the GPU never waits for it)\n"
+	"  --gemm-model MODEL      roofline (default: the roofline x a measured efficiency)\n"
+	"                          or tiles (tile and wave quantization, docs/estimator.md)\n"
 	"  --timeline FILE         write the estimated timeline (Chrome/Perfetto JSON)\n"
 	"  --rank N                the rank whose structure is the recorded configuration\n"
 	"  --format=FMT            text (default) or json (docs/orrery-estimate.md)\n"
@@ -357,6 +359,7 @@ int cli_estimate_base_open(const struct cli_estimate_options *o, struct cli_esti
 	b->e.cpu_op_ns = isnan(o->launch_us) ? 0 : o->launch_us * 1e3;
 	b->e.cpu_op_from = isnan(o->launch_us) ? "none" : "--launch-us";
 	cli_synth_costs(&b->m, b->f.gpu, &b->f, o->costs ? &b->costs : NULL, b->e.cpu_op_ns, &b->k);
+	b->k.gemm_tiles = o->gemm_tiles;
 	if ((ret = configs(o, &b->f, &b->e)) == EXIT_OK)
 		return EXIT_OK;
 fail:

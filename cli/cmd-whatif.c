@@ -96,6 +96,7 @@ static int from_description(const struct cli_whatif_options *o, struct inputs *i
 	w->base.measured_peak_bytes = NAN;
 	cli_synth_costs(&m, gpu, NULL, in->have_costs ? &in->costs : NULL, w->base.cpu_op_ns,
 			&in->x.costs);
+	in->x.costs.gemm_tiles = o->est.gemm_tiles;
 	if (in->have_costs && isnan(o->est.launch_us) &&
 	    (ret = cli_estimate_calibrate_costs(&in->costs, &in->x.costs, &w->base)) != EXIT_OK)
 		return ret;

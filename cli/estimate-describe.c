@@ -121,6 +121,7 @@ static int run(const struct cli_estimate_options *o, const struct orr_costs *cos
 	e->cpu_op_ns = isnan(o->launch_us) ? 0 : o->launch_us * 1e3;
 	e->cpu_op_from = isnan(o->launch_us) ? "none" : "--launch-us";
 	cli_synth_costs(&m, e->gpu, NULL, costs, e->cpu_op_ns, &k);
+	k.gemm_tiles = o->gemm_tiles;
 	if (costs && isnan(o->launch_us) &&
 	    (ret = cli_estimate_calibrate_costs(costs, &k, e)) != EXIT_OK)
 		return ret;

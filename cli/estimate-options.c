@@ -57,6 +57,7 @@ enum {
 	OPT_UNTIE,
 	OPT_NORM,
 	OPT_POSITIONS,
+	OPT_GEMM_MODEL,
 };
 
 static int parse_named(const char *s, const char *const *names, int n)
@@ -119,6 +120,12 @@ static int parse_one(const char *cmd, int c, const char *arg, struct cli_estimat
 					       "(learned_absolute or rope)",
 					       arg);
 		return -1;
+	case OPT_GEMM_MODEL:
+		if (strcmp(arg, "roofline") != 0 && strcmp(arg, "tiles") != 0)
+			return cli_usage_error(cmd, "bad --gemm-model '%s' (roofline or tiles)",
+					       arg);
+		o->gemm_tiles = strcmp(arg, "tiles") == 0;
+		return -1;
 	case OPT_LAUNCH: {
 		char *end;
 
@@ -146,7 +153,7 @@ int cli_estimate_parse(int argc, char **argv, struct cli_estimate_options *o)
 
 int cli_estimate_parse_as(const char *cmd, int argc, char **argv, struct cli_estimate_options *o)
 {
-	struct option opts[NSIZE + 22] = { { 0 } }; /* the options below, and the zeros */
+	struct option opts[NSIZE + 23] = { { 0 } }; /* the options below, and the zeros */
 	size_t n = 0;
 	int c, ret;
 
@@ -178,6 +185,7 @@ int cli_estimate_parse_as(const char *cmd, int argc, char **argv, struct cli_est
 	opts[n++] = (struct option){ "gpu", required_argument, NULL, OPT_GPU };
 	opts[n++] = (struct option){ "attention", required_argument, NULL, OPT_ATTENTION };
 	opts[n++] = (struct option){ "launch-us", required_argument, NULL, OPT_LAUNCH };
+	opts[n++] = (struct option){ "gemm-model", required_argument, NULL, OPT_GEMM_MODEL };
 	opts[n++] = (struct option){ "swiglu", no_argument, NULL, OPT_SWIGLU };
 	opts[n++] = (struct option){ "untie-embeddings-and-output-weights", no_argument, NULL,
 				     OPT_UNTIE };

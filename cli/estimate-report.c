@@ -315,6 +315,9 @@ static void sources(const struct cli_estimate *e, FILE *f)
 		"  GEMMs        %zu by a fitted class, %zu by the roofline x a measured "
 		"efficiency, %zu at the hardware table's peak\n",
 		k->gemm_fit, k->gemm_roofline, k->gemm_peak);
+	if (k->gemm_tiles)
+		fprintf(f, "  GEMMs        %zu by tiles and waves (--gemm-model tiles)\n",
+			k->gemm_tiles);
 	fprintf(f,
 		"  kernels      %zu by a fitted family, %zu by the roofline x a measured "
 		"efficiency, %zu at the hardware table's peak\n",
@@ -519,6 +522,8 @@ static void json_synth_sources(struct json_out *j, const struct cli_estimate *e)
 		 : e->trace ? "fitted on the trace"
 			    : "none: the hardware table's peaks (a lower bound)");
 	json_counts(j, "gemm", k->gemm_fit, k->gemm_roofline, k->gemm_peak, "roofline");
+	if (k->gemm_tiles)
+		json_int(j, "gemm_tiles", (int64_t)k->gemm_tiles);
 	json_counts(j, "kernels", k->kern_fit, k->kern_roofline, k->kern_peak, "roofline");
 	json_counts(j, "collectives", k->coll_fit, k->coll_measured, k->coll_peak,
 		    "measured_bandwidth");

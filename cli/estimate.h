@@ -81,6 +81,7 @@ struct cli_estimate_options {
 	int norm;           /* -1: not given; 0 LayerNorm, 1 RMSNorm */
 	int positions;      /* -1: not given; 0 learned_absolute, 1 rope */
 	double launch_us;   /* NAN: not given */
+	bool gemm_tiles;    /* --gemm-model tiles */
 	const char *timeline, *costs, *trace, *gpu;
 };
 

@@ -208,6 +208,18 @@ static void json_gemms(struct json_out *j, const struct orr_rank_fit *f)
 	for (int d = 0; !f->gemm_err && d < ORR_DTYPE_COUNT; d++)
 		json_pooled(j, "dtype", orr_dtype_name(d), &m->pooled[d]);
 	json_close_array(j);
+	json_array(j, "tiles");
+	for (int d = 0; !f->gemm_err && m->tiles.gpu && d < ORR_DTYPE_COUNT; d++) {
+		if (!m->tiles.samples[d])
+			continue;
+		json_object(j, NULL);
+		json_str(j, "math", orr_dtype_name(d));
+		json_int(j, "samples", (int64_t)m->tiles.samples[d]);
+		json_double_exact(j, "fixed_ns", m->tiles.fixed_ns[d]);
+		json_double_exact(j, "ns_per_ns", m->tiles.ns_per_ns[d]);
+		json_close_object(j);
+	}
+	json_close_array(j);
 	json_int(j, "loso_predicted", f->gemm_err ? 0 : (int64_t)m->loso_predicted);
 	json_double(j, "loso_median", f->gemm_err ? NAN : m->loso_median);
 	json_double(j, "loso_max", f->gemm_err ? NAN : m->loso_max);

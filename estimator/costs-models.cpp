@@ -73,6 +73,33 @@ bool gemm_units(reader &r, dom::object o, struct orr_gemm_model *m)
 	       });
 }
 
+/*
+ * gemm.tiles, the model of tiles and waves per math (absent from costs files written
+ * before it: none).  Its GPU is the model's.
+ */
+bool gemm_tiles(reader &r, dom::object o, struct orr_gemm_model *m)
+{
+	dom::element v;
+	dom::array a;
+
+	if (o["tiles"].get(v) != SUCCESS)
+		return true;
+	if (v.get_array().get(a) != SUCCESS)
+		return wrong_type(r, "tiles", v, "an array");
+	if (a.size() && (!m->gpu || m->gpu->sms <= 0))
+		return fail(r, ORR_EMALFORMED, "tiles",
+			    "a model of tiles without a GPU whose SMs are known");
+	m->tiles.gpu = a.size() ? m->gpu : NULL;
+	return each(r, a, "tiles", [&](dom::object e, size_t) {
+		enum orr_dtype d;
+
+		return named(r, e, "math", orr_dtype_name, ORR_DTYPE_COUNT, "dtype", &d) &&
+		       count(r, e, "samples", &m->tiles.samples[d]) &&
+		       ranged(r, e, "fixed_ns", false, time_range, &m->tiles.fixed_ns[d]) &&
+		       ranged(r, e, "ns_per_ns", false, ratio_range, &m->tiles.ns_per_ns[d]);
+	});
+}
+
 /* An empty GEMM model, as orr_gemm_model_fit() starts one. */
 void gemm_init(struct orr_gemm_model *m)
 {
@@ -100,7 +127,7 @@ bool gemm(reader &r, dom::object top)
 	return gpu_spec(r, o, "spec", &m->gpu) &&
 	       count(r, o, "below_roofline", &m->below_roofline) && gemm_efficiency(r, o, m) &&
 	       efficiency(r, o, efficiency_all_keys, &m->efficiency_all) && gemm_units(r, o, m) &&
-	       count(r, o, "loso_predicted", &m->loso_predicted) &&
+	       gemm_tiles(r, o, m) && count(r, o, "loso_predicted", &m->loso_predicted) &&
 	       ranged(r, o, "loso_median", true, error_range, &m->loso_median) &&
 	       ranged(r, o, "loso_max", true, error_range, &m->loso_max);
 }

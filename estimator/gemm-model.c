@@ -280,7 +280,12 @@ int orr_gemm_model_fit(const struct orr_gemm_sample *s, size_t n, const struct o
 		    (int)s[i].dtype < 0 || s[i].dtype >= ORR_DTYPE_COUNT || (int)s[i].math < 0 ||
 		    s[i].math >= ORR_DTYPE_COUNT || !memchr(s[i].family, '\0', sizeof(s[i].family)))
 			return -EINVAL;
-	return orr__model_fit(&kind, s, n, gpu, ret);
+	int err = orr__model_fit(&kind, s, n, gpu, ret);
+
+	/* the tiles model where the GPU's SMs are known and a sample has a quantized time */
+	if (!err && orr_gemm_tiles_fit(gpu, s, n, &ret->tiles))
+		memset(&ret->tiles, 0, sizeof(ret->tiles));
+	return err;
 }
 
 void orr_gemm_model_release(struct orr_gemm_model *m)

@@ -99,6 +99,7 @@ static const struct orr_gpu_spec specs[] = {
 		.link_bytes_per_s = BIDIR(TBS(1.8)), /* fifth-generation NVLink */
 		.nic_bytes_per_s = GBIT(400),        /* DGX B200: 8x ConnectX-7 for 8 GPUs */
 		.gpus_per_node = 8,
+		.sms = 148,
 		.source = "NVIDIA Blackwell datasheet, Individual Blackwell GPU specifications, "
 			  "HGX B200 column, NVIDIA (copy: "
 			  "https://nor-tech.com/wp-content/uploads/2026/03/"
@@ -124,6 +125,7 @@ static const struct orr_gpu_spec specs[] = {
 		.hbm_bytes_per_s = TBS(3.9),
 		.hbm_bytes = GIB(94),
 		.link_bytes_per_s = BIDIR(GBS(600)), /* NVLink bridge, to its pair */
+		.sms = 132,
 		.source = SRC_H100,
 	},
 	{
@@ -142,6 +144,7 @@ static const struct orr_gpu_spec specs[] = {
 		.hbm_bytes_per_s = TBS(2.0),
 		.hbm_bytes = GIB(80),
 		.link_bytes_per_s = BIDIR(GBS(600)), /* NVLink bridge, to its pair */
+		.sms = 114,
 		.source = "NVIDIA H100 Tensor Core GPU datasheet, 2022 edition (H100 SXM and "
 			  "H100 PCIe columns; the current edition replaced PCIe by NVL), NVIDIA, "
 			  "https://resources.nvidia.com/en-us-tensor-core/"
@@ -171,6 +174,7 @@ static const struct orr_gpu_spec specs[] = {
 		.link_bytes_per_s = BIDIR(GBS(900)),
 		.nic_bytes_per_s = GBIT(400), /* DGX H100: 8x ConnectX-7 for 8 GPUs */
 		.gpus_per_node = 8,
+		.sms = 132,
 		.source = SRC_H100 "; " SRC_DGX_H100,
 	},
 	{
@@ -192,6 +196,7 @@ static const struct orr_gpu_spec specs[] = {
 		.link_bytes_per_s = BIDIR(GBS(900)),
 		.nic_bytes_per_s = GBIT(400), /* DGX H200: 8x ConnectX-7 for 8 GPUs */
 		.gpus_per_node = 8,
+		.sms = 132,
 		.source = "NVIDIA H200 Tensor Core GPU, specifications (H200 SXM column), "
 			  "NVIDIA, https://www.nvidia.com/en-us/data-center/h200/; " SRC_DGX_H100,
 	},
@@ -217,6 +222,7 @@ static const struct orr_gpu_spec specs[] = {
 		.hbm_bytes = GIB(80),
 		.link_bytes_per_s = BIDIR(GBS(400)),
 		.gpus_per_node = 8, /* DGX H800; its NICs are not given */
+		.sms = 132,
 		.source = "NVIDIA H800 Tensor Core GPU datasheet (zh-CN), NVIDIA, "
 			  "https://www.nvidia.cn/content/dam/en-zz/Solutions/Data-Center/h800/"
 			  "nvidia-h800-datasheet-2029415.pdf (address as cited by third parties; "
@@ -239,6 +245,7 @@ static const struct orr_gpu_spec specs[] = {
 		.hbm_bytes_per_s = GBS(1935),
 		.hbm_bytes = GIB(80),
 		.link_bytes_per_s = BIDIR(GBS(600)), /* NVLink bridge for 2 GPUs */
+		.sms = 108,
 		.source = SRC_A100,
 	},
 	{
@@ -258,6 +265,7 @@ static const struct orr_gpu_spec specs[] = {
 		.link_bytes_per_s = BIDIR(GBS(600)),
 		.nic_bytes_per_s = GBIT(200), /* DGX A100: 8x ConnectX-6 for 8 GPUs */
 		.gpus_per_node = 8,
+		.sms = 108,
 		.source = SRC_A100 "; " SRC_DGX_A100,
 	},
 	{
@@ -282,6 +290,7 @@ static const struct orr_gpu_spec specs[] = {
 		.link_bytes_per_s = BIDIR(GBS(600)),
 		.nic_bytes_per_s = GBIT(200), /* DGX A100: 8x ConnectX-6 for 8 GPUs */
 		.gpus_per_node = 8,
+		.sms = 108,
 		.source = SRC_A100 "; " SRC_DGX_A100,
 	},
 	{
@@ -305,6 +314,7 @@ static const struct orr_gpu_spec specs[] = {
 		.hbm_bytes = GIB(80),
 		.link_bytes_per_s = BIDIR(GBS(400)),
 		.gpus_per_node = 8, /* DGX A800; its NICs are not given */
+		.sms = 108,
 		.source = "NVIDIA A800 Tensor Core GPU datasheet (zh-CN, 2521686), NVIDIA "
 			  "(copy: https://deepbaytech.com/images/"
 			  "nvidia-a800-datasheet-nvidia-a4-2521686-zhCN.pdf; not read directly)",
@@ -326,6 +336,7 @@ static const struct orr_gpu_spec specs[] = {
 		.link_bytes_per_s = BIDIR(GBS(300)),
 		.nic_bytes_per_s = GBIT(4 * 100) / 8, /* DGX-1: 4x EDR for 8 GPUs */
 		.gpus_per_node = 8,
+		.sms = 80,
 		.source = SRC_V100,
 	},
 	{
@@ -342,6 +353,7 @@ static const struct orr_gpu_spec specs[] = {
 		.link_bytes_per_s = BIDIR(GBS(300)),
 		.nic_bytes_per_s = GBIT(4 * 100) / 8, /* DGX-1: 4x EDR for 8 GPUs */
 		.gpus_per_node = 8,
+		.sms = 80,
 		.source = SRC_V100,
 	},
 
@@ -366,6 +378,7 @@ static const struct orr_gpu_spec specs[] = {
 		.hbm_bytes_per_s = GBS(864), /* GDDR6 */
 		.hbm_bytes = GIB(48),
 		.link_bytes_per_s = BIDIR(GBS(64)), /* no NVLink: PCIe Gen4 x16 */
+		.sms = 142,
 		.source = "NVIDIA L40S GPU datasheet, NVIDIA, "
 			  "https://www.nvidia.com/en-us/data-center/l40s/",
 	},
@@ -392,6 +405,7 @@ static const struct orr_gpu_spec specs[] = {
 		.hbm_bytes = GIB(192),
 		.link_bytes_per_s = 7 * BIDIR(GBS(128)),
 		.gpus_per_node = 8, /* AMD Instinct MI300X Platform; no NICs in it */
+		.sms = 304,
 		.source = "AMD Instinct MI300X Accelerator data sheet, AMD, "
 			  "https://www.amd.com/content/dam/amd/en/documents/instinct-tech-docs/"
 			  "data-sheets/amd-instinct-mi300x-data-sheet.pdf; AMD Instinct MI300X "

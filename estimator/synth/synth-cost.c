@@ -34,6 +34,14 @@ double orr__sy_gemm_ns(struct sy_job *j, int64_t batch, int64_t m, int64_t n, in
 	q.flops = 2.0 * (double)batch * (double)m * (double)n * (double)k;
 	q.bytes = (double)j->gemm_elem_bytes * (double)batch *
 		  ((double)m * (double)k + (double)k * (double)n + (double)m * (double)n);
+	if (gm && j->k->gemm_tiles && gm->tiles.gpu) {
+		ns = orr_gemm_tiles_time(&gm->tiles, &q);
+		if (ns > 0) {
+			j->ret->sources.gemm_tiles++;
+			return fmax(ns, orr_gemm_roofline_ns(j->k->gpu, j->gemm_dtype, q.flops,
+							     q.bytes));
+		}
+	}
 	if (gm)
 		ns = orr_gemm_model_time(gm, &q, &how); /* no family: the roofline fallback */
 	if (!(ns > 0)) {

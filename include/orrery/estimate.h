@@ -312,6 +312,7 @@ struct orr_synth_costs {
 	 */
 	double bus_bytes_per_s[ORR_COLL_KIND_COUNT][ORR_LINK_NETWORK + 1];
 	double cpu_op_ns; /* the launch thread's time per kernel it launches; 0: GPU-bound */
+	bool gemm_tiles;  /* GEMMs by m.gemm's model of tiles and waves, where it has one */
 };
 
 /* How many of a synthesized step's GPU tasks took their time from where. */
@@ -319,6 +320,7 @@ struct orr_synth_sources {
 	size_t gemm_fit;      /* a fitted class of the GEMM model */
 	size_t gemm_roofline; /* the roofline x an efficiency measured on a trace */
 	size_t gemm_peak;     /* the hardware table's peak alone */
+	size_t gemm_tiles;    /* the model of tiles and waves (gemm_tiles) */
 	size_t kern_fit, kern_roofline, kern_peak;
 	size_t coll_fit;      /* a constrained collective model */
 	size_t coll_measured; /* a bus bandwidth measured on a trace */

@@ -63,6 +63,8 @@ struct orr_gpu_spec {
 	double nic_bytes_per_s;             /* network per GPU in the reference node,
 						 bytes/s per direction */
 	int gpus_per_node;                  /* in the reference node; 0 without one */
+	int sms;                            /* streaming multiprocessors (AMD: compute
+						 units); 0 when not stated */
 	const char *source;                 /* the datasheet(s): title, publisher, URL */
 };
 
@@ -532,6 +534,17 @@ struct orr_gemm_efficiency {
 	bool fitted; /* over the fitted classes' samples; false: none was, over every one */
 };
 
+/*
+ * The GEMM model of tiles and waves (estimator/gemm-tiles.c), per math dtype:
+ * t = fixed_ns + ns_per_ns x the quantized time (orr_gemm_tiles_quantized_ns()).
+ */
+struct orr_gemm_tiles {
+	const struct orr_gpu_spec *gpu;
+	double fixed_ns[ORR_DTYPE_COUNT];  /* a kernel's fixed cost, at least 0 */
+	double ns_per_ns[ORR_DTYPE_COUNT]; /* the inverse of the fraction of the peak */
+	size_t samples[ORR_DTYPE_COUNT];   /* fitted on; 0: no fit for that math */
+};
+
 struct orr_gemm_model {
 	const struct orr_gpu_spec *gpu; /* NULL: no roofline, no bound */
 	/*
@@ -543,6 +556,7 @@ struct orr_gemm_model {
 	struct orr_gemm_class *classes;
 	size_t nclasses;
 	struct orr_fit pooled[ORR_DTYPE_COUNT]; /* nparams 0 where not fitted */
+	struct orr_gemm_tiles tiles;            /* on every sample; tiles.gpu NULL: none */
 	/* Leave one shape out over the whole trace.  classes and shapes: the model's. */
 	struct orr_gemm_shape *shapes;
 	size_t nshapes, loso_predicted;
@@ -566,6 +580,24 @@ void orr_gemm_model_release(struct orr_gemm_model *m);
  */
 double orr_gemm_model_time(const struct orr_gemm_model *m, const struct orr_gemm_sample *q,
 			   enum orr_gemm_how *ret_how);
+
+/*
+ * The GEMM model of tiles and waves (estimator/gemm-tiles.c; docs/estimator.md, "Tiles
+ * and waves"): the time at gpu's peaks of batch x (m x k . k x n) cut in the output
+ * tiles of cuBLAS and CUTLASS, run in waves of gpu->sms x the CTAs an SM holds (split-K
+ * where the tiles are fewer than the SMs), at least its bytes at HBM's rate; the
+ * fastest tile.  NAN without the GPU's SMs or peak for math, or an empty shape.
+ */
+double orr_gemm_tiles_quantized_ns(const struct orr_gpu_spec *gpu, enum orr_dtype math,
+				   int elem_bytes, int64_t batch, int64_t m, int64_t n, int64_t k);
+/*
+ * Fits m on s[0..n) (their math, shape and ns): 0; -EINVAL without gpu or its SMs;
+ * -ENODATA when no sample has a quantized time.
+ */
+int orr_gemm_tiles_fit(const struct orr_gpu_spec *gpu, const struct orr_gemm_sample *s, size_t n,
+		       struct orr_gemm_tiles *ret);
+/* Predicted ns of a GEMM like q (its math and shape); NAN where m has no fit of its math. */
+double orr_gemm_tiles_time(const struct orr_gemm_tiles *m, const struct orr_gemm_sample *q);
 
 /*
  * ---- kernels other than GEMMs (estimator/kernels.c, estimator/kernels-model.c;

@@ -83,6 +83,13 @@ static void check_gemm_model(const struct orr_gemm_model *a, const struct orr_ge
 		check_fit("pooled", &a->pooled[d], &b->pooled[d]);
 	}
 	check_efficiency("all", &a->efficiency_all, &b->efficiency_all);
+	/* the model of tiles and waves, bit for bit */
+	assert_ptr_equal(a->tiles.gpu, b->tiles.gpu);
+	for (int d = 0; d < ORR_DTYPE_COUNT; d++) {
+		assert_int_equal(a->tiles.samples[d], b->tiles.samples[d]);
+		assert_true(same(a->tiles.fixed_ns[d], b->tiles.fixed_ns[d]));
+		assert_true(same(a->tiles.ns_per_ns[d], b->tiles.ns_per_ns[d]));
+	}
 	for (size_t i = 0; i < a->nclasses; i++) {
 		const struct orr_gemm_class *x = &a->classes[i], *y = &b->classes[i];
 
