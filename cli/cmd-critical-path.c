@@ -310,7 +310,7 @@ static void json_step(struct json_out *j, const struct ctx *c, const struct path
 
 /* Prints the report; with --timeline each step's path goes to *ret_paths. */
 static void report(const struct options *o, const struct orr_replay *r,
-		   struct cli_step_path **ret_paths, size_t *ret_n)
+		   struct orr_step_path **ret_paths, size_t *ret_n)
 {
 	struct ctx c = { .r = r, .g = orr_replay_graph(r) };
 	struct orr_replay_step *steps;
@@ -347,7 +347,7 @@ static void report(const struct options *o, const struct orr_replay *r,
 		free(ps.ops);
 		if (o->timeline)
 			ORR_VEC_PUSH(*ret_paths, *ret_n, cap,
-				     ((struct cli_step_path){ steps[k].step, segs, nsegs }));
+				     ((struct orr_step_path){ steps[k].step, segs, nsegs }));
 		else
 			free(segs);
 	}
@@ -446,7 +446,7 @@ int cmd_critical_path(int argc, char **argv)
 {
 	struct options o = { .format = CLI_FORMAT_TEXT, .top = 10 };
 	struct cli_replay cr = { 0 };
-	struct cli_step_path *paths = NULL;
+	struct orr_step_path *paths = NULL;
 	size_t npaths = 0;
 	int ret, err;
 

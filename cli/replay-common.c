@@ -180,3 +180,10 @@ void cli_select_nothing(const struct orr_select *s, const char *trace)
 			  "what it holds)",
 			  trace);
 }
+
+int cli_timeline_write(const struct orr_replay *r, const struct orr_step_path *paths, size_t npaths,
+		       const struct orr_select *sel, const char *path)
+{
+	orr_outfile_catch_signals();
+	return orr_timeline_write(r, paths, npaths, sel, cli_output_path(path));
+}

@@ -78,19 +78,10 @@ void cli_whatif_json(const struct orr_scenario_report *w);
 void cli_whatif_csv(const struct orr_scenario_report *w);
 
 /*
- * Writes the measured and predicted timelines of every rank as a Chrome/Perfetto
- * trace-event JSON file, as orr_outfile_open() writes (a temporary renamed when
- * complete), with each step's critical path on a track of its own (paths may be
- * NULL): of the ranks sel selects, and of their tasks those that overlap a selected
- * step's window on their timeline (sel NULL: all).  Returns 0 or a negative errno (nothing is left behind then).
+ * orr_timeline_write() to the output argument path ('-': standard output), with the
+ * signals that would leave a temporary behind caught.
  */
-struct cli_step_path {
-	int64_t step;
-	struct orr_path_seg *segs; /* owned */
-	size_t n;
-};
-
-int cli_timeline_write(const struct orr_replay *r, const struct cli_step_path *paths, size_t npaths,
+int cli_timeline_write(const struct orr_replay *r, const struct orr_step_path *paths, size_t npaths,
 		       const struct orr_select *sel, const char *path);
 
 #endif

@@ -589,6 +589,26 @@ bool orr_rank_has_capture(const struct orr_rank *r);
 /* Keeps the steps of s[0..n) that sel selects, in order; how many. */
 size_t orr_select_steps(const struct orr_select *sel, struct orr_step *s, size_t n);
 
+/* ---- the timelines as a Perfetto file (orrery replay --timeline; analysis/timeline.c) ---- */
+
+/*
+ * Writes the measured and predicted timelines of every rank as a Chrome/Perfetto
+ * trace-event JSON file, as orr_outfile_open() writes (a temporary renamed when
+ * complete), with each step's critical path on a track of its own (paths may be
+ * NULL): of the ranks sel selects, and of their tasks those that overlap a selected
+ * step's window on their timeline (sel NULL: all), to the file path.  Returns 0 or a
+ * negative errno (nothing is left behind then).  A front end that wants no temporary
+ * left behind by a signal catches them (orr_outfile_catch_signals(), common.h).
+ */
+struct orr_step_path {
+	int64_t step;
+	struct orr_path_seg *segs; /* owned by the caller */
+	size_t n;
+};
+
+int orr_timeline_write(const struct orr_replay *r, const struct orr_step_path *paths, size_t npaths,
+		       const struct orr_select *sel, const char *path);
+
 #ifdef __cplusplus
 }
 #endif

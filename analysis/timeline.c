@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `orrery replay --timeline OUT.json`: the measured and predicted timelines as a
+ * The measured and predicted timelines (orrery replay --timeline OUT.json) as a
  * Chrome trace-event file, for Perfetto or chrome://tracing.  Per rank two processes,
  * "rank R measured" and "rank R predicted", with one track per thread and per stream;
  * a complete event (ph X) per task and a flow (ph s/f) per launch edge.  Times are
@@ -17,15 +17,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "replay-common.h"
+#include "orrery/analysis.h"
 #include "banned.h"
 
 struct timeline {
 	FILE *f;
 	const struct orr_graph *g;
 	const struct orr_replay *r;
-	const struct cli_step_path *paths;
+	const struct orr_step_path *paths;
 	size_t npaths;
 	const struct orr_select *sel;
 	uint8_t *keep; /* per task: 1 measured side, 2 predicted side (--steps) */
@@ -62,7 +61,7 @@ static void put_meta(struct timeline *tl, const char *kind, int pid, uint32_t ti
 		"{\"name\":\"%s_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%u,"
 		"\"args\":{\"name\":",
 		kind, pid, tid);
-	json_write_string(tl->f, name);
+	orr_json_write_string(tl->f, name);
 	fputs("}}", tl->f);
 	next_event(tl);
 	fprintf(tl->f,
@@ -186,7 +185,7 @@ static void put_tasks(struct timeline *tl, size_t rank, bool predicted)
 			continue;
 		next_event(tl);
 		fputs("{\"name\":", tl->f);
-		json_write_string(tl->f, orr_graph_task_name(tl->g, t));
+		orr_json_write_string(tl->f, orr_graph_task_name(tl->g, t));
 		fprintf(tl->f, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%u",
 			category(&tasks[t]), pid_of(rank, predicted),
 			tasks[t].proc - gr->first_proc);
@@ -247,7 +246,7 @@ static void put_ops(struct timeline *tl, size_t rank)
 			continue;
 		next_event(tl);
 		fputs("{\"name\":", tl->f);
-		json_write_string(tl->f, orr_trace_str(orr_graph_trace(tl->g), e->name));
+		orr_json_write_string(tl->f, orr_trace_str(orr_graph_trace(tl->g), e->name));
 		fprintf(tl->f, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%u",
 			e->kind == ORR_EVENT_OP ? "op" : "annotation", pid_of(rank, false),
 			tid[e->place]);
@@ -324,12 +323,22 @@ static int64_t origin(const struct timeline *tl)
 }
 
 /* One step's critical path on track tid of process pid. */
+/* "10", or "all" for the whole capture (step -1), as the reports name steps. */
+static const char *step_label(int64_t step, char *buf, size_t size)
+{
+	if (step < 0)
+		snprintf(buf, size, "all");
+	else
+		snprintf(buf, size, "%lld", (long long)step);
+	return buf;
+}
+
 static void put_step_path(struct timeline *tl, int pid, uint32_t tid,
-			  const struct cli_step_path *sp)
+			  const struct orr_step_path *sp)
 {
 	char name[64], st[32], buf[1024];
 
-	snprintf(name, sizeof(name), "step %s", cli_step_label(sp->step, st, sizeof(st)));
+	snprintf(name, sizeof(name), "step %s", step_label(sp->step, st, sizeof(st)));
 	put_meta(tl, "thread", pid, tid, name, tid);
 	for (size_t i = 0; i < sp->n; i++) {
 		const struct orr_path_seg *seg = &sp->segs[i];
@@ -344,7 +353,7 @@ static void put_step_path(struct timeline *tl, int pid, uint32_t tid,
 		}
 		next_event(tl);
 		fputs("{\"name\":", tl->f);
-		json_write_string(tl->f, label);
+		orr_json_write_string(tl->f, label);
 		fprintf(tl->f, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%u",
 			orr_path_cat_name(seg->cat), pid, tid);
 		put_us(tl->f, "ts", seg->start_ns - tl->origin_ns);
@@ -353,7 +362,7 @@ static void put_step_path(struct timeline *tl, int pid, uint32_t tid,
 		if (seg->task != ORR_NONE)
 			fprintf(tl->f, "\"task\":%u,", seg->task);
 		fputs("\"via\":", tl->f);
-		json_write_string(tl->f, seg->via ? orr_dep_kind_name(seg->via) : "");
+		orr_json_write_string(tl->f, seg->via ? orr_dep_kind_name(seg->via) : "");
 		fputs("}}", tl->f);
 	}
 }
@@ -394,7 +403,7 @@ static void put_all(struct timeline *tl)
 		(long long)tl->origin_ns);
 }
 
-int cli_timeline_write(const struct orr_replay *r, const struct cli_step_path *paths, size_t npaths,
+int orr_timeline_write(const struct orr_replay *r, const struct orr_step_path *paths, size_t npaths,
 		       const struct orr_select *sel, const char *path)
 {
 	struct orr_outfile out;
@@ -409,8 +418,7 @@ int cli_timeline_write(const struct orr_replay *r, const struct cli_step_path *p
 	int err = 0;
 
 	tl.origin_ns = origin(&tl);
-	orr_outfile_catch_signals();
-	err = orr_outfile_open(&out, cli_output_path(path), 0);
+	err = orr_outfile_open(&out, path, 0);
 	if (err)
 		return err;
 	tl.f = orr_outfile_stream(&out);
