@@ -6,7 +6,8 @@
 # Composes a benchmark of every trace in SHARED_TRACES (../shared/traces: every folder
 # but et/ and chakra/, and the Kineto traces that have an execution trace there, with
 # it) and prints one Markdown row each: ranks, operators, collectives, stand-ins, and the
-# shares of the step's GPU time re-created by operators and by collectives.
+# shares of the step's GPU time re-created by operators (compose's coverage), by
+# collectives (and the part of those spent waiting for their peers), and by stand-ins.
 set -euo pipefail
 
 orrery=${1:-build/cli/orrery}
@@ -25,14 +26,15 @@ r = json.load(open(sys.argv[2]))
 ranks = r["ranks"]
 gpu = sum(x["gpu_ns"] for x in ranks)
 pct = lambda k: "%.1f %%" % (100.0 * sum(x[k] for x in ranks) / gpu) if gpu else "-"
-print("| %s | %d | %d | %d | %d | %.3f | %s | %s | %s |" % (
+print("| %s | %d | %d | %d | %d | %.3f | %s | %s | %s | %s |" % (
     sys.argv[1], len(ranks), sum(x["ops"] for x in ranks), sum(x["comms"] for x in ranks),
-    sum(x["fills"] for x in ranks), gpu / 1e6, pct("op_ns"), pct("comm_ns"), pct("fill_ns")))
+    sum(x["fills"] for x in ranks), gpu / 1e6, pct("op_ns"), pct("comm_ns"),
+    pct("comm_wait_ns"), pct("fill_ns")))
 PY
 }
 
-echo "| trace | ranks | operators | collectives | stand-ins | GPU ms | by operators | by collectives | stand-ins |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| trace | ranks | operators | collectives | stand-ins | GPU ms | by operators | by collectives | of which waiting | stand-ins |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 for f in "$shared"/*/*; do
 	case $f in */et/* | */chakra/*) continue ;; esac
 	row "$(basename "$(dirname "$f")")/$(basename "$f")" "$f"

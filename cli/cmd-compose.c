@@ -194,7 +194,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 
 /* Re-created and stood-in GPU time over every rank. */
 struct totals {
-	int64_t gpu, op, comm, fill, dropped;
+	int64_t gpu, op, comm, comm_wait, fill, dropped;
 };
 
 static struct totals totals_of(const struct orr_compose *c)
@@ -207,6 +207,7 @@ static struct totals totals_of(const struct orr_compose *c)
 		t.gpu += r->gpu_ns;
 		t.op += r->op_ns;
 		t.comm += r->comm_ns;
+		t.comm_wait += r->comm_wait_ns;
 		t.fill += r->fill_ns;
 		t.dropped += r->dropped_ns;
 	}
@@ -243,10 +244,11 @@ static void report_text(const struct options *o, const struct orr_compose *c)
 		       (double)r->gpu_ns / 1e6);
 	}
 	if (t.gpu > 0)
-		printf("\ncoverage: %.1f%% of the step's GPU time is re-created (operators %.1f%%, "
-		       "collectives %.1f%%); %.1f%% runs as timed stand-ins, %.1f%% left out\n",
-		       100 * share(t.op + t.comm, t.gpu), 100 * share(t.op, t.gpu),
-		       100 * share(t.comm, t.gpu), 100 * share(t.fill, t.gpu),
+		printf("\ncoverage: operators re-create %.1f%% of the step's GPU time\n"
+		       "  collectives %.1f%% (waiting for their peers %.1f%%), timed stand-ins "
+		       "%.1f%%, left out %.1f%%\n",
+		       100 * share(t.op, t.gpu), 100 * share(t.comm, t.gpu),
+		       100 * share(t.comm_wait, t.gpu), 100 * share(t.fill, t.gpu),
 		       100 * share(t.dropped, t.gpu));
 	else
 		printf("\ncoverage: the step launched no GPU work\n");
@@ -276,8 +278,16 @@ static void report_json(const struct options *o, const struct orr_compose *c)
 	json_begin(&j, stdout);
 	json_str(&j, "dir", o->out);
 	json_int(&j, "step", orr_compose_get_rank(c, 0)->step);
-	if (t.gpu > 0)
-		json_double(&j, "coverage", share(t.op + t.comm, t.gpu));
+	if (t.gpu > 0) {
+		json_double(&j, "coverage", share(t.op, t.gpu));
+		json_object(&j, "shares");
+		json_double(&j, "operators", share(t.op, t.gpu));
+		json_double(&j, "collectives", share(t.comm, t.gpu));
+		json_double(&j, "collective_wait", share(t.comm_wait, t.gpu));
+		json_double(&j, "stand_ins", share(t.fill, t.gpu));
+		json_double(&j, "left_out", share(t.dropped, t.gpu));
+		json_close_object(&j);
+	}
 	json_array(&j, "ranks");
 	for (size_t i = 0; i < orr_compose_rank_count(c); i++) {
 		const struct orr_compose_rank *r = orr_compose_get_rank(c, i);
@@ -297,6 +307,7 @@ static void report_json(const struct options *o, const struct orr_compose *c)
 		json_int(&j, "gpu_ns", r->gpu_ns);
 		json_int(&j, "op_ns", r->op_ns);
 		json_int(&j, "comm_ns", r->comm_ns);
+		json_int(&j, "comm_wait_ns", r->comm_wait_ns);
 		json_int(&j, "fill_ns", r->fill_ns);
 		json_int(&j, "dropped_ns", r->dropped_ns);
 		json_close_object(&j);

@@ -16,6 +16,7 @@ struct citem {
 	int64_t cpu_ns;   /* when the CPU issued it (an op's start, a call's start) */
 	int64_t gpu_ns;   /* GPU time of the trace it stands for */
 	int64_t dur_ns;   /* COMM, FILL: the measured duration of its task */
+	int64_t wait_ns;  /* COMM: the part of it spent waiting for its peers */
 	int64_t stream;   /* recorded stream id; -1: the current one */
 	int64_t from;     /* COMM: the stream whose work it waited for (D4), -1 */
 	uint32_t event;   /* OP: its op event; COMM, FILL: its GPU event; SYNC: the call */

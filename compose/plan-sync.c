@@ -86,9 +86,10 @@ static void count_base(const struct orr_compose *c, struct crank *cr, bool *kept
 			cr->st.dropped_ns = orr_time_add(cr->st.dropped_ns, it->gpu_ns);
 		else if (it->kind == CI_OP)
 			cr->st.op_ns = orr_time_add(cr->st.op_ns, it->gpu_ns);
-		else if (it->kind == CI_COMM)
+		else if (it->kind == CI_COMM) {
 			cr->st.comm_ns = orr_time_add(cr->st.comm_ns, it->gpu_ns);
-		else if (it->kind == CI_FILL)
+			cr->st.comm_wait_ns = orr_time_add(cr->st.comm_wait_ns, it->wait_ns);
+		} else if (it->kind == CI_FILL)
 			cr->st.fill_ns = orr_time_add(cr->st.fill_ns, it->gpu_ns);
 	}
 }

@@ -199,6 +199,33 @@ static bool is_comm_task(const struct orr_graph *g, uint32_t task)
 	return orr_graph_tasks(g)[task].flags & ORR_TASK_F_COMM;
 }
 
+/*
+ * How long collective task `task` waited for its peers: from its start to the start of
+ * the instance's last member (D7), within its duration, as orrery replay's breakdown
+ * counts it; 0 for one coupled to no other rank.
+ */
+static int64_t peer_wait(const struct orr_graph *g, uint32_t task)
+{
+	const struct orr_task *tk = &orr_graph_tasks(g)[task];
+	const struct orr_group *grp;
+	const uint32_t *members = orr_graph_members(g);
+	int64_t start = orr_graph_task_start(g, task), end = orr_graph_task_end(g, task);
+	int64_t last = start;
+
+	if (tk->aux == ORR_NONE || tk->aux >= orr_graph_group_count(g))
+		return 0;
+	grp = &orr_graph_groups(g)[tk->aux];
+	for (uint32_t m = 0; m < grp->n; m++) {
+		int64_t s = orr_graph_task_start(g, members[grp->first + m]);
+
+		if (s > last)
+			last = s;
+	}
+	if (last > end)
+		last = end;
+	return last - start;
+}
+
 static uint32_t push_item(struct crank *cr, struct citem it)
 {
 	ORR_VEC_PUSH(cr->items, cr->nitems, cr->cap, it);
@@ -343,6 +370,7 @@ static void gpu_items(struct orr_compose *c, struct crank *cr, struct walk *w, u
 		it.event = tk->event;
 		it.place = ce == ORR_NONE ? ORR_NONE : at->place;
 		it.gpu_ns = it.dur_ns = ge->dur_ns;
+		it.wait_ns = comm ? peer_wait(g, t) : 0;
 		it.task = t;
 		it.stream = orr__compose_stream(g, r, t);
 		if (ce == ORR_NONE) {

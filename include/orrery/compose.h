@@ -58,11 +58,12 @@ struct orr_compose_rank {
 	int64_t step, step_ns; /* the step composed and its measured length on this rank */
 	uint64_t ops, comms, fills, records, waits, syncs; /* items, after --repeat */
 	uint64_t tensors, storages;                        /* set by orr_compose_write() */
-	int64_t gpu_ns;     /* every GPU task the step's CPU work launched */
-	int64_t op_ns;      /* ... re-created by operators */
-	int64_t comm_ns;    /* ... re-created as collectives and transfers */
-	int64_t fill_ns;    /* ... stood in for by timed sleeps */
-	int64_t dropped_ns; /* ... left out by --ops or --subgraph */
+	int64_t gpu_ns;       /* every GPU task the step's CPU work launched */
+	int64_t op_ns;        /* ... re-created by operators */
+	int64_t comm_ns;      /* ... re-created as collectives and transfers */
+	int64_t comm_wait_ns; /* ... of which they waited for their peers (below) */
+	int64_t fill_ns;      /* ... stood in for by timed sleeps */
+	int64_t dropped_ns;   /* ... left out by --ops or --subgraph */
 };
 
 /* Work no operator re-creates, by name and reason, over every rank. */
