@@ -568,6 +568,12 @@ static bool start_writer(void)
 	return true;
 }
 
+/* A thread's NVTX chunk is full: the writer reads it now rather than at its next poll. */
+static void wake_writer(void *arg)
+{
+	sem_post(&T.q.wake);
+}
+
 /* The host side, once, under init_lock: everything but CUDA's activity. */
 static bool host_start_locked(void)
 {
@@ -596,7 +602,7 @@ static bool host_start_locked(void)
 		orr__log("NCCL payloads not decoded: no mutex");
 	if (!new_session())
 		return false;
-	if (orr__nvtx_init() || !start_writer()) {
+	if (orr__nvtx_init(wake_writer, NULL) || !start_writer()) {
 		orr__log("cannot start recording NVTX: tracing disabled");
 		orr__session_discard(T.session);
 		T.session = NULL;

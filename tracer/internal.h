@@ -299,8 +299,11 @@ struct orr__trec {
 
 /* CLOCK_REALTIME in ns: the NVTX records' clock, and CUPTI's (cupti.c registers it). */
 int64_t orr__now_ns(void);
-/* Once, before any record: the thread key; 0 or -errno. */
-int orr__nvtx_init(void);
+/*
+ * Once, before any record: the thread key, and what wakes the writer when a chunk is
+ * full (called on the job's thread, no lock held: sem_post); 0 or -errno.
+ */
+int orr__nvtx_init(void (*wake)(void *arg), void *arg);
 /* Whether records are kept (not before orr__nvtx_init, nor after orr__nvtx_stop). */
 bool orr__nvtx_on(void);
 void orr__nvtx_stop(void);

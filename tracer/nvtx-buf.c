@@ -62,6 +62,8 @@ static struct {
 	pthread_mutex_t lock;
 	pthread_key_t key;
 	bool key_ready;
+	void (*wake)(void *arg); /* tells the writer a chunk is full */
+	void *wake_arg;
 	_Atomic bool on;
 	struct orr__nvtx_thread *threads;
 	struct orr__nvtx_chunk *full, *full_tail, *free;
@@ -104,17 +106,20 @@ static void thread_gone(void *p)
 	if (t->next)
 		t->next->prev = t->prev;
 	pthread_mutex_unlock(&N.lock);
+	N.wake(N.wake_arg);
 	if (tls == t)
 		tls = NULL;
 	free(t);
 }
 
-int orr__nvtx_init(void)
+int orr__nvtx_init(void (*wake)(void *arg), void *arg)
 {
 	int r;
 
 	if (N.key_ready)
 		return 0;
+	N.wake = wake;
+	N.wake_arg = arg;
 	if ((r = pthread_key_create(&N.key, thread_gone)))
 		return -r;
 	N.key_ready = true;
@@ -166,7 +171,7 @@ static struct orr__nvtx_thread *self(void)
 static bool next_chunk(struct orr__nvtx_thread *t)
 {
 	struct orr__nvtx_chunk *c = NULL;
-	bool grow;
+	bool grow, full = t->cur != NULL;
 
 	pthread_mutex_lock(&N.lock);
 	if (t->cur)
@@ -178,6 +183,8 @@ static bool next_chunk(struct orr__nvtx_thread *t)
 	if (grow)
 		N.nchunks++; /* reserved: allocated outside the lock */
 	pthread_mutex_unlock(&N.lock);
+	if (full)
+		N.wake(N.wake_arg);
 	if (grow && !(c = orr__talloc_aligned(8, sizeof(*c)))) {
 		pthread_mutex_lock(&N.lock);
 		N.nchunks--;

@@ -4,13 +4,16 @@
  * for `orrery record` without a GPU (tests/golden/run-record-nvtx.sh):
  *
  *   nvtx-job STEPS NOPS [cuda-at STEP] [nccl COMM NRANKS RANK BYTES]
+ *   nvtx-job bench N
  *
  * runs STEPS steps (ProfilerStep#0 ..), each with NOPS ops on each of two threads.
  * `cuda-at STEP` calls the CUDA injection's InitializeInjection() before that step, as
  * the CUDA driver does at cuInit (the library named by CUDA_INJECTION64_PATH): NVTX
  * ranges came before it.  Without it the job never touches CUDA.  `nccl` creates an
  * NCCL communicator before the steps and adds an all-reduce to every step, as NCCL's
- * ranges with their payloads.
+ * ranges with their payloads.  `bench` times N push/pop pairs on one thread and prints
+ * the nanoseconds per pair: the cost of an NVTX range to the job, with the tracer as
+ * NVTX_INJECTION64_PATH or without any injection.
  */
 #include <dlfcn.h>
 #include <stdint.h>
@@ -44,6 +47,13 @@ int main(int argc, char **argv)
 	int steps, nops, cuda_at = -1, nranks = 0, rank = 0;
 	uint64_t comm = 0, bytes = 0;
 
+	if (argc == 3 && !strcmp(argv[1], "bench")) {
+		int64_t n = atoll(argv[2]);
+
+		printf("%.1f ns per push/pop pair (%lld pairs)\n",
+		       n > 0 ? (double)nvtx_steps_bench(n) / (double)n : 0.0, (long long)n);
+		return 0;
+	}
 	if (argc < 3) {
 		fprintf(stderr, "usage: nvtx-job STEPS NOPS [cuda-at STEP] [nccl COMM NRANKS "
 				"RANK BYTES]\n");
