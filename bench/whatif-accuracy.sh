@@ -132,7 +132,7 @@ single=$whatif/vtrain-a100-single-node.csv
 multi=$whatif/vtrain-a100-multi-node-dev.csv
 published=$whatif/published-dev.csv
 [[ -f $build_dir/build.ninja ]] || die "'$build_dir' is not configured: run 'make build' first"
-meson compile -C "$build_dir" orrery >&2 || die "building orrery in '$build_dir' failed"
+meson compile -C "$build_dir" cli/orrery >&2 || die "building orrery in '$build_dir' failed"
 
 work=$(mktemp -d)
 monitor=
@@ -385,7 +385,7 @@ function rank(kind, v) {
 	return v == "none" ? 0 : v == "selective" ? 1 : 2
 }
 $27 == "-" && $28 != "-" {
-	r = ++rows; src[r] = $1; meas[r] = $20; pred[r] = $28
+	r = ++rows; src[r] = $1; meas[r] = $20; pred[r] = $28; part[r] = $30
 	# ffn as a multiple of hidden, so that a change of hidden with ffn 4h is one change
 	ffnx = $22 == "-" ? "-" : $22 / $12
 	f["tp"] = $4; f["pp"] = $5; f["dp"] = $6; f["micro_batch"] = $9; f["global_batch"] = $10
@@ -410,9 +410,19 @@ END {
 			if (val[key, i] > val[key, j]) { t = a; a = b; b = t }
 			e = (pred[a] / pred[b]) / (meas[a] / meas[b]) - 1
 			print order[src[a]], src[a], keykind[key], (e < 0 ? -e : e)
+			# the set of the pair for the table of rows not fitted on: the single-node
+			# file by the split of its rows, the other files by file
+			set = src[a]
+			if (set ~ /^vtrain-a100-single-node/)
+				set = part[a] == part[b] ? "single-node " part[a] : "single-node fit x held-out"
+			else if (set ~ /^vtrain-a100-multi-node/)
+				set = "multi-node dev"
+			else if (set ~ /^published-dev/)
+				set = "published-dev.csv"
+			print set, keykind[key], (e < 0 ? -e : e), e > "/dev/stderr"
 		}
 	}
-}' "$work/sources" "$work/results.tsv" >"$work/ratio"
+}' "$work/sources" "$work/results.tsv" >"$work/ratio" 2>"$work/ratio.sets"
 
 # stats KEYS: reads KEYS key fields, |e| (and optionally e) per line; prints the keys,
 # then count, mean, p90 (nearest rank), max of |e| in %, and the mean of e in %.
@@ -440,6 +450,7 @@ stats() {
 stats 2 <"$work/abs" >"$work/abs.stats"
 stats 1 <"$work/abs.split" >"$work/split.stats"
 stats 3 <"$work/ratio" >"$work/ratio.stats"
+stats 2 <"$work/ratio.sets" >"$work/sets.stats"
 cut -f 3,4 "$work/ratio" | stats 1 >"$work/kind.stats"
 awk -F '\t' -v OFS='\t' '{ print "all", $4 }' "$work/ratio" | stats 1 >"$work/all.stats"
 
@@ -546,6 +557,26 @@ END {
 	}
 	if (ns == 0) print "| (no pairs) | | | | | |"
 }' "$work/ratio.stats"
+echo
+
+echo "## Ratio error per what-if kind, rows not fitted on"
+echo
+echo "The same ratio errors with their bias (the mean signed error), over the pairs whose rows"
+echo "were not fitted on: both rows held out (odd data rows of $(basename "$single")), the"
+echo "multi-node dev rows, published-dev.csv; the single-node fit pairs and mixed pairs beside."
+echo
+echo "| rows | what-if kind | pairs | mean | p90 | max | bias |"
+echo "|---|---|---|---|---|---|---|"
+awk -F '\t' -v kinds="$kind_order" '
+{ line[$1, $2] = $0; if (!($1 in seen)) { seen[$1] = 1; sets[++ns] = $1 } }
+END {
+	nk = split(kinds, k, " ")
+	n = split("single-node held-out|multi-node dev|published-dev.csv|single-node fit|single-node fit x held-out", order, "|")
+	for (i = 1; i <= n; i++) for (j = 1; j <= nk; j++) if ((order[i], k[j]) in line) {
+		split(line[order[i], k[j]], a, "\t")
+		printf "| %s | %s | %d | %s %% | %s %% | %s %% | %+.2f %% |\n", order[i], k[j], a[3], a[4], a[5], a[6], a[7]
+	}
+}' "$work/sets.stats"
 echo
 
 echo "## Ratio error per what-if kind, every source"
