@@ -143,9 +143,14 @@ cleanup() {
 trap cleanup EXIT
 mkdir "$work/runs"
 # A copy of the binary: every estimate of the run is made by one build, even when the
-# build directory is rebuilt meanwhile.
-cp "$orrery" "$work/orrery" || die "cannot copy $orrery"
-orrery=$work/orrery
+# build directory is rebuilt meanwhile; with the shared library it loads from ../lib
+# beside it (its run path), when the build has one.
+mkdir "$work/bin" "$work/lib"
+cp "$orrery" "$work/bin/orrery" || die "cannot copy $orrery"
+for lib in "$build_dir"/lib/*.so*; do
+	[[ ! -f $lib ]] || cp -L "$lib" "$work/lib/" || die "cannot copy $lib"
+done
+orrery=$work/bin/orrery
 
 # --- 1, 2. The rows in the estimator's terms, their options and the costs -----------
 # bench/whatif-rows.sh, shared with bench/whatif-ranking.py.
