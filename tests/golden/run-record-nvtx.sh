@@ -16,6 +16,10 @@
 #   nccl       NCCL's ranges with their extended payloads: the communicator created
 #              before the window is written with its size, one all-reduce per step
 #   threads    5,000 ops a thread and step, no window: every one kept, none dropped
+#   off        the job alone with the tracer as NVTX's injection but tracing refused
+#              (ORR_RECORD_DIR too long): InitializeInjectionNvtx2 returns 0, NVTX turns
+#              every call into a no-op and unloads the library (which stays, -z
+#              nodelete); the job runs as without it, prints the same, exits 0
 set -uo pipefail
 
 case_=${1:?usage: $0 CASE NVTX_JOB}
@@ -144,6 +148,21 @@ threads)
 	record t -- 4 5000
 	check t.json 0 3 5000
 	expect_in err "0 records and 0 events dropped"
+	;;
+off)
+	tracer=${ORR_BUILD_ROOT:?}/tracer/liborrery-tracer.so
+	[[ -f $tracer ]] || fail "no $tracer"
+	long=$work/$(printf 'd%.0s' {1..5000})
+	NVTX_INJECTION64_PATH=$tracer ORR_RECORD_DIR=$long ORR_RECORD_STEPS=2 \
+		"$job" 6 2 nccl 0x99 2 0 64 >"$work/out" 2>"$work/err"
+	rc=$?
+	expect_rc 0
+	[[ -s $work/out || -s $work/err ]] && { show; fail "the job printed something"; }
+	NVTX_INJECTION64_PATH=$tracer ORR_RECORD_DIR=$long "$job" bench 1000 >"$work/out" 2>&1
+	rc=$?
+	expect_rc 0
+	expect_in out "ns per push/pop pair (1000 pairs)"
+	compgen -G "$work/*.orr" >/dev/null && fail "a file was written"
 	;;
 *)
 	fail "unknown case '$case_'"
