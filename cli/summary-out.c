@@ -265,6 +265,15 @@ void summary_json(const struct orr_summary *s, size_t top)
 		json_str(&j, "straggler", NULL);
 	}
 	json_items(&j, s, "kernels", s->kernels, s->nkernels, s->kernel_ns, top);
+	json_array(&j, "kernel_classes");
+	for (size_t c = 0; c < ORR_SUM_CLASSES; c++) {
+		json_object(&j, NULL);
+		json_str(&j, "class", orr_kernel_class_name(c));
+		json_int(&j, "tasks", (int64_t)s->class_tasks[c]);
+		json_int(&j, "ns", s->class_ns[c]);
+		json_close_object(&j);
+	}
+	json_close_array(&j);
 	json_items(&j, s, "ops", s->ops, s->nops, s->op_ns, top);
 	json_array(&j, "streams");
 	for (size_t i = 0; i < s->nstreams; i++) {

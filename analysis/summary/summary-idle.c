@@ -54,7 +54,7 @@ const char *orr_kernel_class_name(size_t c)
 	return c < ORR_SUM_CLASSES ? classes[c] : NULL;
 }
 
-size_t orr_kernel_class(const struct orr_graph *g, uint32_t t)
+size_t orr_kernel_class_of(enum orr_event_kind kind, const char *name)
 {
 	static const char *const pats[][5] = {
 		{ "flash", "fmha", "attention", "sdpa", NULL },
@@ -64,18 +64,28 @@ size_t orr_kernel_class(const struct orr_graph *g, uint32_t t)
 		{ "elementwise", "vectorized", "unrolled", NULL },
 	};
 	static const size_t cls[] = { 1, 0, 2, 3, 4 }; /* the class of each row of pats */
-	const struct orr_event *e = orr_graph_task_event(g, t);
-	const char *name = orr_graph_task_name(g, t);
+	char family[8];
 
-	if (e->kind != ORR_EVENT_KERNEL)
+	if (kind != ORR_EVENT_KERNEL)
 		return 5;
-	if (orr_graph_tasks(g)[t].flags & ORR_TASK_F_COMM)
-		return 2;
-	for (size_t c = 0; c < sizeof(pats) / sizeof(pats[0]); c++)
+	for (size_t c = 0; c < sizeof(pats) / sizeof(pats[0]); c++) {
+		/* after attention's names, the estimator's GEMMs (cuBLAS's nvjet_*) */
+		if (cls[c] == 0 && orr_gemm_kernel_family(name, family, sizeof(family)))
+			return 0;
 		for (size_t k = 0; pats[c][k]; k++)
 			if (word_in(name, pats[c][k]))
 				return cls[c];
+	}
 	return 6;
+}
+
+size_t orr_kernel_class(const struct orr_graph *g, uint32_t t)
+{
+	const struct orr_event *e = orr_graph_task_event(g, t);
+
+	if (e->kind == ORR_EVENT_KERNEL && (orr_graph_tasks(g)[t].flags & ORR_TASK_F_COMM))
+		return 2;
+	return orr_kernel_class_of((enum orr_event_kind)e->kind, orr_graph_task_name(g, t));
 }
 
 static bool waits_on_dep(const struct orr_graph *g, uint32_t t)

@@ -172,9 +172,14 @@ static void rank_items(struct orr_summary *s, struct item_lists *l, const struct
 		const struct orr_place *pl = e->place < r->nplaces ? &r->places[e->place] : NULL;
 		bool gpu = e->kind == ORR_EVENT_KERNEL || e->kind == ORR_EVENT_MEMCPY ||
 			   e->kind == ORR_EVENT_MEMSET;
+		size_t c;
 
 		if (!gpu || !pl || orr_step_index(w, nw, e->start_ns) < 0)
 			continue;
+		c = orr_kernel_class_of((enum orr_event_kind)e->kind,
+					orr_trace_str(orr_graph_trace(s->g), e->name));
+		s->class_tasks[c]++;
+		s->class_ns[c] = orr_time_add(s->class_ns[c], e->dur_ns);
 		add_item(&s->kernels, &s->nkernels, &l->kcap,
 			 (struct orr_sum_item){ .name = e->name,
 						.rank = -1,

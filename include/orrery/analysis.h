@@ -228,6 +228,9 @@ struct orr_summary {
 	struct orr_sum_item *kernels, *ops, *streams;
 	size_t nkernels, nops, nstreams;
 	int64_t kernel_ns, op_ns; /* totals of the lists above */
+	/* the GPU tasks of the selected rank-steps per class (orr_kernel_class_of()) */
+	size_t class_tasks[ORR_SUM_CLASSES];
+	int64_t class_ns[ORR_SUM_CLASSES];
 	struct orr_sum_coll *colls;
 	size_t ncolls;
 	size_t colls_unknown; /* instances of unknown kind, group or size, not listed */
@@ -266,6 +269,12 @@ int64_t *orr_op_self_times(const struct orr_rank *r);
  * (NULL past ORR_SUM_CLASSES).
  */
 size_t orr_kernel_class(const struct orr_graph *g, uint32_t t);
+/*
+ * The same from a GPU event's kind and name alone (communication by its name): GEMMs
+ * as the estimator knows them (orr_gemm_kernel_family(): cuBLAS's nvjet_* too) unless
+ * attention's names come first (cuDNN's fused SDPA, flash, fmha).
+ */
+size_t orr_kernel_class_of(enum orr_event_kind kind, const char *name);
 const char *orr_kernel_class_name(size_t c);
 /* "RING_LL" from "ncclDevKernel_AllReduce_Sum_f16_RING_LL(...)" in buf; "" when none. */
 void orr_nccl_algorithm(const char *kernel, char *buf, size_t size);
