@@ -1,61 +1,119 @@
 #!/usr/bin/env python3
 """Compares a composed benchmark with the step it was composed from (bench/gpu/run.sh
-compose): compose-check.py OUT
+compose): compose-check.py [--orrery PATH] OUT
 
 OUT holds torch.jsonl and torch-trace.json (gpt.py under torch.profiler), compose.json
 (orrery compose's report), bench-run.json and bench-prof/rank-R.json (the benchmark's
-run and its own profile), and optionally mega-compose.json and mega-run.json (the
-shared A100 Megatron rank run here).  Checks, per profiled step: the benchmark's median
-step within 5 % of the original's, each kernel class's GPU time within 10 %, and the
-same kernel count per class.  Writes OUT/compose-results.json; exits 1 when a check fails.
+run and its own profile), and optionally mega-compose.json, mega-run.json and
+mega-prof/rank-0.json (the shared A100 Megatron rank run here).
+
+The original is the job's profiled steps recorded without the ExecutionTraceObserver:
+the step compose copied (its operators' arguments) ran under the observer, whose cost
+is not the job's, so it is left out of both the step time (torch.jsonl's "observed"
+step) and the kernel classes.  Kernels are classed by `orrery summary` itself (its JSON
+"kernel_classes", the one classifier of orrery summary, orrery diff and this check),
+per profiled step.  Checks: the benchmark's median step within 5 % of the original's,
+each kernel class's GPU time within 10 % (classes above 1 % of the step), the same
+kernel count per class.  Writes OUT/compose-results.json; exits 1 when a check fails,
+and 2 (with one line) when something to compare is missing: no profile of the
+benchmark, no profiled step, no orrery.
 """
+import argparse
 import glob
 import json
-import re
+import os
+import shutil
 import statistics
+import subprocess
 import sys
 
-CLASSES = [("gemm", re.compile(r"gemm|cutlass|xmma|matmul", re.I)),
-           ("attention", re.compile(r"flash|fmha|attention|sdpa", re.I)),
-           ("nccl", re.compile(r"nccl", re.I)),
-           ("reduce", re.compile(r"reduce|norm|softmax", re.I)),
-           ("elementwise", re.compile(r"elementwise|vectorized|unrolled", re.I))]
+
+class Missing(Exception):
+    pass
 
 
-def kclass(name):
-    for c, rx in CLASSES:
-        if rx.search(name):
-            return c
-    return "other"
+def summary(orrery, trace, skip_step=None):
+    """Per profiled step (ProfilerStep#N, one rank): GPU ns and tasks per kernel class,
+    as orrery summary classes them; skip_step (the observed one) left out."""
+    if not os.path.exists(trace):
+        raise Missing("%s does not exist" % trace)
+    r = subprocess.run([orrery, "summary", "--format=json", "--top", "1", trace],
+                       capture_output=True, text=True)
+    if r.returncode:
+        raise Missing("orrery summary %s: %s" % (trace, r.stderr.strip()))
+    s = json.loads(r.stdout)
+    steps = sorted({x["step"] for x in s["steps"] if x["step"] >= 0})
+    if skip_step is not None and skip_step in steps:
+        # again without the observed step: gpt.py observes the first profiled one
+        rest = [x for x in steps if x != skip_step]
+        if not rest or skip_step not in (steps[0], steps[-1]):
+            raise Missing("%s: the observed step %d is not at an end of the profiled ones %r"
+                          % (trace, skip_step, steps))
+        r = subprocess.run([orrery, "summary", "--format=json", "--top", "1", "--steps",
+                            "%d-%d" % (rest[0], rest[-1]), trace],
+                           capture_output=True, text=True)
+        if r.returncode:
+            raise Missing("orrery summary --steps %s: %s" % (trace, r.stderr.strip()))
+        s = json.loads(r.stdout)
+        steps = sorted({x["step"] for x in s["steps"] if x["step"] >= 0})
+    if not steps:
+        raise Missing("%s: no profiled step (ProfilerStep#N)" % trace)
+    n = len(steps)
+    return ({c["class"]: c["ns"] / n for c in s["kernel_classes"]},
+            {c["class"]: c["tasks"] / n for c in s["kernel_classes"]}, steps)
 
 
-def per_step(trace):
-    """GPU time (ns) and kernel count per class, averaged over the profiled steps."""
-    ev = json.load(open(trace))["traceEvents"]
-    steps = [e for e in ev if e.get("ph") == "X" and str(e.get("name", "")).startswith("ProfilerStep#")]
-    n = max(len(steps), 1)
-    t, k = {}, {}
-    for e in ev:
-        if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"):
-            c = kclass(e.get("name", "")) if e["cat"] == "kernel" else e["cat"]
-            t[c] = t.get(c, 0.0) + e.get("dur", 0) * 1e3 / n
-            k[c] = k.get(c, 0) + 1.0 / n
-    return t, k
+def profile_of(d):
+    prof = sorted(glob.glob(os.path.join(d, "rank-*.json")))
+    if not prof:
+        raise Missing("no profile of the benchmark in %s (bench.py --profile wrote none)" % d)
+    return prof[0]
 
 
-def main(out):
-    orig_ms = statistics.median(r["ms"] for r in map(json.loads, open(out + "/torch.jsonl"))
-                                if r["measured"])
-    run = json.load(open(out + "/bench-run.json"))
+def original_ms(out):
+    rows = [json.loads(x) for x in open(os.path.join(out, "torch.jsonl"))]
+    ms = [r["ms"] for r in rows if r["measured"] and not r.get("observed")]
+    if not ms:
+        raise Missing("torch.jsonl: no measured step recorded without the observer")
+    return statistics.median(ms)
+
+
+def megatron(orrery, out):
+    """The A100 Megatron rank run here: step and per-class GPU time beside the A100's."""
+    try:
+        mc = json.load(open(os.path.join(out, "mega-compose.json")))
+        mr = json.load(open(os.path.join(out, "mega-run.json")))
+    except OSError:
+        return None
+    res = {"recorded_a100_ms": mr["recorded_step_ns"] / 1e6,
+           "here_ms": mr["median_ns"] / 1e6, "coverage": mc["coverage"],
+           "shares": mc.get("shares"), "collectives": mr["collectives"],
+           "failed_ops": mr["failed"]}
+    shared = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
+                          "shared", "traces", "kineto", "astrasim-megatron-tp8", "rank-0.json.gz")
+    prof = os.path.join(out, "mega-prof")
+    if os.path.exists(shared) and glob.glob(os.path.join(prof, "rank-*.json")):
+        t0, k0, _ = summary(orrery, shared)
+        t1, k1, _ = summary(orrery, profile_of(prof))
+        res["classes_ms"] = {c: [t0.get(c, 0) / 1e6, t1.get(c, 0) / 1e6]
+                             for c in sorted(set(t0) | set(t1))}
+        res["kernels"] = {c: [k0.get(c, 0), k1.get(c, 0)] for c in sorted(set(k0) | set(k1))}
+    return res
+
+
+def compare(orrery, out):
+    run = json.load(open(os.path.join(out, "bench-run.json")))
+    comp = json.load(open(os.path.join(out, "compose.json")))
+    orig = original_ms(out)
     bench_ms = run["median_ns"] / 1e6
-    t0, k0 = per_step(out + "/torch-trace.json")
-    prof = sorted(glob.glob(out + "/bench-prof/rank-*.json"))
-    t1, k1 = per_step(prof[0])
+    t0, k0, steps0 = summary(orrery, os.path.join(out, "torch-trace.json"), comp.get("step"))
+    t1, k1, steps1 = summary(orrery, profile_of(os.path.join(out, "bench-prof")))
     classes = sorted(set(t0) | set(t1))
+    total0 = sum(t0.values())
     res = {
-        "coverage": json.load(open(out + "/compose.json")).get("coverage"),
-        "step_ms": {"original": orig_ms, "benchmark": bench_ms,
-                    "error": bench_ms / orig_ms - 1},
+        "coverage": comp.get("coverage"), "shares": comp.get("shares"),
+        "composed_step": comp.get("step"), "original_steps": steps0, "benchmark_steps": steps1,
+        "step_ms": {"original": orig, "benchmark": bench_ms, "error": bench_ms / orig - 1},
         "classes": {c: {"gpu_ms": [t0.get(c, 0) / 1e6, t1.get(c, 0) / 1e6],
                         "kernels": [k0.get(c, 0), k1.get(c, 0)]} for c in classes},
         "failed_ops": run["failed"],
@@ -63,18 +121,32 @@ def main(out):
     res["checks"] = {
         "step_within_5pct": abs(res["step_ms"]["error"]) <= 0.05,
         "class_time_within_10pct": all(
-            abs(t1.get(c, 0) - t0.get(c, 0)) <= 0.10 * max(t0.get(c, 0), 1) for c in classes
-            if t0.get(c, 0) > 0.01 * sum(t0.values())),
+            abs(t1.get(c, 0) - t0.get(c, 0)) <= 0.10 * t0.get(c, 0) for c in classes
+            if t0.get(c, 0) > 0.01 * total0),
         "same_kernel_counts": all(round(k0.get(c, 0)) == round(k1.get(c, 0)) for c in classes),
+        "no_failed_ops": not run["failed"],
     }
+    mega = megatron(orrery, out)
+    if mega is not None:
+        res["megatron_rank0"] = mega
+    return res
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--orrery", default=os.environ.get("ORRERY") or shutil.which("orrery"),
+                    help="the orrery binary (default: $ORRERY, else orrery on the PATH)")
+    ap.add_argument("out")
+    args = ap.parse_args(argv)
     try:
-        mc, mr = json.load(open(out + "/mega-compose.json")), json.load(open(out + "/mega-run.json"))
-        res["megatron_rank0"] = {"recorded_a100_ms": mr["recorded_step_ns"] / 1e6,
-                                 "here_ms": mr["median_ns"] / 1e6, "coverage": mc["coverage"],
-                                 "collectives": mr["collectives"], "failed_ops": mr["failed"]}
-    except OSError:
-        pass
-    json.dump(res, open(out + "/compose-results.json", "w"), indent=1)
+        if not args.orrery or not os.access(args.orrery, os.X_OK):
+            raise Missing("no orrery binary (--orrery PATH or $ORRERY)")
+        res = compare(args.orrery, args.out)
+    except (Missing, OSError, KeyError, ValueError) as e:
+        print("compose-check: error: %s" % e, file=sys.stderr)
+        return 2
+    with open(os.path.join(args.out, "compose-results.json"), "w") as f:
+        json.dump(res, f, indent=1)
     print(json.dumps(res, indent=1))
     failed = [k for k, ok in res["checks"].items() if not ok]
     print("compose-check: %s" % ("all checks pass" if not failed else "FAILED: " + ", ".join(failed)),
@@ -83,4 +155,4 @@ def main(out):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main(sys.argv[1:]))

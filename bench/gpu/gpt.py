@@ -13,9 +13,10 @@ Modes (every one runs warmup + steps + 1 steps; the last one only closes the win
   torch-profiler  torch.profiler (CPU + CUDA) over the same S steps after W; writes the
                   Chrome trace (--trace) and the kernel counts by name (--counts)
 
---times OUT gets one JSON line per step: {"step", "ms", "measured"}, where ms is the wall
-time of the step with the GPU synchronized at its end, and measured is true for the S
-steps after the W warm-up steps.
+--times OUT gets one JSON line per step: {"step", "ms", "measured", "observed"}, where ms
+is the wall time of the step with the GPU synchronized at its end, measured is true for
+the S steps after the W warm-up steps, and observed for the one step --et traced under
+the ExecutionTraceObserver (the first measured one; the profiler's first step too).
 """
 
 import argparse
@@ -186,7 +187,10 @@ def run(args):
             loss = train_step(model, opt, loader)
             torch.cuda.synchronize()
         ms = (time.perf_counter() - t0) * 1e3
-        times.append({"step": i, "ms": ms, "measured": args.warmup <= i < args.warmup + args.steps})
+        # observed: under the ExecutionTraceObserver (its cost is not the job's)
+        times.append({"step": i, "ms": ms,
+                      "measured": args.warmup <= i < args.warmup + args.steps,
+                      "observed": bool(et) and i == args.warmup})
         if et and i == args.warmup:
             et.stop()
             et.unregister_callback()

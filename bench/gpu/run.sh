@@ -171,8 +171,11 @@ EOF
 
 # The fidelity of `orrery compose` (docs/orrery-compose.md): gpt.py under torch.profiler
 # with an execution trace of its first measured step; the benchmark composed from it run
-# with --profile; step time, GPU time and kernel counts by class compared
-# (compose-check.py); then the shared A100 Megatron TP=8 rank 0 composed and run here.
+# with --profile; step time, GPU time and kernel counts by class (as orrery summary
+# classes kernels) compared with the profiled steps recorded without the observer
+# (compose-check.py); then the shared A100 Megatron TP=8 rank 0 composed and run here
+# with its collectives as timed stand-ins (--emulate-comms), profiled, its classes beside
+# the A100's.
 compose_main() {
 	find_orrery
 	"$python" -c 'import torch; assert torch.cuda.is_available()' ||
@@ -189,9 +192,9 @@ compose_main() {
 		"$orrery" compose --format=json --et "$mega/et/astrasim-megatron-tp8" \
 			-o "$out/mega" "$mega/kineto/astrasim-megatron-tp8" >"$out/mega-compose.json"
 		"$python" "$out/mega/bench.py" --rank 0 --steps 5 --warmup 2 --json \
-			>"$out/mega-run.json"
+			--emulate-comms --profile "$out/mega-prof" >"$out/mega-run.json"
 	fi
-	"$python" "$root/bench/gpu/compose-check.py" "$out"
+	"$python" "$root/bench/gpu/compose-check.py" --orrery "$orrery" "$out"
 }
 
 case ${1:-record} in

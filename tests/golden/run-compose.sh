@@ -20,6 +20,11 @@
 #                                  call once (bench.py --device cpu --distinct): no
 #                                  failure but those expected-and-listed here (fp16 GEMMs,
 #                                  on a PyTorch without them on the CPU, as Debian's 1.13)
+#   run-compose.sh gpu-check       bench/gpu/compose-check.py on a GPU run made of the
+#                                  H200 GPT trace (as original and as the benchmark's
+#                                  profile): kernels classed by orrery summary (nvjet
+#                                  GEMMs are gemm), the observed step left out of the
+#                                  original, a missing profile an error (exit 2)
 #   run-compose.sh autocast        a step as autocast ran it (mk-compose-autocast.py):
 #                                  the wrapper aten::linear(bf16, fp32) is not rebuilt,
 #                                  its cast and inner bf16 call are; record_stream's
@@ -207,6 +212,40 @@ assert r["distinct_calls"] > 0 and r["skipped"] == [], r' "$work/$name-run.json"
 		echo "$name: $(report "$name" 'r["ranks"][0]["ops"]') operators, every one run on the CPU" >&2
 	done
 	;;
+gpu-check)
+	gpt=${shared%/traces}/whatif/h200-gpt/base.json.gz
+	needs "$gpt"
+	o=$work/gpu
+	mkdir -p "$o/bench-prof"
+	gzip -dc "$gpt" >"$o/torch-trace.json"
+	cp "$o/torch-trace.json" "$o/bench-prof/rank-0.json"
+	run compose --format=json --step 5 -o "$work/gpu-bench" "$gpt"
+	expect_rc 0
+	cp "$work/out" "$o/compose.json"
+	# step 5 ran under the observer: 1000 ms, left out of the original's 60 ms
+	printf '%s\n' '{"step": 5, "ms": 1000.0, "measured": true, "observed": true}' \
+		'{"step": 6, "ms": 60.0, "measured": true, "observed": false}' \
+		'{"step": 7, "ms": 60.0, "measured": true, "observed": false}' >"$o/torch.jsonl"
+	echo '{"median_ns": 61000000, "failed": []}' >"$o/bench-run.json"
+	python3 bench/gpu/compose-check.py --orrery "$orrery" "$o" >"$work/check.json" 2>"$work/err"
+	rc=$?
+	((rc == 0 || rc == 1)) || fail "compose-check.py exit $rc: $(cat "$work/err")"
+	python3 -c 'import json,sys
+r = json.load(open(sys.argv[1]))
+assert r["original_steps"] == [6, 7, 8, 9], r["original_steps"]
+assert r["benchmark_steps"] == [5, 6, 7, 8, 9], r["benchmark_steps"]
+assert r["step_ms"]["original"] == 60.0, r["step_ms"]
+g = r["classes"]["gemm"]
+assert g["gpu_ms"][0] > 5 and g["kernels"][0] > 100, ("nvjet GEMMs are gemm", g)
+assert r["classes"]["attention"]["kernels"][0] > 0, r["classes"]["attention"]
+assert r["checks"]["step_within_5pct"] and r["checks"]["no_failed_ops"], r["checks"]' \
+		"$work/check.json" || fail "compose-check.py does not class or select as orrery summary"
+	rm "$o/bench-prof/rank-0.json"
+	python3 bench/gpu/compose-check.py --orrery "$orrery" "$o" >/dev/null 2>"$work/err"
+	rc=$?
+	((rc == 2)) || fail "no profile of the benchmark: exit $rc, not 2"
+	expect_in err "no profile of the benchmark"
+	;;
 autocast)
 	python3 "$golden/mk-compose-autocast.py" "$work/a" || fail "mk-compose-autocast.py"
 	compose_ok ac --et "$work/a/et.json" "$work/a/trace.json"
@@ -340,7 +379,7 @@ json.dump(mk.kineto("aten::add"), open(sys.argv[2], "w"))' "$golden/mk-compose-h
 		fail "bench.py --check accepts a plan that calls something not allowed"
 	;;
 *)
-	echo "usage: $0 golden|roundtrip|every|options|cpu-run|cpu-shared|autocast|usage|hostile|plans" >&2
+	echo "usage: $0 golden|roundtrip|every|options|cpu-run|cpu-shared|gpu-check|autocast|usage|hostile|plans" >&2
 	exit 2
 	;;
 esac
