@@ -618,6 +618,16 @@ struct orr_step_path {
 int orr_timeline_write(const struct orr_replay *r, const struct orr_step_path *paths, size_t npaths,
 		       const struct orr_select *sel, const char *path);
 
+/* ---- for bindings (analysis/layout.c) ---- */
+
+/*
+ * sizeof(struct TYPE) with field NULL, else offsetof(struct TYPE, FIELD), for the
+ * structs of this header (and the replay's and graph's they hold) that python/orrery
+ * reads with ctypes; SIZE_MAX for one it does not list.  TYPE without "struct ":
+ * "orr_summary".
+ */
+size_t orr_analysis_layout(const char *type, const char *field);
+
 #ifdef __cplusplus
 }
 #endif
