@@ -83,10 +83,9 @@ static int json_more(struct orr__source *src, size_t keep, size_t want)
 {
 	struct json_source *js = (struct json_source *)src;
 
-	assert(keep >= src->lo);
 	if (want > src->size)
 		want = src->size;
-	if (keep > src->hi) { /* nothing kept: read on from keep */
+	if (keep < src->lo || keep > src->hi) { /* nothing kept: read on from keep */
 		src->lo = src->hi = keep;
 	} else {
 		memmove(src->p, src->p + (keep - src->lo), src->hi - keep);

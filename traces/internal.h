@@ -232,9 +232,9 @@ int orr__kineto_parse(struct orr_trace *t, struct orr__rank_build *rb, const cha
 /*
  * A file read while it is parsed: file bytes [lo, hi) are at p[0 .. hi - lo), with
  * ORR__JSON_PADDING readable bytes after them; size is the whole file's.  more() reads
- * until hi >= want (or the end of the file), keeping the bytes from keep on (keep >= lo;
- * p may move; keep past hi lets go of every byte and reads on from keep), and returns 0,
- * or an error with the diag set.  traces/import.c makes them.
+ * until hi >= want (or the end of the file), keeping the bytes from keep on (p may move;
+ * keep outside [lo, hi] lets go of every byte and reads on from keep), and returns 0, or
+ * an error with the diag set.  traces/import.c makes them.
  *
  * fork(), where not NULL, makes a second source of the same file with nothing loaded
  * (lo = hi = at), its own buffer and its own diag (the second's errors are its own), that

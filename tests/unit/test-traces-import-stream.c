@@ -314,8 +314,8 @@ static struct orr_trace *import_with_threads(const char *path, const char *threa
 }
 
 /*
- * A file of 20 MiB is read by two threads: the second half, guessed right, is taken and
- * appended; every row, string id and index is the one thread's.
+ * A file of 20 MiB is read by two threads: the pieces the second read, guessed right,
+ * are taken and appended; every row, string id and index is the one thread's.
  */
 static void test_two_threads_same_as_one(void **state)
 {
@@ -329,7 +329,7 @@ static void test_two_threads_same_as_one(void **state)
 	assert_int_equal(orr__kineto_last_split(), 0);
 	two = import_with_threads(path, "2");
 	split = orr__kineto_last_split();
-	assert_true(split > len / 2 && split < len / 2 + 1024);
+	assert_true(split > 0 && split < len);
 	assert_int_equal(data[split], '{');
 	same_ranks(one, two);
 	orr_trace_free(one);

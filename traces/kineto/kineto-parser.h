@@ -153,15 +153,14 @@ public:
 	}
 	int run();
 	/*
-	 * The events from pos, the first byte of an event of traceEvents, up to and past the
-	 * ']' that ends them (*ret_end): a second thread's half of a file (kineto-window.cpp).
-	 * It stops early, failing, once *cancel is set.
+	 * A second thread's piece of traceEvents (kineto-window.cpp), into t and rb: the
+	 * events from pos (the first byte of one) to exactly stop (the first byte of the
+	 * next piece's first event; no window ends past stop_cut, the '}' before it), or past
+	 * the ']' that ends them when stop is SIZE_MAX; where it stopped in *ret_end.  It
+	 * fails where an event does, where it would pass stop, and once *cancel is set.
 	 */
-	int events_from(size_t pos, size_t *ret_end, const std::atomic<bool> *cancel)
-	{
-		cancel_ = cancel;
-		return events(pos, ret_end);
-	}
+	int piece(struct orr_trace *t, struct orr__rank_build *rb, size_t pos, size_t stop_cut,
+		  size_t stop, size_t *ret_end, const std::atomic<bool> *cancel);
 	int64_t nevents() const
 	{
 		return nevents_;
@@ -187,8 +186,9 @@ private:
 	int events(size_t pos, size_t *ret_end);
 	int window(size_t start, size_t cut, bool exact);
 	size_t guess_cut(size_t pos) const;
-	bool start_half(size_t pos, struct half &h);
-	bool adopt(struct half &h);
+	bool start_pieces(size_t pos, struct pieces &ps);
+	bool take_piece(struct pieces &ps, int k, size_t *pos);
+	bool adopt(struct piece &pc);
 	void seek(size_t at);
 	int fail(int err, int64_t offset, int64_t event, const char *what);
 	int fail_scan(const struct orr__scan_error &e);
@@ -247,7 +247,8 @@ private:
 	std::vector<uint8_t> call_cache_; /* enum orr_call + 1 by name id, 0 = not yet */
 	/* A second thread's parser: stop once set.  The first's: NULL. */
 	const std::atomic<bool> *cancel_ = nullptr;
-	size_t stop_cut_ = SIZE_MAX; /* no window ends past it: where the second half begins */
+	size_t stop_cut_ = SIZE_MAX; /* no window ends past it: the next piece's '}' */
+	size_t stop_ = SIZE_MAX;     /* a second thread's piece ends exactly here */
 };
 
 } /* namespace orr__kineto */

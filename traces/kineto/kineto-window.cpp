@@ -7,9 +7,12 @@
  */
 #include <sched.h>
 
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <new>
 #include <system_error>
 #include <thread>
@@ -134,7 +137,7 @@ size_t kineto_parser::skip_ws(size_t pos)
 	}
 }
 
-/* ---- two threads: the second half of traceEvents read beside the first ---- */
+/* ---- two threads: pieces of traceEvents read by a second one ---- */
 
 /*
  * How many threads read a large file: ORR_IMPORT_THREADS (1 or 2), else 2 where this
@@ -167,103 +170,199 @@ static size_t split_min_bytes()
 }
 
 /*
- * The second half: from start, the first byte of an event the first thread guessed
- * after the file's middle (cut its '}' before), to end, past traceEvents' ']'; read by a
- * thread of its own into a rank of its own, against strings of its own.  Only when the
- * first thread, reading from the start, ends an event exactly at cut is the guess right
- * and the half taken (adopt()); else it is dropped and the first thread reads on.
+ * traceEvents in up to MAX_PIECES pieces of about equal bytes, each from the first event
+ * boundary guessed at or after its share of the file.  The first thread reads from the
+ * first piece on; a second one takes pieces from the last one back, each into a rank and
+ * strings of its own.  They meet where their work does (events cost more than bytes,
+ * and a file's first and second halves differ).  A piece the second thread read is
+ * taken (appended) only when the first thread reaches its start exactly, so a guess
+ * inside an event is never taken: the first thread then reads on alone.
  */
-struct half {
-	struct orr__source *src = nullptr;
+constexpr int MAX_PIECES = 8;
+enum { PIECE_FREE, PIECE_SECOND, PIECE_DONE, PIECE_FIRST };
+
+struct piece {
+	size_t cut = 0, start = 0; /* the '}' before its first event, and that event's '{' */
+	size_t end = 0;            /* the next piece's start, or past the ']' */
 	struct orr_trace *t = nullptr;
 	struct orr__rank_build *rb = nullptr;
-	struct orr_diag diag = {};
-	size_t cut = 0, start = 0, end = 0;
 	int r = -1;
 	int64_t nevents = 0;
+	std::atomic<int> state{ PIECE_FREE };
+
+	~piece()
+	{
+		orr_trace_free(t);
+	}
+};
+
+struct pieces {
+	struct piece p[MAX_PIECES]; /* p[0]: the first thread's, from traceEvents' start */
+	int n = 0;
+	struct orr__source *src = nullptr; /* the second thread's */
+	struct orr_diag diag = {};
 	std::atomic<bool> cancel{ false };
+	std::mutex mu;
+	std::condition_variable done;
 	std::thread th;
 
-	void join()
-	{
-		if (th.joinable())
-			th.join();
-	}
-	~half()
+	~pieces()
 	{
 		cancel.store(true, std::memory_order_relaxed);
-		join();
-		orr_trace_free(t);
+		if (th.joinable())
+			th.join();
 		if (src)
 			src->close(src);
 	}
 };
 
-static void read_half(struct half *h, const char *name, const struct orr__limits *limits)
+int kineto_parser::piece(struct orr_trace *t, struct orr__rank_build *rb, size_t pos,
+			 size_t stop_cut, size_t stop, size_t *ret_end,
+			 const std::atomic<bool> *cancel)
 {
-	try {
-		kineto_parser p(h->t, h->rb, name, h->src, limits, &h->diag);
+	t_ = t;
+	rb_ = rb;
+	nevents_ = 0;
+	call_cache_.clear();
+	cancel_ = cancel;
+	stop_cut_ = stop_cut;
+	stop_ = stop;
+	seek(pos - 1);
+	return events(pos, ret_end);
+}
 
-		h->r = p.events_from(h->start, &h->end, &h->cancel);
-		h->nevents = p.nevents();
-	} catch (...) { /* a read error, or no memory: the first thread reads it again */
-		h->r = ORR_EMALFORMED;
+/* The second thread: pieces from the last back, until one is the first thread's. */
+static void read_pieces(struct pieces *ps, const char *name, const struct orr__limits *limits)
+{
+	std::unique_ptr<kineto_parser> kp;
+
+	for (int k = ps->n - 1; k >= 1; k--) {
+		struct piece &pc = ps->p[k];
+		int expect = PIECE_FREE;
+
+		if (!pc.state.compare_exchange_strong(expect, PIECE_SECOND))
+			break;
+		try {
+			pc.t = orr__trace_new();
+			pc.rb = orr__rank_new(pc.t, ORR_STR_NONE);
+			if (!kp)
+				kp.reset(new kineto_parser(pc.t, pc.rb, name, ps->src, limits,
+							   &ps->diag));
+			pc.r = kp->piece(pc.t, pc.rb, pc.start,
+					 k + 1 < ps->n ? ps->p[k + 1].cut : SIZE_MAX,
+					 k + 1 < ps->n ? ps->p[k + 1].start : SIZE_MAX, &pc.end,
+					 &ps->cancel);
+			pc.nevents = kp->nevents();
+		} catch (...) { /* a read error, or no memory: the first thread reads it again */
+			pc.r = ORR_EMALFORMED;
+		}
+		{
+			std::lock_guard<std::mutex> lock(ps->mu);
+			pc.state.store(PIECE_DONE);
+		}
+		ps->done.notify_all();
+		if (pc.r)
+			break;
 	}
 }
 
-/* The second half of traceEvents from pos on, started on a thread of its own; or false. */
-bool kineto_parser::start_half(size_t pos, struct half &h)
+/* The first "}" ws "," ws "{" at or after at, in the next window of the file; or false. */
+static bool guess_start(struct orr__source *src, size_t at, size_t *ret_cut, size_t *ret_start)
 {
-	size_t mid, i, j, end;
+	const char *b;
+	size_t i, j, end;
 
-	if (!src_->fork || len_ - pos < split_min_bytes() || len_ - pos < 4 || import_threads() < 2)
+	if (src->more(src, at, at + WINDOW_BYTES))
 		return false;
-	mid = pos + (len_ - pos) / 2;
-	h.src = src_->fork(src_, mid);
-	if (h.src->more(h.src, mid, mid + WINDOW_BYTES))
-		return false;
-	/* The first "}" ws "," ws "{" from the middle on, in what is loaded. */
-	const char *b = h.src->p - h.src->lo;
-	for (i = mid, end = h.src->hi; i < end; i++) {
+	b = src->p - src->lo;
+	for (i = at, end = src->hi; i < end; i++) {
 		if (b[i] != '}')
 			continue;
 		j = orr__scan_ws(b, end, i + 1);
 		if (j >= end || b[j] != ',')
 			continue;
 		j = orr__scan_ws(b, end, j + 1);
-		if (j < end && b[j] == '{')
-			break;
+		if (j < end && b[j] == '{') {
+			*ret_cut = i;
+			*ret_start = j;
+			return true;
+		}
 	}
-	if (i >= end)
+	return false;
+}
+
+/* The pieces of traceEvents from pos on, the second thread started; or false. */
+bool kineto_parser::start_pieces(size_t pos, struct pieces &ps)
+{
+	size_t size = len_ - pos, cut, start;
+
+	if (!src_->fork || size < split_min_bytes() || size < 4 || import_threads() < 2)
 		return false;
-	h.cut = i;
-	h.start = j;
-	h.t = orr__trace_new();
-	h.rb = orr__rank_new(h.t, ORR_STR_NONE);
+	ps.src = src_->fork(src_, pos);
+	ps.p[0].start = pos;
+	ps.n = 1;
+	for (int k = 1; k < MAX_PIECES; k++) {
+		size_t at = pos + (size_t)((unsigned __int128)size * (unsigned)k / MAX_PIECES);
+
+		if (at <= ps.p[ps.n - 1].start || !guess_start(ps.src, at, &cut, &start) ||
+		    cut <= ps.p[ps.n - 1].start)
+			continue;
+		ps.p[ps.n].cut = cut;
+		ps.p[ps.n].start = start;
+		ps.n++;
+	}
+	if (ps.n < 2)
+		return false;
 	try {
-		h.th = std::thread(read_half, &h, name_, limits_);
+		ps.th = std::thread(read_pieces, &ps, name_, limits_);
 	} catch (const std::system_error &) { /* no thread to be had: one reads it all */
 		return false;
 	}
-	stop_cut_ = h.cut;
+	stop_cut_ = ps.p[1].cut;
 	return true;
 }
 
-/* The first thread reached the second half's first event: it takes the half, if whole. */
-bool kineto_parser::adopt(struct half &h)
+/* The first thread reached a piece the second read: it takes it, if whole. */
+bool kineto_parser::adopt(struct piece &pc)
 {
-	h.join();
-	if (h.r != 0 || rb_->events.n + h.rb->events.n > limits_->max[ORR__LIMIT_EVENTS] ||
-	    rb_->counters.n + h.rb->counters.n > limits_->max[ORR__LIMIT_EVENTS] ||
-	    rb_->places.n + h.rb->places.n > limits_->max[ORR__LIMIT_PLACES])
+	if (pc.r != 0 || rb_->events.n + pc.rb->events.n > limits_->max[ORR__LIMIT_EVENTS] ||
+	    rb_->counters.n + pc.rb->counters.n > limits_->max[ORR__LIMIT_EVENTS] ||
+	    rb_->places.n + pc.rb->places.n > limits_->max[ORR__LIMIT_PLACES])
 		return false; /* read again by this thread, which says where it fails */
-	orr__rank_append(t_, rb_, h.t, h.rb);
-	nevents_ += h.nevents;
-	last_split = h.start;
+	orr__rank_append(t_, rb_, pc.t, pc.rb);
+	nevents_ += pc.nevents;
+	last_split = last_split ? last_split : pc.start;
 	return true;
 }
 
-/* The file's bytes from at on, letting go of every byte before (past the second half). */
+/*
+ * The first thread at piece k's start, *pos: it reads the piece itself if the second
+ * has not begun it, else waits for it and takes it (*pos past it).  False where the
+ * second thread's piece cannot be taken: the first reads on alone from *pos.
+ */
+bool kineto_parser::take_piece(struct pieces &ps, int k, size_t *pos)
+{
+	struct piece &pc = ps.p[k];
+	int expect = PIECE_FREE;
+
+	if (pc.state.compare_exchange_strong(expect, PIECE_FIRST)) {
+		stop_cut_ = k + 1 < ps.n ? ps.p[k + 1].cut : SIZE_MAX;
+		return true;
+	}
+	{
+		std::unique_lock<std::mutex> lock(ps.mu);
+		ps.done.wait(lock, [&pc] {
+			return pc.state.load() == PIECE_DONE;
+		});
+	}
+	if (!adopt(pc))
+		return false;
+	*pos = pc.end;
+	seek(pc.end);
+	return true;
+}
+
+/* The file's bytes from at on, letting go of every byte before. */
 void kineto_parser::seek(size_t at)
 {
 	int r;
@@ -277,28 +376,39 @@ void kineto_parser::seek(size_t at)
 int kineto_parser::events(size_t pos, size_t *ret_end)
 {
 	struct orr__scan_error se;
-	struct half h;
-	bool split = !cancel_ && start_half(pos, h);
+	struct pieces ps;
+	int next = 1; /* the first thread's next piece */
+	bool split = !cancel_ && start_pieces(pos, ps);
 
 	for (;;) {
-		size_t cut, next;
+		size_t cut, next_pos;
 		int r;
 
 		if (cancel_ && cancel_->load(std::memory_order_relaxed))
 			return ORR_EMALFORMED;
 		pos = skip_ws(pos);
-		if (split && pos >= h.start) {
-			split = false;
-			stop_cut_ = SIZE_MAX;
-			if (pos == h.start && adopt(h)) {
-				seek(h.end);
-				*ret_end = h.end;
-				return 0;
+		if (pos >= stop_) { /* a second thread's piece: exactly at the next one */
+			*ret_end = pos;
+			return pos == stop_ ? 0 : ORR_EMALFORMED;
+		}
+		while (split && next < ps.n && pos >= ps.p[next].start) {
+			if (pos != ps.p[next].start || !take_piece(ps, next, &pos)) {
+				split = false;
+				break;
 			}
-			h.cancel.store(true, std::memory_order_relaxed);
+			next++;
+		}
+		if (split && next >= ps.n && ps.p[ps.n - 1].state.load() == PIECE_DONE) {
+			*ret_end = pos; /* the last piece taken: past traceEvents' ']' */
+			return 0;
+		}
+		if (!split && stop_cut_ != SIZE_MAX && !cancel_) {
+			stop_cut_ = SIZE_MAX; /* a wrong guess: the rest read by this thread */
+			ps.cancel.store(true, std::memory_order_relaxed);
 		}
 		if (pos < len_ && buf_[pos] == ']') {
-			stop_cut_ = SIZE_MAX; /* a half past the end of traceEvents: dropped */
+			if (stop_ != SIZE_MAX) /* a second thread's piece that is no piece */
+				return ORR_EMALFORMED;
 			*ret_end = pos + 1;
 			return 0;
 		}
@@ -320,14 +430,14 @@ int kineto_parser::events(size_t pos, size_t *ret_end)
 			if ((r = window(pos, cut, true)))
 				return r;
 		}
-		next = skip_ws(cut + 1);
-		if (next < len_ && buf_[next] == ',') {
-			pos = skip_ws(next + 1);
+		next_pos = skip_ws(cut + 1);
+		if (next_pos < len_ && buf_[next_pos] == ',') {
+			pos = skip_ws(next_pos + 1);
 			if (pos >= len_ || buf_[pos] != '{')
 				return fail(ORR_EMALFORMED, (int64_t)pos, nevents_,
 					    "expected an event object after ','");
 		} else {
-			pos = next;
+			pos = next_pos;
 		}
 	}
 }
