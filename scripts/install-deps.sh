@@ -2,6 +2,9 @@
 # Installs the Debian 12 packages orrery needs to build and test, if any are missing.
 #   scripts/install-deps.sh           install what is missing (as root), or say how
 #   scripts/install-deps.sh --check   only report what is missing
+#   ... --with-torch                   also Debian's PyTorch (python3-torch, 1.13, CPU),
+#                                      which the composed benchmarks' CPU tests run
+#                                      (golden-compose-cpu-run, -cpu-shared, -autocast)
 # Prints nothing and exits 0 when everything is installed.
 set -euo pipefail
 
@@ -13,14 +16,16 @@ packages=(
 )
 
 check=0
-case "${1-}" in
-'') ;;
---check) check=1 ;;
-*)
-	echo "usage: $0 [--check]" >&2
-	exit 2
-	;;
-esac
+for arg in "$@"; do
+	case $arg in
+	--check) check=1 ;;
+	--with-torch) packages+=(python3-torch) ;;
+	*)
+		echo "usage: $0 [--check] [--with-torch]" >&2
+		exit 2
+		;;
+	esac
+done
 
 missing=()
 for p in "${packages[@]}"; do
