@@ -90,6 +90,7 @@ bench: build
 	bash bench/whatif-launch.sh
 	bash bench/whatif-ranking.sh
 	bash bench/whatif-speed.sh
+	bash bench/tracer-cost.sh
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(FUZZ_DIR)

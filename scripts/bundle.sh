@@ -35,8 +35,9 @@ tracer=$build/tracer/liborrery-tracer.so
 python_module=$root/tracer/python/orrery_record.py
 
 [[ -x $exe ]] || die "no $exe: build orrery first (make build)"
-command -v ldd >/dev/null && command -v readelf >/dev/null ||
+if ! command -v ldd >/dev/null || ! command -v readelf >/dev/null; then
 	die "ldd and readelf are needed (Debian: libc-bin, binutils)"
+fi
 dynamic=$(readelf -d "$exe")
 [[ $dynamic =~ \(RPATH\)[^$'\n']*'$ORIGIN/../lib' ]] ||
 	die "$exe has no RPATH \$ORIGIN/../lib (built before cli/meson.build set it): rebuild it"
@@ -111,8 +112,8 @@ cp "$python_module" "$dir/share/orrery/python/"
 # The newest glibc symbol version any bundled file needs: the target's glibc must have it.
 glibc=none
 if command -v objdump >/dev/null; then
-	versions=$(find "$dir" -type f -name '*.so*' -o -type f -path '*/bin/*' |
-		xargs objdump -T 2>/dev/null | grep -o 'GLIBC_[0-9][0-9.]*' | sort -uV)
+	versions=$(find "$dir" -type f \( -name '*.so*' -o -path '*/bin/*' \) -print0 |
+		xargs -0 objdump -T 2>/dev/null | grep -o 'GLIBC_[0-9][0-9.]*' | sort -uV || true)
 	glibc=${versions##*GLIBC_}
 fi
 
