@@ -340,10 +340,34 @@ static int NVTX_API domain_range_pop(nvtxDomainHandle_t d)
 	return range_pop(d);
 }
 
-/* A handle that is a copy of the string: never freed, records refer to it. */
+/*
+ * A handle is a copy of the string, never freed (records refer to it), on a list so
+ * that it stays reachable (leak checkers) when the job drops the handle.
+ */
+struct kept {
+	struct kept *next;
+	char s[];
+};
+
+static _Atomic(struct kept *) kept_list;
+
+static char *keep(const char *s, size_t len)
+{
+	struct kept *k = orr__talloc(sizeof(*k) + len + 1);
+
+	if (!k)
+		return NULL;
+	memcpy(k->s, s, len);
+	k->s[len] = '\0';
+	k->next = atomic_load(&kept_list);
+	while (!atomic_compare_exchange_weak(&kept_list, &k->next, k))
+		;
+	return k->s;
+}
+
 static char *keep_ascii(const char *s)
 {
-	return s ? orr__tstrndup(s, strlen(s)) : NULL;
+	return s ? keep(s, strlen(s)) : NULL;
 }
 
 static char *keep_wide(const wchar_t *s)
@@ -353,7 +377,7 @@ static char *keep_wide(const wchar_t *s)
 	if (!s)
 		return NULL;
 	from_wide(s, &m);
-	return orr__tstrndup(m.s, m.len);
+	return keep(m.s, m.len);
 }
 
 static nvtxStringHandle_t NVTX_API register_string_a(nvtxDomainHandle_t d, const char *s)
