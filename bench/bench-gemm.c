@@ -3,7 +3,7 @@
  * bench-gemm: every GEMM sample of each TRACE (orr_gemm_observe()), leave one shape out
  * under the GEMM models a synthesized step can use (bench/gemm-tiles.sh drives it).
  *
- *   bench-gemm [--samples] TRACE...
+ *   bench-gemm [--samples | --kernels] TRACE...
  *
  * For each trace whose GEMMs record shapes on a GPU of the hardware table, each distinct
  * (math, batch, M, N, K) is predicted by a model built without any sample of it:
@@ -14,7 +14,10 @@
  * Prints one line per trace and model: shapes, mean, p90 and max of |predicted/measured
  * - 1| against the median of the shape's samples, and the mean signed error.  With
  * --samples, prints each shape instead (TSV: trace, gpu, math, batch, m, n, k,
- * samples, measured ns, roofline ns, tiles ns).
+ * samples, measured ns, roofline ns, tiles ns).  With --kernels, the kernels other
+ * than GEMMs that a synthesized step times by the kernel model's fallback instead
+ * (kernels_trace() below): per trace and class, the same columns for max(floor,
+ * roofline x e) and floor + roofline x e'.
  */
 #include <errno.h>
 #include <math.h>
@@ -166,6 +169,155 @@ static void fitted(const char *trace, const struct orr_gpu_spec *gpu,
 				tm.ns_per_ns[d]);
 }
 
+/* ---- kernels other than GEMMs ---- */
+
+/*
+ * One size of one class of kernels (distinct bytes and FLOPs): its samples' median
+ * time, its roofline, and the predictions.
+ */
+struct ksize {
+	enum orr_kern_class cls;
+	double bytes, flops, ns, roof, maxed, added;
+	size_t samples;
+};
+
+/* The median of v[0..n) (sorted in place); NAN when n is 0. */
+static double median(double *v, size_t n)
+{
+	if (!n)
+		return NAN;
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The distinct sizes of s[0..n) per class, each with the median time of its samples. */
+static size_t ksizes_of(const struct orr_gpu_spec *gpu, const struct orr_kern_sample *s, size_t n,
+			struct ksize **ret)
+{
+	struct ksize *v = calloc(n ? n : 1, sizeof(*v));
+	double *t = calloc(n ? n : 1, sizeof(*t));
+	bool *done = calloc(n ? n : 1, sizeof(*done));
+	size_t k = 0;
+
+	if (!v || !t || !done)
+		abort();
+	for (size_t i = 0; i < n; i++) {
+		size_t c = 0;
+
+		if (done[i] || s[i].dtype == ORR_DTYPE_COUNT)
+			continue;
+		for (size_t j = i; j < n; j++)
+			if (!done[j] && s[j].cls == s[i].cls && s[j].bytes == s[i].bytes &&
+			    s[j].flops == s[i].flops && s[j].dtype == s[i].dtype) {
+				done[j] = true;
+				t[c++] = s[j].ns;
+			}
+		v[k] = (struct ksize){ .cls = s[i].cls,
+				       .bytes = s[i].bytes,
+				       .flops = s[i].flops,
+				       .ns = median(t, c),
+				       .samples = c };
+		v[k].roof = orr_gemm_roofline_ns(gpu, s[i].dtype, s[i].flops, s[i].bytes);
+		if (v[k].roof > 0)
+			k++;
+	}
+	free(t);
+	free(done);
+	*ret = v;
+	return k;
+}
+
+/*
+ * Each size of the classes a synthesized step times by the fallback (norm, softmax,
+ * elementwise, attention) left out: max(floor, roofline x e), e the class's median of
+ * measured / roofline over its other sizes with a roofline of at least the floor (the
+ * kernel model's fallback), against floor + roofline x e', e' the median of (measured
+ * - floor) / roofline over the same (a kernel's fixed cost, its launch on the GPU and
+ * its tail, paid on top of moving its bytes).  floor: the median time of the sizes
+ * whose roofline is under the shortest measured time.
+ */
+static void kernels_trace(const char *path, const struct orr_graph *g,
+			  const struct orr_gpu_spec *gpu)
+{
+	static const enum orr_kern_class classes[] = { ORR_KERN_NORM, ORR_KERN_SOFTMAX,
+						       ORR_KERN_ELEMENTWISE, ORR_KERN_ATTENTION };
+	struct orr_kern_sample *s = NULL;
+	struct orr_kern_counts c;
+	struct ksize *v = NULL;
+	size_t n = orr_kern_observe(g, &s, &c), nv = ksizes_of(gpu, s, n, &v);
+	double shortest = INFINITY, floor_ns, *e = calloc(nv + 1, sizeof(*e));
+	size_t k = 0;
+
+	if (!e)
+		abort();
+	for (size_t i = 0; i < nv; i++)
+		shortest = fmin(shortest, v[i].ns);
+	for (size_t i = 0; i < nv; i++)
+		if (v[i].roof < shortest)
+			e[k++] = v[i].ns;
+	floor_ns = k ? median(e, k) : 0;
+	for (size_t ci = 0; ci < sizeof(classes) / sizeof(classes[0]); ci++) {
+		double sum[2] = { 0 }, bias[2] = { 0 }, *err[2];
+		size_t m = 0;
+
+		err[0] = calloc(nv + 1, sizeof(double));
+		err[1] = calloc(nv + 1, sizeof(double));
+		if (!err[0] || !err[1])
+			abort();
+		for (size_t i = 0; i < nv; i++) {
+			double em, ea, x[2];
+			size_t a = 0, b = 0;
+			double *r1 = calloc(nv + 1, sizeof(double)),
+			       *r2 = calloc(nv + 1, sizeof(double));
+
+			if (!r1 || !r2)
+				abort();
+			if (v[i].cls != classes[ci]) {
+				free(r1);
+				free(r2);
+				continue;
+			}
+			for (size_t j = 0; j < nv; j++)
+				if (j != i && v[j].cls == v[i].cls && v[j].roof >= floor_ns) {
+					r1[a++] = v[j].ns / v[j].roof;
+					if (v[j].ns > floor_ns)
+						r2[b++] = (v[j].ns - floor_ns) / v[j].roof;
+				}
+			em = median(r1, a);
+			ea = median(r2, b);
+			free(r1);
+			free(r2);
+			if (!(em > 0) || !(ea > 0))
+				continue;
+			x[0] = fmax(floor_ns, v[i].roof * em) / v[i].ns - 1;
+			x[1] = (floor_ns + v[i].roof * ea) / v[i].ns - 1;
+			for (int w = 0; w < 2; w++) {
+				err[w][m] = fabs(x[w]);
+				sum[w] += fabs(x[w]);
+				bias[w] += x[w];
+			}
+			m++;
+		}
+		for (int w = 0; m && w < 2; w++) {
+			size_t p90 = (size_t)ceil(0.9 * (double)m);
+
+			qsort(err[w], m, sizeof(double), cmp_double);
+			printf("%s\t%s %s\t%zu\t%.2f\t%.2f\t%.2f\t%+.2f\n", path,
+			       orr_kern_class_name(classes[ci]),
+			       w ? "floor+roofline" : "max(floor,roofline)", m,
+			       100 * sum[w] / (double)m, 100 * err[w][p90 - 1], 100 * err[w][m - 1],
+			       100 * bias[w] / (double)m);
+		}
+		free(err[0]);
+		free(err[1]);
+	}
+	free(e);
+	free(v);
+	free(s);
+}
+
+static bool kernels_mode;
+
 static int one_trace(const char *path, bool samples)
 {
 	struct orr_trace *t = NULL;
@@ -184,6 +336,11 @@ static int one_trace(const char *path, bool samples)
 		goto out;
 	}
 	gpu = orr_gpu_spec_find(g);
+	if (kernels_mode) {
+		if (gpu)
+			kernels_trace(path, g, gpu);
+		goto out;
+	}
 	n = orr_gemm_observe(g, &s, &c);
 	if (!gpu || n == 0)
 		goto out; /* no roofline, or no GEMM with shapes: nothing to predict */
@@ -218,6 +375,10 @@ int main(int argc, char **argv)
 	int rc = 0;
 
 	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--kernels") == 0) {
+			kernels_mode = true;
+			continue;
+		}
 		if (strcmp(argv[i], "--samples") == 0) {
 			samples = true;
 			continue;

@@ -11,7 +11,10 @@
 # and ../shared/whatif/h200-gpt/*.json.gz (a trace without shapes or without a known
 # GPU gives no line).  Prints a Markdown table per trace and model: shapes, mean, p90
 # and max of |predicted/measured - 1|, the mean signed error; then the same over every
-# shape of every trace, and the tiles model fitted on all of each trace's samples.
+# shape of every trace, and the tiles model fitted on all of each trace's samples; then
+# the kernels a synthesized step times by the kernel model's fallback (norms, softmax,
+# element-wise, attention), each size left out, by max(floor, roofline x efficiency)
+# and by floor + roofline x efficiency (bench-gemm --kernels).
 #
 # Environment:
 #   BUILD_DIR   the meson build directory (default build)
@@ -62,3 +65,10 @@ echo
 echo "Fitted on all of each trace's samples:"
 echo
 sed 's/^/- /' "$work/fits"
+echo
+echo "Kernels other than GEMMs, each size left out:"
+echo
+echo "| trace | class and model | sizes | mean | p90 | max | bias |"
+echo "|---|---|---|---|---|---|---|"
+"$bin" --kernels "${traces[@]}" 2>/dev/null |
+	awk -F '\t' '{ t = $1; sub(/.*\//, "", t); printf "| %s | %s | %d | %.1f %% | %.1f %% | %.1f %% | %+.1f %% |\n", t, $2, $3, $4, $5, $6, $7 }'
