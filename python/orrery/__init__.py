@@ -23,6 +23,11 @@ __all__ = ["load", "Trace", "OrreryError"]
 __version__ = "0.1.0"
 
 
+# The breakdown of a step's GPU time (docs/design.md), as replay() names its columns.
+_BREAKDOWN = ["exposed_compute_ns", "overlapped_ns", "exposed_comm_ns", "exposed_wait_ns",
+              "other_ns"]
+
+
 def _table(rows, columns):
     try:
         import pandas
@@ -147,7 +152,8 @@ class Trace:
     # ---- orrery replay ----
 
     def replay(self, scale=None):
-        """The replay against the measured trace per rank-step (orrery replay); with scale,
+        """The replay against the measured trace per rank-step (orrery replay), with the
+        breakdown of the measured and the predicted step (measured_*, predicted_*); with scale,
         one what-if scenario of those rules ("GLOB=F", "cpu:GLOB=F", "latency:GLOB=F", ...,
         as --scale takes them; a string or a list): baseline and scenario per rank-step."""
         r = self._live()
@@ -163,14 +169,19 @@ class Trace:
     def _replay_rows(self, rep):
         cols = ["rank", "step", "measured_ns", "predicted_ns", "error", "busy_l1",
                 "unexplained_ns", "trust_low"]
+        parts = [side + "_" + k for side in ("measured", "predicted") for k in _BREAKDOWN]
         rows = []
         for i in range(rep.nrows):
             x = rep.rows[i]
-            rows.append(dict(zip(cols, [
+            row = dict(zip(cols, [
                 x.rank, x.s.step, x.s.measured_end_ns - x.s.measured_start_ns,
                 x.s.predicted_end_ns - x.s.predicted_start_ns, x.error, x.busy_l1,
-                x.unexplained.total_ns, bool(x.trust_low)])))
-        return _table(rows, cols)
+                x.unexplained.total_ns, bool(x.trust_low)]))
+            for side, b in (("measured", x.measured), ("predicted", x.predicted)):
+                for k in _BREAKDOWN:
+                    row[side + "_" + k] = getattr(b, k)
+            rows.append(row)
+        return _table(rows, cols + parts)
 
     def _whatif(self, rules):
         scales, sc = _lib.Scales(), _lib.Scenarios()
