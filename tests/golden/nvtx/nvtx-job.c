@@ -12,8 +12,9 @@
  * ranges came before it.  Without it the job never touches CUDA.  `nccl` creates an
  * NCCL communicator before the steps and adds an all-reduce to every step, as NCCL's
  * ranges with their payloads.  `bench` times N push/pop pairs on one thread and prints
- * the nanoseconds per pair: the cost of an NVTX range to the job, with the tracer as
- * NVTX_INJECTION64_PATH or without any injection.
+ * the nanoseconds per pair, of wall time and of the thread's CPU time: the cost of an
+ * NVTX range to the job, with the tracer as NVTX_INJECTION64_PATH or without any
+ * injection.
  */
 #include <dlfcn.h>
 #include <stdint.h>
@@ -48,10 +49,13 @@ int main(int argc, char **argv)
 	uint64_t comm = 0, bytes = 0;
 
 	if (argc == 3 && !strcmp(argv[1], "bench")) {
-		int64_t n = atoll(argv[2]);
+		int64_t n = atoll(argv[2]), cpu = 0, wall;
 
-		printf("%.1f ns per push/pop pair (%lld pairs)\n",
-		       n > 0 ? (double)nvtx_steps_bench(n) / (double)n : 0.0, (long long)n);
+		if (n <= 0)
+			return 2;
+		wall = nvtx_steps_bench(n, &cpu);
+		printf("%.1f ns per push/pop pair (%lld pairs), %.1f ns of the thread's CPU\n",
+		       (double)wall / (double)n, (long long)n, (double)cpu / (double)n);
 		return 0;
 	}
 	if (argc < 3) {

@@ -8,8 +8,11 @@
 /* nvtx-steps.c: ProfilerStep#<step> pushed and popped on the calling thread. */
 void nvtx_steps_begin(int step);
 void nvtx_steps_end(void);
-/* nvtx-steps.c: n push/pop pairs of one emit_nvtx-like name; the ns they took. */
-int64_t nvtx_steps_bench(int64_t n);
+/*
+ * nvtx-steps.c: n push/pop pairs of one emit_nvtx-like name; the ns they took, and the
+ * calling thread's CPU ns in *ret_cpu_ns (page faults included, waits for a CPU not).
+ */
+int64_t nvtx_steps_bench(int64_t n, int64_t *ret_cpu_ns);
 
 /*
  * nvtx-ops.c: one step's ops, run on two threads of their own: per thread `nops`
