@@ -32,9 +32,9 @@ def _candidates():
     except ImportError:
         pass
     here = os.path.dirname(os.path.abspath(__file__))
-    # beside a bundle's or an installed tree's lib/, and in a source tree's build dirs
-    for rel in ("../../../lib", "../../build/lib", "../../../build/lib"):
-        yield os.path.normpath(os.path.join(here, rel, SONAME))
+    if here.endswith(os.path.join("share", "orrery", "python", "orrery")):
+        yield os.path.normpath(os.path.join(here, "../../../../lib", SONAME))  # a bundle's
+    yield os.path.normpath(os.path.join(here, "../../build/lib", SONAME))  # a clone's make build
     found = ctypes.util.find_library("orrery")
     if found:
         yield found
