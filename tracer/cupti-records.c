@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * CUDA 13 activity records -> struct orr__trec.  This file reads CUPTI's record structs
- * but calls no CUPTI function, so the tests link it without libcupti.  A record is cast,
- * by its kind, only to the struct of the CUPTI headers the tracer was built with
- * (tracer/cupti.c refuses to run with a libcupti of another version): Kernel10, API,
- * Memcpy6, MemcpyPtoP4, Memset4, Synchronization2, CudaEvent2, ExternalCorrelation,
- * Marker2, MarkerData2, Overhead3, Device5, Context3, Stream, Name.  Also the NVTX
+ * CUDA 12.9 and 13 activity records -> struct orr__trec.  This file reads CUPTI's record
+ * structs but calls no CUPTI function, so the tests link it without libcupti.  A record
+ * is cast, by its kind, only to the struct of the CUPTI headers the tracer was built with
+ * (tracer/cupti.c refuses to run with a libcupti of another version): Kernel10 (13.x) or
+ * Kernel9 (12.9), API, Memcpy6, MemcpyPtoP4, Memset4, Synchronization2, CudaEvent2,
+ * ExternalCorrelation, Marker2, MarkerData2 (13.x) or MarkerData (12.9), Overhead3,
+ * Device5, Context3, Stream, Name: the structs CUPTI 12.9's and 13.0's headers name as
+ * the ones their records use (docs/tracer.md, "CUDA versions").  Also the NVTX
  * callback's parameters of nvtxDomainRangePushEx, for NCCL's payloads.
  */
 #include <string.h>
@@ -17,8 +19,18 @@
 #include "internal.h"
 #include "banned.h"
 
-_Static_assert(CUPTI_API_VERSION >= 130000 && CUPTI_API_VERSION < 130200,
-	       "cupti-records.c reads the record structs of CUPTI 13.0 and 13.1");
+#if CUPTI_API_VERSION >= 130000
+_Static_assert(CUPTI_API_VERSION < 130200,
+	       "cupti-records.c reads the record structs of CUPTI 13.0 and 13.1 (13.2: Kernel11)");
+typedef CUpti_ActivityKernel10 kernel_record;
+typedef CUpti_ActivityMarkerData2 marker_data_record;
+#else
+/* CUPTI_API_VERSION 27 is CUDA 12.9, 28 its Update 1 (cupti_version.h). */
+_Static_assert(CUPTI_API_VERSION >= 27 && CUPTI_API_VERSION <= 28,
+	       "cupti-records.c reads the record structs of CUPTI 12.9 (API 27, 28) and 13.0/13.1");
+typedef CUpti_ActivityKernel9 kernel_record;
+typedef CUpti_ActivityMarkerData marker_data_record;
+#endif
 
 static void api(const CUpti_ActivityAPI *a, struct orr__trec *r)
 {
@@ -37,7 +49,7 @@ static uint32_t dim(int32_t v)
 	return v > 0 ? (uint32_t)v : 0;
 }
 
-static void kernel(const CUpti_ActivityKernel10 *k, struct orr__trec *r)
+static void kernel(const kernel_record *k, struct orr__trec *r)
 {
 	r->kind = ORR__TREC_KERNEL;
 	r->start_ns = (int64_t)k->start;
@@ -192,7 +204,7 @@ static void other(const CUpti_Activity *a, struct orr__trec *r)
 		break;
 	case CUPTI_ACTIVITY_KIND_MARKER_DATA:
 		r->kind = ORR__TREC_MARKER_DATA;
-		r->id = ((const CUpti_ActivityMarkerData2 *)a)->id;
+		r->id = ((const marker_data_record *)a)->id;
 		break;
 	case CUPTI_ACTIVITY_KIND_OVERHEAD:
 		r->kind = ORR__TREC_OVERHEAD;

@@ -371,6 +371,19 @@ static void install_handlers(void)
 
 /* ---- InitializeInjection ---- */
 
+/*
+ * Whether a libcupti of API version v writes the records this tracer was built to read.
+ * From 13.0 the version is major * 10000 + minor * 100 + patch, and record layouts change
+ * between minor versions (13.2: Kernel11), not within one.  Before, it is one number per
+ * release (27: 12.9, 28: 12.9 Update 1): that one.
+ */
+static bool same_layouts(uint32_t v)
+{
+	if (CUPTI_API_VERSION >= 130000)
+		return v / 100 == CUPTI_API_VERSION / 100;
+	return v == CUPTI_API_VERSION;
+}
+
 static bool version_ok(void)
 {
 	CUptiResult r = cuptiGetVersion(&T.cupti_version);
@@ -379,8 +392,7 @@ static bool version_ok(void)
 		orr__log("cuptiGetVersion: %s: CUDA tracing disabled", result_name(r));
 		return false;
 	}
-	/* Record layouts change between minor versions (13.2: Kernel11), not within one. */
-	if (T.cupti_version / 100 != CUPTI_API_VERSION / 100) {
+	if (!same_layouts(T.cupti_version)) {
 		orr__log(
 			"libcupti is version %u, the tracer was built for %u: CUDA tracing disabled",
 			T.cupti_version, (unsigned)CUPTI_API_VERSION);

@@ -24,6 +24,15 @@
 #include "../../tracer/internal.h"
 #include "test-util.h"
 
+/* The structs of the CUPTI the tracer is built with (cupti-records.c): 13.x or 12.9. */
+#if CUPTI_API_VERSION >= 130000
+typedef CUpti_ActivityKernel10 kernel_record;
+typedef CUpti_ActivityMarkerData2 marker_data_record;
+#else
+typedef CUpti_ActivityKernel9 kernel_record;
+typedef CUpti_ActivityMarkerData marker_data_record;
+#endif
+
 #define PID  200
 #define TID  201
 #define NCCL "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL19ncclDevKernelArgs4K"
@@ -52,10 +61,10 @@ static CUpti_ActivityAPI api(CUpti_ActivityKind kind, CUpti_CallbackId cbid, uin
 				    .correlationId = corr };
 }
 
-static CUpti_ActivityKernel10 kernel(const char *name, uint32_t corr, uint32_t stream,
-				     uint64_t start, uint64_t end)
+static kernel_record kernel(const char *name, uint32_t corr, uint32_t stream, uint64_t start,
+			    uint64_t end)
 {
-	CUpti_ActivityKernel10 k;
+	kernel_record k;
 
 	memset(&k, 0, sizeof(k));
 	k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
@@ -112,7 +121,7 @@ static size_t feed(struct orr__session *s, const void *const *records, size_t n)
 
 static void test_translate_gpu(void **state)
 {
-	CUpti_ActivityKernel10 k = kernel(NCCL, 42, 13, 1000, 2000);
+	kernel_record k = kernel(NCCL, 42, 13, 1000, 2000);
 	CUpti_ActivityMemcpy6 m;
 	CUpti_Activity unused = { .kind = CUPTI_ACTIVITY_KIND_GRAPH_TRACE };
 	struct orr__trec r;
@@ -282,24 +291,24 @@ static void feed_step(struct orr__session *s)
 					  "[4, 16]], input_op_ids = [(1, 0)]",
 					  NULL, 1100);
 	CUpti_ActivityMarker2 op_end = marker(CUPTI_ACTIVITY_FLAG_MARKER_END, 2, NULL, NULL, 1300);
-	CUpti_ActivityMarkerData2 md = { .kind = CUPTI_ACTIVITY_KIND_MARKER_DATA, .id = 2 };
+	marker_data_record md = { .kind = CUPTI_ACTIVITY_KIND_MARKER_DATA, .id = 2 };
 	CUpti_ActivityExternalCorrelation ext = { .kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
 						  .externalKind =
 							  CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
 						  .externalId = 4242,
 						  .correlationId = 10 };
 	CUpti_ActivityAPI launch = api(CUPTI_ACTIVITY_KIND_RUNTIME, 505, 10, 1150); /* <<<>>> */
-	CUpti_ActivityKernel10 k = kernel("_Z4gemmv", 10, 7, 1500, 2500);
+	kernel_record k = kernel("_Z4gemmv", 10, 7, 1500, 2500);
 	CUpti_ActivityAPI rec = api(CUPTI_ACTIVITY_KIND_RUNTIME, 135, 11, 1200);
 	CUpti_ActivityCudaEvent2 ev;
 	CUpti_ActivityAPI wait = api(CUPTI_ACTIVITY_KIND_RUNTIME, 147, 12, 1250);
 	CUpti_ActivitySynchronization2 sy;
 	CUpti_ActivityAPI nccl_launch = api(CUPTI_ACTIVITY_KIND_DRIVER, 652, 13, 1400);
-	CUpti_ActivityKernel10 nccl = kernel(NCCL, 13, 11, 2600, 3600);
+	kernel_record nccl = kernel(NCCL, 13, 11, 2600, 3600);
 	CUpti_ActivityAPI graph = api(CUPTI_ACTIVITY_KIND_RUNTIME, 311, 14, 1450);
-	CUpti_ActivityKernel10 g1 = kernel("_Z5node1v", 14, 7, 3700, 3800);
-	CUpti_ActivityKernel10 g2 = kernel("_Z5node2v", 14, 7, 3800, 3900);
-	CUpti_ActivityKernel10 lost = kernel("_Z4lostv", 15, 7, 0, 0);
+	kernel_record g1 = kernel("_Z5node1v", 14, 7, 3700, 3800);
+	kernel_record g2 = kernel("_Z5node2v", 14, 7, 3800, 3900);
+	kernel_record lost = kernel("_Z4lostv", 15, 7, 0, 0);
 	CUpti_ActivityAPI cpy = api(CUPTI_ACTIVITY_KIND_RUNTIME, 41, 16, 1460);
 	CUpti_ActivityMemcpy6 m;
 	CUpti_ActivityMemcpyPtoP4 p2p;
