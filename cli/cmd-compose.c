@@ -229,8 +229,18 @@ static void report_text(const struct options *o, const struct orr_compose *c)
 		printf("composed step %lld", (long long)r0->step);
 	else
 		printf("composed the captured window (no step annotations)");
-	printf(" of %zu rank%s into %s (bench.py, rank-R.json)\n\n", n, n == 1 ? "" : "s",
+	printf(" of %zu rank%s into %s (bench.py, rank-R.json)\n", n, n == 1 ? "" : "s",
 	       cli_text(o->out));
+	if (r0->args_step >= 0 && r0->args_step != r0->step)
+		printf("  operators' arguments: step %lld's execution trace (traced under its "
+		       "observer)\n  GPU work and timing: step %lld, recorded without it, its ops "
+		       "matched to step %lld's\n",
+		       (long long)r0->args_step, (long long)r0->step, (long long)r0->args_step);
+	else if (r0->args_step >= 0)
+		printf("  operators' arguments, GPU work and timing: step %lld, traced under the "
+		       "execution trace's observer (no later step runs the same ops)\n",
+		       (long long)r0->step);
+	printf("\n");
 	printf("%5s %7s %6s %6s %6s %6s %8s %8s %10s %10s\n", "rank", "ops", "comms", "fills",
 	       "syncs", "waits", "tensors", "storages", "step ms", "GPU ms");
 	for (size_t i = 0; i < n; i++) {
@@ -278,6 +288,7 @@ static void report_json(const struct options *o, const struct orr_compose *c)
 	json_begin(&j, stdout);
 	json_str(&j, "dir", o->out);
 	json_int(&j, "step", orr_compose_get_rank(c, 0)->step);
+	json_int(&j, "args_step", orr_compose_get_rank(c, 0)->args_step);
 	if (t.gpu > 0) {
 		json_double(&j, "coverage", share(t.op, t.gpu));
 		json_object(&j, "shares");
@@ -295,6 +306,7 @@ static void report_json(const struct options *o, const struct orr_compose *c)
 		json_object(&j, NULL);
 		json_int(&j, "rank", r->rank);
 		json_int(&j, "step", r->step);
+		json_int(&j, "args_step", r->args_step);
 		json_int(&j, "step_ns", r->step_ns);
 		json_int(&j, "ops", (int64_t)r->ops);
 		json_int(&j, "comms", (int64_t)r->comms);

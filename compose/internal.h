@@ -37,7 +37,7 @@ struct crank {
 	int64_t start_ns, end_ns; /* the step's window */
 	struct citem *items;
 	size_t nitems, cap;
-	uint32_t *et_of_event; /* per event: the ET node linked to it, or ORR_NONE */
+	uint32_t *et_of_event; /* per event: the ET node giving its arguments, or ORR_NONE */
 	uint32_t nevents_waited;
 };
 

@@ -106,13 +106,17 @@ def compare(orrery, out):
     comp = json.load(open(os.path.join(out, "compose.json")))
     orig = original_ms(out)
     bench_ms = run["median_ns"] / 1e6
-    t0, k0, steps0 = summary(orrery, os.path.join(out, "torch-trace.json"), comp.get("step"))
+    # the step traced under the observer (compose's args_step; -1: none) is not the job's
+    observed = comp.get("args_step", -1)
+    t0, k0, steps0 = summary(orrery, os.path.join(out, "torch-trace.json"),
+                             observed if observed >= 0 else None)
     t1, k1, steps1 = summary(orrery, profile_of(os.path.join(out, "bench-prof")))
     classes = sorted(set(t0) | set(t1))
     total0 = sum(t0.values())
     res = {
         "coverage": comp.get("coverage"), "shares": comp.get("shares"),
-        "composed_step": comp.get("step"), "original_steps": steps0, "benchmark_steps": steps1,
+        "composed_step": comp.get("step"), "observed_step": observed,
+        "original_steps": steps0, "benchmark_steps": steps1,
         "step_ms": {"original": orig, "benchmark": bench_ms, "error": bench_ms / orig - 1},
         "classes": {c: {"gpu_ms": [t0.get(c, 0) / 1e6, t1.get(c, 0) / 1e6],
                         "kernels": [k0.get(c, 0), k1.get(c, 0)]} for c in classes},

@@ -56,6 +56,12 @@ struct orr_compose_options {
 struct orr_compose_rank {
 	int32_t rank;
 	int64_t step, step_ns; /* the step composed and its measured length on this rank */
+	/*
+	 * The step whose execution trace gave the operators' arguments: the step itself, or
+	 * the one traced under the observer when `step` is a later one whose ops match it
+	 * (docs/orrery-compose.md, "The step it copies"); -1 without an execution trace.
+	 */
+	int64_t args_step;
 	uint64_t ops, comms, fills, records, waits, syncs; /* items, after --repeat */
 	uint64_t tensors, storages;                        /* set by orr_compose_write() */
 	int64_t gpu_ns;       /* every GPU task the step's CPU work launched */

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """mk-compose-autocast.py OUTDIR: a profiler trace and its PyTorch execution trace of
 one step as autocast runs it (run-compose.sh autocast).  Writes OUTDIR/trace.json and
-OUTDIR/et.json:
+OUTDIR/et.json, and OUTDIR/trace2.json: the same with a second step, alike, recorded
+after the one the execution trace observed (ProfilerStep#1 under the observer, 1000 us;
+ProfilerStep#2 without it, 500 us, its kernels half as long):
 
   aten::linear(x bf16, w fp32)         autocast's wrapper kernel, which calls
     aten::to(w, bfloat16)              a cast (one kernel) and
@@ -48,19 +50,28 @@ OPS = [
 ]
 
 
-def kineto():
-    ev = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1,
-           "ts": 0, "dur": 1000}]
+def step(n, at, scale):
+    """ProfilerStep#n from `at` (us); times (and kernels) scale times as long."""
+    ev = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % n, "pid": 1,
+           "tid": 1, "ts": at, "dur": 1000 * scale}]
     for i, (name, _, _, _, ts, dur, kernel) in enumerate(OPS):
+        ext, ts = 10 * n + i + 1, at + ts * scale
         ev.append({"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "ts": ts,
-                   "dur": dur, "args": {"External id": i + 1}})
+                   "dur": dur * scale, "args": {"External id": ext}})
         if kernel:
             ev += [{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1,
-                    "tid": 1, "ts": ts + 5, "dur": 5,
-                    "args": {"correlation": 100 + i, "External id": i + 1}},
+                    "tid": 1, "ts": ts + 5 * scale, "dur": 5 * scale,
+                    "args": {"correlation": 100 * n + i, "External id": ext}},
                    {"ph": "X", "cat": "kernel", "name": kernel, "pid": 0, "tid": 7,
-                    "ts": ts + 20, "dur": 20,
-                    "args": {"correlation": 100 + i, "device": 0, "stream": 7}}]
+                    "ts": ts + 20 * scale, "dur": 20 * scale,
+                    "args": {"correlation": 100 * n + i, "device": 0, "stream": 7}}]
+    return ev
+
+
+def kineto(steps=1):
+    ev = step(1, 0, 1)
+    if steps > 1:
+        ev += step(2, 1000, 0.5)
     return {"schemaVersion": 1, "traceEvents": ev}
 
 
@@ -87,6 +98,8 @@ def main(out):
         json.dump(kineto(), f)
     with open(os.path.join(out, "et.json"), "w") as f:
         json.dump(et(), f)
+    with open(os.path.join(out, "trace2.json"), "w") as f:
+        json.dump(kineto(2), f)
 
 
 if __name__ == "__main__":
