@@ -22,7 +22,7 @@ sample=$PWD/traces/samples/tiny-2rank
 command -v ldd >/dev/null && command -v readelf >/dev/null ||
 	{ echo "skipped: ldd or readelf missing" >&2; exit 77; }
 
-bash scripts/bundle.sh "$build" "$work/out" >"$work/bundle.out" 2>"$work/bundle.err" ||
+BUNDLE_GZIP_LEVEL=1 bash scripts/bundle.sh "$build" "$work/out" >"$work/bundle.out" 2>"$work/bundle.err" ||
 	{ cat "$work/bundle.err" >&2; fail "scripts/bundle.sh failed"; }
 tarball=$(tail -n 1 "$work/bundle.out")
 [[ $tarball == "$work"/out/orrery-*.tar.gz && -f $tarball ]] ||
