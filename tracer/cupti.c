@@ -73,6 +73,7 @@ static struct {
 	struct orr__buf *held;               /* buffers waiting for the DEVICE records */
 	size_t nheld;
 	bool holding;
+	bool flushed_for_devices; /* CUPTI flushed once for DEVICE records NVTX waits for */
 } T = { .init_lock = PTHREAD_MUTEX_INITIALIZER };
 
 static const char *result_name(CUptiResult r)
@@ -205,7 +206,9 @@ static void add_nvtx(void *data, const struct orr__trec *r)
 /*
  * The NVTX records so far.  While the DEVICE records are awaited (they go in the file's
  * header, written at its first event) they are left in their chunks, up to
- * HOLD_NVTX_CHUNKS full ones; `all` reads them whatever.
+ * HOLD_NVTX_CHUNKS full ones; then, once, CUPTI is flushed (forced) for the buffer that
+ * holds them, and the records are read at the next pass whatever came.  `all` reads
+ * them at once.
  */
 static void drain_nvtx(bool all)
 {
@@ -213,6 +216,11 @@ static void drain_nvtx(bool all)
 
 	if (T.holding && !all && orr__nvtx_backlog() < HOLD_NVTX_CHUNKS)
 		return;
+	if (T.holding && !all && atomic_load(&T.cupti) && !T.flushed_for_devices) {
+		T.flushed_for_devices = true;
+		cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+		return;
+	}
 	T.nvtx_records += orr__nvtx_drain(add_nvtx, NULL);
 	dropped = orr__nvtx_dropped();
 	if (dropped > T.nvtx_dropped) {
