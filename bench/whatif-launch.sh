@@ -50,7 +50,13 @@ done
 [[ -x $build_dir/cli/orrery ]] || die "no $build_dir/cli/orrery (build it first)"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cp "$build_dir/cli/orrery" "$work/orrery"
+# The copy takes the shared library it loads from ../lib (its run path) with it.
+mkdir "$work/bin" "$work/lib"
+cp "$build_dir/cli/orrery" "$work/bin/orrery"
+for lib in "$build_dir"/lib/*.so*; do
+	[[ ! -f $lib ]] || cp -L "$lib" "$work/lib/" || die "cannot copy $lib"
+done
+ln -s bin/orrery "$work/orrery"
 bench/whatif-rows.sh "$work/orrery" "$whatif" "$costs_trace" "$rows" "$work" >/dev/null ||
 	die "bench/whatif-rows.sh failed (above)"
 
