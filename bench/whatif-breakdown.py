@@ -192,6 +192,19 @@ def stats(v):
     return len(v), 100 * sum(v) / len(v), 100 * p90
 
 
+def each_row(rows):
+    """Every row: its layout, measured and predicted ms, error and parts."""
+    print("| row | gpus | tp x pp x dp | mb | gb | measured ms | predicted ms | error | " +
+          " | ".join(PARTS) + " |")
+    print("|---|---|---|---|---|---|---|---|" + "---|" * len(PARTS))
+    for r in rows:
+        print("| %s | %d | %d x %d x %d | %d | %d | %.0f | %.0f | %+.1f %% | %s |" % (
+            r["id"].split(":")[-1], r["tp"] * r["pp"] * r["dp"], r["tp"], r["pp"], r["dp"],
+            r["micro_batch"], r["global_batch"], r["measured"], r["predicted"],
+            100 * (r["predicted"] / r["measured"] - 1),
+            " | ".join("%.0f" % r["parts"][p] for p in PARTS)))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("rows")
@@ -202,6 +215,9 @@ def main():
     ap.add_argument("--worst", type=int, default=3)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--all-kinds", action="store_true")
+    ap.add_argument("--rows-of", metavar="FILE",
+                    help="instead: every row of this what-if file (e.g. "
+                    "vtrain-a100-multi-node-dev.csv) with its layout, error and parts")
     o = ap.parse_args()
     here = os.path.dirname(os.path.abspath(__file__))
     extra = o.estimate_args.split()
@@ -214,7 +230,8 @@ def main():
              o.costs_trace, "0", work])
         rows = []
         for n, r in enumerate(table, 1):
-            if not r["source"].startswith("vtrain-a100-single-node") or r["skipped"] != "-":
+            want = o.rows_of or "vtrain-a100-single-node"
+            if not r["source"].startswith(want) or r["skipped"] != "-" or r["predicted"] == "-":
                 continue
             rows.append({"n": n, "id": r["id"], "split": r["split"],
                          "measured": float(r["measured"]), "predicted": float(r["predicted"]),
@@ -228,6 +245,9 @@ def main():
     if bad:
         sys.exit("bench/whatif-breakdown.py: the timelines' steps are not ROWS.tsv's "
                  "predictions (other options?): %s" % ", ".join(bad[:3]))
+    if o.rows_of:
+        each_row(rows)
+        return
     fit = [r for r in rows if r["split"] == "fit"]
     factor = {p: best_factor(fit, p) for p in PARTS}
     mean = {p: sum(r["parts"][p] for r in rows) / len(rows) for p in PARTS + ("step",)}
