@@ -112,6 +112,17 @@ static bool stream_type(const char *type)
 	return !strcmp(type, "Stream") || !strncmp(type, "Stream(", 7);
 }
 
+/*
+ * An object bench.py cannot make, whatever value the execution trace wrote for it (an id,
+ * a number): a storage (aten::set_'s source), a generator (RNG ops given their own), a
+ * script object.
+ */
+static bool object_type(const char *type)
+{
+	return !strncmp(type, "Storage", 7) || !strncmp(type, "Generator", 9) ||
+	       !strncmp(type, "Object", 6) || !strncmp(type, "__torch__", 9);
+}
+
 /* An undefined tensor (an optional one not given): "Tensor(nullptr (uninitialized))". */
 static bool undefined(const char *type)
 {
@@ -168,17 +179,29 @@ static bool string_arg_ok(const char *s, const char *op)
 	return false;
 }
 
+/* "an argument of type T", interned: why an op given such a value is not rebuilt. */
+static const char *why_type(const struct orr_compose *c, uint32_t type)
+{
+	char buf[256];
+
+	snprintf(buf, sizeof(buf), "an argument of type %s",
+		 orr_trace_str(orr_graph_trace(c->g), type));
+	return orr_strtab_get(c->strs, orr_strtab_intern(c->strs, buf, strlen(buf)));
+}
+
 static const char *why_value(const struct orr_compose *c, const struct orr_et *et,
 			     const struct orr_et_value *v, const char *op, int depth)
 {
 	const struct orr_trace *t = orr_graph_trace(c->g);
-	char buf[256];
 
 	if (depth > MAX_VALUE_DEPTH)
 		return "arguments nested too deep";
 	if (v->kind != ORR_ET_LIST && v->kind != ORR_ET_NONE &&
 	    stream_type(orr_trace_str(t, v->type)))
 		return NULL;
+	if (v->kind != ORR_ET_LIST && v->kind != ORR_ET_NONE &&
+	    object_type(orr_trace_str(t, v->type)))
+		return why_type(c, v->type);
 	switch (v->kind) {
 	case ORR_ET_TENSOR:
 		if (et_dtype(orr_trace_str(t, v->type)) || undefined(orr_trace_str(t, v->type)))
@@ -204,8 +227,7 @@ static const char *why_value(const struct orr_compose *c, const struct orr_et *e
 	default:
 		return NULL;
 	}
-	snprintf(buf, sizeof(buf), "an argument of type %s", orr_trace_str(t, v->type));
-	return orr_strtab_get(c->strs, orr_strtab_intern(c->strs, buf, strlen(buf)));
+	return why_type(c, v->type);
 }
 
 static bool namespace_runs(const char *name)
