@@ -156,6 +156,12 @@ static void h_gemm(uint64_t *h, const struct orr_gemm_model *m)
 		h_fit(h, &m->pooled[i]);
 	}
 	h_eff(h, &m->efficiency_all);
+	h_gpu(h, m->tiles.gpu);
+	for (int i = 0; i < ORR_DTYPE_COUNT; i++) {
+		h_u64(h, m->tiles.samples[i]);
+		h_f64(h, m->tiles.fixed_ns[i]);
+		h_f64(h, m->tiles.ns_per_ns[i]);
+	}
 	h_u64(h, m->nclasses);
 	for (size_t i = 0; i < m->nclasses; i++) {
 		const struct orr_gemm_class *c = &m->classes[i];
@@ -225,6 +231,7 @@ static void h_costs(uint64_t *h, const struct orr_synth_costs *c)
 		}
 	h_i64(h, c->m.gpus_per_node);
 	h_f64(h, c->cpu_op_ns);
+	h_u64(h, c->gemm_tiles);
 }
 
 void orr_whatif_digest(const struct orr_whatif_plan *p, const struct orr_whatif_context *x,

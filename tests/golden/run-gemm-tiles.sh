@@ -4,7 +4,8 @@
 # trace), estimate --gemm-model tiles times every synthesized GEMM by it (the sources
 # say so) and a step of small GEMMs comes out slower than by the roofline x the
 # efficiency (its tiles fill a fraction of the A100's 108 SMs); costs without the key
-# time as the default; a bad model name is a usage error.  77 without ../shared.
+# time as the default; whatif takes the option too; a bad model name is a usage error.
+# 77 without ../shared.
 set -uo pipefail
 
 # shellcheck source=SCRIPTDIR/golden-lib.sh
@@ -46,6 +47,13 @@ row[${#row[@]} - 1]=$work/old.json
 run "${row[@]}" --gemm-model tiles
 expect_rc 0
 [[ $(ms) == "$roofline" ]] || { show; fail "costs without gemm.tiles: $(ms) ms, not $roofline"; }
+
+# whatif takes it as estimate does
+run whatif --gpu a100-80gb-sxm --layers 12 --hidden 1024 --heads 16 --seq 1024 --gpus 8 \
+	--tp 1,2 --pp 1 --micro-batch 1 --global-batch 8 --recompute full --precision fp16 \
+	--attention unfused --launch-us 0 --costs "$work/costs.json" --gemm-model tiles
+expect_rc 0
+expect_in out "by tiles and waves (--gemm-model tiles)"
 
 run "${row[@]}" --gemm-model waves
 expect_rc 2
