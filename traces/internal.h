@@ -128,8 +128,11 @@ struct orr__rank_build {
 	/* The ranks a file with several declares ("orreryRanks"), owned until split. */
 	struct orr__rank_build **parts;
 	size_t nparts, parts_cap;
-	/* The skipped rows at the last orr__rank_mark(): their counts grow in place. */
-	struct orr__vec skipped_at_mark;
+	/*
+	 * Skipped categories' counts grow in place: what was added since the last
+	 * orr__rank_mark() to the rows it found (struct orr__skip_undo), to take back.
+	 */
+	struct orr__vec skipped_undo;
 };
 
 /*
@@ -139,6 +142,11 @@ struct orr__rank_build {
 struct orr__mark {
 	size_t n[18];
 	uint64_t ops_with_stack, ops_with_flops;
+};
+
+struct orr__skip_undo {
+	size_t row;
+	uint64_t count;
 };
 
 void orr__rank_mark(struct orr__rank_build *rb, struct orr__mark *m);

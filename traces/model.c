@@ -53,10 +53,7 @@ void orr__rank_mark(struct orr__rank_build *rb, struct orr__mark *m)
 		m->n[i] = v[i].n;
 	m->ops_with_stack = rb->pub.ops_with_stack;
 	m->ops_with_flops = rb->pub.ops_with_flops;
-	rb->skipped_at_mark.n = 0;
-	if (rb->skipped.n)
-		memcpy(orr__vec_extend(&rb->skipped_at_mark, rb->skipped.n), rb->skipped.p,
-		       rb->skipped.n * sizeof(struct orr_skipped));
+	rb->skipped_undo.n = 0;
 }
 
 void orr__rank_rollback(struct orr__rank_build *rb, const struct orr__mark *m)
@@ -68,10 +65,15 @@ void orr__rank_rollback(struct orr__rank_build *rb, const struct orr__mark *m)
 		v[i].n = m->n[i];
 	rb->pub.ops_with_stack = m->ops_with_stack;
 	rb->pub.ops_with_flops = m->ops_with_flops;
-	/* the rows kept (the mark's first) take back their counts */
-	if (rb->skipped.n)
-		memcpy(rb->skipped.p, rb->skipped_at_mark.p,
-		       rb->skipped.n * sizeof(struct orr_skipped));
+	/* the rows kept (the mark's first) take back what was counted since */
+	for (size_t i = 0; i < rb->skipped_undo.n; i++) {
+		const struct orr__skip_undo *u =
+			ORR__AT(rb->skipped_undo, struct orr__skip_undo, i);
+
+		if (u->row < rb->skipped.n)
+			ORR__AT(rb->skipped, struct orr_skipped, u->row)->count -= u->count;
+	}
+	rb->skipped_undo.n = 0;
 	rb->last_place = UINT32_MAX;
 }
 
@@ -189,6 +191,8 @@ void orr__count_skipped_by(struct orr__rank_build *rb, uint32_t category, uint64
 
 		if (i < rb->skipped.n && s[i].category == category) {
 			s[i].count += count;
+			*(struct orr__skip_undo *)orr__vec_push(&rb->skipped_undo) =
+				(struct orr__skip_undo){ i, count };
 			return;
 		}
 	}
@@ -263,7 +267,7 @@ static struct orr__rank_build *rank_alloc(uint32_t source)
 	rb->comms.elem = sizeof(struct orr_comm);
 	rb->devices.elem = sizeof(struct orr_device);
 	rb->skipped.elem = sizeof(struct orr_skipped);
-	rb->skipped_at_mark.elem = sizeof(struct orr_skipped);
+	rb->skipped_undo.elem = sizeof(struct orr__skip_undo);
 	rb->coerced.elem = sizeof(struct orr_coerced);
 	rb->mems.elem = sizeof(struct orr_mem_sample);
 	rb->counters.elem = sizeof(struct orr_counter_sample);
@@ -302,7 +306,7 @@ void orr__rank_free(struct orr__rank_build *rb)
 		orr__rank_free(rb->parts[i]);
 	free(rb->place_index.slot);
 	free(rb->skipped_index.slot);
-	free(rb->skipped_at_mark.p);
+	free(rb->skipped_undo.p);
 	free(rb->parts);
 	free(rb);
 }
