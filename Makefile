@@ -86,6 +86,7 @@ check-format:
 bench: build
 	bash bench/run.sh
 	bash bench/whatif-accuracy.sh
+	bash bench/gemm-tiles.sh
 	bash bench/h200-gpt.sh
 	bash bench/whatif-launch.sh
 	bash bench/whatif-ranking.sh
