@@ -170,15 +170,18 @@ static size_t split_min_bytes()
 }
 
 /*
- * traceEvents in up to MAX_PIECES pieces of about equal bytes, each from the first event
- * boundary guessed at or after its share of the file.  The first thread reads from the
- * first piece on; a second one takes pieces from the last one back, each into a rank and
- * strings of its own.  They meet where their work does (events cost more than bytes,
- * and a file's first and second halves differ).  A piece the second thread read is
- * taken (appended) only when the first thread reaches its start exactly, so a guess
- * inside an event is never taken: the first thread then reads on alone.
+ * traceEvents in pieces of about equal bytes (PIECE_BYTES, at least MIN_PIECES and at
+ * most MAX_PIECES of them), each from the first event boundary guessed at or after its
+ * share of the file.  The first thread reads from the first piece on; a second one
+ * takes pieces from the last one back, each into a rank and strings of its own.  They
+ * meet where their work does (events cost more than bytes, and a file's first and
+ * second halves differ).  A piece the second thread read is taken (appended) only when
+ * the first thread reaches its start exactly, so a guess inside an event is never
+ * taken: the first thread then reads on alone.
  */
-constexpr int MAX_PIECES = 8;
+constexpr int MAX_PIECES = 32, MIN_PIECES = 8;
+/* About 10 ms of reading each: where the threads meet, one waits half a piece at most. */
+constexpr size_t PIECE_BYTES = (size_t)4 << 20;
 enum { PIECE_FREE, PIECE_SECOND, PIECE_DONE, PIECE_FIRST };
 
 struct piece {
@@ -301,8 +304,13 @@ bool kineto_parser::start_pieces(size_t pos, struct pieces &ps)
 	ps.src = src_->fork(src_, pos);
 	ps.p[0].start = pos;
 	ps.n = 1;
-	for (int k = 1; k < MAX_PIECES; k++) {
-		size_t at = pos + (size_t)((unsigned __int128)size * (unsigned)k / MAX_PIECES);
+	size_t want = size / PIECE_BYTES;
+	unsigned n = want < MIN_PIECES   ? MIN_PIECES
+		     : want > MAX_PIECES ? MAX_PIECES
+					 : (unsigned)want;
+
+	for (unsigned k = 1; k < n; k++) {
+		size_t at = pos + (size_t)((unsigned __int128)size * k / n);
 
 		if (at <= ps.p[ps.n - 1].start || !guess_start(ps.src, at, &cut, &start) ||
 		    cut <= ps.p[ps.n - 1].start)
