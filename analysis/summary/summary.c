@@ -69,11 +69,13 @@ static int cmp_key(const void *a, const void *b)
 	return (x->name > y->name) - (x->name < y->name);
 }
 
-static const struct orr_trace *sort_trace;
-
-/* Most time first, then by name (not by the trace's ids), rank, stream. */
-static int cmp_time(const void *a, const void *b)
+/*
+ * Most time first, then by name (not by the trace's ids), rank, stream; data is the
+ * trace (qsort_r(): no static, so that summaries of two replays may be gathered at once).
+ */
+static int cmp_time(const void *a, const void *b, void *data)
 {
+	const struct orr_trace *sort_trace = data;
 	const struct orr_sum_item *x = a, *y = b;
 	int c;
 
@@ -105,9 +107,8 @@ static int64_t merge(const struct orr_trace *t, struct orr_sum_item *v, size_t *
 		}
 	}
 	*n = k;
-	sort_trace = t;
 	if (k)
-		qsort(v, k, sizeof(*v), cmp_time);
+		qsort_r(v, k, sizeof(*v), cmp_time, (void *)t);
 	return total;
 }
 
