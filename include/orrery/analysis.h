@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * orrery/analysis.h — what the front ends report, computed once: the models fitted on a
- * rank (orrery fit), where a measured trace's time goes (orrery summary), ...
+ * orrery/analysis.h — what the front ends report, computed once: which rank-steps an
+ * analysis covers (orr_select), the models fitted on a rank (orrery fit), where a
+ * measured trace's time goes (orrery summary), the replay against the measured trace per
+ * rank-step and its what-if scenarios (orrery replay), two sides compared (orrery diff),
+ * the Perfetto timelines, what each rank holds (orrery info), and the layout of these
+ * structs for bindings.
  *
  * Every analysis is a function over the trace, graph and replay types that fills a plain
  * struct; the command line (cli/) and the Python package (python/) only format it.  The
@@ -10,9 +14,12 @@
  * Ownership: a result borrows the graph (and its trace) or replay it was computed on,
  * which must outlive it; what it allocates is freed by its release function, which
  * accepts a zeroed struct.  Analyses do not fail on data: what a trace lacks is a field
- * left unknown (NaN, -1, ORR_NONE, NULL) as each field says.  Allocation failure is fatal
- * (orr_xmalloc()).  Nothing here prints.
- * Thread safety: analyses of different results may run at once on one graph or replay.
+ * left unknown (NaN, -1, ORR_NONE, NULL) as each field says.  Those that replay or write
+ * (orr_scenario_report_run(), orr_timeline_write()) return 0 or a negative code, the
+ * replay's with its struct orr_diag.  Allocation failure is fatal (orr_xmalloc()).
+ * Nothing here prints.
+ * Thread safety: analyses only read the graph and replay they are given; several may run
+ * at once on one of them, each into a result of its own.
  */
 #ifndef ORRERY_ANALYSIS_H
 #define ORRERY_ANALYSIS_H
