@@ -232,3 +232,37 @@ enum orr_dtype orr_gemm_precision(const struct orr_gemm_model *m)
 			return m->classes[i].dtype;
 	return ORR_DTYPE_BF16;
 }
+
+size_t orr_graph_rank_index(const struct orr_graph *g, int64_t rank)
+{
+	for (size_t i = 0; i < orr_graph_rank_count(g); i++)
+		if (rank < 0 || orr_graph_get_rank(g, i)->rank->rank == rank)
+			return i;
+	return SIZE_MAX;
+}
+
+size_t orr_structure_values(const struct orr_structure *s, struct orr_named_value *v)
+{
+	size_t n = 0;
+
+#define V(field) v[n++] = (struct orr_named_value){ #field, &s->field }
+	V(layers);
+	V(hidden);
+	V(heads);
+	V(head_dim);
+	V(kv_groups);
+	V(ffn);
+	V(vocab);
+	V(seq);
+	V(micro_batch);
+	V(tokens);
+	V(micro_batches);
+	V(tp);
+	V(pp);
+	V(dp);
+	V(world);
+	V(annotated_layers);
+	V(repeats);
+#undef V
+	return n;
+}

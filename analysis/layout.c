@@ -24,6 +24,12 @@ static const struct {
 	size_t value;
 } layout[] = {
 	SIZE(orr_diag),
+	SIZE(orr_value),
+	FIELD(orr_value, why),
+	SIZE(orr_named_value),
+	SIZE(orr_rank_fit),
+	FIELD(orr_rank_fit, device),
+	FIELD(orr_rank_fit, st),
 	FIELD(orr_diag, msg),
 	SIZE(orr_select),
 	SIZE(orr_breakdown),

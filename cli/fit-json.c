@@ -59,8 +59,8 @@ static void json_efficiency_all(struct json_out *j, const struct orr_gemm_effici
 
 static void json_structure(struct json_out *j, const struct orr_structure *s)
 {
-	struct cli_named_value v[20];
-	size_t n = cli_fit_structure_values(s, v);
+	struct orr_named_value v[20];
+	size_t n = orr_structure_values(s, v);
 
 	json_object(j, "structure");
 	json_int(j, "rank", s->rank);

@@ -6,14 +6,6 @@
 #include "fit.h"
 #include "banned.h"
 
-size_t cli_fit_rank_index(const struct orr_graph *g, int64_t rank)
-{
-	for (size_t i = 0; i < orr_graph_rank_count(g); i++)
-		if (rank < 0 || orr_graph_get_rank(g, i)->rank->rank == rank)
-			return i;
-	return SIZE_MAX;
-}
-
 int cli_fit_load(const char *path, struct orr_trace **ret_t, struct orr_graph **ret_g)
 {
 	struct orr_import_options iopts = { .warn = cli_import_warn };
@@ -59,7 +51,7 @@ int cli_fit_open(const char *trace, const char *out, int64_t rank, struct orr_tr
 	ret = cli_fit_load(trace, ret_t, ret_g);
 	if (ret != EXIT_OK)
 		return ret;
-	*ret_ri = cli_fit_rank_index(*ret_g, rank);
+	*ret_ri = orr_graph_rank_index(*ret_g, rank);
 	if (*ret_ri == SIZE_MAX) {
 		cli_error("%s: no rank %lld in the trace", trace, (long long)rank);
 		return EXIT_FAIL;

@@ -8,32 +8,6 @@
 #include "fit.h"
 #include "banned.h"
 
-size_t cli_fit_structure_values(const struct orr_structure *s, struct cli_named_value *v)
-{
-	size_t n = 0;
-
-#define V(field) v[n++] = (struct cli_named_value){ #field, &s->field }
-	V(layers);
-	V(hidden);
-	V(heads);
-	V(head_dim);
-	V(kv_groups);
-	V(ffn);
-	V(vocab);
-	V(seq);
-	V(micro_batch);
-	V(tokens);
-	V(micro_batches);
-	V(tp);
-	V(pp);
-	V(dp);
-	V(world);
-	V(annotated_layers);
-	V(repeats);
-#undef V
-	return n;
-}
-
 static const char *bytes_text(double b, char *buf, size_t size)
 {
 	if (b >= 1 << 30)
@@ -49,8 +23,8 @@ static const char *bytes_text(double b, char *buf, size_t size)
 
 static void text_structure(const struct orr_rank_fit *f)
 {
-	struct cli_named_value v[20];
-	size_t n = cli_fit_structure_values(&f->st, v);
+	struct orr_named_value v[20];
+	size_t n = orr_structure_values(&f->st, v);
 	const struct orr_structure *s = &f->st;
 
 	printf("\nstructure of rank %d\n", (int)f->rank);

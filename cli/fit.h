@@ -14,8 +14,6 @@
 /* Reads a costs file (orrery fit -o), saying why not: EXIT_OK or EXIT_FAIL. */
 int cli_read_costs(const char *path, struct orr_costs *ret);
 
-/* The graph index of global rank `rank` (-1: the first); SIZE_MAX when absent. */
-size_t cli_fit_rank_index(const struct orr_graph *g, int64_t rank);
 /* Imports path and builds its graph, saying why not (EXIT_OK or EXIT_FAIL). */
 int cli_fit_load(const char *path, struct orr_trace **ret_t, struct orr_graph **ret_g);
 
@@ -29,14 +27,6 @@ int cli_fit_open(const char *trace, const char *out, int64_t rank, struct orr_tr
 		 struct orr_graph **ret_g, size_t *ret_ri);
 
 void cli_fit_text(const struct orr_rank_fit *f);
-/* A structure value with its name, in report order (cli_fit_structure_values()). */
-struct cli_named_value {
-	const char *name;
-	const struct orr_value *v;
-};
-
-/* The structure's values in report order, into v (room for 20); how many. */
-size_t cli_fit_structure_values(const struct orr_structure *s, struct cli_named_value *v);
 /* The JSON document (docs/orrery-fit.md) to f (cli/fit-json.c). */
 void cli_fit_json(const struct orr_rank_fit *f, FILE *out);
 

@@ -106,6 +106,16 @@ void orr_rank_fit_launch_time(const struct orr_graph *g, struct orr_launch_time 
 double orr_rank_fit_spec_link(const struct orr_rank_fit *f, enum orr_link l);
 /* The precision a trace ran at: its GEMM classes' operand type (BF16 without GEMMs). */
 enum orr_dtype orr_gemm_precision(const struct orr_gemm_model *m);
+/* The graph index of global rank `rank` (-1: the first); SIZE_MAX when absent. */
+size_t orr_graph_rank_index(const struct orr_graph *g, int64_t rank);
+/* A structure value with its name ("layers", "tp", ...). */
+struct orr_named_value {
+	const char *name;
+	const struct orr_value *v; /* borrowed from the structure */
+};
+/* The structure's values in report order (as orrery fit prints them) into v (room for
+ * 20); how many. */
+size_t orr_structure_values(const struct orr_structure *s, struct orr_named_value *v);
 
 /* ---- which rank-steps an analysis covers ---- */
 

@@ -7,6 +7,7 @@
     t.replay()                        # per rank-step: measured, predicted, error, trust
     t.replay(scale="nccl*=0.5")       # a what-if: baseline and scenario per step
     t.critical_path()                 # each job step's critical path, segment by segment
+    t.fit()                           # the structure recovered: layers, hidden, tp, pp, dp, ...
     t.diff(orrery.load("other"))      # kernels, ops and kernel classes compared per rank-step
 
 Every table is a pandas DataFrame when pandas is installed, else a list of dicts with the
@@ -243,6 +244,29 @@ class Trace:
         finally:
             _lib.libc.free(steps)
         return _table(rows, cols)
+
+    # ---- orrery fit ----
+
+    def fit(self, rank=None):
+        """The structure orrery fit recovers on one rank (global rank `rank`, default the
+        first): per value (layers, hidden, heads, ..., tp, pp, dp, world) the value (0 when
+        unknown), how it was found ("read", "inferred", "unknown") and why."""
+        ri = _lib.graph_rank_index(self._g, -1 if rank is None else int(rank))
+        if ri == _lib._MISSING:
+            raise OrreryError("trace '%s' has no rank %s" % (self.path, rank))
+        f = _lib.RankFit()
+        _lib.rank_fit_run(self._live() and self._g, ri, self.path.encode(), None, 0,
+                          ctypes.byref(f))
+        try:
+            v = (_lib.NamedValue * 20)()
+            n = _lib.structure_values(ctypes.addressof(f) + _lib.RANK_FIT_ST, v)
+            cols = ["name", "value", "how", "why"]
+            rows = [{"name": _text(v[i].name), "value": v[i].v.contents.value,
+                     "how": _text(_lib.value_how_name(v[i].v.contents.how)),
+                     "why": _text(v[i].v.contents.why)} for i in range(n)]
+            return _table(rows, cols)
+        finally:
+            _lib.rank_fit_release(ctypes.byref(f))
 
     # ---- orrery diff ----
 

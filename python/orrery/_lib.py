@@ -101,6 +101,14 @@ def _check(cls, name, offsets=()):
                               (name, f, getattr(cls, f).offset, theirs))
 
 
+class Value(Structure):
+    _fields_ = [("value", c_int64), ("how", c_int), ("why", c_char * 192)]
+
+
+class NamedValue(Structure):
+    _fields_ = [("name", c_char_p), ("v", POINTER(Value))]
+
+
 class Diag(Structure):
     _fields_ = [("file", c_char * 512), ("msg", c_char * 1024), ("offset", c_int64),
                 ("event", c_int64)]
@@ -216,6 +224,13 @@ class DiffTable(Structure):
     _fields_ = [("v", POINTER(DiffRow)), ("n", c_size_t), ("cap", c_size_t)]
 
 
+RankFit = _padded("orr_rank_fit", [
+    ("trace", c_char_p), ("g", c_void_p), ("rank", c_int32), ("device", c_char_p)])
+RANK_FIT_ST = lib.orr_analysis_layout(b"orr_rank_fit", b"st")
+
+_check(Value, "orr_value", ["why"])
+_check(NamedValue, "orr_named_value")
+_check(RankFit, "orr_rank_fit", ["device"])
 _check(Diag, "orr_diag", ["msg"])
 _check(Select, "orr_select")
 _check(Breakdown, "orr_breakdown")
@@ -283,5 +298,11 @@ diff_union_rows = _fn("orr_diff_union_rows", None, POINTER(DiffTable), c_char_p,
 diff_op_rows = _fn("orr_diff_op_rows", None, POINTER(DiffTable), POINTER(DiffProfile),
                    POINTER(DiffProfile))
 diff_table_release = _fn("orr_diff_table_release", None, POINTER(DiffTable))
+graph_rank_index = _fn("orr_graph_rank_index", c_size_t, P, c_int64)
+rank_fit_run = _fn("orr_rank_fit_run", None, P, c_size_t, c_char_p, c_void_p, c_size_t,
+                   POINTER(RankFit))
+rank_fit_release = _fn("orr_rank_fit_release", None, POINTER(RankFit))
+structure_values = _fn("orr_structure_values", c_size_t, c_void_p, POINTER(NamedValue))
+value_how_name = _fn("orr_value_how_name", c_char_p, c_int)
 coll_kind_name = _fn("orr_coll_kind_name", c_char_p, c_int)
 link_name = _fn("orr_link_name", c_char_p, c_int)

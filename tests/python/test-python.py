@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The orrery Python package (python/) against the CLI: the same library under both, so
 the tables must hold the numbers `orrery summary`, `orrery replay` (with and without
---scale) and `orrery critical-path` print as JSON for the sample trace.
+--scale) and `orrery fit` print as JSON for the sample trace.
 
     test-python.py SOURCE_ROOT      (ORRERY: the CLI; ORRERY_LIB: liborrery.so.0)
 """
@@ -70,6 +70,16 @@ if scen and not all(g["scenario_ns"] < g["baseline_ns"] for g in scen):
 path = rows(t.critical_path())
 if not path or any(p["dur_ns"] < 0 for p in path):
     failures.append("critical path: no segment, or one that ends before it starts")
+
+fit = {r["name"]: r for r in rows(t.fit())}
+want = cli("fit")["structure"]
+check("fit's values", sorted(k for k in fit if k in want), sorted(k for k in want if k in fit))
+for name, w in want.items():
+    if name in fit and isinstance(w, dict) and "how" in w:
+        check("fit %s" % name, (fit[name]["value"] or None, fit[name]["how"], fit[name]["why"]),
+              (w["value"], w["how"], w["why"]))
+if "world" not in fit:
+    failures.append("fit gives no world size")
 
 same = rows(t.diff(t))
 if not same or any(r["delta_ns"] != 0 for r in same):

@@ -199,8 +199,8 @@ static inline void synthetic_colls(struct orr_rank_fit *f)
 /* A structure with some values read, the others unknown, and a named communicator. */
 static inline void synthetic_structure(struct orr_structure *st)
 {
-	struct cli_named_value v[20];
-	size_t n = cli_fit_structure_values(st, v);
+	struct orr_named_value v[20];
+	size_t n = orr_structure_values(st, v);
 
 	for (size_t i = 0; i < n; i++) {
 		struct orr_value *x = (struct orr_value *)v[i].v;

@@ -164,10 +164,10 @@ static void check_coll_model(const struct orr_rank_fit_coll *a, const struct orr
 /* The structure's values, the overlap, the device. */
 static void check_structure(const struct orr_rank_fit *f, const struct orr_costs *c)
 {
-	struct cli_named_value a[20], b[20];
-	size_t n = cli_fit_structure_values(&f->st, a);
+	struct orr_named_value a[20], b[20];
+	size_t n = orr_structure_values(&f->st, a);
 
-	assert_int_equal(cli_fit_structure_values(&c->st, b), n);
+	assert_int_equal(orr_structure_values(&c->st, b), n);
 	for (size_t i = 0; i < n; i++) {
 		assert_int_equal(a[i].v->value, b[i].v->value);
 		assert_int_equal(a[i].v->how, b[i].v->how);
