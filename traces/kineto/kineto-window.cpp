@@ -269,13 +269,17 @@ static void read_pieces(struct pieces *ps, const char *name, const struct orr__l
 	}
 }
 
-/* The first "}" ws "," ws "{" at or after at, in the next window of the file; or false. */
+/*
+ * The first "}" ws "," ws "{" at or after at, in the next GUESS_BYTES of the file (a
+ * Kineto event is a few hundred bytes); or false.
+ */
 static bool guess_start(struct orr__source *src, size_t at, size_t *ret_cut, size_t *ret_start)
 {
+	const size_t GUESS_BYTES = WINDOW_BYTES < 65536 ? WINDOW_BYTES : 65536;
 	const char *b;
 	size_t i, j, end;
 
-	if (src->more(src, at, at + WINDOW_BYTES))
+	if (src->more(src, at, at + GUESS_BYTES))
 		return false;
 	b = src->p - src->lo;
 	for (i = at, end = src->hi; i < end; i++) {
