@@ -43,52 +43,11 @@ struct options {
 	const char *trace;
 };
 
-/* What the path spends in one op (by name) on one thread or stream. */
-struct op_time {
-	uint32_t name;
-	uint32_t proc;
-	bool before;     /* CPU time outside every op, before the call name names */
-	const char *str; /* the name itself */
-	int64_t ns;
-	int64_t by_cat[ORR_PATH_CAT_COUNT];
-	size_t count;
-};
-
-struct path_step {
-	const struct orr_replay_step *s;
-	int64_t path_ns;
-	int64_t by_cat[ORR_PATH_CAT_COUNT];
-	struct op_time *ops;
-	size_t nops;
-};
-
 struct ctx {
 	const struct orr_replay *r;
 	const struct orr_graph *g;
 	struct orr_op_names *names;
 };
-
-/*
- * The name a segment of the path is listed under; *ret_before when it is CPU time
- * outside every op, listed as "(no op) before" the call that follows it.
- */
-static uint32_t seg_name(const struct ctx *c, const struct orr_path_seg *seg, bool *ret_before)
-{
-	int64_t start = orr_replay_start(c->r, seg->task);
-
-	*ret_before = false;
-	if (seg->cat == ORR_PATH_CPU && seg->end_ns <= start) {
-		/* CPU time before the call: where it was on the measured timeline. */
-		int64_t mid = seg->start_ns + (seg->end_ns - seg->start_ns) / 2;
-		uint32_t at = orr_op_name_at(c->names, seg->task,
-					     orr_graph_task_start(c->g, seg->task) - (start - mid));
-
-		if (at != ORR_STR_NONE)
-			return at;
-		*ret_before = true;
-	}
-	return orr_op_name(c->names, seg->task);
-}
 
 /* "NAME", or "(no op) before NAME" for CPU time outside every op. */
 static const char *label(const char *name, bool before, char *buf, size_t size)
@@ -97,88 +56,6 @@ static const char *label(const char *name, bool before, char *buf, size_t size)
 		return name;
 	snprintf(buf, size, "(no op) before %s", name);
 	return buf;
-}
-
-static int cmp_name(const void *a, const void *b)
-{
-	const struct op_time *x = a, *y = b;
-
-	if (x->name != y->name)
-		return (x->name > y->name) - (x->name < y->name);
-	if (x->before != y->before)
-		return x->before - y->before;
-	return (x->proc > y->proc) - (x->proc < y->proc);
-}
-
-/* Most time first; ties by name, so that the order does not depend on the trace's ids. */
-static int cmp_time(const void *a, const void *b)
-{
-	const struct op_time *x = a, *y = b;
-
-	if (x->ns != y->ns)
-		return (x->ns < y->ns) - (x->ns > y->ns);
-	if (strcmp(x->str, y->str))
-		return strcmp(x->str, y->str);
-	if (x->before != y->before)
-		return x->before - y->before;
-	return (x->proc > y->proc) - (x->proc < y->proc);
-}
-
-/* Adds up the segments of the path by category, and by op into ops merged by name. */
-static void tally(const struct ctx *c, const struct orr_path_seg *segs, size_t n,
-		  struct path_step *ps)
-{
-	struct op_time *v = orr_xcalloc(n + 1, sizeof(*v));
-	size_t nv = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		int64_t d = segs[i].end_ns - segs[i].start_ns;
-
-		ps->path_ns += d;
-		ps->by_cat[segs[i].cat] += d;
-		if (segs[i].task == ORR_NONE)
-			continue;
-		v[nv] = (struct op_time){ .proc = orr_graph_tasks(c->g)[segs[i].task].proc,
-					  .ns = d,
-					  .count = 1 };
-		v[nv].name = seg_name(c, &segs[i], &v[nv].before);
-		/* A task's time before its start and its run are adjacent: count it once. */
-		if (nv && segs[i - 1].task == segs[i].task && v[nv - 1].name == v[nv].name &&
-		    v[nv - 1].before == v[nv].before)
-			v[nv].count = 0;
-		v[nv].str = orr_trace_str(orr_graph_trace(c->g), v[nv].name);
-		v[nv++].by_cat[segs[i].cat] = d;
-	}
-	if (nv)
-		qsort(v, nv, sizeof(*v), cmp_name);
-	ps->nops = 0;
-	for (size_t i = 0; i < nv; i++) {
-		struct op_time *o = ps->nops ? &v[ps->nops - 1] : NULL;
-
-		if (!o || o->name != v[i].name || o->before != v[i].before ||
-		    o->proc != v[i].proc) {
-			v[ps->nops++] = v[i];
-			continue;
-		}
-		o->ns += v[i].ns;
-		o->count += v[i].count;
-		for (int k = 0; k < ORR_PATH_CAT_COUNT; k++)
-			o->by_cat[k] += v[i].by_cat[k];
-	}
-	if (ps->nops)
-		qsort(v, ps->nops, sizeof(*v), cmp_time);
-	ps->ops = v;
-}
-
-/* The category an op spends most of its path time in. */
-static enum orr_path_cat main_cat(const struct op_time *o)
-{
-	int best = 0;
-
-	for (int k = 1; k < ORR_PATH_CAT_COUNT; k++)
-		if (o->by_cat[k] > o->by_cat[best])
-			best = k;
-	return best;
 }
 
 static double share(int64_t part, int64_t whole)
@@ -195,7 +72,7 @@ static int32_t proc_where(const struct orr_graph *g, uint32_t proc, char *buf, s
 	return orr_graph_get_rank(g, pr->rank)->rank->rank;
 }
 
-static void text_step(const struct ctx *c, const struct path_step *ps, size_t top)
+static void text_step(const struct ctx *c, const struct orr_path_step *ps, size_t top)
 {
 	char st[32], a[32], b[32], where[64];
 
@@ -217,7 +94,7 @@ static void text_step(const struct ctx *c, const struct path_step *ps, size_t to
 		return;
 	printf("  %12s %7s  %-14s %6s  %-24s  %s\n", "ms", "%", "category", "count", "where", "op");
 	for (size_t i = 0; i < ps->nops && i < top; i++) {
-		const struct op_time *o = &ps->ops[i];
+		const struct orr_path_op *o = &ps->ops[i];
 		char buf[1024];
 		const char *name = cli_text(label(o->str, o->before, buf, sizeof(buf)));
 		int len = (int)strlen(name);
@@ -230,8 +107,8 @@ static void text_step(const struct ctx *c, const struct path_step *ps, size_t to
 				len--;
 		}
 		printf("  %12s %6.1f%%  %-14s %6zu  %-24s  %.*s%s\n", cli_ms(o->ns, a, sizeof(a)),
-		       100 * share(o->ns, ps->path_ns), orr_path_cat_name(main_cat(o)), o->count,
-		       cli_text(where), len, name, name[len] ? "..." : "");
+		       100 * share(o->ns, ps->path_ns), orr_path_cat_name(orr_path_op_category(o)),
+		       o->count, cli_text(where), len, name, name[len] ? "..." : "");
 	}
 }
 
@@ -255,7 +132,7 @@ static void json_segments(struct json_out *j, const struct ctx *c, const struct 
 			int32_t rank = proc_where(c->g, orr_graph_tasks(c->g)[seg->task].proc,
 						  where, sizeof(where));
 
-			uint32_t name = seg_name(c, seg, &before);
+			uint32_t name = orr_path_seg_name(c->r, c->names, seg, &before);
 
 			json_int(j, "task", seg->task);
 			json_str(j, "name",
@@ -269,7 +146,7 @@ static void json_segments(struct json_out *j, const struct ctx *c, const struct 
 	json_close_array(j);
 }
 
-static void json_step(struct json_out *j, const struct ctx *c, const struct path_step *ps,
+static void json_step(struct json_out *j, const struct ctx *c, const struct orr_path_step *ps,
 		      size_t top, const struct orr_path_seg *segs, size_t nsegs)
 {
 	char where[64], buf[1024];
@@ -295,7 +172,7 @@ static void json_step(struct json_out *j, const struct ctx *c, const struct path
 
 		json_object(j, NULL);
 		json_str(j, "name", label(ps->ops[i].str, ps->ops[i].before, buf, sizeof(buf)));
-		json_str(j, "category", orr_path_cat_name(main_cat(&ps->ops[i])));
+		json_str(j, "category", orr_path_cat_name(orr_path_op_category(&ps->ops[i])));
 		json_int(j, "rank", rank);
 		json_str(j, "processor", where);
 		json_int(j, "ns", ps->ops[i].ns);
@@ -333,18 +210,18 @@ static void report(const struct options *o, const struct orr_replay *r,
 		       nsteps == 1 ? "" : "s");
 	}
 	for (size_t k = 0; k < nsteps; k++) {
-		struct path_step ps = { .s = &steps[k] };
+		struct orr_path_step ps = { .s = &steps[k] };
 		struct orr_path_seg *segs;
 		size_t nsegs;
 
 		orr_replay_critical_path(r, steps[k].predicted_start_ns, steps[k].predicted_end_ns,
 					 &segs, &nsegs);
-		tally(&c, segs, nsegs, &ps);
+		orr_path_step_tally(r, c.names, segs, nsegs, &ps);
 		if (o->format == CLI_FORMAT_JSON)
 			json_step(&j, &c, &ps, (size_t)o->top, segs, nsegs);
 		else
 			text_step(&c, &ps, (size_t)o->top);
-		free(ps.ops);
+		orr_path_step_release(&ps);
 		if (o->timeline)
 			ORR_VEC_PUSH(*ret_paths, *ret_n, cap,
 				     ((struct orr_step_path){ steps[k].step, segs, nsegs }));

@@ -635,6 +635,45 @@ struct orr_step_path {
 int orr_timeline_write(const struct orr_replay *r, const struct orr_step_path *paths, size_t npaths,
 		       const struct orr_select *sel, const char *path);
 
+/* ---- a critical path added up by op (orrery critical-path; analysis/path-ops.c) ---- */
+
+/* What the path spends in one op (by name) on one thread or stream. */
+struct orr_path_op {
+	uint32_t name;   /* interned in the trace */
+	uint32_t proc;   /* the graph's processor */
+	bool before;     /* CPU time outside every op, before the call name names */
+	const char *str; /* the name itself, borrowed from the trace */
+	int64_t ns;
+	int64_t by_cat[ORR_PATH_CAT_COUNT];
+	size_t count;
+};
+
+/* A step's path added up; s is set by the caller (borrowed). */
+struct orr_path_step {
+	const struct orr_replay_step *s;
+	int64_t path_ns;
+	int64_t by_cat[ORR_PATH_CAT_COUNT];
+	struct orr_path_op *ops; /* most time first, then by name */
+	size_t nops;
+};
+
+/*
+ * The name a segment of a path of r is listed under (orr_op_name(), orr_op_name_at() of
+ * names); *ret_before when it is CPU time outside every op, listed as "(no op) before"
+ * the call that follows it.
+ */
+uint32_t orr_path_seg_name(const struct orr_replay *r, const struct orr_op_names *names,
+			   const struct orr_path_seg *seg, bool *ret_before);
+/*
+ * Adds up segs[0..n) (orr_replay_critical_path()) into ps: by category, and by op merged
+ * by name, whether before, and processor.  orr_path_step_release() frees ps->ops.
+ */
+void orr_path_step_tally(const struct orr_replay *r, const struct orr_op_names *names,
+			 const struct orr_path_seg *segs, size_t n, struct orr_path_step *ps);
+void orr_path_step_release(struct orr_path_step *ps);
+/* The category an op spends most of its path time in. */
+enum orr_path_cat orr_path_op_category(const struct orr_path_op *o);
+
 /* ---- for bindings (analysis/layout.c) ---- */
 
 /*

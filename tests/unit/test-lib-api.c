@@ -123,12 +123,48 @@ static void test_scenario_slower_gpu_predicts_longer_steps(void **state)
 	orr_scenarios_release(&sc);
 }
 
+static void test_path_tally_adds_up(void **state)
+{
+	struct fixture *f = *state;
+	struct orr_op_names *names = orr_op_names_new(f->g);
+	struct orr_replay_step *steps;
+	size_t nsteps;
+
+	orr_replay_job_steps(f->r, &steps, &nsteps);
+	assert_int_equal(nsteps, 3);
+	for (size_t k = 0; k < nsteps; k++) {
+		struct orr_path_step ps = { .s = &steps[k] };
+		struct orr_path_seg *segs;
+		size_t n;
+		int64_t cats = 0, ops = 0;
+
+		orr_replay_critical_path(f->r, steps[k].predicted_start_ns,
+					 steps[k].predicted_end_ns, &segs, &n);
+		orr_path_step_tally(f->r, names, segs, n, &ps);
+		for (int c = 0; c < ORR_PATH_CAT_COUNT; c++)
+			cats += ps.by_cat[c];
+		assert_int_equal(cats, ps.path_ns);
+		assert_true(ps.path_ns > 0 && ps.nops > 0);
+		for (size_t i = 0; i < ps.nops; i++) {
+			ops += ps.ops[i].ns;
+			assert_true(i == 0 || ps.ops[i - 1].ns >= ps.ops[i].ns);
+			assert_true(ps.ops[i].by_cat[orr_path_op_category(&ps.ops[i])] > 0);
+		}
+		assert_true(ops <= ps.path_ns);
+		orr_path_step_release(&ps);
+		free(segs);
+	}
+	free(steps);
+	orr_op_names_free(names);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_summary_matches_replay_rows),
 		cmocka_unit_test(test_select_keeps_one_rank_step),
 		cmocka_unit_test(test_scenario_slower_gpu_predicts_longer_steps),
+		cmocka_unit_test(test_path_tally_adds_up),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
