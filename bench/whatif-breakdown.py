@@ -3,6 +3,7 @@
 
     bench/whatif-breakdown.py ROWS.tsv [--orrery BIN] [--whatif DIR] [--costs-trace T]
                               [--estimate-args "ARGS"] [--worst N] [--jobs N]
+                              [--all-kinds] [--rows-of FILE] [--parts JSON]
 
 ROWS.tsv is what `bench/whatif-accuracy.sh --out FILE` wrote (every row, its prediction
 and split), with the same --launch-us and ESTIMATE_ARGS given here (the launch time is
@@ -27,7 +28,11 @@ Prints Markdown:
      fit rows best (least squares of |measured / predicted - 1| over the even rows,
      each part alone): the part whose scaling removes most of a kind's error is where
      that kind's error comes from;
-  2. the N worst held-out pairs of each kind (default 3) with their parts.
+  2. the same pairs split into those with a launch-bound row (host over 10 % of its
+     step) and the others, with their mean ratio errors;
+  3. the N worst held-out pairs of each kind (default 3) with their parts.
+With --parts JSON the parts are read from JSON (a row missing there is estimated and
+the file written again): a second look at the same rows takes seconds.
 Nothing is fitted that an estimate uses: the factors are a diagnosis, not a model.
 """
 import argparse
@@ -146,6 +151,13 @@ def estimate_parts(orrery, args_file, extra, work, n):
     return p
 
 
+HOST_BOUND = 10  # percent of the step
+
+
+def host_bound(r):
+    return r["parts"]["host"] > HOST_BOUND / 100 * r["parts"]["step"]
+
+
 def pairs_of(rows, kind):
     """Pairs (a, b) of rows differing in `kind` alone (a: its smaller value)."""
     groups = {}
@@ -215,6 +227,8 @@ def main():
     ap.add_argument("--worst", type=int, default=3)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--all-kinds", action="store_true")
+    ap.add_argument("--parts", metavar="JSON",
+                    help="read the rows' parts from JSON if it exists, else write them there")
     ap.add_argument("--rows-of", metavar="FILE",
                     help="instead: every row of this what-if file (e.g. "
                     "vtrain-a100-multi-node-dev.csv) with its layout, error and parts")
@@ -236,11 +250,21 @@ def main():
             rows.append({"n": n, "id": r["id"], "split": r["split"],
                          "measured": float(r["measured"]), "predicted": float(r["predicted"]),
                          **{k: int(r[k]) for k in KINDS}})
+        saved = {}
+        if o.parts and os.path.exists(o.parts):
+            with open(o.parts) as f:
+                saved = json.load(f)
+        todo = [r for r in rows if str(r["n"]) not in saved]
         with ThreadPoolExecutor(max_workers=o.jobs) as ex:
             got = ex.map(lambda r: estimate_parts(o.orrery, os.path.join(work, "args", str(r["n"])),
-                                                  extra, work, r["n"]), rows)
-            for r, p in zip(rows, got):
-                r["parts"] = p
+                                                  extra, work, r["n"]), todo)
+            for r, p in zip(todo, got):
+                saved[str(r["n"])] = p
+        for r in rows:
+            r["parts"] = saved[str(r["n"])]
+        if o.parts and todo:
+            with open(o.parts, "w") as f:
+                json.dump(saved, f)
     bad = [r["id"] for r in rows if abs(r["parts"]["step"] / r["predicted"] - 1) > 1e-3]
     if bad:
         sys.exit("bench/whatif-breakdown.py: the timelines' steps are not ROWS.tsv's "
@@ -276,6 +300,21 @@ def main():
             _, mp, _ = stats([ratio_error(a, b, {p: factor[p]}) for a, b in pairs])
             cells.append("%.2f %%" % mp)
         print("| %s | %d | %.2f %% | %.2f %% | %s |" % (kind, n, m, p90, " | ".join(cells)))
+    print()
+    print("## Held-out pairs with a launch-bound row, and the others")
+    print()
+    print("A row is launch-bound where its host part (the GPU waiting for launches) is over")
+    print("%d %% of its step." % HOST_BOUND)
+    print()
+    print("| kind | pairs with a launch-bound row | their mean | pairs of GPU-bound rows | their mean |")
+    print("|---|---|---|---|---|")
+    for kind in kinds:
+        pairs = pairs_of(held, kind)
+        bound = [ab for ab in pairs if any(host_bound(r) for r in ab)]
+        other = [ab for ab in pairs if not any(host_bound(r) for r in ab)]
+        nb, mb, _ = stats([ratio_error(a, b, {}) for a, b in bound])
+        no, mo, _ = stats([ratio_error(a, b, {}) for a, b in other])
+        print("| %s | %d | %.2f %% | %d | %.2f %% |" % (kind, nb, mb, no, mo))
     print()
     print("## The worst held-out pairs of each kind")
     print()
