@@ -53,6 +53,8 @@ static const struct {
 	FIELD(orr_summary, colls),
 	FIELD(orr_summary, straggler),
 	FIELD(orr_summary, others_wait_ns),
+	FIELD(orr_summary, delays),
+	SIZE(orr_sum_delays),
 	SIZE(orr_replay_row),
 	FIELD(orr_replay_row, measured),
 	FIELD(orr_replay_row, unexplained),

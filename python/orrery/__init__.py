@@ -104,7 +104,8 @@ class Trace:
 
     def summary(self, what="steps"):
         """Where the measured time goes (orrery summary): "steps" (per rank-step), "kernels"
-        (by GPU time), "ops" (by CPU self time), "streams" or "collectives"."""
+        (by GPU time), "ops" (by CPU self time), "streams", "collectives" or "delays" (the
+        launch delay, GPU start less the launch call's start, per kernel class)."""
         s = _lib.Summary()
         _lib.summary_gather(ctypes.byref(s), self.path.encode(), self._live(), None)
         try:
@@ -148,6 +149,12 @@ class Trace:
                          "bytes": None if math.isnan(c.bytes) else c.bytes, "group": c.group,
                          "count": c.count, "alone": c.alone, "ns": c.ns,
                          "kernel": _text(_lib.graph_task_name(self._g, c.algo_task))})
+        return _table(rows, cols)
+
+    def _summary_delays(self, s):
+        cols = ["class", "tasks", "median_ns", "p90_ns", "max_ns"]
+        rows = [dict(zip(cols, [_text(d.name), d.n, d.p50, d.p90, d.max]))
+                for d in s.delays if d.n]
         return _table(rows, cols)
 
     # ---- orrery replay ----
@@ -303,4 +310,5 @@ _SUMMARY = {
     "ops": lambda t, s: t._summary_items(s.ops, s.nops, True),
     "streams": lambda t, s: t._summary_items(s.streams, s.nstreams, False),
     "collectives": Trace._summary_colls,
+    "delays": Trace._summary_delays,
 }

@@ -160,13 +160,20 @@ class SumColl(Structure):
                 ("alone", c_size_t), ("ns", c_double), ("algo_task", c_uint32)]
 
 
+class SumDelays(Structure):
+    _fields_ = [("name", c_char_p), ("ns", POINTER(c_int64)), ("n", c_size_t), ("cap", c_size_t),
+                ("p50", c_int64), ("p90", c_int64), ("max", c_int64)]
+
+
 Summary = _padded("orr_summary", [
     ("path", c_char_p), ("g", c_void_p), ("nranks", c_size_t), ("steps", POINTER(SumStep)),
     ("nsteps", c_size_t), ("kernels", POINTER(SumItem)), ("ops", POINTER(SumItem)),
     ("streams", POINTER(SumItem)), ("nkernels", c_size_t), ("nops", c_size_t),
     ("nstreams", c_size_t), ("kernel_ns", c_int64), ("op_ns", c_int64),
     ("class_tasks", c_size_t * 7), ("class_ns", c_int64 * 7), ("colls", POINTER(SumColl)), ("ncolls", c_size_t), ("colls_unknown", c_size_t),
-    ("straggler", c_int32), ("straggler_wait_ns", c_double), ("others_wait_ns", c_double)])
+    ("straggler", c_int32), ("straggler_wait_ns", c_double), ("others_wait_ns", c_double),
+    ("stream_idle", c_void_p), ("nstream_idle", c_size_t), ("cap_stream_idle", c_size_t),
+    ("delays", SumDelays * 7)])
 
 
 class ReplayRow(Structure):
@@ -241,8 +248,9 @@ _check(SumIdle, "orr_sum_idle")
 _check(SumStep, "orr_sum_step", ["b", "idle"])
 _check(SumItem, "orr_sum_item")
 _check(SumColl, "orr_sum_coll", ["ns"])
+_check(SumDelays, "orr_sum_delays")
 _check(Summary, "orr_summary", ["steps", "nsteps", "kernels", "nkernels", "kernel_ns", "colls",
-                                "straggler", "others_wait_ns"])
+                                "straggler", "others_wait_ns", "delays"])
 _check(ReplayRow, "orr_replay_row", ["measured", "unexplained", "trust_low"])
 _check(ReplayReport, "orr_replay_report", ["rows", "job", "max_unexplained_share"])
 _check(Scales, "orr_scales")

@@ -48,6 +48,12 @@ want = cli("summary")["kernels"]
 check("summary kernels' first", (kernels[0]["name"], kernels[0]["ns"]),
       (want[0]["name"], want[0].get("ns", want[0].get("gpu_ns"))))
 
+delays = rows(t.summary("delays"))
+check("launch delays", [(d["class"], d["tasks"], d["median_ns"], d["p90_ns"], d["max_ns"])
+                        for d in delays],
+      [(d["class"], d["tasks"], d["median_ns"], d["p90_ns"], d["max_ns"])
+       for d in cli("summary")["launch_delay"]])
+
 rep = rows(t.replay())
 want = [(r["rank"], s) for r in cli("replay")["ranks"] for s in r["steps"]]
 check("replay rank-steps", len(rep), len(want))
