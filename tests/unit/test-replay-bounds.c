@@ -599,11 +599,30 @@ static void test_bounds_rank_chain_stays_linear(void **state)
 	}
 	doc_add(&doc, "]}");
 	doc_add(&one, "]}");
-	lap(&t0);
-	orr_trace_free(import_doc(&one, NULL));
-	one_s = lap(&t0);
-	t = import_doc(&doc, NULL);
-	split_s = lap(&t0);
+	/*
+	 * The least of three imports each: a rank's own allocations make the split about 3.5
+	 * times the one rank, close enough to the factor that a busy machine's noise, not
+	 * the code, could pass it (0.189 against 0.186 s once at a load average of 10).
+	 */
+	one_s = split_s = 1e9;
+	for (int i = 0; i < 3; i++) {
+		double s1, s2;
+
+		lap(&t0);
+		assert_int_equal(orr_trace_import_buffer("one.json", one.s, one.n, NULL, &t, &d),
+				 0);
+		orr_trace_free(t);
+		s1 = lap(&t0);
+		assert_int_equal(orr_trace_import_buffer("split.json", doc.s, doc.n, NULL, &t, &d),
+				 0);
+		s2 = lap(&t0);
+		one_s = s1 < one_s ? s1 : one_s;
+		split_s = s2 < split_s ? s2 : split_s;
+		if (i < 2)
+			orr_trace_free(t);
+	}
+	free(one.s);
+	free(doc.s);
 	assert_int_equal(orr_trace_rank_count(t), R);
 	expect_linear("import of the ranks of one file", split_s, "as one rank", one_s);
 	assert_int_equal(orr_graph_build(t, NULL, &g, &d), 0);
