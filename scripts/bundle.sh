@@ -13,7 +13,8 @@
 #   lib/*.so.*                          every library orrery needs but glibc's, with
 #                                       their own needs: libarchive, simdjson, zstd,
 #                                       protobuf-c, sqlite, libstdc++, ..., and liblapacke
-#                                       with its BLAS and LAPACK (fit.c loads it by dlopen)
+#                                       with its BLAS and LAPACK (fit.c loads it by dlopen),
+#                                       and libigraph (graph.c loads it to explain a cycle)
 #   lib/orrery/liborrery-tracer.so      RUNPATH $ORIGIN/.. (tracer/meson.build), when the
 #                                       build has the tracer
 #   share/orrery/python/orrery_record.py
@@ -96,6 +97,11 @@ lapacke=$(find_lib liblapacke.so.3)
 [[ -n $lapacke ]] || die "liblapacke.so.3 is not installed (Debian: liblapacke)"
 cp -L "$lapacke" "$dir/lib/liblapacke.so.3"
 copy_needs "$lapacke"
+# graph/graph.c loads libigraph (dlopen) to name the tasks of a replay's cycle.
+igraph=$(find_lib libigraph.so.3)
+[[ -n $igraph ]] || die "libigraph.so.3 is not installed (Debian: libigraph3)"
+cp -L "$igraph" "$dir/lib/libigraph.so.3"
+copy_needs "$igraph"
 if [[ -f $tracer ]]; then
 	mkdir -p "$dir/lib/orrery"
 	cp "$tracer" "$dir/lib/orrery/"

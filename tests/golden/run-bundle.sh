@@ -71,6 +71,7 @@ for f in "$d"/lib/*.so*; do
 	done < <(readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
 done
 [[ -f $d/lib/liblapacke.so.3 ]] || fail "no liblapacke.so.3 in the bundle"
+[[ -f $d/lib/libigraph.so.3 ]] || fail "no libigraph.so.3 in the bundle"
 [[ -f $d/share/orrery/python/orrery_record.py ]] || fail "no orrery_record module in the bundle"
 
 # A fit loads liblapacke (dlopen) and its BLAS: the loader says from where.
