@@ -120,6 +120,14 @@ def main():
                                        "distributedInfo": dist,
                                        "notes": ["x" * 64] * 4000})
 
+    # traceEvents twice (a duplicate key, read as more events): each array cut apart.
+    with open(f"{out}/twice.json", "w") as f:
+        f.write('{"traceEvents": [\n')
+        f.write(",\n".join(json.dumps(r) for r in event_rows(60, 5)))
+        f.write('\n], "traceEvents": [\n')
+        f.write(",\n".join(json.dumps(r) for r in event_rows(60, 6)))
+        f.write("\n]}\n")
+
     # Cut short in its second half.
     write(f"{out}/full.json", {"traceEvents": event_rows(200, 4)})
     with open(f"{out}/full.json", "rb") as f:

@@ -7,7 +7,7 @@
 #   run-import-threads.sh made        the traces of mk-split-traces.py: every kind of row,
 #                                     a middle inside a string that looks like events, a
 #                                     bad event and a cut in the second half, a middle past
-#                                     traceEvents
+#                                     traceEvents, traceEvents twice
 #   run-import-threads.sh shared DIR  every Kineto file under DIR, decompressed
 #
 # Each file is converted to native and summarised by `info --format=json` with one thread
@@ -77,7 +77,7 @@ sys.exit(skipped != {"python_function": 1500})' "$work/i1.out" ||
 		one_way "$work/made/$f.json" 2 bad info
 		[[ $(<"$work/bad.rc") == 1 ]] || fail "$f.json: exit status $(<"$work/bad.rc"), expected 1"
 	done
-	for f in rows fake-cut middle-after; do
+	for f in rows fake-cut middle-after twice; do
 		one_way "$work/made/$f.json" 2 good info
 		[[ $(<"$work/good.rc") == 0 ]] || fail "$f.json: exit status $(<"$work/good.rc")"
 	done

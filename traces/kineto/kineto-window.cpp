@@ -390,7 +390,11 @@ int kineto_parser::events(size_t pos, size_t *ret_end)
 	struct orr__scan_error se;
 	struct pieces ps;
 	int next = 1; /* the first thread's next piece */
-	bool split = !cancel_ && start_pieces(pos, ps);
+	bool split;
+
+	if (!cancel_) /* a first thread's: no bound left from an earlier traceEvents */
+		stop_cut_ = SIZE_MAX;
+	split = !cancel_ && start_pieces(pos, ps);
 
 	for (;;) {
 		size_t cut, next_pos;
