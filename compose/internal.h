@@ -51,6 +51,26 @@ struct orr_compose {
 	struct orr_strtab *strs; /* reasons */
 };
 
+/* Where event e ends. */
+static inline int64_t orr__compose_end(const struct orr_event *e)
+{
+	return orr_time_add(e->start_ns, e->dur_ns);
+}
+
+/*
+ * The step to compose and the one whose execution trace gives the operators'
+ * arguments (*ret_args, -1 without one): plan-step.c.
+ */
+int orr__compose_choose_step(const struct orr_compose *c, int64_t *ret, int64_t *ret_args,
+			     struct orr_diag *d);
+/* Rank cr's window of step `step` (and, with an ET, of its ops), or an error. */
+int orr__compose_rank_window(const struct orr_compose *c, struct crank *cr, int64_t step,
+			     struct orr_diag *d);
+/* The ET node of each of r's events, ORR_NONE where none: malloc'ed. */
+uint32_t *orr__compose_et_links(const struct orr_rank *r);
+/* Every rank's step *step with the ET arguments of step args, or *step = args. */
+void orr__compose_map_ranks(struct orr_compose *c, int64_t args, int64_t *step);
+
 /* The stream GPU task `task` of the graph ran on. */
 int64_t orr__compose_stream(const struct orr_graph *g, const struct orr_rank *r, uint32_t task);
 /* Adds GPU tasks and their time to the missing entry (name, reason). */
@@ -88,6 +108,20 @@ int orr__compose_check_sizes(const struct orr_compose *c, const struct crank *cr
 
 /* The torch dtype name of a dtype as traces write it ("c10::BFloat16" -> "bfloat16"). */
 const char *orr__compose_dtype(const char *name);
+
+/* allow.c: how deep a value's lists nest in a plan, at most. */
+#define ORR_COMPOSE_MAX_VALUE_DEPTH 16
+/* The dtype of an ET tensor type, "Tensor(c10::BFloat16)"; NULL when unknown. */
+const char *orr__compose_et_dtype(const char *type);
+/* An ET type that is a CUDA stream (bench.py passes the stream the op runs on). */
+bool orr__compose_stream_type(const char *type);
+/* An undefined tensor (an optional one not given). */
+bool orr__compose_undefined(const char *type);
+/*
+ * The overload of op name in its ET schema: its offset and length there (0 for the
+ * default one); false when the schema is not of that op.
+ */
+bool orr__compose_overload_of(const char *name, const char *schema, size_t *ret_at, size_t *ret_n);
 
 /*
  * The tensors and storages of one rank's ops (args.c): an op item as JSON, then the
