@@ -16,9 +16,9 @@
 #include "internal.h"
 #include "banned.h"
 
-int orr__import_changed(struct import_ctx *c, const char *path, size_t at, size_t size)
+int orr__import_changed(struct orr_diag *diag, const char *path, size_t at, size_t size)
 {
-	return orr_diag_set(c->diag, -EIO, path, (int64_t)at, -1,
+	return orr_diag_set(diag, -EIO, path, (int64_t)at, -1,
 			    "the file changed while it was read (it had %zu bytes)", size);
 }
 
@@ -34,12 +34,6 @@ struct json_source {
 	int fd;
 	struct orr_diag own_diag; /* a fork's */
 };
-
-static int json_changed(struct json_source *js, size_t at)
-{
-	return orr_diag_set(js->diag, -EIO, js->name, (int64_t)at, -1,
-			    "the file changed while it was read (it had %zu bytes)", js->src.size);
-}
 
 /* Bytes [hi, want) of the file, or an error: like read_plain(), a piece at a time. */
 static int json_read(struct json_source *js, size_t want)
@@ -61,12 +55,12 @@ static int json_read(struct json_source *js, size_t want)
 			return orr_diag_set(js->diag, -errno, js->name, (int64_t)src->hi, -1,
 					    "read failed");
 		if (n == 0)
-			return json_changed(js, src->hi);
+			return orr__import_changed(js->diag, js->name, src->hi, src->size);
 		src->hi += (size_t)n;
 		/* Bytes read while the file was cut short may be zeros: say what happened. */
 		nul = memchr(src->p + at, '\0', (size_t)n);
 		if (nul && fstat(js->fd, &st) == 0 && (size_t)st.st_size != src->size)
-			return json_changed(js, src->hi);
+			return orr__import_changed(js->diag, js->name, src->hi, src->size);
 		if (nul)
 			return orr_diag_set(js->diag, ORR_EMALFORMED, js->name,
 					    (int64_t)(src->lo + (size_t)(nul - src->p)), -1,
@@ -75,7 +69,7 @@ static int json_read(struct json_source *js, size_t want)
 	memset(src->p + (src->hi - src->lo), 0, ORR__JSON_PADDING);
 	/* One byte more is one too many: the file grew. */
 	if (src->hi == src->size && pread(js->fd, &one, 1, (off_t)src->size) > 0)
-		return json_changed(js, src->hi);
+		return orr__import_changed(js->diag, js->name, src->hi, src->size);
 	return 0;
 }
 

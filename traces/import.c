@@ -447,18 +447,18 @@ static int read_plain(struct import_ctx *c, int fd, size_t size, struct stream *
 			return orr_diag_set(c->diag, -errno, s->name, (int64_t)s->b.len, -1,
 					    "read failed");
 		if (n == 0)
-			return orr__import_changed(c, s->name, s->b.len, size);
+			return orr__import_changed(c->diag, s->name, s->b.len, size);
 		s->b.len += (size_t)n;
 		c->run_bytes += (uint64_t)n;
 		/* Bytes read while the file was cut short may be zeros: say what happened. */
 		if ((r = stream_check(c, s, s->b.len == size)))
 			return fstat(fd, &st) == 0 && (size_t)st.st_size != size
-				       ? orr__import_changed(c, s->name, s->b.len, size)
+				       ? orr__import_changed(c->diag, s->name, s->b.len, size)
 				       : r;
 	}
 	/* One byte more is one too many: the file grew. */
 	if (read(fd, s->b.p + s->b.len, 1) > 0)
-		return orr__import_changed(c, s->name, s->b.len, size);
+		return orr__import_changed(c->diag, s->name, s->b.len, size);
 	buf_pad(&s->b);
 	return 0;
 }

@@ -59,7 +59,7 @@ int orr__import_container_fail(struct import_ctx *c, const char *name, const uns
 #define ORR__IMPORT_READ_BYTES (64u << 20)
 
 /* import-read.c: -EIO, "the file changed while it was read", at byte at of name. */
-int orr__import_changed(struct import_ctx *c, const char *name, size_t at, size_t size);
+int orr__import_changed(struct orr_diag *diag, const char *name, size_t at, size_t size);
 /*
  * The plain JSON file open at fd, size bytes, of which b holds the first piece (taken
  * and freed): parsed while the rest is read, in a buffer of about four parser windows.
