@@ -359,13 +359,19 @@ static double lap(double *t)
 	return d;
 }
 
-/* What took cost_s against the linear work `ref` that took ref_s. */
-static void expect_linear(const char *what, double cost_s, const char *ref, double ref_s)
+/* What took cost_s against the linear work `ref` that took ref_s, at most factor times. */
+static void expect_within(const char *what, double cost_s, const char *ref, double ref_s,
+			  double factor)
 {
 	if (getenv("ORR_TEST_VERBOSE"))
 		fprintf(stderr, "%s: %.3f s, %s %.3f s\n", what, cost_s, ref, ref_s);
-	if (cost_s > LINEAR_FACTOR * ref_s + LINEAR_SLACK_S)
+	if (cost_s > factor * ref_s + LINEAR_SLACK_S)
 		fail_msg("%s took %.3f s of CPU, %s %.3f s", what, cost_s, ref, ref_s);
+}
+
+static void expect_linear(const char *what, double cost_s, const char *ref, double ref_s)
+{
+	expect_within(what, cost_s, ref, ref_s, LINEAR_FACTOR);
 }
 
 static struct orr_trace *import_doc(struct doc *doc, const struct orr_import_options *o)
@@ -599,11 +605,7 @@ static void test_bounds_rank_chain_stays_linear(void **state)
 	}
 	doc_add(&doc, "]}");
 	doc_add(&one, "]}");
-	/*
-	 * The least of three imports each: a rank's own allocations make the split about 3.5
-	 * times the one rank, close enough to the factor that a busy machine's noise, not
-	 * the code, could pass it (0.189 against 0.186 s once at a load average of 10).
-	 */
+	/* The least of three imports each, against a busy machine's noise. */
 	one_s = split_s = 1e9;
 	for (int i = 0; i < 3; i++) {
 		double s1, s2;
@@ -624,7 +626,14 @@ static void test_bounds_rank_chain_stays_linear(void **state)
 	free(one.s);
 	free(doc.s);
 	assert_int_equal(orr_trace_rank_count(t), R);
-	expect_linear("import of the ranks of one file", split_s, "as one rank", one_s);
+	/*
+	 * A rank of its own for each of the 20,000 (its tables, places and steps) makes the
+	 * split 3.6 times the one rank on a quiet machine and 5.4 times with both cores
+	 * busy (CI beside another test run, the least of three); a scan of every rank per
+	 * rank would be thousands of times.
+	 */
+	expect_within("import of the ranks of one file", split_s, "as one rank", one_s,
+		      4 * LINEAR_FACTOR);
 	assert_int_equal(orr_graph_build(t, NULL, &g, &d), 0);
 	build_s = lap(&t0);
 	orr_graph_get_stats(g, &st);
