@@ -58,6 +58,19 @@ static int cmp_time(const void *a, const void *b)
 	return (x->proc > y->proc) - (x->proc < y->proc);
 }
 
+int64_t orr_path_cat_totals(const struct orr_path_seg *segs, size_t n, int64_t *by_cat)
+{
+	int64_t sum = 0;
+
+	for (int k = 0; k < ORR_PATH_CAT_COUNT; k++)
+		by_cat[k] = 0;
+	for (size_t i = 0; i < n; i++) {
+		by_cat[segs[i].cat] += segs[i].end_ns - segs[i].start_ns;
+		sum += segs[i].end_ns - segs[i].start_ns;
+	}
+	return sum;
+}
+
 /* Adds up the segments of the path by category, and by op into ops merged by name. */
 void orr_path_step_tally(const struct orr_replay *r, const struct orr_op_names *names,
 			 const struct orr_path_seg *segs, size_t n, struct orr_path_step *ps)
@@ -66,11 +79,10 @@ void orr_path_step_tally(const struct orr_replay *r, const struct orr_op_names *
 	struct orr_path_op *v = orr_xcalloc(n + 1, sizeof(*v));
 	size_t nv = 0;
 
+	ps->path_ns = orr_path_cat_totals(segs, n, ps->by_cat);
 	for (size_t i = 0; i < n; i++) {
 		int64_t d = segs[i].end_ns - segs[i].start_ns;
 
-		ps->path_ns += d;
-		ps->by_cat[segs[i].cat] += d;
 		if (segs[i].task == ORR_NONE)
 			continue;
 		v[nv] = (struct orr_path_op){ .proc = orr_graph_tasks(g)[segs[i].task].proc,

@@ -88,3 +88,41 @@ void orr_scenario_report_release(struct orr_scenario_report *w)
 	orr_replay_report_release(&w->base);
 	*w = (struct orr_scenario_report){ 0 };
 }
+
+double orr_scenario_change(const struct orr_replay_row *base, const struct orr_replay_row *sc)
+{
+	int64_t b = base->s.predicted_end_ns - base->s.predicted_start_ns;
+
+	return b > 0 ? (double)(sc->s.predicted_end_ns - sc->s.predicted_start_ns) / (double)b - 1
+		     : NAN;
+}
+
+struct orr_change_range orr_scenario_change_range(const struct orr_scenario_report *w,
+						  const struct orr_scenario_run *run)
+{
+	size_t n, m, k = 0;
+	const struct orr_replay_row *b = orr_replay_report_table(&w->base, &n),
+				    *s = orr_replay_report_table(&run->rep, &m);
+	struct orr_change_range r = { .min = INFINITY, .max = -INFINITY };
+	double sum = 0;
+
+	for (size_t i = 0; i < n && i < m; i++) {
+		double c = orr_scenario_change(&b[i], &s[i]);
+
+		if (!isfinite(c))
+			continue;
+		sum += c;
+		r.min = c < r.min ? c : r.min;
+		r.max = c > r.max ? c : r.max;
+		k++;
+	}
+	r.mean = k ? sum / (double)k : NAN;
+	if (!k)
+		r.min = r.max = NAN;
+	return r;
+}
+
+bool orr_scenario_trust_low(const struct orr_scenario_run *run)
+{
+	return run->fixed_share > ORR_TRUST_MAX_UNEXPLAINED;
+}

@@ -287,7 +287,7 @@ static void idle(FILE *f, const struct orr_summary *s)
  * (and small) picture; the totals are exact.
  */
 static size_t path_spans(const struct orr_path_seg *segs, size_t ns, int64_t t0, double total,
-			 const char *const *names, struct html_span *sp, double *tot)
+			 const char *const *names, struct html_span *sp)
 {
 	double(*px)[ORR_PATH_CAT_COUNT] = orr_xcalloc(PATH_PX, sizeof(*px));
 	size_t n = 0;
@@ -295,7 +295,6 @@ static size_t path_spans(const struct orr_path_seg *segs, size_t ns, int64_t t0,
 	for (size_t i = 0; i < ns; i++) {
 		double a = ms(segs[i].start_ns - t0), b = ms(segs[i].end_ns - t0);
 
-		tot[segs[i].cat] += b - a;
 		for (double x = a; total > 0 && x < b;) {
 			int p = (int)(x / total * PATH_PX);
 			double edge;
@@ -345,19 +344,20 @@ static void critical_path(FILE *f, const struct orr_replay *r)
 	for (size_t k = 0; k < nj && k < 8; k++) {
 		struct orr_path_seg *segs;
 		struct html_span *sp = orr_xcalloc(PATH_PX + 1, sizeof(*sp));
-		double tot[ORR_PATH_CAT_COUNT] = { 0 };
+		int64_t tot[ORR_PATH_CAT_COUNT];
 		double total = ms(js[k].predicted_end_ns - js[k].predicted_start_ns);
 		size_t ns, n;
 		char st[32];
 
 		orr_replay_critical_path(r, js[k].predicted_start_ns, js[k].predicted_end_ns, &segs,
 					 &ns);
-		n = path_spans(segs, ns, js[k].predicted_start_ns, total, names, sp, tot);
+		orr_path_cat_totals(segs, ns, tot);
+		n = path_spans(segs, ns, js[k].predicted_start_ns, total, names, sp);
 		fprintf(f,
 			"<p class=\"note\">step %s: %.3f ms:", cli_step_label(js[k].step, st, 32),
 			total);
 		for (int c = 0; c < ORR_PATH_CAT_COUNT; c++)
-			fprintf(f, " %s %.3f%s", names[c], tot[c],
+			fprintf(f, " %s %.3f%s", names[c], ms(tot[c]),
 				c + 1 < ORR_PATH_CAT_COUNT ? "," : "");
 		fputs("</p>\n", f);
 		html_timeline(f, sp, n, total, WIDTH, "ms");
@@ -479,9 +479,7 @@ static void collectives(FILE *f, const struct orr_summary *s)
 	for (size_t i = 0; i < s->ncolls; i++) {
 		const struct orr_sum_coll *c = &s->colls[i];
 		double mean = c->count ? c->ns / (double)c->count : 0;
-		double bw = isfinite(c->bytes) && mean > 0
-				    ? c->bytes / mean * orr_coll_bus_factor(c->kind, c->group)
-				    : NAN;
+		double bw = orr_sum_coll_busbw(c) / 1e9;
 
 		orr_nccl_algorithm(orr_graph_task_name(s->g, c->algo_task), algo, sizeof(algo));
 		fprintf(f, "<tr><td class=\"name\">%s</td>", orr_coll_kind_name(c->kind));

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/replay-common.h — what `orrery replay` and `orrery critical-path` share: the
- * --scale and --comm options, loading a trace up to a finished replay, the numbers reported per
- * rank-step (cli/replay-report.c), the names of ops on a critical path (cli/op-names.c)
- * and the Perfetto timeline (cli/timeline.c).
+ * cli/replay-common.h — what `orrery replay`, `critical-path`, `diff` and `report` share:
+ * the --comm, --steps and --ranks options, loading a trace up to a finished replay, the
+ * replay's rows and its what-if scenarios as text, JSON and CSV (their analysis:
+ * orr_replay_report_init(), orr_scenario_report_run()) and the Perfetto timeline
+ * (orr_timeline_write()).
  */
 #ifndef ORRERY_CLI_REPLAY_COMMON_H
 #define ORRERY_CLI_REPLAY_COMMON_H

@@ -67,40 +67,6 @@ static int64_t measured(const struct orr_replay_row *row)
 	return row->s.measured_end_ns - row->s.measured_start_ns;
 }
 
-/* scenario / baseline - 1; NaN without a baseline. */
-static double change(const struct orr_replay_row *base, const struct orr_replay_row *sc)
-{
-	int64_t b = predicted(base);
-
-	return b > 0 ? (double)predicted(sc) / (double)b - 1 : NAN;
-}
-
-/* Mean, min and max change over the rows of the table. */
-static void change_range(const struct orr_scenario_report *w, const struct orr_scenario_run *run,
-			 double *ret_mean, double *ret_min, double *ret_max)
-{
-	size_t n, m, k = 0;
-	const struct orr_replay_row *b = orr_replay_report_table(&w->base, &n),
-				    *s = orr_replay_report_table(&run->rep, &m);
-	double sum = 0;
-
-	*ret_min = INFINITY;
-	*ret_max = -INFINITY;
-	for (size_t i = 0; i < n && i < m; i++) {
-		double c = change(&b[i], &s[i]);
-
-		if (!isfinite(c))
-			continue;
-		sum += c;
-		*ret_min = c < *ret_min ? c : *ret_min;
-		*ret_max = c > *ret_max ? c : *ret_max;
-		k++;
-	}
-	*ret_mean = k ? sum / (double)k : NAN;
-	if (!k)
-		*ret_min = *ret_max = NAN;
-}
-
 /* ---- text ---- */
 
 static const char *signed_percent(double f, char *buf, size_t size)
@@ -157,7 +123,7 @@ static void text_row(const char *rank, const struct orr_replay_row *b,
 	cli_put_cell(cli_step_label(b->s.step, st, sizeof(st)), 6);
 	printf(" %12s %12s %12s %9s\n", cli_ms(measured(b), m, sizeof(m)),
 	       cli_ms(predicted(b), p, sizeof(p)), cli_ms(predicted(s), q, sizeof(q)),
-	       signed_percent(change(b, s), c, sizeof(c)));
+	       signed_percent(orr_scenario_change(b, s), c, sizeof(c)));
 }
 
 /* " %21s" of "BASELINE -> SCENARIO". */
@@ -221,7 +187,7 @@ static void text_table(const struct orr_scenario_report *w)
 			cli_put_cell(cli_step_label(b[k].s.step, st, sizeof(st)), 6);
 			printf(" %12s %12s %9s\n", cli_ms(predicted(&b[k]), p, sizeof(p)),
 			       cli_ms(predicted(&s[k]), q, sizeof(q)),
-			       signed_percent(change(&b[k], &s[k]), c, sizeof(c)));
+			       signed_percent(orr_scenario_change(&b[k], &s[k]), c, sizeof(c)));
 		}
 	}
 }
@@ -234,14 +200,13 @@ static void text_fixed(const struct orr_scenario_run *run)
 	printf("scenario '%s': trust %s: %s ms (%.1f%%) of the critical path of step %s is time "
 	       "no rule moves (delays kept as measured %s ms, threads' starts %s ms, waits for "
 	       "unknown work %s ms)%s\n",
-	       cli_text(run->sc->name),
-	       run->fixed_share > ORR_TRUST_MAX_UNEXPLAINED ? "low" : "high",
+	       cli_text(run->sc->name), orr_scenario_trust_low(run) ? "low" : "high",
 	       cli_ms(run->fixed.total_ns, a, sizeof(a)), 100 * run->fixed_share,
 	       cli_step_label(run->fixed_step, st, sizeof(st)),
 	       cli_ms(run->fixed.delays_ns, b, sizeof(b)),
 	       cli_ms(run->fixed.starts_ns, c, sizeof(c)),
 	       cli_ms(run->fixed.waits_ns, d, sizeof(d)),
-	       run->fixed_share > ORR_TRUST_MAX_UNEXPLAINED
+	       orr_scenario_trust_low(run)
 		       ? ": the replay holds it as measured whatever the rules change"
 		       : "");
 }
@@ -263,13 +228,12 @@ void cli_whatif_text(const struct orr_scenario_report *w)
 		text_table(w);
 	putchar('\n');
 	for (size_t i = 0; i < w->nruns; i++) {
-		double mean, min, max;
+		struct orr_change_range c = orr_scenario_change_range(w, &w->runs[i]);
 
-		change_range(w, &w->runs[i], &mean, &min, &max);
 		printf("scenario '%s': %s step time change mean %s (from %s to %s)\n",
 		       cli_text(w->runs[i].sc->name), b->nranks > 1 ? "job" : "rank",
-		       signed_percent(mean, x, sizeof(x)), signed_percent(min, y, sizeof(y)),
-		       signed_percent(max, z, sizeof(z)));
+		       signed_percent(c.mean, x, sizeof(x)), signed_percent(c.min, y, sizeof(y)),
+		       signed_percent(c.max, z, sizeof(z)));
 		text_fixed(&w->runs[i]);
 	}
 	printf("baseline: replay error over %zu rank-steps mean %.2f%%, max %.2f%%; trust low on "
@@ -284,7 +248,7 @@ void cli_whatif_text(const struct orr_scenario_report *w)
 static void csv_row(const char *scenario, const char *rank, const struct orr_replay_row *b,
 		    const struct orr_replay_row *s)
 {
-	double c = change(b, s);
+	double c = orr_scenario_change(b, s);
 
 	cli_csv_field(scenario);
 	printf(",%s,%lld,%lld,%lld,%lld,", rank, (long long)b->s.step, (long long)measured(b),
@@ -321,7 +285,7 @@ static void json_step(struct json_out *j, const struct orr_replay_row *b,
 	json_int(j, "measured_ns", measured(b));
 	json_int(j, "baseline_ns", predicted(b));
 	json_int(j, "scenario_ns", predicted(s));
-	json_double(j, "change", change(b, s));
+	json_double(j, "change", orr_scenario_change(b, s));
 	if (breakdown) {
 		json_object(j, "breakdown");
 		cli_json_breakdown(j, "baseline", &b->predicted);
@@ -372,7 +336,7 @@ static void json_run(struct json_out *j, const struct orr_scenario_report *w,
 		     const struct orr_scenario_run *run)
 {
 	const struct orr_replay_report *b = &w->base, *s = &run->rep;
-	double mean, min, max;
+	struct orr_change_range c;
 	size_t i = 0;
 
 	json_object(j, NULL);
@@ -397,10 +361,10 @@ static void json_run(struct json_out *j, const struct orr_scenario_report *w,
 	for (size_t k = 0; k < b->njob && k < s->njob; k++)
 		json_step(j, &b->job[k], &s->job[k], false);
 	json_close_array(j);
-	change_range(w, run, &mean, &min, &max);
-	json_double(j, "change_mean", mean);
-	json_double(j, "change_min", min);
-	json_double(j, "change_max", max);
+	c = orr_scenario_change_range(w, run);
+	json_double(j, "change_mean", c.mean);
+	json_double(j, "change_min", c.min);
+	json_double(j, "change_max", c.max);
 	json_object(j, "fixed");
 	json_int(j, "step", run->fixed_step);
 	json_int(j, "ns", run->fixed.total_ns);
@@ -408,7 +372,7 @@ static void json_run(struct json_out *j, const struct orr_scenario_report *w,
 	json_int(j, "delays_ns", run->fixed.delays_ns);
 	json_int(j, "starts_ns", run->fixed.starts_ns);
 	json_int(j, "waits_ns", run->fixed.waits_ns);
-	json_str(j, "trust", run->fixed_share > ORR_TRUST_MAX_UNEXPLAINED ? "low" : "high");
+	json_str(j, "trust", orr_scenario_trust_low(run) ? "low" : "high");
 	json_close_object(j);
 	json_close_object(j);
 }

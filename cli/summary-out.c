@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* `orrery summary`: the report of cli/summary.c as text, JSON (every section) and CSV (rank-steps). */
+/*
+ * `orrery summary`: orr_summary_gather()'s report (analysis/summary/) as text, JSON (every
+ * section) and CSV (rank-steps).
+ */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,19 +18,6 @@
 static double pct(double part, double whole)
 {
 	return whole > 0 ? 100 * part / whole : 0;
-}
-
-/* Bytes per second of an instance: S / t (nccl-tests' algbw), NaN when unknown. */
-static double algbw(const struct orr_sum_coll *c)
-{
-	double t = c->count ? c->ns / (double)c->count : 0;
-
-	return isfinite(c->bytes) && t > 0 ? c->bytes / t * 1e9 : NAN;
-}
-
-static double busbw(const struct orr_sum_coll *c)
-{
-	return algbw(c) * orr_coll_bus_factor(c->kind, c->group);
 }
 
 static const char *name_of(const struct orr_summary *s, uint32_t name)
@@ -146,8 +136,9 @@ static void text_colls(const struct orr_summary *s)
 			snprintf(group, sizeof(group), "?");
 		printf("  %-14s %14s %5s %-8s %6zu %11.3f %10.1f %10s %10s  %s%s\n",
 		       orr_coll_kind_name(c->kind), bytes, group, orr_link_name(c->link), c->count,
-		       c->ns / 1e6, c->ns / (double)c->count / 1e3, gbps(algbw(c), ab, sizeof(ab)),
-		       gbps(busbw(c), bb, sizeof(bb)), algo[0] ? algo : "-",
+		       c->ns / 1e6, c->ns / (double)c->count / 1e3,
+		       gbps(orr_sum_coll_algbw(c), ab, sizeof(ab)),
+		       gbps(orr_sum_coll_busbw(c), bb, sizeof(bb)), algo[0] ? algo : "-",
 		       c->alone ? " (alone: includes waiting)" : "");
 	}
 	for (size_t i = 0; i < s->ncolls; i++)
@@ -238,8 +229,8 @@ static void json_colls(struct json_out *j, const struct orr_summary *s)
 		json_int(j, "count", (int64_t)c->count);
 		json_int(j, "alone", (int64_t)c->alone);
 		json_double_exact(j, "total_ns", c->ns);
-		json_double(j, "algbw_bytes_per_s", algbw(c));
-		json_double(j, "busbw_bytes_per_s", busbw(c));
+		json_double(j, "algbw_bytes_per_s", orr_sum_coll_algbw(c));
+		json_double(j, "busbw_bytes_per_s", orr_sum_coll_busbw(c));
 		json_str(j, "algorithm", algo[0] ? algo : NULL);
 		json_close_object(j);
 	}

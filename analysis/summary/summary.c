@@ -443,6 +443,18 @@ void orr_summary_release(struct orr_summary *s)
 	*s = (struct orr_summary){ 0 };
 }
 
+double orr_sum_coll_algbw(const struct orr_sum_coll *c)
+{
+	double t = c->count ? c->ns / (double)c->count : 0;
+
+	return isfinite(c->bytes) && t > 0 ? c->bytes / t * 1e9 : NAN;
+}
+
+double orr_sum_coll_busbw(const struct orr_sum_coll *c)
+{
+	return orr_sum_coll_algbw(c) * orr_coll_bus_factor(c->kind, c->group);
+}
+
 void orr_nccl_algorithm(const char *kernel, char *buf, size_t size)
 {
 	static const char *const algos[] = {

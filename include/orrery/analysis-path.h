@@ -86,6 +86,11 @@ uint32_t orr_path_seg_name(const struct orr_replay *r, const struct orr_op_names
 void orr_path_step_tally(const struct orr_replay *r, const struct orr_op_names *names,
 			 const struct orr_path_seg *segs, size_t n, struct orr_path_step *ps);
 void orr_path_step_release(struct orr_path_step *ps);
+/*
+ * The time of segs[0..n) (a path of orr_replay_critical_path()) by category into
+ * by_cat[ORR_PATH_CAT_COUNT], which it sets; their sum.
+ */
+int64_t orr_path_cat_totals(const struct orr_path_seg *segs, size_t n, int64_t *by_cat);
 /* The category an op spends most of its path time in. */
 enum orr_path_cat orr_path_op_category(const struct orr_path_op *o);
 

@@ -172,6 +172,27 @@ int orr_scenario_report_run(struct orr_scenario_report *w, const char *path,
 			    void *progress_data, struct orr_diag *reterr_diag);
 void orr_scenario_report_release(struct orr_scenario_report *w);
 
+/*
+ * A step's change under a scenario: its predicted time in sc over that in base (the same
+ * step replayed as recorded), less 1; NaN when base's is not positive.
+ */
+double orr_scenario_change(const struct orr_replay_row *base, const struct orr_replay_row *sc);
+
+/* The mean, least and largest change over a table's steps; NaN without a finite one. */
+struct orr_change_range {
+	double mean, min, max;
+};
+
+/* Over the rows of run's table (orr_replay_report_table()) against w->base's. */
+struct orr_change_range orr_scenario_change_range(const struct orr_scenario_report *w,
+						  const struct orr_scenario_run *run);
+/*
+ * A scenario's trust: low when the time no rule moves (fixed) is over
+ * ORR_TRUST_MAX_UNEXPLAINED of its step's critical path, as a replay's step is low when
+ * its unexplained time is.
+ */
+bool orr_scenario_trust_low(const struct orr_scenario_run *run);
+
 #ifdef __cplusplus
 }
 #endif

@@ -87,6 +87,14 @@ struct orr_sum_coll {
 	uint32_t algo_task; /* a member, whose kernel name gives the algorithm */
 };
 
+/*
+ * The bandwidths of an instance of c, bytes/s: algbw, its size over its mean time
+ * (nccl-tests' S / t); busbw, algbw times nccl-tests' bus factor of its kind and group
+ * (orr_coll_bus_factor()).  NaN when the size or the time is unknown.
+ */
+double orr_sum_coll_algbw(const struct orr_sum_coll *c);
+double orr_sum_coll_busbw(const struct orr_sum_coll *c);
+
 #define ORR_SUM_MEM_BINS 200 /* a timeline's bins */
 
 /*

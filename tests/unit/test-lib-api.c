@@ -3,8 +3,9 @@
  * liborrery.so as a user links it: public headers and the shared library only (no
  * subsystem archive), over the sample trace.  The analyses agree with each other and
  * with the trace: the summary's rank-steps are the replay report's, the kernel list adds
- * up to its total, a selection keeps what it names, and a what-if that makes every GPU
- * task twice as long predicts longer steps than the baseline.
+ * up to its total, a selection keeps what it names, a what-if that makes every GPU
+ * task twice as long predicts longer steps than the baseline (a positive change), a
+ * critical path's categories add up to it, and a collective's bandwidths are nccl-tests'.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,6 +104,7 @@ static void test_scenario_slower_gpu_predicts_longer_steps(void **state)
 	struct orr_diag d;
 	size_t n, m;
 	const struct orr_replay_row *base, *run;
+	struct orr_change_range c;
 
 	assert_int_equal(orr_scales_add(&scales, "no factor"), -EINVAL);
 	assert_int_equal(orr_scales_add(&scales, "*=2"), 0);
@@ -116,9 +119,18 @@ static void test_scenario_slower_gpu_predicts_longer_steps(void **state)
 	run = orr_replay_report_table(&w.runs[0].rep, &m);
 	assert_int_equal(n, m);
 	assert_true(n > 0);
-	for (size_t k = 0; k < n; k++)
-		assert_true(run[k].s.predicted_end_ns - run[k].s.predicted_start_ns >
-			    base[k].s.predicted_end_ns - base[k].s.predicted_start_ns);
+	for (size_t k = 0; k < n; k++) {
+		int64_t b = base[k].s.predicted_end_ns - base[k].s.predicted_start_ns;
+		int64_t r = run[k].s.predicted_end_ns - run[k].s.predicted_start_ns;
+
+		assert_true(r > b);
+		assert_float_equal(orr_scenario_change(&base[k], &run[k]),
+				   (double)r / (double)b - 1, 1e-12);
+	}
+	c = orr_scenario_change_range(&w, &w.runs[0]);
+	assert_true(c.min > 0 && c.min <= c.mean && c.mean <= c.max);
+	assert_true(orr_scenario_trust_low(&w.runs[0]) ==
+		    (w.runs[0].fixed_share > ORR_TRUST_MAX_UNEXPLAINED));
 	orr_scenario_report_release(&w);
 	orr_scenarios_release(&sc);
 }
@@ -136,7 +148,7 @@ static void test_path_tally_adds_up(void **state)
 		struct orr_path_step ps = { .s = &steps[k] };
 		struct orr_path_seg *segs;
 		size_t n;
-		int64_t cats = 0, ops = 0;
+		int64_t cats = 0, ops = 0, by_cat[ORR_PATH_CAT_COUNT];
 
 		orr_replay_critical_path(f->r, steps[k].predicted_start_ns,
 					 steps[k].predicted_end_ns, &segs, &n);
@@ -144,6 +156,10 @@ static void test_path_tally_adds_up(void **state)
 		for (int c = 0; c < ORR_PATH_CAT_COUNT; c++)
 			cats += ps.by_cat[c];
 		assert_int_equal(cats, ps.path_ns);
+		for (int c = 0; c < ORR_PATH_CAT_COUNT; c++)
+			by_cat[c] = -1;
+		assert_int_equal(orr_path_cat_totals(segs, n, by_cat), ps.path_ns);
+		assert_memory_equal(by_cat, ps.by_cat, sizeof(by_cat));
 		assert_true(ps.path_ns > 0 && ps.nops > 0);
 		for (size_t i = 0; i < ps.nops; i++) {
 			ops += ps.ops[i].ns;
@@ -158,6 +174,22 @@ static void test_path_tally_adds_up(void **state)
 	orr_op_names_free(names);
 }
 
+/* A collective's bandwidths: S / t, and nccl-tests' bus factor 2(n-1)/n of an all-reduce. */
+static void test_coll_bandwidths(void **state)
+{
+	struct orr_sum_coll c = {
+		.kind = ORR_COLL_ALL_REDUCE, .bytes = 1e6, .group = 4, .count = 2, .ns = 2000
+	};
+
+	(void)state;
+	assert_float_equal(orr_sum_coll_algbw(&c), 1e12, 1);
+	assert_float_equal(orr_sum_coll_busbw(&c), 1.5e12, 1);
+	c.bytes = NAN;
+	assert_true(isnan(orr_sum_coll_algbw(&c)) && isnan(orr_sum_coll_busbw(&c)));
+	c = (struct orr_sum_coll){ .kind = ORR_COLL_ALL_GATHER, .bytes = 1e6, .group = 4 };
+	assert_true(isnan(orr_sum_coll_busbw(&c))); /* no instance: no time */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -165,6 +197,7 @@ int main(void)
 		cmocka_unit_test(test_select_keeps_one_rank_step),
 		cmocka_unit_test(test_scenario_slower_gpu_predicts_longer_steps),
 		cmocka_unit_test(test_path_tally_adds_up),
+		cmocka_unit_test(test_coll_bandwidths),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
