@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "orrery/native.h"
+#include "import.h"
 #include "internal.h"
 #include "json-text.h"
 #include "banned.h"
@@ -187,7 +188,7 @@ out:
 	return r;
 }
 
-/* The manifest (when there is one), then every *.orr, in name order. */
+/* The manifest (when there is one), then every *.orr and ops-PID.json, in name order. */
 static int list_run(const char *dir, char ***ret_names, size_t *ret_n, struct orr_diag *d)
 {
 	struct dirent **ents = NULL;
@@ -207,6 +208,8 @@ static int list_run(const char *dir, char ***ret_names, size_t *ret_n, struct or
 		} else if (is_native_name(name)) {
 			ORR_VEC_PUSH(names, count, cap, orr_xstrdup(name));
 			natives++;
+		} else if (orr__import_ops_pid(name) >= 0) { /* orrery_record's profiler ops */
+			ORR_VEC_PUSH(names, count, cap, orr_xstrdup(name));
 		}
 		free(ents[i]);
 	}

@@ -660,6 +660,8 @@ static int ctx_init(struct import_ctx *c, const struct orr_import_options *opts,
 static int ctx_finish(struct import_ctx *c, int r, const char *path, struct orr_trace **ret_trace)
 {
 	if (!r)
+		r = orr__import_merge_ops(c);
+	if (!r)
 		r = check_ranks(c, path);
 	if (!r && c->opts && c->opts->step_range &&
 	    !orr__steps_from_ranges(c->t, c->opts->step_range) && c->opts->warn) {

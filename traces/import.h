@@ -88,4 +88,14 @@ bool orr__import_skipped(struct import_ctx *c, const char *name, int r);
  */
 int orr__import_attach_ets(struct import_ctx *c, const char *path);
 
+/* import-ops.c: PID of a CPU-only profiler's ops file's name, ops-PID.json(.gz|.zst); -1. */
+int64_t orr__import_ops_pid(const char *name);
+/*
+ * Each ops-PID.json read is merged into the rank of the tracer's file of process PID
+ * (its ops and annotations onto its threads) and goes; one without that file is skipped
+ * with a warning.  Nothing is merged when no file but such ones was read.  Before the
+ * ranks are checked.
+ */
+int orr__import_merge_ops(struct import_ctx *c);
+
 #endif

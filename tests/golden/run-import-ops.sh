@@ -1,0 +1,124 @@
+#!/bin/bash
+# The ops of a CPU-only torch.profiler session (ops-PID.json, orrery_record's profiler
+# mode) merged into the tracer's file of the same process (traces/import-ops.c).  In suite
+# `golden`, from the source root with $ORRERY set:
+#
+#   run-import-ops.sh merge    the sample's two ranks, each cut by ops-split.py into what
+#                              the profiler records (ops, annotations) and what the tracer
+#                              records (calls, GPU work, steps; converted to .orr): the run
+#                              directory of both reads as the sample does (summary, replay),
+#                              every call under the same innermost op with the same shapes;
+#                              orrery pack keeps the ops files
+#   run-import-ops.sh orphan   an ops file without its process's .orr: skipped with a warning
+#   run-import-ops.sh alone    an ops file given alone is a trace of its own
+#   run-import-ops.sh legacy   torch.profiler's trace from a PyTorch without Kineto (Debian's
+#                              1.13): skipped with the warning why (77 without such a torch)
+set -uo pipefail
+
+# shellcheck source=SCRIPTDIR/golden-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/golden-lib.sh"
+
+sample=traces/samples/tiny-2rank
+run_dir=$work/run
+
+# The sample's rank $1 (process $2) cut into $run_dir/ops-$2.json and rank-$1.orr.
+cut_rank() {
+	python3 "$golden/ops-split.py" split "$sample/rank-$1.trace.json" \
+		"$run_dir/ops-$2.json" "$work/rest-$1.json" || fail "ops-split.py split failed"
+	run convert -o "$run_dir/rank-$1.orr" "$work/rest-$1.json"
+	expect_rc 0
+}
+
+# The output of orrery $@ on the sample and on the run directory, less the trace's name.
+same_output() {
+	run "$@" "$sample"
+	expect_rc 0
+	grep -v '"trace":' "$work/out" >"$work/want"
+	run "$@" "$run_dir"
+	expect_rc 0
+	grep -v '"trace":' "$work/out" >"$work/got"
+	cmp -s "$work/want" "$work/got" || {
+		diff "$work/want" "$work/got" | head -n 20 >&2
+		fail "orrery $* differs on the merged run directory"
+	}
+}
+
+mkdir -p "$run_dir"
+case ${1:?case} in
+merge)
+	cut_rank 0 48213
+	cut_rank 1 48214
+	run info "$run_dir"
+	expect_rc 0
+	expect_in out "events  501: op 177"
+	[[ ! -s $work/err ]] || {
+		show
+		fail "warnings on the merged run directory"
+	}
+	same_output summary --format=json
+	same_output replay --format=json
+	run convert --to chrome -o "$work/want.json" "$sample"
+	expect_rc 0
+	run convert --to chrome -o "$work/got.json" "$run_dir"
+	expect_rc 0
+	python3 "$golden/ops-split.py" enclosing "$work/want.json" "$work/got.json" ||
+		fail "calls under other ops once merged"
+	# orrery pack keeps the ops files: the archive reads as the directory.
+	run info --format=json "$run_dir"
+	grep -v '"trace":' "$work/out" >"$work/want"
+	run pack -o "$work/run.tar.zst" "$run_dir"
+	expect_rc 0
+	run info --format=json "$work/run.tar.zst"
+	expect_rc 0
+	grep -v '"trace":' "$work/out" | sed "s#$work/run.tar.zst:#$run_dir/#" >"$work/got"
+	cmp -s "$work/want" "$work/got" || {
+		diff "$work/want" "$work/got" | head -n 20 >&2
+		fail "the packed run directory reads otherwise"
+	}
+	;;
+orphan)
+	cut_rank 0 48213
+	cut_rank 1 48214
+	mv "$run_dir/ops-48214.json" "$run_dir/ops-99.json"
+	run info "$run_dir"
+	expect_rc 0
+	expect_in err "skipped '$run_dir/ops-99.json': the ops of process 99, whose tracer file (.orr) is not read with it"
+	expect_in out "rank 1 of 2"
+	;;
+alone)
+	cut_rank 0 48213
+	run info "$run_dir/ops-48213.json"
+	expect_rc 0
+	expect_in out "events  195: op 177, annotation 18"
+	;;
+legacy)
+	py=
+	for p in python3 /usr/bin/python3; do
+		if "$p" -c 'import torch, sys; sys.exit(torch.autograd.kineto_available())' 2>/dev/null; then
+			py=$p
+			break
+		fi
+	done
+	[[ -n $py ]] || {
+		echo "skipped: no PyTorch without Kineto here" >&2
+		exit 77
+	}
+	cut_rank 0 48213
+	# A real export of such a PyTorch: ops on thread 1 of "CPU functions", relative times.
+	"$py" -c '
+import sys, torch
+from torch.profiler import profile, ProfilerActivity
+with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as p:
+    torch.mm(torch.ones(4, 8), torch.ones(8, 2))
+p.export_chrome_trace(sys.argv[1])' "$run_dir/ops-48213.json" || fail "torch.profiler failed"
+	grep -qF '"aten::mm"' "$run_dir/ops-48213.json" || fail "no aten::mm in torch's export"
+	run info "$run_dir"
+	expect_rc 0
+	expect_in err "skipped '$run_dir/ops-48213.json': no thread of process 48213 in it (torch.profiler's trace from a PyTorch built without Kineto"
+	expect_in out "events  306: annotation 3, runtime 153"
+	;;
+*)
+	fail "unknown case $1"
+	;;
+esac
+echo "ok: $1"

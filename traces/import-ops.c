@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A process's ops from a CPU-only torch.profiler session, merged into the tracer's file
+ * of that process.  `orrery_record.enable(ops="profiler")` (tracer/python/) runs
+ * torch.profiler with CPU activities alone (no CUPTI: the tracer holds it) and writes
+ * its Kineto JSON as ops-PID.json beside the tracer's .orr.  Kineto writes each op with
+ * the process and the system thread id of the thread that ran it (those of the tracer's
+ * runtime calls) and CLOCK_REALTIME times, the tracer's clock (docs/tracer.md, "Clocks"):
+ * so the ops are put on the tracer's threads as they are, and every analysis that walks
+ * a launch up its thread's calls to the innermost enclosing op finds it there, as it does
+ * for the ops of emit_nvtx or of a whole torch.profiler trace.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "import.h"
+#include "banned.h"
+
+#define OPS_PREFIX "ops-"
+
+/* The file's own name: after the last '/' and after an archive's "name:" prefix. */
+static const char *base_name(const char *name)
+{
+	const char *base = name;
+
+	for (const char *p = name; *p; p++)
+		if (*p == '/' || *p == ':')
+			base = p + 1;
+	return base;
+}
+
+int64_t orr__import_ops_pid(const char *name)
+{
+	static const char *const suffixes[] = { ".json", ".json.gz", ".json.zst" };
+	const char *s = base_name(name) + strlen(OPS_PREFIX);
+	int64_t pid = 0;
+
+	if (strncmp(base_name(name), OPS_PREFIX, strlen(OPS_PREFIX)) != 0)
+		return -1;
+	for (; *s >= '0' && *s <= '9' && pid < INT32_MAX; s++)
+		pid = pid * 10 + (*s - '0');
+	if (s == base_name(name) + strlen(OPS_PREFIX) || pid > INT32_MAX)
+		return -1;
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++)
+		if (strcmp(s, suffixes[i]) == 0)
+			return pid;
+	return -1;
+}
+
+static int64_t rank_ops_pid(const struct orr_trace *t, const struct orr__rank_build *rb)
+{
+	return orr__import_ops_pid(orr_strtab_get(t->strs, rb->pub.source));
+}
+
+static bool has_thread_of(const struct orr__rank_build *rb, int64_t pid)
+{
+	const struct orr_place *p = rb->places.p;
+
+	for (size_t i = 0; i < rb->places.n; i++)
+		if (p[i].kind == ORR_PLACE_THREAD && p[i].pid == pid)
+			return true;
+	return false;
+}
+
+/* The rank of the tracer's file of process pid: its header's pid, else its threads'. */
+static struct orr__rank_build *rank_of_pid(const struct orr_trace *t, int64_t pid)
+{
+	for (size_t i = 0; i < t->nranks; i++)
+		if (rank_ops_pid(t, t->ranks[i]) < 0 && t->ranks[i]->pub.pid == pid)
+			return t->ranks[i];
+	for (size_t i = 0; i < t->nranks; i++)
+		if (rank_ops_pid(t, t->ranks[i]) < 0 && t->ranks[i]->pub.pid < 0 &&
+		    has_thread_of(t->ranks[i], pid))
+			return t->ranks[i];
+	return NULL;
+}
+
+/* What the tracer recorded of the process: from its first event's start to the last end. */
+static void span_of(const struct orr__rank_build *rb, int64_t *lo, int64_t *hi)
+{
+	const struct orr_event *ev = rb->events.p;
+
+	*lo = INT64_MAX, *hi = INT64_MIN;
+	for (size_t i = 0; i < rb->events.n; i++) {
+		if (ev[i].start_ns < *lo)
+			*lo = ev[i].start_ns;
+		if (ev[i].start_ns + ev[i].dur_ns > *hi)
+			*hi = ev[i].start_ns + ev[i].dur_ns;
+	}
+}
+
+/*
+ * An op or an annotation of process pid's threads, within the tracer's span.  Steps
+ * are the tracer's (its window counts the NVTX step markers): a profiler's
+ * ProfilerStep#N annotation is not taken.
+ */
+static bool taken(const struct orr_trace *t, const struct orr__rank_build *src,
+		  const struct orr_event *e, int64_t pid, int64_t lo, int64_t hi)
+{
+	const struct orr_place *p = ORR__AT(src->places, struct orr_place, e->place);
+
+	if (e->kind != ORR_EVENT_OP && e->kind != ORR_EVENT_ANNOTATION)
+		return false;
+	if (p->kind != ORR_PLACE_THREAD || p->pid != pid)
+		return false;
+	if (e->kind == ORR_EVENT_ANNOTATION &&
+	    orr_step_number(orr_strtab_get(t->strs, e->name)) >= 0)
+		return false;
+	return e->start_ns >= lo && e->start_ns < hi;
+}
+
+/* An op's arguments: its inputs and their dims appended to dst's tables. */
+static uint32_t copy_op_args(struct orr__rank_build *dst, const struct orr__rank_build *src,
+			     uint32_t args)
+{
+	const struct orr_op_args *op = ORR__AT(src->ops, struct orr_op_args, args);
+	struct orr_op_args *nop = orr__vec_push(&dst->ops);
+
+	*nop = (struct orr_op_args){ .first_input = (uint32_t)dst->inputs.n,
+				     .ninputs = op->ninputs,
+				     .sequence = op->sequence };
+	for (uint32_t k = 0; k < op->ninputs; k++) {
+		const struct orr_input *in =
+			ORR__AT(src->inputs, struct orr_input, op->first_input + k);
+		struct orr_input *nin = orr__vec_push(&dst->inputs);
+
+		*nin = *in;
+		nin->first_dim = (uint32_t)dst->dims.n;
+		for (uint16_t d = 0; d < in->ndims; d++)
+			*(int64_t *)orr__vec_push(&dst->dims) =
+				*ORR__AT(src->dims, int64_t, in->first_dim + d);
+	}
+	return (uint32_t)(dst->ops.n - 1);
+}
+
+/*
+ * src's ops and annotations of process pid's threads onto dst's threads of the same
+ * ids.  Their external ids are dropped: they linked the ops to the runtime calls of a
+ * profiler's own CUDA activities, which this session had none of, and an op with one is
+ * taken for torch.profiler's with CUPTI by the profiler's cost (estimator/profiler-cost.c).
+ */
+static size_t merge(const struct orr_trace *t, struct orr__rank_build *dst,
+		    const struct orr__rank_build *src, int64_t pid)
+{
+	const struct orr_event *ev = src->events.p;
+	int64_t lo, hi;
+	size_t n = 0;
+
+	span_of(dst, &lo, &hi);
+	for (size_t i = 0; i < src->events.n; i++) {
+		const struct orr_place *p;
+		struct orr_place *np;
+		struct orr_event *ne;
+		uint32_t place;
+
+		if (!taken(t, src, &ev[i], pid, lo, hi))
+			continue;
+		p = ORR__AT(src->places, struct orr_place, ev[i].place);
+		place = orr__place(dst, ORR_PLACE_THREAD, p->pid, p->tid, -1);
+		np = ORR__AT(dst->places, struct orr_place, place);
+		if (np->name == ORR_STR_NONE)
+			np->name = p->name;
+		ne = orr__vec_push(&dst->events);
+		*ne = ev[i];
+		ne->place = place;
+		ne->external_id = -1;
+		ne->correlation = -1;
+		ne->flags = 0;
+		if (ev[i].kind == ORR_EVENT_OP && ev[i].args != ORR_NONE)
+			ne->args = copy_op_args(dst, src, ev[i].args);
+		n++;
+	}
+	return n;
+}
+
+__attribute__((format(printf, 2, 3))) static void warn(struct import_ctx *c, const char *fmt, ...)
+{
+	char msg[1536];
+	va_list ap;
+
+	if (!c->opts || !c->opts->warn)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	c->opts->warn(c->opts->warn_data, msg);
+}
+
+/* Merges ops rank src (of process pid) into its tracer's rank, or warns why not. */
+static int merge_one(struct import_ctx *c, struct orr__rank_build *src, int64_t pid)
+{
+	struct orr_trace *t = c->t;
+	const char *name = orr_strtab_get(t->strs, src->pub.source);
+	struct orr__rank_build *dst = rank_of_pid(t, pid);
+	size_t n;
+
+	if (!dst) {
+		warn(c,
+		     "skipped '%s': the ops of process %lld, whose tracer file (.orr) is not "
+		     "read with it",
+		     name, (long long)pid);
+		return 0;
+	}
+	if (!has_thread_of(src, pid)) {
+		warn(c,
+		     "skipped '%s': no thread of process %lld in it (torch.profiler's trace "
+		     "from a PyTorch built without Kineto has neither thread ids nor times to "
+		     "match the tracer's)",
+		     name, (long long)pid);
+		return 0;
+	}
+	n = merge(t, dst, src, pid);
+	if (dst->events.n > c->lim.max[ORR__LIMIT_EVENTS])
+		return orr__limit_fail(&c->lim, ORR__LIMIT_EVENTS, c->diag, name, -1, -1);
+	orr__rank_finish_native(t, dst);
+	orr_debug("traces", "%s: %zu ops and annotations of process %lld merged into '%s'", name, n,
+		  (long long)pid, orr_strtab_get(t->strs, dst->pub.source));
+	return 0;
+}
+
+int orr__import_merge_ops(struct import_ctx *c)
+{
+	struct orr_trace *t = c->t;
+	size_t kept = 0, tracers = 0;
+	int r = 0;
+
+	for (size_t i = 0; i < t->nranks; i++)
+		tracers += rank_ops_pid(t, t->ranks[i]) < 0;
+	/* Without the tracer's files, a profiler's trace is read as one of its own. */
+	if (!tracers)
+		return 0;
+	for (size_t i = 0; i < t->nranks && !r; i++) {
+		int64_t pid = rank_ops_pid(t, t->ranks[i]);
+
+		if (pid >= 0)
+			r = merge_one(c, t->ranks[i], pid);
+	}
+	/* Then the ops ranks go (merge_one() looks for the tracer's among all of them). */
+	for (size_t i = 0; i < t->nranks; i++) {
+		if (rank_ops_pid(t, t->ranks[i]) < 0)
+			t->ranks[kept++] = t->ranks[i];
+		else
+			orr__rank_free(t->ranks[i]);
+	}
+	t->nranks = kept;
+	return r;
+}
