@@ -192,28 +192,6 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return -1;
 }
 
-/* Re-created and stood-in GPU time over every rank. */
-struct totals {
-	int64_t gpu, op, comm, comm_wait, fill, dropped;
-};
-
-static struct totals totals_of(const struct orr_compose *c)
-{
-	struct totals t = { 0 };
-
-	for (size_t i = 0; i < orr_compose_rank_count(c); i++) {
-		const struct orr_compose_rank *r = orr_compose_get_rank(c, i);
-
-		t.gpu += r->gpu_ns;
-		t.op += r->op_ns;
-		t.comm += r->comm_ns;
-		t.comm_wait += r->comm_wait_ns;
-		t.fill += r->fill_ns;
-		t.dropped += r->dropped_ns;
-	}
-	return t;
-}
-
 static double share(int64_t part, int64_t whole)
 {
 	return whole > 0 ? (double)part / (double)whole : 0.0;
@@ -221,10 +199,11 @@ static double share(int64_t part, int64_t whole)
 
 static void report_text(const struct options *o, const struct orr_compose *c)
 {
-	struct totals t = totals_of(c);
+	struct orr_compose_coverage t;
 	size_t n = orr_compose_rank_count(c), nm = orr_compose_missing_count(c);
 	const struct orr_compose_rank *r0 = orr_compose_get_rank(c, 0);
 
+	orr_compose_coverage_of(c, &t);
 	if (r0->step >= 0)
 		printf("composed step %lld", (long long)r0->step);
 	else
@@ -253,13 +232,13 @@ static void report_text(const struct options *o, const struct orr_compose *c)
 		       (unsigned long long)r->storages, (double)r->step_ns / 1e6,
 		       (double)r->gpu_ns / 1e6);
 	}
-	if (t.gpu > 0)
+	if (t.gpu_ns > 0)
 		printf("\ncoverage: operators re-create %.1f%% of the step's GPU time\n"
 		       "  collectives %.1f%% (waiting for their peers %.1f%%), timed stand-ins "
 		       "%.1f%%, left out %.1f%%\n",
-		       100 * share(t.op, t.gpu), 100 * share(t.comm, t.gpu),
-		       100 * share(t.comm_wait, t.gpu), 100 * share(t.fill, t.gpu),
-		       100 * share(t.dropped, t.gpu));
+		       100 * share(t.op_ns, t.gpu_ns), 100 * share(t.comm_ns, t.gpu_ns),
+		       100 * share(t.comm_wait_ns, t.gpu_ns), 100 * share(t.fill_ns, t.gpu_ns),
+		       100 * share(t.dropped_ns, t.gpu_ns));
 	else
 		printf("\ncoverage: the step launched no GPU work\n");
 	if (nm)
@@ -268,7 +247,7 @@ static void report_text(const struct options *o, const struct orr_compose *c)
 		const struct orr_compose_missing *m = orr_compose_get_missing(c, i);
 
 		printf("  %10.3f ms %5.1f%% %6llu  %s: %s\n", (double)m->gpu_ns / 1e6,
-		       100 * share(m->gpu_ns, t.gpu), (unsigned long long)m->tasks,
+		       100 * share(m->gpu_ns, t.gpu_ns), (unsigned long long)m->tasks,
 		       cli_text(m->name), cli_text(m->reason));
 	}
 	if (nm > 15)
@@ -282,21 +261,22 @@ static void report_text(const struct options *o, const struct orr_compose *c)
 
 static void report_json(const struct options *o, const struct orr_compose *c)
 {
-	struct totals t = totals_of(c);
+	struct orr_compose_coverage t;
 	struct json_out j;
 
+	orr_compose_coverage_of(c, &t);
 	json_begin(&j, stdout);
 	json_str(&j, "dir", o->out);
 	json_int(&j, "step", orr_compose_get_rank(c, 0)->step);
 	json_int(&j, "args_step", orr_compose_get_rank(c, 0)->args_step);
-	if (t.gpu > 0) {
-		json_double(&j, "coverage", share(t.op, t.gpu));
+	if (t.gpu_ns > 0) {
+		json_double(&j, "coverage", share(t.op_ns, t.gpu_ns));
 		json_object(&j, "shares");
-		json_double(&j, "operators", share(t.op, t.gpu));
-		json_double(&j, "collectives", share(t.comm, t.gpu));
-		json_double(&j, "collective_wait", share(t.comm_wait, t.gpu));
-		json_double(&j, "stand_ins", share(t.fill, t.gpu));
-		json_double(&j, "left_out", share(t.dropped, t.gpu));
+		json_double(&j, "operators", share(t.op_ns, t.gpu_ns));
+		json_double(&j, "collectives", share(t.comm_ns, t.gpu_ns));
+		json_double(&j, "collective_wait", share(t.comm_wait_ns, t.gpu_ns));
+		json_double(&j, "stand_ins", share(t.fill_ns, t.gpu_ns));
+		json_double(&j, "left_out", share(t.dropped_ns, t.gpu_ns));
 		json_close_object(&j);
 	}
 	json_array(&j, "ranks");

@@ -622,6 +622,21 @@ const struct orr_compose_rank *orr_compose_get_rank(const struct orr_compose *c,
 	return i < c->nranks ? &c->ranks[i].st : NULL;
 }
 
+void orr_compose_coverage_of(const struct orr_compose *c, struct orr_compose_coverage *ret)
+{
+	*ret = (struct orr_compose_coverage){ 0 };
+	for (size_t i = 0; i < c->nranks; i++) {
+		const struct orr_compose_rank *r = &c->ranks[i].st;
+
+		ret->gpu_ns += r->gpu_ns;
+		ret->op_ns += r->op_ns;
+		ret->comm_ns += r->comm_ns;
+		ret->comm_wait_ns += r->comm_wait_ns;
+		ret->fill_ns += r->fill_ns;
+		ret->dropped_ns += r->dropped_ns;
+	}
+}
+
 size_t orr_compose_missing_count(const struct orr_compose *c)
 {
 	return c->nmissing;

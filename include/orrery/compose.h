@@ -88,6 +88,15 @@ void orr_compose_free(struct orr_compose *c);
 
 size_t orr_compose_rank_count(const struct orr_compose *c);
 const struct orr_compose_rank *orr_compose_get_rank(const struct orr_compose *c, size_t i);
+/*
+ * The plan's coverage: the GPU time of every rank's step, and how much of it operators,
+ * collectives (and their waiting for peers), stand-ins re-create and what was left out,
+ * summed over the ranks as struct orr_compose_rank counts them.
+ */
+struct orr_compose_coverage {
+	int64_t gpu_ns, op_ns, comm_ns, comm_wait_ns, fill_ns, dropped_ns;
+};
+void orr_compose_coverage_of(const struct orr_compose *c, struct orr_compose_coverage *ret);
 /* By GPU time, largest first. */
 size_t orr_compose_missing_count(const struct orr_compose *c);
 const struct orr_compose_missing *orr_compose_get_missing(const struct orr_compose *c, size_t i);

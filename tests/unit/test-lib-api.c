@@ -5,7 +5,8 @@
  * with the trace: the summary's rank-steps are the replay report's, the kernel list adds
  * up to its total, a selection keeps what it names, a what-if that makes every GPU
  * task twice as long predicts longer steps than the baseline (a positive change), a
- * critical path's categories add up to it, and a collective's bandwidths are nccl-tests'.
+ * critical path's categories add up to it, a collective's bandwidths are nccl-tests',
+ * and a composed plan's coverage adds up its ranks'.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +19,7 @@
 #include <string.h>
 
 #include "orrery/analysis.h"
+#include "orrery/compose.h"
 #include "orrery/trace.h"
 
 struct fixture {
@@ -190,6 +192,30 @@ static void test_coll_bandwidths(void **state)
 	assert_true(isnan(orr_sum_coll_busbw(&c))); /* no instance: no time */
 }
 
+/* A composed plan's coverage adds up its ranks' numbers. */
+static void test_compose_coverage(void **state)
+{
+	struct fixture *f = *state;
+	struct orr_compose_options o = { .step = -1, .steps = 1, .producer = "test" };
+	struct orr_compose_coverage cov;
+	struct orr_compose *c = NULL;
+	struct orr_diag d;
+	int64_t gpu = 0, op = 0;
+
+	assert_int_equal(orr_compose_build(f->g, &o, &c, &d), 0);
+	orr_compose_coverage_of(c, &cov);
+	assert_true(orr_compose_rank_count(c) == 2);
+	for (size_t i = 0; i < orr_compose_rank_count(c); i++) {
+		gpu += orr_compose_get_rank(c, i)->gpu_ns;
+		op += orr_compose_get_rank(c, i)->op_ns;
+	}
+	assert_true(cov.gpu_ns > 0);
+	assert_int_equal(cov.gpu_ns, gpu);
+	assert_int_equal(cov.op_ns, op);
+	assert_true(cov.op_ns + cov.comm_ns + cov.fill_ns + cov.dropped_ns <= cov.gpu_ns);
+	orr_compose_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -198,6 +224,7 @@ int main(void)
 		cmocka_unit_test(test_scenario_slower_gpu_predicts_longer_steps),
 		cmocka_unit_test(test_path_tally_adds_up),
 		cmocka_unit_test(test_coll_bandwidths),
+		cmocka_unit_test(test_compose_coverage),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
