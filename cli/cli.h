@@ -130,12 +130,12 @@ int cli_parse_format(const char *s, bool allow_csv);
 /* A decimal count from 0 to INT32_MAX, the whole of s, into *ret; -1 otherwise. */
 int cli_parse_count(const char *s, int64_t *ret);
 
-/* A small streaming JSON writer: commas and nesting are handled for the caller. */
+/*
+ * The commands' JSON, written by liborrery's writer (struct orr_json_out, orrery/common.h)
+ * through these functions of cli/output.c.
+ */
 struct json_out {
-	FILE *f;
-	int depth;
-	bool first[64];
-	bool pretty;
+	struct orr_json_out o;
 };
 
 void json_begin(struct json_out *j, FILE *f);

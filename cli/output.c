@@ -231,131 +231,59 @@ void json_write_string(FILE *f, const char *s)
 	orr_json_write_string(f, s);
 }
 
-static void json_key(struct json_out *j, const char *key)
-{
-	if (!j->first[j->depth])
-		fputc(',', j->f);
-	j->first[j->depth] = false;
-	if (j->pretty) {
-		fputc('\n', j->f);
-		for (int i = 0; i < j->depth; i++)
-			fputs("  ", j->f);
-	}
-	if (key) {
-		json_write_string(j->f, key);
-		fputs(j->pretty ? ": " : ":", j->f);
-	}
-}
-
-static void json_open(struct json_out *j, const char *key, char c)
-{
-	json_key(j, key);
-	fputc(c, j->f);
-	if (j->depth + 1 < (int)(sizeof(j->first) / sizeof(j->first[0])))
-		j->depth++;
-	j->first[j->depth] = true;
-}
-
-static void json_close(struct json_out *j, char c)
-{
-	bool empty = j->first[j->depth];
-
-	j->depth--;
-	if (j->pretty && !empty) {
-		fputc('\n', j->f);
-		for (int i = 0; i < j->depth; i++)
-			fputs("  ", j->f);
-	}
-	fputc(c, j->f);
-}
-
 void json_begin(struct json_out *j, FILE *f)
 {
-	memset(j, 0, sizeof(*j));
-	j->f = f;
-	j->pretty = true;
-	j->first[0] = true;
-	fputc('{', f);
-	j->depth = 1;
-	j->first[1] = true;
+	orr_json_begin(&j->o, f);
 }
 
 void json_end(struct json_out *j)
 {
-	json_close(j, '}');
-	fputc('\n', j->f);
+	orr_json_end(&j->o);
 }
 
 void json_object(struct json_out *j, const char *key)
 {
-	json_open(j, key, '{');
+	orr_json_object(&j->o, key);
 }
 
 void json_array(struct json_out *j, const char *key)
 {
-	json_open(j, key, '[');
+	orr_json_array(&j->o, key);
 }
 
 void json_close_object(struct json_out *j)
 {
-	json_close(j, '}');
+	orr_json_close_object(&j->o);
 }
 
 void json_close_array(struct json_out *j)
 {
-	json_close(j, ']');
+	orr_json_close_array(&j->o);
 }
 
 void json_str(struct json_out *j, const char *key, const char *value)
 {
-	json_key(j, key);
-	if (value)
-		json_write_string(j->f, value);
-	else
-		fputs("null", j->f);
+	orr_json_str(&j->o, key, value);
 }
 
 void json_int(struct json_out *j, const char *key, int64_t value)
 {
-	json_key(j, key);
-	fprintf(j->f, "%lld", (long long)value);
+	orr_json_int(&j->o, key, value);
 }
 
 void json_bool(struct json_out *j, const char *key, bool value)
 {
-	json_key(j, key);
-	fputs(value ? "true" : "false", j->f);
+	orr_json_bool(&j->o, key, value);
 }
 
 void json_double(struct json_out *j, const char *key, double value)
 {
-	json_key(j, key);
-	if (isfinite(value))
-		fprintf(j->f, "%.6g", value);
-	else
-		fputs("null", j->f); /* JSON has no NaN or infinity */
+	orr_json_double(&j->o, key, value);
 }
 
-/*
- * The shortest of "%.15g", "%.16g" and "%.17g" that strtod() reads back as value (17
- * digits always do): a costs file's model parameters must come back bit for bit
- * (orr_costs_read()), and most print shorter.
- */
 void json_double_exact(struct json_out *j, const char *key, double value)
 {
-	char buf[40];
-
-	json_key(j, key);
-	if (!isfinite(value)) {
-		fputs("null", j->f);
-		return;
-	}
-	for (int digits = 15; digits <= 17; digits++) {
-		snprintf(buf, sizeof(buf), "%.*g", digits, value);
-		if (strtod(buf, NULL) == value)
-			break;
-	}
-	fputs(buf, j->f);
+	orr_json_double_exact(&j->o, key, value);
 }
 
 static char stdout_path[32];

@@ -152,6 +152,36 @@ size_t orr_utf8_len(const char *s);
  * UTF-8 as \ufffd, so that the output is always valid JSON.
  */
 void orr_json_write_string(FILE *f, const char *s);
+/*
+ * A streaming JSON writer (common/json-out.c): an object from orr_json_begin() to
+ * orr_json_end() (which adds a newline), two spaces of indentation per level; commas and
+ * nesting are kept for the caller.  Each value takes a key, NULL for an array's element.
+ * Writes go to f as they come: the caller checks f for errors.
+ */
+struct orr_json_out {
+	FILE *f;
+	int depth;
+	bool first[64];
+	bool pretty;
+};
+
+void orr_json_begin(struct orr_json_out *j, FILE *f);
+void orr_json_end(struct orr_json_out *j);
+void orr_json_object(struct orr_json_out *j, const char *key);
+void orr_json_array(struct orr_json_out *j, const char *key);
+void orr_json_close_object(struct orr_json_out *j);
+void orr_json_close_array(struct orr_json_out *j);
+/* A string, escaped (orr_json_write_string()); null when value is NULL. */
+void orr_json_str(struct orr_json_out *j, const char *key, const char *value);
+void orr_json_int(struct orr_json_out *j, const char *key, int64_t value);
+void orr_json_bool(struct orr_json_out *j, const char *key, bool value);
+/* "%.6g"; null when value is NaN or infinite, so that the output stays JSON. */
+void orr_json_double(struct orr_json_out *j, const char *key, double value);
+/*
+ * As orr_json_double(), with the shortest of 15 to 17 digits that strtod() reads back as
+ * value exactly: what a model's predictions read must come back bit for bit.
+ */
+void orr_json_double_exact(struct orr_json_out *j, const char *key, double value);
 /* True when s is valid UTF-8 (orr_utf8_len() of every sequence above 0). */
 bool orr_utf8_is_valid(const char *s);
 /*

@@ -6,7 +6,7 @@
  * up to its total, a selection keeps what it names, a what-if that makes every GPU
  * task twice as long predicts longer steps than the baseline (a positive change), a
  * critical path's categories add up to it, a collective's bandwidths are nccl-tests',
- * and a composed plan's coverage adds up its ranks'.
+ * a composed plan's coverage adds up its ranks', and the JSON writer nests and escapes.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -216,6 +216,35 @@ static void test_compose_coverage(void **state)
 	orr_compose_free(c);
 }
 
+/* The JSON writer the reports share: nesting, commas, null for NaN, exact doubles. */
+static void test_json_out(void **state)
+{
+	struct orr_json_out j;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	assert_non_null(f);
+	orr_json_begin(&j, f);
+	orr_json_str(&j, "name", "a\"b");
+	orr_json_array(&j, "v");
+	orr_json_int(&j, NULL, -3);
+	orr_json_double(&j, NULL, NAN);
+	orr_json_double_exact(&j, NULL, 0.1);
+	orr_json_close_array(&j);
+	orr_json_object(&j, "empty");
+	orr_json_close_object(&j);
+	orr_json_bool(&j, "ok", true);
+	orr_json_str(&j, "none", NULL);
+	orr_json_end(&j);
+	fclose(f);
+	assert_string_equal(buf, "{\n  \"name\": \"a\\\"b\",\n  \"v\": [\n    -3,\n    null,\n"
+				 "    0.1\n  ],\n  \"empty\": {},\n  \"ok\": true,\n  \"none\": "
+				 "null\n}\n");
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -225,6 +254,7 @@ int main(void)
 		cmocka_unit_test(test_path_tally_adds_up),
 		cmocka_unit_test(test_coll_bandwidths),
 		cmocka_unit_test(test_compose_coverage),
+		cmocka_unit_test(test_json_out),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
