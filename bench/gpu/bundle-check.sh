@@ -1,5 +1,5 @@
 #!/bin/bash
-# orrery on a GPU machine from a relocatable bundle, in about five minutes of device time
+# orrery on a GPU machine from a relocatable bundle, in about seven minutes of device time
 # (issue 32; docs/tracer.md, "The relocatable bundle"): nothing is built there.
 #
 #   bash bench/gpu/bundle-check.sh BUNDLE.tar.gz [OUT]
@@ -7,7 +7,7 @@
 # Made for the device machine of a session: `make bundle` here, then run it there with the
 # tarball carried (it is under the ignored build folder), e.g.
 #   run(command="bash bench/gpu/bundle-check.sh build-bundle/orrery-0.1.0-x86_64.tar.gz $OUT",
-#       carry=["build-bundle/orrery-0.1.0-x86_64.tar.gz"], timeout_s=420)
+#       carry=["build-bundle/orrery-0.1.0-x86_64.tar.gz"], timeout_s=600)
 #
 # 1. The bundle extracted and moved; `orrery --version` with an empty environment; ldd of
 #    orrery and of the tracer (no library "not found" but libcupti, which the job brings).
@@ -16,6 +16,9 @@
 #    ROUNDS=1, WARMUP=5, STEPS=10 unless set.
 # 4. The tracer's log lines of the recorded run (driver query calls turned off, buffers
 #    allocated on the job's threads, dropped records) and its driver calls by name.
+# 5. bench/gpu/run.sh ops with BUNDLE= (the cost per op of ops none/nvtx/profiler against
+#    plain and torch.profiler; OUT/ops/ops-results.json), OPS_ROUNDS=1, WARMUP=5, STEPS=15
+#    unless set: five runs of gpt.py, about two minutes.
 # Everything goes to OUT (default ./bundle-check), with log.txt; exits 1 when a part fails.
 set -uo pipefail
 
@@ -70,7 +73,12 @@ c = collections.Counter(e["name"] for e in ev if e.get("cat") == "cuda_driver")
 print("driver calls recorded:", sum(c.values()), dict(c.most_common(10)))
 EOF
 fi
+
+say "5: run.sh ops from the bundle"
+BUNDLE=$work/moved OUT=$out/ops ROUNDS=${OPS_ROUNDS:-1} WARMUP=${WARMUP:-5} STEPS=${STEPS:-15} \
+	timeout 240 bash "$root/bench/gpu/run.sh" ops || failed+=(ops)
 rm -f "$out"/run/torch-trace-*.json "$out"/run/run-1.json # large; run.tar.zst keeps the run
+rm -f "$out"/ops/torch-trace-*.json
 rm -rf "$work"
 say "done: ${failed[*]:-every part passed}"
 ((${#failed[@]} == 0))

@@ -9,7 +9,8 @@ dependency of the kind real data loaders make.
 Modes (every one runs warmup + steps + 1 steps; the last one only closes the window):
   plain           no tracing
   orrery          steps marked with orrery_record.step(), op names with
-                  orrery_record.enable(); run it under `orrery record --skip W --steps S`
+                  orrery_record.enable(ops=--ops: nvtx, profiler or none); run it under
+                  `orrery record --skip W --steps S`
   torch-profiler  torch.profiler (CPU + CUDA) over the same S steps after W; writes the
                   Chrome trace (--trace) and the kernel counts by name (--counts)
 
@@ -17,6 +18,9 @@ Modes (every one runs warmup + steps + 1 steps; the last one only closes the win
 is the wall time of the step with the GPU synchronized at its end, measured is true for
 the S steps after the W warm-up steps, and observed for the one step --et traced under
 the ExecutionTraceObserver (the first measured one; the profiler's first step too).
+Under --mode orrery the time is taken inside orrery_record.step(), as the tracer's step
+is: what --ops profiler does at the window's edges (start its session, write its trace)
+is not in a step.
 """
 
 import argparse
@@ -154,8 +158,9 @@ def run(args):
         rec = import_orrery_record()
         if not rec.active():
             print("gpt.py: warning: --mode orrery outside `orrery record`", file=sys.stderr)
-        if not args.no_ops:
-            rec.enable(record_shapes=True)
+        if args.ops != "none" and not rec.enable(record_shapes=True, ops=args.ops):
+            print("gpt.py: warning: orrery_record.enable(ops=%r) recorded no ops" % args.ops,
+                  file=sys.stderr)
     elif args.mode == "torch-profiler":
         from torch.profiler import ProfilerActivity, profile, schedule
         if args.warmup < 1:
@@ -178,15 +183,17 @@ def run(args):
     for i in range(total):
         if et and i == args.warmup:
             et.start()
-        t0 = time.perf_counter()
         if rec:
             with rec.step(i):
+                t0 = time.perf_counter()
                 loss = train_step(model, opt, loader)
                 torch.cuda.synchronize()
+                ms = (time.perf_counter() - t0) * 1e3
         else:
+            t0 = time.perf_counter()
             loss = train_step(model, opt, loader)
             torch.cuda.synchronize()
-        ms = (time.perf_counter() - t0) * 1e3
+            ms = (time.perf_counter() - t0) * 1e3
         # observed: under the ExecutionTraceObserver (its cost is not the job's)
         times.append({"step": i, "ms": ms,
                       "measured": args.warmup <= i < args.warmup + args.steps,
@@ -225,13 +232,17 @@ def main():
     ap.add_argument("--et", help="torch-profiler: a PyTorch execution trace of the first "
                                  "measured step (for orrery compose)")
     ap.add_argument("--no-ops", action="store_true",
-                    help="no op names (orrery: no emit_nvtx; torch-profiler: no shapes)")
+                    help="no op names (orrery: --ops none; torch-profiler: no shapes)")
+    ap.add_argument("--ops", choices=["nvtx", "profiler", "none"], default="nvtx",
+                    help="orrery: how op names and shapes are recorded (orrery_record)")
     ap.add_argument("--layers", type=int, default=12)
     ap.add_argument("--hidden", type=int, default=1024)
     ap.add_argument("--heads", type=int, default=16)
     ap.add_argument("--seq", type=int, default=1024)
     ap.add_argument("--batch", type=int, default=8)
     args = ap.parse_args()
+    if args.no_ops:
+        args.ops = "none"
     if args.steps < 1 or args.warmup < 0:
         ap.error("--steps must be 1 or more and --warmup 0 or more")
     if not torch.cuda.is_available():

@@ -4,6 +4,7 @@
 #
 #   bash bench/gpu/run.sh            # OUT=DIR to choose where results go
 #   bash bench/gpu/run.sh compose    # the fidelity of orrery compose instead
+#   bash bench/gpu/run.sh ops        # the cost per op of op names: nvtx, profiler, none
 #   BUNDLE=orrery-0.1.0-x86_64.tar.gz bash bench/gpu/run.sh   # a `make bundle` tarball
 #
 # Builds orrery with the tracer (BUILD_DIR, default build-gpu), or takes the orrery of a
@@ -197,8 +198,36 @@ compose_main() {
 	"$python" "$root/bench/gpu/compose-check.py" --orrery "$orrery" "$out"
 }
 
+# The cost of op names (orrery_record.enable(ops=...)): per round, gpt.py plain, under
+# orrery record with ops none (steps only), nvtx (emit_nvtx) and profiler (a CPU-only
+# torch.profiler merged at import), and under torch.profiler (CPU, CUDA, shapes); then
+# ops-check.py: medians, ops per step, launches inside an op, cost per op, in
+# OUT/ops-results.json.
+ops_main() {
+	find_orrery
+	"$python" -c 'import torch; assert torch.cuda.is_available()' ||
+		die "PyTorch with CUDA is not usable by $python"
+	prepare_out
+	local common=(--warmup "$warmup" --steps "$steps")
+	for r in $(seq "$rounds"); do
+		say "round $r/$rounds: plain"
+		"$python" "$gpt" --mode plain "${common[@]}" --times "$out/plain-$r.jsonl"
+		for m in none nvtx profiler; do
+			say "round $r/$rounds: orrery record, ops $m"
+			"$orrery" record -q -o "$out/run-$m-$r" --skip "$warmup" --steps "$steps" -- \
+				"$python" "$gpt" --mode orrery --ops "$m" "${common[@]}" \
+				--times "$out/orrery-$m-$r.jsonl"
+		done
+		say "round $r/$rounds: torch.profiler"
+		"$python" "$gpt" --mode torch-profiler "${common[@]}" --times "$out/torch-$r.jsonl" \
+			--trace "$out/torch-trace-$r.json"
+	done
+	"$python" "$root/bench/gpu/ops-check.py" --orrery "$orrery" "$out"
+}
+
 case ${1:-record} in
 record) main ;;
 compose) compose_main ;;
-*) die "usage: run.sh [record|compose]" ;;
+ops) ops_main ;;
+*) die "usage: run.sh [record|compose|ops]" ;;
 esac

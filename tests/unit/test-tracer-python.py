@@ -6,10 +6,15 @@ torch records the NVTX ranges pushed and popped and how often emit_nvtx is enter
 no real torch or GPU is needed.
 """
 
+import atexit
 import importlib
 import io
+import json
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
 import types
 import unittest
 from contextlib import redirect_stderr
@@ -18,11 +23,32 @@ from contextlib import redirect_stderr
 class FakeTorch:
     """Builds a module tree torch.cuda.nvtx / torch.autograd.profiler that logs calls."""
 
-    def __init__(self, cuda=True, cuda_raises=False):
+    def __init__(self, cuda=True, cuda_raises=False, kineto=True):
         self.log = []
         self.emit_nvtx_args = []
+        self.profile_args = []
         log = self.log
         emit_args = self.emit_nvtx_args
+        profile_args = self.profile_args
+
+        class Profile:
+            """torch.profiler.profile: logs enter, exit and the export, which writes."""
+
+            def __init__(self, activities=None, record_shapes=False):
+                profile_args.append((list(activities), record_shapes))
+
+            def __enter__(self):
+                log.append(("profile", "enter"))
+                return self
+
+            def __exit__(self, *exc):
+                log.append(("profile", "exit"))
+                return False
+
+            def export_chrome_trace(self, path):
+                log.append(("profile", "export"))
+                with open(path, "w") as f:
+                    f.write('{"traceEvents": []}')
 
         def is_available():
             if cuda_raises:
@@ -50,16 +76,23 @@ class FakeTorch:
             ),
         )
         torch.autograd = types.SimpleNamespace(
-            profiler=types.SimpleNamespace(emit_nvtx=EmitNvtx))
+            profiler=types.SimpleNamespace(emit_nvtx=EmitNvtx),
+            kineto_available=lambda: kineto)
+        torch.profiler = types.SimpleNamespace(
+            ProfilerActivity=types.SimpleNamespace(CPU="CPU", CUDA="CUDA"),
+            profile=Profile)
         self.module = torch
 
 
-class RecordTest(unittest.TestCase):
+class Base(unittest.TestCase):
+    """Saves and restores torch and the environment; loads a fresh orrery_record."""
+
     def setUp(self):
         self.saved_torch = sys.modules.get("torch", None)
         self.had_torch = "torch" in sys.modules
-        self.saved_env = {k: os.environ.get(k) for k in ("ORR_RECORD_DIR",
-                                                         "ORR_RECORD_STEP_PREFIX")}
+        self.saved_env = {k: os.environ.get(k) for k in (
+            "ORR_RECORD_DIR", "ORR_RECORD_STEP_PREFIX", "ORR_RECORD_OPS", "ORR_RECORD_SKIP",
+            "ORR_RECORD_STEPS")}
         for k in self.saved_env:
             os.environ.pop(k, None)
 
@@ -80,6 +113,8 @@ class RecordTest(unittest.TestCase):
         sys.modules.pop("orrery_record", None)
         return importlib.import_module("orrery_record")
 
+
+class RecordTest(Base):
     def test_step_pushes_numbered_ranges(self):
         fake = FakeTorch()
         rec = self.load(fake)
@@ -166,7 +201,145 @@ class RecordTest(unittest.TestCase):
         self.check_noop(FakeTorch(cuda_raises=True), "driver too old")
 
 
+class ProfilerOpsTest(Base):
+    """enable(ops="profiler"): a CPU-only torch.profiler over the tracer's window."""
+
+    def setUp(self):
+        super().setUp()
+        self.dir = tempfile.mkdtemp()
+        self.ops_file = os.path.join(self.dir, "ops-%d.json" % os.getpid())
+        os.environ["ORR_RECORD_DIR"] = self.dir
+
+    def tearDown(self):
+        rec = sys.modules.get("orrery_record")
+        if rec is not None and rec._profiler is not None:
+            atexit.unregister(rec._profiler.finish)
+        shutil.rmtree(self.dir)
+        super().tearDown()
+
+    def steps(self, rec, fake, n):
+        for i in range(n):
+            with rec.step():
+                fake.log.append(("body", i))
+
+    def test_no_window_runs_from_enable_to_exit(self):
+        fake = FakeTorch()
+        rec = self.load(fake)
+        self.assertTrue(rec.enable(ops="profiler"))
+        self.assertTrue(rec.enable(ops="profiler"))
+        self.assertEqual(fake.profile_args, [(["CPU"], True)])
+        self.assertEqual(fake.emit_nvtx_args, [])
+        self.steps(rec, fake, 2)
+        self.assertFalse(os.path.exists(self.ops_file))
+        rec._profiler.finish()  # what atexit calls
+        rec._profiler.finish()
+        self.assertEqual([e for e in fake.log if e[0] == "profile"],
+                         [("profile", "enter"), ("profile", "exit"), ("profile", "export")])
+        self.assertEqual(fake.log[0], ("profile", "enter"))
+        self.assertTrue(os.path.exists(self.ops_file))
+        self.assertEqual(os.listdir(self.dir), [os.path.basename(self.ops_file)])
+
+    def test_window_from_skip_to_skip_plus_steps(self):
+        os.environ["ORR_RECORD_SKIP"] = "1"
+        os.environ["ORR_RECORD_STEPS"] = "2"
+        fake = FakeTorch()
+        rec = self.load(fake)
+        self.assertTrue(rec.enable(ops="profiler", record_shapes=False))
+        self.assertEqual(fake.log, [])
+        self.steps(rec, fake, 4)
+        self.assertEqual(fake.log, [
+            ("push", "ProfilerStep#0"), ("body", 0), ("pop", None),
+            ("profile", "enter"),
+            ("push", "ProfilerStep#1"), ("body", 1), ("pop", None),
+            ("push", "ProfilerStep#2"), ("body", 2), ("pop", None),
+            ("profile", "exit"), ("profile", "export"),
+            ("push", "ProfilerStep#3"), ("body", 3), ("pop", None),
+        ])
+        self.assertEqual(fake.profile_args, [(["CPU"], False)])
+        self.assertTrue(os.path.exists(self.ops_file))
+
+    def test_mode_from_environment(self):
+        os.environ["ORR_RECORD_OPS"] = "profiler"
+        fake = FakeTorch()
+        rec = self.load(fake)
+        self.assertTrue(rec.enable())
+        self.assertEqual(len(fake.profile_args), 1)
+        self.assertEqual(fake.emit_nvtx_args, [])
+
+    def test_none_records_no_ops(self):
+        fake = FakeTorch()
+        rec = self.load(fake)
+        self.assertFalse(rec.enable(ops="none"))
+        self.steps(rec, fake, 1)
+        self.assertEqual(fake.profile_args, [])
+        self.assertEqual(fake.emit_nvtx_args, [])
+        self.assertEqual(fake.log, [("push", "ProfilerStep#0"), ("body", 0), ("pop", None)])
+
+    def test_unknown_mode_is_an_error(self):
+        rec = self.load(FakeTorch())
+        with self.assertRaises(ValueError):
+            rec.enable(ops="cupti")
+
+    def check_refused(self, fake, reason):
+        rec = self.load(fake)
+        err = io.StringIO()
+        with redirect_stderr(err):
+            self.assertFalse(rec.enable(ops="profiler"))
+            self.assertFalse(rec.enable(ops="profiler"))
+        lines = err.getvalue().splitlines()
+        self.assertEqual(len(lines), 1, lines)
+        self.assertIn(reason, lines[0])
+        self.assertIn("op names are not recorded", lines[0])
+        self.assertEqual(fake.profile_args, [])
+
+    def test_without_kineto_is_refused(self):
+        self.check_refused(FakeTorch(kineto=False), "built without Kineto")
+
+    def test_outside_record_is_refused(self):
+        del os.environ["ORR_RECORD_DIR"]
+        self.check_refused(FakeTorch(), "no ORR_RECORD_DIR")
+
+    def test_real_torch(self):
+        """The module with a real PyTorch (python3 or Debian's), in a child process."""
+        py = next((p for p in ("python3", "/usr/bin/python3")
+                   if shutil.which(p) and subprocess.run(
+                       [p, "-c", "import torch"], capture_output=True).returncode == 0),
+                  None)
+        if py is None:
+            self.skipTest("no PyTorch here")
+        script = (
+            "import orrery_record, os, threading, torch\n"
+            "ok = orrery_record.enable(ops='profiler')\n"
+            "torch.mm(torch.ones(4, 8), torch.ones(8, 2))\n"
+            "print(ok, os.getpid(), threading.get_native_id())\n")
+        env = dict(os.environ, PYTHONPATH=os.path.dirname(sys.modules["orrery_record"].__file__)
+                   if "orrery_record" in sys.modules else MODULE_DIR)
+        out = subprocess.run([py, "-c", script], env=env, capture_output=True, text=True,
+                             timeout=120)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        ok, pid, tid = out.stdout.split()
+        kineto = subprocess.run(
+            [py, "-c", "import sys, torch; sys.exit(not torch.autograd.kineto_available())"]
+        ).returncode == 0
+        path = os.path.join(self.dir, "ops-%s.json" % pid)
+        if not kineto:
+            self.assertEqual(ok, "False")
+            self.assertIn("built without Kineto", out.stderr)
+            self.assertFalse(os.path.exists(path))
+            return
+        self.assertEqual(ok, "True")
+        with open(path) as f:
+            events = json.load(f)["traceEvents"]
+        mm = [e for e in events if e.get("name") == "aten::mm"]
+        self.assertEqual(len(mm), 1, events)
+        self.assertEqual((str(mm[0]["pid"]), str(mm[0]["tid"])), (pid, tid))
+        self.assertEqual(mm[0]["args"]["Input Dims"], [[4, 8], [8, 2]])
+
+
+MODULE_DIR = None
+
 if __name__ == "__main__":
     root = sys.argv.pop(1) if len(sys.argv) > 1 else os.environ.get("ORR_SOURCE_ROOT", ".")
-    sys.path.insert(0, os.path.join(root, "tracer", "python"))
+    MODULE_DIR = os.path.join(root, "tracer", "python")
+    sys.path.insert(0, MODULE_DIR)
     unittest.main(verbosity=2)

@@ -10,6 +10,11 @@
         with orrery_record.step():      # one NVTX range "ProfilerStep#<n>" per step
             train_step(batch)
 
+enable(ops="profiler") (or ORR_RECORD_OPS=profiler) takes the ops from a CPU-only
+torch.profiler session instead (RecordFunction observed with record_shapes, no CUPTI),
+written as ORR_RECORD_DIR/ops-<pid>.json when the step window ends or the process exits;
+orrery's import puts them on the tracer's threads (docs/tracer.md).
+
 The tracer (liborrery-tracer.so) is NVTX's injection library, so it sees the NVTX
 ranges of every library in the process (PyTorch's two NVTX instances, NCCL's); it
 starts and stops recording at step boundaries (ORR_RECORD_SKIP, ORR_RECORD_STEPS) and
@@ -22,12 +27,17 @@ after one warning on stderr).  The module imports torch only when one of them is
 called.
 """
 
+import atexit
 import contextlib
 import os
 import sys
 import threading
 
-__all__ = ["active", "enable", "step", "STEP_PREFIX"]
+__all__ = ["active", "enable", "step", "OPS_MODES", "STEP_PREFIX"]
+
+# How enable() records ops: NVTX ranges of emit_nvtx, a CPU-only torch.profiler
+# session, or not at all.  ORR_RECORD_OPS chooses when enable() is not told.
+OPS_MODES = ("nvtx", "profiler", "none")
 
 # The tracer's default step prefix; `orrery record --step-prefix` changes both.
 STEP_PREFIX = "ProfilerStep#"
@@ -35,8 +45,10 @@ STEP_PREFIX = "ProfilerStep#"
 _lock = threading.Lock()
 _warned = False
 _next_step = 0
+_steps_begun = 0  # step() calls so far, whatever numbers they were given
 _emit_nvtx = None  # the entered torch.autograd.profiler.emit_nvtx, kept open
 _torch = None  # torch once found usable, False once found unusable
+_profiler = None  # the ops session of enable(ops="profiler"): _OpsSession
 
 
 def active():
@@ -44,13 +56,13 @@ def active():
     return bool(os.environ.get("ORR_RECORD_DIR"))
 
 
-def _warn(why):
+def _warn(why, what="steps and op names are not marked"):
     global _warned
     with _lock:
         if _warned:
             return
         _warned = True
-    sys.stderr.write("orrery_record: warning: %s; steps and op names are not marked\n" % why)
+    sys.stderr.write("orrery_record: warning: %s; %s\n" % (why, what))
 
 
 def _torch_cuda():
@@ -85,14 +97,121 @@ def _prefix():
     return os.environ.get("ORR_RECORD_STEP_PREFIX") or STEP_PREFIX
 
 
-def enable(record_shapes=True):
-    """Turns on torch.autograd.profiler.emit_nvtx for the rest of the process.
+def _env_count(name):
+    """A whole non-negative number from the environment (as the tracer reads it), else 0."""
+    v = os.environ.get(name, "")
+    return int(v) if v.isdigit() else 0
 
-    Every PyTorch operator then pushes an NVTX range with its name (and, with
-    record_shapes, its input shapes), which the tracer records as framework ops.
-    Calling it again does nothing.  Returns True when emit_nvtx is on.
+
+class _OpsSession:
+    """A CPU-only torch.profiler session over the tracer's step window.
+
+    Its ops go to ORR_RECORD_DIR/ops-<pid>.json.  With ORR_RECORD_SKIP = K it starts at
+    the start of the (K+1)-th step() (before its NVTX range, so that its start-up is not
+    in the step), else at once; with ORR_RECORD_STEPS = N it stops and writes after the
+    (K+N)-th step() ends, else at exit.
+    """
+
+    def __init__(self, torch, record_shapes):
+        self.torch = torch
+        self.record_shapes = record_shapes
+        self.skip = _env_count("ORR_RECORD_SKIP")
+        self.steps = _env_count("ORR_RECORD_STEPS")
+        self.prof = None
+        self.done = False
+        self.path = os.path.join(os.environ["ORR_RECORD_DIR"], "ops-%d.json" % os.getpid())
+        if self.skip == 0:
+            self.start()
+        atexit.register(self.finish)
+
+    def start(self):
+        if self.prof is not None or self.done:
+            return
+        tp = self.torch.profiler
+        self.prof = tp.profile(activities=[tp.ProfilerActivity.CPU],
+                               record_shapes=self.record_shapes)
+        self.prof.__enter__()
+
+    def finish(self):
+        """Stops the session and writes its trace (under a temporary name, then renamed)."""
+        if self.prof is None or self.done:
+            self.done = True
+            return
+        self.done = True
+        prof, self.prof = self.prof, None
+        prof.__exit__(None, None, None)
+        tmp = self.path + ".tmp"
+        try:
+            prof.export_chrome_trace(tmp)
+            os.replace(tmp, self.path)
+        except Exception as e:  # a full disk must not end the job
+            sys.stderr.write("orrery_record: warning: cannot write %s (%s); its ops are "
+                             "not recorded\n" % (self.path, e))
+
+    def step_begins(self, index):
+        if index == self.skip:
+            self.start()
+
+    def step_ends(self, index):
+        if self.steps and index == self.skip + self.steps - 1:
+            self.finish()
+
+
+_NO_OPS = "op names are not recorded"
+
+
+def _torch_any():
+    """The torch module, CUDA or not, else None (after one warning)."""
+    try:
+        import torch
+    except ImportError:
+        _warn("torch is not installed", _NO_OPS)
+        return None
+    return torch
+
+
+def _enable_profiler(record_shapes):
+    global _profiler
+    if not active():
+        _warn("ops=\"profiler\" writes its ops beside the tracer's files, and no "
+              "ORR_RECORD_DIR is set (not under orrery record)", _NO_OPS)
+        return False
+    torch = _torch_any()
+    if torch is None:
+        return False
+    if not torch.autograd.kineto_available():
+        _warn("this PyTorch was built without Kineto: its profiler's trace has no "
+              "thread ids or times to match the tracer's", _NO_OPS)
+        return False
+    with _lock:
+        if _profiler is None:
+            _profiler = _OpsSession(torch, record_shapes)
+    return True
+
+
+def enable(record_shapes=True, ops=None):
+    """Records every PyTorch operator's name (and, with record_shapes, its input shapes
+    and dtypes) for the rest of the process, in one of OPS_MODES:
+
+    - "nvtx" (the default): torch.autograd.profiler.emit_nvtx, every op an NVTX range
+      that the tracer records as a framework op;
+    - "profiler": a CPU-only torch.profiler session (record_shapes, no CUPTI) over the
+      step window, written as ORR_RECORD_DIR/ops-<pid>.json, which orrery's import
+      puts on the tracer's threads; needs a PyTorch with Kineto and orrery record;
+    - "none": no op names (steps only).
+
+    ops defaults to ORR_RECORD_OPS, else "nvtx".  Calling it again does nothing.
+    Returns True when ops are recorded.
     """
     global _emit_nvtx
+    if ops is None:
+        ops = os.environ.get("ORR_RECORD_OPS") or "nvtx"
+    if ops not in OPS_MODES:
+        raise ValueError("ops must be one of %s, not %r" % (", ".join(OPS_MODES), ops))
+    if ops == "none":
+        return False
+    if ops == "profiler":
+        return _enable_profiler(record_shapes)
     with _lock:
         if _emit_nvtx is not None:
             return True
@@ -114,17 +233,25 @@ def step(n=None):
     n defaults to one more than the previous step (starting at 0); giving n sets the
     count, so that the next step() without n is n + 1.
     """
-    global _next_step
+    global _next_step, _steps_begun
     with _lock:
         if n is None:
             n = _next_step
         _next_step = int(n) + 1
-    torch = _torch_cuda()
-    if torch is None:
-        yield n
-        return
-    torch.cuda.nvtx.range_push("%s%d" % (_prefix(), int(n)))
+        index = _steps_begun  # the tracer counts step markers in the order they come
+        _steps_begun += 1
+    if _profiler is not None:
+        _profiler.step_begins(index)
     try:
-        yield n
+        torch = _torch_cuda()
+        if torch is None:
+            yield n
+            return
+        torch.cuda.nvtx.range_push("%s%d" % (_prefix(), int(n)))
+        try:
+            yield n
+        finally:
+            torch.cuda.nvtx.range_pop()
     finally:
-        torch.cuda.nvtx.range_pop()
+        if _profiler is not None:
+            _profiler.step_ends(index)
