@@ -345,11 +345,11 @@ const char *orr__compose_unbuildable(const struct orr_compose *c, const struct c
 	if (ev->args == ORR_NONE || ev->args >= r->nops || !r->ops[ev->args].ninputs)
 		return "no arguments recorded (record_shapes, or an execution trace)";
 	for (uint32_t i = 0; i < r->ops[ev->args].ninputs; i++) {
-		const struct orr_input *in = &r->inputs[r->ops[ev->args].first_input + i];
+		enum orr__kineto_arg kind;
 
-		if (in->is_list || in->dtype == ORR_STR_NONE ||
-		    !orr__compose_dtype(orr_trace_str(t, in->dtype)))
-			return "arguments without values (an execution trace has them)";
+		if (!orr__compose_kineto_arg(t, &r->inputs[r->ops[ev->args].first_input + i], &kind,
+					     &why))
+			return why;
 	}
 	return NULL;
 }

@@ -9,8 +9,10 @@
  * were (storage-faithful aliasing); a storage first read before anything in the step
  * wrote it (weights, optimizer state, inputs) is made once, the others come from the
  * ops that write them or are made where first read.  Without an execution trace an op
- * is rebuilt only when the profiler recorded every argument as a tensor (record_shapes
- * gives shapes and dtypes, not values): each gets a contiguous tensor of its own.
+ * is rebuilt when the profiler recorded every argument (record_shapes: shapes and dtypes
+ * of tensors, and in PyTorch 2.1+ the values of scalars; concrete.c): each tensor gets a
+ * contiguous tensor of its own, each scalar its value, and what is neither (a string, a
+ * device, None) the schema's default as bench.py finds it.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -279,12 +281,27 @@ static void write_kineto_op(struct cargs *a, FILE *f, const struct orr_event *ev
 		int64_t ext = extent(dims, in->ndims, NULL, 0);
 		char key[32];
 		struct ctensor ct = { 0, 0, dims, NULL, in->ndims, 0, dtype };
+		enum orr__kineto_arg kind = ORR__KARG_DEFAULT;
+		const char *why;
 
+		/* orr__compose_unbuildable() let only what it takes through */
+		orr__compose_kineto_arg(t, in, &kind, &why);
+		if (i)
+			fputc(',', f);
+		if (kind == ORR__KARG_SCALAR || kind == ORR__KARG_LIST) {
+			orr__compose_concrete(f, orr_trace_str(t, in->value),
+					      kind == ORR__KARG_LIST);
+			continue;
+		}
+		if (kind == ORR__KARG_DEFAULT) {
+			fputs("{\"d\":null}", f);
+			continue;
+		}
 		snprintf(key, sizeof(key), "#%llu", (unsigned long long)a->fresh++);
 		ct.storage = storage_of(
 			a, key, false,
 			bytes_of(0, ext, orr_dtype_bytes(orr_trace_str(t, in->dtype))), true);
-		fprintf(f, "%s{\"t\":%u}", i ? "," : "", add_tensor(a, key, ct));
+		fprintf(f, "{\"t\":%u}", add_tensor(a, key, ct));
 	}
 	fputs("],[]", f);
 }
@@ -425,9 +442,13 @@ static int check_kineto_op(struct cargs *a, const struct orr_event *ev, struct o
 	for (uint32_t i = 0; i < op->ninputs; i++) {
 		const struct orr_input *in = &r->inputs[op->first_input + i];
 		int64_t size = orr_dtype_bytes(orr_trace_str(t, in->dtype)), bytes, bad;
-		const char *why = tensor_bytes(in->ndims ? r->dims + in->first_dim : NULL,
-					       in->ndims, NULL, 0, 0, size, &bytes, &bad);
+		enum orr__kineto_arg kind;
+		const char *why;
 
+		if (!orr__compose_kineto_arg(t, in, &kind, &why) || kind != ORR__KARG_TENSOR)
+			continue;
+		why = tensor_bytes(in->ndims ? r->dims + in->first_dim : NULL, in->ndims, NULL, 0,
+				   0, size, &bytes, &bad);
 		if (why)
 			return orr_diag_set(d, ORR_ETOOBIG, "", -1, -1,
 					    "rank %d: op %s at %lld ns: input %u is a tensor with "

@@ -114,7 +114,16 @@ class PlanError(Exception):
 
 
 class NotOnCpu(Exception):
-    """An operator given a CUDA stream (aten::record_stream): --device cpu has none."""
+    """An operator given a CUDA stream (aten::record_stream), or one with CUDA kernels
+    only: --device cpu has none."""
+
+
+class Default:
+    """An argument the profiler recorded neither as a tensor nor as a scalar (a string, a
+    device, None; {"d": null} in a plan): the schema's default (run_op)."""
+
+
+DEFAULT = Default()
 
 
 def load_plan(path, namespaces=NAMESPACES):
@@ -194,6 +203,8 @@ class Schema:
             return
         if isinstance(v, dict) and list(v) == ["s"] and v["s"] is None:
             return  # a stream: the one the op runs on
+        if isinstance(v, dict) and list(v) == ["d"] and v["d"] is None:
+            return  # not recorded: the schema's default
         self.bad(where, "an argument that is not a tensor, a scalar or a list: %r"
                  % (str(v)[:64],))
 
@@ -431,6 +442,7 @@ class Runner:
         self.skipped = {}  # item index -> why it does not run on this device
         self.same_as = {}  # --distinct: item index -> the alike call that ran
         self.seen = {}
+        self.picked = {}  # (op, the kinds of its values) -> (overload, schema arguments)
         self.unresolved = {}
         self.emulated = 0
         self.cycles_per_ns = 0.0
@@ -661,6 +673,8 @@ class Runner:
                 if self.cpu:
                     raise NotOnCpu("a stream argument (streams are CUDA's)")
                 return self.torch.cuda.current_stream()
+            if "d" in a:
+                return DEFAULT
             return float(a["f"])
         if isinstance(a, list):
             return [self.arg(x, live, name) for x in a]
@@ -694,15 +708,63 @@ class Runner:
                 self.skipped[i] = self.skipped[j]
 
     def run_op(self, i, it, live):
-        fn, kwnames = self.fns[(it[1], it[4])]
+        fn, schema = self.fns[(it[1], it[4])]
         args = [self.arg(a, live, it[1]) for a in it[5]]
         kwargs = {}
-        if kwnames:
-            pos = [a for a, kw in zip(args, kwnames) if not kw[1]]
-            kwargs = {kw[0]: a for a, kw in zip(args, kwnames) if kw[1]}
-            args = pos + args[len(kwnames):]
-        result = fn(*args, **kwargs)
+        if it[4] is None:  # no overload recorded: the one that takes these arguments
+            fn, schema = self.overload_for(it[1], fn, args)
+        if schema:
+            args = [self.default(a, x) if x is DEFAULT else x
+                    for x, a in zip(args, schema)] + args[len(schema):]
+            pos = [x for x, a in zip(args, schema) if not a.kwarg_only]
+            kwargs = {a.name: x for x, a in zip(args, schema) if a.kwarg_only}
+            args = pos + args[len(schema):]
+        try:
+            result = fn(*args, **kwargs)
+        except NotImplementedError as e:
+            if self.cpu and "'CPU' backend" in str(e):
+                raise NotOnCpu("no CPU kernel in this PyTorch") from e
+            raise
         self.bind(it[6], result, live)
+
+    def overload_for(self, name, packet, args):
+        """(overload, its schema's arguments) of the packet that takes args as the
+        profiler recorded them: as many as the schema's arguments, each of a type that
+        takes its value; (packet, None) when none does and every value was recorded
+        (the packet then picks as for a call from Python)."""
+        key = (name, value_kinds(self.torch, args))
+        hit = self.picked.get(key)
+        if hit is None:
+            hit = (packet, None)
+            for o in packet.overloads():
+                fn = getattr(packet, o)
+                schema = list(fn._schema.arguments)
+                if len(schema) == len(args) and all(
+                        takes(a.type, x, self.torch) for a, x in zip(schema, args)):
+                    hit = (fn, schema)
+                    break
+            self.picked[key] = hit
+        if hit[1] is None and any(x is DEFAULT for x in args):
+            raise TypeError("no overload of %s in this PyTorch takes the recorded arguments"
+                            % name)
+        return hit
+
+    def default(self, a, x):
+        """The value of an argument the profiler did not record (x is DEFAULT): the
+        running device for a device, the stream the op runs on for a stream (as {"s":
+        null}), else the schema's default, else None if optional."""
+        t = a.type
+        inner = t.getElementType() if t.kind() == "OptionalType" else t
+        if inner.kind() == "DeviceObjType":
+            return self.dev
+        if inner.kind() == "StreamObjType":
+            return self.arg({"s": None}, None, None)
+        if a.has_default_value():
+            return a.default_value
+        if t.kind() == "OptionalType":
+            return None
+        raise TypeError("argument %s (%s) was not recorded and has no default"
+                        % (a.name, t))
 
     # collectives
     def _comm_buffers(self):
@@ -852,6 +914,41 @@ def call_key(plan, v):
     return v
 
 
+def value_kinds(torch, args):
+    """What overload_for() matches of a call's values: their kinds, lists element-wise."""
+    out = []
+    for x in args:
+        if isinstance(x, list):
+            out.append(tuple(value_kinds(torch, x)))
+        elif isinstance(x, torch.Tensor):
+            out.append("t")
+        else:
+            out.append(type(x).__name__)
+    return tuple(out)
+
+
+def takes(t, x, torch):
+    """Whether an argument of JIT type t takes the recorded value x."""
+    k = t.kind()
+    if x is DEFAULT:
+        return True
+    if k == "OptionalType":
+        return x is None or takes(t.getElementType(), x, torch)
+    if isinstance(x, torch.Tensor):
+        return k == "TensorType"
+    if isinstance(x, bool):
+        return k in ("BoolType", "NumberType")
+    if isinstance(x, int):
+        return k in ("IntType", "SymIntType", "FloatType", "SymFloatType", "NumberType")
+    if isinstance(x, float):
+        return k in ("FloatType", "SymFloatType", "NumberType")
+    if isinstance(x, list):
+        return k == "ListType" and all(takes(t.getElementType(), y, torch) for y in x)
+    if isinstance(x, str):
+        return k in ("StringType", "DeviceObjType")
+    return False
+
+
 def streams_of(it):
     """The recorded streams an item uses."""
     kind = it[0]
@@ -888,7 +985,7 @@ def reads_files(schema):
 
 
 def resolve(torch, name, overload, namespaces=NAMESPACES):
-    """(callable, [(arg name, keyword-only)] or None), or why not as a string.  Only an
+    """(callable, its schema's arguments or None), or why not as a string.  Only an
     operator of torch.ops (OpOverloadPacket or OpOverload) in an allowed namespace."""
     why = op_problem(name, namespaces)
     if why:
@@ -921,10 +1018,10 @@ def resolve(torch, name, overload, namespaces=NAMESPACES):
     if not isinstance(fn, overload_t):
         return "overload %s is not an operator" % overload
     try:
-        names = [(a.name, bool(a.kwarg_only)) for a in fn._schema.arguments]
+        schema = list(fn._schema.arguments)
     except AttributeError:
-        names = None
-    return fn, names
+        schema = None
+    return fn, schema
 
 
 def run(args):

@@ -109,6 +109,22 @@ int orr__compose_check_sizes(const struct orr_compose *c, const struct crank *cr
 /* The torch dtype name of a dtype as traces write it ("c10::BFloat16" -> "bfloat16"). */
 const char *orr__compose_dtype(const char *name);
 
+/*
+ * concrete.c: a scalar's or scalar list's value as the profiler recorded it ("Concrete
+ * Inputs": "1", "0.", "True", "[8, 1024]"), written to f as JSON when f is set; false,
+ * with nothing written, when s is not such a value.
+ */
+bool orr__compose_concrete(FILE *f, const char *s, bool is_list);
+/*
+ * How a profiler-recorded input of an op without an execution trace is passed: a tensor,
+ * a scalar or scalar list of the recorded value, or what the profiler recorded neither
+ * (a string, a device, None: the schema's default, {"d": null} in the plan): true and
+ * *ret; false when it cannot be, and *ret_why why not.
+ */
+enum orr__kineto_arg { ORR__KARG_TENSOR, ORR__KARG_SCALAR, ORR__KARG_LIST, ORR__KARG_DEFAULT };
+bool orr__compose_kineto_arg(const struct orr_trace *t, const struct orr_input *in,
+			     enum orr__kineto_arg *ret, const char **ret_why);
+
 /* allow.c: how deep a value's lists nest in a plan, at most. */
 #define ORR_COMPOSE_MAX_VALUE_DEPTH 16
 /* The dtype of an ET tensor type, "Tensor(c10::BFloat16)"; NULL when unknown. */

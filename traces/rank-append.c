@@ -110,6 +110,7 @@ static void append_args(struct orr__rank_build *dst, const struct orr__rank_buil
 	for (size_t i = 0; i < src->inputs.n; i++) {
 		in[i].first_dim += dims;
 		in[i].dtype = smap[in[i].dtype];
+		in[i].value = smap[in[i].value];
 	}
 	for (size_t i = 0; i < src->colls.n; i++) {
 		c[i].type = smap[c[i].type];

@@ -129,12 +129,21 @@ static inline int64_t orr_time_sub(int64_t a, int64_t b)
 	return r;
 }
 
-/* One tensor input of an op: dims[first_dim .. first_dim+ndims), dtype interned. */
+/*
+ * One input of an op: dims[first_dim .. first_dim+ndims), dtype interned ("Scalar",
+ * "ScalarList" for scalars; ORR_STR_NONE for what is neither a tensor nor a scalar).
+ */
 struct orr_input {
 	uint32_t first_dim;
 	uint16_t ndims;
-	uint16_t is_list; /* a list of tensors (dims not recorded) */
-	uint32_t dtype;   /* e.g. "float", "c10::BFloat16"; ORR_STR_NONE if unknown */
+	uint8_t is_list;   /* a list of tensors (dims not recorded) */
+	uint8_t has_value; /* the profiler wrote its "Concrete Inputs" entry (even empty) */
+	uint32_t dtype;    /* e.g. "float", "c10::BFloat16"; ORR_STR_NONE if unknown */
+	/*
+	 * A scalar's or scalar list's value as the profiler wrote it ("1", "0.", "True",
+	 * "[8, 1024]"; PyTorch 2.1+ with record_shapes); ORR_STR_NONE for none or empty.
+	 */
+	uint32_t value;
 };
 
 struct orr_op_args {

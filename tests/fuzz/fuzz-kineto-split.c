@@ -64,6 +64,11 @@ static void same_rank(const struct orr_trace *a, const struct orr_rank *x,
 		    strcmp(orr_trace_str(a, x->skipped[i].category),
 			   orr_trace_str(b, y->skipped[i].category)) != 0)
 			differ("a skipped category");
+	for (size_t i = 0; i < x->ninputs; i++)
+		if (x->inputs[i].has_value != y->inputs[i].has_value ||
+		    strcmp(orr_trace_str(a, x->inputs[i].value),
+			   orr_trace_str(b, y->inputs[i].value)) != 0)
+			differ("an input's recorded value");
 	if ((x->ndims && memcmp(x->dims, y->dims, x->ndims * sizeof(*x->dims))) ||
 	    (x->nkernels && memcmp(x->kernels, y->kernels, x->nkernels * sizeof(*x->kernels))) ||
 	    (x->nmembers && memcmp(x->members, y->members, x->nmembers * sizeof(*x->members))))

@@ -40,6 +40,8 @@ def strings(v):
     elif isinstance(v, list):
         for x in v:
             yield from strings(x)
+    elif isinstance(v, dict) and list(v) == ["f"] and v["f"] in ("nan", "inf", "-inf"):
+        return  # a float JSON has no number for, not a string bench.py passes
     elif isinstance(v, dict):
         for x in v.values():
             yield from strings(x)

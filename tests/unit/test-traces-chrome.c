@@ -261,6 +261,31 @@ static void test_chrome_every_field_round_trips(void **state)
 }
 
 /* The null case: a rank without events; and one event. */
+/* "Concrete Inputs" are written back as read: a value, "" for none, null for no entry. */
+static void test_chrome_concrete_inputs_round_trip(void **state)
+{
+	struct orr_trace *t = import_text(
+		"[{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::add\", \"pid\": 1,"
+		" \"tid\": 1, \"ts\": 1, \"dur\": 2, \"args\": {\"External id\": 1,"
+		" \"Concrete Inputs\": [\"\", \"[8, 1024]\", 3, \"1.\"],"
+		" \"Input type\": [\"float\", \"ScalarList\", \"Scalar\", \"Scalar\"],"
+		" \"Input Dims\": [[4], [], [], []]}}]");
+	char *path = round_trip_file(t, *state, "concrete.json");
+	struct orr_trace *back = import_ok(path);
+	const struct orr_rank *r = orr_trace_get_rank(back, 0);
+	const struct orr_input *in = &r->inputs[r->ops[0].first_input];
+
+	assert_int_equal(r->ops[0].ninputs, 4);
+	assert_int_equal(in[0].has_value, 1);
+	assert_int_equal(in[0].value, ORR_STR_NONE);
+	assert_string_equal(orr_trace_str(back, in[1].value), "[8, 1024]");
+	assert_int_equal(in[2].has_value, 0);
+	assert_string_equal(orr_trace_str(back, in[3].value), "1.");
+	orr_trace_free(back);
+	free(path);
+	orr_trace_free(t);
+}
+
 static void test_chrome_empty_and_one_event(void **state)
 {
 	struct orr_trace *t = import_text("{\"traceEvents\": []}");
@@ -646,6 +671,8 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_chrome_every_field_round_trips, tmpdir_setup,
 						tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_chrome_concrete_inputs_round_trip,
+						tmpdir_setup, tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_chrome_empty_and_one_event, tmpdir_setup,
 						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_chrome_sample_round_trips, tmpdir_setup,

@@ -379,6 +379,44 @@ static void test_one_op_inputs_have_dims_and_types(void **state)
 	orr_trace_free(t);
 }
 
+/*
+ * "Concrete Inputs" (PyTorch 2.1+): each input's value string, kept with has_value; an
+ * element that is not a string gives no value, an array of other things is ignored.
+ */
+static void test_one_op_keeps_its_concrete_inputs(void **state)
+{
+	struct orr_trace *t = import_str(
+		"[{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::add\", \"pid\": 1,"
+		" \"tid\": 1, \"ts\": 1, \"dur\": 2, \"args\": {"
+		" \"Concrete Inputs\": [\"\", \"[8, 1024]\", \"1.0000000000000001e-05\", 7, \"\"],"
+		" \"Input type\": [\"float\", \"ScalarList\", \"Scalar\", \"Scalar\", \"\"],"
+		" \"Input Dims\": [[4], [], [], [], []]}},"
+		" {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mul\", \"pid\": 1,"
+		" \"tid\": 1, \"ts\": 5, \"dur\": 1, \"args\": {\"Concrete Inputs\": {\"x\": [1]},"
+		" \"Input type\": [\"Scalar\"], \"Input Dims\": [[]]}}]");
+	const struct orr_rank *r = orr_trace_get_rank(t, 0);
+	const struct orr_event *add = event_named(t, r, "aten::add");
+	const struct orr_event *mul = event_named(t, r, "aten::mul");
+	const struct orr_input *in;
+
+	(void)state;
+	assert_int_equal(r->ops[add->args].ninputs, 5);
+	in = &r->inputs[r->ops[add->args].first_input];
+	assert_int_equal(in[0].has_value, 1);
+	assert_int_equal(in[0].value, ORR_STR_NONE);
+	assert_int_equal(in[1].has_value, 1);
+	assert_string_equal(orr_trace_str(t, in[1].value), "[8, 1024]");
+	assert_string_equal(orr_trace_str(t, in[2].value), "1.0000000000000001e-05");
+	assert_int_equal(in[3].has_value, 0); /* a number, not a string */
+	assert_int_equal(in[3].value, ORR_STR_NONE);
+	assert_int_equal(in[4].has_value, 1);
+	assert_int_equal(in[4].value, ORR_STR_NONE);
+	in = &r->inputs[r->ops[mul->args].first_input];
+	assert_int_equal(in[0].has_value, 0);
+	assert_string_equal(orr_trace_str(t, in[0].dtype), "Scalar");
+	orr_trace_free(t);
+}
+
 static void test_one_record_param_comms_is_a_collective(void **state)
 {
 	struct orr_trace *t = import_str(
@@ -701,6 +739,7 @@ int main(void)
 		cmocka_unit_test(test_one_async_cpu_to_gpu_flow_gives_correlation),
 		cmocka_unit_test(test_one_cuda_sync_has_its_fields),
 		cmocka_unit_test(test_one_op_inputs_have_dims_and_types),
+		cmocka_unit_test(test_one_op_keeps_its_concrete_inputs),
 		cmocka_unit_test(test_one_record_param_comms_is_a_collective),
 		cmocka_unit_test(test_one_nccl_kernel_name_gives_collective),
 		cmocka_unit_test(test_one_rccl_kernel_takes_its_collective_args),

@@ -178,6 +178,30 @@ static const char *category(const struct orr_event *e)
 	return e->kind < ORR_EVENT_KIND_COUNT ? cats[e->kind] : "unknown";
 }
 
+/* "Concrete Inputs", when the profiler wrote them: null for an input it gave none. */
+static void concrete_inputs(struct chrome *c, const struct orr_rank *r,
+			    const struct orr_op_args *op)
+{
+	const struct orr_input *in = &r->inputs[op->first_input];
+	uint32_t i;
+
+	for (i = 0; i < op->ninputs && !in[i].has_value; i++)
+		;
+	if (i == op->ninputs)
+		return;
+	arg_key(c, "Concrete Inputs");
+	fputc('[', c->f);
+	for (i = 0; i < op->ninputs; i++) {
+		if (i)
+			fputc(',', c->f);
+		if (in[i].has_value)
+			orr__json_string(c->f, str(c, in[i].value));
+		else
+			fputs("null", c->f);
+	}
+	fputc(']', c->f);
+}
+
 static void put_op_args(struct chrome *c, const struct orr_op_args *op)
 {
 	const struct orr_rank *r = c->r;
@@ -209,6 +233,7 @@ static void put_op_args(struct chrome *c, const struct orr_op_args *op)
 		orr__json_string(f, str(c, r->inputs[op->first_input + i].dtype));
 	}
 	fputc(']', f);
+	concrete_inputs(c, r, op);
 }
 
 /* The collective orr__rank_finish() derives from an NCCL kernel's name, and nothing else. */

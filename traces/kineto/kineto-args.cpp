@@ -198,6 +198,8 @@ void kineto_parser::arg(string_view key, ondemand::value v, int kind, raw_args &
 		input_dims(v, a);
 	else if (key == "Input type" && kind == ORR_EVENT_OP)
 		input_types(v, a);
+	else if (key == "Concrete Inputs" && kind == ORR_EVENT_OP)
+		concrete_inputs(key, v, a);
 	else if (key == "grid" && kind == ORR_EVENT_KERNEL)
 		a.has_launch |= launch_dims(v, a.launch.grid);
 	else if (key == "block" && kind == ORR_EVENT_KERNEL)
@@ -394,6 +396,36 @@ void kineto_parser::input_types(ondemand::value v, raw_args &a)
 		else
 			unread(x, 4);
 		input_at(rb_, a, i++)->dtype = dtype;
+	}
+}
+
+/*
+ * "Concrete Inputs" (PyTorch 2.1+, record_shapes): a string per input, the value of a
+ * scalar or a list of scalars as the profiler prints it ("1", "0.", "True", "[8, 1024]"),
+ * empty for anything else.  Only compose reads them: a value of another shape is
+ * ignored, not an error (the array counted as ignored, an element left without value).
+ */
+void kineto_parser::concrete_inputs(string_view key, ondemand::value v, raw_args &a)
+{
+	uint32_t i = 0;
+	ondemand::array values;
+
+	if (v.type() != ondemand::json_type::array || v.get_array().get(values) != SUCCESS) {
+		unread(v, 3);
+		orr__count_coerced(rb_, intern(key), ORR_COERCION_IGNORED);
+		return;
+	}
+	nest(3);
+	for (auto elem : values) {
+		ondemand::value x = elem.value();
+		struct orr_input *in = input_at(rb_, a, i++);
+
+		if (x.type() != ondemand::json_type::string) {
+			unread(x, 4);
+			continue;
+		}
+		in->value = intern(x.get_string());
+		in->has_value = 1;
 	}
 }
 

@@ -217,6 +217,7 @@ private:
 	void set_int32(ondemand::value v, string_view key, int32_t *ret);
 	bool launch_count(ondemand::value v, uint32_t *ret);
 	void input_types(ondemand::value v, raw_args &a);
+	void concrete_inputs(string_view key, ondemand::value v, raw_args &a);
 	void coll_field(string_view key, ondemand::value v, raw_args &a);
 	void memory_totals(const raw_args &a, int64_t ts, uint32_t place);
 	void counter(raw_event &e);
