@@ -18,7 +18,11 @@
 #   lib/orrery/liborrery-tracer.so      RUNPATH $ORIGIN/.. (tracer/meson.build), when the
 #                                       build has the tracer
 #   share/orrery/python/orrery_record.py
-# `orrery record` finds the last two relative to its own executable (cli/record-env.c).
+#   share/orrery/python/orrery/         the Python package over liborrery (python/orrery),
+#                                       which loads ../../../lib/liborrery.so.0 (RPATH
+#                                       $ORIGIN, lib/meson.build)
+# `orrery record` finds the tracer and orrery_record relative to its own executable
+# (cli/record-env.c), and puts share/orrery/python on the command's PYTHONPATH.
 # Left out: glibc (the target needs glibc >= this machine's), libcupti and the CUDA
 # libraries (those of the target's CUDA must be used), and whatif's MPI module
 # (orrery-mpi.so, linked with this machine's OpenMPI, which a cluster's mpirun does not
@@ -39,6 +43,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 exe=$build/cli/orrery
 tracer=$build/tracer/liborrery-tracer.so
 python_module=$root/tracer/python/orrery_record.py
+python_package=$root/python/orrery
 
 [[ -x $exe ]] || die "no $exe: build orrery first (make build)"
 if ! command -v ldd >/dev/null || ! command -v readelf >/dev/null; then
@@ -56,7 +61,7 @@ out=$(cd "$out" && pwd)
 stage=$(mktemp -d "$out/.bundle-XXXXXX")
 trap 'rm -rf "$stage"' EXIT
 dir=$stage/$name
-mkdir -p "$dir/bin" "$dir/lib" "$dir/share/orrery/python"
+mkdir -p "$dir/bin" "$dir/lib" "$dir/share/orrery/python/orrery"
 
 # glibc's own libraries, and CUDA's, which the target machine provides.
 skip_lib() {
@@ -120,6 +125,11 @@ for f in "$dir"/lib/*.so* "$dir"/lib/orrery/*.so; do
 	done < <(readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
 done
 cp "$python_module" "$dir/share/orrery/python/"
+# The package's sources only: not _where.py, which setup.py writes for an installed copy.
+cp "$python_package"/__init__.py "$python_package"/_lib.py "$dir/share/orrery/python/orrery/"
+dynamic=$(readelf -d "$dir/lib/liborrery.so.0")
+[[ $dynamic =~ \(RPATH\)[^$'\n']*\[\$ORIGIN\] ]] ||
+	die "$build/lib/liborrery.so.0 has no RPATH \$ORIGIN (built before lib/meson.build set it): rebuild it"
 # The newest glibc symbol version any bundled file needs: the target's glibc must have it.
 glibc=none
 if command -v objdump >/dev/null; then

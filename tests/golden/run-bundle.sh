@@ -9,8 +9,9 @@
 # orrery, the tracer and liblapacke need but glibc's (and libcupti) is loaded from the
 # bundle (ldd, and the loader's own log of a fit, which dlopens liblapacke), that the
 # bundle's libraries need nothing it lacks, that whatif under a launcher says in one line
-# that the bundle has no MPI module, and that `orrery record` hands the command the
-# bundle's tracer and Python module, found from its own executable.
+# that the bundle has no MPI module, that `orrery record` hands the command the
+# bundle's tracer and Python module, found from its own executable, and that python3
+# imports the bundle's orrery package (python/orrery) and reads a trace with it.
 set -uo pipefail
 
 built=${1:?usage: $0 yes|no}
@@ -114,5 +115,55 @@ else
 	brun record -o "$work/run" -- true
 	[[ $rc == 1 ]] && grep -q "built without CUPTI" "$work/err.txt" ||
 		fail "record from a bundle without the tracer: rc $rc"
+fi
+
+# The Python package from the bundle, with an empty environment: it loads the bundle's
+# liborrery and, through its RPATH, the libraries liborrery needs from lib/.  A fit
+# loads the bundle's liblapacke (by dlopen), whose own BLAS and LAPACK the loader looks
+# for as usual (no RPATH of the caller applies to a dlopen's needs: docs/limits.md).
+[[ -f $d/share/orrery/python/orrery/__init__.py ]] || fail "no orrery package in the bundle"
+if [[ -x /usr/bin/python3 ]]; then
+	read_it='
+import sys
+sys.path.insert(0, sys.argv[1])
+import orrery
+t = orrery.load(sys.argv[2])
+s = t.summary()
+rows = s if isinstance(s, list) else s.to_dict("records")
+print(orrery._lib.lib._name)
+print([(int(r["rank"]), int(r["step"]), int(r["step_ns"])) for r in rows])
+if len(sys.argv) > 3:
+    print(t.fit(0))'
+	(cd "$work" && env -i PATH=/usr/bin:/bin LD_DEBUG=libs python3 -c "$read_it" \
+		"$d/share/orrery/python" "$sample") >"$work/py.txt" 2>"$work/py-ld.txt" ||
+		{ tail "$work/py-ld.txt" >&2; fail "python3 -c 'import orrery; ...' from the bundle failed"; }
+	[[ $(head -n 1 "$work/py.txt") == "$d/lib/liborrery.so.0" ]] ||
+		fail "the bundle's orrery package loaded $(head -n 1 "$work/py.txt")"
+	# What python3 loads by itself (with pandas, which summary() returns tables of) may
+	# come from anywhere; every library the bundle holds that the package made it load
+	# must be the bundle's.
+	(cd "$work" && env -i PATH=/usr/bin:/bin LD_DEBUG=libs python3 -c '
+import ctypes, math
+try:
+    import pandas
+except ImportError:
+    pass') 2>"$work/py-base.txt" >/dev/null
+	sed -n 's/.*calling init: //p' "$work/py-ld.txt" | sort -u | while read -r lib; do
+		n=$(basename "$lib")
+		[[ -e $d/lib/$n ]] || continue
+		grep -q "calling init: .*/$n\$" "$work/py-base.txt" && continue
+		[[ $lib == "$d"/* ]] || fail "the bundle's orrery package loaded $lib"
+	done || exit 1
+	# The same summary and fit as the source tree's package over the build's liborrery.
+	(cd "$work" && env -i PATH=/usr/bin:/bin LD_DEBUG=libs python3 -c "$read_it" \
+		"$d/share/orrery/python" "$sample" fit) >"$work/py.txt" 2>"$work/py-ld.txt" ||
+		{ tail "$work/py-ld.txt" >&2; fail "Trace.fit() from the bundle failed"; }
+	grep -q "calling init: $d/lib/liblapacke.so.3" "$work/py-ld.txt" ||
+		fail "Trace.fit() did not load the bundle's liblapacke"
+	env ORRERY_LIB="$build/lib/liborrery.so.0" /usr/bin/python3 -c "$read_it" "$PWD/python" "$sample" \
+		fit >"$work/py-build.txt" 2>&1 || { cat "$work/py-build.txt" >&2; fail "the build's package failed"; }
+	[[ $(sed 1d "$work/py.txt") == "$(sed 1d "$work/py-build.txt")" &&
+		$(sed -n 2p "$work/py.txt") == *'(0, 10, '* ]] ||
+		{ diff "$work/py-build.txt" "$work/py.txt" >&2; fail "the bundle's package gives another summary or fit"; }
 fi
 echo "ok: $(basename "$tarball") runs from a moved folder with an empty environment"
