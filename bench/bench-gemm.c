@@ -3,7 +3,7 @@
  * bench-gemm: every GEMM sample of each TRACE (orr_gemm_observe()), leave one shape out
  * under the GEMM models a synthesized step can use (bench/gemm-tiles.sh drives it).
  *
- *   bench-gemm [--samples | --kernels] TRACE...
+ *   bench-gemm [--samples | --kernels | --kernel-sizes] TRACE...
  *
  * For each trace whose GEMMs record shapes on a GPU of the hardware table, each distinct
  * (math, batch, M, N, K) is predicted by a model built without any sample of it:
@@ -17,7 +17,9 @@
  * samples, measured ns, roofline ns, tiles ns).  With --kernels, the kernels other
  * than GEMMs that a synthesized step times by the kernel model's fallback instead
  * (kernels_trace() below): per trace and class, the same columns for max(floor,
- * roofline x e) and floor + roofline x e'.
+ * roofline x e) and floor + roofline x e'.  With --kernel-sizes, every size of every
+ * class of those kernels (TSV: trace, gpu, class, bytes, FLOPs, samples, median ns,
+ * roofline ns), to see measured / roofline against the bytes.
  */
 #include <errno.h>
 #include <math.h>
@@ -316,7 +318,24 @@ static void kernels_trace(const char *path, const struct orr_graph *g,
 	free(s);
 }
 
-static bool kernels_mode;
+static bool kernels_mode, kernel_sizes_mode;
+
+/* Each size of every class, every kernel of it: --kernel-sizes (the top of the file). */
+static void kernel_sizes(const char *path, const struct orr_graph *g,
+			 const struct orr_gpu_spec *gpu)
+{
+	struct orr_kern_sample *s = NULL;
+	struct orr_kern_counts c;
+	struct ksize *v = NULL;
+	size_t n = orr_kern_observe(g, &s, &c), nv = ksizes_of(gpu, s, n, &v);
+
+	for (size_t i = 0; i < nv; i++)
+		printf("%s\t%s\t%s\t%.0f\t%.0f\t%zu\t%.0f\t%.1f\n", path, gpu->id,
+		       orr_kern_class_name(v[i].cls), v[i].bytes, v[i].flops, v[i].samples, v[i].ns,
+		       v[i].roof);
+	free(v);
+	free(s);
+}
 
 static int one_trace(const char *path, bool samples)
 {
@@ -336,9 +355,11 @@ static int one_trace(const char *path, bool samples)
 		goto out;
 	}
 	gpu = orr_gpu_spec_find(g);
-	if (kernels_mode) {
-		if (gpu)
+	if (kernels_mode || kernel_sizes_mode) {
+		if (gpu && kernels_mode)
 			kernels_trace(path, g, gpu);
+		else if (gpu)
+			kernel_sizes(path, g, gpu);
 		goto out;
 	}
 	n = orr_gemm_observe(g, &s, &c);
@@ -377,6 +398,10 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--kernels") == 0) {
 			kernels_mode = true;
+			continue;
+		}
+		if (strcmp(argv[i], "--kernel-sizes") == 0) {
+			kernel_sizes_mode = true;
 			continue;
 		}
 		if (strcmp(argv[i], "--samples") == 0) {

@@ -173,7 +173,9 @@ static double launch_floor(const struct building *b, double *buf)
 /*
  * Median measured / roofline over the fitted units' samples of group g (every group
  * when it is ngroups) whose roofline is at least the floor, else over every such sample
- * of it; buf holds n.
+ * of it; buf holds n.  A sample faster than its roofline is left out: it moved fewer
+ * bytes than counted (a broadcast operand, a gather's few rows, data still in L2), and
+ * its ratio would time a kernel that streams its bytes faster than HBM allows.
  */
 static void median_efficiency(const struct building *b, int g, double *buf,
 			      struct orr_gemm_efficiency *ret)
@@ -187,6 +189,7 @@ static void median_efficiency(const struct building *b, int g, double *buf,
 			double roof = b->roof[i];
 
 			if (roof > 0 && (!b->p.floor_ns || roof >= *b->p.floor_ns) &&
+			    b->s[i].ns >= roof * (1 - 1e-9) &&
 			    (g == b->k->ngroups || b->s[i].group == g) && (pass || b->fitted[i]))
 				buf[ret->samples++] = b->s[i].ns / roof;
 		}

@@ -358,6 +358,46 @@ static void test_kern_model_exact(void **state)
 	orr_kern_model_release(&m);
 }
 
+/*
+ * A kernel measured faster than its bytes at HBM's rate moved fewer bytes than counted
+ * (a broadcast operand, data still in L2): its measured / roofline says nothing of a
+ * kernel that streams its bytes, so the fallback's efficiency leaves it out.  Here a
+ * fitted family of four sizes runs at a tenth of its roofline and an unfitted one of two
+ * sizes at 1.5 times it: a family never seen takes 1.5, not the fitted family's 0.1.
+ */
+static void test_kern_model_below_roofline(void **state)
+{
+	const struct orr_gpu_spec *a100 = orr_gpu_spec_by_id("a100-80gb-sxm");
+	static const double mib[] = { 64, 128, 256, 512 };
+	struct orr_kern_sample s[8], q;
+	struct orr_kern_model m;
+	enum orr_gemm_how how;
+	size_t n = 0;
+	double t;
+
+	(void)state;
+	for (size_t i = 0; i < 4; i++) {
+		s[n] = kern(ORR_KERN_ELEMENTWISE, "broadcast_add", mib[i] * 1048576, 0);
+		s[n].ns = 0.1 * s[n].bytes / a100->hbm_bytes_per_s * 1e9;
+		n++;
+	}
+	for (size_t i = 0; i < 2; i++) {
+		s[n] = kern(ORR_KERN_ELEMENTWISE, "dropout", mib[i] * 1048576, 0);
+		s[n].ns = 1.5 * s[n].bytes / a100->hbm_bytes_per_s * 1e9;
+		n++;
+	}
+	assert_int_equal(orr_kern_model_fit(s, n, a100, &m), 0);
+	assert_int_equal(m.below_roofline, 4);
+	assert_int_equal(m.efficiency[ORR_KERN_ELEMENTWISE].samples, 2);
+	assert_false(m.efficiency[ORR_KERN_ELEMENTWISE].fitted);
+	assert_float_equal(m.efficiency[ORR_KERN_ELEMENTWISE].median, 1.5, 1e-9);
+	q = kern(ORR_KERN_ELEMENTWISE, "never_seen", 100 * 1048576, 0);
+	t = orr_kern_model_time(&m, &q, &how);
+	assert_int_equal(how, ORR_GEMM_ROOFLINE);
+	assert_float_equal(t, 1.5 * q.bytes / a100->hbm_bytes_per_s * 1e9, 1e-6 * t);
+	orr_kern_model_release(&m);
+}
+
 /* ---- read from a trace ---- */
 
 /* A copy or memset of `bytes` (none when negative) and the call that made it. */
@@ -675,6 +715,7 @@ int main(void)
 		cmocka_unit_test(test_kern_classify_names),
 		cmocka_unit_test(test_kern_model_null),
 		cmocka_unit_test(test_kern_model_exact),
+		cmocka_unit_test(test_kern_model_below_roofline),
 		cmocka_unit_test(test_kern_observe_synthetic),
 	};
 
