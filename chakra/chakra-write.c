@@ -508,3 +508,45 @@ int orr_chakra_write_rank(const struct orr_graph *g, size_t rank, const char *pa
 		return orr_diag_set(reterr_diag, r, path, -1, -1, "writing the Chakra file failed");
 	return 0;
 }
+
+static void stats_add(struct orr_chakra_stats *sum, const struct orr_chakra_stats *st)
+{
+	sum->nodes += st->nodes;
+	sum->comp_cpu += st->comp_cpu;
+	sum->comp_gpu += st->comp_gpu;
+	sum->coll += st->coll;
+	sum->send += st->send;
+	sum->recv += st->recv;
+	sum->data_deps += st->data_deps;
+	sum->waits += st->waits;
+	sum->comm_unsized += st->comm_unsized;
+	sum->comm_by_caller += st->comm_by_caller;
+	sum->comm_as_comp += st->comm_as_comp;
+}
+
+int orr_chakra_write_graph(const struct orr_graph *g, const char *dir, const char *producer,
+			   struct orr_chakra_stats *stats, size_t *reterr_rank,
+			   struct orr_diag *reterr_diag)
+{
+	struct orr_chakra_stats sum = { 0 };
+	struct orr_coll_obs *obs = NULL;
+	size_t nobs = orr_coll_observe(g, &obs);
+	int err = 0;
+
+	for (size_t i = 0; i < orr_graph_rank_count(g) && !err; i++) {
+		char *path =
+			orr_xasprintf("%s/trace.%d.et", dir, orr_graph_get_rank(g, i)->rank->rank);
+		struct orr_chakra_stats st;
+
+		err = orr_chakra_write_rank(g, i, path, producer, obs, nobs, &st, reterr_diag);
+		if (err)
+			*reterr_rank = i;
+		else
+			stats_add(&sum, &st);
+		free(path);
+	}
+	free(obs);
+	if (!err && stats)
+		*stats = sum;
+	return err;
+}

@@ -172,15 +172,6 @@ static void write_error(const char *path, int err, const struct orr_diag *d)
 		  d->msg);
 }
 
-/* The rank's process: from a native header, else the pid of its first thread. */
-static int64_t process_id(const struct orr_rank *r)
-{
-	for (size_t i = 0; r->pid < 0 && i < r->nplaces; i++)
-		if (r->places[i].kind == ORR_PLACE_THREAD)
-			return r->places[i].pid;
-	return r->pid;
-}
-
 static int write_manifest(const char *dir, const struct orr_trace *t, char **names)
 {
 	size_t n = orr_trace_rank_count(t);
@@ -189,19 +180,8 @@ static int write_manifest(const char *dir, const struct orr_trace *t, char **nam
 	int err;
 
 	clock_gettime(CLOCK_REALTIME, &now);
-	for (size_t i = 0; i < n; i++) {
-		const struct orr_rank *r = orr_trace_get_rank(t, i);
-
-		files[i] = (struct orr_run_file){
-			.path = names[i],
-			.rank = r->rank,
-			.pid = process_id(r),
-			.host = r->host != ORR_STR_NONE ? orr_trace_str(t, r->host) : NULL,
-			.events = r->nevents,
-			.dropped_records = r->dropped_records,
-			.dropped_events = r->dropped_events,
-		};
-	}
+	for (size_t i = 0; i < n; i++)
+		files[i] = orr_run_file_of_rank(t, orr_trace_get_rank(t, i), names[i]);
 	err = orr_run_write_manifest(
 		dir, &(struct orr_run_manifest){
 			     .producer = PRODUCER,
@@ -217,45 +197,13 @@ static int write_manifest(const char *dir, const struct orr_trace *t, char **nam
 	return err;
 }
 
-/* rank R as trace.R.et in tmp; the totals in *sum. */
-static int write_chakra_rank(const struct options *o, const struct orr_graph *g, size_t i,
-			     const char *tmp, const struct orr_coll_obs *obs, size_t nobs,
-			     struct orr_chakra_stats *sum)
-{
-	const struct orr_rank *r = orr_graph_get_rank(g, i)->rank;
-	char *path = orr_xasprintf("%s/trace.%d.et", tmp, r->rank);
-	struct orr_chakra_stats st;
-	struct orr_diag d;
-	int err;
-
-	orr_diag_clear(&d);
-	if ((err = orr_chakra_write_rank(g, i, path, PRODUCER, obs, nobs, &st, &d))) {
-		char *final = orr_xasprintf("%s/trace.%d.et", o->out, r->rank);
-
-		write_error(final, err, &d);
-		free(final);
-	} else {
-		sum->nodes += st.nodes;
-		sum->data_deps += st.data_deps;
-		sum->coll += st.coll;
-		sum->send += st.send;
-		sum->recv += st.recv;
-		sum->comm_as_comp += st.comm_as_comp;
-		sum->comm_unsized += st.comm_unsized;
-		sum->comm_by_caller += st.comm_by_caller;
-	}
-	free(path);
-	return err;
-}
-
 /* Every rank of the execution graph of t as a Chakra file in tmp. */
 static int write_chakra(const struct options *o, const struct orr_trace *t, const char *tmp,
 			struct orr_chakra_stats *sum)
 {
 	struct orr_graph *g = NULL;
-	struct orr_coll_obs *obs = NULL;
-	size_t nobs;
 	struct orr_diag d;
+	size_t failed = 0;
 	int err;
 
 	orr_diag_clear(&d);
@@ -264,10 +212,13 @@ static int write_chakra(const struct options *o, const struct orr_trace *t, cons
 			  orr_strerror(err), d.msg[0] ? ": " : "", d.msg);
 		return err;
 	}
-	nobs = orr_coll_observe(g, &obs);
-	for (size_t i = 0; i < orr_graph_rank_count(g) && !err; i++)
-		err = write_chakra_rank(o, g, i, tmp, obs, nobs, sum);
-	free(obs);
+	if ((err = orr_chakra_write_graph(g, tmp, PRODUCER, sum, &failed, &d))) {
+		char *final = orr_xasprintf("%s/trace.%d.et", o->out,
+					    orr_graph_get_rank(g, failed)->rank->rank);
+
+		write_error(final, err, &d);
+		free(final);
+	}
 	orr_graph_free(g);
 	return err;
 }

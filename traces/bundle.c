@@ -69,6 +69,25 @@ static void put_manifest(FILE *f, const struct orr_run_manifest *m)
 	fputs("}\n", f);
 }
 
+struct orr_run_file orr_run_file_of_rank(const struct orr_trace *t, const struct orr_rank *r,
+					 const char *path)
+{
+	int64_t pid = r->pid;
+
+	for (size_t i = 0; pid < 0 && i < r->nplaces; i++)
+		if (r->places[i].kind == ORR_PLACE_THREAD)
+			pid = r->places[i].pid;
+	return (struct orr_run_file){
+		.path = path,
+		.rank = r->rank,
+		.pid = pid,
+		.host = r->host != ORR_STR_NONE ? orr_trace_str(t, r->host) : NULL,
+		.events = r->nevents,
+		.dropped_records = r->dropped_records,
+		.dropped_events = r->dropped_events,
+	};
+}
+
 int orr_run_write_manifest(const char *dir, const struct orr_run_manifest *m)
 {
 	char *path = orr_xasprintf("%s/%s", dir, ORR_NATIVE_MANIFEST);

@@ -114,6 +114,15 @@ struct orr_chakra_stats {
 int orr_chakra_write_rank(const struct orr_graph *g, size_t rank, const char *path,
 			  const char *producer, const struct orr_coll_obs *obs, size_t nobs,
 			  struct orr_chakra_stats *stats, struct orr_diag *reterr_diag);
+/*
+ * Writes every rank of g as dir/trace.R.et (R its global rank; dir exists), the
+ * collectives sized by one orr_coll_observe() of g for all ranks, as orrery convert
+ * --to chakra writes a job; stats (may be NULL) summed over the ranks.  Stops at the
+ * first rank that fails, its index in *reterr_rank.
+ */
+int orr_chakra_write_graph(const struct orr_graph *g, const char *dir, const char *producer,
+			   struct orr_chakra_stats *stats, size_t *reterr_rank,
+			   struct orr_diag *reterr_diag);
 
 #ifdef __cplusplus
 }

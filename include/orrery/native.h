@@ -167,6 +167,13 @@ struct orr_run_file {
 	uint64_t dropped_records, dropped_events;
 };
 
+/*
+ * The manifest's entry of rank r of t, stored at path (borrowed, as the host from t): its
+ * rank, process (a native file's own, else the first thread's), host, events and drops.
+ */
+struct orr_run_file orr_run_file_of_rank(const struct orr_trace *t, const struct orr_rank *r,
+					 const char *path);
+
 struct orr_run_manifest {
 	const char *producer;       /* "orrery record 0.1.0" */
 	const char *const *command; /* argv of the recorded command, may be NULL */

@@ -6,7 +6,8 @@
  * up to its total, a selection keeps what it names, a what-if that makes every GPU
  * task twice as long predicts longer steps than the baseline (a positive change), a
  * critical path's categories add up to it, a collective's bandwidths are nccl-tests',
- * a composed plan's coverage adds up its ranks', and the JSON writer nests and escapes.
+ * a composed plan's coverage adds up its ranks', the JSON writer nests and escapes, a job
+ * written as Chakra files holds the nodes counted, and a rank's manifest entry is its own.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,9 +18,12 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "orrery/analysis.h"
+#include "orrery/chakra.h"
 #include "orrery/compose.h"
+#include "orrery/native.h"
 #include "orrery/trace.h"
 
 struct fixture {
@@ -245,6 +249,52 @@ static void test_json_out(void **state)
 	free(buf);
 }
 
+/* A job as Chakra files, one per rank, the totals over them; a missing directory names rank 0. */
+static void test_chakra_write_graph(void **state)
+{
+	struct fixture *f = *state;
+	char dir[] = "/tmp/test-lib-api-XXXXXX";
+	struct orr_chakra_stats st;
+	struct orr_diag d;
+	size_t failed = 99;
+	uint64_t nodes = 0;
+
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(orr_chakra_write_graph(f->g, dir, "test", &st, &failed, &d), 0);
+	for (size_t i = 0; i < orr_graph_rank_count(f->g); i++) {
+		char *path = orr_xasprintf("%s/trace.%d.et", dir,
+					   orr_graph_get_rank(f->g, i)->rank->rank);
+		struct orr_chakra *c;
+
+		assert_int_equal(orr_chakra_read_file(path, &c, &d), 0);
+		nodes += c->nnodes;
+		orr_chakra_free(c);
+		assert_int_equal(unlink(path), 0);
+		free(path);
+	}
+	assert_true(st.nodes > 0);
+	assert_int_equal(nodes, st.nodes);
+	assert_int_equal(rmdir(dir), 0);
+	assert_true(orr_chakra_write_graph(f->g, dir, "test", &st, &failed, &d) < 0);
+	assert_int_equal(failed, 0);
+}
+
+/* A rank's entry in a run directory's manifest. */
+static void test_run_file_of_rank(void **state)
+{
+	struct fixture *f = *state;
+
+	for (size_t i = 0; i < orr_trace_rank_count(f->t); i++) {
+		const struct orr_rank *r = orr_trace_get_rank(f->t, i);
+		struct orr_run_file e = orr_run_file_of_rank(f->t, r, "x.orr");
+
+		assert_string_equal(e.path, "x.orr");
+		assert_int_equal(e.rank, r->rank);
+		assert_int_equal(e.events, r->nevents);
+		assert_true(r->pid >= 0 ? e.pid == r->pid : e.pid >= -1);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -255,6 +305,8 @@ int main(void)
 		cmocka_unit_test(test_coll_bandwidths),
 		cmocka_unit_test(test_compose_coverage),
 		cmocka_unit_test(test_json_out),
+		cmocka_unit_test(test_chakra_write_graph),
+		cmocka_unit_test(test_run_file_of_rank),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
