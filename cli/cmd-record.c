@@ -26,8 +26,8 @@
 #include "banned.h"
 
 static const char usage_text[] =
-	"usage: orrery record [-o DIR] [--skip K] [--steps N] [--step-prefix P] [-q]\n"
-	"                     [--] COMMAND [ARGS...]\n\n"
+	"usage: orrery record [-o DIR] [--skip K] [--steps N] [--step-prefix P]\n"
+	"                     [--ops nvtx|profiler|none] [-q] [--] COMMAND [ARGS...]\n\n"
 	"Runs COMMAND (a training script, torchrun, ...) with orrery's CUPTI tracer injected\n"
 	"into every process that uses CUDA; each writes its GPU kernels, copies, CUDA calls,\n"
 	"synchronization and NVTX ranges to DIR/rank-R-PID.orr.  Afterwards prints what each\n"
@@ -37,6 +37,9 @@ static const char usage_text[] =
 	"  --skip K             do not record the first K steps (default 0)\n"
 	"  --steps N            then record N steps and stop (default 0: until the end)\n"
 	"  --step-prefix P      steps are NVTX ranges named P<n> (default 'ProfilerStep#')\n"
+	"  --ops MODE           how orrery_record.enable() records op names and shapes:\n"
+	"                       nvtx (emit_nvtx), profiler (a CPU-only torch.profiler) or\n"
+	"                       none (ORR_RECORD_OPS; default: nvtx)\n"
 	"  -q, --quiet          no summary\n"
 	"  -h, --help           this help\n\n"
 	"Python scripts can mark steps with orrery_record.step() (docs/orrery-record.md).\n";
@@ -76,6 +79,7 @@ static int parse_options(int argc, char **argv, struct record_options *o)
 		{ "skip", required_argument, NULL, 'k' },
 		{ "steps", required_argument, NULL, 'n' },
 		{ "step-prefix", required_argument, NULL, 'p' },
+		{ "ops", required_argument, NULL, 'O' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -100,6 +104,14 @@ static int parse_options(int argc, char **argv, struct record_options *o)
 			if (!optarg[0])
 				return cli_usage_error("record", "empty --step-prefix");
 			o->step_prefix = optarg;
+			break;
+		case 'O':
+			if (strcmp(optarg, "nvtx") != 0 && strcmp(optarg, "profiler") != 0 &&
+			    strcmp(optarg, "none") != 0)
+				return cli_usage_error("record",
+						       "bad --ops '%s' (nvtx, profiler or none)",
+						       optarg);
+			o->ops = optarg;
 			break;
 		case 'q':
 			o->quiet = true;

@@ -187,6 +187,8 @@ void record_setenv(const struct record_paths *p, const struct record_options *o,
 	set_int("ORR_RECORD_SKIP", o->skip < 0 ? 0 : o->skip);
 	set_int("ORR_RECORD_STEPS", o->steps < 0 ? 0 : o->steps);
 	setenv("ORR_RECORD_STEP_PREFIX", o->step_prefix, 1);
+	if (o->ops) /* else ORR_RECORD_OPS as given to orrery, or unset */
+		setenv("ORR_RECORD_OPS", o->ops, 1);
 	if (p->python) {
 		char *v = pythonpath && pythonpath[0]
 				  ? orr_xasprintf("%s:%s", p->python, pythonpath)

@@ -18,6 +18,7 @@ struct record_options {
 	int64_t skip;    /* --skip, -1 when not given */
 	int64_t steps;   /* --steps, -1 when not given */
 	const char *step_prefix;
+	const char *ops; /* --ops, for orrery_record (ORR_RECORD_OPS); NULL when not given */
 	bool quiet;
 	char **argv; /* the command, NULL-terminated */
 	size_t argc;

@@ -57,6 +57,9 @@ usage)
 	run record --step-prefix '' -- true
 	expect_rc 2
 	expect_in err "empty --step-prefix"
+	run record --ops cupti -- true
+	expect_rc 2
+	expect_in err "bad --ops 'cupti' (nvtx, profiler or none)"
 	run record --frobnicate -- true
 	expect_rc 2
 	expect_in err "orrery record --help"
@@ -64,7 +67,7 @@ usage)
 	run record --help
 	expect_rc 0
 	expect_in out "usage: orrery record"
-	for opt in --steps --skip --step-prefix -o -q; do
+	for opt in --steps --skip --step-prefix --ops -o -q; do
 		expect_in out "$opt"
 	done
 	[[ -s $work/err ]] && { show; fail "output on stderr"; }
@@ -107,7 +110,7 @@ env)
 	cd "$work" || fail "cd"
 	export PYTHONPATH=/old/path
 	export CUDA_INJECTION64_PATH=/other/tool.so
-	run record --skip 10 --steps 5 --step-prefix 'iteration ' -o runs/r1 -- \
+	run record --skip 10 --steps 5 --step-prefix 'iteration ' --ops profiler -o runs/r1 -- \
 		sh -c 'env >"$ORR_RECORD_DIR/../env.txt"'
 	expect_rc 1
 	expect_in err "no process initialized CUDA"
@@ -121,6 +124,7 @@ env)
 	[[ $(env_of $e ORR_RECORD_SKIP) == 10 ]] || fail "ORR_RECORD_SKIP"
 	[[ $(env_of $e ORR_RECORD_STEPS) == 5 ]] || fail "ORR_RECORD_STEPS"
 	[[ $(env_of $e ORR_RECORD_STEP_PREFIX) == "iteration " ]] || fail "ORR_RECORD_STEP_PREFIX"
+	[[ $(env_of $e ORR_RECORD_OPS) == profiler ]] || fail "ORR_RECORD_OPS"
 	pp=$(env_of $e PYTHONPATH)
 	[[ $pp == */tracer/python:/old/path && -f ${pp%%:*}/orrery_record.py ]] ||
 		fail "PYTHONPATH='$pp'"
@@ -131,6 +135,7 @@ env)
 	[[ $(env_of env2.txt ORR_RECORD_SKIP) == 0 && $(env_of env2.txt ORR_RECORD_STEPS) == 0 ]] ||
 		fail "default ORR_RECORD_SKIP/STEPS"
 	[[ $(env_of env2.txt ORR_RECORD_STEP_PREFIX) == "ProfilerStep#" ]] || fail "default prefix"
+	grep -q '^ORR_RECORD_OPS=' env2.txt && fail "ORR_RECORD_OPS set without --ops"
 	[[ $(env_of env2.txt PYTHONPATH) == */tracer/python ]] || fail "PYTHONPATH without an old one"
 	d=$(env_of env2.txt ORR_RECORD_DIR)
 	[[ $(basename "$d") =~ ^orrery-run-[0-9]{8}-[0-9]{6}$ && $(dirname "$d") == "$(pwd -P)" ]] ||
