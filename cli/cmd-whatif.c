@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * orrery whatif: every layout of a model on a GPU budget, estimated and ranked
- * (docs/orrery-whatif.md).  The space comes from the options and the trace's recorded
- * configuration (or a description), the shared inputs (the trace's replay, the fitted
- * costs, the recorded configuration's synthesized step) are made once per process, and
- * what-if/ evaluates the configurations on threads, shared among processes under mpirun.
+ * (docs/orrery-whatif.md).  The library makes the sweep ready (orr_whatif_job_open():
+ * the space, the inputs every configuration shares) once per process, and what-if/
+ * evaluates the configurations on threads; here the processes under mpirun share them,
+ * and rank 0 reports.
  */
 #include <errno.h>
 #include <math.h>
@@ -17,145 +17,19 @@
 #include "whatif.h"
 #include "banned.h"
 
-/* What the sweep reads: the base configuration, the costs, the GPU. */
-struct inputs {
-	struct cli_estimate_base b; /* with a trace */
-	bool have_base;
-	struct orr_costs costs; /* --costs without a trace */
-	bool have_costs;
-	struct orr_train_config base;
-	int64_t global_batch;
-	struct orr_whatif_context x;
-};
-
-/* The recorded job: its configuration (changed by the model options), its replay. */
-static int from_trace(const struct cli_whatif_options *o, struct inputs *in, struct cli_layouts *w)
+/* The sweep's options as the library takes them. */
+static void sweep_options(const struct cli_whatif_options *o, struct orr_whatif_options *ret)
 {
-	const char *why = NULL;
-	int ret, err;
-
-	if ((ret = cli_estimate_base_open(&o->est, &in->b)) != EXIT_OK)
-		return ret;
-	in->have_base = true;
-	ret = cli_estimate_base_sweep(&o->est, &in->b, &in->x.costs, &w->replayed_ns);
-	if (ret != EXIT_OK)
-		return ret;
-	w->base = in->b.e;
-	w->have_trace = true;
-	in->base = in->b.e.to;
-	/* the switches as recorded (what auto keeps), unless the options turn them on */
-	in->base.sequence_parallel = in->b.e.from.sequence_parallel;
-	in->base.distributed_optimizer = in->b.e.from.distributed_optimizer;
-	in->base.fully_sharded = in->b.e.from.fully_sharded || o->est.fsdp;
-	in->base.overlap_grad_reduce = in->b.e.from.overlap_grad_reduce || o->est.overlap_grad;
-	in->global_batch =
-		o->est.global_batch
-			? o->est.global_batch
-			: in->b.e.from.micro_batch * in->b.e.from.micro_batches * in->b.e.from.dp;
-	in->x.gpu = in->b.e.gpu;
-	in->x.forward_only = in->b.e.forward_only || o->est.forward_only;
-	in->x.reserve_bytes = in->b.e.reserve_bytes;
-	in->x.replayed_ns = w->replayed_ns;
-	err = orr_synth_time(&in->b.e.from, in->b.e.forward_only, &in->x.costs, NULL, &w->recorded,
-			     &why);
-	if (err) {
-		cli_error("cannot synthesize the recorded configuration: %s%s%s", orr_strerror(err),
-			  why ? ": " : "", why ? why : "");
-		return EXIT_FAIL;
-	}
-	in->x.recorded_synth_ns = w->recorded.placed_ns;
-	return EXIT_OK;
-}
-
-/* A described model: Megatron-LM's defaults, timed by --costs or the hardware table. */
-static int from_description(const struct cli_whatif_options *o, struct inputs *in,
-			    struct cli_layouts *w)
-{
-	struct orr_retime_models m = { .gpus_per_node = (int)o->est.gpus_per_node };
-	const struct orr_gpu_spec *gpu;
-	int ret;
-
-	if (!o->est.global_batch)
-		return cli_usage_error("whatif", "no trace: give the batch, --global-batch");
-	if ((ret = cli_estimate_description(&o->est, &in->base)) != EXIT_OK)
-		return ret;
-	if (o->est.costs && (ret = cli_read_costs(o->est.costs, &in->costs)) != EXIT_OK)
-		return ret;
-	in->have_costs = o->est.costs != NULL;
-	if ((ret = cli_estimate_pick_gpu(&o->est, in->have_costs ? &in->costs : NULL, &gpu)))
-		return ret;
-	if (in->have_costs)
-		cli_estimate_models(NULL, &in->costs, (int)o->est.gpus_per_node, &m);
-	w->base.how = CLI_ESTIMATE_SYNTH;
-	w->base.gpu = gpu;
-	w->base.costs = o->est.costs;
-	w->base.forward_only = o->est.forward_only;
-	w->base.cpu_op_ns = isnan(o->est.launch_us) ? 0 : o->est.launch_us * 1e3;
-	w->base.cpu_op_from = isnan(o->est.launch_us) ? "none" : "--launch-us";
-	w->base.measured_ns = w->base.replayed.step_ns = NAN;
-	w->base.measured_peak_bytes = NAN;
-	cli_synth_costs(&m, gpu, NULL, in->have_costs ? &in->costs : NULL, w->base.cpu_op_ns,
-			&in->x.costs);
-	in->x.costs.gemm_tiles = o->est.gemm_tiles;
-	if (in->have_costs && isnan(o->est.launch_us) &&
-	    (ret = cli_estimate_calibrate_costs(&in->costs, &in->x.costs, &w->base)) != EXIT_OK)
-		return ret;
-	in->global_batch = o->est.global_batch;
-	in->x.gpu = gpu;
-	in->x.forward_only = o->est.forward_only;
-	in->x.replayed_ns = in->x.recorded_synth_ns = NAN;
-	w->replayed_ns = NAN;
-	return EXIT_OK;
-}
-
-static void inputs_release(struct inputs *in)
-{
-	if (in->have_base)
-		cli_estimate_base_close(&in->b);
-	if (in->have_costs)
-		orr_costs_release(&in->costs);
-}
-
-static int make_plan(const struct cli_whatif_options *o, const struct inputs *in,
-		     struct orr_whatif_plan **ret)
-{
-	const struct orr_gpu_spec *gpu = in->x.gpu;
-	struct orr_whatif_space s = {
-		.base = in->base,
+	*ret = (struct orr_whatif_options){
 		.gpus_min = o->gpus_min,
 		.gpus_max = o->gpus_max,
-		.global_batch = in->global_batch,
 		.recompute = o->recompute,
-		.sequence_parallel = o->sp,
-		.distributed_optimizer = o->distopt,
-		.gpus_per_node = o->est.gpus_per_node     ? (int)o->est.gpus_per_node
-				 : gpu->gpus_per_node > 0 ? gpu->gpus_per_node
-							  : 8,
+		.sp = o->sp,
+		.distopt = o->distopt,
 		.allow_cross_node_tp = o->allow_cross_node_tp,
 	};
-	struct orr_whatif_list *l[CLI_WHATIF_LISTS] = {
-		&s.tp, &s.pp, &s.cp, &s.vpp, &s.micro_batch, &s.first_stage, &s.last_stage
-	};
-	int err;
-
-	/* without a trace, auto means on */
-	if (!in->have_base)
-		s.base.sequence_parallel = s.base.distributed_optimizer = true;
-	/* forward passes only: recompute changes nothing but the memory a backward needs */
-	if (in->x.forward_only && !o->recompute)
-		s.recompute = 1u << ORR_RECOMPUTE_NONE;
 	for (int i = 0; i < CLI_WHATIF_LISTS; i++)
-		*l[i] = (struct orr_whatif_list){ o->list[i], o->nlist[i] };
-	err = orr_whatif_plan_new(&s, ret);
-	if (err == -E2BIG)
-		cli_error("--gpus %lld-%lld: too many GPU counts to sweep with these lists; give a "
-			  "narrower range or fewer --tp, --pp or --cp values",
-			  (long long)o->gpus_min, (long long)o->gpus_max);
-	else if (err)
-		cli_error("cannot sweep this space: %s (a global batch, GPU count or model size "
-			  "below 1, hidden not a multiple of heads, or too many configurations)",
-			  orr_strerror(err));
-	return err ? EXIT_FAIL : EXIT_OK;
+		ret->list[i] = (struct orr_whatif_list){ o->list[i], o->nlist[i] };
 }
 
 static bool show_progress(const struct cli_whatif_options *o, int rank)
@@ -170,33 +44,16 @@ static bool show_progress(const struct cli_whatif_options *o, int rank)
 
 /* A sweep made ready: what its results point to. */
 struct cli_whatif_sweep {
-	struct inputs in;
+	struct orr_trace *t; /* the trace and its graph, with one */
+	struct orr_graph *g;
+	struct orr_whatif_options wo;
+	struct orr_whatif_job job;
 	struct cli_layouts w;
-	struct orr_whatif_plan *plan;
 	int rank, size;
 	struct cli_whatif_mpi *mpi;
 	void (*row)(void *data, const struct orr_whatif_result *r);
 	void *row_data;
 };
-
-/*
- * Rank 0: the recorded configuration, when the plan has it, estimated before the sweep
- * so that its place can be counted as the results go by.
- */
-static void mark_recorded(struct cli_whatif_sweep *s)
-{
-	struct cli_layouts *w = &s->w;
-	struct orr_whatif_result r;
-
-	w->recorded_index = w->have_trace ? orr_whatif_find(s->plan, &w->base.from) : UINT64_MAX;
-	if (w->recorded_index != UINT64_MAX &&
-	    orr_whatif_eval(s->plan, &s->in.x, w->recorded_index, NULL, &r) == 0) {
-		orr_whatif_tally_init(&w->tally, s->w.o->rank_by, (size_t)s->w.o->top, &r);
-		return;
-	}
-	w->recorded_index = UINT64_MAX;
-	orr_whatif_tally_init(&w->tally, s->w.o->rank_by, (size_t)s->w.o->top, NULL);
-}
 
 /* Rank 0: a result in the plan's order, tallied and handed to the report. */
 static void emit(void *data, const struct orr_whatif_result *r)
@@ -219,32 +76,57 @@ static int collect(void *data, const struct orr_whatif_result *r)
 	return 0;
 }
 
+/* The sweep's inputs and plan: from the trace (loaded here), or a description. */
+static int open_job(const struct cli_whatif_options *o, struct cli_whatif_sweep *s)
+{
+	struct orr_diag d;
+	size_t ri = 0;
+	int ret, err;
+
+	if (!o->est.trace && !o->est.global_batch)
+		return cli_usage_error("whatif", "no trace: give the batch, --global-batch");
+	if (o->est.trace &&
+	    (ret = cli_fit_open(o->est.trace, o->est.timeline, o->est.rank, &s->t, &s->g, &ri)))
+		return ret;
+	sweep_options(o, &s->wo);
+	if ((err = orr_whatif_job_open(&o->est, &s->wo, s->g, ri, &s->job, &d)))
+		return cli_estimate_error("estimate", err, &d, !o->est.trace);
+	return EXIT_OK;
+}
+
 int cli_whatif_sweep_new(const struct cli_whatif_options *o, int rank, int size,
 			 struct cli_whatif_sweep **ret)
 {
 	struct cli_whatif_sweep *s = orr_xcalloc(1, sizeof(*s));
 	struct cli_layouts *w = &s->w;
+	const struct orr_whatif_job *j = &s->job;
 	int err;
 
 	*ret = s;
 	s->rank = rank;
 	s->size = size;
 	w->o = o;
-	w->x = &s->in.x;
+	w->x = &s->job.x;
 	w->recorded_index = UINT64_MAX;
 	w->processes = size;
 	w->jobs = (int)o->jobs;
-	err = o->est.trace ? from_trace(o, &s->in, w) : from_description(o, &s->in, w);
-	w->swept = s->in.base;
-	w->global_batch = s->in.global_batch;
-	if (err == EXIT_OK)
-		err = make_plan(o, &s->in, &s->plan);
-	w->plan = s->plan;
+	err = open_job(o, s);
 	if (err != EXIT_OK)
 		return err;
-	w->considered = orr_whatif_plan_count(s->plan);
+	w->plan = j->plan;
+	w->base = j->base;
+	w->have_trace = j->have_trace;
+	w->replayed_ns = j->replayed_ns;
+	w->recorded = j->recorded;
+	w->swept = j->swept;
+	w->global_batch = j->global_batch;
+	w->considered = j->considered;
+	/*
+	 * rank 0: the recorded configuration, when the plan has it, estimated before the
+	 * sweep so that its place can be counted as the results go by
+	 */
 	if (rank == 0)
-		mark_recorded(s);
+		w->recorded_index = orr_whatif_job_tally(j, o->rank_by, (size_t)o->top, &w->tally);
 	return EXIT_OK;
 }
 
@@ -294,8 +176,9 @@ void cli_whatif_sweep_free(struct cli_whatif_sweep *s)
 		return;
 	cli_whatif_mpi_close(s->mpi);
 	orr_whatif_tally_release(&s->w.tally);
-	orr_whatif_plan_free(s->plan);
-	inputs_release(&s->in);
+	orr_whatif_job_close(&s->job);
+	orr_graph_free(s->g);
+	orr_trace_free(s->t);
 	free(s);
 }
 
@@ -304,7 +187,7 @@ static int same_sweep(const struct cli_whatif_sweep *s, int rank, int size)
 {
 	struct orr_whatif_digest d;
 
-	orr_whatif_digest(s->plan, &s->in.x, &d);
+	orr_whatif_digest(s->job.plan, &s->job.x, &d);
 	return cli_whatif_mpi_same(rank, size, &d);
 }
 
@@ -360,21 +243,20 @@ static int report_close(const struct cli_whatif_options *o, struct report *r, in
 	return EXIT_OK;
 }
 
-/* What the memory refusals suggest: what shards or frees memory that the sweep did not try. */
-static void memory_hint(const struct cli_layouts *w, char *buf, size_t size)
+/* What a memory refusal suggests: what shards or frees memory that the sweep did not try. */
+static void memory_hint(const struct orr_whatif_hint *h, char *buf, size_t size)
 {
-	const struct cli_whatif_options *o = w->o;
 	const char *item[4];
 	size_t n = 0, len = 0;
 	char gpus[64];
 
-	if (!w->swept.fully_sharded)
+	if (h->tries & ORR_WHATIF_TRY_FSDP)
 		item[n++] = "--fsdp (weights, gradients and optimizer state sharded over DP)";
-	if (!w->swept.fully_sharded && o->distopt == 0)
+	if (h->tries & ORR_WHATIF_TRY_DISTOPT)
 		item[n++] = "--distributed-optimizer on";
-	if (o->recompute && !(o->recompute & (1u << ORR_RECOMPUTE_FULL)))
+	if (h->tries & ORR_WHATIF_TRY_RECOMPUTE)
 		item[n++] = "--recompute full";
-	snprintf(gpus, sizeof(gpus), "more GPUs than %lld (--gpus)", (long long)o->gpus_max);
+	snprintf(gpus, sizeof(gpus), "more GPUs than %lld (--gpus)", (long long)h->value);
 	item[n++] = gpus;
 	for (size_t i = 0; i < n && len < size; i++)
 		len += (size_t)snprintf(buf + len, size - len, "%s%s",
@@ -385,15 +267,13 @@ static void memory_hint(const struct cli_layouts *w, char *buf, size_t size)
 }
 
 /* What a reason for refusing suggests to change, written into buf. */
-static const char *hint(const struct cli_layouts *w, enum orr_whatif_why k, char *buf, size_t size)
+static const char *hint(const struct orr_whatif_hint *h, char *buf, size_t size)
 {
-	const struct orr_train_config *c = &w->swept;
-
-	switch (k) {
+	switch (h->why) {
 	case ORR_WHATIF_HEADS:
 		snprintf(buf, size,
 			 "try a --tp that divides the %lld heads, the KV heads and the FFN",
-			 (long long)c->heads);
+			 (long long)h->value);
 		break;
 	case ORR_WHATIF_CROSS_NODE:
 		snprintf(buf, size,
@@ -401,22 +281,22 @@ static const char *hint(const struct cli_layouts *w, enum orr_whatif_why k, char
 		break;
 	case ORR_WHATIF_LAYERS:
 		snprintf(buf, size, "try a --pp (x --vpp) that divides the %lld layers",
-			 (long long)c->layers);
+			 (long long)h->value);
 		break;
 	case ORR_WHATIF_SEQUENCE:
 		snprintf(buf, size,
 			 "try a --cp (2 x cp) and a --tp that divide the sequence (%lld)",
-			 (long long)c->seq);
+			 (long long)h->value);
 		break;
 	case ORR_WHATIF_BATCH:
 		snprintf(buf, size, "try a --global-batch (%lld) that dp x micro-batch divides",
-			 (long long)w->global_batch);
+			 (long long)h->value);
 		break;
 	case ORR_WHATIF_INTERLEAVE:
 		snprintf(buf, size, "try --vpp 1 or a --global-batch of more micro-batches");
 		break;
 	case ORR_WHATIF_MEMORY:
-		memory_hint(w, buf, size);
+		memory_hint(h, buf, size);
 		break;
 	default:
 		snprintf(buf, size, "--show-infeasible says why each was refused");
@@ -429,29 +309,24 @@ static const char *hint(const struct cli_layouts *w, enum orr_whatif_why k, char
  * A sweep with no feasible configuration fails (exit 1), after its report: the
  * reasons counted, most first, each with what it suggests.
  */
-static int none_feasible(const struct cli_layouts *w)
+static int none_feasible(const struct cli_whatif_sweep *s)
 {
+	const struct cli_layouts *w = &s->w;
 	const struct orr_whatif_tally *t = &w->tally;
 	char counts[512] = "", hints[1024] = "", buf[256];
-	size_t nc = 0, nh = 0;
-	bool done[ORR_WHATIF_WHY_COUNT] = { false };
+	size_t nc = 0, nh = 0, n;
+	struct orr_whatif_hint v[ORR_WHATIF_WHY_COUNT];
 
 	if (t->count[ORR_WHATIF_FEASIBLE])
 		return EXIT_OK;
-	for (int i = ORR_WHATIF_HEADS; i < ORR_WHATIF_WHY_COUNT; i++) {
-		int k = 0;
-
-		for (int j = ORR_WHATIF_HEADS; j < ORR_WHATIF_WHY_COUNT; j++)
-			if (!done[j] && t->count[j] && (!k || t->count[j] > t->count[k]))
-				k = j;
-		if (!k)
-			break;
-		done[k] = true;
+	n = orr_whatif_hints(&s->job, &s->wo, t, v);
+	for (size_t i = 0; i < n; i++) {
 		nc += (size_t)snprintf(counts + nc, sizeof(counts) - nc, "%s%s %llu",
-				       nc ? ", " : "", orr_whatif_why_name(k),
-				       (unsigned long long)t->count[k]);
+				       nc ? ", " : "", orr_whatif_why_name(v[i].why),
+				       (unsigned long long)v[i].count);
 		nh += (size_t)snprintf(hints + nh, sizeof(hints) - nh, "; %s: %s",
-				       orr_whatif_why_name(k), hint(w, k, buf, sizeof(buf)));
+				       orr_whatif_why_name(v[i].why),
+				       hint(&v[i], buf, sizeof(buf)));
 		if (nc >= sizeof(counts) || nh >= sizeof(hints))
 			break;
 	}
@@ -501,7 +376,7 @@ int cmd_whatif(int argc, char **argv)
 	if (rank == 0)
 		ret = report_close(&o, &r, ret);
 	if (rank == 0 && ret == EXIT_OK)
-		ret = none_feasible(cli_whatif_sweep_result(s));
+		ret = none_feasible(s);
 	cli_whatif_mpi_finalize(size);
 out:
 	cli_whatif_sweep_free(s);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* orrery estimate's options (docs/orrery-estimate.md). */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stddef.h>
@@ -10,30 +11,7 @@
 #include "estimate.h"
 #include "banned.h"
 
-/* The options that set a size, each to its field of the target configuration. */
-static const struct size_opt {
-	const char *name;
-	size_t offset;
-} size_opts[] = {
-	{ "tp", offsetof(struct orr_train_config, tp) },
-	{ "pp", offsetof(struct orr_train_config, pp) },
-	{ "dp", offsetof(struct orr_train_config, dp) },
-	{ "cp", offsetof(struct orr_train_config, cp) },
-	{ "vpp", offsetof(struct orr_train_config, vpp) },
-	{ "layers", offsetof(struct orr_train_config, layers) },
-	{ "hidden", offsetof(struct orr_train_config, hidden) },
-	{ "heads", offsetof(struct orr_train_config, heads) },
-	{ "kv-heads", offsetof(struct orr_train_config, kv_groups) },
-	{ "ffn", offsetof(struct orr_train_config, ffn) },
-	{ "vocab", offsetof(struct orr_train_config, vocab) },
-	{ "seq", offsetof(struct orr_train_config, seq) },
-	{ "micro-batch", offsetof(struct orr_train_config, micro_batch) },
-	{ "first-stage-layers", offsetof(struct orr_train_config, first_stage_layers) },
-	{ "last-stage-layers", offsetof(struct orr_train_config, last_stage_layers) },
-};
-
-#define NSIZE (sizeof(size_opts) / sizeof(size_opts[0]))
-_Static_assert(NSIZE == CLI_ESTIMATE_NSIZE, "one slot per size option");
+#define NSIZE ORR_ESTIMATE_NSIZE
 
 enum {
 	OPT_SIZE = 256, /* + index into size_opts */
@@ -69,7 +47,8 @@ static int parse_named(const char *s, const char *const *names, int n)
 }
 
 /* One option's argument into o; returns -1 to go on, -2 for an option it does not know, else the exit status. */
-static int parse_one(const char *cmd, int c, const char *arg, struct cli_estimate_options *o)
+static int parse_one(const char *cmd, int c, const char *arg, struct orr_estimate_options *o,
+		     int *format)
 {
 	static const char *const recompute[] = { "none", "selective", "full" };
 	static const char *const precision[] = { "bf16", "fp16", "fp32", "fp8" };
@@ -80,7 +59,7 @@ static int parse_one(const char *cmd, int c, const char *arg, struct cli_estimat
 	if (c >= OPT_SIZE && c < OPT_SIZE + (int)NSIZE) {
 		if (cli_parse_count(arg, &o->size[c - OPT_SIZE]) < 0 || o->size[c - OPT_SIZE] < 1)
 			return cli_usage_error(cmd, "bad --%s '%s' (a count, 1 or more)",
-					       size_opts[c - OPT_SIZE].name, arg);
+					       orr_estimate_size_name((size_t)(c - OPT_SIZE)), arg);
 		return -1;
 	}
 	switch (c) {
@@ -135,7 +114,7 @@ static int parse_one(const char *cmd, int c, const char *arg, struct cli_estimat
 		return -1;
 	}
 	case OPT_FORMAT:
-		if ((o->format = cli_parse_format(arg, false)) < 0)
+		if (!format || (*format = cli_parse_format(arg, false)) < 0)
 			return cli_usage_error(cmd, "unknown format '%s' (text or json)", arg);
 		return -1;
 	case OPT_RANK:
@@ -146,28 +125,19 @@ static int parse_one(const char *cmd, int c, const char *arg, struct cli_estimat
 	return -2; /* getopt_long() refused it */
 }
 
-int cli_estimate_parse(int argc, char **argv, struct cli_estimate_options *o)
-{
-	return cli_estimate_parse_as("estimate", argc, argv, o);
-}
-
-int cli_estimate_parse_as(const char *cmd, int argc, char **argv, struct cli_estimate_options *o)
+int cli_estimate_parse_as(const char *cmd, int argc, char **argv, struct orr_estimate_options *o,
+			  int *format)
 {
 	struct option opts[NSIZE + 23] = { { 0 } }; /* the options below, and the zeros */
 	size_t n = 0;
 	int c, ret;
 
-	*o = (struct cli_estimate_options){ .format = CLI_FORMAT_TEXT,
-					    .rank = -1,
-					    .recompute = -1,
-					    .precision = -1,
-					    .attention = -1,
-					    .norm = -1,
-					    .positions = -1,
-					    .launch_us = NAN };
+	orr_estimate_options_init(o);
+	if (format)
+		*format = CLI_FORMAT_TEXT;
 
 	for (size_t i = 0; i < NSIZE; i++)
-		opts[n++] = (struct option){ size_opts[i].name, required_argument, NULL,
+		opts[n++] = (struct option){ orr_estimate_size_name(i), required_argument, NULL,
 					     OPT_SIZE + (int)i };
 	opts[n++] = (struct option){ "global-batch", required_argument, NULL, OPT_GLOBAL };
 	opts[n++] = (struct option){ "gpus-per-node", required_argument, NULL, OPT_GPN };
@@ -222,7 +192,7 @@ int cli_estimate_parse_as(const char *cmd, int argc, char **argv, struct cli_est
 					    : &o->gpu) = optarg;
 			continue;
 		}
-		if ((ret = parse_one(cmd, c, optarg, o)) == -2)
+		if ((ret = parse_one(cmd, c, optarg, o, format)) == -2)
 			return cli_bad_option(cmd, argc, argv);
 		if (ret >= 0)
 			return ret;
@@ -233,45 +203,20 @@ int cli_estimate_parse_as(const char *cmd, int argc, char **argv, struct cli_est
 	return -1;
 }
 
-int64_t cli_estimate_given(const struct cli_estimate_options *o, const char *name)
+int cli_estimate_error(const char *cmd, int err, const struct orr_diag *d, bool list_gpus)
 {
-	for (size_t i = 0; i < NSIZE; i++)
-		if (strcmp(size_opts[i].name, name) == 0)
-			return o->size[i];
-	return 0;
-}
+	size_t n;
+	const struct orr_gpu_spec *v;
 
-int cli_estimate_check(const struct orr_train_config *c)
-{
-	char why[160];
-
-	if (orr_train_check(c, why, sizeof(why)) == ORR_TRAIN_VALID)
-		return EXIT_OK;
-	cli_error("a configuration Megatron refuses: %s", why);
+	if (err == -EINVAL)
+		return cli_usage_error(cmd, "%s", d->msg);
+	cli_error("%s", d->msg);
+	if (err == -ENODEV && list_gpus) {
+		v = orr_gpu_specs(&n);
+		fputs("orrery: the hardware table has:", stderr);
+		for (size_t i = 0; i < n; i++)
+			fprintf(stderr, " %s", v[i].id);
+		fputc('\n', stderr);
+	}
 	return EXIT_FAIL;
-}
-
-void cli_estimate_apply(const struct cli_estimate_options *o, struct orr_train_config *c)
-{
-	for (size_t i = 0; i < NSIZE; i++)
-		if (o->size[i])
-			*(int64_t *)((char *)c + size_opts[i].offset) = o->size[i];
-	if (o->recompute >= 0)
-		c->recompute = (enum orr_recompute)o->recompute;
-	if (o->precision >= 0)
-		c->precision = (enum orr_dtype[]){ ORR_DTYPE_BF16, ORR_DTYPE_FP16, ORR_DTYPE_FP32,
-						   ORR_DTYPE_FP8 }[o->precision];
-	if (o->attention >= 0)
-		c->flash_attention = o->attention == 0;
-	c->sequence_parallel = o->sp;
-	c->distributed_optimizer = o->distopt;
-	c->fully_sharded = o->fsdp;
-	c->overlap_grad_reduce = o->overlap_grad;
-	/* Megatron's switches turn a model's feature on; a trace's is kept without them. */
-	c->gated_mlp |= o->swiglu;
-	c->untied_embeddings |= o->untie;
-	if (o->norm >= 0)
-		c->rms_norm = o->norm == 1;
-	if (o->positions >= 0)
-		c->rope = o->positions == 1;
 }

@@ -18,7 +18,7 @@ struct field {
 };
 
 /* split: the uneven split's fields even when neither configuration has one (JSON's) */
-static size_t fields(const struct cli_estimate *e, bool split, struct field *v)
+static size_t fields(const struct orr_estimate *e, bool split, struct field *v)
 {
 	const struct orr_train_config *a = &e->from, *b = &e->to;
 	size_t n = 0;
@@ -47,84 +47,10 @@ static size_t fields(const struct cli_estimate *e, bool split, struct field *v)
 	return n;
 }
 
-/* What changed: GPU time of one kind of task, per rank and step, traced and estimated. */
-struct change {
-	char what[32];
-	double before, after;
-};
-
-static int cmp_change(const void *a, const void *b)
+static void text_changes(const struct orr_estimate *e)
 {
-	const struct change *x = a, *y = b;
-	double dx = fabs(x->after - x->before), dy = fabs(y->after - y->before);
-
-	return (dx < dy) - (dx > dy);
-}
-
-/* The changes by kind of task, largest first; how many (at most 12). */
-/* The first stage's GPU time by kind, synthesized at the recorded and the target configuration. */
-static size_t synth_changes(const struct cli_estimate *e, struct change *v)
-{
-	const struct orr_synth *a = &e->synth_from.synth, *b = &e->synth_to.synth;
-	const struct {
-		const char *what;
-		double before, after;
-	} k[] = {
-		{ "GEMMs", a->gemm_ns, b->gemm_ns },
-		{ "other kernels", a->kern_ns, b->kern_ns },
-		{ "TP collectives", a->tp_ns, b->tp_ns },
-		{ "DP collectives", a->dp_ns, b->dp_ns },
-		{ "PP transfers", a->pp_ns, b->pp_ns },
-		{ "pipeline bubble", a->bubble_ns, b->bubble_ns },
-	};
-	size_t n = sizeof(k) / sizeof(k[0]);
-
-	for (size_t i = 0; i < n; i++) {
-		snprintf(v[i].what, sizeof(v[i].what), "%s", k[i].what);
-		v[i].before = k[i].before;
-		v[i].after = k[i].after;
-	}
-	qsort(v, n, sizeof(*v), cmp_change);
-	return n;
-}
-
-static size_t changes(const struct cli_estimate *e, struct change *v)
-{
-	const struct orr_retime *r = &e->retime;
-	double per = (double)(e->ranks ? e->ranks : 1) * (double)(e->steps ? e->steps : 1);
-	size_t n = 0;
-
-	if (e->how == CLI_ESTIMATE_SYNTH_RATIO)
-		return synth_changes(e, v);
-
-	for (int k = 1; k < ORR_GEMM_ROLE_COUNT; k++) {
-		snprintf(v[n].what, sizeof(v[n].what), "%s GEMMs", orr_gemm_role_name(k));
-		v[n].before = r->gemm_ns[k][0] / per;
-		v[n++].after = r->gemm_ns[k][1] / per;
-	}
-	snprintf(v[n].what, sizeof(v[n].what), "TP collectives");
-	v[n].before = r->tp_ns[0] / per;
-	v[n++].after = r->tp_ns[1] / per;
-	snprintf(v[n].what, sizeof(v[n].what), "DP collectives");
-	v[n].before = r->dp_ns[0] / per;
-	v[n++].after = r->dp_ns[1] / per;
-	snprintf(v[n].what, sizeof(v[n].what), "other kernels");
-	v[n].before = r->kernel_ns[0] / per;
-	v[n++].after = r->kernel_ns[1] / per;
-	/* Another number of layers: the layers' GPU tasks, stretched and re-timed */
-	if (r->layer_gpu_tasks) {
-		snprintf(v[n].what, sizeof(v[n].what), "layers (stretched)");
-		v[n].before = r->layer_gpu_ns[0] / per;
-		v[n++].after = r->layer_gpu_ns[1] / per;
-	}
-	qsort(v, n, sizeof(*v), cmp_change);
-	return n;
-}
-
-static void text_changes(const struct cli_estimate *e)
-{
-	struct change v[12];
-	size_t n = changes(e, v), shown = 0;
+	struct orr_estimate_delta v[ORR_ESTIMATE_NDELTA];
+	size_t n = orr_estimate_deltas(e, v), shown = 0;
 
 	printf("\nlargest changes of GPU time, per rank and step:\n");
 	for (size_t i = 0; i < n && shown < 5; i++) {
@@ -180,7 +106,7 @@ static const char *positions_name(const struct orr_train_config *c)
  * With a trace: the MLP as recorded (fit tells a gated one); the embeddings, norm and
  * positions, which a trace does not tell, only where the options set them.
  */
-static void text_features(const struct cli_estimate *e)
+static void text_features(const struct orr_estimate *e)
 {
 	const struct orr_train_config *f = &e->from, *t = &e->to;
 
@@ -201,7 +127,7 @@ static int value_width(const char *name)
 	return over > 0 ? 10 - over : 10;
 }
 
-static void text_config(const struct cli_estimate *e)
+static void text_config(const struct orr_estimate *e)
 {
 	struct field v[20];
 	size_t n = fields(e, false, v);
@@ -240,7 +166,7 @@ static void text_config(const struct cli_estimate *e)
  * A step time, with its difference from base: the replay's error against the measured
  * step (from NULL), else a what-if's signed change from the step named from.
  */
-static void text_step(const char *label, const struct cli_estimate_step *s, double base,
+static void text_step(const char *label, const struct orr_estimate_step *s, double base,
 		      const char *from)
 {
 	const struct orr_breakdown *b = &s->breakdown;
@@ -262,7 +188,7 @@ static void text_step(const char *label, const struct cli_estimate_step *s, doub
 }
 
 /* The allocator's reserve the memory estimate holds, and where it came from. */
-static void reserve(const struct cli_estimate *e, FILE *f)
+static void reserve(const struct orr_estimate *e, FILE *f)
 {
 	if (isfinite(e->measured_peak_bytes))
 		fprintf(f,
@@ -275,7 +201,7 @@ static void reserve(const struct cli_estimate *e, FILE *f)
 			"would let orrery calibrate one)\n");
 }
 
-static void text_memory(const struct cli_estimate *e)
+static void text_memory(const struct orr_estimate *e)
 {
 	const struct orr_memory *m = &e->memory;
 
@@ -291,17 +217,11 @@ static void text_memory(const struct cli_estimate *e)
 	reserve(e, stdout);
 }
 
-static const char *const how_names[] = {
-	[CLI_ESTIMATE_RETIME] = "retime",
-	[CLI_ESTIMATE_SYNTH_RATIO] = "synthesis-ratio",
-	[CLI_ESTIMATE_SYNTH] = "synthesis",
-};
-
 /*
  * Where a synthesized step's times came from, one line per kind of task, the launch
  * thread's time, and the lower bound of the hardware table's peaks.
  */
-static void sources(const struct cli_estimate *e, FILE *f)
+static void sources(const struct orr_estimate *e, FILE *f)
 {
 	const struct orr_synth *s = &e->synth_to.synth;
 	const struct orr_synth_sources *k = &s->sources;
@@ -332,7 +252,7 @@ static void sources(const struct cli_estimate *e, FILE *f)
 			e->costs ? cli_text(e->costs) : "");
 	fprintf(f, "  launches     %.1f us of the launch thread per kernel (%s)\n",
 		e->cpu_op_ns / 1e3, cli_launch_source(e, why, sizeof(why)));
-	if (e->how == CLI_ESTIMATE_SYNTH && !e->costs)
+	if (e->how == ORR_ESTIMATE_SYNTH && !e->costs)
 		fprintf(f,
 			"  no costs: every GPU time is the hardware table's peak, a lower bound; "
 			"--costs FILE (orrery fit -o FILE on a trace of this GPU) times it as "
@@ -341,13 +261,13 @@ static void sources(const struct cli_estimate *e, FILE *f)
 		fprintf(f, "  pipeline bubble of the first stage %.3f ms\n", s->bubble_ns / 1e6);
 }
 
-void cli_estimate_caveats(const struct cli_estimate *e, FILE *f)
+void cli_estimate_caveats(const struct orr_estimate *e, FILE *f)
 {
 	sources(e, f);
 	reserve(e, f);
 }
 
-static void text_retimed(const struct cli_estimate *e)
+static void text_retimed(const struct orr_estimate *e)
 {
 	const struct orr_retime *r = &e->retime;
 
@@ -367,7 +287,7 @@ static void text_retimed(const struct cli_estimate *e)
 	text_changes(e);
 }
 
-void cli_estimate_text(const struct cli_estimate *e)
+void cli_estimate_text(const struct orr_estimate *e)
 {
 	if (e->trace)
 		printf("%s: rank %d, %zu step%s", cli_text(e->trace), (int)e->rank, e->steps,
@@ -377,20 +297,20 @@ void cli_estimate_text(const struct cli_estimate *e)
 	printf("%s", e->forward_only ? ", forward only" : "");
 	if (e->gpu)
 		printf(", %s", e->gpu->id);
-	printf(", by %s\n", how_names[e->how]);
+	printf(", by %s\n", orr_estimate_how_name(e->how));
 	text_config(e);
 	printf("\nstep time%s\n", e->trace ? " (mean over the job's steps)" : "");
 	if (e->trace) {
 		printf("  %-10s %12.3f ms\n", "measured", e->measured_ns / 1e6);
 		text_step("replayed", &e->replayed, e->measured_ns, NULL);
 	}
-	if (e->how == CLI_ESTIMATE_SYNTH_RATIO) {
+	if (e->how == ORR_ESTIMATE_SYNTH_RATIO) {
 		text_step("synth rec.", &e->synth_from.step, NAN, NULL);
 		text_step("synth est.", &e->synth_to.step, e->synth_from.step.step_ns,
 			  "synth rec.");
 	}
 	text_step("estimated", &e->estimated, e->replayed.step_ns, "replayed");
-	if (e->how == CLI_ESTIMATE_RETIME && e->profiler_host_ns > 0) {
+	if (e->how == ORR_ESTIMATE_RETIME && e->profiler_host_ns > 0) {
 		text_step("as traced", &e->traced, e->replayed.step_ns, "replayed");
 		printf("  (estimated: without the %.3f ms per rank and step the profiler added "
 		       "to the host; as traced: with it)\n",
@@ -400,10 +320,10 @@ void cli_estimate_text(const struct cli_estimate *e)
 	if (isfinite(e->mfu))
 		printf(", MFU %.1f %%, HFU %.1f %%", 100 * e->mfu, 100 * e->hfu);
 	printf("\n");
-	if (e->how == CLI_ESTIMATE_RETIME) {
+	if (e->how == ORR_ESTIMATE_RETIME) {
 		text_retimed(e);
 	} else {
-		if (e->how == CLI_ESTIMATE_SYNTH_RATIO)
+		if (e->how == ORR_ESTIMATE_SYNTH_RATIO)
 			text_changes(e);
 		putchar('\n');
 		sources(e, stdout);
@@ -420,7 +340,7 @@ static void json_whole(struct json_out *j, const char *key, double v)
 		json_double(j, key, NAN);
 }
 
-static void json_config(struct json_out *j, const char *key, const struct cli_estimate *e, bool to)
+static void json_config(struct json_out *j, const char *key, const struct orr_estimate *e, bool to)
 {
 	const struct orr_train_config *c = to ? &e->to : &e->from;
 	struct field v[20];
@@ -443,35 +363,11 @@ static void json_config(struct json_out *j, const char *key, const struct cli_es
 	json_close_object(j);
 }
 
-void cli_estimate_parts(const struct cli_estimate *e, double ret[4])
-{
-	const struct orr_breakdown *b = &e->estimated.breakdown;
-	/* a synthesized breakdown is of its one step; a replayed one summed over the steps */
-	bool synth = e->how != CLI_ESTIMATE_RETIME;
-	double steps = !synth && e->steps ? (double)e->steps : 1;
-	double comm = (double)b->exposed_comm_ns / steps;
-
-	ret[0] = (double)(b->exposed_compute_ns + b->overlapped_ns) / steps;
-	ret[1] = comm;
-	ret[2] = e->to.pp == 1 ? 0 : NAN;
-	ret[3] = (double)b->other_ns / steps;
-	if (synth) {
-		/*
-		 * a stage waits for its neighbours on its receives: that part of its exposed
-		 * communication is the bubble (no more than it: a host-bound stage waits on
-		 * its launches instead, counted as other)
-		 */
-		ret[2] = fmin(comm, e->synth_to.synth.bubble_ns * e->estimated.step_ns /
-					    e->synth_to.step.step_ns);
-		ret[1] = comm - ret[2];
-	}
-}
-
-static void json_breakdown(struct json_out *j, const struct cli_estimate *e)
+static void json_breakdown(struct json_out *j, const struct orr_estimate *e)
 {
 	double v[4];
 
-	cli_estimate_parts(e, v);
+	orr_estimate_parts(e, v);
 	json_object(j, "breakdown");
 	json_whole(j, "compute_ns", v[0]);
 	json_whole(j, "exposed_comm_ns", v[1]);
@@ -481,10 +377,10 @@ static void json_breakdown(struct json_out *j, const struct cli_estimate *e)
 }
 
 /* Every kind of task's GPU time per rank and step, largest change first. */
-static void json_changes(struct json_out *j, const struct cli_estimate *e)
+static void json_changes(struct json_out *j, const struct orr_estimate *e)
 {
-	struct change v[12];
-	size_t n = changes(e, v);
+	struct orr_estimate_delta v[ORR_ESTIMATE_NDELTA];
+	size_t n = orr_estimate_deltas(e, v);
 
 	json_array(j, "changes");
 	for (size_t i = 0; i < n; i++) {
@@ -507,13 +403,13 @@ static void json_counts(struct json_out *j, const char *key, size_t fit, size_t 
 	json_close_object(j);
 }
 
-static void json_synth_sources(struct json_out *j, const struct cli_estimate *e)
+static void json_synth_sources(struct json_out *j, const struct orr_estimate *e)
 {
 	const struct orr_synth_sources *k = &e->synth_to.synth.sources;
 	char why[256];
 
 	json_str(j, "durations",
-		 e->how == CLI_ESTIMATE_SYNTH
+		 e->how == ORR_ESTIMATE_SYNTH
 			 ? "a Megatron-LM step synthesized from the description"
 			 : "the trace's replay x the synthesized step of the target over that "
 			   "of the recorded configuration");
@@ -531,10 +427,10 @@ static void json_synth_sources(struct json_out *j, const struct cli_estimate *e)
 	json_str(j, "launch", cli_launch_source(e, why, sizeof(why)));
 }
 
-static void json_sources(struct json_out *j, const struct cli_estimate *e)
+static void json_sources(struct json_out *j, const struct orr_estimate *e)
 {
 	json_object(j, "sources");
-	if (e->how != CLI_ESTIMATE_RETIME) {
+	if (e->how != ORR_ESTIMATE_RETIME) {
 		json_synth_sources(j, e);
 	} else {
 		json_str(j, "durations",
@@ -558,13 +454,13 @@ static void json_sources(struct json_out *j, const struct cli_estimate *e)
 	json_close_object(j);
 }
 
-static void json_synthesized(struct json_out *j, const struct cli_estimate *e)
+static void json_synthesized(struct json_out *j, const struct orr_estimate *e)
 {
 	const struct orr_synth *s = &e->synth_to.synth;
 
 	json_object(j, "synthesized");
 	json_whole(j, "recorded_ns",
-		   e->how == CLI_ESTIMATE_SYNTH_RATIO ? e->synth_from.step.step_ns : NAN);
+		   e->how == ORR_ESTIMATE_SYNTH_RATIO ? e->synth_from.step.step_ns : NAN);
 	json_whole(j, "target_ns", e->synth_to.step.step_ns);
 	json_int(j, "ranks", (int64_t)s->ranks);
 	json_int(j, "kernels", (int64_t)s->kernels);
@@ -573,7 +469,7 @@ static void json_synthesized(struct json_out *j, const struct cli_estimate *e)
 	json_close_object(j);
 }
 
-static void json_retimed(struct json_out *j, const struct cli_estimate *e)
+static void json_retimed(struct json_out *j, const struct orr_estimate *e)
 {
 	json_object(j, "retimed");
 	json_int(j, "gemms", (int64_t)e->retime.gemms);
@@ -585,9 +481,9 @@ static void json_retimed(struct json_out *j, const struct cli_estimate *e)
 	json_close_object(j);
 }
 
-void cli_estimate_json_fields(struct json_out *j, const struct cli_estimate *e)
+void cli_estimate_json_fields(struct json_out *j, const struct orr_estimate *e)
 {
-	json_str(j, "method", how_names[e->how]);
+	json_str(j, "method", orr_estimate_how_name(e->how));
 	json_str(j, "trace", e->trace);
 	json_str(j, "gpu", e->gpu ? e->gpu->id : NULL);
 	json_int(j, "rank", e->rank);
@@ -596,12 +492,11 @@ void cli_estimate_json_fields(struct json_out *j, const struct cli_estimate *e)
 	json_whole(j, "measured_ns", e->measured_ns);
 	json_whole(j, "replayed_ns", e->replayed.step_ns);
 	/* By retime: with the profiler's host time kept, and that time per step. */
-	json_whole(j, "traced_ns", e->how == CLI_ESTIMATE_RETIME ? e->traced.step_ns : NAN);
+	json_whole(j, "traced_ns", e->how == ORR_ESTIMATE_RETIME ? e->traced.step_ns : NAN);
 	json_whole(j, "profiler_host_ns",
-		   e->how == CLI_ESTIMATE_RETIME ? e->profiler_host_ns : NAN);
+		   e->how == ORR_ESTIMATE_RETIME ? e->profiler_host_ns : NAN);
 	/* The what-if's signed change from the trace as replayed; null without one. */
-	json_double(j, "change",
-		    e->replayed.step_ns > 0 ? e->estimated.step_ns / e->replayed.step_ns - 1 : NAN);
+	json_double(j, "change", orr_estimate_change(e));
 	json_double(j, "tokens_per_s_per_gpu", e->tokens_per_s_per_gpu);
 	json_double(j, "mfu", e->mfu);
 	json_double(j, "hfu", e->hfu);
@@ -613,16 +508,16 @@ void cli_estimate_json_fields(struct json_out *j, const struct cli_estimate *e)
 	json_breakdown(j, e);
 	json_config(j, "recorded", e, false);
 	json_config(j, "config", e, true);
-	if (e->how != CLI_ESTIMATE_SYNTH)
+	if (e->how != ORR_ESTIMATE_SYNTH)
 		json_changes(j, e);
-	if (e->how != CLI_ESTIMATE_RETIME)
+	if (e->how != ORR_ESTIMATE_RETIME)
 		json_synthesized(j, e);
-	if (e->how == CLI_ESTIMATE_RETIME)
+	if (e->how == ORR_ESTIMATE_RETIME)
 		json_retimed(j, e);
 	json_sources(j, e);
 }
 
-void cli_estimate_json(const struct cli_estimate *e)
+void cli_estimate_json(const struct orr_estimate *e)
 {
 	struct json_out j;
 
@@ -631,10 +526,32 @@ void cli_estimate_json(const struct cli_estimate *e)
 	json_end(&j);
 }
 
-void cli_estimate_report(const struct cli_estimate *e, int format)
+void cli_estimate_report(const struct orr_estimate *e, int format)
 {
 	if (format == CLI_FORMAT_JSON)
 		cli_estimate_json(e);
 	else
 		cli_estimate_text(e);
+}
+
+const char *cli_launch_source(const struct orr_estimate *e, char *buf, size_t size)
+{
+	const char *what = e->cpu_op_from == ORR_LAUNCH_COSTS ? "costs file: calibrated on the "
+								"trace it was fitted on"
+							      : "trace calibrated";
+
+	if (e->cpu_op_from != ORR_LAUNCH_TRACE && e->cpu_op_from != ORR_LAUNCH_COSTS) {
+		snprintf(buf, size, "%s",
+			 e->cpu_op_from == ORR_LAUNCH_OPTION ? "--launch-us" : "none");
+		return buf;
+	}
+	if (isnan(e->cpu_op_profiler_ns))
+		snprintf(buf, size,
+			 "%s, as recorded: the file does not say what the profiler "
+			 "added (fit it again to remove it)",
+			 what);
+	else
+		snprintf(buf, size, "%s, profiler overhead removed %.1f us", what,
+			 e->cpu_op_profiler_ns / 1e3);
+	return buf;
 }

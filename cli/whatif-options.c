@@ -299,7 +299,7 @@ int cli_whatif_parse(int argc, char **argv, struct cli_whatif_options *o)
 	struct option opts[CLI_WHATIF_LISTS + 14 + COUNT(fwd_args) + COUNT(fwd_flags) + 1] = {
 		{ 0 }
 	};
-	int c, idx, ret;
+	int c, idx, ret, format;
 
 	memset(o, 0, sizeof(*o));
 	o->sp = o->distopt = ORR_WHATIF_AUTO;
@@ -333,7 +333,7 @@ int cli_whatif_parse(int argc, char **argv, struct cli_whatif_options *o)
 	if (!o->gpus_min)
 		return cli_usage_error("whatif", "give the GPU budget: --gpus N or --gpus A-B");
 	optind = 0; /* getopt_long() starts afresh on the estimate parser's vector */
-	return cli_estimate_parse_as("whatif", o->nfwd, o->fwd, &o->est);
+	return cli_estimate_parse_as("whatif", o->nfwd, o->fwd, &o->est, &format);
 }
 
 void cli_whatif_options_release(struct cli_whatif_options *o)

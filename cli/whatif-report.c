@@ -203,7 +203,7 @@ static void text_pareto(const struct cli_layouts *w, FILE *f)
 }
 
 static void as_estimate(const struct cli_layouts *w, const struct orr_whatif_result *r,
-			struct cli_estimate *e);
+			struct orr_estimate *e);
 
 /*
  * The sources and caveats of the best configuration's estimate, as orrery estimate
@@ -211,7 +211,7 @@ static void as_estimate(const struct cli_layouts *w, const struct orr_whatif_res
  */
 static void text_caveats(const struct cli_layouts *w, FILE *f)
 {
-	struct cli_estimate e;
+	struct orr_estimate e;
 
 	if (!w->tally.nbest)
 		return;
@@ -275,37 +275,9 @@ static void text(const struct cli_whatif_writer *o, FILE *f)
 
 /* Result r as orrery estimate would have reported it. */
 static void as_estimate(const struct cli_layouts *w, const struct orr_whatif_result *r,
-			struct cli_estimate *e)
+			struct orr_estimate *e)
 {
-	const struct orr_synth *s = &r->synth;
-	double f = s->placed_ns > 0 ? r->step_ns / s->placed_ns : 0;
-
-	*e = w->base;
-	e->how = w->have_trace ? CLI_ESTIMATE_SYNTH_RATIO : CLI_ESTIMATE_SYNTH;
-	if (!w->have_trace) {
-		e->from = r->c;
-		e->ranks = s->ranks;
-		e->steps = 1;
-	}
-	e->to = r->c;
-	e->memory = r->memory;
-	e->memory_err = 0;
-	e->estimated.step_ns = r->step_ns;
-	/* as orrery estimate scales the synthesized step's breakdown to the estimate */
-	cli_estimate_scale(
-		&(struct orr_breakdown){ .exposed_compute_ns = llround(s->placed_compute_ns),
-					 .overlapped_ns = llround(s->placed_overlapped_ns),
-					 .exposed_comm_ns = llround(s->placed_comm_ns),
-					 .other_ns = llround(s->placed_other_ns) },
-		f, &e->estimated.breakdown);
-	e->synth_to.synth = *s;
-	e->synth_to.step.step_ns = s->placed_ns;
-	e->synth_from.synth = w->recorded;
-	e->synth_from.step.step_ns = w->recorded.placed_ns;
-	e->replayed.step_ns = w->replayed_ns;
-	e->tokens_per_s_per_gpu = r->tokens_per_s_per_gpu;
-	e->mfu = r->mfu;
-	e->hfu = r->hfu;
+	orr_estimate_of_result(&w->base, w->have_trace, &w->recorded, w->replayed_ns, r, e);
 }
 
 static void json_layout(struct json_out *j, const struct orr_whatif_result *r)
@@ -335,7 +307,7 @@ static void json_layout(struct json_out *j, const struct orr_whatif_result *r)
 static void json_feasible(struct json_out *j, const struct cli_layouts *w,
 			  const struct orr_whatif_result *r, uint64_t place)
 {
-	struct cli_estimate e;
+	struct orr_estimate e;
 
 	json_object(j, NULL);
 	if (place) {
@@ -430,12 +402,12 @@ static void csv_row(const struct cli_layouts *w, const struct orr_whatif_result 
 	const struct orr_train_config *c = &r->c;
 	bool ok = r->why == ORR_WHATIF_FEASIBLE;
 	double part[4] = { NAN, NAN, NAN, NAN };
-	struct cli_estimate e;
+	struct orr_estimate e;
 
 	/* the breakdown exactly as the JSON (orrery estimate's) has it */
 	if (ok) {
 		as_estimate(w, r, &e);
-		cli_estimate_parts(&e, part);
+		orr_estimate_parts(&e, part);
 	}
 	fprintf(f, "%llu,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%s,%d,%d,%d,%s",
 		(unsigned long long)r->index, (long long)r->gpus, (long long)c->tp,

@@ -17,11 +17,11 @@
 #include "estimate.h"
 
 /* --tp, --pp, --cp, --vpp, --micro-batch, --first-stage-layers, --last-stage-layers */
-#define CLI_WHATIF_LISTS 7
+#define CLI_WHATIF_LISTS ORR_WHATIF_NLISTS
 
 struct cli_whatif_options {
 	/* the model and the fixed options, as orrery estimate takes them */
-	struct cli_estimate_options est;
+	struct orr_estimate_options est;
 	int64_t gpus_min, gpus_max;
 	int64_t *list[CLI_WHATIF_LISTS];
 	size_t nlist[CLI_WHATIF_LISTS];
@@ -52,7 +52,7 @@ struct cli_layouts {
 	const struct cli_whatif_options *o;
 	const struct orr_whatif_plan *plan;
 	const struct orr_whatif_context *x;
-	struct cli_estimate base; /* trace, gpu, recorded configuration, launches, memory */
+	struct orr_estimate base; /* trace, gpu, recorded configuration, launches, memory */
 	bool have_trace;
 	double replayed_ns;            /* the trace's replayed step; NAN */
 	struct orr_synth recorded;     /* the recorded configuration's synthesized step */

@@ -22,8 +22,8 @@
  * at once on one of them, each into a result of its own.
  *
  * The analyses are declared by concept in the headers this one includes:
- * analysis-select.h, -fit.h, -summary.h, -diff.h, -replay.h, -scenario.h, -path.h and
- * -info.h; include this one.
+ * analysis-select.h, -fit.h, -summary.h, -diff.h, -replay.h, -scenario.h, -path.h,
+ * -info.h and -estimate.h (orrery estimate's and whatif's inputs); include this one.
  */
 #ifndef ORRERY_ANALYSIS_H
 #define ORRERY_ANALYSIS_H
@@ -40,6 +40,7 @@
 #include "orrery/analysis-scenario.h"
 #include "orrery/analysis-path.h"
 #include "orrery/analysis-info.h"
+#include "orrery/analysis-estimate.h"
 
 #ifdef __cplusplus
 extern "C" {

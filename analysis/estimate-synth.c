@@ -1,21 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * orrery estimate's synthesized steps (docs/orrery-estimate.md, "From a model
- * description"): the costs a synthesis is timed by, and one configuration's step
- * synthesized, imported, built into a graph and replayed as any trace is.
+ * An estimate's synthesized steps (docs/orrery-estimate.md, "From a model description"):
+ * the costs a synthesis is timed by, one configuration's step synthesized, imported,
+ * built into a graph and replayed as any trace is, and the launch thread calibrated on
+ * the configuration a trace recorded.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "estimate.h"
-#include "replay-common.h"
+#include "orrery/analysis-estimate.h"
+#include "orrery/analysis.h"
+#include "estimate-internal.h"
 #include "banned.h"
 
 /* ---- what an estimate gives ---- */
 
-void cli_estimate_rates(struct cli_estimate *e)
+void orr_estimate_rates(struct orr_estimate *e)
 {
 	const struct orr_train_config *c = &e->to;
 	double gpus = (double)(c->tp * c->pp * c->dp * c->cp), sec = e->estimated.step_ns / 1e9;
@@ -28,7 +30,7 @@ void cli_estimate_rates(struct cli_estimate *e)
 			  : NAN;
 }
 
-void cli_estimate_scale(const struct orr_breakdown *b, double f, struct orr_breakdown *ret)
+void orr_estimate_scale(const struct orr_breakdown *b, double f, struct orr_breakdown *ret)
 {
 	ret->exposed_compute_ns = (int64_t)((double)b->exposed_compute_ns * f);
 	ret->overlapped_ns = (int64_t)((double)b->overlapped_ns * f);
@@ -38,8 +40,7 @@ void cli_estimate_scale(const struct orr_breakdown *b, double f, struct orr_brea
 
 /* ---- costs ---- */
 
-/* The models that re-time: the costs file's (--costs), else those fitted on the trace. */
-void cli_estimate_models(const struct orr_rank_fit *f, const struct orr_costs *c, int gpus_per_node,
+void orr_estimate_models(const struct orr_rank_fit *f, const struct orr_costs *c, int gpus_per_node,
 			 struct orr_retime_models *ret)
 {
 	memset(ret, 0, sizeof(*ret));
@@ -59,18 +60,11 @@ void cli_estimate_models(const struct orr_rank_fit *f, const struct orr_costs *c
 			ret->coll[f->coll[i].kind][f->coll[i].link] = &f->coll[i].m;
 }
 
-const struct orr_gpu_spec *cli_estimate_gpu(const char *name)
-{
-	const struct orr_gpu_spec *gpu = orr_gpu_spec_by_id(name);
-
-	return gpu ? gpu : orr_gpu_spec_match(name);
-}
-
 /* ---- synthesized steps ---- */
 
-void cli_synth_costs(const struct orr_retime_models *m, const struct orr_gpu_spec *gpu,
-		     const struct orr_rank_fit *f, const struct orr_costs *c, double cpu_op_ns,
-		     struct orr_synth_costs *ret)
+void orr_estimate_synth_costs(const struct orr_retime_models *m, const struct orr_gpu_spec *gpu,
+			      const struct orr_rank_fit *f, const struct orr_costs *c,
+			      double cpu_op_ns, struct orr_synth_costs *ret)
 {
 	memset(ret, 0, sizeof(*ret));
 	ret->gpu = gpu;
@@ -86,8 +80,8 @@ void cli_synth_costs(const struct orr_retime_models *m, const struct orr_gpu_spe
 				f->coll[i].median_bus_bytes_per_s;
 }
 
-/* The mean job step of r and graph rank 0's breakdown over it (cmd-estimate.c's measure). */
-static void first_stage(const struct orr_replay *r, struct cli_estimate_step *ret)
+/* The mean job step of r and graph rank 0's breakdown over it (estimate-run.c's measure). */
+static void first_stage(const struct orr_replay *r, struct orr_estimate_step *ret)
 {
 	struct orr_replay_step *s = NULL;
 	size_t n = 0;
@@ -104,51 +98,52 @@ static void first_stage(const struct orr_replay *r, struct cli_estimate_step *re
 }
 
 static int replay_synth(const struct orr_synth *s, const char *timeline,
-			struct cli_estimate_step *ret)
+			struct orr_estimate_step *ret, struct orr_diag *d)
 {
 	struct orr_trace *t = NULL;
 	struct orr_graph *g = NULL;
 	struct orr_replay *r = NULL;
-	struct orr_diag d;
+	struct orr_diag rd;
 	int err;
 
-	orr_diag_clear(&d);
-	err = orr_trace_import_buffer("synthesized", s->json, s->len, NULL, &t, &d);
+	orr_diag_clear(&rd);
+	err = orr_trace_import_buffer("synthesized", s->json, s->len, NULL, &t, &rd);
 	if (!err)
-		err = cli_graph_build(t, NULL, &g, &d);
+		err = orr_graph_build(t, NULL, &g, &rd);
 	if (!err)
-		err = cli_replay_run(g, NULL, &r, &d);
+		err = orr_replay_run(g, NULL, &r, &rd);
 	if (err) {
-		cli_error("cannot replay the synthesized step (a bug): %s%s%s", orr_strerror(err),
-			  d.msg[0] ? ": " : "", d.msg);
+		orr_diag_set(d, err, "", -1, -1,
+			     "cannot replay the synthesized step (a bug): %s%s%s",
+			     orr_strerror(err), rd.msg[0] ? ": " : "", rd.msg);
 		goto out;
 	}
 	first_stage(r, ret);
-	if (timeline && (err = cli_timeline_write(r, NULL, 0, NULL, timeline)))
-		cli_error("cannot write '%s': %s", timeline, orr_strerror(err));
+	if (timeline && (err = orr_timeline_write(r, NULL, 0, NULL, timeline)))
+		orr_diag_set(d, err, "", -1, -1, "cannot write '%s': %s", timeline,
+			     orr_strerror(err));
 out:
 	orr_replay_free(r);
 	orr_graph_free(g);
 	orr_trace_free(t);
-	return err ? EXIT_FAIL : EXIT_OK;
+	return err;
 }
 
-int cli_synth_run(const struct orr_train_config *c, bool forward_only,
-		  const struct orr_synth_costs *k, const char *timeline, struct cli_synth_run *ret)
+int orr__estimate_synth_run(const struct orr_train_config *c, bool forward_only,
+			    const struct orr_synth_costs *k, const char *timeline,
+			    struct orr_estimate_synth *ret, struct orr_diag *d)
 {
 	struct orr_synth s;
 	const char *why = NULL;
 	int err = orr_synth_step(c, forward_only, k, &s, &why);
 
-	if (err) {
-		cli_error("cannot synthesize the step: %s%s%s", orr_strerror(err), why ? ": " : "",
-			  why ? why : "");
-		return EXIT_FAIL;
-	}
+	if (err)
+		return orr_diag_set(d, err, "", -1, -1, "cannot synthesize the step: %s%s%s",
+				    orr_strerror(err), why ? ": " : "", why ? why : "");
 	memset(ret, 0, sizeof(*ret));
 	ret->synth = s;
 	ret->synth.json = NULL;
-	err = replay_synth(&s, timeline, &ret->step);
+	err = replay_synth(&s, timeline, &ret->step, d);
 	orr_debug("estimate",
 		  "synthesized step: placed %.0f ns (compute %.0f, overlapped %.0f, comm %.0f, "
 		  "other %.0f), replayed %.0f ns (compute %lld, overlapped %lld, comm %lld, other "
@@ -169,19 +164,20 @@ static size_t launches(const struct orr_synth *s)
 	return s->ranks ? (s->kernels + s->collectives + s->transfers) / s->ranks : 0;
 }
 
-int cli_synth_calibrate(const struct orr_train_config *rec, bool forward_only, double step_ns,
-			double profiler_ns, const char *from, struct orr_synth_costs *k,
-			struct cli_estimate *e)
+int orr__estimate_calibrate(const struct orr_train_config *rec, bool forward_only, double step_ns,
+			    double profiler_ns, enum orr_launch_from from,
+			    struct orr_synth_costs *k, struct orr_estimate *e, struct orr_diag *d)
 {
-	struct cli_synth_run probe;
+	struct orr_estimate_synth probe;
 	double free_ns = isnan(profiler_ns) ? step_ns : fmax(0, step_ns - profiler_ns);
 	size_t n;
+	int err;
 
 	if (!(step_ns > 0))
-		return EXIT_OK;
+		return 0;
 	k->cpu_op_ns = 0;
-	if (cli_synth_run(rec, forward_only, k, NULL, &probe))
-		return EXIT_FAIL;
+	if ((err = orr__estimate_synth_run(rec, forward_only, k, NULL, &probe, d)))
+		return err;
 	n = launches(&probe.synth);
 	if (n) {
 		k->cpu_op_ns = e->cpu_op_ns = free_ns / (double)n;
@@ -193,27 +189,5 @@ int cli_synth_calibrate(const struct orr_train_config *rec, bool forward_only, d
 	orr_debug("estimate",
 		  "launch thread: %.0f ns per step (%.0f without the profiler), %zu launches",
 		  step_ns, free_ns, n);
-	return EXIT_OK;
-}
-
-const char *cli_launch_source(const struct cli_estimate *e, char *buf, size_t size)
-{
-	const char *from = e->cpu_op_from ? e->cpu_op_from : "none";
-	const char *what = !strcmp(from, "costs") ? "costs file: calibrated on the trace it was "
-						    "fitted on"
-						  : "trace calibrated";
-
-	if (strcmp(from, "trace") && strcmp(from, "costs")) {
-		snprintf(buf, size, "%s", strcmp(from, "--launch-us") ? "none" : "--launch-us");
-		return buf;
-	}
-	if (isnan(e->cpu_op_profiler_ns))
-		snprintf(buf, size,
-			 "%s, as recorded: the file does not say what the profiler "
-			 "added (fit it again to remove it)",
-			 what);
-	else
-		snprintf(buf, size, "%s, profiler overhead removed %.1f us", what,
-			 e->cpu_op_profiler_ns / 1e3);
-	return buf;
+	return 0;
 }

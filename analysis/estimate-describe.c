@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * An estimate without a trace (docs/orrery-estimate.md, "From a model description"): the
+ * configuration from the options with Megatron-LM's defaults, a step synthesized and
+ * replayed, timed by a costs file or by the hardware table alone.
+ */
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "orrery/analysis-estimate.h"
+#include "estimate-internal.h"
+#include "banned.h"
+
+int orr_estimate_description(const struct orr_estimate_options *o, struct orr_train_config *c,
+			     struct orr_diag *d)
+{
+	static const char *const required[] = { "layers", "hidden", "heads", "seq" };
+
+	for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++)
+		if (!orr_estimate_given(o, required[i]))
+			return orr_diag_set(d, -EINVAL, "", -1, -1,
+					    "no trace: give the model, --%s is missing (or a "
+					    "TRACE to estimate from)",
+					    required[i]);
+	*c = (struct orr_train_config){
+		.micro_batch = 1,
+		.micro_batches = 1,
+		.tp = 1,
+		.pp = 1,
+		.dp = 1,
+		.cp = 1,
+		.vpp = 1,
+		.vocab = 50257, /* GPT-2's tokenizer, Megatron's GPT default */
+		.recompute = ORR_RECOMPUTE_NONE,
+		.precision = ORR_DTYPE_BF16,
+		.flash_attention = true,
+	};
+	orr_estimate_apply(o, c);
+	if (!orr_estimate_given(o, "ffn"))
+		c->ffn = 4 * c->hidden;
+	if (!orr_estimate_given(o, "kv-heads"))
+		c->kv_groups = c->heads;
+	c->vocab = orr_train_pad_vocab(c->vocab, c->tp);
+	if (o->global_batch) {
+		int64_t per = c->micro_batch * c->dp;
+
+		if (o->global_batch % per)
+			return orr_diag_set(
+				d, -EDOM, "", -1, -1,
+				"--global-batch %lld is not a multiple of micro-batch x dp (%lld)",
+				(long long)o->global_batch, (long long)per);
+		c->micro_batches = o->global_batch / per;
+	}
+	return orr_estimate_check(c, d);
+}
+
+int orr_estimate_pick_gpu(const struct orr_estimate_options *o, const struct orr_costs *c,
+			  const struct orr_gpu_spec **ret, struct orr_diag *d)
+{
+	const struct orr_gpu_spec *gpu = o->gpu ? orr_estimate_gpu(o->gpu) : c ? c->gpu : NULL;
+
+	if (!gpu && o->gpu)
+		return orr_diag_set(d, -ENODEV, "", -1, -1,
+				    "--gpu %s: no such GPU in the hardware table", o->gpu);
+	if (!gpu)
+		return orr_diag_set(d, -ENODEV, "", -1, -1, "no trace: name the GPU with --gpu");
+	if (c && c->gpu && c->gpu != gpu)
+		return orr_diag_set(
+			d, -EXDEV, "", -1, -1,
+			"%s: its costs were fitted on %s, not %s: fit costs on a trace "
+			"of the same GPU, or leave --costs out (the hardware table alone)",
+			o->costs, c->gpu->id, gpu->id);
+	*ret = gpu;
+	return 0;
+}
+
+int orr_estimate_calibrate_costs(const struct orr_costs *c, struct orr_synth_costs *k,
+				 struct orr_estimate *e, struct orr_diag *d)
+{
+	struct orr_train_config rec;
+
+	if (!(c->launch_step_ns > 0) || orr_train_config_from_structure(&c->st, &rec, NULL))
+		return 0;
+	rec.precision = orr_gemm_precision(&c->gemm);
+	return orr__estimate_calibrate(&rec, !c->st.backward, c->launch_step_ns,
+				       c->launch_profiler_ns, ORR_LAUNCH_COSTS, k, e, d);
+}
+
+static int run(const struct orr_estimate_options *o, const struct orr_costs *costs,
+	       struct orr_estimate *e, struct orr_diag *d)
+{
+	struct orr_retime_models m = { .gpus_per_node = (int)o->gpus_per_node };
+	struct orr_synth_costs k;
+	int err = orr_estimate_description(o, &e->to, d);
+
+	if (err || (err = orr_estimate_pick_gpu(o, costs, &e->gpu, d)))
+		return err;
+	if (costs)
+		orr_estimate_models(NULL, costs, (int)o->gpus_per_node, &m);
+	e->how = ORR_ESTIMATE_SYNTH;
+	e->from = e->to;
+	e->costs = o->costs;
+	e->forward_only = o->forward_only;
+	e->cpu_op_ns = isnan(o->launch_us) ? 0 : o->launch_us * 1e3;
+	e->cpu_op_from = isnan(o->launch_us) ? ORR_LAUNCH_NONE : ORR_LAUNCH_OPTION;
+	orr_estimate_synth_costs(&m, e->gpu, NULL, costs, e->cpu_op_ns, &k);
+	k.gemm_tiles = o->gemm_tiles;
+	if (costs && isnan(o->launch_us) && (err = orr_estimate_calibrate_costs(costs, &k, e, d)))
+		return err;
+	err = orr__estimate_synth_run(&e->to, e->forward_only, &k, o->timeline, &e->synth_to, d);
+	if (err)
+		return err;
+	e->estimated = e->synth_to.step;
+	e->measured_ns = NAN;
+	e->replayed.step_ns = NAN;
+	e->ranks = e->synth_to.synth.ranks;
+	e->steps = 1;
+	e->measured_peak_bytes = NAN;
+	e->memory_err = orr_memory_estimate(&e->to, e->gpu, 0, &e->memory);
+	orr_estimate_rates(e);
+	return 0;
+}
+
+int orr_estimate_describe(const struct orr_estimate_options *o, struct orr_estimate *ret,
+			  struct orr_diag *d)
+{
+	struct orr_costs costs = { 0 };
+	int err;
+
+	orr_diag_clear(d);
+	memset(ret, 0, sizeof(*ret));
+	if (o->costs && (err = orr__estimate_read_costs(o->costs, &costs, d)))
+		return err;
+	err = run(o, o->costs ? &costs : NULL, ret, d);
+	if (o->costs)
+		orr_costs_release(&costs);
+	return err;
+}

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/* orrery estimate's options as the library takes them (include/orrery/analysis-estimate.h). */
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "orrery/analysis-estimate.h"
+#include "banned.h"
+
+/* The options that set a size, each to its field of the target configuration. */
+static const struct size_opt {
+	const char *name;
+	size_t offset;
+} size_opts[] = {
+	{ "tp", offsetof(struct orr_train_config, tp) },
+	{ "pp", offsetof(struct orr_train_config, pp) },
+	{ "dp", offsetof(struct orr_train_config, dp) },
+	{ "cp", offsetof(struct orr_train_config, cp) },
+	{ "vpp", offsetof(struct orr_train_config, vpp) },
+	{ "layers", offsetof(struct orr_train_config, layers) },
+	{ "hidden", offsetof(struct orr_train_config, hidden) },
+	{ "heads", offsetof(struct orr_train_config, heads) },
+	{ "kv-heads", offsetof(struct orr_train_config, kv_groups) },
+	{ "ffn", offsetof(struct orr_train_config, ffn) },
+	{ "vocab", offsetof(struct orr_train_config, vocab) },
+	{ "seq", offsetof(struct orr_train_config, seq) },
+	{ "micro-batch", offsetof(struct orr_train_config, micro_batch) },
+	{ "first-stage-layers", offsetof(struct orr_train_config, first_stage_layers) },
+	{ "last-stage-layers", offsetof(struct orr_train_config, last_stage_layers) },
+};
+
+#define NSIZE (sizeof(size_opts) / sizeof(size_opts[0]))
+_Static_assert(NSIZE == ORR_ESTIMATE_NSIZE, "one slot per size option");
+
+const char *orr_estimate_size_name(size_t i)
+{
+	return i < NSIZE ? size_opts[i].name : NULL;
+}
+
+void orr_estimate_options_init(struct orr_estimate_options *o)
+{
+	*o = (struct orr_estimate_options){ .rank = -1,
+					    .recompute = -1,
+					    .precision = -1,
+					    .attention = -1,
+					    .norm = -1,
+					    .positions = -1,
+					    .launch_us = NAN };
+}
+
+int64_t orr_estimate_given(const struct orr_estimate_options *o, const char *name)
+{
+	for (size_t i = 0; i < NSIZE; i++)
+		if (strcmp(size_opts[i].name, name) == 0)
+			return o->size[i];
+	return 0;
+}
+
+int orr_estimate_check(const struct orr_train_config *c, struct orr_diag *d)
+{
+	char why[160];
+
+	if (orr_train_check(c, why, sizeof(why)) == ORR_TRAIN_VALID)
+		return 0;
+	return orr_diag_set(d, -EDOM, "", -1, -1, "a configuration Megatron refuses: %s", why);
+}
+
+void orr_estimate_apply(const struct orr_estimate_options *o, struct orr_train_config *c)
+{
+	static const enum orr_dtype precision[] = { ORR_DTYPE_BF16, ORR_DTYPE_FP16, ORR_DTYPE_FP32,
+						    ORR_DTYPE_FP8 };
+
+	for (size_t i = 0; i < NSIZE; i++)
+		if (o->size[i])
+			*(int64_t *)((char *)c + size_opts[i].offset) = o->size[i];
+	if (o->recompute >= 0 && o->recompute < ORR_RECOMPUTE_COUNT)
+		c->recompute = (enum orr_recompute)o->recompute;
+	if (o->precision >= 0 && o->precision < 4)
+		c->precision = precision[o->precision];
+	if (o->attention >= 0)
+		c->flash_attention = o->attention == 0;
+	c->sequence_parallel = o->sp;
+	c->distributed_optimizer = o->distopt;
+	c->fully_sharded = o->fsdp;
+	c->overlap_grad_reduce = o->overlap_grad;
+	/* Megatron's switches turn a model's feature on; a trace's is kept without them. */
+	c->gated_mlp |= o->swiglu;
+	c->untied_embeddings |= o->untie;
+	if (o->norm >= 0)
+		c->rms_norm = o->norm == 1;
+	if (o->positions >= 0)
+		c->rope = o->positions == 1;
+}
+
+const struct orr_gpu_spec *orr_estimate_gpu(const char *name)
+{
+	const struct orr_gpu_spec *gpu = orr_gpu_spec_by_id(name);
+
+	return gpu ? gpu : orr_gpu_spec_match(name);
+}

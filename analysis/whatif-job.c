@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A sweep of layouts made ready (docs/orrery-whatif.md): the space from the options and
+ * the trace's recorded configuration (or a description), the inputs every configuration
+ * shares (the trace's replay, the fitted costs, the recorded configuration's synthesized
+ * step) made once, and the plan what-if/ evaluates; what a sweep that found nothing
+ * suggests.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "orrery/analysis-estimate.h"
+#include "estimate-internal.h"
+#include "banned.h"
+
+/* The recorded job: its configuration (changed by the model options), its replay. */
+static int from_trace(const struct orr_estimate_options *o, const struct orr_graph *g, size_t ri,
+		      struct orr_whatif_job *j, struct orr_diag *d)
+{
+	struct orr_estimate_base *b = &j->b;
+	const char *why = NULL;
+	int err;
+
+	if ((err = orr_estimate_base_open(o, g, ri, b, d)))
+		return err;
+	j->have_trace = true;
+	if ((err = orr_estimate_base_sweep(o, b, &j->x.costs, &j->replayed_ns, d)))
+		return err;
+	j->base = b->e;
+	j->swept = b->e.to;
+	/* the switches as recorded (what auto keeps), unless the options turn them on */
+	j->swept.sequence_parallel = b->e.from.sequence_parallel;
+	j->swept.distributed_optimizer = b->e.from.distributed_optimizer;
+	j->swept.fully_sharded = b->e.from.fully_sharded || o->fsdp;
+	j->swept.overlap_grad_reduce = b->e.from.overlap_grad_reduce || o->overlap_grad;
+	j->global_batch = o->global_batch
+				  ? o->global_batch
+				  : b->e.from.micro_batch * b->e.from.micro_batches * b->e.from.dp;
+	j->x.gpu = b->e.gpu;
+	j->x.forward_only = b->e.forward_only || o->forward_only;
+	j->x.reserve_bytes = b->e.reserve_bytes;
+	j->x.replayed_ns = j->replayed_ns;
+	err = orr_synth_time(&b->e.from, b->e.forward_only, &j->x.costs, NULL, &j->recorded, &why);
+	if (err)
+		return orr_diag_set(d, err, "", -1, -1,
+				    "cannot synthesize the recorded configuration: %s%s%s",
+				    orr_strerror(err), why ? ": " : "", why ? why : "");
+	j->x.recorded_synth_ns = j->recorded.placed_ns;
+	return 0;
+}
+
+/* A described model: Megatron-LM's defaults, timed by the costs file or the hardware table. */
+static int from_description(const struct orr_estimate_options *o, struct orr_whatif_job *j,
+			    struct orr_diag *d)
+{
+	struct orr_retime_models m = { .gpus_per_node = (int)o->gpus_per_node };
+	struct orr_estimate *e = &j->base;
+	const struct orr_gpu_spec *gpu;
+	int err;
+
+	if (!o->global_batch)
+		return orr_diag_set(d, -EINVAL, "", -1, -1,
+				    "no trace: give the batch, --global-batch");
+	if ((err = orr_estimate_description(o, &j->swept, d)))
+		return err;
+	if (o->costs && (err = orr__estimate_read_costs(o->costs, &j->costs, d)))
+		return err;
+	j->have_costs = o->costs != NULL;
+	if ((err = orr_estimate_pick_gpu(o, j->have_costs ? &j->costs : NULL, &gpu, d)))
+		return err;
+	if (j->have_costs)
+		orr_estimate_models(NULL, &j->costs, (int)o->gpus_per_node, &m);
+	e->how = ORR_ESTIMATE_SYNTH;
+	e->gpu = gpu;
+	e->costs = o->costs;
+	e->forward_only = o->forward_only;
+	e->cpu_op_ns = isnan(o->launch_us) ? 0 : o->launch_us * 1e3;
+	e->cpu_op_from = isnan(o->launch_us) ? ORR_LAUNCH_NONE : ORR_LAUNCH_OPTION;
+	e->measured_ns = e->replayed.step_ns = NAN;
+	e->measured_peak_bytes = NAN;
+	orr_estimate_synth_costs(&m, gpu, NULL, j->have_costs ? &j->costs : NULL, e->cpu_op_ns,
+				 &j->x.costs);
+	j->x.costs.gemm_tiles = o->gemm_tiles;
+	if (j->have_costs && isnan(o->launch_us) &&
+	    (err = orr_estimate_calibrate_costs(&j->costs, &j->x.costs, e, d)))
+		return err;
+	j->global_batch = o->global_batch;
+	j->x.gpu = gpu;
+	j->x.forward_only = o->forward_only;
+	j->x.replayed_ns = j->x.recorded_synth_ns = NAN;
+	j->replayed_ns = NAN;
+	return 0;
+}
+
+static int make_plan(const struct orr_estimate_options *o, const struct orr_whatif_options *w,
+		     struct orr_whatif_job *j, struct orr_diag *d)
+{
+	const struct orr_gpu_spec *gpu = j->x.gpu;
+	struct orr_whatif_space s = {
+		.base = j->swept,
+		.gpus_min = w->gpus_min,
+		.gpus_max = w->gpus_max,
+		.global_batch = j->global_batch,
+		.recompute = w->recompute,
+		.sequence_parallel = w->sp,
+		.distributed_optimizer = w->distopt,
+		.gpus_per_node = o->gpus_per_node         ? (int)o->gpus_per_node
+				 : gpu->gpus_per_node > 0 ? gpu->gpus_per_node
+							  : 8,
+		.allow_cross_node_tp = w->allow_cross_node_tp,
+	};
+	struct orr_whatif_list *l[ORR_WHATIF_NLISTS] = {
+		&s.tp, &s.pp, &s.cp, &s.vpp, &s.micro_batch, &s.first_stage, &s.last_stage
+	};
+	int err;
+
+	/* without a trace, auto means on */
+	if (!j->have_trace)
+		s.base.sequence_parallel = s.base.distributed_optimizer = true;
+	/* forward passes only: recompute changes nothing but the memory a backward needs */
+	if (j->x.forward_only && !w->recompute)
+		s.recompute = 1u << ORR_RECOMPUTE_NONE;
+	for (int i = 0; i < ORR_WHATIF_NLISTS; i++)
+		*l[i] = w->list[i];
+	err = orr_whatif_plan_new(&s, &j->plan);
+	if (err == -E2BIG)
+		return orr_diag_set(
+			d, err, "", -1, -1,
+			"--gpus %lld-%lld: too many GPU counts to sweep with these "
+			"lists; give a narrower range or fewer --tp, --pp or --cp values",
+			(long long)w->gpus_min, (long long)w->gpus_max);
+	if (err)
+		return orr_diag_set(
+			d, err, "", -1, -1,
+			"cannot sweep this space: %s (a global batch, GPU count or "
+			"model size below 1, hidden not a multiple of heads, or too many "
+			"configurations)",
+			orr_strerror(err));
+	j->considered = orr_whatif_plan_count(j->plan);
+	return 0;
+}
+
+int orr_whatif_job_open(const struct orr_estimate_options *o, const struct orr_whatif_options *w,
+			const struct orr_graph *g, size_t ri, struct orr_whatif_job *j,
+			struct orr_diag *d)
+{
+	int err;
+
+	orr_diag_clear(d);
+	memset(j, 0, sizeof(*j));
+	j->replayed_ns = NAN;
+	err = g ? from_trace(o, g, ri, j, d) : from_description(o, j, d);
+	if (!err)
+		err = make_plan(o, w, j, d);
+	return err;
+}
+
+void orr_whatif_job_close(struct orr_whatif_job *j)
+{
+	if (j->have_trace)
+		orr_estimate_base_close(&j->b);
+	if (j->have_costs)
+		orr_costs_release(&j->costs);
+	orr_whatif_plan_free(j->plan);
+	memset(j, 0, sizeof(*j));
+}
+
+uint64_t orr_whatif_job_tally(const struct orr_whatif_job *j, enum orr_whatif_rank by, size_t top,
+			      struct orr_whatif_tally *ret)
+{
+	uint64_t i = j->have_trace ? orr_whatif_find(j->plan, &j->base.from) : UINT64_MAX;
+	struct orr_whatif_result r;
+
+	if (i != UINT64_MAX && orr_whatif_eval(j->plan, &j->x, i, NULL, &r) == 0) {
+		orr_whatif_tally_init(ret, by, top, &r);
+		return i;
+	}
+	orr_whatif_tally_init(ret, by, top, NULL);
+	return UINT64_MAX;
+}
+
+/* The number a refusal's suggestion names. */
+static int64_t hint_value(const struct orr_whatif_job *j, const struct orr_whatif_options *w,
+			  enum orr_whatif_why k)
+{
+	switch (k) {
+	case ORR_WHATIF_HEADS:
+		return j->swept.heads;
+	case ORR_WHATIF_LAYERS:
+		return j->swept.layers;
+	case ORR_WHATIF_SEQUENCE:
+		return j->swept.seq;
+	case ORR_WHATIF_BATCH:
+		return j->global_batch;
+	case ORR_WHATIF_MEMORY:
+		return w->gpus_max;
+	default:
+		return 0;
+	}
+}
+
+/* What shards or frees memory that the sweep did not try. */
+static unsigned memory_tries(const struct orr_whatif_job *j, const struct orr_whatif_options *w)
+{
+	unsigned t = ORR_WHATIF_TRY_GPUS;
+
+	if (!j->swept.fully_sharded)
+		t |= ORR_WHATIF_TRY_FSDP;
+	if (!j->swept.fully_sharded && w->distopt == 0)
+		t |= ORR_WHATIF_TRY_DISTOPT;
+	if (w->recompute && !(w->recompute & (1u << ORR_RECOMPUTE_FULL)))
+		t |= ORR_WHATIF_TRY_RECOMPUTE;
+	return t;
+}
+
+size_t orr_whatif_hints(const struct orr_whatif_job *j, const struct orr_whatif_options *w,
+			const struct orr_whatif_tally *t,
+			struct orr_whatif_hint v[ORR_WHATIF_WHY_COUNT])
+{
+	bool done[ORR_WHATIF_WHY_COUNT] = { false };
+	size_t n = 0;
+
+	for (int i = ORR_WHATIF_HEADS; i < ORR_WHATIF_WHY_COUNT; i++) {
+		int k = 0;
+
+		for (int m = ORR_WHATIF_HEADS; m < ORR_WHATIF_WHY_COUNT; m++)
+			if (!done[m] && t->count[m] && (!k || t->count[m] > t->count[k]))
+				k = m;
+		if (!k)
+			break;
+		done[k] = true;
+		v[n++] = (struct orr_whatif_hint){
+			.why = (enum orr_whatif_why)k,
+			.count = t->count[k],
+			.value = hint_value(j, w, (enum orr_whatif_why)k),
+			.tries = k == ORR_WHATIF_MEMORY ? memory_tries(j, w) : 0,
+		};
+	}
+	return n;
+}
