@@ -2,6 +2,8 @@
 /* `orrery info --format=json`: what a trace holds, in the shape of docs/orrery-info.md. */
 #include <stdlib.h>
 
+#include "orrery/estimator.h"
+
 #include "cli.h"
 #include "info.h"
 #include "banned.h"
@@ -19,6 +21,25 @@ static void json_steps(struct json_out *j, const char *key, const struct orr_ste
 	json_close_array(j);
 }
 
+/* The hardware table's entry of a device's name (docs/hardware.md), or null. */
+static void json_spec(struct json_out *j, const char *device)
+{
+	const struct orr_gpu_spec *g = orr_gpu_spec_match(device);
+
+	if (!g) {
+		json_str(j, "spec", NULL);
+		return;
+	}
+	json_object(j, "spec");
+	json_str(j, "id", g->id);
+	json_object(j, "peak_flops");
+	for (int d = 0; d < ORR_DTYPE_COUNT; d++)
+		json_double_exact(j, orr_dtype_name((enum orr_dtype)d), g->peak_flops[d]);
+	json_close_object(j);
+	json_double_exact(j, "hbm_bytes_per_s", g->hbm_bytes_per_s);
+	json_close_object(j);
+}
+
 static void json_places(struct json_out *j, const struct orr_trace *t, const struct orr_rank *r,
 			const struct orr_rank_stats *st)
 {
@@ -29,6 +50,7 @@ static void json_places(struct json_out *j, const struct orr_trace *t, const str
 		json_str(j, "name", orr_trace_str(t, r->devices[i].name));
 		json_int(j, "sms", r->devices[i].num_sms);
 		json_int(j, "memory_bytes", r->devices[i].total_mem_bytes);
+		json_spec(j, orr_trace_str(t, r->devices[i].name));
 		json_close_object(j);
 	}
 	json_close_array(j);

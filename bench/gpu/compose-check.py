@@ -5,7 +5,10 @@ compose): compose-check.py [--orrery PATH] OUT
 OUT holds torch.jsonl and torch-trace.json (gpt.py under torch.profiler), compose.json
 (orrery compose's report), bench-run.json and bench-prof/rank-R.json (the benchmark's
 run and its own profile), and optionally mega-compose.json, mega-run.json and
-mega-prof/rank-0.json (the shared A100 Megatron rank run here).
+mega-prof/rank-0.json (the shared A100 Megatron rank run here with --emulate-comms;
+--mega-trace names the A100 rank's trace).  The Megatron rank is a comparison, not a
+check: each compute class's GPU time here beside the A100's scaled by the hardware
+table's ratio of the two GPUs (scaled()).
 
 The original is the job's profiled steps recorded without the ExecutionTraceObserver:
 the step compose copied (its operators' arguments) ran under the observer, whose cost
@@ -78,8 +81,43 @@ def original_ms(out):
     return statistics.median(ms)
 
 
-def megatron(orrery, out):
-    """The A100 Megatron rank run here: step and per-class GPU time beside the A100's."""
+# How a kernel class's GPU time moves from one GPU to another by the hardware table
+# (orrery info's devices[].spec): the classes bound by the tensor cores (GEMMs, fused
+# attention) by the ratio of the dense peaks at the step's GEMM precision, those bound by
+# memory (reductions, element-wise, copies and sets) by the ratio of memory bandwidths.
+# An upper bound on the speed-up, not a prediction: kernels reach neither peak.  Not
+# scaled: communication and "other", which in a run with --emulate-comms hold the
+# collectives' and stand-ins' sleeps of their A100 durations (and kernels of no kind).
+COMPUTE_CLASSES = ("gemm", "attention")
+MEMORY_CLASSES = ("reduction", "elementwise", "copy")
+
+
+def device_spec(orrery, trace):
+    """The hardware table's entry of the trace's first device (orrery info), or Missing."""
+    r = subprocess.run([orrery, "info", "--format=json", trace], capture_output=True, text=True)
+    if r.returncode:
+        raise Missing("orrery info %s: %s" % (trace, r.stderr.strip()))
+    devs = [d for rk in json.loads(r.stdout)["ranks"] for d in rk["devices"]]
+    if not devs or not devs[0].get("spec"):
+        raise Missing("%s: no device of the hardware table (orrery info: devices[].spec)"
+                      % trace)
+    return devs[0]["spec"]
+
+
+def scaled(t_from, spec_from, spec_to, dtype):
+    """Per compute class: [GPU ms on the first GPU, that scaled to the second, the ratio]."""
+    flops = spec_from["peak_flops"][dtype] / spec_to["peak_flops"][dtype]
+    mem = spec_from["hbm_bytes_per_s"] / spec_to["hbm_bytes_per_s"]
+    out = {}
+    for c in COMPUTE_CLASSES + MEMORY_CLASSES:
+        ratio = flops if c in COMPUTE_CLASSES else mem
+        out[c] = [t_from.get(c, 0) / 1e6, t_from.get(c, 0) / 1e6 * ratio, ratio]
+    return out
+
+
+def megatron(orrery, out, trace, dtype):
+    """The A100 Megatron rank run here: step, and per compute class its GPU time here
+    beside the A100's scaled by the hardware table."""
     try:
         mc = json.load(open(os.path.join(out, "mega-compose.json")))
         mr = json.load(open(os.path.join(out, "mega-run.json")))
@@ -89,19 +127,26 @@ def megatron(orrery, out):
            "here_ms": mr["median_ns"] / 1e6, "coverage": mc["coverage"],
            "shares": mc.get("shares"), "collectives": mr["collectives"],
            "failed_ops": mr["failed"]}
-    shared = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
-                          "shared", "traces", "kineto", "astrasim-megatron-tp8", "rank-0.json.gz")
-    prof = os.path.join(out, "mega-prof")
-    if os.path.exists(shared) and glob.glob(os.path.join(prof, "rank-*.json")):
-        t0, k0, _ = summary(orrery, shared)
-        t1, k1, _ = summary(orrery, profile_of(prof))
-        res["classes_ms"] = {c: [t0.get(c, 0) / 1e6, t1.get(c, 0) / 1e6]
-                             for c in sorted(set(t0) | set(t1))}
-        res["kernels"] = {c: [k0.get(c, 0), k1.get(c, 0)] for c in sorted(set(k0) | set(k1))}
+    if not trace:
+        raise Missing("mega-run.json without --mega-trace (the A100 rank's trace)")
+    prof = profile_of(os.path.join(out, "mega-prof"))
+    t0, k0, _ = summary(orrery, trace)
+    t1, k1, _ = summary(orrery, prof)
+    res["classes_ms"] = {c: [t0.get(c, 0) / 1e6, t1.get(c, 0) / 1e6]
+                         for c in sorted(set(t0) | set(t1))}
+    res["kernels"] = {c: [k0.get(c, 0), k1.get(c, 0)] for c in sorted(set(k0) | set(k1))}
+    a100, here = device_spec(orrery, trace), device_spec(orrery, prof)
+    res["devices"] = [a100["id"], here["id"]]
+    res["gemm_dtype"] = dtype
+    res["compute_classes"] = {
+        c: {"a100_ms": v[0], "expected_ms": v[1], "ratio": v[2],
+            "here_ms": t1.get(c, 0) / 1e6,
+            "error": t1.get(c, 0) / 1e6 / v[1] - 1 if v[1] > 0 else None}
+        for c, v in scaled(t0, a100, here, dtype).items()}
     return res
 
 
-def compare(orrery, out):
+def compare(orrery, out, mega_trace=None, mega_dtype="fp16"):
     run = json.load(open(os.path.join(out, "bench-run.json")))
     comp = json.load(open(os.path.join(out, "compose.json")))
     orig = original_ms(out)
@@ -130,7 +175,7 @@ def compare(orrery, out):
         "same_kernel_counts": all(round(k0.get(c, 0)) == round(k1.get(c, 0)) for c in classes),
         "no_failed_ops": not run["failed"],
     }
-    mega = megatron(orrery, out)
+    mega = megatron(orrery, out, mega_trace, mega_dtype)
     if mega is not None:
         res["megatron_rank0"] = mega
     return res
@@ -140,12 +185,17 @@ def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--orrery", default=os.environ.get("ORRERY") or shutil.which("orrery"),
                     help="the orrery binary (default: $ORRERY, else orrery on the PATH)")
+    ap.add_argument("--mega-trace", metavar="TRACE",
+                    help="the A100 Megatron rank's trace that mega-compose.json was made from")
+    ap.add_argument("--mega-dtype", default="fp16",
+                    help="its GEMMs' precision in the hardware table (default fp16: the "
+                         "shared Megatron TP=8 trace's GEMM tensors are c10::Half)")
     ap.add_argument("out")
     args = ap.parse_args(argv)
     try:
         if not args.orrery or not os.access(args.orrery, os.X_OK):
             raise Missing("no orrery binary (--orrery PATH or $ORRERY)")
-        res = compare(args.orrery, args.out)
+        res = compare(args.orrery, args.out, args.mega_trace, args.mega_dtype)
     except (Missing, OSError, KeyError, ValueError) as e:
         print("compose-check: error: %s" % e, file=sys.stderr)
         return 2

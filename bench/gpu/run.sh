@@ -26,6 +26,7 @@ steps=${STEPS:-20}
 rounds=${ROUNDS:-2}
 python=${PYTHON:-python3}
 gpt=$root/bench/gpu/gpt.py
+shared=${ORR_SHARED_TRACES:-$root/../shared/traces}
 
 say() { echo "run.sh: $*" >&2; }
 die() {
@@ -56,9 +57,10 @@ build_orrery() {
 	[[ -x $build/cli/orrery ]] || die "no $build/cli/orrery after the build"
 }
 
-# Sets orrery: the bundle's (extracted once, beside OUT) or the build's.
+# Sets orrery: the bundle's (extracted once, beside OUT) or the build's.  With an
+# argument (compose), the bundle need not hold the tracer: only orrery runs.
 find_orrery() {
-	local dir=$bundle
+	local dir=$bundle tracer=lib/orrery/liborrery-tracer.so
 	if [[ -z $bundle ]]; then
 		build_orrery
 		orrery=$build/cli/orrery
@@ -71,8 +73,11 @@ find_orrery() {
 		tar -C "$dir" -xzf "$bundle" || die "cannot extract BUNDLE=$bundle"
 		dir=$(echo "$dir"/orrery-*)
 	fi
-	[[ -x $dir/bin/orrery && -f $dir/lib/orrery/liborrery-tracer.so ]] ||
-		die "BUNDLE=$bundle holds no bin/orrery with its tracer (lib/orrery/)"
+	local need="bin/orrery with its tracer (lib/orrery/)"
+	if [[ -n ${1:-} ]]; then
+		tracer=bin/orrery need=bin/orrery
+	fi
+	[[ -x $dir/bin/orrery && -f $dir/$tracer ]] || die "BUNDLE=$bundle holds no $need"
 	orrery=$dir/bin/orrery
 	"$orrery" --version >&2 || die "the bundle's orrery does not run here"
 }
@@ -176,9 +181,10 @@ EOF
 # classes kernels) compared with the profiled steps recorded without the observer
 # (compose-check.py); then the shared A100 Megatron TP=8 rank 0 composed and run here
 # with its collectives as timed stand-ins (--emulate-comms), profiled, its classes beside
-# the A100's.
+# the A100's scaled by the hardware table.  The shared traces: ORR_SHARED_TRACES (default
+# ../shared/traces beside the sources).
 compose_main() {
-	find_orrery
+	find_orrery compose
 	"$python" -c 'import torch; assert torch.cuda.is_available()' ||
 		die "PyTorch with CUDA is not usable by $python"
 	prepare_out
@@ -188,14 +194,17 @@ compose_main() {
 		"$out/torch-trace.json" >"$out/compose.json"
 	"$python" "$out/bench/bench.py" --steps "$steps" --warmup "$warmup" --json \
 		--profile "$out/bench-prof" >"$out/bench-run.json"
-	local mega=$root/../shared/traces
-	if [[ -d $mega/kineto/astrasim-megatron-tp8 ]]; then
-		"$orrery" compose --format=json --et "$mega/et/astrasim-megatron-tp8" \
-			-o "$out/mega" "$mega/kineto/astrasim-megatron-tp8" >"$out/mega-compose.json"
-		"$python" "$out/mega/bench.py" --rank 0 --steps 5 --warmup 2 --json \
+	local mega=() kineto=$shared/kineto/astrasim-megatron-tp8
+	if [[ -d $kineto ]]; then
+		"$orrery" compose --format=json --et "$shared/et/astrasim-megatron-tp8" \
+			-o "$out/mega" "$kineto" >"$out/mega-compose.json"
+		"$python" "$out/mega/bench.py" --rank 0 --steps "${MEGA_STEPS:-5}" --warmup 2 --json \
 			--emulate-comms --profile "$out/mega-prof" >"$out/mega-run.json"
+		mega=(--mega-trace "$kineto/rank-0.json.gz")
+	else
+		say "no $kineto (ORR_SHARED_TRACES): the Megatron rank left out"
 	fi
-	"$python" "$root/bench/gpu/compose-check.py" --orrery "$orrery" "$out"
+	"$python" "$root/bench/gpu/compose-check.py" --orrery "$orrery" "${mega[@]}" "$out"
 }
 
 # The cost of op names (orrery_record.enable(ops=...)): per round, gpt.py plain, under

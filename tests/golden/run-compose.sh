@@ -32,7 +32,11 @@
 #                                  H200 GPT trace (as original and as the benchmark's
 #                                  profile): kernels classed by orrery summary (nvjet
 #                                  GEMMs are gemm), the observed step left out of the
-#                                  original, a missing profile an error (exit 2)
+#                                  original, a missing profile an error (exit 2); the
+#                                  Megatron rank's compute classes (as if run on the
+#                                  H200: its profile is the GPT trace's) beside the
+#                                  A100's scaled by the hardware table's ratios (orrery
+#                                  info's devices[].spec), its missing profile an error
 #   run-compose.sh autocast        a step as autocast ran it (mk-compose-autocast.py):
 #                                  the wrapper aten::linear(bf16, fp32) is not rebuilt,
 #                                  its cast and inner bf16 call are; record_stream's
@@ -288,6 +292,37 @@ assert g["gpu_ms"][0] > 5 and g["kernels"][0] > 100, ("nvjet GEMMs are gemm", g)
 assert r["classes"]["attention"]["kernels"][0] > 0, r["classes"]["attention"]
 assert r["checks"]["step_within_5pct"] and r["checks"]["no_failed_ops"], r["checks"]' \
 		"$work/check.json" || fail "compose-check.py does not class or select as orrery summary"
+	# the A100 Megatron rank 0 "run here", with the H200 GPT trace as its profile
+	run compose --format=json --et "$megatron_et" -o "$work/gpu-mega" "$megatron"
+	expect_rc 0
+	cp "$work/out" "$o/mega-compose.json"
+	echo '{"recorded_step_ns": 595380000, "median_ns": 309600000, "collectives": "stand-ins", "failed": []}' \
+		>"$o/mega-run.json"
+	mkdir -p "$o/mega-prof"
+	cp "$o/torch-trace.json" "$o/mega-prof/rank-0.json"
+	python3 bench/gpu/compose-check.py --orrery "$orrery" --mega-trace "$megatron/rank-0.json.gz" \
+		"$o" >"$work/check.json" 2>"$work/err"
+	rc=$?
+	((rc == 0 || rc == 1)) || fail "compose-check.py --mega-trace: exit $rc: $(cat "$work/err")"
+	python3 -c 'import json,sys
+m = json.load(open(sys.argv[1]))["megatron_rank0"]
+assert m["devices"] == ["a100-80gb-sxm", "h200-sxm"], m["devices"]
+c = m["compute_classes"]
+assert sorted(c) == ["attention", "copy", "elementwise", "gemm", "reduction"], sorted(c)
+assert abs(c["gemm"]["ratio"] - 312 / 989.5) < 1e-9, c["gemm"]
+assert abs(c["elementwise"]["ratio"] - 2.039 / 4.8) < 1e-9, c["elementwise"]
+for k, v in c.items():
+    assert abs(v["expected_ms"] - v["a100_ms"] * v["ratio"]) < 1e-9, (k, v)
+    assert v["a100_ms"] == m["classes_ms"].get(k, [0, 0])[0], (k, v)
+    assert v["here_ms"] == m["classes_ms"].get(k, [0, 0])[1], (k, v)
+assert c["gemm"]["a100_ms"] > 0 and c["gemm"]["here_ms"] > 0, c["gemm"]' "$work/check.json" ||
+		fail "compose-check.py does not scale the A100 classes by the hardware table"
+	rm "$o/mega-prof/rank-0.json"
+	python3 bench/gpu/compose-check.py --orrery "$orrery" --mega-trace "$megatron/rank-0.json.gz" \
+		"$o" >/dev/null 2>"$work/err"
+	rc=$?
+	((rc == 2)) || fail "no profile of the Megatron rank: exit $rc, not 2"
+	expect_in err "mega-prof (bench.py --profile wrote none)"
 	rm "$o/bench-prof/rank-0.json"
 	python3 bench/gpu/compose-check.py --orrery "$orrery" "$o" >/dev/null 2>"$work/err"
 	rc=$?
