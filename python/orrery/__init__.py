@@ -9,6 +9,11 @@
     t.critical_path()                 # each job step's critical path, segment by segment
     t.fit()                           # the structure recovered: layers, hidden, tp, pp, dp, ...
     t.diff(orrery.load("other"))      # kernels, ops and kernel classes compared per rank-step
+    t.estimate(tp=4)                  # another configuration of the traced job (orrery estimate)
+    t.whatif(gpus=(8, 16))            # every layout on 8 to 16 GPUs (orrery whatif)
+    orrery.estimate(gpu="h100-sxm", layers=24, hidden=2048, heads=16, seq=2048, tp=2)
+    orrery.whatif(gpus=8, gpu="h100-sxm", layers=24, hidden=2048, heads=16, seq=2048,
+                  global_batch=64)    # the same without a trace, from a description
 
 Every table is a pandas DataFrame when pandas is installed, else a list of dicts with the
 same columns.  Times are integer nanoseconds (columns *_ns), as the library gives them;
@@ -16,11 +21,12 @@ the definitions are docs/design.md's.  docs/python.md shows a session.
 """
 import ctypes
 import math
+import os
 
 from . import _lib
 from ._lib import OrreryError
 
-__all__ = ["load", "Trace", "OrreryError"]
+__all__ = ["load", "Trace", "OrreryError", "estimate", "whatif"]
 __version__ = "0.1.0"
 
 
@@ -45,6 +51,29 @@ def _fail(what, path, err, diag):
     msg = _text(diag.msg) if diag is not None else ""
     raise OrreryError("cannot %s '%s': %s%s%s" % (what, path, _text(_lib.strerror(err)),
                                                   ": " if msg else "", msg))
+
+
+def estimate(**description):
+    """A configuration estimated from a model description alone (orrery estimate without a
+    trace): gpu= and the model (layers=, hidden=, heads=, seq=, ...), options named as the
+    command's with underscores (tp=2, micro_batch=4, recompute="full", costs="FILE", ...).
+    One row, the fields of orrery estimate --format=json (docs/orrery-estimate.md)."""
+    o = _estimate_options(description)
+    e, d = _lib.Estimate(), _lib.Diag()
+    err = _lib.estimate_describe(ctypes.byref(o), ctypes.byref(e), ctypes.byref(d))
+    if err:
+        _estimate_fail(err, d)
+    return _table([_estimate_row(e)], _ESTIMATE_COLUMNS)
+
+
+def whatif(gpus, **description):
+    """Every layout of a described model on a GPU budget (orrery whatif without a trace):
+    gpus an int or (min, max); the model as estimate() takes it and global_batch=; the
+    lists tp=, pp=, cp=, vpp=, micro_batch=, first_stage_layers=, last_stage_layers= (an
+    int or a list), recompute= (a mode or a list), sequence_parallel= and
+    distributed_optimizer= ("auto", True, False), allow_cross_node_tp=, jobs=.  One row
+    per configuration in the sweep's order, the columns of orrery whatif --format=csv."""
+    return _whatif(None, 0, gpus, description)
 
 
 def load(path):
@@ -304,6 +333,48 @@ class Trace:
             _lib.diff_profile_release(ctypes.byref(b))
 
 
+    # ---- orrery estimate and whatif ----
+
+    def _rank_index(self, options):
+        rank = options.get("rank")
+        ri = _lib.graph_rank_index(self._g, -1 if rank is None else int(rank))
+        if ri == _lib._MISSING:
+            raise OrreryError("%s: no rank %s in the trace" % (self.path, rank))
+        return ri
+
+    def estimate(self, **options):
+        """This trace's job in another configuration (orrery estimate TRACE): options named
+        as the command's with underscores (layers=48, tp=4, dp=8, micro_batch=2,
+        global_batch=..., recompute="full", launch_us=..., costs="FILE", rank=...); every
+        other size as the trace recorded it.  One row, the fields of orrery estimate
+        --format=json: method, iteration_ns, replayed_ns, tokens_per_s_per_gpu, mfu, ...,
+        the breakdown's parts and the target configuration."""
+        self._live()
+        o = _estimate_options(options)
+        o.trace = self.path.encode()
+        ri = self._rank_index(options)
+        b, d = _lib.EstimateBase(), _lib.Diag()
+        err = _lib.estimate_base_open(ctypes.byref(o), self._g, ri, ctypes.byref(b),
+                                      ctypes.byref(d))
+        if err:
+            _estimate_fail(err, d)
+        try:
+            err = _lib.estimate_trace(ctypes.byref(o), ctypes.byref(b), ctypes.byref(d))
+            if err:
+                _estimate_fail(err, d)
+            return _table([_estimate_row(b.e)], _ESTIMATE_COLUMNS)
+        finally:
+            _lib.estimate_base_close(ctypes.byref(b))
+
+    def whatif(self, gpus, **options):
+        """Every layout of this trace's model on a GPU budget (orrery whatif TRACE), each
+        estimated as estimate() would: gpus an int or (min, max); options as the
+        module's whatif() takes them.  One row per configuration in the sweep's order, the
+        columns of orrery whatif --format=csv (recorded: the trace's own layout)."""
+        self._live()
+        return _whatif(self, self._rank_index(options), gpus, options)
+
+
 _SUMMARY = {
     "steps": Trace._summary_steps,
     "kernels": lambda t, s: t._summary_items(s.kernels, s.nkernels, True),
@@ -312,3 +383,265 @@ _SUMMARY = {
     "collectives": Trace._summary_colls,
     "delays": Trace._summary_delays,
 }
+
+
+# ---- orrery estimate and whatif: options in, rows out ----
+
+_CHOICES = {  # option: (field, its values in the library's order)
+    "recompute": ("recompute", ["none", "selective", "full"]),
+    "precision": ("precision", ["bf16", "fp16", "fp32", "fp8"]),
+    "attention": ("attention", ["flash", "unfused"]),
+    "normalization": ("norm", ["LayerNorm", "RMSNorm"]),
+    "position_embedding_type": ("positions", ["learned_absolute", "rope"]),
+}
+_FLAGS = {"sequence_parallel": "sp", "distributed_optimizer": "distopt", "fsdp": "fsdp",
+          "overlap_grad_reduce": "overlap_grad", "forward_only": "forward_only",
+          "swiglu": "swiglu", "untie_embeddings_and_output_weights": "untie"}
+_COUNTS = {"global_batch": "global_batch", "gpus_per_node": "gpus_per_node", "rank": "rank"}
+_PATHS = {"costs": "costs", "gpu": "gpu", "timeline": "timeline"}
+
+
+def _size_names():
+    names, i = {}, 0
+    while True:
+        n = _lib.estimate_size_name(i)
+        if n is None:
+            return names
+        names[_text(n).replace("-", "_")] = i
+        i += 1
+
+
+_SIZES = _size_names()
+
+
+def _count(name, v, least=1):
+    if isinstance(v, bool) or int(v) != v or v < least:
+        raise ValueError("%s=%r: a count, %d or more" % (name, v, least))
+    return int(v)
+
+
+def _estimate_options(options):
+    o = _lib.EstimateOptions()
+    _lib.estimate_options_init(ctypes.byref(o))
+    for k, v in options.items():
+        if v is None:
+            continue
+        if k in _SIZES:
+            o.size[_SIZES[k]] = _count(k, v)
+        elif k in _CHOICES:
+            field, values = _CHOICES[k]
+            if v not in values:
+                raise ValueError("%s=%r: one of %s" % (k, v, ", ".join(values)))
+            setattr(o, field, values.index(v))
+        elif k in _FLAGS:
+            setattr(o, _FLAGS[k], bool(v))
+        elif k in _COUNTS:
+            setattr(o, _COUNTS[k], _count(k, v, 0 if k == "rank" else 1))
+        elif k in _PATHS:
+            setattr(o, _PATHS[k], str(v).encode())
+        elif k == "launch_us":
+            if not 0 <= float(v) <= 1e6:
+                raise ValueError("launch_us=%r: microseconds, 0 to 1e6" % (v,))
+            o.launch_us = float(v)
+        elif k == "gemm_model":
+            if v not in ("roofline", "tiles"):
+                raise ValueError("gemm_model=%r: roofline or tiles" % (v,))
+            o.gemm_tiles = v == "tiles"
+        else:
+            raise TypeError("unknown option %r (orrery estimate --help lists them, named "
+                            "here with underscores)" % k)
+    return o
+
+
+def _estimate_fail(err, d):
+    msg = _text(d.msg) or _text(_lib.strerror(err))
+    if err == -22:  # EINVAL: a description that lacks a size
+        raise ValueError(msg)
+    raise OrreryError(msg)
+
+
+def _whole(v):
+    """A time or size as the JSON writes it: rounded half away from zero; None if not
+    finite."""
+    if not math.isfinite(v):
+        return None
+    return int(math.copysign(math.floor(abs(v) + 0.5), v))
+
+
+def _num(v):
+    return v if math.isfinite(v) else None
+
+
+_CONFIG = ["layers", "hidden", "heads", "kv_heads", "ffn", "vocab", "seq", "micro_batch",
+           "micro_batches", "tp", "pp", "dp", "cp", "vpp", "first_stage_layers",
+           "last_stage_layers", "precision", "recompute", "sequence_parallel",
+           "distributed_optimizer", "fully_sharded"]
+_ESTIMATE_COLUMNS = (["method", "trace", "gpu", "rank", "steps", "iteration_ns", "measured_ns",
+                      "replayed_ns", "traced_ns", "profiler_host_ns", "change",
+                      "tokens_per_s_per_gpu", "mfu", "hfu", "memory_bytes_per_gpu", "fits",
+                      "fits_why", "memory_reserve_bytes", "memory_measured_peak_bytes",
+                      "compute_ns", "exposed_comm_ns", "bubble_ns", "other_ns", "launch_ns"] +
+                     _CONFIG)
+
+
+def _config(c):
+    row = {}
+    for k in _CONFIG:
+        if k == "kv_heads":
+            row[k] = c.kv_groups
+        elif k == "precision":
+            row[k] = _text(_lib.dtype_name(c.precision))
+        elif k == "recompute":
+            row[k] = _text(_lib.recompute_name(c.recompute))
+        else:
+            row[k] = getattr(c, k)
+            if isinstance(row[k], bool):
+                row[k] = bool(row[k])
+    return row
+
+
+def _estimate_row(e):
+    retime = e.how == 0
+    parts = (ctypes.c_double * 4)()
+    _lib.estimate_parts(ctypes.byref(e), parts)
+    row = {
+        "method": _text(_lib.estimate_how_name(e.how)),
+        "trace": _text(e.trace),
+        "gpu": _text(e.gpu.contents.id) if e.gpu else None,
+        "rank": e.rank,
+        "steps": e.steps,
+        "iteration_ns": _whole(e.estimated.step_ns),
+        "measured_ns": _whole(e.measured_ns),
+        "replayed_ns": _whole(e.replayed.step_ns),
+        "traced_ns": _whole(e.traced.step_ns) if retime else None,
+        "profiler_host_ns": _whole(e.profiler_host_ns) if retime else None,
+        "change": _num(_lib.estimate_change(ctypes.byref(e))),
+        "tokens_per_s_per_gpu": _num(e.tokens_per_s_per_gpu),
+        "mfu": _num(e.mfu),
+        "hfu": _num(e.hfu),
+        "memory_bytes_per_gpu": None if e.memory_err else _whole(e.memory.total_bytes),
+        "fits": not e.memory_err and bool(e.memory.fits),
+        "fits_why": _text(_lib.strerror(e.memory_err)) if e.memory_err
+        else _text(e.memory.why),
+        "memory_reserve_bytes": _whole(e.reserve_bytes),
+        "memory_measured_peak_bytes": _whole(e.measured_peak_bytes),
+        "compute_ns": _whole(parts[0]),
+        "exposed_comm_ns": _whole(parts[1]),
+        "bubble_ns": _whole(parts[2]),
+        "other_ns": _whole(parts[3]),
+        "launch_ns": e.cpu_op_ns,
+    }
+    row.update(_config(getattr(e, "to")))
+    return row
+
+
+_WHATIF_LISTS = ["tp", "pp", "cp", "vpp", "micro_batch", "first_stage_layers",
+                 "last_stage_layers"]
+_WHATIF_COLUMNS = ["index", "gpus", "tp", "pp", "dp", "cp", "vpp", "first_stage_layers",
+                   "last_stage_layers", "micro_batch", "micro_batches", "recompute",
+                   "sequence_parallel", "distributed_optimizer", "feasible", "why",
+                   "iteration_ns", "tokens_per_s_per_gpu", "mfu", "hfu", "memory_bytes_per_gpu",
+                   "compute_ns", "exposed_comm_ns", "bubble_ns", "other_ns", "limit", "recorded"]
+
+
+def _switch(name, v):
+    if v is None or v == "auto":
+        return -1  # ORR_WHATIF_AUTO
+    if v in (True, "on", 1):
+        return 1
+    if v in (False, "off", 0):
+        return 0
+    raise ValueError("%s=%r: auto, True or False" % (name, v))
+
+
+def _whatif_options(gpus, options):
+    w = _lib.WhatifOptions()
+    lo, hi = (gpus, gpus) if not isinstance(gpus, (tuple, list)) else gpus
+    w.gpus_min, w.gpus_max = _count("gpus", lo), _count("gpus", hi)
+    if w.gpus_max < w.gpus_min:
+        raise ValueError("gpus=%r: (min, max) with min <= max" % (gpus,))
+    keep = []
+    for i, k in enumerate(_WHATIF_LISTS):
+        v = options.pop(k, None)
+        if v is None:
+            continue
+        v = [v] if not isinstance(v, (list, tuple)) else list(v)
+        least = 0 if k.endswith("stage_layers") else 1
+        arr = (ctypes.c_int64 * len(v))(*[_count(k, x, least) for x in v])
+        keep.append(arr)
+        w.list[i].v, w.list[i].n = ctypes.cast(arr, ctypes.POINTER(ctypes.c_int64)), len(v)
+    modes = options.pop("recompute", None)
+    if modes is not None:
+        names = _CHOICES["recompute"][1]
+        for m in [modes] if isinstance(modes, str) else modes:
+            if m not in names:
+                raise ValueError("recompute=%r: none, selective or full, or a list" % (m,))
+            w.recompute |= 1 << names.index(m)
+    w.sp = _switch("sequence_parallel", options.pop("sequence_parallel", None))
+    w.distopt = _switch("distributed_optimizer", options.pop("distributed_optimizer", None))
+    w.allow_cross_node_tp = bool(options.pop("allow_cross_node_tp", False))
+    return w, keep
+
+
+def _whatif_row(r, parts, recorded):
+    c = r.c
+    ok = r.why == 0
+    row = {"index": r.index, "gpus": r.gpus, "tp": c.tp, "pp": c.pp, "dp": c.dp, "cp": c.cp,
+           "vpp": c.vpp, "first_stage_layers": c.first_stage_layers,
+           "last_stage_layers": c.last_stage_layers, "micro_batch": c.micro_batch,
+           "micro_batches": c.micro_batches, "recompute": _text(_lib.recompute_name(c.recompute)),
+           "sequence_parallel": bool(c.sequence_parallel),
+           "distributed_optimizer": bool(c.distributed_optimizer), "feasible": ok,
+           "why": _text(_lib.whatif_why_name(r.why)),
+           "iteration_ns": _whole(r.step_ns) if ok else None,
+           "tokens_per_s_per_gpu": _num(r.tokens_per_s_per_gpu) if ok else None,
+           "mfu": _num(r.mfu) if ok else None, "hfu": _num(r.hfu) if ok else None,
+           "memory_bytes_per_gpu": _whole(r.memory.total_bytes) if ok or r.why == 7 else None,
+           "limit": _text(_lib.whatif_limit_name(r.limit)) if ok else None,
+           "recorded": r.index == recorded}
+    for k, v in zip(["compute_ns", "exposed_comm_ns", "bubble_ns", "other_ns"], parts):
+        row[k] = _whole(v) if ok else None
+    return row
+
+
+def _whatif(trace, ri, gpus, options):
+    options = dict(options)
+    jobs = int(options.pop("jobs", 0) or os.cpu_count() or 1)
+    w, keep = _whatif_options(gpus, options)
+    o = _estimate_options(options)
+    g = None
+    if trace is not None:
+        o.trace = trace.path.encode()
+        g = trace._g
+    j, d = _lib.WhatifJob(), _lib.Diag()
+    err = _lib.whatif_job_open(ctypes.byref(o), ctypes.byref(w), g, ri, ctypes.byref(j),
+                               ctypes.byref(d))
+    try:
+        if err:
+            _estimate_fail(err, d)
+        tally = _lib.WhatifTally()
+        recorded = _lib.whatif_job_tally(ctypes.byref(j), 0, 1, ctypes.byref(tally))
+        _lib.whatif_tally_release(ctypes.byref(tally))
+        rows = []
+        e = _lib.Estimate()
+        parts = (ctypes.c_double * 4)()
+        rec = ctypes.addressof(j) + _lib.WHATIF_JOB_RECORDED
+
+        def sink(data, rp):
+            r = rp.contents
+            if r.why == 0:
+                _lib.estimate_of_result(ctypes.byref(j.base), trace is not None, rec,
+                                        j.replayed_ns, rp, ctypes.byref(e))
+                _lib.estimate_parts(ctypes.byref(e), parts)
+            rows.append(_whatif_row(r, list(parts), recorded))
+            return 0
+
+        cb = _lib.WHATIF_SINK(sink)
+        err = _lib.whatif_run(j.plan, ctypes.addressof(j) + _lib.WHATIF_JOB_X, 0, 1, jobs, None,
+                              None, cb, None)
+        if err:
+            raise OrreryError("cannot sweep: %s" % _text(_lib.strerror(err)))
+        return _table(rows, _WHATIF_COLUMNS)
+    finally:
+        _lib.whatif_job_close(ctypes.byref(j))
+        del keep

@@ -314,3 +314,146 @@ structure_values = _fn("orr_structure_values", c_size_t, c_void_p, POINTER(Named
 value_how_name = _fn("orr_value_how_name", c_char_p, c_int)
 coll_kind_name = _fn("orr_coll_kind_name", c_char_p, c_int)
 link_name = _fn("orr_link_name", c_char_p, c_int)
+
+
+# ---- orrery estimate and whatif (include/orrery/analysis-estimate.h) ----
+
+def _at_offsets(name, fields):
+    """A struct of the library's size with these fields at the library's offsets of them
+    (padding between), for the large structs of which only some fields are read."""
+    out, pos, k = [], 0, 0
+    for fname, ftype in fields:
+        off = lib.orr_analysis_layout(name.encode(), fname.encode())
+        if off == _MISSING:
+            raise OrreryError("liborrery does not describe %s.%s: it is older than this package"
+                              % (name, fname))
+        if off < pos:
+            raise OrreryError("struct %s: field %s at %d, before the fields above it"
+                              % (name, fname, off))
+        if off > pos:
+            out.append(("_pad%d" % k, c_ubyte * (off - pos)))
+            k += 1
+        out.append((fname, ftype))
+        pos = off + ctypes.sizeof(ftype)
+    rest = _size(name) - pos
+    if rest < 0:
+        raise OrreryError("struct %s: liborrery's is smaller than this package's" % name)
+    if rest:
+        out.append(("_rest", c_ubyte * rest))
+    return type(name, (Structure,), {"_fields_": out})
+
+
+ESTIMATE_NSIZE = 15
+
+
+class EstimateOptions(Structure):
+    _fields_ = [("rank", c_int64), ("global_batch", c_int64), ("gpus_per_node", c_int64),
+                ("size", c_int64 * ESTIMATE_NSIZE), ("recompute", c_int), ("sp", c_bool),
+                ("distopt", c_bool), ("fsdp", c_bool), ("overlap_grad", c_bool),
+                ("forward_only", c_bool), ("precision", c_int), ("attention", c_int),
+                ("swiglu", c_bool), ("untie", c_bool), ("norm", c_int), ("positions", c_int),
+                ("launch_us", c_double), ("gemm_tiles", c_bool), ("timeline", c_char_p),
+                ("costs", c_char_p), ("trace", c_char_p), ("gpu", c_char_p)]
+
+
+TRAIN_SIZES = ["layers", "hidden", "heads", "kv_groups", "ffn", "vocab", "seq", "micro_batch",
+               "micro_batches", "tp", "pp", "dp", "cp", "vpp", "first_stage_layers",
+               "last_stage_layers"]
+TRAIN_SWITCHES = ["gated_mlp", "sequence_parallel", "distributed_optimizer", "fully_sharded",
+                  "overlap_grad_reduce", "flash_attention", "untied_embeddings", "rms_norm",
+                  "rope"]
+
+
+class TrainConfig(Structure):
+    _fields_ = ([(n, c_int64) for n in TRAIN_SIZES] + [(n, c_bool) for n in TRAIN_SWITCHES] +
+                [("recompute", c_int), ("precision", c_int)])
+
+
+class Memory(Structure):
+    _fields_ = [("params", c_double), ("bytes_per_param", c_double), ("model_bytes", c_double),
+                ("activation_bytes", c_double), ("reserve_bytes", c_double),
+                ("total_bytes", c_double), ("capacity_bytes", c_double), ("fits", c_bool),
+                ("why", c_char * 192), ("stage", c_int64)]
+
+
+class EstimateStep(Structure):
+    _fields_ = [("step_ns", c_double), ("breakdown", Breakdown)]
+
+
+class GpuSpec(Structure):
+    _fields_ = [("id", c_char_p)]
+
+
+Estimate = _at_offsets("orr_estimate", [
+    ("how", c_int), ("trace", c_char_p), ("costs", c_char_p), ("rank", c_int32),
+    ("gpu", POINTER(GpuSpec)), ("forward_only", c_bool), ("steps", c_size_t),
+    ("ranks", c_size_t), ("from", TrainConfig), ("to", TrainConfig), ("measured_ns", c_double),
+    ("replayed", EstimateStep), ("estimated", EstimateStep), ("traced", EstimateStep),
+    ("profiler_host_ns", c_double), ("memory", Memory), ("memory_err", c_int),
+    ("reserve_bytes", c_double), ("measured_peak_bytes", c_double),
+    ("tokens_per_s_per_gpu", c_double), ("mfu", c_double), ("hfu", c_double),
+    ("cpu_op_ns", c_double), ("cpu_op_from", c_int), ("cpu_op_profiler_ns", c_double)])
+EstimateBase = _at_offsets("orr_estimate_base", [("e", Estimate)])
+
+
+class WhatifList(Structure):
+    _fields_ = [("v", POINTER(c_int64)), ("n", c_size_t)]
+
+
+WHATIF_NLISTS = 7
+
+
+class WhatifOptions(Structure):
+    _fields_ = [("gpus_min", c_int64), ("gpus_max", c_int64), ("list", WhatifList * WHATIF_NLISTS),
+                ("recompute", c_uint32), ("sp", c_int), ("distopt", c_int),
+                ("allow_cross_node_tp", c_bool)]
+
+
+WhatifJob = _at_offsets("orr_whatif_job", [
+    ("base", Estimate), ("replayed_ns", c_double), ("recorded", c_ubyte),
+    ("x", c_ubyte), ("plan", c_void_p), ("considered", c_uint64)])
+WhatifResult = _at_offsets("orr_whatif_result", [
+    ("index", c_uint64), ("c", TrainConfig), ("why", c_int), ("refused", c_char * 96),
+    ("memory", Memory), ("gpus", c_int64), ("step_ns", c_double),
+    ("tokens_per_s_per_gpu", c_double), ("mfu", c_double), ("hfu", c_double), ("limit", c_int)])
+WhatifTally = _padded("orr_whatif_tally", [])
+WHATIF_JOB_RECORDED = lib.orr_analysis_layout(b"orr_whatif_job", b"recorded")
+WHATIF_JOB_X = lib.orr_analysis_layout(b"orr_whatif_job", b"x")
+
+_check(EstimateOptions, "orr_estimate_options",
+       [f for f, _ in EstimateOptions._fields_])
+_check(TrainConfig, "orr_train_config", ["first_stage_layers", "gated_mlp", "rope", "recompute",
+                                         "precision"])
+_check(Memory, "orr_memory", ["fits", "why", "stage"])
+_check(EstimateStep, "orr_estimate_step")
+_check(WhatifOptions, "orr_whatif_options", ["list", "recompute", "sp", "distopt",
+                                              "allow_cross_node_tp"])
+
+WHATIF_SINK = ctypes.CFUNCTYPE(c_int, c_void_p, POINTER(WhatifResult))
+
+estimate_size_name = _fn("orr_estimate_size_name", c_char_p, c_size_t)
+estimate_options_init = _fn("orr_estimate_options_init", None, POINTER(EstimateOptions))
+estimate_base_open = _fn("orr_estimate_base_open", c_int, POINTER(EstimateOptions), P, c_size_t,
+                         POINTER(EstimateBase), POINTER(Diag))
+estimate_base_close = _fn("orr_estimate_base_close", None, POINTER(EstimateBase))
+estimate_trace = _fn("orr_estimate_trace", c_int, POINTER(EstimateOptions), POINTER(EstimateBase),
+                     POINTER(Diag))
+estimate_describe = _fn("orr_estimate_describe", c_int, POINTER(EstimateOptions),
+                        POINTER(Estimate), POINTER(Diag))
+estimate_how_name = _fn("orr_estimate_how_name", c_char_p, c_int)
+estimate_parts = _fn("orr_estimate_parts", None, POINTER(Estimate), POINTER(c_double))
+estimate_change = _fn("orr_estimate_change", c_double, POINTER(Estimate))
+estimate_of_result = _fn("orr_estimate_of_result", None, POINTER(Estimate), c_bool, c_void_p,
+                         c_double, POINTER(WhatifResult), POINTER(Estimate))
+recompute_name = _fn("orr_recompute_name", c_char_p, c_int)
+dtype_name = _fn("orr_dtype_name", c_char_p, c_int)
+whatif_job_open = _fn("orr_whatif_job_open", c_int, POINTER(EstimateOptions),
+                      POINTER(WhatifOptions), P, c_size_t, POINTER(WhatifJob), POINTER(Diag))
+whatif_job_close = _fn("orr_whatif_job_close", None, POINTER(WhatifJob))
+whatif_job_tally = _fn("orr_whatif_job_tally", c_uint64, POINTER(WhatifJob), c_int, c_size_t,
+                       POINTER(WhatifTally))
+whatif_tally_release = _fn("orr_whatif_tally_release", None, POINTER(WhatifTally))
+whatif_run = _fn("orr_whatif_run", c_int, c_void_p, c_void_p, c_uint64, c_uint64, c_int,
+                 c_void_p, c_void_p, WHATIF_SINK, c_void_p)
+whatif_why_name = _fn("orr_whatif_why_name", c_char_p, c_int)
+whatif_limit_name = _fn("orr_whatif_limit_name", c_char_p, c_int)
