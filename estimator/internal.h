@@ -22,6 +22,37 @@ void orr__coll_band_derive(struct orr_coll_band *b, bool per_rank);
 }
 #endif
 
+/* ---- NCCL's own model of a collective across nodes (nccl-model.c) ---- */
+
+enum orr_nccl_algo { ORR_NCCL_RING, ORR_NCCL_TREE };
+enum orr_nccl_proto { ORR_NCCL_LL, ORR_NCCL_LL128, ORR_NCCL_SIMPLE };
+
+/* A group across nodes as NCCL's tuning sees it. */
+struct orr_nccl_net {
+	int ranks, nodes;    /* the group: ranks / nodes of them on each of nodes >= 2 */
+	int channels;        /* rings: the NICs its ranks on one node use */
+	double channel_gbps; /* each channel's speed, GB/s: orr__nccl_channel_gbps() */
+	bool hopper;         /* Hopper's per-channel caps and speeds, else Ampere's */
+	bool amd_cpu;        /* the node's CPU, for its network overhead and LL's cap */
+};
+
+/* What NCCL would pick and its predicted time. */
+struct orr_nccl_choice {
+	enum orr_nccl_algo algo;
+	enum orr_nccl_proto proto;
+	double ns;
+};
+
+/* The speed NCCL's ring search gives a channel over a NIC of nic_bytes_per_s, GB/s. */
+double orr__nccl_channel_gbps(double nic_bytes_per_s, bool hopper);
+/*
+ * The fastest algorithm and protocol of NCCL 2.18's tuning model for an all-reduce,
+ * all-gather or reduce-scatter of bytes (nccl-tests' S) over net, and its time; -EINVAL
+ * for another kind or a group that is not across nodes.
+ */
+int orr__nccl_net_time(const struct orr_nccl_net *net, enum orr_coll_kind kind, double bytes,
+		       struct orr_nccl_choice *ret);
+
 /* Median and maximum of v[0..n), which it sorts; NAN for both when n == 0. */
 void orr__median_max(double *v, size_t n, double *ret_median, double *ret_max);
 

@@ -12,7 +12,9 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <string.h>
 
+#include "../internal.h"
 #include "synth.h"
 #include "banned.h"
 
@@ -108,6 +110,36 @@ static double network_bytes_per_s(const struct orr_gpu_spec *gpu, struct sy_span
 	return gpu->link_bytes_per_s > 0 && bw > gpu->link_bytes_per_s ? gpu->link_bytes_per_s : bw;
 }
 
+/*
+ * NCCL's own model of a group across nodes (nccl-model.c) on the hardware table's
+ * reference node, one NIC per GPU: a channel per member on a node, each at the speed
+ * NCCL's search gives the NIC, their sum never above the GPU's own link.  The node's
+ * CPU sets NCCL's network overhead: the DGX A100's is AMD's (two EPYC 7742, its user
+ * guide), the other reference nodes' Intel's.  0 where the model does not apply.
+ */
+static double nccl_net_ns(const struct sy_job *j, enum orr_coll_kind kind, double bytes, int group,
+			  struct sy_span sp)
+{
+	const struct orr_gpu_spec *gpu = j->k->gpu;
+	bool hopper = gpu->peak_flops[ORR_DTYPE_FP8] > 0;
+	struct orr_nccl_net net = {
+		.ranks = group,
+		.nodes = sp.per_node > 0 ? (group + sp.per_node - 1) / sp.per_node : 0,
+		.channels = sp.per_node,
+		.channel_gbps = orr__nccl_channel_gbps(gpu->nic_bytes_per_s, hopper),
+		.hopper = hopper,
+		.amd_cpu = gpu->source && strstr(gpu->source, "DGX A100"),
+	};
+	struct orr_nccl_choice c;
+
+	if (!(gpu->nic_bytes_per_s > 0))
+		return 0;
+	if (gpu->link_bytes_per_s > 0 &&
+	    net.channels * net.channel_gbps * 1e9 > gpu->link_bytes_per_s)
+		net.channels = (int)fmax(1, floor(gpu->link_bytes_per_s / 1e9 / net.channel_gbps));
+	return orr__nccl_net_time(&net, kind, bytes, &c) == 0 ? c.ns : 0;
+}
+
 double orr__sy_coll_ns(struct sy_job *j, enum orr_coll_kind kind, double bytes, int group,
 		       struct sy_span sp)
 {
@@ -131,7 +163,11 @@ double orr__sy_coll_ns(struct sy_job *j, enum orr_coll_kind kind, double bytes, 
 	if (bw > 0) {
 		j->ret->sources.coll_measured++;
 	} else {
+		double ns = link == ORR_LINK_NETWORK ? nccl_net_ns(j, kind, bytes, group, sp) : 0;
+
 		j->ret->sources.coll_peak++;
+		if (ns > 0)
+			return ns;
 		bw = link == ORR_LINK_NODE ? gpu->link_bytes_per_s : network_bytes_per_s(gpu, sp);
 		if (!(bw > 0)) {
 			j->why =
