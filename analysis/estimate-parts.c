@@ -143,3 +143,30 @@ void orr_estimate_of_result(const struct orr_estimate *base, bool have_trace,
 	e->mfu = r->mfu;
 	e->hfu = r->hfu;
 }
+
+unsigned orr_estimate_caveats(const struct orr_estimate *e)
+{
+	unsigned c = 0;
+
+	if (e->how == ORR_ESTIMATE_SYNTH && !e->costs)
+		c |= ORR_CAVEAT_PEAKS;
+	if ((e->cpu_op_from == ORR_LAUNCH_TRACE || e->cpu_op_from == ORR_LAUNCH_COSTS) &&
+	    isnan(e->cpu_op_profiler_ns))
+		c |= ORR_CAVEAT_LAUNCH_RECORDED;
+	if (isfinite(e->measured_peak_bytes))
+		c |= ORR_CAVEAT_RESERVE;
+	else if (e->trace)
+		c |= ORR_CAVEAT_NO_ALLOCATOR;
+	if (e->memory_err)
+		c |= ORR_CAVEAT_NO_MEMORY;
+	return c;
+}
+
+const char *orr_estimate_caveat_name(unsigned i)
+{
+	static const char *const names[ORR_CAVEAT_COUNT] = {
+		"peaks", "launch-as-recorded", "no-allocator", "reserve", "no-memory",
+	};
+
+	return i < ORR_CAVEAT_COUNT ? names[i] : NULL;
+}

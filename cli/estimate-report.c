@@ -190,12 +190,14 @@ static void text_step(const char *label, const struct orr_estimate_step *s, doub
 /* The allocator's reserve the memory estimate holds, and where it came from. */
 static void reserve(const struct orr_estimate *e, FILE *f)
 {
-	if (isfinite(e->measured_peak_bytes))
+	unsigned c = orr_estimate_caveats(e);
+
+	if (c & ORR_CAVEAT_RESERVE)
 		fprintf(f,
 			"  reserve %.2f GiB: the trace's allocator reserved %.2f GiB at its peak, "
 			"the recorded configuration's estimate less\n",
 			e->reserve_bytes / GIB, e->measured_peak_bytes / GIB);
-	else if (e->trace)
+	else if (c & ORR_CAVEAT_NO_ALLOCATOR)
 		fprintf(f,
 			"  reserve 0: the trace records no allocator totals (profile_memory=True "
 			"would let orrery calibrate one)\n");
@@ -205,7 +207,7 @@ static void text_memory(const struct orr_estimate *e)
 {
 	const struct orr_memory *m = &e->memory;
 
-	if (e->memory_err) {
+	if (orr_estimate_caveats(e) & ORR_CAVEAT_NO_MEMORY) {
 		printf("\nmemory per GPU: not estimated: %s\n", orr_strerror(e->memory_err));
 		return;
 	}
@@ -252,7 +254,7 @@ static void sources(const struct orr_estimate *e, FILE *f)
 			e->costs ? cli_text(e->costs) : "");
 	fprintf(f, "  launches     %.1f us of the launch thread per kernel (%s)\n",
 		e->cpu_op_ns / 1e3, cli_launch_source(e, why, sizeof(why)));
-	if (e->how == ORR_ESTIMATE_SYNTH && !e->costs)
+	if (orr_estimate_caveats(e) & ORR_CAVEAT_PEAKS)
 		fprintf(f,
 			"  no costs: every GPU time is the hardware table's peak, a lower bound; "
 			"--costs FILE (orrery fit -o FILE on a trace of this GPU) times it as "
@@ -545,7 +547,7 @@ const char *cli_launch_source(const struct orr_estimate *e, char *buf, size_t si
 			 e->cpu_op_from == ORR_LAUNCH_OPTION ? "--launch-us" : "none");
 		return buf;
 	}
-	if (isnan(e->cpu_op_profiler_ns))
+	if (orr_estimate_caveats(e) & ORR_CAVEAT_LAUNCH_RECORDED)
 		snprintf(buf, size,
 			 "%s, as recorded: the file does not say what the profiler "
 			 "added (fit it again to remove it)",

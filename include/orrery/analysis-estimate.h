@@ -233,6 +233,29 @@ struct orr_estimate_delta {
 size_t orr_estimate_deltas(const struct orr_estimate *e,
 			   struct orr_estimate_delta v[ORR_ESTIMATE_NDELTA]);
 
+/* What an estimate's reader should know beside its numbers (orr_estimate_caveats()). */
+enum orr_estimate_caveat {
+	/* from a description without a costs file: every GPU time is the hardware table's
+	 * peak, a lower bound */
+	ORR_CAVEAT_PEAKS = 1 << 0,
+	/* the launch time was calibrated on a trace (or the trace of a costs file) that does
+	 * not say what the profiler added: kept as recorded (cpu_op_profiler_ns NAN) */
+	ORR_CAVEAT_LAUNCH_RECORDED = 1 << 1,
+	/* the trace records no allocator totals: no reserve beyond the formulas */
+	ORR_CAVEAT_NO_ALLOCATOR = 1 << 2,
+	/* a reserve calibrated on the allocator's peak (reserve_bytes, measured_peak_bytes) */
+	ORR_CAVEAT_RESERVE = 1 << 3,
+	/* the memory was not estimated (memory_err) */
+	ORR_CAVEAT_NO_MEMORY = 1 << 4,
+};
+
+#define ORR_CAVEAT_COUNT 5
+
+/* e's caveats: ORR_CAVEAT_* bits. */
+unsigned orr_estimate_caveats(const struct orr_estimate *e);
+/* "peaks", "launch-as-recorded", "no-allocator", "reserve", "no-memory" of bit i (1 << i); NULL. */
+const char *orr_estimate_caveat_name(unsigned i);
+
 /*
  * Result r of a sweep (orr_whatif_run()) as orr_estimate_trace() or orr_estimate_describe()
  * would have estimated it: base the sweep's (its trace, GPU, launches, reserve), recorded

@@ -480,7 +480,8 @@ _ESTIMATE_COLUMNS = (["method", "trace", "gpu", "rank", "steps", "iteration_ns",
                       "replayed_ns", "traced_ns", "profiler_host_ns", "change",
                       "tokens_per_s_per_gpu", "mfu", "hfu", "memory_bytes_per_gpu", "fits",
                       "fits_why", "memory_reserve_bytes", "memory_measured_peak_bytes",
-                      "compute_ns", "exposed_comm_ns", "bubble_ns", "other_ns", "launch_ns"] +
+                      "compute_ns", "exposed_comm_ns", "bubble_ns", "other_ns", "launch_ns",
+                      "caveats"] +
                      _CONFIG)
 
 
@@ -498,6 +499,20 @@ def _config(c):
             if isinstance(row[k], bool):
                 row[k] = bool(row[k])
     return row
+
+
+def _caveats(e):
+    """What the reader should know beside the numbers, by name (orr_estimate_caveats():
+    peaks, launch-as-recorded, no-allocator, reserve, no-memory)."""
+    bits = _lib.estimate_caveats(ctypes.byref(e))
+    names, i = [], 0
+    while True:
+        n = _lib.estimate_caveat_name(i)
+        if n is None:
+            return names
+        if bits & (1 << i):
+            names.append(_text(n))
+        i += 1
 
 
 def _estimate_row(e):
@@ -530,6 +545,7 @@ def _estimate_row(e):
         "bubble_ns": _whole(parts[2]),
         "other_ns": _whole(parts[3]),
         "launch_ns": e.cpu_op_ns,
+        "caveats": _caveats(e),
     }
     row.update(_config(getattr(e, "to")))
     return row

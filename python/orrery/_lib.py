@@ -457,3 +457,5 @@ whatif_run = _fn("orr_whatif_run", c_int, c_void_p, c_void_p, c_uint64, c_uint64
                  c_void_p, c_void_p, WHATIF_SINK, c_void_p)
 whatif_why_name = _fn("orr_whatif_why_name", c_char_p, c_int)
 whatif_limit_name = _fn("orr_whatif_limit_name", c_char_p, c_int)
+estimate_caveats = _fn("orr_estimate_caveats", c_uint32, POINTER(Estimate))
+estimate_caveat_name = _fn("orr_estimate_caveat_name", c_char_p, c_uint32)

@@ -122,6 +122,8 @@ for options in ({"tp": 2, "dp": 4}, {"pp": 2, "micro_batch": 2, "global_batch": 
     same_estimate("estimate %s" % options, got,
                   json.loads(cli("estimate", "--format=json", *flags(o))))
 
+check("a description's caveats", rows(orrery.estimate(**MODEL))[0]["caveats"], ["peaks"])
+
 sweep = dict(MODEL, global_batch=64, tp=[1, 2, 4], recompute=["none", "full"])
 got = rows(orrery.whatif(8, **sweep))
 same_sweep("whatif described", got, cli("whatif", "--gpus", "8", "--format=csv", *flags(sweep)),
@@ -157,6 +159,7 @@ if os.path.isdir(megatron):
         got = rows(t.estimate(**options))[0]
         same_estimate("Trace.estimate %s" % options, got,
                       json.loads(cli("estimate", "--format=json", *flags(options), megatron)))
+    check("the trace's caveats", rows(t.estimate())[0]["caveats"], ["no-allocator"])
     methods = {rows(t.estimate(**o))[0]["method"] for o in ({"tp": 4}, {"pp": 2})}
     check("Trace.estimate methods", methods, {"retime", "synthesis-ratio"})
     got = rows(t.whatif((8, 16)))

@@ -60,6 +60,10 @@ static void test_describe(void **state)
 		    1e-6 * e.tokens_per_s_per_gpu);
 	assert_true(e.mfu > 0 && e.mfu < 1 && e.hfu >= e.mfu);
 	assert_int_equal(e.cpu_op_from, ORR_LAUNCH_NONE);
+	/* no costs file: the hardware table's peaks, a lower bound */
+	assert_int_equal(orr_estimate_caveats(&e), ORR_CAVEAT_PEAKS);
+	assert_string_equal(orr_estimate_caveat_name(0), "peaks");
+	assert_null(orr_estimate_caveat_name(ORR_CAVEAT_COUNT));
 	assert_true(isnan(orr_estimate_change(&e)));
 	orr_estimate_parts(&e, parts);
 	for (int i = 0; i < 4; i++)
@@ -115,6 +119,8 @@ static void test_trace_as_recorded(void **state)
 	/* nothing changed: the estimate is the replay, up to the profiler's host time */
 	assert_true(fabs(b.e.traced.step_ns - b.e.replayed.step_ns) <= 1e-9 * b.e.replayed.step_ns);
 	assert_true(b.e.estimated.step_ns <= b.e.replayed.step_ns);
+	/* the trace has no allocator totals: no reserve; its launch time is not used */
+	assert_int_equal(orr_estimate_caveats(&b.e), ORR_CAVEAT_NO_ALLOCATOR);
 	orr_estimate_base_close(&b);
 	o.gpu = "h100-sxm"; /* the trace ran on an A100 */
 	assert_int_equal(orr_estimate_base_open(&o, g, 0, &b, &d), -EXDEV);
