@@ -19,7 +19,10 @@
 #                                  (no ET) run every operator on the CPU, each distinct
 #                                  call once (bench.py --device cpu --distinct): no
 #                                  failure but those expected-and-listed here (fp16 GEMMs,
-#                                  on a PyTorch without them on the CPU, as Debian's 1.13)
+#                                  on a PyTorch without them on the CPU, as Debian's 1.13;
+#                                  operators the running PyTorch lacks, checked absent from
+#                                  its torch.ops: the GPT step's SDPA on 1.13), skipped only
+#                                  for a stream argument or CUDA kernels only
 #   run-compose.sh kineto-values   the H200 GPT job's Kineto trace (no ET; PyTorch 2.11
 #                                  recorded "Concrete Inputs"): ops with scalar arguments
 #                                  are operators given the recorded values (transpose's
