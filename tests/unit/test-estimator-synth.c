@@ -21,6 +21,7 @@
 #include "orrery/graph.h"
 #include "orrery/replay.h"
 #include "orrery/trace.h"
+#include "../../estimator/internal.h"
 
 /* A small GPT: 8 layers, h 1024, 16 heads, s 1024, on 2 x 2 x 2 GPUs, 8 micro-batches. */
 static struct orr_train_config small(void)
@@ -123,6 +124,52 @@ static void placed_only(const struct orr_train_config *c, const struct orr_synth
 	assert_true(fabs(parts - s.placed_ns) < 1);
 	assert_true(s.placed_compute_ns > 0 && s.placed_comm_ns >= 0 && s.placed_other_ns >= 0);
 	orr_synth_release(&s);
+}
+
+/*
+ * A TP group across two DGX A100 nodes: each layer's all-reduce of T x h elements takes
+ * NCCL's model of the ring over the 8 NICs a node's members use (24 GB/s a channel after
+ * NCCL's speed ladder; the DGX A100's AMD CPUs), more than the same all-reduce inside
+ * one node over NVLink and more than the NICs' bus bandwidth alone.  Two layers more add
+ * four of them in the forward pass.
+ */
+static void test_synth_tp_across_nodes(void **state)
+{
+	struct orr_train_config c = small();
+	struct orr_synth_costs k = table_costs();
+	struct orr_nccl_net net = {
+		.ranks = 16,
+		.nodes = 2,
+		.channels = 8,
+		.channel_gbps = 24,
+		.amd_cpu = true,
+	};
+	struct orr_nccl_choice nccl;
+	struct orr_synth a, b;
+	double bytes, per;
+
+	(void)state;
+	c.tp = 16;
+	c.pp = c.dp = 1;
+	c.micro_batches = 1;
+	c.layers = 2;
+	bytes = (double)(c.micro_batch * c.seq * c.hidden) * 2;
+	assert_int_equal(orr_synth_time(&c, true, &k, NULL, &a, NULL), 0);
+	c.layers = 4;
+	assert_int_equal(orr_synth_time(&c, true, &k, NULL, &b, NULL), 0);
+	per = (b.tp_ns - a.tp_ns) / 4;
+	assert_int_equal(orr__nccl_net_time(&net, ORR_COLL_ALL_REDUCE, bytes, &nccl), 0);
+	assert_true(fabs(per - nccl.ns) < 1e-6 * nccl.ns);
+	assert_true(per > bytes * orr_coll_bus_factor(ORR_COLL_ALL_REDUCE, 16) / (8 * 25e9) * 1e9);
+	orr_synth_release(&a);
+	orr_synth_release(&b);
+	c.tp = 8;
+	assert_int_equal(orr_synth_time(&c, true, &k, NULL, &b, NULL), 0);
+	c.layers = 2;
+	assert_int_equal(orr_synth_time(&c, true, &k, NULL, &a, NULL), 0);
+	assert_true((b.tp_ns - a.tp_ns) / 4 < per);
+	orr_synth_release(&a);
+	orr_synth_release(&b);
 }
 
 /* The replay runs the rules the synthesizer placed by: the same step, nothing inferred. */
@@ -572,6 +619,7 @@ int main(void)
 		cmocka_unit_test(test_synth_refuses),
 		cmocka_unit_test(test_synth_too_big_refused_at_once),
 		cmocka_unit_test(test_synth_times_bounded),
+		cmocka_unit_test(test_synth_tp_across_nodes),
 		cmocka_unit_test(test_synth_written_step_bounded),
 	};
 
