@@ -75,15 +75,16 @@ int orr_estimate_pick_gpu(const struct orr_estimate_options *o, const struct orr
 	return 0;
 }
 
-int orr_estimate_calibrate_costs(const struct orr_costs *c, struct orr_synth_costs *k,
-				 struct orr_estimate *e, struct orr_diag *d)
+int orr_estimate_calibrate_costs(const struct orr_estimate_options *o, const struct orr_costs *c,
+				 struct orr_synth_costs *k, struct orr_estimate *e,
+				 struct orr_diag *d)
 {
 	struct orr_train_config rec;
 
 	if (!(c->launch_step_ns > 0) || orr_train_config_from_structure(&c->st, &rec, NULL))
 		return 0;
 	rec.precision = orr_gemm_precision(&c->gemm);
-	return orr__estimate_calibrate(&rec, !c->st.backward, c->launch_step_ns,
+	return orr__estimate_calibrate(o, &rec, !c->st.backward, c->launch_step_ns,
 				       c->launch_profiler_ns, ORR_LAUNCH_COSTS, k, e, d);
 }
 
@@ -106,9 +107,10 @@ static int run(const struct orr_estimate_options *o, const struct orr_costs *cos
 	e->cpu_op_from = isnan(o->launch_us) ? ORR_LAUNCH_NONE : ORR_LAUNCH_OPTION;
 	orr_estimate_synth_costs(&m, e->gpu, NULL, costs, e->cpu_op_ns, &k);
 	k.gemm_tiles = o->gemm_tiles;
-	if (costs && isnan(o->launch_us) && (err = orr_estimate_calibrate_costs(costs, &k, e, d)))
+	if (costs && isnan(o->launch_us) &&
+	    (err = orr_estimate_calibrate_costs(o, costs, &k, e, d)))
 		return err;
-	err = orr__estimate_synth_run(&e->to, e->forward_only, &k, o->timeline, &e->synth_to, d);
+	err = orr__estimate_synth_run(o, &e->to, e->forward_only, &k, o->timeline, &e->synth_to, d);
 	if (err)
 		return err;
 	e->estimated = e->synth_to.step;

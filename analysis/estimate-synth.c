@@ -97,8 +97,41 @@ static void first_stage(const struct orr_replay *r, struct orr_estimate_step *re
 	free(s);
 }
 
-static int replay_synth(const struct orr_synth *s, const char *timeline,
-			struct orr_estimate_step *ret, struct orr_diag *d)
+int orr__estimate_build(const struct orr_estimate_options *o, const struct orr_trace *t,
+			struct orr_graph **ret, struct orr_diag *d)
+{
+	struct orr_graph_options go = { 0 };
+	int err;
+
+	if (o && o->phase)
+		o->phase(o->progress_data, "building the graph", "events");
+	go.progress = o ? o->progress : NULL;
+	go.progress_data = o ? o->progress_data : NULL;
+	err = orr_graph_build(t, &go, ret, d);
+	if (o && o->phase)
+		o->phase(o->progress_data, NULL, NULL);
+	return err;
+}
+
+int orr__estimate_replay(const struct orr_estimate_options *o, const struct orr_graph *g,
+			 const struct orr_replay_options *opts, struct orr_replay **ret,
+			 struct orr_diag *d)
+{
+	struct orr_replay_options ro = opts ? *opts : (struct orr_replay_options){ 0 };
+	int err;
+
+	if (o && o->phase)
+		o->phase(o->progress_data, "replaying", "tasks");
+	ro.progress = o ? o->progress : NULL;
+	ro.progress_data = o ? o->progress_data : NULL;
+	err = orr_replay_run(g, &ro, ret, d);
+	if (o && o->phase)
+		o->phase(o->progress_data, NULL, NULL);
+	return err;
+}
+
+static int replay_synth(const struct orr_estimate_options *o, const struct orr_synth *s,
+			const char *timeline, struct orr_estimate_step *ret, struct orr_diag *d)
 {
 	struct orr_trace *t = NULL;
 	struct orr_graph *g = NULL;
@@ -109,9 +142,9 @@ static int replay_synth(const struct orr_synth *s, const char *timeline,
 	orr_diag_clear(&rd);
 	err = orr_trace_import_buffer("synthesized", s->json, s->len, NULL, &t, &rd);
 	if (!err)
-		err = orr_graph_build(t, NULL, &g, &rd);
+		err = orr__estimate_build(o, t, &g, &rd);
 	if (!err)
-		err = orr_replay_run(g, NULL, &r, &rd);
+		err = orr__estimate_replay(o, g, NULL, &r, &rd);
 	if (err) {
 		orr_diag_set(d, err, "", -1, -1,
 			     "cannot replay the synthesized step (a bug): %s%s%s",
@@ -129,9 +162,10 @@ out:
 	return err;
 }
 
-int orr__estimate_synth_run(const struct orr_train_config *c, bool forward_only,
-			    const struct orr_synth_costs *k, const char *timeline,
-			    struct orr_estimate_synth *ret, struct orr_diag *d)
+int orr__estimate_synth_run(const struct orr_estimate_options *o, const struct orr_train_config *c,
+			    bool forward_only, const struct orr_synth_costs *k,
+			    const char *timeline, struct orr_estimate_synth *ret,
+			    struct orr_diag *d)
 {
 	struct orr_synth s;
 	const char *why = NULL;
@@ -143,7 +177,7 @@ int orr__estimate_synth_run(const struct orr_train_config *c, bool forward_only,
 	memset(ret, 0, sizeof(*ret));
 	ret->synth = s;
 	ret->synth.json = NULL;
-	err = replay_synth(&s, timeline, &ret->step, d);
+	err = replay_synth(o, &s, timeline, &ret->step, d);
 	orr_debug("estimate",
 		  "synthesized step: placed %.0f ns (compute %.0f, overlapped %.0f, comm %.0f, "
 		  "other %.0f), replayed %.0f ns (compute %lld, overlapped %lld, comm %lld, other "
@@ -164,7 +198,8 @@ static size_t launches(const struct orr_synth *s)
 	return s->ranks ? (s->kernels + s->collectives + s->transfers) / s->ranks : 0;
 }
 
-int orr__estimate_calibrate(const struct orr_train_config *rec, bool forward_only, double step_ns,
+int orr__estimate_calibrate(const struct orr_estimate_options *o,
+			    const struct orr_train_config *rec, bool forward_only, double step_ns,
 			    double profiler_ns, enum orr_launch_from from,
 			    struct orr_synth_costs *k, struct orr_estimate *e, struct orr_diag *d)
 {
@@ -176,7 +211,7 @@ int orr__estimate_calibrate(const struct orr_train_config *rec, bool forward_onl
 	if (!(step_ns > 0))
 		return 0;
 	k->cpu_op_ns = 0;
-	if ((err = orr__estimate_synth_run(rec, forward_only, k, NULL, &probe, d)))
+	if ((err = orr__estimate_synth_run(o, rec, forward_only, k, NULL, &probe, d)))
 		return err;
 	n = launches(&probe.synth);
 	if (n) {

@@ -84,7 +84,7 @@ static int from_description(const struct orr_estimate_options *o, struct orr_wha
 				 &j->x.costs);
 	j->x.costs.gemm_tiles = o->gemm_tiles;
 	if (j->have_costs && isnan(o->launch_us) &&
-	    (err = orr_estimate_calibrate_costs(&j->costs, &j->x.costs, e, d)))
+	    (err = orr_estimate_calibrate_costs(o, &j->costs, &j->x.costs, e, d)))
 		return err;
 	j->global_batch = o->global_batch;
 	j->x.gpu = gpu;

@@ -125,6 +125,16 @@ static int parse_one(const char *cmd, int c, const char *arg, struct orr_estimat
 	return -2; /* getopt_long() refused it */
 }
 
+/* The library's phases of an estimate as the progress display's (cli/progress.c). */
+static void phase(void *data, const char *what, const char *unit)
+{
+	(void)data;
+	if (what)
+		cli_progress_begin(what, unit);
+	else
+		cli_progress_done();
+}
+
 int cli_estimate_parse_as(const char *cmd, int argc, char **argv, struct orr_estimate_options *o,
 			  int *format)
 {
@@ -133,6 +143,8 @@ int cli_estimate_parse_as(const char *cmd, int argc, char **argv, struct orr_est
 	int c, ret;
 
 	orr_estimate_options_init(o);
+	o->phase = phase;
+	o->progress = cli_progress_count;
 	if (format)
 		*format = CLI_FORMAT_TEXT;
 

@@ -65,6 +65,14 @@ struct orr_estimate_options {
 	 * the GPU (a hardware table id or a device name; NULL: the trace's or the costs')
 	 */
 	const char *timeline, *costs, *trace, *gpu;
+	/*
+	 * For a progress display (NULL: none): phase(data, what, unit) before each graph
+	 * built and replay run ("replaying", "tasks"), phase(data, NULL, NULL) after it, and
+	 * progress(data, done, total) as it goes.
+	 */
+	void (*phase)(void *data, const char *what, const char *unit);
+	void (*progress)(void *data, uint64_t done, uint64_t total);
+	void *progress_data;
 };
 
 /* o set to no option given. */
@@ -191,9 +199,11 @@ int orr_estimate_description(const struct orr_estimate_options *o, struct orr_tr
 /* o->gpu, else the costs' (c may be NULL) GPU; they must agree: 0 or the error. */
 int orr_estimate_pick_gpu(const struct orr_estimate_options *o, const struct orr_costs *c,
 			  const struct orr_gpu_spec **ret, struct orr_diag *d);
-/* k's launch thread calibrated on the trace costs c were fitted on (into e's account). */
-int orr_estimate_calibrate_costs(const struct orr_costs *c, struct orr_synth_costs *k,
-				 struct orr_estimate *e, struct orr_diag *d);
+/* k's launch thread calibrated on the trace costs c were fitted on (into e's account); o's
+ * progress display (may be NULL). */
+int orr_estimate_calibrate_costs(const struct orr_estimate_options *o, const struct orr_costs *c,
+				 struct orr_synth_costs *k, struct orr_estimate *e,
+				 struct orr_diag *d);
 /* The models that re-time: c's when not NULL, else those fitted in f. */
 void orr_estimate_models(const struct orr_rank_fit *f, const struct orr_costs *c, int gpus_per_node,
 			 struct orr_retime_models *ret);

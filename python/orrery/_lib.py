@@ -353,7 +353,8 @@ class EstimateOptions(Structure):
                 ("forward_only", c_bool), ("precision", c_int), ("attention", c_int),
                 ("swiglu", c_bool), ("untie", c_bool), ("norm", c_int), ("positions", c_int),
                 ("launch_us", c_double), ("gemm_tiles", c_bool), ("timeline", c_char_p),
-                ("costs", c_char_p), ("trace", c_char_p), ("gpu", c_char_p)]
+                ("costs", c_char_p), ("trace", c_char_p), ("gpu", c_char_p),
+                ("phase", c_void_p), ("progress", c_void_p), ("progress_data", c_void_p)]
 
 
 TRAIN_SIZES = ["layers", "hidden", "heads", "kv_groups", "ffn", "vocab", "seq", "micro_batch",
