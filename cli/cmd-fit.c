@@ -114,7 +114,7 @@ static int write_costs(const struct orr_rank_fit *f, const char *path)
 		orr_outfile_abort(&out);
 		return -ENOMEM;
 	}
-	cli_fit_json(f, s);
+	orr_rank_fit_write_json(f, s);
 	return orr_outfile_commit(&out, false);
 }
 
@@ -172,7 +172,7 @@ int cmd_fit(int argc, char **argv)
 		ret = EXIT_FAIL;
 	} else {
 		if (o.format == CLI_FORMAT_JSON)
-			cli_fit_json(&f, stdout);
+			orr_rank_fit_write_json(&f, stdout);
 		else
 			cli_fit_text(&f);
 		ret = EXIT_OK;

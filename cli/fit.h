@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cli/fit.h — `orrery fit`: loading a trace for it, its text and JSON reports (the fit itself:
- * orr_rank_fit_run(), analysis/fit-run.c).
+ * cli/fit.h — `orrery fit`: loading a trace for it and its text report (the fit itself:
+ * orr_rank_fit_run(), analysis/fit-run.c; its JSON and costs file: orr_rank_fit_write_json(),
+ * analysis/fit-json.c).
  */
 #ifndef ORRERY_CLI_FIT_H
 #define ORRERY_CLI_FIT_H
@@ -26,8 +27,7 @@ int cli_fit_load(const char *path, struct orr_trace **ret_t, struct orr_graph **
 int cli_fit_open(const char *trace, const char *out, int64_t rank, struct orr_trace **ret_t,
 		 struct orr_graph **ret_g, size_t *ret_ri);
 
+/* The text report; the JSON one is orr_rank_fit_write_json()'s. */
 void cli_fit_text(const struct orr_rank_fit *f);
-/* The JSON document (docs/orrery-fit.md) to f (cli/fit-json.c). */
-void cli_fit_json(const struct orr_rank_fit *f, FILE *out);
 
 #endif

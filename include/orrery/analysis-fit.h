@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "orrery/estimator.h"
 #include "orrery/graph.h"
@@ -72,6 +73,12 @@ struct orr_rank_fit {
 void orr_rank_fit_run(const struct orr_graph *g, size_t ri, const char *trace,
 		      const struct orr_nccl_tests *nt, size_t nnt, struct orr_rank_fit *ret);
 void orr_rank_fit_release(struct orr_rank_fit *f);
+/*
+ * f as orrery fit's JSON document (docs/orrery-fit.md) to out (analysis/fit-json.c): the
+ * costs file that orr_costs_read() reads back, its models' parameters bit for bit.  The
+ * caller checks out for write errors.
+ */
+void orr_rank_fit_write_json(const struct orr_rank_fit *f, FILE *out);
 /*
  * Fits the collectives of o[0..n) of c->kind and c->link (set by the caller): on the
  * coupled instances (their times are transfers), else on those seen alone.

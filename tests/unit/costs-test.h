@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Helpers shared by the costs file tests (test-estimator-costs.c, the round trips, and
- * test-estimator-costs-bad.c, the files refused): writing cli_fit_json()'s text to a
- * file, and models fitted on synthetic samples made to reach every branch.
+ * test-estimator-costs-bad.c, the files refused): writing orr_rank_fit_write_json()'s
+ * text to a file, and models fitted on synthetic samples made to reach every branch.
  */
 #ifndef ORRERY_COSTS_TEST_H
 #define ORRERY_COSTS_TEST_H
@@ -18,13 +18,13 @@
 #include <string.h>
 
 #include "orrery/estimator.h"
-#include "../../cli/fit.h"
+#include "orrery/analysis.h"
 #include "test-util.h"
 
 /* ---- writing ---- */
 
 /*
- * The text of cli_fit_json(f) (free()).  Never inlined (and so not inline, unlike the
+ * The text of orr_rank_fit_write_json(f) (free()).  Never inlined (and so not inline, unlike the
  * rest): inlined, GCC takes the text for the stream's local buffer pointer and warns of a
  * dangling pointer.  Both tests use it.
  */
@@ -35,7 +35,7 @@ __attribute__((noinline)) static char *costs_text(const struct orr_rank_fit *f, 
 	FILE *out = open_memstream(&buf, &len);
 
 	assert_non_null(out);
-	cli_fit_json(f, out);
+	orr_rank_fit_write_json(f, out);
 	assert_int_equal(fclose(out), 0);
 	*ret_len = len;
 	return buf;

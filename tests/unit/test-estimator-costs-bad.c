@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Costs files refused by orr_costs_read(): the synthetic costs of costs-test.h (written
- * by cli/fit-json.c, built into this test) with one value wrong, and files that are no
+ * by orr_rank_fit_write_json()) with one value wrong, and files that are no
  * costs files at all (truncated, empty, not JSON, another format, a directory, absent,
  * too big), each refused with the error and the key in its message; and what is
  * tolerated (a byte order mark, keys the reader does not know).
@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "orrery/estimator.h"
-#include "../../cli/fit.h"
+#include "orrery/analysis.h"
 #include "test-util.h"
 #include "costs-test.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Costs files read back (orr_costs_read()): everything `orrery fit -o` fits, written as
- * it writes it (cli/fit-report.c and cli/fit-json.c, built into this test), must come
+ * it writes it (orr_rank_fit_run(), orr_rank_fit_write_json()), must come
  * back as models that predict every sample of the trace exactly as the fitted ones do,
  * the same number (to the bit: the file has every digit) and the same `how`.  On the
  * Megatron trace, every shared trace (GPU known and not, pooled fits, several bands),
@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "orrery/estimator.h"
-#include "../../cli/fit.h"
+#include "orrery/analysis.h"
 #include "test-util.h"
 #include "costs-test.h"
 
