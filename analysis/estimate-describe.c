@@ -99,6 +99,7 @@ static int run(const struct orr_estimate_options *o, const struct orr_costs *cos
 		return err;
 	if (costs)
 		orr_estimate_models(NULL, costs, (int)o->gpus_per_node, &m);
+	m.nic_bytes_per_s = o->nic_gbps * 1e9 / 8;
 	e->how = ORR_ESTIMATE_SYNTH;
 	e->from = e->to;
 	e->costs = o->costs;

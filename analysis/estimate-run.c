@@ -329,6 +329,7 @@ int orr_estimate_base_open(const struct orr_estimate_options *o, const struct or
 	orr_rank_fit_run(g, ri, o->trace, NULL, 0, &b->f);
 	b->have_fit = true;
 	orr_estimate_models(&b->f, o->costs ? &b->costs : NULL, (int)o->gpus_per_node, &b->m);
+	b->m.nic_bytes_per_s = o->nic_gbps * 1e9 / 8;
 	if ((o->costs && (err = same_gpu(o->costs, &b->costs, &b->f, d))) ||
 	    (err = trace_gpu(o, &b->f, d)))
 		goto fail;

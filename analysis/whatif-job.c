@@ -72,6 +72,7 @@ static int from_description(const struct orr_estimate_options *o, struct orr_wha
 		return err;
 	if (j->have_costs)
 		orr_estimate_models(NULL, &j->costs, (int)o->gpus_per_node, &m);
+	m.nic_bytes_per_s = o->nic_gbps * 1e9 / 8;
 	e->how = ORR_ESTIMATE_SYNTH;
 	e->gpu = gpu;
 	e->costs = o->costs;

@@ -56,6 +56,8 @@ const char cli_estimate_usage[] =
 	"                          learned_absolute (default) or rope (rotary, on q and k)\n"
 	"  --gpus-per-node N       GPUs a node holds (default: the hardware table's): a\n"
 	"                          larger group talks over the network\n"
+	"  --nic-gbps N            the network per GPU, Gb/s per direction (default: the\n"
+	"                          hardware table's node, e.g. 200 for the DGX A100)\n"
 	"  --forward-only          forward passes only\n"
 	"  --costs FILE            models from orrery fit -o FILE (of a trace of the same\n"
 	"                          GPU) instead of fitting them on TRACE\n"

@@ -36,6 +36,7 @@ enum {
 	OPT_NORM,
 	OPT_POSITIONS,
 	OPT_GEMM_MODEL,
+	OPT_NIC,
 };
 
 static int parse_named(const char *s, const char *const *names, int n)
@@ -113,6 +114,14 @@ static int parse_one(const char *cmd, int c, const char *arg, struct orr_estimat
 			return cli_usage_error(cmd, "bad --launch-us '%s' (microseconds)", arg);
 		return -1;
 	}
+	case OPT_NIC: {
+		char *end;
+
+		o->nic_gbps = strtod(arg, &end);
+		if (end == arg || *end || !(o->nic_gbps > 0) || o->nic_gbps > 1e6)
+			return cli_usage_error(cmd, "bad --nic-gbps '%s' (Gb/s, more than 0)", arg);
+		return -1;
+	}
 	case OPT_FORMAT:
 		if (!format || (*format = cli_parse_format(arg, false)) < 0)
 			return cli_usage_error(cmd, "unknown format '%s' (text or json)", arg);
@@ -138,7 +147,7 @@ static void phase(void *data, const char *what, const char *unit)
 int cli_estimate_parse_as(const char *cmd, int argc, char **argv, struct orr_estimate_options *o,
 			  int *format)
 {
-	struct option opts[NSIZE + 23] = { { 0 } }; /* the options below, and the zeros */
+	struct option opts[NSIZE + 24] = { { 0 } }; /* the options below, and the zeros */
 	size_t n = 0;
 	int c, ret;
 
@@ -153,6 +162,7 @@ int cli_estimate_parse_as(const char *cmd, int argc, char **argv, struct orr_est
 					     OPT_SIZE + (int)i };
 	opts[n++] = (struct option){ "global-batch", required_argument, NULL, OPT_GLOBAL };
 	opts[n++] = (struct option){ "gpus-per-node", required_argument, NULL, OPT_GPN };
+	opts[n++] = (struct option){ "nic-gbps", required_argument, NULL, OPT_NIC };
 	opts[n++] = (struct option){ "recompute", required_argument, NULL, OPT_RECOMPUTE };
 	opts[n++] = (struct option){ "sequence-parallel", no_argument, NULL, OPT_SP };
 	opts[n++] = (struct option){ "distributed-optimizer", no_argument, NULL, OPT_DISTOPT };

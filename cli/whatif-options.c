@@ -52,9 +52,10 @@ const char cli_whatif_usage[] =
 	"  -o FILE                 write the report to FILE\n\n"
 	"Model and fixed options, as orrery estimate takes them: --gpu, --layers, --hidden,\n"
 	"--ffn, --heads, --kv-heads, --seq, --vocab, --global-batch, --gpus-per-node,\n"
-	"--precision, --attention, --fsdp, --overlap-grad-reduce, --forward-only, --costs,\n"
-	"--launch-us, --gemm-model, --rank, --swiglu, --untie-embeddings-and-output-weights,\n"
-	"--normalization, --position-embedding-type (orrery estimate --help).\n\n"
+	"--nic-gbps, --precision, --attention, --fsdp, --overlap-grad-reduce,\n"
+	"--forward-only, --costs, --launch-us, --gemm-model, --rank, --swiglu,\n"
+	"--untie-embeddings-and-output-weights, --normalization,\n"
+	"--position-embedding-type (orrery estimate --help).\n\n"
 	"Under mpirun (OpenMPI), the configurations are shared among the processes, each on\n"
 	"--jobs threads, and rank 0 writes the report: the same as one process writes.\n";
 
@@ -81,14 +82,25 @@ static const char *const list_names[CLI_WHATIF_LISTS] = {
 };
 /* The least value of each list: the stages' layers 0 (as the other stages). */
 static const int64_t list_least[CLI_WHATIF_LISTS] = { 1, 1, 1, 1, 1, 0, 0 };
-static const char *const fwd_args[] = {
-	"gpu",           "layers",        "hidden",
-	"ffn",           "heads",         "kv-heads",
-	"seq",           "vocab",         "global-batch",
-	"gpus-per-node", "precision",     "attention",
-	"costs",         "launch-us",     "gemm-model",
-	"rank",          "normalization", "position-embedding-type"
-};
+static const char *const fwd_args[] = { "gpu",
+					"layers",
+					"hidden",
+					"ffn",
+					"heads",
+					"kv-heads",
+					"seq",
+					"vocab",
+					"global-batch",
+					"gpus-per-node",
+					"nic-gbps",
+					"precision",
+					"attention",
+					"costs",
+					"launch-us",
+					"gemm-model",
+					"rank",
+					"normalization",
+					"position-embedding-type" };
 static const char *const fwd_flags[] = { "fsdp", "overlap-grad-reduce", "forward-only", "swiglu",
 					 "untie-embeddings-and-output-weights" };
 

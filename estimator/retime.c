@@ -146,6 +146,8 @@ static double link_bytes_per_s(const struct coll_ctx *c, int64_t n)
 
 	if (link_of(c, n) == ORR_LINK_NODE)
 		return gpu && gpu->link_bytes_per_s > 0 ? gpu->link_bytes_per_s : 1;
+	if (c->m && c->m->nic_bytes_per_s > 0)
+		return c->m->nic_bytes_per_s;
 	return gpu && gpu->nic_bytes_per_s > 0 ? gpu->nic_bytes_per_s : 1;
 }
 

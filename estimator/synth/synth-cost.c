@@ -103,17 +103,25 @@ static const struct orr_coll_model *coll_model(const struct sy_job *j, enum orr_
  * a node move their traffic over that many NICs at once (nccl-tests' bus bandwidth of
  * two DGX nodes is their NICs', not one GPU's); never above the node's own link.
  */
-static double network_bytes_per_s(const struct orr_gpu_spec *gpu, struct sy_span sp)
+/* The network per GPU: --nic-gbps's, else the hardware table's reference node's. */
+static double nic_of(const struct sy_job *j)
 {
-	double bw = gpu->nic_bytes_per_s * sp.per_node;
+	return j->k->m.nic_bytes_per_s > 0 ? j->k->m.nic_bytes_per_s : j->k->gpu->nic_bytes_per_s;
+}
+
+static double network_bytes_per_s(const struct sy_job *j, struct sy_span sp)
+{
+	const struct orr_gpu_spec *gpu = j->k->gpu;
+	double bw = nic_of(j) * sp.per_node;
 
 	return gpu->link_bytes_per_s > 0 && bw > gpu->link_bytes_per_s ? gpu->link_bytes_per_s : bw;
 }
 
 /*
  * NCCL's own model of a group across nodes (nccl-model.c) on the hardware table's
- * reference node, one NIC per GPU: a channel per member on a node, each at the speed
- * NCCL's search gives the NIC, their sum never above the GPU's own link.  The node's
+ * reference node, one NIC per GPU (of nic_of()'s rate): a channel per member on a node,
+ * each at the speed NCCL's search gives the NIC, their sum never above the GPU's own
+ * link.  The node's
  * CPU sets NCCL's network overhead: the DGX A100's is AMD's (two EPYC 7742, its user
  * guide), the other reference nodes' Intel's.  0 where the model does not apply.
  */
@@ -126,13 +134,13 @@ static double nccl_net_ns(const struct sy_job *j, enum orr_coll_kind kind, doubl
 		.ranks = group,
 		.nodes = sp.per_node > 0 ? (group + sp.per_node - 1) / sp.per_node : 0,
 		.channels = sp.per_node,
-		.channel_gbps = orr__nccl_channel_gbps(gpu->nic_bytes_per_s, hopper),
+		.channel_gbps = orr__nccl_channel_gbps(nic_of(j), hopper),
 		.hopper = hopper,
 		.amd_cpu = gpu->source && strstr(gpu->source, "DGX A100"),
 	};
 	struct orr_nccl_choice c;
 
-	if (!(gpu->nic_bytes_per_s > 0))
+	if (!(nic_of(j) > 0))
 		return 0;
 	if (gpu->link_bytes_per_s > 0 &&
 	    net.channels * net.channel_gbps * 1e9 > gpu->link_bytes_per_s)
@@ -168,7 +176,7 @@ double orr__sy_coll_ns(struct sy_job *j, enum orr_coll_kind kind, double bytes, 
 		j->ret->sources.coll_peak++;
 		if (ns > 0)
 			return ns;
-		bw = link == ORR_LINK_NODE ? gpu->link_bytes_per_s : network_bytes_per_s(gpu, sp);
+		bw = link == ORR_LINK_NODE ? gpu->link_bytes_per_s : network_bytes_per_s(j, sp);
 		if (!(bw > 0)) {
 			j->why =
 				link == ORR_LINK_NODE

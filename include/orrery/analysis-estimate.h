@@ -58,6 +58,7 @@ struct orr_estimate_options {
 	int norm;           /* -1: not given; 0 LayerNorm, 1 RMSNorm */
 	int positions;      /* -1: not given; 0 learned_absolute, 1 rope */
 	double launch_us;   /* the launch thread's time per kernel; NAN: not given */
+	double nic_gbps;    /* the network per GPU, Gb/s per direction; 0: the hardware table's */
 	bool gemm_tiles;    /* --gemm-model tiles */
 	/*
 	 * the file to write the estimated timeline to (NULL: none); the costs file to time by

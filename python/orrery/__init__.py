@@ -443,6 +443,10 @@ def _estimate_options(options):
             if not 0 <= float(v) <= 1e6:
                 raise ValueError("launch_us=%r: microseconds, 0 to 1e6" % (v,))
             o.launch_us = float(v)
+        elif k == "nic_gbps":
+            if not 0 < float(v) <= 1e6:
+                raise ValueError("nic_gbps=%r: Gb/s, more than 0" % (v,))
+            o.nic_gbps = float(v)
         elif k == "gemm_model":
             if v not in ("roofline", "tiles"):
                 raise ValueError("gemm_model=%r: roofline or tiles" % (v,))

@@ -352,8 +352,8 @@ class EstimateOptions(Structure):
                 ("distopt", c_bool), ("fsdp", c_bool), ("overlap_grad", c_bool),
                 ("forward_only", c_bool), ("precision", c_int), ("attention", c_int),
                 ("swiglu", c_bool), ("untie", c_bool), ("norm", c_int), ("positions", c_int),
-                ("launch_us", c_double), ("gemm_tiles", c_bool), ("timeline", c_char_p),
-                ("costs", c_char_p), ("trace", c_char_p), ("gpu", c_char_p),
+                ("launch_us", c_double), ("nic_gbps", c_double), ("gemm_tiles", c_bool),
+                ("timeline", c_char_p), ("costs", c_char_p), ("trace", c_char_p), ("gpu", c_char_p),
                 ("phase", c_void_p), ("progress", c_void_p), ("progress_data", c_void_p)]
 
 
