@@ -12,17 +12,36 @@
 #include "estimate-internal.h"
 #include "banned.h"
 
-int orr_estimate_description(const struct orr_estimate_options *o, struct orr_train_config *c,
-			     struct orr_diag *d)
+const char *orr_estimate_missing(const struct orr_estimate_options *o)
 {
 	static const char *const required[] = { "layers", "hidden", "heads", "seq" };
 
 	for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++)
 		if (!orr_estimate_given(o, required[i]))
-			return orr_diag_set(d, -EINVAL, "", -1, -1,
-					    "no trace: give the model, --%s is missing (or a "
-					    "TRACE to estimate from)",
-					    required[i]);
+			return required[i];
+	return NULL;
+}
+
+/* -EINVAL, said, when o lacks a size a description needs. */
+static int missing(const struct orr_estimate_options *o, struct orr_diag *d)
+{
+	const char *m = orr_estimate_missing(o);
+
+	if (!m)
+		return 0;
+	return orr_diag_set(d, -EINVAL, "", -1, -1,
+			    "no trace: give the model, --%s is missing (or a TRACE to estimate "
+			    "from)",
+			    m);
+}
+
+int orr_estimate_description(const struct orr_estimate_options *o, struct orr_train_config *c,
+			     struct orr_diag *d)
+{
+	int err = missing(o, d);
+
+	if (err)
+		return err;
 	*c = (struct orr_train_config){
 		.micro_batch = 1,
 		.micro_batches = 1,
@@ -133,6 +152,9 @@ int orr_estimate_describe(const struct orr_estimate_options *o, struct orr_estim
 
 	orr_diag_clear(d);
 	memset(ret, 0, sizeof(*ret));
+	/* what the options lack first: a usage error, whatever else fails */
+	if ((err = missing(o, d)))
+		return err;
 	if (o->costs && (err = orr__estimate_read_costs(o->costs, &costs, d)))
 		return err;
 	err = run(o, o->costs ? &costs : NULL, ret, d);

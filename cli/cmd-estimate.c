@@ -79,7 +79,7 @@ static int describe(const struct orr_estimate_options *o, int format)
 	int err = orr_estimate_describe(o, &e, &d);
 
 	if (err)
-		return cli_estimate_error("estimate", err, &d, true);
+		return cli_estimate_error("estimate", o, err, &d, true);
 	cli_estimate_report(&e, format);
 	return EXIT_OK;
 }
@@ -107,10 +107,10 @@ int cmd_estimate(int argc, char **argv)
 		return describe(&o, format);
 	ret = cli_fit_open(o.trace, timeline, o.rank, &t, &g, &ri);
 	if (ret == EXIT_OK && (err = orr_estimate_base_open(&o, g, ri, &b, &d)))
-		ret = cli_estimate_error("estimate", err, &d, false);
+		ret = cli_estimate_error("estimate", NULL, err, &d, false);
 	if (ret == EXIT_OK) {
 		if ((err = orr_estimate_trace(&o, &b, &d)))
-			ret = cli_estimate_error("estimate", err, &d, false);
+			ret = cli_estimate_error("estimate", NULL, err, &d, false);
 		else
 			cli_estimate_report(&b.e, format);
 		orr_estimate_base_close(&b);

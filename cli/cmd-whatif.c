@@ -90,7 +90,8 @@ static int open_job(const struct cli_whatif_options *o, struct cli_whatif_sweep 
 		return ret;
 	sweep_options(o, &s->wo);
 	if ((err = orr_whatif_job_open(&o->est, &s->wo, s->g, ri, &s->job, &d)))
-		return cli_estimate_error("estimate", err, &d, !o->est.trace);
+		return cli_estimate_error("estimate", o->est.trace ? NULL : &o->est, err, &d,
+					  !o->est.trace);
 	return EXIT_OK;
 }
 

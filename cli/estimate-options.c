@@ -225,12 +225,13 @@ int cli_estimate_parse_as(const char *cmd, int argc, char **argv, struct orr_est
 	return -1;
 }
 
-int cli_estimate_error(const char *cmd, int err, const struct orr_diag *d, bool list_gpus)
+int cli_estimate_error(const char *cmd, const struct orr_estimate_options *o, int err,
+		       const struct orr_diag *d, bool list_gpus)
 {
 	size_t n;
 	const struct orr_gpu_spec *v;
 
-	if (err == -EINVAL)
+	if (err == -EINVAL && o && orr_estimate_missing(o))
 		return cli_usage_error(cmd, "%s", d->msg);
 	cli_error("%s", d->msg);
 	if (err == -ENODEV && list_gpus) {

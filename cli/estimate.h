@@ -28,10 +28,11 @@ int cli_estimate_parse_as(const char *cmd, int argc, char **argv, struct orr_est
 			  int *format);
 /*
  * An error of the library's said (d->msg; the hardware table listed after a GPU it does
- * not have, with list_gpus): EXIT_USAGE for a description that lacks a size, else
- * EXIT_FAIL.  cmd names the command in a usage error.
+ * not have, with list_gpus): EXIT_USAGE for a description o (may be NULL) that lacks a
+ * size, else EXIT_FAIL.  cmd names the command in a usage error.
  */
-int cli_estimate_error(const char *cmd, int err, const struct orr_diag *d, bool list_gpus);
+int cli_estimate_error(const char *cmd, const struct orr_estimate_options *o, int err,
+		       const struct orr_diag *d, bool list_gpus);
 
 /*
  * The sources and caveats of e's numbers, as orrery estimate prints them (where each

@@ -13,9 +13,13 @@
  * Python package (python/) only format them.
  *
  * Errors: 0 or a negative errno with d->msg saying what failed in one line, as orrery
- * estimate words it after "orrery: error: ".  -EINVAL is a description that lacks a
- * size it needs (a usage error: d->msg names the option); -ENODEV a GPU the hardware
- * table does not have (or none named).  Nothing here prints; allocation failure is fatal.
+ * estimate words it after "orrery: error: ".  -EINVAL with orr_estimate_missing() not
+ * NULL is a description that lacks a size it needs (a usage error: d->msg names the
+ * option); -ENODEV a GPU the hardware
+ * table does not have (or none named); -EXDEV a GPU other than the trace's or the costs
+ * file's; -EDOM a configuration Megatron refuses; -ENODATA a trace that does not give
+ * its configuration; else the reader's, the synthesis's or the replay's error.  Nothing
+ * here prints; allocation failure is fatal.
  * Ownership: an estimate base borrows the graph (and its trace) it was opened on, which
  * must outlive it; orr_estimate_base_close() frees what it holds.  An orr_estimate holds
  * no memory of its own (its strings are the options' and the hardware table's).
@@ -46,7 +50,9 @@ extern "C" {
 const char *orr_estimate_size_name(size_t i);
 
 struct orr_estimate_options {
-	int64_t rank; /* the rank whose structure is the recorded configuration; -1: the first */
+	/* the global rank whose structure is the recorded configuration, -1 the first: the
+	 * caller's to find (orr_graph_rank_index()), orr_estimate_base_open() takes its index */
+	int64_t rank;
 	int64_t global_batch;  /* sequences per step; 0: micro-batch x dp (x micro-batches) */
 	int64_t gpus_per_node; /* 0: the hardware table's */
 	int64_t size[ORR_ESTIMATE_NSIZE]; /* by orr_estimate_size_name(); 0: not given */
@@ -194,6 +200,12 @@ int orr_estimate_describe(const struct orr_estimate_options *o, struct orr_estim
 int orr_estimate_base_sweep(const struct orr_estimate_options *o, struct orr_estimate_base *b,
 			    struct orr_synth_costs *ret_k, double *ret_replayed_ns,
 			    struct orr_diag *d);
+/*
+ * The first size a description needs that o lacks ("layers", "hidden", "heads", "seq"),
+ * NULL when none does: what makes orr_estimate_describe() and orr_estimate_description()
+ * return -EINVAL before anything else.
+ */
+const char *orr_estimate_missing(const struct orr_estimate_options *o);
 /* The configuration o describes, with Megatron-LM's defaults: 0 or the error. */
 int orr_estimate_description(const struct orr_estimate_options *o, struct orr_train_config *c,
 			     struct orr_diag *d);

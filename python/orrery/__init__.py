@@ -20,6 +20,7 @@ same columns.  Times are integer nanoseconds (columns *_ns), as the library give
 the definitions are docs/design.md's.  docs/python.md shows a session.
 """
 import ctypes
+import errno
 import math
 import os
 
@@ -62,7 +63,7 @@ def estimate(**description):
     e, d = _lib.Estimate(), _lib.Diag()
     err = _lib.estimate_describe(ctypes.byref(o), ctypes.byref(e), ctypes.byref(d))
     if err:
-        _estimate_fail(err, d)
+        _estimate_fail(err, d, o)
     return _table([_estimate_row(e)], _ESTIMATE_COLUMNS)
 
 
@@ -457,9 +458,11 @@ def _estimate_options(options):
     return o
 
 
-def _estimate_fail(err, d):
+def _estimate_fail(err, d, o=None):
+    """The library's error: a ValueError for a description o that lacks a size (the
+    command's usage error), else an OrreryError with the command's message."""
     msg = _text(d.msg) or _text(_lib.strerror(err))
-    if err == -22:  # EINVAL: a description that lacks a size
+    if err == -errno.EINVAL and o is not None and _lib.estimate_missing(ctypes.byref(o)):
         raise ValueError(msg)
     raise OrreryError(msg)
 
@@ -638,7 +641,7 @@ def _whatif(trace, ri, gpus, options):
                                ctypes.byref(d))
     try:
         if err:
-            _estimate_fail(err, d)
+            _estimate_fail(err, d, None if trace is not None else o)
         tally = _lib.WhatifTally()
         recorded = _lib.whatif_job_tally(ctypes.byref(j), 0, 1, ctypes.byref(tally))
         _lib.whatif_tally_release(ctypes.byref(tally))

@@ -82,8 +82,14 @@ static void test_describe_refused(void **state)
 	describe(&o, "h100-sxm");
 	o.size[5] = 0; /* layers */
 	assert_string_equal(orr_estimate_size_name(5), "layers");
+	assert_string_equal(orr_estimate_missing(&o), "layers");
+	o.costs = "/no/such/costs.json"; /* what the options lack is said first */
 	assert_int_equal(orr_estimate_describe(&o, &e, &d), -EINVAL);
 	assert_non_null(strstr(d.msg, "--layers is missing"));
+	o.size[5] = 24;
+	assert_null(orr_estimate_missing(&o));
+	assert_int_not_equal(orr_estimate_describe(&o, &e, &d), 0);
+	assert_non_null(strstr(d.msg, "/no/such/costs.json"));
 	describe(&o, "no-such-gpu");
 	assert_int_equal(orr_estimate_describe(&o, &e, &d), -ENODEV);
 	assert_non_null(strstr(d.msg, "no-such-gpu"));
