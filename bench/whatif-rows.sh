@@ -111,8 +111,18 @@ csv2tsv() {
 #   18 metric  19 unit  20 measured  21 kv_heads  22 ffn  23 vocab  24 attention
 #   25 flags (estimate's switches, comma-separated: "name" or "name=value")
 #   26 costs (yes/no)  27 skip reason
+# The network per GPU of vTrain's cluster, VTRAIN_NIC_GBPS (Gb/s; unset: the hardware
+# table's DGX A100, 200), given to vTrain's rows as --nic-gbps.  vTrain states 100:
+# every validation config of vTrain@f8dda84 (config/validation/{single,multi}/*.json)
+# sets "inter_node_bandwidth": 800 (Gb/s, a node's, src/config.py) and "node_size": 8,
+# which its predictor times inter-node collectives by (docs/accuracy.md, "Issue 35:
+# collectives across nodes"); it is not the default because the ranking and a ratio
+# cell get worse with it.
+vtrain_network=${VTRAIN_NIC_GBPS:+nic-gbps=$VTRAIN_NIC_GBPS}
+[[ -z ${VTRAIN_NIC_GBPS:-} || $VTRAIN_NIC_GBPS =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
+	die "VTRAIN_NIC_GBPS '$VTRAIN_NIC_GBPS' is not a number of Gb/s"
 normalize() {
-	awk -F '\t' -v kind="$1" -v file="$2" -v costs_gpu="$costs_gpu" '
+	awk -F '\t' -v kind="$1" -v file="$2" -v costs_gpu="$costs_gpu" -v vtrain_network="$vtrain_network" '
 	function fail(r) { if (reason == "") reason = r }
 	# The reason for a cell that is not a value: "not stated" or "impl default" says so.
 	function bad(name, text, what) {
@@ -248,6 +258,8 @@ normalize() {
 			if (tolower($col["model"]) ~ /llama/)
 				flags = (flags == "-" ? "" : flags ",") "swiglu,untie-embeddings-and-output-weights,normalization=RMSNorm,position-embedding-type=rope"
 			if (ep != "-" && ep > 1) fail("ep " ep " > 1 (MoE): the estimator has no expert parallelism")
+			if ($col["source"] ~ /^vTrain/ && vtrain_network != "")
+				flags = (flags == "-" ? "" : flags ",") vtrain_network
 		} else {
 			# vTrain (Megatron-DeepSpeed): GPT with ffn 4h and vTrain default vocab 50257
 			# (its GPT-2 tokenizer), fp16 (vTrain default dtype), no flash attention
@@ -273,7 +285,7 @@ normalize() {
 			recompute = "full"
 			precision = "fp16"
 			attention = "unfused"
-			flags = "-"
+			flags = vtrain_network == "" ? "-" : vtrain_network
 			metric = "iteration_time"; unit = "ms"
 			measured = number("iteration time", $col["iteration time (ms)"])
 		}
