@@ -219,7 +219,7 @@ struct orr_retime_models {
 	 * (orr_coll_model.constrained); NULL: by bytes, bus factor and bandwidth.
 	 */
 	const struct orr_coll_model *coll[ORR_COLL_KIND_COUNT][ORR_LINK_NETWORK + 1];
-	int gpus_per_node; /* GPUs a node holds; 0: the hardware table's */
+	int gpus_per_node;      /* GPUs a node holds; 0: the hardware table's */
 	double nic_bytes_per_s; /* network per GPU, bytes/s per direction; 0: the table's */
 };
 
