@@ -64,7 +64,8 @@ static bool shape_key(const struct orr_trace *t, const struct orr_rank *r,
 		const struct orr_input *in = &r->inputs[a->first_input + i];
 
 		k += (size_t)snprintf(buf + k, size - k, "%s", i ? ", " : "");
-		for (uint32_t d = 0; d < in->ndims && k < size; d++)
+		/* a list of tensors' members (counts and shapes) are left out, as before */
+		for (uint32_t d = 0; !in->is_list && d < in->ndims && k < size; d++)
 			k += (size_t)snprintf(buf + k, size - k, "%s%lld", d ? "x" : "",
 					      (long long)r->dims[in->first_dim + d]);
 	}

@@ -11,8 +11,9 @@
  * ops that write them or are made where first read.  Without an execution trace an op
  * is rebuilt when the profiler recorded every argument (record_shapes: shapes and dtypes
  * of tensors, and in PyTorch 2.1+ the values of scalars; concrete.c): each tensor gets a
- * contiguous tensor of its own, each scalar its value, and what is neither (a string, a
- * device, None) the schema's default as bench.py finds it.
+ * storage of its own, viewed with the strides the profiler recorded (PyTorch 2.x's
+ * "Input Strides"; contiguous without them), each scalar its value, and what is neither
+ * (a string, a device, None) the schema's default as bench.py finds it.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -267,6 +268,15 @@ static void write_et_op(struct cargs *a, FILE *f, const struct orr_et_node *n)
 	fputc(']', f);
 }
 
+/* A recorded tensor's strides, one per dimension; NULL when not recorded (contiguous). */
+static const int64_t *kineto_strides(const struct orr_rank *r, const struct orr_input *in)
+{
+	if (in->is_list || !in->nstrides || in->nstrides != in->ndims ||
+	    (size_t)in->first_stride + in->nstrides > r->nstrides)
+		return NULL;
+	return r->strides + in->first_stride;
+}
+
 static void write_kineto_op(struct cargs *a, FILE *f, const struct orr_event *ev)
 {
 	const struct orr_trace *t = orr_graph_trace(a->c->g);
@@ -277,10 +287,12 @@ static void write_kineto_op(struct cargs *a, FILE *f, const struct orr_event *ev
 	for (uint32_t i = 0; i < op->ninputs; i++) {
 		const struct orr_input *in = &r->inputs[op->first_input + i];
 		const int64_t *dims = in->ndims ? r->dims + in->first_dim : NULL;
+		const int64_t *strides = kineto_strides(r, in);
+		uint32_t nstrides = strides ? in->nstrides : 0;
 		const char *dtype = orr__compose_dtype(orr_trace_str(t, in->dtype));
-		int64_t ext = extent(dims, in->ndims, NULL, 0);
+		int64_t ext = extent(dims, in->ndims, strides, nstrides);
 		char key[32];
-		struct ctensor ct = { 0, 0, dims, NULL, in->ndims, 0, dtype };
+		struct ctensor ct = { 0, 0, dims, strides, in->ndims, nstrides, dtype };
 		enum orr__kineto_arg kind = ORR__KARG_DEFAULT;
 		const char *why;
 
@@ -431,7 +443,7 @@ static int check_value(struct cargs *a, const struct orr_et *et, const struct or
 	return 0;
 }
 
-/* An op rebuilt from the profiler's record_shapes: a contiguous tensor per input. */
+/* An op rebuilt from the profiler's record_shapes: a tensor per input, as recorded. */
 static int check_kineto_op(struct cargs *a, const struct orr_event *ev, struct orr_diag *d)
 {
 	const struct orr_trace *t = orr_graph_trace(a->c->g);
@@ -447,7 +459,8 @@ static int check_kineto_op(struct cargs *a, const struct orr_event *ev, struct o
 
 		if (!orr__compose_kineto_arg(t, in, &kind, &why) || kind != ORR__KARG_TENSOR)
 			continue;
-		why = tensor_bytes(in->ndims ? r->dims + in->first_dim : NULL, in->ndims, NULL, 0,
+		why = tensor_bytes(in->ndims ? r->dims + in->first_dim : NULL, in->ndims,
+				   kineto_strides(r, in), kineto_strides(r, in) ? in->nstrides : 0,
 				   0, size, &bytes, &bad);
 		if (why)
 			return orr_diag_set(d, ORR_ETOOBIG, "", -1, -1,

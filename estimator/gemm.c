@@ -296,8 +296,9 @@ bool orr__op_has_shapes(const struct orr_rank *r, const struct orr_event *e)
 	const struct orr_op_args *a =
 		e->kind == ORR_EVENT_OP && e->args < r->nops ? &r->ops[e->args] : NULL;
 
+	/* a tensor's shape; a list of tensors' members (traces/kineto/) are not counted */
 	for (uint32_t i = 0; a && i < a->ninputs && a->first_input + i < r->ninputs; i++)
-		if (r->inputs[a->first_input + i].ndims)
+		if (r->inputs[a->first_input + i].ndims && !r->inputs[a->first_input + i].is_list)
 			return true;
 	return false;
 }

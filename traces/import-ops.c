@@ -110,7 +110,7 @@ static bool taken(const struct orr_trace *t, const struct orr__rank_build *src,
 	return e->start_ns >= lo && e->start_ns < hi;
 }
 
-/* An op's arguments: its inputs and their dims appended to dst's tables. */
+/* An op's arguments: its inputs and their dims and strides appended to dst's tables. */
 static uint32_t copy_op_args(struct orr__rank_build *dst, const struct orr__rank_build *src,
 			     uint32_t args)
 {
@@ -130,6 +130,10 @@ static uint32_t copy_op_args(struct orr__rank_build *dst, const struct orr__rank
 		for (uint16_t d = 0; d < in->ndims; d++)
 			*(int64_t *)orr__vec_push(&dst->dims) =
 				*ORR__AT(src->dims, int64_t, in->first_dim + d);
+		nin->first_stride = (uint32_t)dst->strides.n;
+		for (uint16_t d = 0; d < in->nstrides; d++)
+			*(int64_t *)orr__vec_push(&dst->strides) =
+				*ORR__AT(src->strides, int64_t, in->first_stride + d);
 	}
 	return (uint32_t)(dst->ops.n - 1);
 }

@@ -122,8 +122,8 @@ struct orr__rank_build {
 	bool has_base;
 	uint32_t last_place; /* lookup cache */
 	struct orr__index place_index, skipped_index;
-	struct orr__vec places, events, ops, inputs, dims, kernels, copies, syncs, colls, members,
-		comms, devices, skipped, coerced, mems, counters, flows, metas;
+	struct orr__vec places, events, ops, inputs, dims, strides, kernels, copies, syncs, colls,
+		members, comms, devices, skipped, coerced, mems, counters, flows, metas;
 	bool gpu_device_arg; /* a GPU event named its device in args */
 	/* The ranks a file with several declares ("orreryRanks"), owned until split. */
 	struct orr__rank_build **parts;
@@ -140,7 +140,7 @@ struct orr__rank_build {
  * stacks or flops), to undo a partly parsed window.
  */
 struct orr__mark {
-	size_t n[18];
+	size_t n[19];
 	uint64_t ops_with_stack, ops_with_flops;
 };
 
@@ -150,6 +150,11 @@ struct orr__skip_undo {
 };
 
 void orr__rank_mark(struct orr__rank_build *rb, struct orr__mark *m);
+/*
+ * Drops in's strides (nstrides 0) unless they are a stride per dimension of its shape
+ * (of each member's, for a list of tensors): what compose takes them for.
+ */
+void orr__input_fit_strides(const struct orr__rank_build *rb, struct orr_input *in);
 void orr__rank_rollback(struct orr__rank_build *rb, const struct orr__mark *m);
 
 uint32_t orr__place(struct orr__rank_build *rb, enum orr_place_kind kind, int64_t pid, int64_t tid,

@@ -32,16 +32,40 @@ void *orr__vec_extend(struct orr__vec *v, size_t n)
 	return e;
 }
 
-/* The 18 tables are declared together, places first and metas last: walk them as one array. */
+/* The 19 tables are declared together, places first and metas last: walk them as one array. */
 _Static_assert(offsetof(struct orr__rank_build, metas) - offsetof(struct orr__rank_build, places) ==
-		       17 * sizeof(struct orr__vec),
+		       18 * sizeof(struct orr__vec),
 	       "struct orr__rank_build: the tables must be contiguous");
-_Static_assert(sizeof(((struct orr__mark *)0)->n) == 18 * sizeof(size_t), "a mark per table");
+_Static_assert(sizeof(((struct orr__mark *)0)->n) == 19 * sizeof(size_t), "a mark per table");
 
 static struct orr__vec *tables(struct orr__rank_build *rb, size_t *ret_n)
 {
-	*ret_n = 18;
+	*ret_n = 19;
 	return &rb->places;
+}
+
+void orr__input_fit_strides(const struct orr__rank_build *rb, struct orr_input *in)
+{
+	const int64_t *d, *s;
+	uint32_t i = 0;
+
+	if (!in->nstrides)
+		return;
+	if (in->nstrides != in->ndims || (size_t)in->first_dim + in->ndims > rb->dims.n ||
+	    (size_t)in->first_stride + in->nstrides > rb->strides.n) {
+		in->nstrides = 0;
+		return;
+	}
+	d = ORR__AT(rb->dims, int64_t, in->first_dim);
+	s = ORR__AT(rb->strides, int64_t, in->first_stride);
+	/* a list: the same count before each member */
+	while (in->is_list && i < in->ndims) {
+		if (d[i] != s[i] || d[i] < 0 || d[i] >= in->ndims - i) {
+			in->nstrides = 0;
+			return;
+		}
+		i += 1 + (uint32_t)d[i];
+	}
 }
 
 void orr__rank_mark(struct orr__rank_build *rb, struct orr__mark *m)
@@ -259,6 +283,7 @@ static struct orr__rank_build *rank_alloc(uint32_t source)
 	rb->ops.elem = sizeof(struct orr_op_args);
 	rb->inputs.elem = sizeof(struct orr_input);
 	rb->dims.elem = sizeof(int64_t);
+	rb->strides.elem = sizeof(int64_t);
 	rb->kernels.elem = sizeof(struct orr_kernel_args);
 	rb->copies.elem = sizeof(struct orr_copy_args);
 	rb->syncs.elem = sizeof(struct orr_sync_args);
@@ -693,6 +718,7 @@ static void make_views(struct orr__rank_build *rb)
 	VIEW(ops, rb->ops, struct orr_op_args);
 	VIEW(inputs, rb->inputs, struct orr_input);
 	VIEW(dims, rb->dims, int64_t);
+	VIEW(strides, rb->strides, int64_t);
 	VIEW(kernels, rb->kernels, struct orr_kernel_args);
 	VIEW(copies, rb->copies, struct orr_copy_args);
 	VIEW(syncs, rb->syncs, struct orr_sync_args);

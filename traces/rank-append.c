@@ -40,11 +40,11 @@ static uint32_t *place_map(struct orr__rank_build *dst, const struct orr__rank_b
 	return map;
 }
 
-/* The index of table name among a rank's 18 (tables() in model.c: places first). */
+/* The index of table name among a rank's 19 (tables() in model.c: places first). */
 #define TABLE(name)                                                                            \
 	((offsetof(struct orr__rank_build, name) - offsetof(struct orr__rank_build, places)) / \
 	 sizeof(struct orr__vec))
-#define NTABLES 18
+#define NTABLES 19
 
 /* The table an event's args index, by its kind (store() in kineto-json.cpp), or -1. */
 static int args_table(uint8_t kind)
@@ -103,12 +103,14 @@ static void append_args(struct orr__rank_build *dst, const struct orr__rank_buil
 	struct orr_device *d = ORR__AT(dst->devices, struct orr_device, base_of[TABLE(devices)]);
 	uint32_t inputs = (uint32_t)base_of[TABLE(inputs)];
 	uint32_t dims = (uint32_t)base_of[TABLE(dims)];
+	uint32_t strides = (uint32_t)base_of[TABLE(strides)];
 	uint32_t members = (uint32_t)base_of[TABLE(members)];
 
 	for (size_t i = 0; i < src->ops.n; i++)
 		op[i].first_input += inputs;
 	for (size_t i = 0; i < src->inputs.n; i++) {
 		in[i].first_dim += dims;
+		in[i].first_stride += strides;
 		in[i].dtype = smap[in[i].dtype];
 		in[i].value = smap[in[i].value];
 	}

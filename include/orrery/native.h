@@ -116,6 +116,9 @@ struct orr_native_input {
 	uint16_t ndims;
 	bool is_list;
 	uint32_t dtype; /* string id or ORR_STR_NONE */
+	/* strides as struct orr_input holds them (none: 0); kept where they fit dims */
+	const int64_t *strides;
+	uint16_t nstrides;
 };
 int orr_native_writer_op(struct orr_native_writer *w, int64_t sequence,
 			 const struct orr_native_input *inputs, size_t ninputs,

@@ -130,13 +130,17 @@ static inline int64_t orr_time_sub(int64_t a, int64_t b)
 }
 
 /*
- * One input of an op: dims[first_dim .. first_dim+ndims), dtype interned ("Scalar",
+ * One input of an op: dims[first_dim .. first_dim+ndims), strides[first_stride ..
+ * first_stride+nstrides) (none when not recorded), dtype interned ("Scalar",
  * "ScalarList" for scalars; ORR_STR_NONE for what is neither a tensor nor a scalar).
+ * A list of tensors (is_list) holds its members' shapes, when recorded, one after the
+ * other, each as its number of dimensions then those: [2, 8, 1024, 1, 16] is an 8 x
+ * 1024 tensor and one of 16; its strides likewise; ndims 0 when they were not recorded.
  */
 struct orr_input {
 	uint32_t first_dim;
 	uint16_t ndims;
-	uint8_t is_list;   /* a list of tensors (dims not recorded) */
+	uint8_t is_list;   /* a list of tensors (members as above) */
 	uint8_t has_value; /* the profiler wrote its "Concrete Inputs" entry (even empty) */
 	uint32_t dtype;    /* e.g. "float", "c10::BFloat16"; ORR_STR_NONE if unknown */
 	/*
@@ -144,6 +148,9 @@ struct orr_input {
 	 * "[8, 1024]"; PyTorch 2.1+ with record_shapes); ORR_STR_NONE for none or empty.
 	 */
 	uint32_t value;
+	/* "Input Strides" (PyTorch 2.x, record_shapes), in elements */
+	uint32_t first_stride;
+	uint16_t nstrides;
 };
 
 struct orr_op_args {
@@ -264,6 +271,8 @@ struct orr_rank {
 	size_t ninputs;
 	const int64_t *dims;
 	size_t ndims;
+	const int64_t *strides; /* the inputs' strides, as dims holds their shapes */
+	size_t nstrides;
 	const struct orr_kernel_args *kernels;
 	size_t nkernels;
 	const struct orr_copy_args *copies;

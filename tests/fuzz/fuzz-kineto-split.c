@@ -38,9 +38,10 @@ static void same_rank(const struct orr_trace *a, const struct orr_rank *x,
 		      const struct orr_trace *b, const struct orr_rank *y)
 {
 	if (x->nevents != y->nevents || x->nplaces != y->nplaces || x->nops != y->nops ||
-	    x->ninputs != y->ninputs || x->ndims != y->ndims || x->nkernels != y->nkernels ||
-	    x->ncollectives != y->ncollectives || x->nmembers != y->nmembers ||
-	    x->nskipped != y->nskipped || x->ncoerced != y->ncoerced || x->nmems != y->nmems)
+	    x->ninputs != y->ninputs || x->ndims != y->ndims || x->nstrides != y->nstrides ||
+	    x->nkernels != y->nkernels || x->ncollectives != y->ncollectives ||
+	    x->nmembers != y->nmembers || x->nskipped != y->nskipped ||
+	    x->ncoerced != y->ncoerced || x->nmems != y->nmems)
 		differ("row counts");
 	for (size_t i = 0; i < x->nevents; i++) {
 		const struct orr_event *e = &x->events[i], *f = &y->events[i];
@@ -69,6 +70,15 @@ static void same_rank(const struct orr_trace *a, const struct orr_rank *x,
 		    strcmp(orr_trace_str(a, x->inputs[i].value),
 			   orr_trace_str(b, y->inputs[i].value)) != 0)
 			differ("an input's recorded value");
+	for (size_t i = 0; i < x->ninputs; i++)
+		if (x->inputs[i].first_dim != y->inputs[i].first_dim ||
+		    x->inputs[i].ndims != y->inputs[i].ndims ||
+		    x->inputs[i].is_list != y->inputs[i].is_list ||
+		    x->inputs[i].first_stride != y->inputs[i].first_stride ||
+		    x->inputs[i].nstrides != y->inputs[i].nstrides)
+			differ("an input's dims or strides");
+	if (x->nstrides && memcmp(x->strides, y->strides, x->nstrides * sizeof(*x->strides)))
+		differ("strides");
 	if ((x->ndims && memcmp(x->dims, y->dims, x->ndims * sizeof(*x->dims))) ||
 	    (x->nkernels && memcmp(x->kernels, y->kernels, x->nkernels * sizeof(*x->kernels))) ||
 	    (x->nmembers && memcmp(x->members, y->members, x->nmembers * sizeof(*x->members))))

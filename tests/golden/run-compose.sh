@@ -30,7 +30,9 @@
 #                                  recorded neither as a tensor nor as a scalar is the
 #                                  schema's default ({"d": null}); operators re-create at
 #                                  least 90 % of the step's GPU time (41 % without the
-#                                  values); the plan passes bench.py --check
+#                                  values); tensors are views with the recorded "Input
+#                                  Strides" (aten::mm's transposed operands); the plan
+#                                  passes bench.py --check
 #   run-compose.sh gpu-check       bench/gpu/compose-check.py on a GPU run made of the
 #                                  H200 GPT trace (as original and as the benchmark's
 #                                  profile): kernels classed by orrery summary (nvjet
@@ -261,6 +263,16 @@ assert [15, False, False, {"d": None}] in [a[1:] for a in ops["aten::to"]], ops[
 assert any(a[2:] == [1] for a in ops["aten::add_"]), ops["aten::add_"][:3]
 assert all(a[1] == {"d": None} for a in ops["aten::gelu"]), ops["aten::gelu"][:3]' \
 		"$work/kv/rank-0.json" || fail "the recorded scalar values are not the operators' arguments"
+	python3 -c 'import json,sys
+p = json.load(open(sys.argv[1]))
+t = p["tensors"]
+assert all(x[3] is None or len(x[3]) == len(x[2]) for x in t)
+mm = [x["t"] for i in p["items"] if i[0] == "op" and i[1] == "aten::mm" for x in i[5]
+      if isinstance(x, dict) and "t" in x]
+# the weights of the backward GEMMs: transposed views, as the profiler recorded them
+assert any(t[k][3] == [1, t[k][2][0]] and t[k][2][1] > 1 for k in mm), [t[k] for k in mm[:4]]
+assert all(t[k][3] is not None for k in mm)' \
+		"$work/kv/rank-0.json" || fail "the tensors are not built with the recorded strides"
 	python3 "$work/kv/bench.py" --check >/dev/null || fail "bench.py --check refuses the plan"
 	;;
 gpu-check)

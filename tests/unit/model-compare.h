@@ -98,6 +98,10 @@ static inline void cmp_op(struct cmp_text *f, const struct orr_trace *t, const s
 			   orr_trace_str(t, in->dtype));
 		for (uint16_t d = 0; d < in->ndims; d++)
 			cmp_printf(f, " %lld", (long long)r->dims[in->first_dim + d]);
+		if (in->nstrides)
+			cmp_printf(f, "%s", " strides");
+		for (uint16_t d = 0; d < in->nstrides; d++)
+			cmp_printf(f, " %lld", (long long)r->strides[in->first_stride + d]);
 		cmp_printf(f, "%s", "]");
 	}
 	cmp_printf(f, "%s", "}");

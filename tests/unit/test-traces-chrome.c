@@ -286,6 +286,41 @@ static void test_chrome_concrete_inputs_round_trip(void **state)
 	orr_trace_free(t);
 }
 
+/*
+ * "Input Strides" and a list of tensors' members are written back as read (nested lists
+ * for the list), and a list whose members are unknown stays one.
+ */
+static void test_chrome_strides_round_trip(void **state)
+{
+	struct orr_trace *t = import_text(
+		"[{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::cat\", \"pid\": 1,"
+		" \"tid\": 1, \"ts\": 1, \"dur\": 2, \"args\": {\"External id\": 1,"
+		" \"Input Strides\": [[[6, 3, 1], [2, 1]], [], [1, 4096], [[]]],"
+		" \"Input type\": [\"TensorList\", \"Scalar\", \"float\", \"TensorList\"],"
+		" \"Input Dims\": [[[4, 2, 3], [5, 2]], [], [4096, 8], [1, [2]]]}}]");
+	char *path = round_trip_file(t, *state, "strides.json");
+	struct orr_trace *back = import_ok(path);
+	const struct orr_rank *r = orr_trace_get_rank(back, 0);
+	const struct orr_input *in = &r->inputs[r->ops[0].first_input];
+	const int64_t dims[] = { 3, 4, 2, 3, 2, 5, 2 }, strides[] = { 3, 6, 3, 1, 2, 2, 1 };
+
+	assert_int_equal(r->ops[0].ninputs, 4);
+	assert_int_equal(in[0].is_list, 1);
+	assert_int_equal(in[0].ndims, 7);
+	assert_memory_equal(r->dims + in[0].first_dim, dims, sizeof(dims));
+	assert_int_equal(in[0].nstrides, 7);
+	assert_memory_equal(r->strides + in[0].first_stride, strides, sizeof(strides));
+	assert_int_equal(in[1].nstrides, 0);
+	assert_int_equal(in[2].nstrides, 2);
+	assert_int_equal(r->strides[in[2].first_stride + 1], 4096);
+	assert_int_equal(in[3].is_list, 1); /* mixed: a list, its members unknown */
+	assert_int_equal(in[3].ndims, 0);
+	assert_int_equal(in[3].nstrides, 0);
+	orr_trace_free(back);
+	free(path);
+	orr_trace_free(t);
+}
+
 static void test_chrome_empty_and_one_event(void **state)
 {
 	struct orr_trace *t = import_text("{\"traceEvents\": []}");
@@ -673,6 +708,8 @@ int main(int argc, char **argv)
 						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_chrome_concrete_inputs_round_trip,
 						tmpdir_setup, tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_chrome_strides_round_trip, tmpdir_setup,
+						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_chrome_empty_and_one_event, tmpdir_setup,
 						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_chrome_sample_round_trips, tmpdir_setup,

@@ -417,6 +417,60 @@ static void test_one_op_keeps_its_concrete_inputs(void **state)
 	orr_trace_free(t);
 }
 
+/*
+ * "Input Strides" (PyTorch 2.x): each tensor's strides kept beside its dims, a list of
+ * tensors' members' shapes and strides as each one's count then its values; strides that
+ * are not integers, or do not match their input's dims, are skipped, and a whole entry
+ * that is not an array is counted as ignored.
+ */
+static void test_one_op_keeps_its_strides(void **state)
+{
+	struct orr_trace *t = import_str(
+		"[{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 1,"
+		" \"tid\": 1, \"ts\": 1, \"dur\": 2, \"args\": {"
+		" \"Input Strides\": [[1, 4096], [8, 1], [], [[6, 3, 1], [2, 1]], [1.5, 1], [1],"
+		" [[1], 1]],"
+		" \"Input type\": [\"c10::BFloat16\", \"float\", \"Scalar\", \"TensorList\","
+		" \"float\", \"float\", \"float\"],"
+		" \"Input Dims\": [[4096, 1024], [2, 8], [], [[4, 2, 3], [5, 2]], [2, 3], [2, 3],"
+		" [2, 1]]}},"
+		" {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mul\", \"pid\": 1,"
+		" \"tid\": 1, \"ts\": 5, \"dur\": 1, \"args\": {\"Input Strides\": {\"x\": [1]},"
+		" \"Input type\": [\"float\"], \"Input Dims\": [[3]]}}]");
+	const struct orr_rank *r = orr_trace_get_rank(t, 0);
+	const struct orr_event *mm = event_named(t, r, "aten::mm");
+	const struct orr_event *mul = event_named(t, r, "aten::mul");
+	const int64_t list_dims[] = { 3, 4, 2, 3, 2, 5, 2 },
+		      list_strides[] = { 3, 6, 3, 1, 2, 2, 1 };
+	const struct orr_input *in;
+
+	(void)state;
+	assert_int_equal(r->ops[mm->args].ninputs, 7);
+	in = &r->inputs[r->ops[mm->args].first_input];
+	assert_int_equal(in[0].nstrides, 2);
+	assert_int_equal(r->strides[in[0].first_stride], 1);
+	assert_int_equal(r->strides[in[0].first_stride + 1], 4096);
+	assert_int_equal(in[1].nstrides, 2);
+	assert_int_equal(r->strides[in[1].first_stride], 8);
+	assert_int_equal(in[2].nstrides, 0);
+	assert_int_equal(in[3].is_list, 1);
+	assert_int_equal(in[3].ndims, 7);
+	assert_memory_equal(r->dims + in[3].first_dim, list_dims, sizeof(list_dims));
+	assert_int_equal(in[3].nstrides, 7);
+	assert_memory_equal(r->strides + in[3].first_stride, list_strides, sizeof(list_strides));
+	assert_int_equal(in[4].nstrides, 0); /* not integers */
+	assert_int_equal(in[5].nstrides, 0); /* one stride for two dims */
+	assert_int_equal(in[6].nstrides, 0); /* a list beside a tensor's dims */
+	assert_int_equal(in[6].ndims, 2);
+	in = &r->inputs[r->ops[mul->args].first_input];
+	assert_int_equal(in[0].ndims, 1);
+	assert_int_equal(in[0].nstrides, 0);
+	assert_int_equal(r->ncoerced, 1);
+	assert_string_equal(orr_trace_str(t, r->coerced[0].key), "Input Strides");
+	assert_int_equal(r->coerced[0].how, ORR_COERCION_IGNORED);
+	orr_trace_free(t);
+}
+
 static void test_one_record_param_comms_is_a_collective(void **state)
 {
 	struct orr_trace *t = import_str(
@@ -740,6 +794,7 @@ int main(void)
 		cmocka_unit_test(test_one_cuda_sync_has_its_fields),
 		cmocka_unit_test(test_one_op_inputs_have_dims_and_types),
 		cmocka_unit_test(test_one_op_keeps_its_concrete_inputs),
+		cmocka_unit_test(test_one_op_keeps_its_strides),
 		cmocka_unit_test(test_one_record_param_comms_is_a_collective),
 		cmocka_unit_test(test_one_nccl_kernel_name_gives_collective),
 		cmocka_unit_test(test_one_rccl_kernel_takes_its_collective_args),

@@ -135,6 +135,38 @@ static void test_native_round_trip_sample(void **state)
 	free(sample);
 }
 
+/*
+ * The inputs' strides, a list of tensors' members and their strides, read back as
+ * written (assert_same_model() compares them); a frame without strides has none.
+ */
+static void test_native_round_trip_strides(void **state)
+{
+	static const char text[] =
+		"[{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::cat\", \"pid\": 1,"
+		" \"tid\": 1, \"ts\": 1, \"dur\": 2, \"args\": {"
+		" \"Input Strides\": [[[6, 3, 1], [2, 1]], [], [1, 4096]],"
+		" \"Input type\": [\"TensorList\", \"Scalar\", \"float\"],"
+		" \"Input Dims\": [[[4, 2, 3], [5, 2]], [], [4096, 8]]}}]";
+	char *in = orr_xasprintf("%s/strides.json", (char *)*state);
+	char *out = orr_xasprintf("%s/strides", (char *)*state);
+	struct orr_trace *t = NULL, *back;
+	const struct orr_rank *r;
+	struct orr_diag d;
+
+	write_whole(in, text, sizeof(text) - 1);
+	if (import_path(in, NULL, &t, &d))
+		fail_msg("%s: %s", in, d.msg);
+	back = round_trip(t, out);
+	r = orr_trace_get_rank(back, 0);
+	assert_int_equal(r->nstrides, 9);
+	assert_int_equal(r->inputs[r->ops[0].first_input].nstrides, 7);
+	assert_int_equal(r->strides[r->inputs[r->ops[0].first_input + 2].first_stride], 1);
+	orr_trace_free(back);
+	orr_trace_free(t);
+	free(out);
+	free(in);
+}
+
 /* ---- the writer ---- */
 
 static const struct orr_native_header header0 = {
@@ -731,6 +763,7 @@ int main(void)
 #define T(f) cmocka_unit_test_setup_teardown(f, tmpdir_setup, tmpdir_teardown)
 		T(test_native_round_trip_every_shared_trace),
 		T(test_native_round_trip_sample),
+		T(test_native_round_trip_strides),
 		T(test_native_null_trace_has_no_events),
 		T(test_native_one_event_keeps_every_field),
 		T(test_native_two_ranks_in_a_directory),

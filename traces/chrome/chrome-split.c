@@ -226,6 +226,11 @@ static uint32_t copy_op(struct orr__rank_build *to, const struct orr__rank_build
 			memcpy(orr__vec_extend(&to->dims, in->ndims),
 			       ORR__AT(from->dims, int64_t, in->first_dim),
 			       in->ndims * sizeof(int64_t));
+		nin->first_stride = (uint32_t)to->strides.n;
+		if (in->nstrides)
+			memcpy(orr__vec_extend(&to->strides, in->nstrides),
+			       ORR__AT(from->strides, int64_t, in->first_stride),
+			       in->nstrides * sizeof(int64_t));
 	}
 	return (uint32_t)(to->ops.n - 1);
 }

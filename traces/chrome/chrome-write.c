@@ -202,10 +202,37 @@ static void concrete_inputs(struct chrome *c, const struct orr_rank *r,
 	fputc(']', c->f);
 }
 
+/*
+ * One input's shape or strides v[0..n) as the profiler writes them: a list of integers,
+ * or for a list of tensors a list of their lists (v: each member's count, then its
+ * values); [null] for a list of tensors whose members are not known.
+ */
+static void put_shape(FILE *f, const int64_t *v, size_t n, bool is_list)
+{
+	size_t i = 0;
+
+	fputc('[', f);
+	if (is_list && !n)
+		fputs("null", f);
+	while (i < n) {
+		size_t k = is_list ? (size_t)v[i++] : n;
+
+		if (is_list)
+			fputs(i > 1 ? ",[" : "[", f);
+		for (size_t d = 0; d < k && i < n; d++, i++)
+			fprintf(f, "%s%lld", d ? "," : "", (long long)v[i]);
+		if (is_list)
+			fputc(']', f);
+	}
+	fputc(']', f);
+}
+
 static void put_op_args(struct chrome *c, const struct orr_op_args *op)
 {
 	const struct orr_rank *r = c->r;
+	const struct orr_input *in = &r->inputs[op->first_input];
 	FILE *f = c->f;
+	uint32_t k;
 
 	if (op->sequence != -1)
 		arg_i64(c, "Sequence number", op->sequence);
@@ -214,17 +241,24 @@ static void put_op_args(struct chrome *c, const struct orr_op_args *op)
 	arg_key(c, "Input Dims");
 	fputc('[', f);
 	for (uint32_t i = 0; i < op->ninputs; i++) {
-		const struct orr_input *in = &r->inputs[op->first_input + i];
-
-		fputs(i ? ",[" : "[", f);
-		for (uint16_t d = 0; d < in->ndims; d++)
-			fprintf(f, "%s%lld", d ? "," : "", (long long)r->dims[in->first_dim + d]);
-		/* A list of tensors: any element that is not a number marks it. */
-		if (in->is_list)
-			fputs(in->ndims ? ",[]" : "[]", f);
-		fputc(']', f);
+		if (i)
+			fputc(',', f);
+		put_shape(f, r->dims + in[i].first_dim, in[i].ndims, in[i].is_list);
 	}
 	fputc(']', f);
+	for (k = 0; k < op->ninputs && !in[k].nstrides; k++)
+		;
+	if (k < op->ninputs) {
+		arg_key(c, "Input Strides");
+		fputc('[', f);
+		for (uint32_t i = 0; i < op->ninputs; i++) {
+			if (i)
+				fputc(',', f);
+			put_shape(f, r->strides + in[i].first_stride, in[i].nstrides,
+				  in[i].is_list);
+		}
+		fputc(']', f);
+	}
 	arg_key(c, "Input type");
 	fputc('[', f);
 	for (uint32_t i = 0; i < op->ninputs; i++) {

@@ -198,6 +198,8 @@ void kineto_parser::arg(string_view key, ondemand::value v, int kind, raw_args &
 		input_dims(v, a);
 	else if (key == "Input type" && kind == ORR_EVENT_OP)
 		input_types(v, a);
+	else if (key == "Input Strides" && kind == ORR_EVENT_OP)
+		input_strides(key, v, a);
 	else if (key == "Concrete Inputs" && kind == ORR_EVENT_OP)
 		concrete_inputs(key, v, a);
 	else if (key == "grid" && kind == ORR_EVENT_KERNEL)
@@ -298,6 +300,7 @@ static struct orr_input *input_at(struct orr__rank_build *rb, raw_args &a, uint3
 	while (a.ninputs <= i) {
 		auto *in = (struct orr_input *)orr__vec_push(&rb->inputs);
 		in->first_dim = (uint32_t)rb->dims.n;
+		in->first_stride = (uint32_t)rb->strides.n;
 		a.ninputs++;
 	}
 	return ORR__AT(rb->inputs, struct orr_input, a.first_input + i);
@@ -346,6 +349,77 @@ bool kineto_parser::launch_dims(ondemand::value v, uint32_t *ret)
 	return true;
 }
 
+/*
+ * One input's "Input Dims" or "Input Strides" entry x into tab: a tensor's integers, or
+ * a list of tensors' (a list of such lists) as each member's count then its integers.
+ * Dims must be integers (an error otherwise, as ever); a stride that is not is skipped
+ * with the rest of its input's.  0 for an empty entry, 1 for a tensor, 2 for a list of
+ * tensors, 3 for anything else (a list of what is not integers, mixed, past 65535
+ * values: nothing kept).
+ */
+int kineto_parser::input_shape(ondemand::value x, struct orr__vec *tab, bool strict)
+{
+	size_t first = tab->n;
+	int shape = 0; /* 1 integers seen, 2 lists seen */
+	bool ok = true;
+
+	nest(4);
+	for (auto d : x.get_array()) {
+		ondemand::value dv = d.value();
+		ondemand::json_type t = dv.type();
+		int64_t n;
+
+		if (ok && t == ondemand::json_type::number && shape != 2) {
+			shape = 1;
+			if (strict)
+				n = get_int(dv, "expected integer dims");
+			else if (!try_int(dv, &n)) {
+				ok = false;
+				continue;
+			}
+			*(int64_t *)orr__vec_push(tab) = n;
+		} else if (ok && t == ondemand::json_type::array && shape != 1) {
+			shape = 2;
+			ok = input_member(dv, tab, strict);
+		} else {
+			unread(dv, 5);
+			ok = false;
+		}
+	}
+	if (ok && tab->n - first > UINT16_MAX && shape == 1 && strict)
+		throw bad_event{ "tensor with more than 65535 dimensions" };
+	if (!ok || tab->n - first > UINT16_MAX) {
+		tab->n = first;
+		return 3;
+	}
+	return shape;
+}
+
+/* One member of a list of tensors: its count, then its integers; false, unread, if not. */
+bool kineto_parser::input_member(ondemand::value m, struct orr__vec *tab, bool strict)
+{
+	size_t at = tab->n;
+
+	nest(5);
+	*(int64_t *)orr__vec_push(tab) = 0;
+	for (auto d : m.get_array()) {
+		ondemand::value dv = d.value();
+		int64_t n;
+
+		if (dv.type() != ondemand::json_type::number) {
+			unread(dv, 6);
+			return false;
+		}
+		if (strict)
+			n = get_int(dv, "expected integer dims");
+		else if (!try_int(dv, &n))
+			return false;
+		*(int64_t *)orr__vec_push(tab) = n;
+		(*ORR__AT(*tab, int64_t, at))++;
+	}
+	return true;
+}
+
 void kineto_parser::input_dims(ondemand::value v, raw_args &a)
 {
 	uint32_t i = 0;
@@ -355,29 +429,53 @@ void kineto_parser::input_dims(ondemand::value v, raw_args &a)
 	for (auto elem : dims) {
 		ondemand::value x = elem.value();
 		struct orr_input *in = input_at(rb_, a, i++);
+		uint32_t first = (uint32_t)rb_->dims.n;
+		int shape;
 
 		if (x.type() != ondemand::json_type::array) {
 			unread(x, 4);
 			continue;
 		}
-		nest(4);
-		in->first_dim = (uint32_t)rb_->dims.n;
-		for (auto d : x.get_array()) {
-			ondemand::value dv = d.value();
+		shape = input_shape(x, &rb_->dims, true);
+		in = input_at(rb_, a, i - 1);
+		in->first_dim = first;
+		in->ndims = (uint16_t)(rb_->dims.n - first);
+		/* any element that is not a number marks a list of tensors */
+		if (shape >= 2)
+			in->is_list = 1;
+	}
+}
 
-			if (dv.type() != ondemand::json_type::number) {
-				unread(dv, 5);
-				in = input_at(rb_, a, i - 1);
-				in->is_list = 1;
-				continue;
-			}
-			*(int64_t *)orr__vec_push(&rb_->dims) =
-				get_int(dv, "expected integer dims");
-			in = input_at(rb_, a, i - 1);
-			if (in->ndims == UINT16_MAX)
-				throw bad_event{ "tensor with more than 65535 dimensions" };
-			in->ndims++;
+/*
+ * "Input Strides" (PyTorch 2.x, record_shapes): as "Input Dims", in elements.  They are
+ * for compose: a value of another shape is skipped, not an error (a whole entry that is
+ * not an array counted as ignored; an input whose strides are not integers left
+ * without).
+ */
+void kineto_parser::input_strides(string_view key, ondemand::value v, raw_args &a)
+{
+	uint32_t i = 0;
+	ondemand::array all;
+
+	if (v.type() != ondemand::json_type::array || v.get_array().get(all) != SUCCESS) {
+		unread(v, 3);
+		orr__count_coerced(rb_, intern(key), ORR_COERCION_IGNORED);
+		return;
+	}
+	nest(3);
+	for (auto elem : all) {
+		ondemand::value x = elem.value();
+		struct orr_input *in = input_at(rb_, a, i++);
+		uint32_t first = (uint32_t)rb_->strides.n;
+
+		if (x.type() != ondemand::json_type::array) {
+			unread(x, 4);
+			continue;
 		}
+		input_shape(x, &rb_->strides, false);
+		in = input_at(rb_, a, i - 1);
+		in->first_stride = first;
+		in->nstrides = (uint16_t)(rb_->strides.n - first);
 	}
 }
 

@@ -517,6 +517,9 @@ void kineto_parser::store(raw_event &e)
 	} else if (kind == ORR_EVENT_OP && a.ninputs + (a.sequence >= 0) > 0) {
 		auto *op = (struct orr_op_args *)orr__vec_push(&rb_->ops);
 		*op = { a.first_input, a.ninputs, a.sequence };
+		for (uint32_t i = 0; i < a.ninputs; i++)
+			orr__input_fit_strides(rb_, ORR__AT(rb_->inputs, struct orr_input,
+							    a.first_input + i));
 		ev.args = (uint32_t)(rb_->ops.n - 1);
 	} else if (kind == ORR_EVENT_KERNEL && a.has_launch) {
 		*(struct orr_kernel_args *)orr__vec_push(&rb_->kernels) = a.launch;

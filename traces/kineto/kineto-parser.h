@@ -211,6 +211,9 @@ private:
 	void event_args(ondemand::value v, raw_event &e);
 	void arg(string_view key, ondemand::value v, int kind, raw_args &a);
 	void input_dims(ondemand::value v, raw_args &a);
+	int input_shape(ondemand::value x, struct orr__vec *tab, bool strict);
+	bool input_member(ondemand::value m, struct orr__vec *tab, bool strict);
+	void input_strides(string_view key, ondemand::value v, raw_args &a);
 	bool launch_dims(ondemand::value v, uint32_t *ret);
 	bool arg_int(ondemand::value v, string_view key, int64_t *ret);
 	void set_int(ondemand::value v, string_view key, int64_t *ret);

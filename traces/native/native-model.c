@@ -75,9 +75,13 @@ static int write_ops(struct model_writer *mw)
 		for (uint32_t k = 0; k < op->ninputs && !r; k++) {
 			const struct orr_input *x = &rk->inputs[op->first_input + k];
 
-			in[k] = (struct orr_native_input){ .dims = rk->dims + x->first_dim,
-							   .ndims = x->ndims,
-							   .is_list = x->is_list != 0 };
+			in[k] = (struct orr_native_input){
+				.dims = rk->dims + x->first_dim,
+				.ndims = x->ndims,
+				.is_list = x->is_list != 0,
+				.strides = x->nstrides ? rk->strides + x->first_stride : NULL,
+				.nstrides = x->nstrides
+			};
 			r = str(mw, x->dtype, &in[k].dtype);
 		}
 		if (!r)

@@ -123,14 +123,16 @@ static int pack_ops(struct orr_native_writer *w)
 	const struct orr_op_args *op = w->p.ops.p;
 	const struct orr_input *in = w->p.inputs.p;
 	size_t n = w->p.ops.n, ni = w->p.inputs.n;
+	/* nstrides only when some input has strides: files without stay as they were */
+	size_t ns = w->p.strides.n ? ni : 0;
 	int64_t *l;
 	uint32_t *s;
 	int r;
 
 	if (!n)
 		return 0;
-	/* n rows of sequence and ninputs, then ni of ndims, is_list and dtype. */
-	if ((r = columns(w, n, n + 3 * ni, &l, &s)))
+	/* n rows of sequence and ninputs, then ni of ndims, is_list and dtype, ns of nstrides. */
+	if ((r = columns(w, n, n + 3 * ni + ns, &l, &s)))
 		return r;
 	m.n_sequence = m.n_ninputs = n;
 	m.n_ndims = m.n_is_list = m.n_dtype = ni;
@@ -145,8 +147,14 @@ static int pack_ops(struct orr_native_writer *w)
 		m.is_list[i] = in[i].is_list;
 		m.dtype[i] = in[i].dtype;
 	}
+	m.n_nstrides = ns;
+	m.nstrides = s + n + 3 * ni;
+	for (size_t i = 0; i < ns; i++)
+		m.nstrides[i] = in[i].nstrides;
 	m.n_dims = w->p.dims.n;
 	m.dims = w->p.dims.p;
+	m.n_strides = w->p.strides.n;
+	m.strides = w->p.strides.p;
 	rec.body_case = ORRERY__NATIVE__RECORD__BODY_OPS;
 	rec.ops = &m;
 	return orr__native_put_record(w, &rec);

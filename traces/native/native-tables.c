@@ -165,20 +165,26 @@ static int read_inputs(struct orr__native_reader *rd, const Orrery__Native__Ops 
 {
 	struct orr_input *in = orr__vec_extend(&rd->rb->inputs, m->n_ndims);
 	uint32_t first_dim = (uint32_t)rd->rb->dims.n;
+	uint32_t first_stride = (uint32_t)rd->rb->strides.n;
 	int r;
 
 	for (size_t i = 0; i < m->n_ndims; i++) {
-		if (m->ndims[i] > UINT16_MAX || m->is_list[i] > 1)
+		uint32_t ns = m->n_nstrides ? m->nstrides[i] : 0;
+
+		if (m->ndims[i] > UINT16_MAX || m->is_list[i] > 1 || ns > UINT16_MAX)
 			return orr__native_fail(rd, ORR_EMALFORMED,
-						"an input of %u dims, is_list %u (expected at "
-						"most 65535, and 0 or 1)",
-						m->ndims[i], m->is_list[i]);
+						"an input of %u dims, is_list %u, %u strides "
+						"(expected at most 65535, 0 or 1, at most 65535)",
+						m->ndims[i], m->is_list[i], ns);
 		in[i] = (struct orr_input){ .first_dim = first_dim,
 					    .ndims = (uint16_t)m->ndims[i],
-					    .is_list = (uint16_t)m->is_list[i] };
+					    .is_list = (uint16_t)m->is_list[i],
+					    .first_stride = first_stride,
+					    .nstrides = (uint16_t)ns };
 		if ((r = str_id(rd, m->dtype[i], &in[i].dtype)))
 			return r;
 		first_dim += m->ndims[i];
+		first_stride += ns;
 	}
 	return 0;
 }
@@ -192,8 +198,11 @@ int orr__native_read_ops(struct orr__native_reader *rd, const Orrery__Native__Op
 	int r;
 
 	if (!SAME_LENGTH(m, sequence, ninputs) || !SAME_LENGTH(m, ndims, is_list) ||
-	    !SAME_LENGTH(m, ndims, dtype))
+	    !SAME_LENGTH(m, ndims, dtype) || (m->n_nstrides && !SAME_LENGTH(m, ndims, nstrides)))
 		return columns_differ(rd, "op");
+	if ((r = room(rd, rb->strides.n, m->n_strides, "strides")) ||
+	    (r = sum_is(rd, m->nstrides, m->n_nstrides, m->n_strides, "strides")))
+		return r;
 	if ((r = room(rd, rb->ops.n, n, "ops")) ||
 	    (r = room(rd, rb->inputs.n, m->n_ndims, "inputs")) ||
 	    (r = room(rd, rb->dims.n, m->n_dims, "dims")) ||
@@ -202,6 +211,11 @@ int orr__native_read_ops(struct orr__native_reader *rd, const Orrery__Native__Op
 		return r;
 	if (m->n_dims)
 		memcpy(orr__vec_extend(&rb->dims, m->n_dims), m->dims, m->n_dims * sizeof(int64_t));
+	if (m->n_strides)
+		memcpy(orr__vec_extend(&rb->strides, m->n_strides), m->strides,
+		       m->n_strides * sizeof(int64_t));
+	for (size_t i = 0; i < m->n_ndims; i++)
+		orr__input_fit_strides(rb, ORR__AT(rb->inputs, struct orr_input, first_input + i));
 	op = orr__vec_extend(&rb->ops, n);
 	for (size_t i = 0; i < n; i++) {
 		op[i] = (struct orr_op_args){ first_input, m->ninputs[i], m->sequence[i] };

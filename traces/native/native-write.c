@@ -234,21 +234,25 @@ int orr_native_writer_place(struct orr_native_writer *w, const struct orr_place 
 int orr_native_writer_op(struct orr_native_writer *w, int64_t sequence,
 			 const struct orr_native_input *inputs, size_t ninputs, uint32_t *ret_index)
 {
-	size_t ndims = 0;
+	size_t ndims = 0, nstrides = 0;
 	struct orr_op_args *op;
 	int r;
 
 	for (size_t i = 0; i < ninputs; i++) {
-		if (inputs[i].dtype > w->rows.strings || (inputs[i].ndims && !inputs[i].dims))
+		if (inputs[i].dtype > w->rows.strings || (inputs[i].ndims && !inputs[i].dims) ||
+		    (inputs[i].nstrides && !inputs[i].strides))
 			return w->err ? w->err : -EINVAL;
 		ndims += inputs[i].ndims;
+		nstrides += inputs[i].nstrides;
 	}
 	/* Far beyond any real op, and well inside one frame. */
-	if (ninputs > ORR__NATIVE_MAX_ROW_ITEMS || ndims > ORR__NATIVE_MAX_ROW_ITEMS)
+	if (ninputs > ORR__NATIVE_MAX_ROW_ITEMS || ndims > ORR__NATIVE_MAX_ROW_ITEMS ||
+	    nstrides > ORR__NATIVE_MAX_ROW_ITEMS)
 		return -E2BIG;
 	if ((r = add_row(w, &w->p.ops, sizeof(*op), w->rows.ops)) ||
 	    (r = orr__arr_reserve(&w->p.inputs, sizeof(struct orr_input), ninputs)) ||
-	    (r = orr__arr_reserve(&w->p.dims, sizeof(int64_t), ndims)))
+	    (r = orr__arr_reserve(&w->p.dims, sizeof(int64_t), ndims)) ||
+	    (r = orr__arr_reserve(&w->p.strides, sizeof(int64_t), nstrides)))
 		return r;
 	op = PUSH(w->p.ops, struct orr_op_args);
 	*op = (struct orr_op_args){ .ninputs = (uint32_t)ninputs, .sequence = sequence };
@@ -257,13 +261,18 @@ int orr_native_writer_op(struct orr_native_writer *w, int64_t sequence,
 			.ndims = inputs[i].ndims,
 			.is_list = inputs[i].is_list,
 			.dtype = inputs[i].dtype,
+			.nstrides = inputs[i].nstrides,
 		};
 		if (inputs[i].ndims)
 			memcpy((int64_t *)w->p.dims.p + w->p.dims.n, inputs[i].dims,
 			       inputs[i].ndims * sizeof(int64_t));
 		w->p.dims.n += inputs[i].ndims;
+		if (inputs[i].nstrides)
+			memcpy((int64_t *)w->p.strides.p + w->p.strides.n, inputs[i].strides,
+			       inputs[i].nstrides * sizeof(int64_t));
+		w->p.strides.n += inputs[i].nstrides;
 	}
-	w->pending_bytes += 12 + ninputs * 4 + ndims * 3;
+	w->pending_bytes += 12 + ninputs * 4 + ndims * 3 + nstrides * 3;
 	*ret_index = (uint32_t)w->rows.ops++;
 	return 0;
 }

@@ -32,6 +32,7 @@ struct orr__native_pending {
 	struct orr__arr ops;      /* struct orr_op_args: ninputs, sequence */
 	struct orr__arr inputs;   /* struct orr_input of the ops, in order */
 	struct orr__arr dims;     /* int64_t of the inputs, in order */
+	struct orr__arr strides;  /* int64_t of the inputs, in order */
 	struct orr__arr kernels;  /* struct orr_kernel_args */
 	struct orr__arr copies;   /* struct orr_copy_args */
 	struct orr__arr syncs;    /* struct orr_sync_args */
