@@ -345,11 +345,16 @@ const char *orr__compose_unbuildable(const struct orr_compose *c, const struct c
 	if (ev->args == ORR_NONE || ev->args >= r->nops || !r->ops[ev->args].ninputs)
 		return "no arguments recorded (record_shapes, or an execution trace)";
 	for (uint32_t i = 0; i < r->ops[ev->args].ninputs; i++) {
+		const struct orr_input *in = &r->inputs[r->ops[ev->args].first_input + i];
 		enum orr__kineto_arg kind;
 
-		if (!orr__compose_kineto_arg(t, &r->inputs[r->ops[ev->args].first_input + i], &kind,
-					     &why))
+		if (!orr__compose_kineto_arg(t, in, orr__compose_list_dtype(cr->lists, t, ev),
+					     &kind, &why))
 			return why;
+		if (kind == ORR__KARG_TENSORS &&
+		    ((size_t)in->first_dim + in->ndims > r->ndims ||
+		     !orr__compose_list_members(r->dims + in->first_dim, in->ndims)))
+			return "a list of tensors whose recorded shapes are malformed";
 	}
 	return NULL;
 }

@@ -268,13 +268,49 @@ static void write_et_op(struct cargs *a, FILE *f, const struct orr_et_node *n)
 	fputc(']', f);
 }
 
-/* A recorded tensor's strides, one per dimension; NULL when not recorded (contiguous). */
+/*
+ * A recorded tensor's strides, one per dimension (a list's, its members' as its dims
+ * hold them); NULL when not recorded (contiguous).
+ */
 static const int64_t *kineto_strides(const struct orr_rank *r, const struct orr_input *in)
 {
-	if (in->is_list || !in->nstrides || in->nstrides != in->ndims ||
+	if (!in->nstrides || in->nstrides != in->ndims ||
 	    (size_t)in->first_stride + in->nstrides > r->nstrides)
 		return NULL;
 	return r->strides + in->first_stride;
+}
+
+/*
+ * One tensor of a Kineto-only op: a storage of its own (key "#N", as check_kineto_op()
+ * counts it) viewed with dims and strides (NULL: contiguous); dtype as traces write it.
+ */
+static uint32_t kineto_tensor(struct cargs *a, const int64_t *dims, uint32_t ndims,
+			      const int64_t *strides, const char *dtype)
+{
+	uint32_t nstrides = strides ? ndims : 0;
+	struct ctensor ct = { 0,     0,        ndims ? dims : NULL,      nstrides ? strides : NULL,
+			      ndims, nstrides, orr__compose_dtype(dtype) };
+	char key[32];
+
+	snprintf(key, sizeof(key), "#%llu", (unsigned long long)a->fresh++);
+	ct.storage = storage_of(a, key, false,
+				bytes_of(0, extent(ct.dims, ndims, ct.strides, nstrides),
+					 orr_dtype_bytes(dtype)),
+				true);
+	return add_tensor(a, key, ct);
+}
+
+/* A list of tensors: each member (count, then dims; strides alike, or NULL) a tensor. */
+static void write_kineto_list(struct cargs *a, FILE *f, const int64_t *dims, uint32_t n,
+			      const int64_t *strides, const char *dtype)
+{
+	fputc('[', f);
+	for (uint32_t i = 0; i < n; i += 1 + (uint32_t)dims[i]) {
+		fprintf(f, "%s{\"t\":%u}", i ? "," : "",
+			kineto_tensor(a, dims + i + 1, (uint32_t)dims[i],
+				      strides ? strides + i + 1 : NULL, dtype));
+	}
+	fputc(']', f);
 }
 
 static void write_kineto_op(struct cargs *a, FILE *f, const struct orr_event *ev)
@@ -282,38 +318,31 @@ static void write_kineto_op(struct cargs *a, FILE *f, const struct orr_event *ev
 	const struct orr_trace *t = orr_graph_trace(a->c->g);
 	const struct orr_rank *r = a->cr->r;
 	const struct orr_op_args *op = &r->ops[ev->args];
+	uint32_t list_dtype = orr__compose_list_dtype(a->cr->lists, t, ev);
 
 	fputs("null,[", f);
 	for (uint32_t i = 0; i < op->ninputs; i++) {
 		const struct orr_input *in = &r->inputs[op->first_input + i];
 		const int64_t *dims = in->ndims ? r->dims + in->first_dim : NULL;
-		const int64_t *strides = kineto_strides(r, in);
-		uint32_t nstrides = strides ? in->nstrides : 0;
-		const char *dtype = orr__compose_dtype(orr_trace_str(t, in->dtype));
-		int64_t ext = extent(dims, in->ndims, strides, nstrides);
-		char key[32];
-		struct ctensor ct = { 0, 0, dims, strides, in->ndims, nstrides, dtype };
 		enum orr__kineto_arg kind = ORR__KARG_DEFAULT;
 		const char *why;
 
 		/* orr__compose_unbuildable() let only what it takes through */
-		orr__compose_kineto_arg(t, in, &kind, &why);
+		orr__compose_kineto_arg(t, in, list_dtype, &kind, &why);
 		if (i)
 			fputc(',', f);
-		if (kind == ORR__KARG_SCALAR || kind == ORR__KARG_LIST) {
+		if (kind == ORR__KARG_SCALAR || kind == ORR__KARG_LIST)
 			orr__compose_concrete(f, orr_trace_str(t, in->value),
 					      kind == ORR__KARG_LIST);
-			continue;
-		}
-		if (kind == ORR__KARG_DEFAULT) {
+		else if (kind == ORR__KARG_DEFAULT)
 			fputs("{\"d\":null}", f);
-			continue;
-		}
-		snprintf(key, sizeof(key), "#%llu", (unsigned long long)a->fresh++);
-		ct.storage = storage_of(
-			a, key, false,
-			bytes_of(0, ext, orr_dtype_bytes(orr_trace_str(t, in->dtype))), true);
-		fprintf(f, "{\"t\":%u}", add_tensor(a, key, ct));
+		else if (kind == ORR__KARG_TENSORS)
+			write_kineto_list(a, f, dims, in->ndims, kineto_strides(r, in),
+					  orr_trace_str(t, list_dtype));
+		else
+			fprintf(f, "{\"t\":%u}",
+				kineto_tensor(a, dims, in->ndims, kineto_strides(r, in),
+					      orr_trace_str(t, in->dtype)));
 	}
 	fputs("],[]", f);
 }
@@ -443,34 +472,56 @@ static int check_value(struct cargs *a, const struct orr_et *et, const struct or
 	return 0;
 }
 
+/* One tensor of a Kineto-only op checked, its storage counted into a; why not, or NULL. */
+static const char *check_kineto_tensor(struct cargs *a, const int64_t *dims, uint32_t ndims,
+				       const int64_t *strides, const char *dtype, int64_t *ret_bad)
+{
+	int64_t bytes;
+	char key[32];
+	const char *why = tensor_bytes(ndims ? dims : NULL, ndims, strides, strides ? ndims : 0, 0,
+				       orr_dtype_bytes(dtype), &bytes, ret_bad);
+
+	if (why)
+		return why;
+	/* a storage of its own, keyed as kineto_tensor() keys it */
+	snprintf(key, sizeof(key), "#%llu", (unsigned long long)a->fresh++);
+	storage_of(a, key, false, bytes, true);
+	return NULL;
+}
+
 /* An op rebuilt from the profiler's record_shapes: a tensor per input, as recorded. */
 static int check_kineto_op(struct cargs *a, const struct orr_event *ev, struct orr_diag *d)
 {
 	const struct orr_trace *t = orr_graph_trace(a->c->g);
 	const struct orr_rank *r = a->cr->r;
 	const struct orr_op_args *op = &r->ops[ev->args];
-	char key[32];
+	uint32_t list_dtype = orr__compose_list_dtype(a->cr->lists, t, ev);
 
 	for (uint32_t i = 0; i < op->ninputs; i++) {
 		const struct orr_input *in = &r->inputs[op->first_input + i];
-		int64_t size = orr_dtype_bytes(orr_trace_str(t, in->dtype)), bytes, bad;
+		const int64_t *dims = in->ndims ? r->dims + in->first_dim : NULL;
+		const int64_t *strides = kineto_strides(r, in);
 		enum orr__kineto_arg kind;
-		const char *why;
+		const char *why = NULL;
+		int64_t bad = 0;
 
-		if (!orr__compose_kineto_arg(t, in, &kind, &why) || kind != ORR__KARG_TENSOR)
+		if (!orr__compose_kineto_arg(t, in, list_dtype, &kind, &why))
 			continue;
-		why = tensor_bytes(in->ndims ? r->dims + in->first_dim : NULL, in->ndims,
-				   kineto_strides(r, in), kineto_strides(r, in) ? in->nstrides : 0,
-				   0, size, &bytes, &bad);
+		why = NULL;
+		if (kind == ORR__KARG_TENSOR)
+			why = check_kineto_tensor(a, dims, in->ndims, strides,
+						  orr_trace_str(t, in->dtype), &bad);
+		for (uint32_t k = 0; kind == ORR__KARG_TENSORS && !why && k < in->ndims;
+		     k += 1 + (uint32_t)dims[k])
+			why = check_kineto_tensor(a, dims + k + 1, (uint32_t)dims[k],
+						  strides ? strides + k + 1 : NULL,
+						  orr_trace_str(t, list_dtype), &bad);
 		if (why)
 			return orr_diag_set(d, ORR_ETOOBIG, "", -1, -1,
 					    "rank %d: op %s at %lld ns: input %u is a tensor with "
 					    "%s %lld",
 					    r->rank, orr_trace_str(t, ev->name),
 					    (long long)ev->start_ns, i, why, (long long)bad);
-		/* a storage of its own, keyed as write_kineto_op() keys it */
-		snprintf(key, sizeof(key), "#%llu", (unsigned long long)a->fresh++);
-		storage_of(a, key, false, bytes, true);
 	}
 	return 0;
 }

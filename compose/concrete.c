@@ -142,15 +142,30 @@ bool orr__compose_concrete(FILE *f, const char *s, bool is_list)
 }
 
 bool orr__compose_kineto_arg(const struct orr_trace *t, const struct orr_input *in,
-			     enum orr__kineto_arg *ret, const char **ret_why)
+			     uint32_t list_dtype, enum orr__kineto_arg *ret, const char **ret_why)
 {
 	const char *type = orr_trace_str(t, in->dtype);
 	bool is_list = !strcmp(type, "ScalarList");
 
 	if (in->is_list || !strcmp(type, "TensorList")) {
-		*ret_why = "a list of tensors (the profiler records neither their dtypes nor "
-			   "their ids: an execution trace has them)";
-		return false;
+		/* members' dtypes are inferred for a Tensor[] only (not a Tensor?[] of indices) */
+		if (strcmp(type, "TensorList") != 0) {
+			*ret_why = "a list that is not a TensorList (the profiler records no "
+				   "dtypes of its members; an execution trace has them)";
+			return false;
+		}
+		if (!in->is_list || !in->ndims) {
+			*ret_why = "a list of tensors whose shapes the profiler did not record "
+				   "(it does not for long lists; an execution trace has them)";
+			return false;
+		}
+		if (list_dtype == ORR_STR_NONE) {
+			*ret_why = "a list of tensors whose dtype the trace does not show (the "
+				   "profiler records none; an execution trace has it)";
+			return false;
+		}
+		*ret = ORR__KARG_TENSORS;
+		return true;
 	}
 	if (is_list || !strcmp(type, "Scalar")) {
 		if (in->value == ORR_STR_NONE) {

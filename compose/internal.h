@@ -38,6 +38,7 @@ struct crank {
 	struct citem *items;
 	size_t nitems, cap;
 	uint32_t *et_of_event; /* per event: the ET node giving its arguments, or ORR_NONE */
+	struct orr__compose_lists *lists; /* lists of tensors without an ET (lists.c) */
 	uint32_t nevents_waited;
 };
 
@@ -121,9 +122,29 @@ bool orr__compose_concrete(FILE *f, const char *s, bool is_list);
  * (a string, a device, None: the schema's default, {"d": null} in the plan): true and
  * *ret; false when it cannot be, and *ret_why why not.
  */
-enum orr__kineto_arg { ORR__KARG_TENSOR, ORR__KARG_SCALAR, ORR__KARG_LIST, ORR__KARG_DEFAULT };
+enum orr__kineto_arg {
+	ORR__KARG_TENSOR,
+	ORR__KARG_SCALAR,
+	ORR__KARG_LIST,
+	ORR__KARG_DEFAULT,
+	ORR__KARG_TENSORS /* a list of tensors of the recorded shapes, of dtype list_dtype */
+};
 bool orr__compose_kineto_arg(const struct orr_trace *t, const struct orr_input *in,
-			     enum orr__kineto_arg *ret, const char **ret_why);
+			     uint32_t list_dtype, enum orr__kineto_arg *ret, const char **ret_why);
+
+/*
+ * lists.c: the dtype of the members of op e's lists of tensors (interned, as traces
+ * write it), from the element size its kernels are compiled for and the one dtype of
+ * that size the rank recorded; ORR_STR_NONE when the trace does not show it.
+ */
+struct orr__compose_lists;
+struct orr__compose_lists *orr__compose_lists_new(const struct orr_trace *t,
+						  const struct orr_rank *r);
+void orr__compose_lists_free(struct orr__compose_lists *l);
+uint32_t orr__compose_list_dtype(const struct orr__compose_lists *l, const struct orr_trace *t,
+				 const struct orr_event *e);
+/* A list's members as struct orr_input holds them (count, then dims), each valid, one at least. */
+bool orr__compose_list_members(const int64_t *v, uint32_t n);
 
 /* allow.c: how deep a value's lists nest in a plan, at most. */
 #define ORR_COMPOSE_MAX_VALUE_DEPTH 16

@@ -492,6 +492,8 @@ static void plan_rank(struct orr_compose *c, struct crank *cr)
 	w.redo = orr_xcalloc(n, 1);
 	if (!cr->et_of_event)
 		cr->et_of_event = orr__compose_et_links(r);
+	if (!cr->lists)
+		cr->lists = orr__compose_lists_new(orr_graph_trace(c->g), r);
 	walk_rank(c, r, &w);
 	mark_redispatch(c, r, &w);
 	rebuilt_ops(c, cr, &w);
@@ -605,6 +607,7 @@ void orr_compose_free(struct orr_compose *c)
 	for (size_t i = 0; i < c->nranks; i++) {
 		free(c->ranks[i].items);
 		free(c->ranks[i].et_of_event);
+		orr__compose_lists_free(c->ranks[i].lists);
 	}
 	free(c->ranks);
 	free(c->missing);

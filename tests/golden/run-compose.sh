@@ -33,6 +33,15 @@
 #                                  values); tensors are views with the recorded "Input
 #                                  Strides" (aten::mm's transposed operands); the plan
 #                                  passes bench.py --check
+#   run-compose.sh kineto-lists    lists of tensors without an ET (a made trace): an
+#                                  aten::cat whose members' shapes and strides were
+#                                  recorded is an operator given a list of tensors of the
+#                                  dtype its kernel's OpaqueType<N> size and the trace's one
+#                                  dtype of that size give; one whose kernel names no size,
+#                                  or whose size two recorded dtypes share, or whose
+#                                  members were not recorded, is a stand-in saying why;
+#                                  on the CPU (where PyTorch is installed) the cat runs;
+#                                  runs without ../shared
 #   run-compose.sh gpu-check       bench/gpu/compose-check.py on a GPU run made of the
 #                                  H200 GPT trace (as original and as the benchmark's
 #                                  profile): kernels classed by orrery summary (nvjet
@@ -73,7 +82,7 @@ linear=$shared/kineto/param-linear.json.gz
 linear_et=$shared/et/param-linear-et.json.gz
 megatron=$shared/kineto/astrasim-megatron-tp8
 megatron_et=$shared/et/astrasim-megatron-tp8
-case ${1:-} in hostile | plans | autocast) ;; *) needs "$shared" ;; esac
+case ${1:-} in hostile | plans | autocast | kineto-lists) ;; *) needs "$shared" ;; esac
 
 # compose ARGS... into $work/$1 with a JSON report in $work/$1.json, checked.
 compose_ok() {
@@ -273,6 +282,15 @@ mm = [x["t"] for i in p["items"] if i[0] == "op" and i[1] == "aten::mm" for x in
 assert any(t[k][3] == [1, t[k][2][0]] and t[k][2][1] > 1 for k in mm), [t[k] for k in mm[:4]]
 assert all(t[k][3] is not None for k in mm)' \
 		"$work/kv/rank-0.json" || fail "the tensors are not built with the recorded strides"
+	python3 -c 'import json,sys
+p = json.load(open(sys.argv[1]))
+t = p["tensors"]
+cats = [i[5] for i in p["items"] if i[0] == "op" and i[1] == "aten::cat"]
+assert cats and all(isinstance(a[0], list) and len(a[0]) == 3 and a[1] == 2 for a in cats), cats[:2]
+assert all(t[x["t"]][2:] == [[8, 1024, 1024], [1048576, 1024, 1], "bfloat16"] for a in cats for x in a[0])
+r = json.load(open(sys.argv[2]))
+assert "aten::cat" not in [m["name"] for m in r["missing"]], r["missing"]' \
+		"$work/kv/rank-0.json" "$work/kv.json" || fail "aten::cat is not given its recorded list of tensors"
 	python3 "$work/kv/bench.py" --check >/dev/null || fail "bench.py --check refuses the plan"
 	;;
 gpu-check)
@@ -493,8 +511,60 @@ json.dump(mk.kineto("aten::add"), open(sys.argv[2], "w"))' "$golden/mk-compose-h
 	python3 "$golden/check-bench-safe.py" plans "${dirs[@]}" >&2 ||
 		fail "bench.py --check accepts a plan that calls something not allowed"
 	;;
+kineto-lists)
+	# cat 1: 2-byte kernel, bf16 the trace's only 2-byte dtype; cat 2: a 4-byte kernel,
+	# float and int both recorded; cat 3: a kernel naming no size; cat 4: no members
+	python3 - "$work/lists.json" <<'EOF'
+import json, sys
+ev, n = [], 0
+def op(name, types, dims, strides, kernel):
+    global n
+    n += 1
+    ev.append({"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "ts": 10 * n,
+               "dur": 5, "args": {"External id": n, "Input type": types,
+                                  "Concrete Inputs": [""] * (len(types) - 1) + ["0"],
+                                  "Input Dims": dims, "Input Strides": strides}})
+    ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1,
+               "tid": 1, "ts": 10 * n + 1, "dur": 1, "args": {"correlation": n, "External id": n}})
+    ev.append({"ph": "X", "cat": "kernel", "name": kernel, "pid": 0, "tid": 7, "ts": 10 * n + 2,
+               "dur": 3, "args": {"correlation": n, "External id": n, "stream": 7, "device": 0}})
+cat = "void at::native::CatArrayBatchedCopy<at::native::OpaqueType<%du>, unsigned int, 2>(int)"
+op("aten::add", ["c10::BFloat16", "c10::BFloat16", "Scalar"], [[4, 3], [4, 3], []],
+   [[3, 1], [3, 1], []], "add_kernel")
+op("aten::cat", ["TensorList", "Scalar"], [[[4, 3], [2, 3]], []], [[[1, 4], [3, 1]], []],
+   cat % 2)
+op("aten::add", ["float", "int", "Scalar"], [[4], [4], []], [[1], [1], []], "add_kernel")
+op("aten::cat", ["TensorList", "Scalar"], [[[4], [4]], []], [[[1], [1]], []], cat % 4)
+op("aten::cat", ["TensorList", "Scalar"], [[[4, 3], [2, 3]], []], [[[3, 1], [3, 1]], []],
+   "cat_kernel")
+op("aten::cat", ["TensorList", "Scalar"], [[], []], [[], []], cat % 2)
+json.dump({"traceEvents": ev}, open(sys.argv[1], "w"))
+EOF
+	compose_ok lists "$work/lists.json"
+	python3 -c 'import json,sys
+p = json.load(open(sys.argv[1]))
+t = p["tensors"]
+cats = [i[5] for i in p["items"] if i[0] == "op" and i[1] == "aten::cat"]
+assert len(cats) == 1, cats
+assert [t[x["t"]][2:] for x in cats[0][0]] == [[[4, 3], [1, 4], "bfloat16"], [[2, 3], [3, 1], "bfloat16"]], cats
+r = json.load(open(sys.argv[2]))
+why = {m["reason"].split(" (")[0]: m["tasks"] for m in r["missing"] if m["name"] == "aten::cat"}
+assert why == {"a list of tensors whose dtype the trace does not show": 2,
+               "a list of tensors whose shapes the profiler did not record": 1}, why' \
+		"$work/lists/rank-0.json" "$work/lists.json" || fail "the lists of tensors are not rebuilt as recorded"
+	python3 "$work/lists/bench.py" --check >/dev/null || fail "bench.py --check refuses the plan"
+	if py=$(torch_python); then
+		"$py" "$work/lists/bench.py" --device cpu --steps 1 --warmup 0 --json \
+			>"$work/run.json" 2>"$work/err" || fail "bench.py failed on the CPU: $(tail -3 "$work/err")"
+		python3 -c 'import json,sys
+r = json.load(open(sys.argv[1]))
+assert not r["failed"], r["failed"]' "$work/run.json" || fail "an operator failed on the CPU"
+	else
+		echo "no PyTorch: the plan checked, not run" >&2
+	fi
+	;;
 *)
-	echo "usage: $0 golden|roundtrip|every|options|cpu-run|cpu-shared|kineto-values|gpu-check|autocast|usage|hostile|plans" >&2
+	echo "usage: $0 golden|roundtrip|every|options|cpu-run|cpu-shared|kineto-values|kineto-lists|gpu-check|autocast|usage|hostile|plans" >&2
 	exit 2
 	;;
 esac
