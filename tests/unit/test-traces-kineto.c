@@ -471,6 +471,54 @@ static void test_one_op_keeps_its_strides(void **state)
 	orr_trace_free(t);
 }
 
+/*
+ * A list of tensors whose members take more than 65535 values: its members are not
+ * kept (a list without recorded shapes), whereas 65535 values are; the next input's
+ * dims are read as ever.
+ */
+static char *long_list(size_t members)
+{
+	static const char head[] =
+		"[{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::cat\", \"pid\": 1,"
+		" \"tid\": 1, \"ts\": 1, \"dur\": 2, \"args\": {\"Input type\": [\"TensorList\","
+		" \"float\"], \"Input Dims\": [[";
+	static const char tail[] = "], [5]]}}]";
+	size_t size = sizeof(head) + members * 12 + sizeof(tail), n = strlen(head);
+	char *json = orr_xmalloc(size);
+
+	memcpy(json, head, n);
+	for (size_t i = 0; i < members; i++)
+		n += (size_t)snprintf(json + n, size - n, "%s[7, 8]", i ? ", " : "");
+	memcpy(json + n, tail, sizeof(tail));
+	return json;
+}
+
+static void test_one_long_list_keeps_no_members(void **state)
+{
+	char *json = long_list(21845); /* 3 values each: 65535 */
+	struct orr_trace *t = import_str(json);
+	const struct orr_rank *r = orr_trace_get_rank(t, 0);
+	const struct orr_input *in = &r->inputs[r->ops[r->events[0].args].first_input];
+
+	(void)state;
+	assert_int_equal(in[0].is_list, 1);
+	assert_int_equal(in[0].ndims, 65535);
+	assert_int_equal(r->dims[in[0].first_dim + 65532], 2);
+	orr_trace_free(t);
+	free(json);
+	json = long_list(21846);
+	t = import_str(json);
+	r = orr_trace_get_rank(t, 0);
+	in = &r->inputs[r->ops[r->events[0].args].first_input];
+	assert_int_equal(in[0].is_list, 1);
+	assert_int_equal(in[0].ndims, 0);
+	assert_int_equal(in[1].ndims, 1);
+	assert_int_equal(r->dims[in[1].first_dim], 5);
+	assert_int_equal(r->ndims, 1);
+	orr_trace_free(t);
+	free(json);
+}
+
 static void test_one_record_param_comms_is_a_collective(void **state)
 {
 	struct orr_trace *t = import_str(
@@ -795,6 +843,7 @@ int main(void)
 		cmocka_unit_test(test_one_op_inputs_have_dims_and_types),
 		cmocka_unit_test(test_one_op_keeps_its_concrete_inputs),
 		cmocka_unit_test(test_one_op_keeps_its_strides),
+		cmocka_unit_test(test_one_long_list_keeps_no_members),
 		cmocka_unit_test(test_one_record_param_comms_is_a_collective),
 		cmocka_unit_test(test_one_nccl_kernel_name_gives_collective),
 		cmocka_unit_test(test_one_rccl_kernel_takes_its_collective_args),
