@@ -155,8 +155,10 @@ bool orr__compose_kineto_arg(const struct orr_trace *t, const struct orr_input *
 			return false;
 		}
 		if (!in->is_list || !in->ndims) {
-			*ret_why = "a list of tensors whose shapes the profiler did not record "
-				   "(it does not for long lists; an execution trace has them)";
+			*ret_why =
+				"a list of tensors whose shapes the profiler did not record "
+				"(PyTorch writes none for a list of more than 30; an execution trace has "
+				"them)";
 			return false;
 		}
 		if (list_dtype == ORR_STR_NONE) {
