@@ -12,7 +12,7 @@ packages=(
 	meson ninja-build pkg-config gcc g++ clang llvm clang-format
 	libsimdjson-dev libarchive-dev libcmocka-dev libzstd-dev zlib1g-dev libigraph-dev
 	libprotobuf-c-dev protobuf-c-compiler liblapacke-dev libopenblas-dev libsqlite3-dev
-	python3 time libopenmpi-dev openmpi-bin
+	python3 python3-pip python3-setuptools python3-wheel time libopenmpi-dev openmpi-bin
 )
 
 check=0
