@@ -242,11 +242,11 @@ class Trace:
             rows = []
             for i in range(base.nrows):
                 b, s = base.rows[i], run.rows[i]
-                bp = b.s.predicted_end_ns - b.s.predicted_start_ns
-                sp = s.s.predicted_end_ns - s.s.predicted_start_ns
                 rows.append(dict(zip(cols, [
-                    b.rank, b.s.step, b.s.measured_end_ns - b.s.measured_start_ns, bp, sp,
-                    sp / bp - 1 if bp > 0 else float("nan")])))
+                    b.rank, b.s.step, b.s.measured_end_ns - b.s.measured_start_ns,
+                    b.s.predicted_end_ns - b.s.predicted_start_ns,
+                    s.s.predicted_end_ns - s.s.predicted_start_ns,
+                    _lib.scenario_change(ctypes.byref(b), ctypes.byref(s))])))
             return _table(rows, cols)
         finally:
             _lib.scenario_report_release(ctypes.byref(w))

@@ -295,6 +295,7 @@ scenario_report_run = _fn("orr_scenario_report_run", c_int, POINTER(ScenarioRepo
                           P, POINTER(Scenarios), c_void_p, POINTER(Select), c_void_p, c_void_p,
                           POINTER(Diag))
 scenario_report_release = _fn("orr_scenario_report_release", None, POINTER(ScenarioReport))
+scenario_change = _fn("orr_scenario_change", c_double, POINTER(ReplayRow), POINTER(ReplayRow))
 diff_profile_build = _fn("orr_diff_profile_build", None, POINTER(DiffProfile), c_char_p, P,
                          c_bool)
 diff_profile_release = _fn("orr_diff_profile_release", None, POINTER(DiffProfile))

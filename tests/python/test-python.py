@@ -70,6 +70,9 @@ check("what-if rank-steps", len(scen), len(want))
 for g, w in zip(scen, want):
     for k in ("step", "baseline_ns", "scenario_ns"):
         check("what-if %s of step %d" % (k, w["step"]), g[k], w[k])
+    # the CLI prints the change with 6 significant digits
+    if not abs(g["change"] - w["change"]) <= 5e-6 * abs(w["change"]):
+        check("what-if change of step %d" % w["step"], g["change"], w["change"])
 if scen and not all(g["scenario_ns"] < g["baseline_ns"] for g in scen):
     failures.append("nccl*=0.5 made no step shorter")
 
