@@ -108,6 +108,12 @@ static int write_copies_syncs(struct model_writer *mw)
 	return 0;
 }
 
+/* The members from first on; NULL where the rank has none (no offset on a null pointer). */
+static const int32_t *members_of(const struct orr_rank *rk, size_t first)
+{
+	return rk->members ? rk->members + first : NULL;
+}
+
 static int write_collectives(struct model_writer *mw)
 {
 	const struct orr_rank *rk = mw->r;
@@ -119,7 +125,7 @@ static int write_collectives(struct model_writer *mw)
 
 		if ((r = str(mw, c.type, &c.type)) || (r = str(mw, c.dtype, &c.dtype)) ||
 		    (r = str(mw, c.pg_name, &c.pg_name)) || (r = str(mw, c.pg_desc, &c.pg_desc)) ||
-		    (r = orr_native_writer_collective(mw->w, &c, rk->members + c.first_member,
+		    (r = orr_native_writer_collective(mw->w, &c, members_of(rk, c.first_member),
 						      c.nmembers, &index)))
 			return r;
 	}
@@ -128,7 +134,7 @@ static int write_collectives(struct model_writer *mw)
 
 		if ((r = str(mw, c.name, &c.name)) || (r = str(mw, c.desc, &c.desc)) ||
 		    (r = str(mw, c.backend, &c.backend)) ||
-		    (r = orr_native_writer_comm(mw->w, &c, rk->members + c.first_member,
+		    (r = orr_native_writer_comm(mw->w, &c, members_of(rk, c.first_member),
 						c.nmembers)))
 			return r;
 	}
