@@ -139,6 +139,25 @@ static uint32_t copy_op_args(struct orr__rank_build *dst, const struct orr__rank
 }
 
 /*
+ * An op's collective (record_param_comms: "Collective name", its group's ranks) and its
+ * members appended to dst's tables; its index there.  The index into src's table would
+ * name another of dst's collectives, or none.
+ */
+static uint32_t copy_coll(struct orr__rank_build *dst, const struct orr__rank_build *src,
+			  uint32_t coll)
+{
+	const struct orr_collective *c = ORR__AT(src->colls, struct orr_collective, coll);
+	struct orr_collective *nc = orr__vec_push(&dst->colls);
+
+	*nc = *c;
+	nc->first_member = (uint32_t)dst->members.n;
+	for (uint32_t k = 0; k < c->nmembers; k++)
+		*(int32_t *)orr__vec_push(&dst->members) =
+			*ORR__AT(src->members, int32_t, c->first_member + k);
+	return (uint32_t)(dst->colls.n - 1);
+}
+
+/*
  * src's ops and annotations of process pid's threads onto dst's threads of the same
  * ids.  Their external ids are dropped: they linked the ops to the runtime calls of a
  * profiler's own CUDA activities, which this session had none of, and an op with one is
@@ -173,6 +192,8 @@ static size_t merge(const struct orr_trace *t, struct orr__rank_build *dst,
 		ne->flags = 0;
 		if (ev[i].kind == ORR_EVENT_OP && ev[i].args != ORR_NONE)
 			ne->args = copy_op_args(dst, src, ev[i].args);
+		if (ev[i].coll != ORR_NONE)
+			ne->coll = copy_coll(dst, src, ev[i].coll);
 		n++;
 	}
 	return n;

@@ -11,6 +11,8 @@
 #                              orrery pack keeps the ops files
 #   run-import-ops.sh orphan   an ops file without its process's .orr: skipped with a warning
 #   run-import-ops.sh alone    an ops file given alone is a trace of its own
+#   run-import-ops.sh comms    the ops' collectives (record_param_comms) kept with them when
+#                              the tracer's file has none of its own (no NCCL kernels)
 #   run-import-ops.sh legacy   torch.profiler's trace from a PyTorch without Kineto (Debian's
 #                              1.13): skipped with the warning why (77 without such a torch)
 set -uo pipefail
@@ -90,6 +92,26 @@ alone)
 	run info "$run_dir/ops-48213.json"
 	expect_rc 0
 	expect_in out "events  195: op 177, annotation 18"
+	;;
+comms)
+	cut_rank 0 48213
+	python3 - "$work/rest-0.json" <<-'EOF' || fail "cannot drop the NCCL kernels"
+		import json, sys
+		d = json.load(open(sys.argv[1]))
+		d["traceEvents"] = [e for e in d["traceEvents"] if not e.get("name", "").startswith("nccl")]
+		json.dump(d, open(sys.argv[1], "w"))
+	EOF
+	run convert -o "$run_dir/rank-0.orr" "$work/rest-0.json"
+	expect_rc 0
+	run convert --to chrome -o "$work/got.json" "$run_dir"
+	expect_rc 0
+	python3 - "$work/got.json" <<-'EOF' || fail "the ops' collectives are not theirs once merged"
+		import json, sys
+		d = json.load(open(sys.argv[1]))
+		ops = [e for e in d["traceEvents"] if e.get("name") == "record_param_comms"]
+		sizes = [e.get("args", {}).get("In msg nelems") for e in ops]
+		assert len(ops) == 6 and sizes == [12583936, 16789504] * 3, sizes
+	EOF
 	;;
 legacy)
 	py=
