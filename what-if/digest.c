@@ -230,6 +230,7 @@ static void h_costs(uint64_t *h, const struct orr_synth_costs *c)
 			h_f64(h, c->bus_bytes_per_s[k][l]);
 		}
 	h_i64(h, c->m.gpus_per_node);
+	h_f64(h, c->m.nic_bytes_per_s);
 	h_f64(h, c->cpu_op_ns);
 	h_u64(h, c->gemm_tiles);
 }

@@ -697,6 +697,9 @@ static int change(int i, struct orr_whatif_space *s, struct orr_whatif_context *
 	case 55:
 		x->recorded_synth_ns = 2e9;
 		return ORR_WHATIF_DIGEST_TRACE;
+	case 56: /* --nic-gbps */
+		x->costs.m.nic_bytes_per_s = 12.5e9;
+		return ORR_WHATIF_DIGEST_COSTS;
 	default:
 		return -1;
 	}
@@ -749,7 +752,7 @@ static void test_digest(void **state)
 			if (part >= ORR_WHATIF_DIGEST_GPU || k >= ORR_WHATIF_DIGEST_GPU)
 				assert_true(d.part[k] == d0.part[k]);
 	}
-	assert_int_equal(i, 56);
+	assert_int_equal(i, 57);
 }
 
 int main(void)
