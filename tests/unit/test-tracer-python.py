@@ -280,6 +280,19 @@ class ProfilerOpsTest(Base):
         with self.assertRaises(ValueError):
             rec.enable(ops="cupti")
 
+    def test_unknown_mode_from_environment_warns(self):
+        # the environment is not the script's to check: the job must not die of it
+        os.environ["ORR_RECORD_OPS"] = "cupti"
+        fake = FakeTorch()
+        rec = self.load(fake)
+        err = io.StringIO()
+        with redirect_stderr(err):
+            self.assertTrue(rec.enable())
+        self.assertIn("ORR_RECORD_OPS='cupti'", err.getvalue())
+        self.assertEqual(len(err.getvalue().splitlines()), 1)
+        self.assertEqual(len(fake.emit_nvtx_args), 1)
+        self.assertEqual(fake.profile_args, [])
+
     def check_refused(self, fake, reason):
         rec = self.load(fake)
         err = io.StringIO()

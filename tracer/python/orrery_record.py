@@ -200,12 +200,17 @@ def enable(record_shapes=True, ops=None):
       puts on the tracer's threads; needs a PyTorch with Kineto and orrery record;
     - "none": no op names (steps only).
 
-    ops defaults to ORR_RECORD_OPS, else "nvtx".  Calling it again does nothing.
+    ops defaults to ORR_RECORD_OPS (one that is none of them: a warning, then "nvtx"),
+    else "nvtx".  Calling it again does nothing.
     Returns True when ops are recorded.
     """
     global _emit_nvtx
     if ops is None:
         ops = os.environ.get("ORR_RECORD_OPS") or "nvtx"
+        if ops not in OPS_MODES:  # the environment's, not the script's: not fatal
+            sys.stderr.write("orrery_record: warning: ORR_RECORD_OPS=%r is none of %s; "
+                             "nvtx is used\n" % (ops, ", ".join(OPS_MODES)))
+            ops = "nvtx"
     if ops not in OPS_MODES:
         raise ValueError("ops must be one of %s, not %r" % (", ".join(OPS_MODES), ops))
     if ops == "none":
