@@ -9,7 +9,8 @@
  * src/graph/search.cc), not copied; its constants are NCCL's, in its units (µs, GB/s):
  *
  * - Bus bandwidth: each channel (one ring through one NIC of each node) carries the
- *   largest of NCCL's ladder of speeds that its NIC allows; the ring's bus bandwidth is
+ *   largest of NCCL's ladder of speeds that its NIC allows, a channel of 25 GB/s or more
+ *   split in two at half of it (NDR's 48: two of 24); the ring's bus bandwidth is
  *   channels x that.  LL moves 8 bytes of data in 16 (1/4 of it across nodes, at most
  *   llMaxBw), LL128 120 of 128 (x 0.92, x 0.7 with one rank per node, at most 20 GB/s
  *   per channel on Ampere), Simple all of it.  A tree runs at x 0.92 of it, at most its
@@ -147,20 +148,39 @@ static double algo_time(const struct orr_nccl_net *net, enum orr_coll_kind kind,
 	return lat + bytes / (1000 * bw);
 }
 
+/*
+ * The channels NCCL's search ends with: one of 25 GB/s or more is duplicated, each copy
+ * at the speed divided by the copies (search.cc, ncclTopoCompute(): bwIntra >= 25, at
+ * most MAXCHANNELS / 2 = 16 rings), so the per-channel caps bound twice the channels.
+ */
+static struct orr_nccl_net duplicated(const struct orr_nccl_net *net)
+{
+	struct orr_nccl_net n = *net;
+	int dup = n.channels * 2 < 16 ? n.channels * 2 : 16;
+
+	if (n.channel_gbps >= 25.0 && dup > n.channels) {
+		n.channel_gbps /= (dup + n.channels - 1) / n.channels;
+		n.channels = dup;
+	}
+	return n;
+}
+
 int orr__nccl_net_time(const struct orr_nccl_net *net, enum orr_coll_kind kind, double bytes,
 		       struct orr_nccl_choice *ret)
 {
 	struct orr_nccl_choice best = { .ns = INFINITY };
 	int algos = kind == ORR_COLL_ALL_REDUCE ? 2 : 1;
+	struct orr_nccl_net n;
 
 	if (!net || net->nodes < 2 || net->ranks < net->nodes || net->channels < 1 ||
 	    !(net->channel_gbps > 0) || !(bytes >= 0) || !isfinite(bytes) ||
 	    (kind != ORR_COLL_ALL_REDUCE && kind != ORR_COLL_ALL_GATHER &&
 	     kind != ORR_COLL_REDUCE_SCATTER))
 		return -EINVAL;
+	n = duplicated(net);
 	for (int a = 0; a < algos; a++)
 		for (int p = LL; p <= SIMPLE; p++) {
-			double us = algo_time(net, kind, a, p, bytes);
+			double us = algo_time(&n, kind, a, p, bytes);
 
 			if (us * 1e3 < best.ns)
 				best = (struct orr_nccl_choice){

@@ -118,6 +118,36 @@ static void test_one_rank_per_node(void **state)
 	assert_true(fabs(rs.ns - (lat * 1e3 + GIB * 31 / 32 / 24e9 * 1e9)) < 1);
 }
 
+/*
+ * A channel at 25 GB/s or more is duplicated, each at half the speed (search.cc,
+ * ncclTopoCompute(): bwIntra >= 25, at most MAXCHANNELS / 2 = 16 rings): two DGX H100
+ * nodes' NDR NICs (50 GB/s, 48 after the ladder) run 16 channels at 24 GB/s, so LL128's
+ * per-channel cap (36.7 GB/s on Hopper) bounds 16 of them, not 8.  96 MiB over 16 ranks:
+ * LL128 at min(16 x 24 x 0.92, 16 x 36.7) = 353.28 GB/s of bus bandwidth, its latency
+ * 14 + 26 x max(1.9, 1) + 4 x 4 = 79.4 µs, beats Simple (384 GB/s, but (8.4 + 26 x 3.4
+ * + 4 x 14) x 1.4 = 213.92 µs of latency); one channel per NIC at 48 would cap LL128 at
+ * 8 x 36.7 and pick Simple.
+ */
+static void test_hopper_channels_duplicated(void **state)
+{
+	struct orr_nccl_net net = {
+		.ranks = 16,
+		.nodes = 2,
+		.channels = 8,
+		.channel_gbps = orr__nccl_channel_gbps(50e9, true),
+		.hopper = true,
+	};
+	double bytes = 96.0 * 1024 * 1024;
+	struct orr_nccl_choice c = run(net, ORR_COLL_ALL_REDUCE, bytes);
+	double ll128 = 79.4e3 + bytes / (353.28e9 * 16 / 30) * 1e9;
+
+	(void)state;
+	assert_true(net.channel_gbps == 48.0);
+	assert_int_equal(c.algo, ORR_NCCL_RING);
+	assert_int_equal(c.proto, ORR_NCCL_LL128);
+	assert_true(fabs(c.ns - ll128) < 1);
+}
+
 static void test_refuses(void **state)
 {
 	struct orr_nccl_net one = dgx_a100(8, 1), two = dgx_a100(16, 2);
@@ -139,6 +169,7 @@ int main(void)
 		cmocka_unit_test(test_fewer_nics_per_node),
 		cmocka_unit_test(test_latency_grows_and_tree),
 		cmocka_unit_test(test_one_rank_per_node),
+		cmocka_unit_test(test_hopper_channels_duplicated),
 		cmocka_unit_test(test_refuses),
 	};
 
