@@ -326,8 +326,8 @@ struct orr_whatif_job {
  * The sweep o and w ask for, from graph rank ri of g (g NULL: from o's description,
  * which then needs o->global_batch): the inputs made once (the trace's replay, the
  * fitted costs, the recorded configuration's synthesized step) and the plan.  0 or the
- * error (-E2BIG: a GPU budget too wide to sweep with these lists); j is closed after
- * either.
+ * error (-E2BIG: a GPU budget too wide to sweep with these lists); after either, the
+ * caller closes j with orr_whatif_job_close().
  */
 int orr_whatif_job_open(const struct orr_estimate_options *o, const struct orr_whatif_options *w,
 			const struct orr_graph *g, size_t ri, struct orr_whatif_job *j,
