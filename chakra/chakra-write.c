@@ -487,9 +487,9 @@ int orr_chakra_write_rank(const struct orr_graph *g, size_t rank, const char *pa
 	w.gr = orr_graph_get_rank(g, rank);
 	w.r = w.gr->rank;
 	w.origin_ns = job_origin(g);
-	collect_sizes(&w, obs, nobs);
 	if (!(w.f = fopen(path, "wb")))
 		return orr_diag_set(reterr_diag, -errno, path, -1, -1, "cannot create it");
+	collect_sizes(&w, obs, nobs);
 	write_metadata(&w, producer);
 	for (uint32_t t = w.gr->first_task; t < w.gr->first_task + w.gr->ntasks && !w.err; t++)
 		write_node(&w, t);
