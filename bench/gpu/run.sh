@@ -100,11 +100,16 @@ prepare_out() {
 	: >"$out/.bench-gpu"
 }
 
-main() {
+# What every mode does first: orrery found, PyTorch with CUDA checked, OUT made.
+start() {
 	find_orrery
 	"$python" -c 'import torch; assert torch.cuda.is_available()' ||
 		die "PyTorch with CUDA is not usable by $python"
 	prepare_out
+}
+
+main() {
+	start
 	local common=(--warmup "$warmup" --steps "$steps")
 	for r in $(seq "$rounds"); do
 		say "round $r/$rounds: plain"
@@ -213,10 +218,7 @@ compose_main() {
 # ops-check.py: medians, ops per step, launches inside an op, cost per op, in
 # OUT/ops-results.json.
 ops_main() {
-	find_orrery
-	"$python" -c 'import torch; assert torch.cuda.is_available()' ||
-		die "PyTorch with CUDA is not usable by $python"
-	prepare_out
+	start
 	local common=(--warmup "$warmup" --steps "$steps")
 	for r in $(seq "$rounds"); do
 		say "round $r/$rounds: plain"
