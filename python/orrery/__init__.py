@@ -650,18 +650,28 @@ def _whatif(trace, ri, gpus, options):
         parts = (ctypes.c_double * 4)()
         rec = ctypes.addressof(j) + _lib.WHATIF_JOB_RECORDED
 
+        raised = []
+
         def sink(data, rp):
-            r = rp.contents
-            if r.why == 0:
-                _lib.estimate_of_result(ctypes.byref(j.base), trace is not None, rec,
-                                        j.replayed_ns, rp, ctypes.byref(e))
-                _lib.estimate_parts(ctypes.byref(e), parts)
-            rows.append(_whatif_row(r, list(parts), recorded))
-            return 0
+            # an exception cannot cross the library: ctypes would print it and go on
+            # without the row, so it stops the sweep and is raised after it
+            try:
+                r = rp.contents
+                if r.why == 0:
+                    _lib.estimate_of_result(ctypes.byref(j.base), trace is not None, rec,
+                                            j.replayed_ns, rp, ctypes.byref(e))
+                    _lib.estimate_parts(ctypes.byref(e), parts)
+                rows.append(_whatif_row(r, list(parts), recorded))
+                return 0
+            except BaseException as x:  # KeyboardInterrupt too
+                raised.append(x)
+                return 1
 
         cb = _lib.WHATIF_SINK(sink)
         err = _lib.whatif_run(j.plan, ctypes.addressof(j) + _lib.WHATIF_JOB_X, 0, 1, jobs, None,
                               None, cb, None)
+        if raised:
+            raise raised[0]
         if err:
             raise OrreryError("cannot sweep: %s" % _text(_lib.strerror(err)))
         return _table(rows, _WHATIF_COLUMNS)

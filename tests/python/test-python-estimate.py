@@ -131,6 +131,26 @@ same_sweep("whatif described", got, cli("whatif", "--gpus", "8", "--format=csv",
 if not any(g["feasible"] for g in got):
     failures.append("whatif described: no feasible configuration")
 
+
+# An exception while a row is made stops the sweep and reaches the caller, rather than
+# being printed by ctypes with the row left out.
+class RowFailed(Exception):
+    pass
+
+
+def failing_row(*args):
+    raise RowFailed("row")
+
+
+made_row, orrery._whatif_row = orrery._whatif_row, failing_row
+try:
+    orrery.whatif(8, **sweep)
+    failures.append("whatif: an exception in a row was not raised")
+except RowFailed:
+    pass
+finally:
+    orrery._whatif_row = made_row
+
 try:
     orrery.estimate(gpu="h100-sxm", hidden=2048, heads=16, seq=2048)
     failures.append("a description without its layers was estimated")
