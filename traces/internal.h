@@ -199,6 +199,12 @@ struct orr__rank_build *orr__rank_new(struct orr_trace *t, uint32_t source);
 struct orr__rank_build *orr__rank_new_part(struct orr__rank_build *rb);
 /* Sorts, links flows and names, derives collectives from launches and NCCL kernel names. */
 void orr__rank_finish(struct orr_trace *t, struct orr__rank_build *rb);
+/* traces/model-colls.c, for the finishes: an NCCL kernel whose launch carries a collective
+ * takes it; one without, a collective of the type its name gives; each collective's
+ * bytes from its element counts and dtype. */
+void orr__collectives_from_launches(struct orr_trace *t, struct orr__rank_build *rb);
+void orr__collectives_from_names(struct orr_trace *t, struct orr__rank_build *rb);
+void orr__collective_bytes(struct orr_trace *t, struct orr__rank_build *rb);
 /*
  * For a finished model read back (a native file): sorts the events if they are not, and
  * gives NCCL kernels their launch's collective (the tracer's).
