@@ -12,12 +12,15 @@ Modes (every one runs warmup + steps + 1 steps; the last one only closes the win
                   orrery_record.enable(ops=--ops: nvtx, profiler or none); run it under
                   `orrery record --skip W --steps S`
   torch-profiler  torch.profiler (CPU + CUDA) over the same S steps after W; writes the
-                  Chrome trace (--trace) and the kernel counts by name (--counts)
+                  Chrome trace (--trace) and the kernel counts by name (--counts);
+                  --with-stack adds Python stacks to each op
 
 --times OUT gets one JSON line per step: {"step", "ms", "measured", "observed"}, where ms
 is the wall time of the step with the GPU synchronized at its end, measured is true for
 the S steps after the W warm-up steps, and observed for the one step --et traced under
-the ExecutionTraceObserver (the first measured one; the profiler's first step too).
+the ExecutionTraceObserver (the first measured one; the profiler's first step too; with
+--et-all every measured step, to measure the observer's own cost per op).  --et also goes
+with --mode plain: the observer alone.
 Under --mode orrery the time is taken inside orrery_record.step(), as the tracer's step
 is: what --ops profiler does at the window's edges (start its session, write its trace)
 is not in a step.
@@ -169,12 +172,12 @@ def run(args):
                        schedule=schedule(skip_first=args.warmup - 1, wait=0, warmup=1,
                                          active=args.steps, repeat=1),
                        on_trace_ready=lambda p: p.export_chrome_trace(args.trace),
-                       record_shapes=not args.no_ops)
+                       record_shapes=not args.no_ops, with_stack=args.with_stack)
         prof.__enter__()
     et = None
     if args.et:
-        if args.mode != "torch-profiler":
-            sys.exit("gpt.py: --et goes with --mode torch-profiler")
+        if args.mode == "orrery":
+            sys.exit("gpt.py: --et goes with --mode torch-profiler or plain")
         from torch.profiler import ExecutionTraceObserver
         et = ExecutionTraceObserver()
         et.register_callback(args.et)
@@ -195,10 +198,11 @@ def run(args):
             torch.cuda.synchronize()
             ms = (time.perf_counter() - t0) * 1e3
         # observed: under the ExecutionTraceObserver (its cost is not the job's)
+        last = args.warmup + args.steps - 1 if args.et_all else args.warmup
         times.append({"step": i, "ms": ms,
                       "measured": args.warmup <= i < args.warmup + args.steps,
-                      "observed": bool(et) and i == args.warmup})
-        if et and i == args.warmup:
+                      "observed": bool(et) and args.warmup <= i <= last})
+        if et and i == last:
             et.stop()
             et.unregister_callback()
         if prof:
@@ -231,6 +235,10 @@ def main():
     ap.add_argument("--counts", help="torch-profiler: kernel counts by name, JSON")
     ap.add_argument("--et", help="torch-profiler: a PyTorch execution trace of the first "
                                  "measured step (for orrery compose)")
+    ap.add_argument("--et-all", action="store_true",
+                    help="--et: observe every measured step, not only the first")
+    ap.add_argument("--with-stack", action="store_true",
+                    help="torch-profiler: record each op's Python stack (with_stack=True)")
     ap.add_argument("--no-ops", action="store_true",
                     help="no op names (orrery: --ops none; torch-profiler: no shapes)")
     ap.add_argument("--ops", choices=["nvtx", "profiler", "none"], default="nvtx",
@@ -245,6 +253,10 @@ def main():
         args.ops = "none"
     if args.steps < 1 or args.warmup < 0:
         ap.error("--steps must be 1 or more and --warmup 0 or more")
+    if args.et_all and not args.et:
+        ap.error("--et-all goes with --et")
+    if args.with_stack and args.mode != "torch-profiler":
+        ap.error("--with-stack goes with --mode torch-profiler")
     if not torch.cuda.is_available():
         sys.exit("gpt.py: CUDA is not available")
     run(args)
