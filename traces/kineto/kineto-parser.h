@@ -210,6 +210,11 @@ private:
 	void args(string_view raw, int kind, raw_args &a);
 	void event_args(ondemand::value v, raw_event &e);
 	void arg(string_view key, ondemand::value v, int kind, raw_args &a);
+	bool id_arg(string_view key, ondemand::value v, raw_args &a);
+	bool meta_arg(string_view key, ondemand::value v, raw_args &a);
+	bool memory_arg(string_view key, ondemand::value v, raw_args &a);
+	bool op_arg(string_view key, ondemand::value v, raw_args &a);
+	bool launch_arg(string_view key, ondemand::value v, raw_args &a);
 	void input_dims(ondemand::value v, raw_args &a);
 	int input_shape(ondemand::value x, struct orr__vec *tab, bool strict);
 	bool input_member(ondemand::value m, struct orr__vec *tab, bool strict);
