@@ -196,6 +196,28 @@ static void test_one_long_list_keeps_no_members(void **state)
 	free(json);
 }
 
+/*
+ * A list member of Input Dims or Input Strides is read to its end past a value that is
+ * not kept (a string, 1.5): what follows it is checked as everything is, so unbalanced
+ * brackets there are refused, not skipped.
+ */
+static void test_one_bad_list_member_is_read_to_its_end(void **state)
+{
+	static const char *const docs[] = {
+		"[{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::cat\", \"pid\": 1,"
+		" \"tid\": 1, \"ts\": 1, \"dur\": 2, \"args\": {\"Input Strides\":"
+		" [[[1.5, [}{]]]]}}]",
+		"[{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::cat\", \"pid\": 1,"
+		" \"tid\": 1, \"ts\": 1, \"dur\": 2, \"args\": {\"Input Dims\":"
+		" [[[\"x\", {]]]]}}]",
+	};
+	struct orr_diag d;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++)
+		assert_int_equal(import_err(docs[i], strlen(docs[i]), &d), ORR_EMALFORMED);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -203,6 +225,7 @@ int main(void)
 		cmocka_unit_test(test_one_op_keeps_its_concrete_inputs),
 		cmocka_unit_test(test_one_op_keeps_its_strides),
 		cmocka_unit_test(test_one_long_list_keeps_no_members),
+		cmocka_unit_test(test_one_bad_list_member_is_read_to_its_end),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -189,6 +189,15 @@ static void test_limits_depth_on_every_path(void **state)
 		  "\"pid\": 1, \"tid\": 1, \"ts\": 0, \"dur\": 1, \"args\": {\"Input type\": "
 		  "[@]}}]}",
 		  3 },
+		/* a member of a list in Input Strides, past a value that is not an integer */
+		{ "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op\", "
+		  "\"pid\": 1, \"tid\": 1, \"ts\": 0, \"dur\": 1, \"args\": {\"Input Strides\": "
+		  "[[[1.5, @]]]}}]}",
+		  5 },
+		{ "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op\", "
+		  "\"pid\": 1, \"tid\": 1, \"ts\": 0, \"dur\": 1, \"args\": {\"Input Dims\": "
+		  "[[[\"x\", @]]]}}]}",
+		  5 },
 		/* a metadata record's rank of another writer */
 		{ "{\"traceEvents\": [{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": 1, "
 		  "\"args\": {\"name\": \"p\", \"rank\": @}}]}",
