@@ -293,6 +293,39 @@ class ProfilerOpsTest(Base):
         self.assertEqual(len(fake.emit_nvtx_args), 1)
         self.assertEqual(fake.profile_args, [])
 
+    def test_other_mode_after_nvtx_is_an_error(self):
+        fake = FakeTorch()
+        rec = self.load(fake)
+        self.assertTrue(rec.enable())
+        for other in ("profiler", "none"):
+            with self.assertRaisesRegex(RuntimeError, "already recorded with ops='nvtx'"):
+                rec.enable(ops=other)
+        self.assertTrue(rec.enable())  # the mode on, whatever ORR_RECORD_OPS says
+        os.environ["ORR_RECORD_OPS"] = "profiler"
+        self.assertTrue(rec.enable())
+        self.assertEqual(fake.profile_args, [])
+        self.assertEqual(fake.log, [("emit_nvtx", "enter")])
+
+    def test_other_mode_after_profiler_is_an_error(self):
+        fake = FakeTorch()
+        rec = self.load(fake)
+        self.assertTrue(rec.enable(ops="profiler"))
+        with self.assertRaisesRegex(RuntimeError, "already recorded with ops='profiler'"):
+            rec.enable(ops="nvtx")
+        self.assertTrue(rec.enable())
+        self.assertEqual(fake.emit_nvtx_args, [])
+        self.assertEqual(fake.log, [("profile", "enter")])
+
+    def test_mode_that_recorded_nothing_can_be_followed(self):
+        # a script may fall back: enable(ops="profiler") or enable(ops="nvtx")
+        fake = FakeTorch(kineto=False)
+        rec = self.load(fake)
+        with redirect_stderr(io.StringIO()):
+            self.assertFalse(rec.enable(ops="none"))
+            self.assertFalse(rec.enable(ops="profiler"))
+        self.assertTrue(rec.enable(ops="nvtx"))
+        self.assertEqual(fake.log, [("emit_nvtx", "enter")])
+
     def check_refused(self, fake, reason):
         rec = self.load(fake)
         err = io.StringIO()

@@ -184,9 +184,33 @@ def _enable_profiler(record_shapes):
               "thread ids or times to match the tracer's", _NO_OPS)
         return False
     with _lock:
+        _refuse_other("profiler")
         if _profiler is None:
             _profiler = _OpsSession(torch, record_shapes)
     return True
+
+
+def _mode_on():
+    """The mode whose ops are being recorded, else None (called with _lock held)."""
+    if _emit_nvtx is not None:
+        return "nvtx"
+    if _profiler is not None:
+        return "profiler"
+    return None
+
+
+def _refuse_other(ops):
+    """Raises when ops are already recorded in another mode than ops (with _lock held).
+
+    One mode per process, as PyTorch allows one profiler per thread ("Profiler is
+    already enabled on this thread."): both on would record every op twice, and a
+    switch would end the first mode's ops inside the step window.
+    """
+    on = _mode_on()
+    if on is not None and on != ops:
+        raise RuntimeError("orrery_record.enable(ops=%r): ops are already recorded with "
+                           "ops=%r in this process, which cannot be switched or combined"
+                           % (ops, on))
 
 
 def enable(record_shapes=True, ops=None):
@@ -200,11 +224,17 @@ def enable(record_shapes=True, ops=None):
       puts on the tracer's threads; needs a PyTorch with Kineto and orrery record;
     - "none": no op names (steps only).
 
-    ops defaults to ORR_RECORD_OPS (one that is none of them: a warning, then "nvtx"),
-    else "nvtx".  Calling it again does nothing.
+    ops defaults to the mode already on, else ORR_RECORD_OPS (one that is none of them:
+    a warning, then "nvtx"), else "nvtx".  Calling it again in the mode on does nothing;
+    in another mode (ops="none" included) it raises RuntimeError naming the mode on.
+    A call that recorded nothing (it returned False) turns no mode on.
     Returns True when ops are recorded.
     """
     global _emit_nvtx
+    with _lock:
+        on = _mode_on()
+    if ops is None and on is not None:
+        return True
     if ops is None:
         ops = os.environ.get("ORR_RECORD_OPS") or "nvtx"
         if ops not in OPS_MODES:  # the environment's, not the script's: not fatal
@@ -213,6 +243,8 @@ def enable(record_shapes=True, ops=None):
             ops = "nvtx"
     if ops not in OPS_MODES:
         raise ValueError("ops must be one of %s, not %r" % (", ".join(OPS_MODES), ops))
+    with _lock:
+        _refuse_other(ops)
     if ops == "none":
         return False
     if ops == "profiler":
@@ -224,6 +256,7 @@ def enable(record_shapes=True, ops=None):
     if torch is None:
         return False
     with _lock:
+        _refuse_other(ops)  # another thread may have turned one on meanwhile
         if _emit_nvtx is None:
             ctx = torch.autograd.profiler.emit_nvtx(record_shapes=record_shapes)
             ctx.__enter__()
