@@ -12,6 +12,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "import.h"
@@ -244,23 +245,70 @@ static int merge_one(struct import_ctx *c, struct orr__rank_build *src, int64_t 
 	return 0;
 }
 
+struct ops_file {
+	int64_t pid;
+	size_t rank; /* index into t->ranks */
+};
+
+static int by_pid(const void *a, const void *b)
+{
+	const struct ops_file *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return (x->pid > y->pid) - (x->pid < y->pid);
+	return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/*
+ * The ops files by process, each merged; a second file of one process (ops-PID.json.gz
+ * or ops-0PID.json beside ops-PID.json) is skipped with a warning: merged too, every op
+ * of the process would be there twice.
+ */
+static int merge_all(struct import_ctx *c, size_t nops)
+{
+	struct orr_trace *t = c->t;
+	struct ops_file *f = orr_xcalloc(nops ? nops : 1, sizeof(*f));
+	size_t n = 0;
+	int r = 0;
+
+	for (size_t i = 0; i < t->nranks; i++) {
+		int64_t pid = rank_ops_pid(t, t->ranks[i]);
+
+		if (pid >= 0)
+			f[n++] = (struct ops_file){ pid, i };
+	}
+	if (n)
+		qsort(f, n, sizeof(*f), by_pid);
+	for (size_t i = 0; i < n && !r; i++) {
+		size_t first = i;
+
+		while (first > 0 && f[first - 1].pid == f[i].pid)
+			first--;
+		if (first == i)
+			r = merge_one(c, t->ranks[f[i].rank], f[i].pid);
+		else
+			warn(c,
+			     "skipped '%s': the ops of process %lld are merged from '%s' already",
+			     orr_strtab_get(t->strs, t->ranks[f[i].rank]->pub.source),
+			     (long long)f[i].pid,
+			     orr_strtab_get(t->strs, t->ranks[f[first].rank]->pub.source));
+	}
+	free(f);
+	return r;
+}
+
 int orr__import_merge_ops(struct import_ctx *c)
 {
 	struct orr_trace *t = c->t;
 	size_t kept = 0, tracers = 0;
-	int r = 0;
+	int r;
 
 	for (size_t i = 0; i < t->nranks; i++)
 		tracers += rank_ops_pid(t, t->ranks[i]) < 0;
 	/* Without the tracer's files, a profiler's trace is read as one of its own. */
 	if (!tracers)
 		return 0;
-	for (size_t i = 0; i < t->nranks && !r; i++) {
-		int64_t pid = rank_ops_pid(t, t->ranks[i]);
-
-		if (pid >= 0)
-			r = merge_one(c, t->ranks[i], pid);
-	}
+	r = merge_all(c, t->nranks - tracers);
 	/* Then the ops ranks go (merge_one() looks for the tracer's among all of them). */
 	for (size_t i = 0; i < t->nranks; i++) {
 		if (rank_ops_pid(t, t->ranks[i]) < 0)

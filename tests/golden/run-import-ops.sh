@@ -13,6 +13,9 @@
 #   run-import-ops.sh alone    an ops file given alone is a trace of its own
 #   run-import-ops.sh comms    the ops' collectives (record_param_comms) kept with them when
 #                              the tracer's file has none of its own (no NCCL kernels)
+#   run-import-ops.sh twice    a second ops file of one process (ops-PID.json.gz or
+#                              ops-0PID.json beside ops-PID.json): skipped with a warning
+#                              naming the first, the ops merged once
 #   run-import-ops.sh legacy   torch.profiler's trace from a PyTorch without Kineto (Debian's
 #                              1.13): skipped with the warning why (77 without such a torch)
 set -uo pipefail
@@ -112,6 +115,16 @@ comms)
 		sizes = [e.get("args", {}).get("In msg nelems") for e in ops]
 		assert len(ops) == 6 and sizes == [12583936, 16789504] * 3, sizes
 	EOF
+	;;
+twice)
+	cut_rank 0 48213
+	gzip -c "$run_dir/ops-48213.json" >"$run_dir/ops-48213.json.gz"
+	cp "$run_dir/ops-48213.json" "$run_dir/ops-048213.json"
+	run info "$run_dir"
+	expect_rc 0
+	expect_in out "events  501: op 177, annotation 21"
+	expect_in err "skipped '$run_dir/ops-48213.json': the ops of process 48213 are merged from '$run_dir/ops-048213.json' already"
+	expect_in err "skipped '$run_dir/ops-48213.json.gz': the ops of process 48213 are merged from '$run_dir/ops-048213.json' already"
 	;;
 legacy)
 	py=
