@@ -153,12 +153,9 @@ static void counter_arg(string_view key, ondemand::value v, raw_args &a)
 	a.series[a.nseries++] = { key.data(), key.size(), x };
 }
 
-void kineto_parser::arg(string_view key, ondemand::value v, int kind, raw_args &a)
+/* The ids and sizes any event may carry (its op, its launch, its stream): true if key is one. */
+bool kineto_parser::id_arg(string_view key, ondemand::value v, raw_args &a)
 {
-	if (kind == KIND_COUNTER) {
-		counter_arg(key, v, a);
-		return;
-	}
 	if (key == "External id" || key == "external id") /* the latter: PyTorch 1.8-1.10 */
 		set_int(v, key, &a.external_id);
 	else if (key == "correlation")
@@ -179,43 +176,95 @@ void kineto_parser::arg(string_view key, ondemand::value v, int kind, raw_args &
 		set_int(v, key, &a.event_id);
 	else if (key == "cuda_sync_kind")
 		a.sync = sync_kind_of(v.get_string());
-	else if (key == "name" && kind == ORR_EVENT_KIND_COUNT)
+	else
+		return false;
+	return true;
+}
+
+/* A metadata record's (process_name of a file of several ranks): true if key is one. */
+bool kineto_parser::meta_arg(string_view key, ondemand::value v, raw_args &a)
+{
+	if (key == "name")
 		a.meta_name = v.get_string();
-	else if (key == "rank" && kind == ORR_EVENT_KIND_COUNT)
+	else if (key == "rank")
 		meta_int(v, &a.meta_rank);
-	else if (key == "pid" && kind == ORR_EVENT_KIND_COUNT)
+	else if (key == "pid")
 		a.has_meta_pid = meta_int(v, &a.meta_pid);
-	/* "[memory]" instants: their category is no kind's until the event is stored */
-	else if (key == "Total Allocated" && marker_or_unknown(kind))
+	else
+		return false;
+	return true;
+}
+
+/* A "[memory]" instant's allocator totals: true if key is one. */
+bool kineto_parser::memory_arg(string_view key, ondemand::value v, raw_args &a)
+{
+	if (key == "Total Allocated")
 		set_int(v, key, &a.mem_allocated);
-	else if (key == "Total Reserved" && marker_or_unknown(kind))
+	else if (key == "Total Reserved")
 		set_int(v, key, &a.mem_reserved);
-	else if (key == "Device Type" && marker_or_unknown(kind))
+	else if (key == "Device Type")
 		set_int(v, key, &a.mem_device_type);
-	else if (key == "Device Id" && marker_or_unknown(kind))
+	else if (key == "Device Id")
 		set_int(v, key, &a.mem_device);
-	else if (key == "Input Dims" && kind == ORR_EVENT_OP)
+	else
+		return false;
+	return true;
+}
+
+/* An op's inputs (record_shapes) and the profiler's options it shows: true if key is one. */
+bool kineto_parser::op_arg(string_view key, ondemand::value v, raw_args &a)
+{
+	if (key == "Input Dims")
 		input_dims(v, a);
-	else if (key == "Input type" && kind == ORR_EVENT_OP)
+	else if (key == "Input type")
 		input_types(v, a);
-	else if (key == "Input Strides" && kind == ORR_EVENT_OP)
+	else if (key == "Input Strides")
 		input_strides(key, v, a);
-	else if (key == "Concrete Inputs" && kind == ORR_EVENT_OP)
+	else if (key == "Concrete Inputs")
 		concrete_inputs(key, v, a);
-	else if (key == "grid" && kind == ORR_EVENT_KERNEL)
-		a.has_launch |= launch_dims(v, a.launch.grid);
-	else if (key == "block" && kind == ORR_EVENT_KERNEL)
-		a.has_launch |= launch_dims(v, a.launch.block);
-	else if (key == "shared memory" && kind == ORR_EVENT_KERNEL)
-		a.has_launch |= launch_count(v, &a.launch.shared_bytes);
-	else if (key == "registers per thread" && kind == ORR_EVENT_KERNEL)
-		a.has_launch |= launch_count(v, &a.launch.registers);
-	else if ((key == "Call stack" || key == "flops") && kind == ORR_EVENT_OP) {
+	else if (key == "Call stack" || key == "flops") {
 		/* the profiler's options (with_stack, with_flops): that they are there */
 		(key == "flops" ? a.flops : a.call_stack) = true;
 		unread(v, 3);
-	} else if (kind == ORR_EVENT_OP || kind == ORR_EVENT_KERNEL || kind == ORR_EVENT_RUNTIME ||
-		   kind == ORR_EVENT_DRIVER)
+	} else
+		return false;
+	return true;
+}
+
+/* A kernel's launch (for display): true if key is one. */
+bool kineto_parser::launch_arg(string_view key, ondemand::value v, raw_args &a)
+{
+	if (key == "grid")
+		a.has_launch |= launch_dims(v, a.launch.grid);
+	else if (key == "block")
+		a.has_launch |= launch_dims(v, a.launch.block);
+	else if (key == "shared memory")
+		a.has_launch |= launch_count(v, &a.launch.shared_bytes);
+	else if (key == "registers per thread")
+		a.has_launch |= launch_count(v, &a.launch.registers);
+	else
+		return false;
+	return true;
+}
+
+/*
+ * One arg of an event of this kind: each kind's own keys (they are distinct across
+ * kinds), then a collective's record on the CPU and GPU events that carry one.
+ */
+void kineto_parser::arg(string_view key, ondemand::value v, int kind, raw_args &a)
+{
+	if (kind == KIND_COUNTER) {
+		counter_arg(key, v, a);
+		return;
+	}
+	if (id_arg(key, v, a) || (kind == ORR_EVENT_KIND_COUNT && meta_arg(key, v, a)) ||
+	    /* "[memory]" instants: their category is no kind's until the event is stored */
+	    (marker_or_unknown(kind) && memory_arg(key, v, a)) ||
+	    (kind == ORR_EVENT_OP && op_arg(key, v, a)) ||
+	    (kind == ORR_EVENT_KERNEL && launch_arg(key, v, a)))
+		return;
+	if (kind == ORR_EVENT_OP || kind == ORR_EVENT_KERNEL || kind == ORR_EVENT_RUNTIME ||
+	    kind == ORR_EVENT_DRIVER)
 		coll_field(key, v, a);
 	else
 		unread(v, 3);
