@@ -168,10 +168,11 @@ static void text_fallbacks(const struct orr_kern_model *m, enum orr_kern_class c
 		if (m->families[i].cls == cls && m->families[i].how != ORR_GEMM_FIT)
 			by[m->families[i].how]++;
 	if (by[ORR_GEMM_ROOFLINE])
-		printf(", %zu roofline x %.3f (the median efficiency of %s%s%s%s)",
+		printf(", %zu roofline x %.3f (the median efficiency of %s%s%s%s whose roofline "
+		       "is between the floor and %s time)",
 		       by[ORR_GEMM_ROOFLINE], e->median,
 		       e->fitted ? "the fitted families' " : "every ", of, *of ? " " : "",
-		       e->fitted ? "kernels" : "kernel");
+		       e->fitted ? "kernels" : "kernel", e->fitted ? "their" : "its");
 	if (by[ORR_GEMM_POOLED])
 		printf(", %zu pooled (no GPU known: the fit over every %s kernel)",
 		       by[ORR_GEMM_POOLED], orr_kern_class_name(cls));

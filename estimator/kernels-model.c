@@ -124,11 +124,12 @@ static void why_fallback(const struct orr_kern_model *m, struct orr_kern_family 
 
 	if (f->how == ORR_GEMM_ROOFLINE)
 		snprintf(f->why + off, sizeof(f->why) - off,
-			 "the %s %sroofline x %.3f, the median efficiency of %s%s%s%s", m->gpu->id,
-			 f->flops ? "" : "HBM ", e->median,
+			 "the %s %sroofline x %.3f, the median efficiency of %s%s%s%s whose "
+			 "roofline is between the floor and %s time",
+			 m->gpu->id, f->flops ? "" : "HBM ", e->median,
 			 e->fitted ? "the fitted families' " : "every ",
 			 e == &m->efficiency_all ? "" : cls, e == &m->efficiency_all ? "" : " ",
-			 e->fitted ? "kernels" : "kernel (none in a fitted family)");
+			 e->fitted ? "kernels" : "kernel", e->fitted ? "their" : "its");
 	else if (f->how == ORR_GEMM_POOLED)
 		snprintf(f->why + off, sizeof(f->why) - off,
 			 "no GPU known, the fit over every %s kernel", cls);
