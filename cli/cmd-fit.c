@@ -32,7 +32,8 @@ static const char usage_text[] =
 	"                 (all_reduce_perf ...) on the cluster; KIND (all_reduce, all_gather,\n"
 	"                 reduce_scatter, alltoall, broadcast, reduce, sendrecv) where the\n"
 	"                 output does not name it; repeat for more runs\n"
-	"  -o FILE        also write the JSON to FILE, for estimate and whatif --costs\n"
+	"  -o, --output FILE\n"
+	"                 also write the JSON to FILE, for estimate and whatif --costs\n"
 	"  -h, --help     this help\n\n"
 	"An -o FILE of '-' is standard output; the report then goes to standard error.\n";
 

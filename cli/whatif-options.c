@@ -49,7 +49,7 @@ const char cli_whatif_usage[] =
 	"                          a progress line on stderr (default: on a terminal)\n"
 	"  --format=FMT            text (default), json or csv: every configuration, in\n"
 	"                          the order of the space, written as the sweep goes\n"
-	"  -o FILE                 write the report to FILE\n\n"
+	"  -o, --output FILE       write the report to FILE\n\n"
 	"Model and fixed options, as orrery estimate takes them: --gpu, --layers, --hidden,\n"
 	"--ffn, --heads, --kv-heads, --seq, --vocab, --global-batch, --gpus-per-node,\n"
 	"--nic-gbps, --precision, --attention, --fsdp, --overlap-grad-reduce,\n"
