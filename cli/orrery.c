@@ -109,10 +109,8 @@ static int unknown_command(const char *name)
 			best = commands[i].name;
 		}
 	}
-	cli_error("'%s' is not an orrery command", name);
-	if (best)
-		fprintf(stderr, "did you mean '%s'?\n", best);
-	fputs("see 'orrery --help'\n", stderr);
+	cli_error("'%s' is not an orrery command%s%s%s; see 'orrery --help'", name,
+		  best ? " (did you mean '" : "", best ? best : "", best ? "'?)" : "");
 	return EXIT_USAGE;
 }
 
@@ -168,8 +166,7 @@ static int help(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (argc > 2) {
-		cli_error("help takes one command");
-		fputs("see 'orrery --help'\n", stderr);
+		cli_error("help takes one command; see 'orrery --help'");
 		return EXIT_USAGE;
 	}
 	for (size_t i = 0; i < NCOMMANDS; i++)

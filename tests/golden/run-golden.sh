@@ -525,7 +525,8 @@ usage)
 		expect_in err "did you mean 'summary'?"
 		run help a b
 		expect_rc 2
-		expect_in err "help takes one command"
+		[[ $(wc -l <"$work/err") == 1 ]] || { show; fail "not one line on stderr"; }
+		expect_in err "help takes one command; see 'orrery --help'"
 		run replay --frob x
 		expect_rc 2
 		[[ $(wc -l <"$work/err") == 1 ]] || { show; fail "not one line on stderr"; }
@@ -534,10 +535,12 @@ usage)
 	unknown-command)
 		run inof x
 		expect_rc 2
-		expect_in err "orrery: error: 'inof' is not an orrery command"
-		expect_in err "did you mean 'info'?"
+		[[ $(wc -l <"$work/err") == 1 ]] || { show; fail "not one line on stderr"; }
+		expect_in err "orrery: error: 'inof' is not an orrery command (did you mean 'info'?); see 'orrery --help'"
 		run frobnicate
 		expect_rc 2
+		[[ $(wc -l <"$work/err") == 1 ]] || { show; fail "not one line on stderr"; }
+		expect_in err "orrery: error: 'frobnicate' is not an orrery command; see 'orrery --help'"
 		grep -q "did you mean" "$work/err" && { show; fail "a suggestion for 'frobnicate'"; }
 		;;
 	help)
