@@ -276,29 +276,17 @@ static int parse_options(int argc, char **argv, struct options *o)
 						       optarg);
 			break;
 		case 's':
-			if (orr_scales_add(&o->scales, optarg) < 0)
-				return cli_usage_error(
-					"critical-path",
-					"bad --scale '%s' ([cpu[@RANK]:|latency:|"
-					"bandwidth:]GLOB=FACTOR, FACTOR from 0 to 1e6)",
-					optarg);
+			if (cli_scale_option(&o->scales, "critical-path", optarg) < 0)
+				return EXIT_USAGE;
 			break;
 		case 'c':
 			if (cli_globs_add(&o->comm, optarg) < 0)
 				return cli_usage_error("critical-path", "empty --comm pattern");
 			break;
 		case 't':
-			if (!optarg[0])
-				return cli_usage_error("critical-path",
-						       "empty --timeline file name");
-			if (cli_compressed_suffix(optarg))
-				return cli_usage_error(
-					"critical-path",
-					"--timeline '%s': orrery writes plain JSON; "
-					"name it without '%s' and compress it afterwards",
-					optarg, cli_compressed_suffix(optarg));
+			if (cli_timeline_option("critical-path", optarg) < 0)
+				return EXIT_USAGE;
 			o->timeline = optarg;
-			cli_output_arg(optarg);
 			break;
 		case 'p': /* --steps */
 		case 'r': /* --ranks */

@@ -63,6 +63,24 @@ static bool comm_rules(const struct orr_scenarios *sc)
 	return false;
 }
 
+/* The trace, and the options that go together: -1 to go on, else the exit status. */
+static int check_options(int argc, char **argv, struct options *o)
+{
+	if (optind != argc - 1)
+		return cli_usage_error("replay",
+				       optind >= argc ? "no trace given" : "one trace at a time");
+	o->trace = argv[optind];
+	if (orr_scales_rule_count(&o->scales)) /* the --scale rules: one scenario, listed first */
+		orr_scenarios_take_scales(&o->scenarios, &o->scales);
+	if (o->timeline && o->scenarios.n > 1)
+		return cli_usage_error("replay", "--timeline shows one scenario; %zu were given",
+				       o->scenarios.n);
+	if (o->costs_file && !comm_rules(&o->scenarios))
+		return cli_usage_error("replay", "--costs gives models to latency: and bandwidth: "
+						 "rules, and none was given");
+	return -1;
+}
+
 /* Returns -1 to go on, else the exit status. */
 static int parse_options(int argc, char **argv, struct options *o)
 {
@@ -91,12 +109,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 						       optarg);
 			break;
 		case 's':
-			if (orr_scales_add(&o->scales, optarg) < 0)
-				return cli_usage_error(
-					"replay",
-					"bad --scale '%s' ([cpu[@RANK]:|latency:|bandwidth:]"
-					"GLOB=FACTOR, FACTOR from 0 to 1e6)",
-					optarg);
+			if (cli_scale_option(&o->scales, "replay", optarg) < 0)
+				return EXIT_USAGE;
 			break;
 		case 'S': {
 			char err[512];
@@ -121,16 +135,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return cli_usage_error("replay", "empty --comm pattern");
 			break;
 		case 't':
-			if (!optarg[0])
-				return cli_usage_error("replay", "empty --timeline file name");
-			if (cli_compressed_suffix(optarg))
-				return cli_usage_error(
-					"replay",
-					"--timeline '%s': orrery writes plain JSON; "
-					"name it without '%s' and compress it afterwards",
-					optarg, cli_compressed_suffix(optarg));
+			if (cli_timeline_option("replay", optarg) < 0)
+				return EXIT_USAGE;
 			o->timeline = optarg;
-			cli_output_arg(optarg);
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -139,19 +146,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			return cli_bad_option("replay", argc, argv);
 		}
 	}
-	if (optind != argc - 1)
-		return cli_usage_error("replay",
-				       optind >= argc ? "no trace given" : "one trace at a time");
-	o->trace = argv[optind];
-	if (orr_scales_rule_count(&o->scales)) /* the --scale rules: one scenario, listed first */
-		orr_scenarios_take_scales(&o->scenarios, &o->scales);
-	if (o->timeline && o->scenarios.n > 1)
-		return cli_usage_error("replay", "--timeline shows one scenario; %zu were given",
-				       o->scenarios.n);
-	if (o->costs_file && !comm_rules(&o->scenarios))
-		return cli_usage_error("replay", "--costs gives models to latency: and bandwidth: "
-						 "rules, and none was given");
-	return -1;
+	return check_options(argc, argv, o);
 }
 
 /* --steps and --ranks that leave nothing to report: an error, once. */

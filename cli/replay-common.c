@@ -169,6 +169,36 @@ int cli_select_option(struct orr_select *s, const char *cmd, int opt, const char
 	return 0;
 }
 
+int cli_scale_option(struct orr_scales *scales, const char *cmd, const char *arg)
+{
+	if (orr_scales_add(scales, arg) < 0) {
+		cli_usage_error(cmd,
+				"bad --scale '%s' ([cpu[@RANK]:|latency:|bandwidth:]GLOB=FACTOR, "
+				"FACTOR from 0 to 1e6)",
+				arg);
+		return -1;
+	}
+	return 0;
+}
+
+int cli_timeline_option(const char *cmd, const char *arg)
+{
+	if (!arg[0]) {
+		cli_usage_error(cmd, "empty --timeline file name");
+		return -1;
+	}
+	if (cli_compressed_suffix(arg)) {
+		cli_usage_error(
+			cmd,
+			"--timeline '%s': orrery writes plain JSON; name it without '%s' and "
+			"compress it afterwards",
+			arg, cli_compressed_suffix(arg));
+		return -1;
+	}
+	cli_output_arg(arg);
+	return 0;
+}
+
 void cli_select_nothing(const struct orr_select *s, const char *trace)
 {
 	if (s->steps_given || s->ranks)

@@ -34,6 +34,17 @@ void cli_globs_release(struct cli_globs *g);
  * value as a usage error of command cmd.
  */
 int cli_select_option(struct orr_select *s, const char *cmd, int opt, const char *arg);
+/*
+ * --scale RULE of replay and critical-path: adds the rule to scales; -1 after reporting a
+ * malformed one as a usage error of command cmd.
+ */
+int cli_scale_option(struct orr_scales *scales, const char *cmd, const char *arg);
+/*
+ * --timeline FILE of replay and critical-path: -1 after reporting an empty name or one
+ * that says compressed as a usage error of command cmd; else FILE is an output
+ * (cli_output_arg()).
+ */
+int cli_timeline_option(const char *cmd, const char *arg);
 /* The error when s leaves no rank-step of trace (or trace has none at all). */
 void cli_select_nothing(const struct orr_select *s, const char *trace);
 
