@@ -129,6 +129,11 @@ void cli_csv_field(const char *s);
 int cli_parse_format(const char *s, bool allow_csv);
 /* A decimal count from 0 to INT32_MAX, the whole of s, into *ret; -1 otherwise. */
 int cli_parse_count(const char *s, int64_t *ret);
+/*
+ * A decimal number (digits, '.', an exponent; no hexadecimal, blanks, inf or nan) from lo
+ * to hi, the whole of s, into *ret; -1 otherwise.
+ */
+int cli_parse_real(const char *s, double lo, double hi, double *ret);
 
 /*
  * The commands' JSON, written by liborrery's writer (struct orr_json_out, orrery/common.h)

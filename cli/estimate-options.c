@@ -106,22 +106,19 @@ static int parse_one(const char *cmd, int c, const char *arg, struct orr_estimat
 					       arg);
 		o->gemm_tiles = strcmp(arg, "tiles") == 0;
 		return -1;
-	case OPT_LAUNCH: {
-		char *end;
-
-		o->launch_us = strtod(arg, &end);
-		if (end == arg || *end || !(o->launch_us >= 0) || o->launch_us > 1e6)
+	case OPT_LAUNCH:
+		if (cli_parse_real(arg, 0, 1e6, &o->launch_us) < 0)
 			return cli_usage_error(cmd, "bad --launch-us '%s' (microseconds)", arg);
 		return -1;
-	}
-	case OPT_NIC: {
-		char *end;
-
-		o->nic_gbps = strtod(arg, &end);
-		if (end == arg || *end || !(o->nic_gbps > 0) || o->nic_gbps > 1e6)
-			return cli_usage_error(cmd, "bad --nic-gbps '%s' (Gb/s, more than 0)", arg);
+	case OPT_NIC:
+		/*
+		 * At least NCCL's slowest speed of a channel across nodes (0.12 GB/s, search.cc):
+		 * below it the model times a channel faster than its NIC.
+		 */
+		if (cli_parse_real(arg, ORR_NIC_GBPS_MIN, 1e6, &o->nic_gbps) < 0)
+			return cli_usage_error(cmd, "bad --nic-gbps '%s' (Gb/s, %g to 1e6)", arg,
+					       ORR_NIC_GBPS_MIN);
 		return -1;
-	}
 	case OPT_FORMAT:
 		if (!format || (*format = cli_parse_format(arg, false)) < 0)
 			return cli_usage_error(cmd, "unknown format '%s' (text or json)", arg);

@@ -175,6 +175,22 @@ int cli_parse_count(const char *s, int64_t *ret)
 	return 0;
 }
 
+int cli_parse_real(const char *s, double lo, double hi, double *ret)
+{
+	size_t n = strlen(s);
+	char *end;
+	double v;
+
+	/* strtod() also reads "0x10", " 7", "inf" and "nan" */
+	if (!n || strspn(s, "0123456789.eE+-") != n)
+		return -1;
+	v = strtod(s, &end);
+	if (end == s || *end || !(v >= lo && v <= hi))
+		return -1;
+	*ret = v;
+	return 0;
+}
+
 /*
  * By hand rather than with snprintf(): libquadmath, which LAPACK brings into the
  * process, registers a printf modifier at load time, and that sends every printf of

@@ -49,6 +49,13 @@ extern "C" {
 /* The option name of size i ("tp", "kv-heads", "micro-batch", ...); NULL out of range. */
 const char *orr_estimate_size_name(size_t i);
 
+/*
+ * The least orr_estimate_options.nic_gbps the model holds for: NCCL's slowest speed of a
+ * channel across nodes is 0.12 GB/s (0.96 Gb/s, search.cc); below it a channel would be
+ * timed faster than its NIC.
+ */
+#define ORR_NIC_GBPS_MIN 1.0
+
 struct orr_estimate_options {
 	/* the global rank whose structure is the recorded configuration, -1 the first: the
 	 * caller's to find (orr_graph_rank_index()), orr_estimate_base_open() takes its index */

@@ -445,8 +445,9 @@ def _estimate_options(options):
                 raise ValueError("launch_us=%r: microseconds, 0 to 1e6" % (v,))
             o.launch_us = float(v)
         elif k == "nic_gbps":
-            if not 0 < float(v) <= 1e6:
-                raise ValueError("nic_gbps=%r: Gb/s, more than 0" % (v,))
+            # ORR_NIC_GBPS_MIN: NCCL's slowest channel across nodes, 0.96 Gb/s
+            if not 1 <= float(v) <= 1e6:
+                raise ValueError("nic_gbps=%r: Gb/s, 1 to 1e6" % (v,))
             o.nic_gbps = float(v)
         elif k == "gemm_model":
             if v not in ("roofline", "tiles"):

@@ -8,7 +8,9 @@
 #     communication at 200 (the blocking TP all-reduces: NCCL's model halves the ring's
 #     bus bandwidth, its latency stays), and by no more than that time;
 #   - a job whose groups all stay in a node (TP 8 on 8 GPUs) does not move;
-#   - 0 or a word is a usage error.
+#   - 0, a word, a rate below 1 Gb/s (NCCL's slowest speed across nodes, 0.12 GB/s: the
+#     model would time a channel faster than its NIC) or a number that is not decimal
+#     (0x10, " 7") is a usage error.
 set -uo pipefail
 
 # shellcheck source=SCRIPTDIR/golden-lib.sh
@@ -53,4 +55,14 @@ expect_in err "bad --nic-gbps '0'"
 run estimate "${model[@]}" --tp 16 --dp 1 --global-batch 32 --nic-gbps fast
 expect_rc 2
 expect_in err "bad --nic-gbps 'fast'"
+for v in 0.5 1e-30 0x10 " 7" 1e999 nan; do
+	run estimate "${model[@]}" --tp 16 --dp 1 --global-batch 32 --nic-gbps "$v"
+	expect_rc 2
+	expect_in err "bad --nic-gbps '$v'"
+done
+run estimate "${model[@]}" --tp 16 --dp 1 --global-batch 32 --launch-us 0x10
+expect_rc 2
+expect_in err "bad --launch-us '0x10'"
+run estimate "${model[@]}" --tp 16 --dp 1 --global-batch 32 --nic-gbps 1
+expect_rc 0
 exit 0

@@ -157,6 +157,13 @@ try:
 except ValueError as e:
     if "--layers" not in str(e):
         failures.append("the error does not name --layers: %s" % e)
+for rate in (0.5, 1e-30, float("nan")):
+    try:
+        orrery.estimate(**dict(MODEL, nic_gbps=rate))
+        failures.append("nic_gbps=%r was estimated" % rate)
+    except ValueError as e:
+        if "nic_gbps" not in str(e):
+            failures.append("the error does not name nic_gbps: %s" % e)
 try:
     orrery.estimate(**dict(MODEL, gpu="no-such-gpu"))
     failures.append("an unknown GPU was estimated")
