@@ -413,82 +413,61 @@ void kineto_parser::event_args(ondemand::value v, raw_event &e)
 	e.args = string_view(start, (size_t)(buf_ + end - start));
 }
 
-void kineto_parser::store(raw_event &e)
+/* A thread_name or process_name record: what it names, for the import to resolve. */
+void kineto_parser::store_meta(raw_event &e)
 {
-	ph p = parse_ph(e.ph);
-	int kind = kind_of(e.cat);
 	raw_args &a = e.a;
 
-	/* PyTorch 1.8-1.10 wrote the step marker as an op; it is the step's annotation. */
-	if (kind == ORR_EVENT_OP && e.name.substr(0, 13) == "ProfilerStep#")
-		kind = ORR_EVENT_ANNOTATION;
-
-	if (e.ph.empty())
-		throw bad_event{ "event without 'ph'" };
-	if (p == ph::counter) {
-		counter(e);
+	if (e.name != "thread_name" && e.name != "process_name")
 		return;
-	}
-	if (p == ph::metadata) {
-		if (e.name != "thread_name" && e.name != "process_name")
-			return;
-		if (!e.args_done)
-			args(e.args, ORR_EVENT_KIND_COUNT, a);
-		auto *m = (struct orr__meta *)orr__vec_push(&rb_->metas);
-		m->pid = e.pid.value;
-		m->tid = e.tid.value;
-		m->name = intern(a.meta_name);
-		m->thread = e.name == "thread_name";
-		m->rank = a.meta_rank;
-		m->gpu = a.has_device;
-		m->has_id = a.has_device || a.has_meta_pid;
-		m->id = a.has_device ? a.device : a.meta_pid;
-		return;
-	}
-	/* PyTorch 1.8-1.10 wrote its launch flows as "async" "launch". */
-	if ((p == ph::flow_start || p == ph::flow_end) &&
-	    (e.cat == "ac2g" || e.cat == "async_cpu_to_gpu" ||
-	     (e.cat == "async" && e.name == "launch"))) {
-		if (!e.has_ts || !e.pid.numeric || !e.tid.numeric || e.flow_id < 0)
-			throw bad_event{ "flow event without numeric 'ts', 'pid', 'tid' and 'id'" };
-		auto *f = (struct orr__flow *)orr__vec_push(&rb_->flows);
-		f->pid = e.pid.value;
-		f->tid = e.tid.value;
-		f->ts_ns = e.ts;
-		f->id = e.flow_id;
-		return;
-	}
-	if (p == ph::instant && e.pid.numeric && e.tid.numeric)
-		kind = ORR_EVENT_MARKER;
-	else if (p != ph::complete || kind == ORR_EVENT_KIND_COUNT) {
-		char cat[96];
-		int n = snprintf(cat, sizeof(cat), "%.*s%s%.*s",
-				 (int)(e.cat.size() > 64 ? 64 : e.cat.size()), e.cat.data(),
-				 e.cat.empty() ? "ph:" : "",
-				 e.cat.empty() ? (int)(e.ph.size() > 8 ? 8 : e.ph.size()) : 0,
-				 e.ph.data());
-		orr__count_skipped(rb_, orr_strtab_intern(t_->strs, cat, (size_t)n));
-		return;
-	}
-	if (!e.has_ts)
-		throw bad_event{ "event without 'ts'" };
-	if (kind != ORR_EVENT_MARKER && e.dur < 0)
-		throw bad_event{ "complete event ('ph' X) without a non-negative 'dur'" };
-	int64_t end;
-	if (__builtin_add_overflow(e.ts, e.dur < 0 ? 0 : e.dur, &end))
-		throw bad_event{ "'ts' + 'dur' out of range" };
 	if (!e.args_done)
-		args(e.args, kind, a);
+		args(e.args, ORR_EVENT_KIND_COUNT, a);
+	auto *m = (struct orr__meta *)orr__vec_push(&rb_->metas);
+	m->pid = e.pid.value;
+	m->tid = e.tid.value;
+	m->name = intern(a.meta_name);
+	m->thread = e.name == "thread_name";
+	m->rank = a.meta_rank;
+	m->gpu = a.has_device;
+	m->has_id = a.has_device || a.has_meta_pid;
+	m->id = a.has_device ? a.device : a.meta_pid;
+}
 
-	struct orr_event ev = {};
-	ev.start_ns = e.ts;
-	ev.dur_ns = kind == ORR_EVENT_MARKER ? 0 : e.dur;
-	ev.correlation = a.correlation;
-	ev.external_id = a.external_id;
-	ev.name = intern(e.name);
-	ev.kind = (uint8_t)kind;
-	ev.args = ORR_NONE;
-	ev.coll = ORR_NONE;
+/* A launch's flow event ("ac2g"; PyTorch 1.8-1.10 wrote them as "async" "launch"). */
+bool kineto_parser::store_flow(raw_event &e, ph p)
+{
+	if ((p != ph::flow_start && p != ph::flow_end) ||
+	    !(e.cat == "ac2g" || e.cat == "async_cpu_to_gpu" ||
+	      (e.cat == "async" && e.name == "launch")))
+		return false;
+	if (!e.has_ts || !e.pid.numeric || !e.tid.numeric || e.flow_id < 0)
+		throw bad_event{ "flow event without numeric 'ts', 'pid', 'tid' and 'id'" };
+	auto *f = (struct orr__flow *)orr__vec_push(&rb_->flows);
+	f->pid = e.pid.value;
+	f->tid = e.tid.value;
+	f->ts_ns = e.ts;
+	f->id = e.flow_id;
+	return true;
+}
+
+/* An event of no kind orrery reads: counted by its category (or its ph). */
+void kineto_parser::count_skipped(const raw_event &e)
+{
+	char cat[96];
+	int n = snprintf(cat, sizeof(cat), "%.*s%s%.*s",
+			 (int)(e.cat.size() > 64 ? 64 : e.cat.size()), e.cat.data(),
+			 e.cat.empty() ? "ph:" : "",
+			 e.cat.empty() ? (int)(e.ph.size() > 8 ? 8 : e.ph.size()) : 0, e.ph.data());
+
+	orr__count_skipped(rb_, orr_strtab_intern(t_->strs, cat, (size_t)n));
+}
+
+/* The event's place: a GPU task's stream on its device, else its thread. */
+uint32_t kineto_parser::event_place(const raw_event &e, int kind)
+{
+	const raw_args &a = e.a;
+	uint32_t place;
+
 	if (on_gpu(kind)) {
 		int64_t device = a.device >= 0 ? a.device : e.pid.value;
 		int64_t stream = a.stream != -1 || !e.tid.numeric ? a.stream : e.tid.value;
@@ -496,22 +475,23 @@ void kineto_parser::store(raw_event &e)
 		if (device < INT32_MIN || device > INT32_MAX)
 			throw bad_event{ "device id out of range" };
 		rb_->gpu_device_arg |= a.device >= 0;
-		ev.place = orr__place(rb_, ORR_PLACE_STREAM, device, stream, (int32_t)device);
+		place = orr__place(rb_, ORR_PLACE_STREAM, device, stream, (int32_t)device);
 	} else {
 		if (!e.pid.numeric || !e.tid.numeric)
 			throw bad_event{ "expected numeric 'pid' and 'tid'" };
-		ev.place = orr__place(rb_, ORR_PLACE_THREAD, e.pid.value, e.tid.value, -1);
+		place = orr__place(rb_, ORR_PLACE_THREAD, e.pid.value, e.tid.value, -1);
 	}
 	if (rb_->places.n > limits_->max[ORR__LIMIT_PLACES])
 		throw limit_hit{ ORR__LIMIT_PLACES };
-	if (kind == ORR_EVENT_MARKER && e.name == "[memory]")
-		memory_totals(a, e.ts, ev.place);
-	if (rb_->events.n >= limits_->max[ORR__LIMIT_EVENTS])
-		throw limit_hit{ ORR__LIMIT_EVENTS };
-	if (kind == ORR_EVENT_OP) {
-		rb_->pub.ops_with_stack += a.call_stack;
-		rb_->pub.ops_with_flops += a.flops;
-	}
+	return place;
+}
+
+/* What the event's kind keeps of its args (an op's inputs, a copy's bytes ...), in ev. */
+void kineto_parser::event_kind_args(const raw_event &e, struct orr_event &ev)
+{
+	const raw_args &a = e.a;
+	int kind = ev.kind;
+
 	if (kind == ORR_EVENT_RUNTIME || kind == ORR_EVENT_DRIVER) {
 		ev.sub = call_class(ev.name);
 	} else if (kind == ORR_EVENT_OP && a.ninputs + (a.sequence >= 0) > 0) {
@@ -540,6 +520,65 @@ void kineto_parser::store(raw_event &e)
 		*c = a.coll;
 		ev.coll = (uint32_t)(rb_->colls.n - 1);
 	}
+}
+
+void kineto_parser::store(raw_event &e)
+{
+	ph p = parse_ph(e.ph);
+	int kind = kind_of(e.cat);
+	raw_args &a = e.a;
+
+	/* PyTorch 1.8-1.10 wrote the step marker as an op; it is the step's annotation. */
+	if (kind == ORR_EVENT_OP && e.name.substr(0, 13) == "ProfilerStep#")
+		kind = ORR_EVENT_ANNOTATION;
+
+	if (e.ph.empty())
+		throw bad_event{ "event without 'ph'" };
+	if (p == ph::counter) {
+		counter(e);
+		return;
+	}
+	if (p == ph::metadata) {
+		store_meta(e);
+		return;
+	}
+	if (store_flow(e, p))
+		return;
+	if (p == ph::instant && e.pid.numeric && e.tid.numeric)
+		kind = ORR_EVENT_MARKER;
+	else if (p != ph::complete || kind == ORR_EVENT_KIND_COUNT) {
+		count_skipped(e);
+		return;
+	}
+	if (!e.has_ts)
+		throw bad_event{ "event without 'ts'" };
+	if (kind != ORR_EVENT_MARKER && e.dur < 0)
+		throw bad_event{ "complete event ('ph' X) without a non-negative 'dur'" };
+	int64_t end;
+	if (__builtin_add_overflow(e.ts, e.dur < 0 ? 0 : e.dur, &end))
+		throw bad_event{ "'ts' + 'dur' out of range" };
+	if (!e.args_done)
+		args(e.args, kind, a);
+
+	struct orr_event ev = {};
+	ev.start_ns = e.ts;
+	ev.dur_ns = kind == ORR_EVENT_MARKER ? 0 : e.dur;
+	ev.correlation = a.correlation;
+	ev.external_id = a.external_id;
+	ev.name = intern(e.name);
+	ev.kind = (uint8_t)kind;
+	ev.args = ORR_NONE;
+	ev.coll = ORR_NONE;
+	ev.place = event_place(e, kind);
+	if (kind == ORR_EVENT_MARKER && e.name == "[memory]")
+		memory_totals(a, e.ts, ev.place);
+	if (rb_->events.n >= limits_->max[ORR__LIMIT_EVENTS])
+		throw limit_hit{ ORR__LIMIT_EVENTS };
+	if (kind == ORR_EVENT_OP) {
+		rb_->pub.ops_with_stack += a.call_stack;
+		rb_->pub.ops_with_flops += a.flops;
+	}
+	event_kind_args(e, ev);
 	*(struct orr_event *)orr__vec_push(&rb_->events) = ev;
 }
 

@@ -207,6 +207,11 @@ private:
 	void event_field(string_view key, ondemand::value v, raw_event &e);
 	void arg_field(string_view key, ondemand::value v, int kind, raw_args &a);
 	void store(raw_event &e);
+	void store_meta(raw_event &e);
+	bool store_flow(raw_event &e, ph p);
+	void count_skipped(const raw_event &e);
+	uint32_t event_place(const raw_event &e, int kind);
+	void event_kind_args(const raw_event &e, struct orr_event &ev);
 	void args(string_view raw, int kind, raw_args &a);
 	void event_args(ondemand::value v, raw_event &e);
 	void arg(string_view key, ondemand::value v, int kind, raw_args &a);
