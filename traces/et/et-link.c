@@ -314,31 +314,59 @@ static void add_groups(struct orr__rank_build *rb, const struct orr__et_build *e
 	rb->pub.nmembers = rb->members.n;
 }
 
-void orr__et_link(const struct orr_trace *t, struct orr__rank_build *rb, struct orr__et_build *eb)
+/* What is linked: the ET's op nodes by id and the rank's op events, each with its names. */
+struct link_lists {
+	struct by_id *eo;  /* ET op nodes, by id */
+	uint32_t *en;      /* their names */
+	uint32_t *vo, *vn; /* the rank's op events and their names */
+	size_t ne, nv;
+};
+
+static void lists_init(const struct orr_trace *t, const struct orr__rank_build *rb,
+		       const struct orr__et_build *eb, struct link_lists *l)
+{
+	const struct orr_et_node *nodes = eb->nodes.p;
+	const struct orr_event *ev = rb->pub.events;
+
+	*l = (struct link_lists){ .eo = orr_xmalloc((eb->nodes.n + 1) * sizeof(*l->eo)) };
+	for (size_t k = 0; k < eb->nodes.n; k++)
+		if (is_op_node(orr_strtab_get(t->strs, nodes[k].name)))
+			l->eo[l->ne++] = (struct by_id){ nodes[k].id, (uint32_t)k };
+	if (l->ne)
+		qsort(l->eo, l->ne, sizeof(*l->eo), cmp_id);
+	l->en = orr_xmalloc((l->ne + 1) * sizeof(*l->en));
+	for (size_t k = 0; k < l->ne; k++)
+		l->en[k] = nodes[l->eo[k].node].name;
+	l->vo = orr_xmalloc((rb->pub.nevents + 1) * sizeof(*l->vo));
+	l->vn = orr_xmalloc((rb->pub.nevents + 1) * sizeof(*l->vn));
+	for (size_t k = 0; k < rb->pub.nevents; k++)
+		if (ev[k].kind == ORR_EVENT_OP || ev[k].kind == ORR_EVENT_ANNOTATION) {
+			l->vo[l->nv] = (uint32_t)k;
+			l->vn[l->nv++] = ev[k].name;
+		}
+}
+
+static void lists_release(struct link_lists *l)
+{
+	free(l->eo);
+	free(l->en);
+	free(l->vo);
+	free(l->vn);
+}
+
+/*
+ * Walks both lists in order, linking each node to the event of its name: across a small
+ * gap by resync(), across a wider one by reanchor(); a node found nowhere is stepped
+ * over.  Counts the links and the rank's ops from the first linked to the last.
+ */
+static void link_walk(const struct link_lists *l, struct orr__et_build *eb)
 {
 	struct orr_et_node *nodes = eb->nodes.p;
-	const struct orr_event *ev = rb->pub.events;
-	struct by_id *eo = orr_xmalloc((eb->nodes.n + 1) * sizeof(*eo)); /* ET op nodes, by id */
-	uint32_t *en, *vo, *vn; /* their names; the rank's op events and their names */
-	size_t ne = 0, nv = 0, i = 0, j, first = SIZE_MAX, last = 0, nruns;
+	const uint32_t *en = l->en, *vn = l->vn;
+	size_t ne = l->ne, nv = l->nv, i = 0, j, first = SIZE_MAX, last = 0, nruns;
 	struct run *runs;
 	bool lost = false; /* no resync since a node was stepped over: re-anchor only */
 
-	for (size_t k = 0; k < eb->nodes.n; k++)
-		if (is_op_node(orr_strtab_get(t->strs, nodes[k].name)))
-			eo[ne++] = (struct by_id){ nodes[k].id, (uint32_t)k };
-	if (ne)
-		qsort(eo, ne, sizeof(*eo), cmp_id);
-	en = orr_xmalloc((ne + 1) * sizeof(*en));
-	for (size_t k = 0; k < ne; k++)
-		en[k] = nodes[eo[k].node].name;
-	vo = orr_xmalloc((rb->pub.nevents + 1) * sizeof(*vo));
-	vn = orr_xmalloc((rb->pub.nevents + 1) * sizeof(*vn));
-	for (size_t k = 0; k < rb->pub.nevents; k++)
-		if (ev[k].kind == ORR_EVENT_OP || ev[k].kind == ORR_EVENT_ANNOTATION) {
-			vo[nv] = (uint32_t)k;
-			vn[nv++] = ev[k].name;
-		}
 	j = anchor(en, ne, vn, nv);
 	runs = index_runs(vn, nv, &nruns);
 	while (i < ne && j < nv) {
@@ -360,7 +388,7 @@ void orr__et_link(const struct orr_trace *t, struct orr__rank_build *rb, struct 
 			continue;
 		}
 		lost = false;
-		nodes[eo[i].node].event = vo[j];
+		nodes[l->eo[i].node].event = l->vo[j];
 		eb->pub.linked++;
 		first = first < j ? first : j;
 		last = j;
@@ -369,6 +397,16 @@ void orr__et_link(const struct orr_trace *t, struct orr__rank_build *rb, struct 
 	eb->pub.ops = ne;
 	eb->pub.rank_ops = first == SIZE_MAX ? 0 : last - first + 1;
 	eb->pub.exact = ne && eb->pub.linked == ne && eb->pub.linked == eb->pub.rank_ops;
+	free(runs);
+}
+
+void orr__et_link(const struct orr_trace *t, struct orr__rank_build *rb, struct orr__et_build *eb)
+{
+	struct link_lists l;
+
+	lists_init(t, rb, eb, &l);
+	link_walk(&l, eb);
+	lists_release(&l);
 	comm_sizes(t, rb, eb);
 	add_groups(rb, eb);
 	eb->pub.nodes = eb->nodes.p;
@@ -382,9 +420,4 @@ void orr__et_link(const struct orr_trace *t, struct orr__rank_build *rb, struct 
 	eb->pub.group_ranks = eb->group_ranks.p;
 	eb->pub.ngroup_ranks = eb->group_ranks.n;
 	rb->pub.et = &eb->pub;
-	free(eo);
-	free(en);
-	free(vo);
-	free(vn);
-	free(runs);
 }
