@@ -103,19 +103,65 @@ static int parse_ops(struct options *o, const char *arg)
 	return -1;
 }
 
+enum {
+	OPT_ET = 256,
+	OPT_STEP,
+	OPT_STEPS,
+	OPT_WARMUP,
+	OPT_OPS,
+	OPT_SUB,
+	OPT_REPEAT,
+	OPT_NAMESPACE,
+	OPT_FORMAT
+};
+
+/* One option c with its value arg: -1 to go on, else the exit status. */
+static int parse_one(struct options *o, int c, char *arg)
+{
+	int ret = -1;
+	int64_t v;
+
+	switch (c) {
+	case 'o':
+		if (!arg[0])
+			return cli_usage_error("compose", "empty output name");
+		o->out = arg;
+		break;
+	case OPT_ET:
+		cli_et_path = arg;
+		break;
+	case OPT_STEP:
+		if ((ret = parse_number("--step", arg, 0, &v)) < 0)
+			o->c.step = v;
+		break;
+	case OPT_STEPS:
+		if ((ret = parse_number("--steps", arg, 1, &v)) < 0)
+			o->c.steps = (int)v;
+		break;
+	case OPT_WARMUP:
+		if ((ret = parse_number("--warmup", arg, 1, &v)) < 0)
+			o->c.warmup = (int)v;
+		break;
+	case OPT_OPS:
+		return parse_ops(o, arg);
+	case OPT_SUB:
+		o->c.subgraph = arg;
+		break;
+	case OPT_REPEAT:
+		return parse_repeat(o, arg);
+	case OPT_NAMESPACE:
+		return parse_namespace(o, arg);
+	case OPT_FORMAT:
+		if ((o->format = cli_parse_format(arg, false)) < 0)
+			return cli_usage_error("compose", "unknown format '%s' (text or json)",
+					       arg);
+		break;
+	}
+	return ret;
+}
+
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	enum {
-		OPT_ET = 256,
-		OPT_STEP,
-		OPT_STEPS,
-		OPT_WARMUP,
-		OPT_OPS,
-		OPT_SUB,
-		OPT_REPEAT,
-		OPT_NAMESPACE,
-		OPT_FORMAT
-	};
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "et", required_argument, NULL, OPT_ET },
@@ -130,57 +176,18 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	int c, ret = -1;
-	int64_t v;
+	int c, ret;
 
-	while (ret < 0 && (c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			if (!optarg[0])
-				return cli_usage_error("compose", "empty output name");
-			o->out = optarg;
-			break;
-		case OPT_ET:
-			cli_et_path = optarg;
-			break;
-		case OPT_STEP:
-			if ((ret = parse_number("--step", optarg, 0, &v)) < 0)
-				o->c.step = v;
-			break;
-		case OPT_STEPS:
-			if ((ret = parse_number("--steps", optarg, 1, &v)) < 0)
-				o->c.steps = (int)v;
-			break;
-		case OPT_WARMUP:
-			if ((ret = parse_number("--warmup", optarg, 1, &v)) < 0)
-				o->c.warmup = (int)v;
-			break;
-		case OPT_OPS:
-			ret = parse_ops(o, optarg);
-			break;
-		case OPT_SUB:
-			o->c.subgraph = optarg;
-			break;
-		case OPT_REPEAT:
-			ret = parse_repeat(o, optarg);
-			break;
-		case OPT_NAMESPACE:
-			ret = parse_namespace(o, optarg);
-			break;
-		case OPT_FORMAT:
-			if ((o->format = cli_parse_format(optarg, false)) < 0)
-				return cli_usage_error(
-					"compose", "unknown format '%s' (text or json)", optarg);
-			break;
-		case 'h':
+	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		if (c == 'h') {
 			fputs(usage_text, stdout);
 			return EXIT_OK;
-		default:
-			return cli_bad_option("compose", argc, argv);
 		}
+		if (c != 'o' && (c < OPT_ET || c > OPT_FORMAT))
+			return cli_bad_option("compose", argc, argv);
+		if ((ret = parse_one(o, c, optarg)) >= 0)
+			return ret;
 	}
-	if (ret >= 0)
-		return ret;
 	if (optind != argc - 1)
 		return cli_usage_error("compose",
 				       optind >= argc ? "no trace given" : "one trace at a time");
