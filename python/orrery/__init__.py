@@ -77,6 +77,16 @@ def whatif(gpus, **description):
     return _whatif(None, 0, gpus, description)
 
 
+def _cpath(path, what="path"):
+    """path as the C library takes it: the file system's bytes (bytes, os.PathLike or str, a
+    name that is not UTF-8 included); a NUL byte in it is refused, as C would read only
+    what is before it (another file)."""
+    b = os.fsencode(path)
+    if b"\0" in b:
+        raise ValueError("%s %r: a NUL byte in it" % (what, path))
+    return b
+
+
 def load(path):
     """Imports the trace at path (a file, a directory of per-rank files, an archive: what
     `orrery info` reads), builds its graph and replays it as recorded."""
@@ -88,11 +98,11 @@ class Trace:
     as does the garbage collector)."""
 
     def __init__(self, path):
-        self.path = str(path)
+        self.path = os.fsdecode(os.fspath(path))
         self._t = self._g = self._r = None
         d = _lib.Diag()
         t, g, r = _lib.P(), _lib.P(), _lib.P()
-        err = _lib.trace_import(self.path.encode(), None, ctypes.byref(t), ctypes.byref(d))
+        err = _lib.trace_import(_cpath(self.path), None, ctypes.byref(t), ctypes.byref(d))
         if err:
             _fail("import", self.path, err, d)
         self._t = t
@@ -137,7 +147,7 @@ class Trace:
         (by GPU time), "ops" (by CPU self time), "streams", "collectives" or "delays" (the
         launch delay, GPU start less the launch call's start, per kernel class)."""
         s = _lib.Summary()
-        _lib.summary_gather(ctypes.byref(s), self.path.encode(), self._live(), None)
+        _lib.summary_gather(ctypes.byref(s), _cpath(self.path), self._live(), None)
         try:
             return _SUMMARY[what](self, s)
         except KeyError:
@@ -197,7 +207,7 @@ class Trace:
         r = self._live()
         if scale is None:
             rep = _lib.ReplayReport()
-            _lib.replay_report_init(ctypes.byref(rep), self.path.encode(), r, None)
+            _lib.replay_report_init(ctypes.byref(rep), _cpath(self.path), r, None)
             try:
                 return self._replay_rows(rep)
             finally:
@@ -232,7 +242,7 @@ class Trace:
         _lib.scenarios_take_scales(ctypes.byref(sc), ctypes.byref(scales))
         w, d = _lib.ScenarioReport(), _lib.Diag()
         try:
-            err = _lib.scenario_report_run(ctypes.byref(w), self.path.encode(), self._live(),
+            err = _lib.scenario_report_run(ctypes.byref(w), _cpath(self.path), self._live(),
                                            ctypes.byref(sc), None, None, None, None,
                                            ctypes.byref(d))
             if err:
@@ -292,7 +302,7 @@ class Trace:
         if ri == _lib._MISSING:
             raise OrreryError("trace '%s' has no rank %s" % (self.path, rank))
         f = _lib.RankFit()
-        _lib.rank_fit_run(self._live() and self._g, ri, self.path.encode(), None, 0,
+        _lib.rank_fit_run(self._live() and self._g, ri, _cpath(self.path), None, 0,
                           ctypes.byref(f))
         try:
             v = (_lib.NamedValue * 20)()
@@ -311,8 +321,8 @@ class Trace:
         """This trace (a) against another (b), per rank-step (orrery diff): kernel classes,
         kernels and framework ops by how much their time changed."""
         a, b = _lib.DiffProfile(), _lib.DiffProfile()
-        _lib.diff_profile_build(ctypes.byref(a), self.path.encode(), self._live(), False)
-        _lib.diff_profile_build(ctypes.byref(b), other.path.encode(), other._live(), False)
+        _lib.diff_profile_build(ctypes.byref(a), _cpath(self.path), self._live(), False)
+        _lib.diff_profile_build(ctypes.byref(b), _cpath(other.path), other._live(), False)
         tabs = [_lib.DiffTable() for _ in range(3)]
         try:
             _lib.diff_class_rows(ctypes.byref(tabs[0]), ctypes.byref(a), ctypes.byref(b))
@@ -352,7 +362,7 @@ class Trace:
         the breakdown's parts and the target configuration."""
         self._live()
         o = _estimate_options(options)
-        o.trace = self.path.encode()
+        o.trace = _cpath(self.path)
         ri = self._rank_index(options)
         b, d = _lib.EstimateBase(), _lib.Diag()
         err = _lib.estimate_base_open(ctypes.byref(o), self._g, ri, ctypes.byref(b),
@@ -439,7 +449,8 @@ def _estimate_options(options):
         elif k in _COUNTS:
             setattr(o, _COUNTS[k], _count(k, v, 0 if k == "rank" else 1))
         elif k in _PATHS:
-            setattr(o, _PATHS[k], str(v).encode())
+            v = v if isinstance(v, (bytes, os.PathLike)) else str(v)
+            setattr(o, _PATHS[k], _cpath(v, k))
         elif k == "launch_us":
             if not 0 <= float(v) <= 1e6:
                 raise ValueError("launch_us=%r: microseconds, 0 to 1e6" % (v,))
@@ -635,7 +646,7 @@ def _whatif(trace, ri, gpus, options):
     o = _estimate_options(options)
     g = None
     if trace is not None:
-        o.trace = trace.path.encode()
+        o.trace = _cpath(trace.path)
         g = trace._g
     j, d = _lib.WhatifJob(), _lib.Diag()
     err = _lib.whatif_job_open(ctypes.byref(o), ctypes.byref(w), g, ri, ctypes.byref(j),

@@ -48,9 +48,14 @@ def _load():
             tried.append(path)
             continue
         try:
-            return ctypes.CDLL(path)
+            found = ctypes.CDLL(path)
         except OSError as e:
             tried.append("%s (%s)" % (path, e))
+            continue
+        if not hasattr(found, "orr_analysis_layout"):
+            tried.append("%s (not liborrery: no orr_analysis_layout)" % path)
+            continue
+        return found
     raise OrreryError("cannot load liborrery (set ORRERY_LIB to liborrery.so.0; tried %s)"
                       % "; ".join(tried))
 

@@ -106,6 +106,25 @@ except orrery.OrreryError as e:
     if "no-such-trace" not in str(e):
         failures.append("the error does not name the trace: %s" % e)
 
+# A path is the file system's bytes: a NUL in it is refused (C would read the path before
+# it, another file), bytes and os.PathLike are taken.
+try:
+    orrery.load(sample + "\0other")
+    failures.append("a path with a NUL byte was loaded")
+except ValueError:
+    pass
+if orrery.load(os.fsencode(sample)).path != sample:
+    failures.append("a bytes path is not the trace's path")
+
+# ORRERY_LIB naming a library that is not liborrery: OrreryError saying so, no traceback of
+# ctypes' AttributeError.
+env = dict(os.environ, ORRERY_LIB="libc.so.6")
+p = subprocess.run([sys.executable, "-c", "import orrery"], env=env,
+                   cwd=os.path.join(root, "python"), stderr=subprocess.PIPE,
+                   universal_newlines=True)
+if p.returncode == 0 or "OrreryError" not in p.stderr or "not liborrery" not in p.stderr:
+    failures.append("ORRERY_LIB=libc.so.6: %s" % p.stderr.strip().splitlines()[-1:])
+
 for f in failures:
     print("FAIL: " + f, file=sys.stderr)
 sys.exit(1 if failures else 0)
