@@ -516,17 +516,59 @@ static void diff_line(FILE *f, const char *name, double a, double b)
 		name, a / 1e6, b / 1e6, (b - a) / 1e6);
 }
 
+/* The GPU time of each kernel class in A and in B, a bar each. */
+static void diff_classes(FILE *f, const struct orr_diff_table *classes)
+{
+	static const char *const names[] = { "A", "B" };
+	static const char *const colors[] = { "#0072B2", "#E69F00" };
+	struct html_bar *bars = orr_xcalloc(2 * classes->n + 1, sizeof(*bars));
+	struct html_seg *segs = orr_xcalloc(2 * classes->n + 1, sizeof(*segs));
+
+	fputs("<h3>GPU time by kernel class (ms)</h3>\n", f);
+	html_legend(f, names, colors, 2);
+	for (size_t i = 0; i < classes->n; i++) {
+		const struct orr_diff_row *r = &classes->v[i];
+
+		segs[2 * i] = (struct html_seg){ r->a / 1e6, colors[0], "A" };
+		segs[2 * i + 1] = (struct html_seg){ r->b / 1e6, colors[1], "B" };
+		bars[2 * i] = (struct html_bar){ r->key, NULL, &segs[2 * i], 1 };
+		bars[2 * i + 1] = (struct html_bar){ "", r->key, &segs[2 * i + 1], 1 };
+	}
+	html_bars(f, bars, 2 * classes->n, 0, WIDTH, "ms");
+	free(bars);
+	free(segs);
+}
+
+/* The top kernels by their contribution to the change, a row each. */
+static void diff_kernels(FILE *f, const struct orr_diff_table *kernels, int64_t top)
+{
+	fputs("<h3>Kernels by contribution to the change</h3>\n<table><tr><th>delta ms</th>"
+	      "<th>A ms</th><th>B ms</th><th>A count</th><th>B count</th><th class=\"name\">"
+	      "name</th></tr>\n",
+	      f);
+	for (size_t i = 0; i < kernels->n && i < (size_t)top; i++) {
+		const struct orr_diff_row *r = &kernels->v[i];
+
+		fprintf(f,
+			"<tr><td>%+.3f</td><td>%.3f</td><td>%.3f</td><td>%llu</td><td>%llu</td>"
+			"<td class=\"name\" title=\"",
+			(r->b - r->a) / 1e6, r->a / 1e6, r->b / 1e6, (unsigned long long)r->ca,
+			(unsigned long long)r->cb);
+		html_text(f, r->key);
+		fputs("\">", f);
+		html_text(f, r->key);
+		fputs("</td></tr>\n", f);
+	}
+	fputs("</table>\n", f);
+}
+
 /* This trace (A) against another (B), per rank-step, as orrery diff compares them. */
 static void diff(FILE *f, const struct options *o, const struct orr_replay *ra,
 		 const struct orr_replay *rb)
 {
-	static const char *const names[] = { "A", "B" };
-	static const char *const colors[] = { "#0072B2", "#E69F00" };
 	struct orr_diff_profile a, b;
 	struct orr_diff_table classes = { 0 }, kernels = { 0 };
 	struct orr_diff_totals ta, tb;
-	struct html_bar *bars;
-	struct html_seg *segs;
 
 	orr_diff_profile_build(&a, o->in, ra, false);
 	orr_diff_profile_build(&b, o->diff, rb, false);
@@ -549,37 +591,9 @@ static void diff(FILE *f, const struct options *o, const struct orr_replay *ra,
 	diff_line(f, "exposed communication", ta.comm, tb.comm);
 	diff_line(f, "&nbsp;&nbsp;of it waiting for peers", ta.wait, tb.wait);
 	diff_line(f, "idle", ta.idle, tb.idle);
-	fputs("</table>\n<h3>GPU time by kernel class (ms)</h3>\n", f);
-	html_legend(f, names, colors, 2);
-	bars = orr_xcalloc(2 * classes.n + 1, sizeof(*bars));
-	segs = orr_xcalloc(2 * classes.n + 1, sizeof(*segs));
-	for (size_t i = 0; i < classes.n; i++) {
-		segs[2 * i] = (struct html_seg){ classes.v[i].a / 1e6, colors[0], "A" };
-		segs[2 * i + 1] = (struct html_seg){ classes.v[i].b / 1e6, colors[1], "B" };
-		bars[2 * i] = (struct html_bar){ classes.v[i].key, NULL, &segs[2 * i], 1 };
-		bars[2 * i + 1] = (struct html_bar){ "", classes.v[i].key, &segs[2 * i + 1], 1 };
-	}
-	html_bars(f, bars, 2 * classes.n, 0, WIDTH, "ms");
-	fputs("<h3>Kernels by contribution to the change</h3>\n<table><tr><th>delta ms</th>"
-	      "<th>A ms</th><th>B ms</th><th>A count</th><th>B count</th><th class=\"name\">"
-	      "name</th></tr>\n",
-	      f);
-	for (size_t i = 0; i < kernels.n && i < (size_t)o->top; i++) {
-		const struct orr_diff_row *r = &kernels.v[i];
-
-		fprintf(f,
-			"<tr><td>%+.3f</td><td>%.3f</td><td>%.3f</td><td>%llu</td><td>%llu</td>"
-			"<td class=\"name\" title=\"",
-			(r->b - r->a) / 1e6, r->a / 1e6, r->b / 1e6, (unsigned long long)r->ca,
-			(unsigned long long)r->cb);
-		html_text(f, r->key);
-		fputs("\">", f);
-		html_text(f, r->key);
-		fputs("</td></tr>\n", f);
-	}
 	fputs("</table>\n", f);
-	free(bars);
-	free(segs);
+	diff_classes(f, &classes);
+	diff_kernels(f, &kernels, o->top);
 	orr_diff_table_release(&classes);
 	orr_diff_table_release(&kernels);
 	orr_diff_profile_release(&a);
