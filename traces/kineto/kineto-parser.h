@@ -179,11 +179,14 @@ public:
 private:
 	int top_level();
 	int top_item(size_t *pos, int *state);
+	int top_start(size_t *pos, int *state);
+	int top_member(size_t p, size_t *ret_end);
 	size_t top_ws(size_t pos);
 	void load(size_t keep, size_t want);
 	size_t skip_ws(size_t pos);
 	int top_value(string_view key, size_t pos, size_t end);
 	int events(size_t pos, size_t *ret_end);
+	int next_window(size_t pos, size_t *ret_cut);
 	int window(size_t start, size_t cut, bool exact);
 	size_t guess_cut(size_t pos) const;
 	bool start_pieces(size_t pos, struct pieces &ps);

@@ -385,9 +385,39 @@ void kineto_parser::seek(size_t at)
 	hi_ = src_->hi;
 }
 
-int kineto_parser::events(size_t pos, size_t *ret_end)
+/*
+ * The window of events from pos: cut where guess_cut() says, else where a scan ends it
+ * (loading more as needed); *ret_cut is its last byte.  0, or fail()'s.
+ */
+int kineto_parser::next_window(size_t pos, size_t *ret_cut)
 {
 	struct orr__scan_error se;
+	size_t cut;
+	int r;
+
+	/*
+	 * A window and a half from pos on, else four (the byte before is the window's
+	 * '['): what is kept is moved, so it is kept short of what is read.
+	 */
+	if (hi_ < len_ && hi_ - pos < WINDOW_BYTES + WINDOW_BYTES / 2)
+		load(pos - 1, pos + 4 * WINDOW_BYTES);
+	cut = guess_cut(pos);
+	if (cut == SIZE_MAX || window(pos, cut, false) != 0) {
+		/* An event past what is loaded: twice as much, until the file's end. */
+		while (orr__scan_events(buf_, hi_, pos, WINDOW_BYTES, max_depth(), &cut, &se)) {
+			if (hi_ >= len_)
+				return fail_scan(se);
+			load(pos - 1, hi_ + (hi_ - pos));
+		}
+		if ((r = window(pos, cut, true)))
+			return r;
+	}
+	*ret_cut = cut;
+	return 0;
+}
+
+int kineto_parser::events(size_t pos, size_t *ret_end)
+{
 	struct pieces ps;
 	int next = 1; /* the first thread's next piece */
 	bool split;
@@ -428,24 +458,8 @@ int kineto_parser::events(size_t pos, size_t *ret_end)
 			*ret_end = pos + 1;
 			return 0;
 		}
-		/*
-		 * A window and a half from pos on, else four (the byte before is the
-		 * window's '['): what is kept is moved, so it is kept short of what is read.
-		 */
-		if (hi_ < len_ && hi_ - pos < WINDOW_BYTES + WINDOW_BYTES / 2)
-			load(pos - 1, pos + 4 * WINDOW_BYTES);
-		cut = guess_cut(pos);
-		if (cut == SIZE_MAX || window(pos, cut, false) != 0) {
-			/* An event past what is loaded: twice as much, until the file's end. */
-			while (orr__scan_events(buf_, hi_, pos, WINDOW_BYTES, max_depth(), &cut,
-						&se)) {
-				if (hi_ >= len_)
-					return fail_scan(se);
-				load(pos - 1, hi_ + (hi_ - pos));
-			}
-			if ((r = window(pos, cut, true)))
-				return r;
-		}
+		if ((r = next_window(pos, &cut)))
+			return r;
 		next_pos = skip_ws(cut + 1);
 		if (next_pos < len_ && buf_[next_pos] == ',') {
 			pos = skip_ws(next_pos + 1);
@@ -509,32 +523,81 @@ size_t kineto_parser::top_ws(size_t pos)
 /* Where top_item() is: before the top value, in its object, after a member, after it. */
 enum { TOP_START, TOP_OBJECT, TOP_AFTER, TOP_END };
 
+/* The top value's first byte at *pos: the events alone (an array), or the object's '{'. */
+int kineto_parser::top_start(size_t *pos, int *state)
+{
+	size_t p = top_ws(*pos), end;
+	int r;
+
+	if (p >= len_)
+		return fail(ORR_EEMPTY, -1, -1, "no JSON value");
+	if (buf_[p] == '[') { /* JSON Array Format: the events alone */
+		saw_events_ = true;
+		if ((r = events(p + 1, &end)))
+			return r;
+		*pos = end, *state = TOP_END;
+	} else if (buf_[p] == '{') {
+		*pos = p + 1, *state = TOP_OBJECT;
+	} else {
+		return fail(ORR_EFORMAT, (int64_t)p, -1,
+			    "expected a Kineto JSON trace (an object with 'traceEvents')");
+	}
+	return 0;
+}
+
+/*
+ * One member of the top-level object, from its key at p: traceEvents read, another
+ * value kept if it is one of ours (top_value()); *ret_end is past its value.
+ */
+int kineto_parser::top_member(size_t p, size_t *ret_end)
+{
+	struct orr__scan_error se;
+	size_t kend, vpos, end;
+	int r;
+
+	if (buf_[p] != '"')
+		return fail(ORR_EMALFORMED, (int64_t)p, -1, "expected a key string");
+	if (orr__scan_string(buf_, hi_, p, &kend, &se)) {
+		if (hi_ < len_)
+			throw need_more{};
+		return fail_scan(se);
+	}
+	string_view key(buf_ + p + 1, kend - p - 2);
+	vpos = top_ws(kend);
+	if (vpos >= len_ || buf_[vpos] != ':')
+		return fail(ORR_EMALFORMED, (int64_t)vpos, -1, "expected ':'");
+	vpos = top_ws(vpos + 1);
+	if (key == "traceEvents") {
+		if (vpos >= len_ || buf_[vpos] != '[')
+			return fail(ORR_EMALFORMED, (int64_t)vpos, -1,
+				    "expected an array for 'traceEvents'");
+		saw_events_ = true;
+		if ((r = events(vpos + 1, &end)))
+			return r;
+	} else {
+		if (orr__scan_value(buf_, hi_, vpos, max_depth(), &end, &se)) {
+			if (hi_ < len_)
+				throw need_more{};
+			return fail_scan(se);
+		}
+		if ((r = top_value(key, vpos, end)))
+			return r;
+	}
+	*ret_end = end;
+	return 0;
+}
+
 /*
  * The top level from *pos in *state, which it advances past each whole value, so that
  * after need_more (a value outside traceEvents past what is loaded) it goes on from there.
  */
 int kineto_parser::top_item(size_t *pos, int *state)
 {
-	struct orr__scan_error se;
-	size_t p, kend, vpos, end;
+	size_t p, end;
 	int r;
 
-	if (*state == TOP_START) {
-		p = top_ws(*pos);
-		if (p >= len_)
-			return fail(ORR_EEMPTY, -1, -1, "no JSON value");
-		if (buf_[p] == '[') { /* JSON Array Format: the events alone */
-			saw_events_ = true;
-			if ((r = events(p + 1, &end)))
-				return r;
-			*pos = end, *state = TOP_END;
-		} else if (buf_[p] == '{') {
-			*pos = p + 1, *state = TOP_OBJECT;
-		} else {
-			return fail(ORR_EFORMAT, (int64_t)p, -1,
-				    "expected a Kineto JSON trace (an object with 'traceEvents')");
-		}
-	}
+	if (*state == TOP_START && (r = top_start(pos, state)))
+		return r;
 	while (*state == TOP_OBJECT || *state == TOP_AFTER) {
 		p = top_ws(*pos);
 		if (*state == TOP_AFTER) {
@@ -551,34 +614,8 @@ int kineto_parser::top_item(size_t *pos, int *state)
 			*pos = p + 1, *state = TOP_END;
 			break;
 		}
-		if (buf_[p] != '"')
-			return fail(ORR_EMALFORMED, (int64_t)p, -1, "expected a key string");
-		if (orr__scan_string(buf_, hi_, p, &kend, &se)) {
-			if (hi_ < len_)
-				throw need_more{};
-			return fail_scan(se);
-		}
-		string_view key(buf_ + p + 1, kend - p - 2);
-		vpos = top_ws(kend);
-		if (vpos >= len_ || buf_[vpos] != ':')
-			return fail(ORR_EMALFORMED, (int64_t)vpos, -1, "expected ':'");
-		vpos = top_ws(vpos + 1);
-		if (key == "traceEvents") {
-			if (vpos >= len_ || buf_[vpos] != '[')
-				return fail(ORR_EMALFORMED, (int64_t)vpos, -1,
-					    "expected an array for 'traceEvents'");
-			saw_events_ = true;
-			if ((r = events(vpos + 1, &end)))
-				return r;
-		} else {
-			if (orr__scan_value(buf_, hi_, vpos, max_depth(), &end, &se)) {
-				if (hi_ < len_)
-					throw need_more{};
-				return fail_scan(se);
-			}
-			if ((r = top_value(key, vpos, end)))
-				return r;
-		}
+		if ((r = top_member(p, &end)))
+			return r;
 		*pos = end, *state = TOP_AFTER;
 	}
 	p = top_ws(*pos);
