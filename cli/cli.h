@@ -96,7 +96,10 @@ const char *cli_input_name(const char *s, char *buf, size_t size);
 int cli_import(const char *path, struct orr_trace **ret);
 /* Reports a failed import with its diagnostic, once. */
 void cli_import_error(const char *path, int err, const struct orr_diag *diag);
-/* Prints one line, "orrery: error: ...; see 'orrery CMD --help'", and returns EXIT_USAGE. */
+/*
+ * Prints one line, "orrery: error: ...; see 'orrery CMD --help'" ('orrery --help' when cmd
+ * is NULL: orrery's own options), and returns EXIT_USAGE.
+ */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /*
  * ".gz", ".zst", ... when an output's name says it is compressed or an archive: orrery

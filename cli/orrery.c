@@ -109,9 +109,8 @@ static int unknown_command(const char *name)
 			best = commands[i].name;
 		}
 	}
-	cli_error("'%s' is not an orrery command%s%s%s; see 'orrery --help'", name,
-		  best ? " (did you mean '" : "", best ? best : "", best ? "'?)" : "");
-	return EXIT_USAGE;
+	return cli_usage_error(NULL, "'%s' is not an orrery command%s%s%s", name,
+			       best ? " (did you mean '" : "", best ? best : "", best ? "'?)" : "");
 }
 
 /*
@@ -166,8 +165,7 @@ static int help(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (argc > 2) {
-		cli_error("help takes one command; see 'orrery --help'");
-		return EXIT_USAGE;
+		return cli_usage_error(NULL, "help takes one command");
 	}
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		if (strcmp(argv[1], commands[i].name) == 0) {
@@ -191,6 +189,7 @@ static int run(int argc, char **argv)
 	};
 	int c;
 
+	opterr = 0; /* a refused option is reported once, by cli_bad_option() */
 	/* '+': stop at the command, whose options are its own. */
 	while ((c = getopt_long(argc, argv, "+vC:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -205,17 +204,13 @@ static int run(int argc, char **argv)
 			}
 			break;
 		case 'S':
-			if (!optarg[0]) {
-				cli_error("empty --step-range pattern");
-				return EXIT_USAGE;
-			}
+			if (!optarg[0])
+				return cli_usage_error(NULL, "empty --step-range pattern");
 			cli_step_range = optarg;
 			break;
 		case 'E':
-			if (!optarg[0]) {
-				cli_error("empty --et path");
-				return EXIT_USAGE;
-			}
+			if (!optarg[0])
+				return cli_usage_error(NULL, "empty --et path");
 			cli_et_path = optarg;
 			break;
 		case 'V':
@@ -225,8 +220,7 @@ static int run(int argc, char **argv)
 			usage(stdout);
 			return EXIT_OK;
 		default:
-			usage(stderr);
-			return EXIT_USAGE;
+			return cli_bad_option(NULL, argc, argv);
 		}
 	}
 	if (optind >= argc) {

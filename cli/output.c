@@ -135,7 +135,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 	va_start(ap, fmt);
 	vreport("error", fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "; see 'orrery %s --help'\n", cmd);
+	fprintf(stderr, "; see 'orrery %s%s--help'\n", cmd ? cmd : "", cmd ? " " : "");
 	return EXIT_USAGE;
 }
 

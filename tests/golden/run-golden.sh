@@ -110,7 +110,12 @@ usage)
 	unknown-option)
 		run --frobnicate info x
 		expect_rc 2
-		expect_in err "usage: orrery"
+		[[ $(wc -l <"$work/err") == 1 ]] || { show; fail "not one line on stderr"; }
+		expect_in err "orrery: error: bad option '--frobnicate' (unknown, or missing its value); see 'orrery --help'"
+		run -C
+		expect_rc 2
+		[[ $(wc -l <"$work/err") == 1 ]] || { show; fail "not one line on stderr"; }
+		expect_in err "orrery: error: bad option '-C' (unknown, or missing its value); see 'orrery --help'"
 		run info --frobnicate x
 		expect_rc 2
 		expect_in err "orrery: error: "
