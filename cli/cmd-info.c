@@ -49,28 +49,18 @@ static bool no_rank_selected(const struct orr_select *sel, const struct orr_trac
 /* Imports the trace argv[optind] names and prints what it holds. */
 static int info_run(int argc, char **argv, int format, const struct orr_select *sel)
 {
-	struct orr_import_options iopts = { .warn = cli_import_warn };
 	struct orr_trace *t = NULL;
 	struct orr_graph *g = NULL;
 	struct orr_graph_stats gs;
 	struct orr_diag diag;
-	const char *in_file;
-	char *in_tmp;
 	int r;
 
 	if (optind != argc - 1)
 		return cli_usage_error("info",
 				       optind >= argc ? "no trace given" : "one trace at a time");
-	if (cli_input(argv[optind], &iopts, &in_file, &in_tmp) < 0)
+	if (cli_import(argv[optind], &t) < 0)
 		return EXIT_FAIL;
-	cli_import_progress(&iopts, in_file);
-	r = orr_trace_import(in_file, &iopts, &t, &diag);
-	cli_progress_done();
-	cli_input_done(in_tmp);
-	if (r) {
-		cli_import_error(argv[optind], r, &diag);
-		return EXIT_FAIL;
-	}
+	orr_diag_clear(&diag);
 	r = cli_graph_build(t, NULL, &g, &diag);
 	if (r) {
 		cli_error("cannot build the graph of '%s': %s: %s", argv[optind], orr_strerror(r),

@@ -8,23 +8,12 @@
 
 int cli_fit_load(const char *path, struct orr_trace **ret_t, struct orr_graph **ret_g)
 {
-	struct orr_import_options iopts = { .warn = cli_import_warn };
 	struct orr_diag diag;
-	const char *in_file;
-	char *in_tmp;
 	int err;
 
 	*ret_g = NULL;
-	if (cli_input(path, &iopts, &in_file, &in_tmp) < 0)
+	if (cli_import(path, ret_t) < 0)
 		return EXIT_FAIL;
-	cli_import_progress(&iopts, in_file);
-	err = orr_trace_import(in_file, &iopts, ret_t, &diag);
-	cli_progress_done();
-	cli_input_done(in_tmp);
-	if (err) {
-		cli_import_error(path, err, &diag);
-		return EXIT_FAIL;
-	}
 	orr_diag_clear(&diag);
 	err = cli_graph_build(*ret_t, NULL, ret_g, &diag);
 	if (err) {

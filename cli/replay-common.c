@@ -26,12 +26,9 @@ void cli_globs_release(struct cli_globs *g)
 int cli_replay_open(const char *path, const struct orr_scales *scales, const struct cli_globs *comm,
 		    struct cli_replay *ret)
 {
-	struct orr_import_options iopts = { .warn = cli_import_warn };
 	struct orr_replay_options opts = { 0 };
 	struct orr_graph_options gopts = { 0 };
 	struct orr_diag diag;
-	const char *in_file;
-	char *in_tmp;
 	int err;
 
 	*ret = (struct cli_replay){ 0 };
@@ -39,16 +36,8 @@ int cli_replay_open(const char *path, const struct orr_scales *scales, const str
 		opts = (struct orr_replay_options){ .scales = scales->v, .nscales = scales->n };
 	if (comm)
 		gopts = (struct orr_graph_options){ .comm_globs = comm->v, .ncomm_globs = comm->n };
-	if (cli_input(path, &iopts, &in_file, &in_tmp) < 0)
+	if (cli_import(path, &ret->t) < 0)
 		return EXIT_FAIL;
-	cli_import_progress(&iopts, in_file);
-	err = orr_trace_import(in_file, &iopts, &ret->t, &diag);
-	cli_progress_done();
-	cli_input_done(in_tmp);
-	if (err) {
-		cli_import_error(path, err, &diag);
-		return EXIT_FAIL;
-	}
 	orr_diag_clear(&diag);
 	err = cli_graph_build(ret->t, &gopts, &ret->g, &diag);
 	if (!err) {
