@@ -92,12 +92,11 @@ static void span_of(const struct orr__rank_build *rb, int64_t *lo, int64_t *hi)
 }
 
 /*
- * An op or an annotation of process pid's threads, within the tracer's span.  Steps
- * are the tracer's (its window counts the NVTX step markers): a profiler's
- * ProfilerStep#N annotation is not taken.
+ * An op or an annotation of process pid's threads.  Steps are the tracer's (its window
+ * counts the NVTX step markers): a profiler's ProfilerStep#N annotation is not taken.
  */
-static bool taken(const struct orr_trace *t, const struct orr__rank_build *src,
-		  const struct orr_event *e, int64_t pid, int64_t lo, int64_t hi)
+static bool of_process(const struct orr_trace *t, const struct orr__rank_build *src,
+		       const struct orr_event *e, int64_t pid)
 {
 	const struct orr_place *p = ORR__AT(src->places, struct orr_place, e->place);
 
@@ -108,7 +107,7 @@ static bool taken(const struct orr_trace *t, const struct orr__rank_build *src,
 	if (e->kind == ORR_EVENT_ANNOTATION &&
 	    orr_step_number(orr_strtab_get(t->strs, e->name)) >= 0)
 		return false;
-	return e->start_ns >= lo && e->start_ns < hi;
+	return true;
 }
 
 /* An op's arguments: its inputs and their dims and strides appended to dst's tables. */
@@ -165,12 +164,13 @@ static uint32_t copy_coll(struct orr__rank_build *dst, const struct orr__rank_bu
  * taken for torch.profiler's with CUPTI by the profiler's cost (estimator/profiler-cost.c).
  */
 static size_t merge(const struct orr_trace *t, struct orr__rank_build *dst,
-		    const struct orr__rank_build *src, int64_t pid)
+		    const struct orr__rank_build *src, int64_t pid, size_t *ret_outside)
 {
 	const struct orr_event *ev = src->events.p;
 	int64_t lo, hi;
 	size_t n = 0;
 
+	*ret_outside = 0;
 	span_of(dst, &lo, &hi);
 	for (size_t i = 0; i < src->events.n; i++) {
 		const struct orr_place *p;
@@ -178,8 +178,13 @@ static size_t merge(const struct orr_trace *t, struct orr__rank_build *dst,
 		struct orr_event *ne;
 		uint32_t place;
 
-		if (!taken(t, src, &ev[i], pid, lo, hi))
+		if (!of_process(t, src, &ev[i], pid))
 			continue;
+		/* only ops starting inside what the tracer recorded of the process */
+		if (ev[i].start_ns < lo || ev[i].start_ns >= hi) {
+			(*ret_outside)++;
+			continue;
+		}
 		p = ORR__AT(src->places, struct orr_place, ev[i].place);
 		place = orr__place(dst, ORR_PLACE_THREAD, p->pid, p->tid, -1);
 		np = ORR__AT(dst->places, struct orr_place, place);
@@ -219,7 +224,7 @@ static int merge_one(struct import_ctx *c, struct orr__rank_build *src, int64_t 
 	struct orr_trace *t = c->t;
 	const char *name = orr_strtab_get(t->strs, src->pub.source);
 	struct orr__rank_build *dst = rank_of_pid(t, pid);
-	size_t n;
+	size_t n, outside;
 
 	if (!dst) {
 		warn(c,
@@ -236,7 +241,12 @@ static int merge_one(struct import_ctx *c, struct orr__rank_build *src, int64_t 
 		     name, (long long)pid);
 		return 0;
 	}
-	n = merge(t, dst, src, pid);
+	n = merge(t, dst, src, pid, &outside);
+	if (!n && outside)
+		warn(c,
+		     "skipped '%s': its %zu ops and annotations of process %lld all lie outside "
+		     "what the tracer recorded of it (another run's, or on another clock)",
+		     name, outside, (long long)pid);
 	if (dst->events.n > c->lim.max[ORR__LIMIT_EVENTS])
 		return orr__limit_fail(&c->lim, ORR__LIMIT_EVENTS, c->diag, name, -1, -1);
 	orr__rank_finish_native(t, dst);

@@ -16,6 +16,8 @@
 #   run-import-ops.sh twice    a second ops file of one process (ops-PID.json.gz or
 #                              ops-0PID.json beside ops-PID.json): skipped with a warning
 #                              naming the first, the ops merged once
+#   run-import-ops.sh outside  an ops file whose ops all lie outside what the tracer recorded
+#                              (another run's, another clock's): skipped with a warning
 #   run-import-ops.sh legacy   torch.profiler's trace from a PyTorch without Kineto (Debian's
 #                              1.13): skipped with the warning why (77 without such a torch)
 set -uo pipefail
@@ -125,6 +127,21 @@ twice)
 	expect_in out "events  501: op 177, annotation 21"
 	expect_in err "skipped '$run_dir/ops-48213.json': the ops of process 48213 are merged from '$run_dir/ops-048213.json' already"
 	expect_in err "skipped '$run_dir/ops-48213.json.gz': the ops of process 48213 are merged from '$run_dir/ops-048213.json' already"
+	;;
+outside)
+	cut_rank 0 48213
+	python3 - "$run_dir/ops-48213.json" <<-'EOF' || fail "cannot move the ops"
+		import json, sys
+		d = json.load(open(sys.argv[1]))
+		for e in d["traceEvents"]:
+		    if "ts" in e:
+		        e["ts"] += 3600e6
+		json.dump(d, open(sys.argv[1], "w"))
+	EOF
+	run info "$run_dir"
+	expect_rc 0
+	expect_in out "events  306: annotation 3, runtime 153"
+	expect_in err "skipped '$run_dir/ops-48213.json': its 195 ops and annotations of process 48213 all lie outside what the tracer recorded of it"
 	;;
 legacy)
 	py=
