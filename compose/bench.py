@@ -292,6 +292,39 @@ class Schema:
         if end > MAX_TENSOR_BYTES:
             self.bad(w, "more than 2^40 bytes from its storage's start")
 
+    def op_item(self, w, it, nt):
+        """["op", NAME, STREAM, GPU_NS, OVERLOAD, ARGS, OUTS] (docs/orrery-compose.md)."""
+        self.list_(w, it, 7)
+        why = op_problem(it[1], self.namespaces)
+        if why:
+            self.bad(w, "op %r: %s" % (str(it[1])[:128], why))
+        self.int_(w, it[2], 0, null=True)
+        self.int_(w, it[3], 0)
+        if it[4] is not None and (not isinstance(it[4], str)
+                                  or not IDENT_RE.match(it[4])
+                                  or it[4].startswith("__")):
+            self.bad(w, "an overload that is not an identifier")
+        self.list_(w, it[5])
+        self.value(w, it[5], it[1], nt)
+        self.list_(w, it[6])
+        for o in it[6]:
+            self.int_(w, o, 0, nt - 1, null=True)
+
+    def comm_item(self, w, it, ng):
+        """["comm", KIND, STREAM, FROM, GROUP, N_IN, N_OUT, DTYPE, PEER, DUR_NS, NAME]."""
+        self.list_(w, it, 11)
+        if it[1] not in COMM_KINDS or not isinstance(it[7], str) \
+                or it[7] not in DTYPES:
+            self.bad(w, "an unknown collective or dtype")
+        self.int_(w, it[2], 0)
+        self.int_(w, it[3], 0, null=True)
+        self.int_(w, it[4], -1, ng - 1, null=True)
+        self.int_(w, it[5], -1, MAX_TENSOR_BYTES // DTYPES[it[7]])
+        self.int_(w, it[6], -1, MAX_TENSOR_BYTES // DTYPES[it[7]])
+        self.int_(w, it[8], 0, (1 << 31) - 1, null=True)
+        self.int_(w, it[9], 0)
+        self.str_(w, it[10])
+
     def items(self):
         p = self.plan
         nt, ng = len(p["tensors"]), len(p["groups"])
@@ -303,34 +336,9 @@ class Schema:
                 self.bad(w, "not an item of a known kind")
             kind = it[0]
             if kind == "op":
-                self.list_(w, it, 7)
-                why = op_problem(it[1], self.namespaces)
-                if why:
-                    self.bad(w, "op %r: %s" % (str(it[1])[:128], why))
-                self.int_(w, it[2], 0, null=True)
-                self.int_(w, it[3], 0)
-                if it[4] is not None and (not isinstance(it[4], str)
-                                          or not IDENT_RE.match(it[4])
-                                          or it[4].startswith("__")):
-                    self.bad(w, "an overload that is not an identifier")
-                self.list_(w, it[5])
-                self.value(w, it[5], it[1], nt)
-                self.list_(w, it[6])
-                for o in it[6]:
-                    self.int_(w, o, 0, nt - 1, null=True)
+                self.op_item(w, it, nt)
             elif kind == "comm":
-                self.list_(w, it, 11)
-                if it[1] not in COMM_KINDS or not isinstance(it[7], str) \
-                        or it[7] not in DTYPES:
-                    self.bad(w, "an unknown collective or dtype")
-                self.int_(w, it[2], 0)
-                self.int_(w, it[3], 0, null=True)
-                self.int_(w, it[4], -1, ng - 1, null=True)
-                self.int_(w, it[5], -1, MAX_TENSOR_BYTES // DTYPES[it[7]])
-                self.int_(w, it[6], -1, MAX_TENSOR_BYTES // DTYPES[it[7]])
-                self.int_(w, it[8], 0, (1 << 31) - 1, null=True)
-                self.int_(w, it[9], 0)
-                self.str_(w, it[10])
+                self.comm_item(w, it, ng)
             elif kind == "fill":
                 self.list_(w, it, 4)
                 self.int_(w, it[1], 0)
