@@ -371,6 +371,44 @@ static void run_queue(size_t rounds, struct queue_result *res)
 	res->fresh_get_ns = (double)fresh_get / (double)rounds;
 }
 
+/* The three streams run_writer() is given, in order. */
+static const char *const what[3] = { "as CUPTI now delivers",
+				     "the driver queries delivered, dropped",
+				     "the driver queries written (as before)" };
+
+static void print_text(const struct writer_result *w, const struct queue_result *qr)
+{
+	for (int i = 0; i < 3; i++)
+		printf("writer, %s: %zu records per step, %.0f ns per record, %.3f ms CPU per step, "
+		       "%llu events written\n",
+		       what[i], w[i].records / w[i].steps,
+		       (double)w[i].cpu_ns / (double)w[i].records,
+		       (double)w[i].cpu_ns / (double)w[i].steps / 1e6,
+		       (unsigned long long)w[i].sum.events);
+	printf("job's threads: buffer request + completion %.0f ns; 4 MiB of records into a "
+	       "reserved buffer %.0f us, into one allocated at the request %.0f us (the "
+	       "request itself %.0f us)\n",
+	       qr->handoff_ns, qr->first_fill_ns / 1e3, qr->fresh_fill_ns / 1e3,
+	       qr->fresh_get_ns / 1e3);
+}
+
+static void print_json(long steps, const struct writer_result *w, const struct queue_result *qr)
+{
+	printf("{\"steps\": %ld, \"writer\": [", steps);
+	for (int i = 0; i < 3; i++)
+		printf("%s{\"stream\": \"%s\", \"records_per_step\": %zu, \"ns_per_record\": %.1f, "
+		       "\"cpu_ms_per_step\": %.4f, \"events\": %llu, \"driver_queries_dropped\": %llu}",
+		       i ? ", " : "", what[i], w[i].records / w[i].steps,
+		       (double)w[i].cpu_ns / (double)w[i].records,
+		       (double)w[i].cpu_ns / (double)w[i].steps / 1e6,
+		       (unsigned long long)w[i].sum.events,
+		       (unsigned long long)w[i].sum.driver_queries);
+	printf("], \"job_threads\": {\"buffer_handoff_ns\": %.1f, \"fill_reserved_us\": %.1f, "
+	       "\"fill_fresh_us\": %.1f, \"fresh_request_us\": %.1f}}\n",
+	       qr->handoff_ns, qr->first_fill_ns / 1e3, qr->fresh_fill_ns / 1e3,
+	       qr->fresh_get_ns / 1e3);
+}
+
 static void usage(void)
 {
 	fputs("usage: bench-tracer [--steps N] [--json]\n", stderr);
@@ -383,9 +421,6 @@ int main(int argc, char **argv)
 					      { "json", no_argument, NULL, 'j' },
 					      { 0 } };
 	char dir[] = "/tmp/bench-tracer-XXXXXX";
-	static const char *const what[3] = { "as CUPTI now delivers",
-					     "the driver queries delivered, dropped",
-					     "the driver queries written (as before)" };
 	struct writer_result w[3];
 	struct queue_result qr;
 	struct stream *s = malloc(sizeof(*s));
@@ -417,33 +452,9 @@ int main(int argc, char **argv)
 	free(s);
 	rmdir(dir);
 	run_queue(20, &qr);
-	for (int i = 0; i < 3 && !json; i++)
-		printf("writer, %s: %zu records per step, %.0f ns per record, %.3f ms CPU per step, "
-		       "%llu events written\n",
-		       what[i], w[i].records / w[i].steps,
-		       (double)w[i].cpu_ns / (double)w[i].records,
-		       (double)w[i].cpu_ns / (double)w[i].steps / 1e6,
-		       (unsigned long long)w[i].sum.events);
-	if (!json) {
-		printf("job's threads: buffer request + completion %.0f ns; 4 MiB of records into a "
-		       "reserved buffer %.0f us, into one allocated at the request %.0f us (the "
-		       "request itself %.0f us)\n",
-		       qr.handoff_ns, qr.first_fill_ns / 1e3, qr.fresh_fill_ns / 1e3,
-		       qr.fresh_get_ns / 1e3);
-		return 0;
-	}
-	printf("{\"steps\": %ld, \"writer\": [", steps);
-	for (int i = 0; i < 3; i++)
-		printf("%s{\"stream\": \"%s\", \"records_per_step\": %zu, \"ns_per_record\": %.1f, "
-		       "\"cpu_ms_per_step\": %.4f, \"events\": %llu, \"driver_queries_dropped\": %llu}",
-		       i ? ", " : "", what[i], w[i].records / w[i].steps,
-		       (double)w[i].cpu_ns / (double)w[i].records,
-		       (double)w[i].cpu_ns / (double)w[i].steps / 1e6,
-		       (unsigned long long)w[i].sum.events,
-		       (unsigned long long)w[i].sum.driver_queries);
-	printf("], \"job_threads\": {\"buffer_handoff_ns\": %.1f, \"fill_reserved_us\": %.1f, "
-	       "\"fill_fresh_us\": %.1f, \"fresh_request_us\": %.1f}}\n",
-	       qr.handoff_ns, qr.first_fill_ns / 1e3, qr.fresh_fill_ns / 1e3,
-	       qr.fresh_get_ns / 1e3);
+	if (json)
+		print_json(steps, w, &qr);
+	else
+		print_text(w, &qr);
 	return 0;
 }
