@@ -26,6 +26,12 @@ static int check(const struct orr_train_config *c, const struct orr_synth_costs 
 		*ret_why = "a precision other than bf16, fp16, fp8 and fp32";
 		return -ENOTSUP;
 	}
+	/* Transformer Engine's FP8 needs FP8 tensor cores (compute capability 8.9 or later) */
+	if (c->precision == ORR_DTYPE_FP8 && !(k->gpu->peak_flops[ORR_DTYPE_FP8] > 0)) {
+		*ret_why = "FP8 on a GPU without FP8 tensor cores (no FP8 peak in the hardware "
+			   "table; Transformer Engine's FP8 needs compute capability 8.9 or later)";
+		return -ENOTSUP;
+	}
 	if (!orr__train_config_valid(c)) {
 		*ret_why = "a configuration Megatron refuses (a size below 1, a dimension a "
 			   "parallel size does not divide, or an uneven pipeline split whose "

@@ -494,6 +494,11 @@ static void test_synth_refuses(void **state)
 	c.flash_attention = false;
 	assert_int_equal(orr_synth_step(&c, false, &k, &s, &why), -ENOTSUP);
 	assert_non_null(strstr(why, "context parallelism"));
+	/* FP8 on the A100, which has no FP8 tensor cores (its GEMMs were timed by bytes alone) */
+	c = small();
+	c.precision = ORR_DTYPE_FP8;
+	assert_int_equal(orr_synth_step(&c, false, &k, &s, &why), -ENOTSUP);
+	assert_non_null(strstr(why, "FP8"));
 }
 
 /* CPU seconds this process has used. */
