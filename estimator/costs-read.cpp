@@ -19,6 +19,9 @@
 #include <cmath>
 #include <cstring>
 #include <new>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "costs-json.h"
 
@@ -233,14 +236,101 @@ bool header(reader &r, dom::object top)
 	return d["spec"].error() == NO_SUCH_FIELD || gpu_spec(r, d, "spec", &r.c->gpu);
 }
 
+/* An array of one entry per name (a math, a class, a kind and link), by its keys. */
+struct one_per {
+	const char *object, *array; /* object NULL: the top's */
+	const char *keys[3];        /* the names that tell entries apart, NULL-ended */
+	const char *what;
+};
+
+static const one_per one_pers[] = {
+	{ "gemm", "efficiency", { "math" }, "math" },
+	{ "gemm", "efficiency_memory", { "math" }, "math" },
+	{ "gemm", "tiles", { "math" }, "math" },
+	{ "gemm", "pooled", { "dtype" }, "dtype" },
+	{ "gemm", "classes", { "dtype", "family" }, "dtype and family" },
+	{ "kernels", "classes", { "class" }, "class" },
+	{ "kernels", "families", { "class", "dtype", "family" }, "class, dtype and family" },
+	{ "kernels", "pooled", { "class" }, "class" },
+	{ NULL, "collectives", { "kind", "link" }, "kind and link" },
+};
+
+/* Entry i's names joined by ", " ("" for one without them: its own reader says why). */
+static std::string names_of(dom::element e, const char *const *keys)
+{
+	std::string s;
+	dom::object o;
+
+	if (e.get_object().get(o) != SUCCESS)
+		return s;
+	for (size_t k = 0; k < 3 && keys[k]; k++) {
+		string_view v;
+
+		if (o[keys[k]].get_string().get(v) != SUCCESS)
+			return std::string();
+		if (k)
+			s += ", ";
+		s.append(v.data(), v.size());
+	}
+	return s;
+}
+
+/* The array of p, sorted by names, checked for a name given twice. */
+static bool once_each(reader &r, dom::object top, const one_per &p)
+{
+	std::vector<std::pair<std::string, size_t>> names;
+	dom::object o = top;
+	dom::array a;
+	size_t i = 0, second = SIZE_MAX, first = 0;
+
+	if ((p.object && top[p.object].get_object().get(o) != SUCCESS) ||
+	    o[p.array].get_array().get(a) != SUCCESS)
+		return true; /* absent or of another type: its reader says so */
+	for (dom::element e : a) {
+		std::string n = names_of(e, p.keys);
+
+		if (!n.empty())
+			names.emplace_back(std::move(n), i);
+		i++;
+	}
+	std::stable_sort(names.begin(), names.end(),
+			 [](const std::pair<std::string, size_t> &x,
+			    const std::pair<std::string, size_t> &y) {
+				 return x.first < y.first;
+			 });
+	for (size_t k = 1; k < names.size(); k++)
+		if (names[k].first == names[k - 1].first && names[k].second < second)
+			second = names[k].second, first = k;
+	if (second == SIZE_MAX)
+		return true;
+	at ko(r, p.object ? p.object : "");
+	at ka(r, p.array);
+	at ke(r, second);
+	return fail(r, ORR_EMALFORMED, NULL,
+		    "a second entry for %.64s (one per %s: which one counts would be a guess)",
+		    names[first].first.c_str(), p.what);
+}
+
+/*
+ * Arrays of one entry per math, class or collective: a file that gives one twice means
+ * two things, as a duplicate key does, and is refused.
+ */
+bool unique_entries(reader &r, dom::object top)
+{
+	for (const one_per &p : one_pers)
+		if (!once_each(r, top, p))
+			return false;
+	return true;
+}
+
 /* The whole file, in the order the writer writes it. */
 bool costs(reader &r, dom::element root)
 {
 	dom::object top;
 
-	return version(r, root, &top) && unique_keys(r, root) && header(r, top) &&
-	       structure(r, top) && overlap(r, top) && launch(r, top) && gemm(r, top) &&
-	       kernels(r, top) && collectives(r, top);
+	return version(r, root, &top) && unique_keys(r, root) && unique_entries(r, top) &&
+	       header(r, top) && structure(r, top) && overlap(r, top) && launch(r, top) &&
+	       gemm(r, top) && kernels(r, top) && collectives(r, top);
 }
 
 /* ---- the text ---- */

@@ -186,6 +186,69 @@ static void test_costs_duplicate_keys(void **state)
 		    "key 'launch': appears twice");
 }
 
+/*
+ * The synthetic costs with the first element of the array `key` after `anchor` given
+ * twice: a second entry for the same math, class or collective.
+ */
+static char *first_twice(const char *anchor, const char *key, size_t *ret_len)
+{
+	struct orr_rank_fit f;
+	size_t len, depth = 0;
+	char *text, *at, *end, *out;
+
+	synthetic_fit(orr_gpu_spec_by_id("h100-sxm"), &f);
+	text = costs_text(&f, &len);
+	orr_rank_fit_release(&f);
+	at = strstr(text, anchor);
+	assert_non_null(at);
+	at = strstr(at, key);
+	assert_non_null(at);
+	at = strchr(at, '[') + 1;
+	at += strspn(at, " \n\t");
+	assert_int_equal(*at, '{');
+	for (end = at; *end; end++)
+		if (*end == '{')
+			depth++;
+		else if (*end == '}' && --depth == 0)
+			break;
+	assert_int_equal(*end, '}');
+	end++;
+	out = orr_xasprintf("%.*s%.*s, %s", (int)(at - text), text, (int)(end - at), at, at);
+	*ret_len = strlen(out);
+	free(text);
+	return out;
+}
+
+/*
+ * An array of one entry per math, class or collective (kind and link) with one given
+ * twice: which of the two the models take would be a guess, so it is refused as a
+ * duplicate key is.
+ */
+static void test_costs_duplicate_entries(void **state)
+{
+	static const struct {
+		const char *anchor, *key, *want;
+	} cases[] = {
+		{ "\"collective_samples\"", "\"collectives\": [",
+		  "key 'collectives[1]': a second entry for AllReduce" },
+		{ "\"gemm\": {", "\"efficiency\": [",
+		  "key 'gemm.efficiency[1]': a second entry for" },
+		{ "\"kernels\": {", "\"classes\": [",
+		  "key 'kernels.classes[1]': a second entry for" },
+	};
+	const char *dir = *state;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t len;
+		char *text = first_twice(cases[i].anchor, cases[i].key, &len), *path;
+
+		path = write_file(dir, "twice.json", text, len);
+		expect_error(path, ORR_EMALFORMED, cases[i].want);
+		free(path);
+		free(text);
+	}
+}
+
 /* Files that are no costs files at all. */
 static void test_costs_bad_files(void **state)
 {
@@ -258,6 +321,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_costs_bad_files, tmpdir_setup,
 						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_costs_out_of_range, tmpdir_setup,
+						tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_costs_duplicate_entries, tmpdir_setup,
 						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_costs_duplicate_keys, tmpdir_setup,
 						tmpdir_teardown),
