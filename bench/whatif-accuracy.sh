@@ -67,8 +67,8 @@
 #                   spaces (default none), e.g. "--attention flash"; not --launch-us
 #                   (use the option)
 #   VTRAIN_NIC_GBPS the network per GPU of vTrain's cluster, --nic-gbps for the vTrain
-#                   rows only (default: the hardware table's DGX A100, 200; vTrain's
-#                   validation configs state 800 Gb/s a node of 8: 100)
+#                   rows only (default 100: vTrain's validation configs state 800 Gb/s
+#                   a node of 8; 200 is the hardware table's DGX A100)
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -491,7 +491,8 @@ echo "  flash attention in Megatron-DeepSpeed's default); published-dev.csv: eac
 echo "  fields, flash attention except its vTrain and Megatron-LM CI (transformer-impl local)"
 echo "  rows, \`--fsdp\` for FSDP and ZeRO-3 rows."
 [[ -n ${ESTIMATE_ARGS:-} ]] && echo "- extra options for every estimate: \`$ESTIMATE_ARGS\`"
-[[ -n ${VTRAIN_NIC_GBPS:-} ]] && echo "- vTrain rows: \`--nic-gbps $VTRAIN_NIC_GBPS\` (VTRAIN_NIC_GBPS)"
+echo "- vTrain rows (Megatron-DeepSpeed): \`--p2p-scatter-gather --nic-gbps ${VTRAIN_NIC_GBPS:-100}\`"
+echo "  (VTRAIN_NIC_GBPS; vTrain's validation configs state 800 Gb/s a node of 8)"
 echo "- rows: $total, predicted $predicted, skipped $skipped."
 echo
 

@@ -111,18 +111,21 @@ csv2tsv() {
 #   18 metric  19 unit  20 measured  21 kv_heads  22 ffn  23 vocab  24 attention
 #   25 flags (estimate's switches, comma-separated: "name" or "name=value")
 #   26 costs (yes/no)  27 skip reason
-# The network per GPU of vTrain's cluster, VTRAIN_NIC_GBPS (Gb/s; unset: the hardware
-# table's DGX A100, 200), given to vTrain's rows as --nic-gbps.  vTrain states 100:
-# every validation config of vTrain@f8dda84 (config/validation/{single,multi}/*.json)
-# sets "inter_node_bandwidth": 800 (Gb/s, a node's, src/config.py) and "node_size": 8,
-# which its predictor times inter-node collectives by (docs/accuracy.md, "Issue 35:
-# collectives across nodes"); it is not the default because the ranking and a ratio
-# cell get worse with it.
-vtrain_network=${VTRAIN_NIC_GBPS:+nic-gbps=$VTRAIN_NIC_GBPS}
-[[ -z ${VTRAIN_NIC_GBPS:-} || $VTRAIN_NIC_GBPS =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
-	die "VTRAIN_NIC_GBPS '$VTRAIN_NIC_GBPS' is not a number of Gb/s"
+# The network per GPU of vTrain's cluster, VTRAIN_NIC_GBPS (Gb/s, default 100), given to
+# vTrain's rows as --nic-gbps: every validation config of vTrain@f8dda84
+# (config/validation/{single,multi}/*.json) sets "inter_node_bandwidth": 800 (Gb/s, a
+# node's, src/config.py) and "node_size": 8, which its predictor times inter-node
+# collectives by, and the TP 16 rows' all-reduces took what NCCL's model gives at 100
+# (docs/accuracy.md, "Issue 35: pipelines and groups across nodes").  200 is the hardware
+# table's DGX A100.  And vTrain's runs are Megatron-DeepSpeed's, whose pipeline
+# transfers scatter over the TP ranks and gather after (--scatter-gather-tensors-in-
+# pipeline, its default: megatron/p2p_communication.py): --p2p-scatter-gather.
+vtrain_nic=${VTRAIN_NIC_GBPS:-100}
+[[ $vtrain_nic =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
+	die "VTRAIN_NIC_GBPS '$vtrain_nic' is not a number of Gb/s"
+vtrain_flags="p2p-scatter-gather,nic-gbps=$vtrain_nic"
 normalize() {
-	awk -F '\t' -v kind="$1" -v file="$2" -v costs_gpu="$costs_gpu" -v vtrain_network="$vtrain_network" '
+	awk -F '\t' -v kind="$1" -v file="$2" -v costs_gpu="$costs_gpu" -v vtrain_flags="$vtrain_flags" '
 	function fail(r) { if (reason == "") reason = r }
 	# The reason for a cell that is not a value: "not stated" or "impl default" says so.
 	function bad(name, text, what) {
@@ -258,8 +261,8 @@ normalize() {
 			if (tolower($col["model"]) ~ /llama/)
 				flags = (flags == "-" ? "" : flags ",") "swiglu,untie-embeddings-and-output-weights,normalization=RMSNorm,position-embedding-type=rope"
 			if (ep != "-" && ep > 1) fail("ep " ep " > 1 (MoE): the estimator has no expert parallelism")
-			if ($col["source"] ~ /^vTrain/ && vtrain_network != "")
-				flags = (flags == "-" ? "" : flags ",") vtrain_network
+			if ($col["source"] ~ /^vTrain/)
+				flags = (flags == "-" ? "" : flags ",") vtrain_flags
 		} else {
 			# vTrain (Megatron-DeepSpeed): GPT with ffn 4h and vTrain default vocab 50257
 			# (its GPT-2 tokenizer), fp16 (vTrain default dtype), no flash attention
@@ -285,7 +288,7 @@ normalize() {
 			recompute = "full"
 			precision = "fp16"
 			attention = "unfused"
-			flags = vtrain_network == "" ? "-" : vtrain_network
+			flags = vtrain_flags
 			metric = "iteration_time"; unit = "ms"
 			measured = number("iteration time", $col["iteration time (ms)"])
 		}

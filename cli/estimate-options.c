@@ -37,6 +37,7 @@ enum {
 	OPT_POSITIONS,
 	OPT_GEMM_MODEL,
 	OPT_NIC,
+	OPT_P2P_SCATTER,
 };
 
 static int parse_named(const char *s, const char *const *names, int n)
@@ -144,7 +145,7 @@ static void phase(void *data, const char *what, const char *unit)
 int cli_estimate_parse_as(const char *cmd, int argc, char **argv, struct orr_estimate_options *o,
 			  int *format)
 {
-	struct option opts[NSIZE + 24] = { { 0 } }; /* the options below, and the zeros */
+	struct option opts[NSIZE + 25] = { { 0 } }; /* the options below, and the zeros */
 	size_t n = 0;
 	int c, ret;
 
@@ -165,6 +166,7 @@ int cli_estimate_parse_as(const char *cmd, int argc, char **argv, struct orr_est
 	opts[n++] = (struct option){ "distributed-optimizer", no_argument, NULL, OPT_DISTOPT };
 	opts[n++] = (struct option){ "fsdp", no_argument, NULL, OPT_FSDP };
 	opts[n++] = (struct option){ "overlap-grad-reduce", no_argument, NULL, OPT_OVERLAP_GRAD };
+	opts[n++] = (struct option){ "p2p-scatter-gather", no_argument, NULL, OPT_P2P_SCATTER };
 	opts[n++] = (struct option){ "precision", required_argument, NULL, OPT_PRECISION };
 	opts[n++] = (struct option){ "forward-only", no_argument, NULL, OPT_FORWARD };
 	opts[n++] = (struct option){ "timeline", required_argument, NULL, OPT_TIMELINE };
@@ -188,7 +190,7 @@ int cli_estimate_parse_as(const char *cmd, int argc, char **argv, struct orr_est
 			return EXIT_OK;
 		}
 		if (c == OPT_SP || c == OPT_DISTOPT || c == OPT_FSDP || c == OPT_OVERLAP_GRAD ||
-		    c == OPT_FORWARD || c == OPT_SWIGLU || c == OPT_UNTIE) {
+		    c == OPT_FORWARD || c == OPT_SWIGLU || c == OPT_UNTIE || c == OPT_P2P_SCATTER) {
 			o->sp |= c == OPT_SP;
 			o->distopt |= c == OPT_DISTOPT;
 			o->fsdp |= c == OPT_FSDP;
@@ -196,6 +198,7 @@ int cli_estimate_parse_as(const char *cmd, int argc, char **argv, struct orr_est
 			o->forward_only |= c == OPT_FORWARD;
 			o->swiglu |= c == OPT_SWIGLU;
 			o->untie |= c == OPT_UNTIE;
+			o->p2p_scatter |= c == OPT_P2P_SCATTER;
 			continue;
 		}
 		if (c == OPT_TIMELINE && cli_compressed_suffix(optarg))

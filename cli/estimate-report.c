@@ -356,6 +356,7 @@ static void json_config(struct json_out *j, const char *key, const struct orr_es
 	json_bool(j, "distributed_optimizer", c->distributed_optimizer);
 	json_bool(j, "fully_sharded", c->fully_sharded);
 	json_bool(j, "overlap_grad_reduce", c->overlap_grad_reduce);
+	json_bool(j, "p2p_scatter_gather", c->scatter_gather_p2p);
 	json_str(j, "recompute", orr_recompute_name(c->recompute));
 	json_str(j, "attention", c->flash_attention ? "flash" : "unfused");
 	json_bool(j, "swiglu", c->gated_mlp);

@@ -75,6 +75,8 @@ static const char *structural_change(const struct orr_train_config *a,
 		return "full sharding (FSDP, ZeRO-3)";
 	if (a->overlap_grad_reduce != b->overlap_grad_reduce)
 		return "overlapped gradient reduction";
+	if (a->scatter_gather_p2p != b->scatter_gather_p2p)
+		return "scatter-gather of pipeline transfers";
 	/* Without tensor (data) parallelism a step has no TP (gradient) collectives. */
 	if ((a->tp == 1) != (b->tp == 1))
 		return "tensor parallelism to or from 1 (its collectives come or go)";

@@ -39,12 +39,35 @@ static int prev_stage(const struct sy_job *j, int r)
 	return r == 0 ? (int)j->c->pp - 1 : r - 1;
 }
 
+/*
+ * --scatter-gather-tensors-in-pipeline (Megatron-DeepSpeed's and Megatron-LM's before
+ * Megatron-Core, on by default; not with sequence parallelism, whose tensors are split
+ * already): each TP rank sends its 1/tp of the output (split_tensor_into_1d_equal_chunks,
+ * a view), each over its own GPU's NIC, and the receiver gathers the whole over TP
+ * (gather_split_1d_tensor: torch.distributed.all_gather into views of one buffer, which
+ * ProcessGroupNCCL gathers into a flat buffer of its own and copies out on its stream).
+ */
+static double scattered(const struct sy_pass *p)
+{
+	return p->j->c->scatter_gather_p2p && !p->sp && p->tp > 1 ? p->tp : 1;
+}
+
+static void gather_received(struct sy_pass *p, enum sy_stream stream)
+{
+	double all = p->T * p->h * p->e;
+
+	orr__sy_wait_for(p, SY_TP, stream);
+	orr__sy_tp_coll(p, ORR_COLL_ALL_GATHER, "ncclDevKernel_AllGather", all);
+	orr__sy_kern(p, "orrery_synth::p2p_gather_copy", ORR_KERN_COPY, 2 * all, 0);
+}
+
 static void transfer(struct sy_pass *p, enum sy_stream stream, int peer)
 {
 	struct sy_job *j = p->j;
 	int64_t other = (int64_t)peer * j->c->tp * j->c->dp * j->c->cp;
 	struct sy_insn *i = orr__sy_coll_on(
-		p, stream, ORR_COLL_SEND_RECV, "ncclDevKernel_SendRecv", p->Tn * p->h * p->e, 2,
+		p, stream, ORR_COLL_SEND_RECV, "ncclDevKernel_SendRecv",
+		p->Tn * p->h * p->e / scattered(p), 2,
 		orr__sy_span(j, other < p->r->rank ? other : p->r->rank,
 			     other < p->r->rank ? p->r->rank - other : other - p->r->rank, 2));
 
@@ -55,6 +78,8 @@ static void transfer(struct sy_pass *p, enum sy_stream stream, int peer)
 	j->ret->transfer_ns = i->ns;
 	j->ret->collectives--;
 	j->ret->transfers++;
+	if (scattered(p) > 1 && (stream == SY_RECV_PREV || stream == SY_RECV_NEXT))
+		gather_received(p, stream);
 }
 
 /* ---- data parallelism: buckets, ZeRO-3 / FSDP ---- */

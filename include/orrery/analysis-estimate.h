@@ -65,6 +65,7 @@ struct orr_estimate_options {
 	int64_t size[ORR_ESTIMATE_NSIZE]; /* by orr_estimate_size_name(); 0: not given */
 	int recompute;                    /* -1: not given; else enum orr_recompute */
 	bool sp, distopt, fsdp, overlap_grad, forward_only;
+	bool p2p_scatter;   /* Megatron-DeepSpeed's scatter-gather of pipeline transfers */
 	int precision;      /* -1: not given; 0 bf16, 1 fp16, 2 fp32, 3 fp8 */
 	int attention;      /* -1: not given; 0 flash, 1 unfused */
 	bool swiglu, untie; /* Megatron's --swiglu, --untie-embeddings-and-output-weights */

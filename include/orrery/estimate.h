@@ -60,6 +60,12 @@ struct orr_train_config {
 	bool untied_embeddings; /* the output layer has its own weights */
 	bool rms_norm;          /* RMSNorm (a scale, no bias), not LayerNorm */
 	bool rope;              /* rotary position embeddings applied to q and k */
+	/*
+	 * With tp > 1 and no sequence parallelism, each TP rank sends 1/tp of a stage's
+	 * output and the receiver all-gathers it over TP (Megatron-LM before Megatron-Core
+	 * and Megatron-DeepSpeed: --scatter-gather-tensors-in-pipeline, their default)
+	 */
+	bool scatter_gather_p2p;
 	enum orr_recompute recompute;
 	enum orr_dtype precision; /* BF16 or FP16 (mixed, fp32 master weights), FP32, or FP8
 				     (Transformer Engine: FP8 GEMMs, BF16 weights) */

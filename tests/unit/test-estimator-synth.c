@@ -607,6 +607,49 @@ static void test_synth_times_bounded(void **state)
 	orr_synth_release(&s);
 }
 
+/*
+ * Megatron-DeepSpeed's scatter-gather of pipeline transfers (--p2p-scatter-gather): each
+ * TP rank sends 1/tp of a stage's output over its own NIC, and the receiver all-gathers
+ * it over TP and copies it out.  At TP 4 a stage boundary across nodes carries a quarter
+ * of the bytes, and each receive (a forward's input, a backward's gradient) adds an
+ * all-gather and a copy; without TP, or with sequence parallelism (its tensors are split
+ * already), nothing changes.
+ */
+static void test_synth_p2p_scatter_gather(void **state)
+{
+	struct orr_train_config c = small(), g;
+	struct orr_synth a, b;
+	uint64_t inferred;
+
+	(void)state;
+	c.tp = 4;
+	c.dp = 2; /* 8 GPUs a stage: stage 1 on the second node */
+	g = c;
+	g.scatter_gather_p2p = true;
+	a = synth(&c, false);
+	b = synth(&g, false);
+	assert_true(b.transfer_ns < a.transfer_ns / 3);
+	assert_int_equal(b.transfers, a.transfers);
+	assert_int_equal(b.collectives, a.collectives + 2 * (size_t)c.micro_batches);
+	assert_int_equal(b.kernels, a.kernels + 2 * (size_t)c.micro_batches);
+	assert_true(replayed(&b, &inferred) == b.placed_ns);
+	assert_int_equal(inferred, 0);
+	placed_only(&g, &b);
+	orr_synth_release(&a);
+	orr_synth_release(&b);
+	c.sequence_parallel = g.sequence_parallel = true;
+	a = synth(&c, false);
+	b = synth(&g, false);
+	assert_true(b.placed_ns == a.placed_ns && b.collectives == a.collectives);
+	orr_synth_release(&a);
+	orr_synth_release(&b);
+	c = small();
+	c.tp = 1;
+	g = c;
+	g.scatter_gather_p2p = true;
+	assert_true(step_of(&g, false) == step_of(&c, false));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -626,6 +669,7 @@ int main(void)
 		cmocka_unit_test(test_synth_times_bounded),
 		cmocka_unit_test(test_synth_tp_across_nodes),
 		cmocka_unit_test(test_synth_written_step_bounded),
+		cmocka_unit_test(test_synth_p2p_scatter_gather),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
