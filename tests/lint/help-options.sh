@@ -1,9 +1,9 @@
 #!/bin/bash
-# Checks that every long option a command accepts is in its --help: the names in the
-# getopt_long tables of cli/orrery.c (against `orrery --help`) and of cli/cmd-CMD.c and
-# cli/CMD-options.c (against `orrery CMD --help`), for every command `orrery --help`
-# lists.  The man pages are made from --help, so an option missing there is missing
-# from them too.
+# Checks that every option a command accepts is in its --help: the long names of the
+# getopt_long tables and the letters of getopt_long()'s option strings in cli/orrery.c
+# (against `orrery --help`) and in cli/cmd-CMD.c and cli/CMD-options.c (against
+# `orrery CMD --help`), for every command `orrery --help` lists.  The man pages are
+# made from --help, so an option missing there is missing from them too.
 #   help-options.sh ORRERY SOURCE_ROOT
 set -euo pipefail
 
@@ -21,6 +21,12 @@ long_options() {
 		sed -E 's/^\{ *"([^"]+)".*/\1/' | sort -u
 }
 
+# The short options of getopt_long()'s option strings in the files given, one a line.
+short_options() {
+	grep -ohE 'getopt_long\([^,]+, *[^,]+, *"[^"]*"' "$@" |
+		sed -E 's/.*"([^"]*)"$/\1/' | tr -d '+:\n' | fold -w1 | sort -u
+}
+
 # check NAME HELP FILE...: every long option of FILE... is named in HELP.
 check() {
 	local name=$1 help=$2 opts o
@@ -35,6 +41,14 @@ check() {
 		grep -qE -- "--$o([^a-z0-9-]|$)" <<<"$help" ||
 			{
 				echo "$name accepts --$o, which its --help does not name" >&2
+				status=1
+			}
+	done
+	# a short option as its own word: "-o FILE", "-h, --help"
+	for o in $(short_options "$@"); do
+		grep -qE -- "(^|[ [])-$o([ ,]|$)" <<<"$help" ||
+			{
+				echo "$name accepts -$o, which its --help does not name" >&2
 				status=1
 			}
 	done
