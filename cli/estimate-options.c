@@ -228,18 +228,20 @@ int cli_estimate_parse_as(const char *cmd, int argc, char **argv, struct orr_est
 int cli_estimate_error(const char *cmd, const struct orr_estimate_options *o, int err,
 		       const struct orr_diag *d, bool list_gpus)
 {
-	size_t n;
+	char ids[512] = "";
+	size_t n, len = 0;
 	const struct orr_gpu_spec *v;
 
 	if (err == -EINVAL && o && orr_estimate_missing(o))
 		return cli_usage_error(cmd, "%s", d->msg);
-	cli_error("%s", d->msg);
 	if (err == -ENODEV && list_gpus) {
 		v = orr_gpu_specs(&n);
-		fputs("orrery: the hardware table has:", stderr);
-		for (size_t i = 0; i < n; i++)
-			fprintf(stderr, " %s", v[i].id);
-		fputc('\n', stderr);
+		for (size_t i = 0; i < n && len < sizeof(ids); i++)
+			len += (size_t)snprintf(ids + len, sizeof(ids) - len, " %s", v[i].id);
 	}
+	if (ids[0])
+		cli_error("%s; the hardware table has:%s", d->msg, ids);
+	else
+		cli_error("%s", d->msg);
 	return EXIT_FAIL;
 }

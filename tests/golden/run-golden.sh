@@ -309,7 +309,9 @@ usage)
 		expect_in err "a100-80gb-sxm"
 		run estimate --gpu nosuch "${model[@]}"
 		expect_rc 1
-		expect_in err "--gpu nosuch: no such GPU in the hardware table"
+		[[ $(wc -l <"$work/err") == 1 ]] || { show; fail "not one line on stderr"; }
+		expect_in err "--gpu nosuch: no such GPU in the hardware table; the hardware table has: b200 "
+		expect_in err " h100-sxm "
 		run estimate --gpu h100-sxm --attention paged "${model[@]}"
 		expect_rc 2
 		expect_in err "bad --attention 'paged'"
