@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* orrery estimate's options (docs/orrery-estimate.md). */
+#include <assert.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -48,9 +49,8 @@ static int parse_named(const char *s, const char *const *names, int n)
 	return -1;
 }
 
-/* One option's argument into o; returns -1 to go on, -2 for an option it does not know, else the exit status. */
-static int parse_one(const char *cmd, int c, const char *arg, struct orr_estimate_options *o,
-		     int *format)
+/* The options that name one of a few choices, as parse_one(). */
+static int parse_choice(const char *cmd, int c, const char *arg, struct orr_estimate_options *o)
 {
 	static const char *const recompute[] = { "none", "selective", "full" };
 	static const char *const precision[] = { "bf16", "fp16", "fp32", "fp8" };
@@ -58,21 +58,7 @@ static int parse_one(const char *cmd, int c, const char *arg, struct orr_estimat
 	static const char *const norm[] = { "LayerNorm", "RMSNorm" };
 	static const char *const positions[] = { "learned_absolute", "rope" };
 
-	if (c >= OPT_SIZE && c < OPT_SIZE + (int)NSIZE) {
-		if (cli_parse_count(arg, &o->size[c - OPT_SIZE]) < 0 || o->size[c - OPT_SIZE] < 1)
-			return cli_usage_error(cmd, "bad --%s '%s' (a count, 1 or more)",
-					       orr_estimate_size_name((size_t)(c - OPT_SIZE)), arg);
-		return -1;
-	}
 	switch (c) {
-	case OPT_GLOBAL:
-		if (cli_parse_count(arg, &o->global_batch) < 0 || o->global_batch < 1)
-			return cli_usage_error(cmd, "bad --global-batch '%s'", arg);
-		return -1;
-	case OPT_GPN:
-		if (cli_parse_count(arg, &o->gpus_per_node) < 0 || o->gpus_per_node < 1)
-			return cli_usage_error(cmd, "bad --gpus-per-node '%s'", arg);
-		return -1;
 	case OPT_RECOMPUTE:
 		if ((o->recompute = parse_named(arg, recompute, 3)) < 0)
 			return cli_usage_error(cmd,
@@ -106,6 +92,33 @@ static int parse_one(const char *cmd, int c, const char *arg, struct orr_estimat
 			return cli_usage_error(cmd, "bad --gemm-model '%s' (roofline or tiles)",
 					       arg);
 		o->gemm_tiles = strcmp(arg, "tiles") == 0;
+		return -1;
+	}
+	return -2;
+}
+
+/* One option's argument into o; returns -1 to go on, -2 for an option it does not know, else the exit status. */
+static int parse_one(const char *cmd, int c, const char *arg, struct orr_estimate_options *o,
+		     int *format)
+{
+	int ret;
+
+	if ((ret = parse_choice(cmd, c, arg, o)) != -2)
+		return ret;
+	if (c >= OPT_SIZE && c < OPT_SIZE + (int)NSIZE) {
+		if (cli_parse_count(arg, &o->size[c - OPT_SIZE]) < 0 || o->size[c - OPT_SIZE] < 1)
+			return cli_usage_error(cmd, "bad --%s '%s' (a count, 1 or more)",
+					       orr_estimate_size_name((size_t)(c - OPT_SIZE)), arg);
+		return -1;
+	}
+	switch (c) {
+	case OPT_GLOBAL:
+		if (cli_parse_count(arg, &o->global_batch) < 0 || o->global_batch < 1)
+			return cli_usage_error(cmd, "bad --global-batch '%s'", arg);
+		return -1;
+	case OPT_GPN:
+		if (cli_parse_count(arg, &o->gpus_per_node) < 0 || o->gpus_per_node < 1)
+			return cli_usage_error(cmd, "bad --gpus-per-node '%s'", arg);
 		return -1;
 	case OPT_LAUNCH:
 		if (cli_parse_real(arg, 0, 1e6, &o->launch_us) < 0)
@@ -142,18 +155,12 @@ static void phase(void *data, const char *what, const char *unit)
 		cli_progress_done();
 }
 
-int cli_estimate_parse_as(const char *cmd, int argc, char **argv, struct orr_estimate_options *o,
-			  int *format)
-{
-	struct option opts[NSIZE + 25] = { { 0 } }; /* the options below, and the zeros */
-	size_t n = 0;
-	int c, ret;
+/* getopt_long()'s table: the sizes, the other options, and the zeros that end it. */
+#define OPTS_MAX (NSIZE + 25)
 
-	orr_estimate_options_init(o);
-	o->phase = phase;
-	o->progress = cli_progress_count;
-	if (format)
-		*format = CLI_FORMAT_TEXT;
+static void options_table(struct option *opts)
+{
+	size_t n = 0;
 
 	for (size_t i = 0; i < NSIZE; i++)
 		opts[n++] = (struct option){ orr_estimate_size_name(i), required_argument, NULL,
@@ -184,23 +191,45 @@ int cli_estimate_parse_as(const char *cmd, int argc, char **argv, struct orr_est
 	opts[n++] = (struct option){ "position-embedding-type", required_argument, NULL,
 				     OPT_POSITIONS };
 	opts[n++] = (struct option){ "help", no_argument, NULL, 'h' };
+	assert(n < OPTS_MAX);
+}
+
+/* An option without a value (a switch) into o: false for any other. */
+static bool parse_flag(int c, struct orr_estimate_options *o)
+{
+	if (c != OPT_SP && c != OPT_DISTOPT && c != OPT_FSDP && c != OPT_OVERLAP_GRAD &&
+	    c != OPT_FORWARD && c != OPT_SWIGLU && c != OPT_UNTIE && c != OPT_P2P_SCATTER)
+		return false;
+	o->sp |= c == OPT_SP;
+	o->distopt |= c == OPT_DISTOPT;
+	o->fsdp |= c == OPT_FSDP;
+	o->overlap_grad |= c == OPT_OVERLAP_GRAD;
+	o->forward_only |= c == OPT_FORWARD;
+	o->swiglu |= c == OPT_SWIGLU;
+	o->untie |= c == OPT_UNTIE;
+	o->p2p_scatter |= c == OPT_P2P_SCATTER;
+	return true;
+}
+
+int cli_estimate_parse_as(const char *cmd, int argc, char **argv, struct orr_estimate_options *o,
+			  int *format)
+{
+	struct option opts[OPTS_MAX] = { { 0 } };
+	int c, ret;
+
+	orr_estimate_options_init(o);
+	o->phase = phase;
+	o->progress = cli_progress_count;
+	if (format)
+		*format = CLI_FORMAT_TEXT;
+	options_table(opts);
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		if (c == 'h') {
 			fputs(cli_estimate_usage, stdout);
 			return EXIT_OK;
 		}
-		if (c == OPT_SP || c == OPT_DISTOPT || c == OPT_FSDP || c == OPT_OVERLAP_GRAD ||
-		    c == OPT_FORWARD || c == OPT_SWIGLU || c == OPT_UNTIE || c == OPT_P2P_SCATTER) {
-			o->sp |= c == OPT_SP;
-			o->distopt |= c == OPT_DISTOPT;
-			o->fsdp |= c == OPT_FSDP;
-			o->overlap_grad |= c == OPT_OVERLAP_GRAD;
-			o->forward_only |= c == OPT_FORWARD;
-			o->swiglu |= c == OPT_SWIGLU;
-			o->untie |= c == OPT_UNTIE;
-			o->p2p_scatter |= c == OPT_P2P_SCATTER;
+		if (parse_flag(c, o))
 			continue;
-		}
 		if (c == OPT_TIMELINE && cli_compressed_suffix(optarg))
 			return cli_usage_error(cmd,
 					       "--timeline '%s': orrery writes plain JSON; name it "
