@@ -247,8 +247,11 @@ static int merge_one(struct import_ctx *c, struct orr__rank_build *src, int64_t 
 		     "skipped '%s': its %zu ops and annotations of process %lld all lie outside "
 		     "what the tracer recorded of it (another run's, or on another clock)",
 		     name, outside, (long long)pid);
+	/* the merged rank is held to the limits each file was: events, and threads too */
 	if (dst->events.n > c->lim.max[ORR__LIMIT_EVENTS])
 		return orr__limit_fail(&c->lim, ORR__LIMIT_EVENTS, c->diag, name, -1, -1);
+	if (dst->places.n > c->lim.max[ORR__LIMIT_PLACES])
+		return orr__limit_fail(&c->lim, ORR__LIMIT_PLACES, c->diag, name, -1, -1);
 	orr__rank_finish_native(t, dst);
 	orr_debug("traces", "%s: %zu ops and annotations of process %lld merged into '%s'", name, n,
 		  (long long)pid, orr_strtab_get(t->strs, dst->pub.source));

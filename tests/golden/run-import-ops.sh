@@ -18,6 +18,8 @@
 #                              naming the first, the ops merged once
 #   run-import-ops.sh outside  an ops file whose ops all lie outside what the tracer recorded
 #                              (another run's, another clock's): skipped with a warning
+#   run-import-ops.sh places   ORR_MAX_PLACES holds for the merged rank: ops on 4 threads
+#                              the tracer's file lacks (5 places) make 9, past 8
 #   run-import-ops.sh legacy   torch.profiler's trace from a PyTorch without Kineto (Debian's
 #                              1.13): skipped with the warning why (77 without such a torch)
 set -uo pipefail
@@ -142,6 +144,24 @@ outside)
 	expect_rc 0
 	expect_in out "events  306: annotation 3, runtime 153"
 	expect_in err "skipped '$run_dir/ops-48213.json': its 195 ops and annotations of process 48213 all lie outside what the tracer recorded of it"
+	;;
+places)
+	cut_rank 0 48213
+	python3 - "$run_dir/ops-48213.json" <<-'EOF' || fail "cannot move the ops"
+		import json, sys
+		d = json.load(open(sys.argv[1]))
+		ops = [e for e in d["traceEvents"] if e.get("ph") == "X"]
+		for i, e in enumerate(ops):
+		    e["tid"] = 1000 + i % 4
+		json.dump(d, open(sys.argv[1], "w"))
+	EOF
+	ORR_MAX_PLACES=9 run info "$run_dir"
+	expect_rc 0
+	expect_in out "thread  pid 48213 tid 1003"
+	ORR_MAX_PLACES=8 run info "$run_dir"
+	expect_rc 1
+	expect_in err "ops-48213.json': input exceeds a size limit"
+	expect_in err "more than 8 threads and streams in one rank"
 	;;
 legacy)
 	py=
