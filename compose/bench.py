@@ -845,6 +845,30 @@ class Runner:
             return dist.irecv(self.buffer(n, dtype, "out"), peer)
 
     # one step
+    def op_step(self, i, it, live, probe, fill):
+        """Item i, an op: run (when probing, its failure kept), or its time slept when it
+        cannot run; then the tensors it used last are released."""
+        if i in self.unresolved or i in self.failed or i in self.skipped:
+            if fill:
+                self.sleep(it[2], it[3])
+        elif probe and self.args.distinct and self.alike(i, it):
+            pass
+        else:
+            self.use(it[2])
+            if probe:
+                try:
+                    self.run_op(i, it, live)
+                except NotOnCpu as e:
+                    self.skipped[i] = str(e)
+                except Exception as e:  # noqa: BLE001 - any failure is reported
+                    self.failed[i] = "%s: %s" % (type(e).__name__,
+                                                 str(e).splitlines()[0][:200]
+                                                 if str(e) else "")
+            else:
+                self.run_op(i, it, live)
+        for sid in self.release.get(i, ()):
+            live.pop(sid, None)
+
     def step(self, probe):
         torch = self.torch
         live = {}
@@ -854,26 +878,7 @@ class Runner:
         for i, it in enumerate(items):
             kind = it[0]
             if kind == "op":
-                if i in self.unresolved or i in self.failed or i in self.skipped:
-                    if fill:
-                        self.sleep(it[2], it[3])
-                elif probe and self.args.distinct and self.alike(i, it):
-                    pass
-                else:
-                    self.use(it[2])
-                    if probe:
-                        try:
-                            self.run_op(i, it, live)
-                        except NotOnCpu as e:
-                            self.skipped[i] = str(e)
-                        except Exception as e:  # noqa: BLE001 - any failure is reported
-                            self.failed[i] = "%s: %s" % (type(e).__name__,
-                                                         str(e).splitlines()[0][:200]
-                                                         if str(e) else "")
-                    else:
-                        self.run_op(i, it, live)
-                for sid in self.release.get(i, ()):
-                    live.pop(sid, None)
+                self.op_step(i, it, live, probe, fill)
             elif kind == "comm":
                 work = self.run_comm(it)
             elif kind == "fill":
