@@ -201,6 +201,17 @@ static void json_gemms(struct orr_json_out *j, const struct orr_rank_fit *f)
 		orr_json_close_object(j);
 	}
 	orr_json_close_array(j);
+	orr_json_array(j, "efficiency_memory"); /* the bandwidth-bound GEMMs' */
+	for (int d = 0; !f->gemm_err && d < ORR_DTYPE_COUNT; d++) {
+		if (!m->efficiency_memory[d].samples)
+			continue;
+		orr_json_object(j, NULL);
+		orr_json_str(j, "math", orr_dtype_name(d));
+		orr_json_double_exact(j, "median", m->efficiency_memory[d].median);
+		orr_json_int(j, "samples", (int64_t)m->efficiency_memory[d].samples);
+		orr_json_close_object(j);
+	}
+	orr_json_close_array(j);
 	json_efficiency_all(j, &m->efficiency_all, !f->gemm_err);
 	orr_json_array(j, "classes");
 	for (size_t i = 0; !f->gemm_err && i < m->nclasses; i++)

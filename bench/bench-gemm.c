@@ -3,7 +3,7 @@
  * bench-gemm: every GEMM sample of each TRACE (orr_gemm_observe()), leave one shape out
  * under the GEMM models a synthesized step can use (bench/gemm-tiles.sh drives it).
  *
- *   bench-gemm [--samples | --kernels | --kernel-sizes] TRACE...
+ *   bench-gemm [--samples | --kernels | --kernel-sizes | --memory] TRACE...
  *
  * For each trace whose GEMMs record shapes on a GPU of the hardware table, each distinct
  * (math, batch, M, N, K) is predicted by a model built without any sample of it:
@@ -19,7 +19,8 @@
  * (kernels_trace() below): per trace and class, the same columns for max(floor,
  * roofline x e) and floor + roofline x e'.  With --kernel-sizes, every size of every
  * class of those kernels (TSV: trace, gpu, class, bytes, FLOPs, samples, median ns,
- * roofline ns), to see measured / roofline against the bytes.
+ * roofline ns), to see measured / roofline against the bytes.  With --memory, each
+ * batched GEMM shape bound by memory left out (memory_trace() below).
  */
 #include <errno.h>
 #include <math.h>
@@ -337,6 +338,87 @@ static void kernel_sizes(const char *path, const struct orr_graph *g,
 	free(s);
 }
 
+/* ---- bandwidth-bound batched GEMMs ---- */
+
+static bool memory_mode;
+
+/* Whether shape s is one a fallback times by its tiles' bytes (gemm-model.c). */
+static bool batched_bandwidth_bound(const struct orr_gpu_spec *gpu, const struct orr_gemm_sample *s)
+{
+	return s->batch > 1 && gpu->peak_flops[s->math] > 0 &&
+	       s->bytes / gpu->hbm_bytes_per_s > s->flops / gpu->peak_flops[s->math];
+}
+
+/*
+ * The median of measured / roofline over the bandwidth-bound batched samples of math
+ * of s[0..n) not faster than their roofline (the operands' bytes, not the tiles').
+ */
+static double operand_efficiency(const struct orr_gpu_spec *gpu, const struct orr_gemm_sample *s,
+				 size_t n, enum orr_dtype math)
+{
+	double *e = calloc(n ? n : 1, sizeof(*e)), m = NAN;
+	size_t k = 0;
+
+	if (!e)
+		abort();
+	for (size_t i = 0; i < n; i++) {
+		double roof = orr_gemm_roofline_ns(gpu, s[i].math, s[i].flops, s[i].bytes);
+
+		if (s[i].math == math && batched_bandwidth_bound(gpu, &s[i]) && roof > 0 &&
+		    s[i].ns >= roof)
+			e[k++] = s[i].ns / roof;
+	}
+	if (k) {
+		qsort(e, k, sizeof(*e), cmp_double);
+		m = k % 2 ? e[k / 2] : (e[k / 2 - 1] + e[k / 2]) / 2;
+	}
+	free(e);
+	return m;
+}
+
+/*
+ * Each bandwidth-bound batched shape of s[0..n) predicted as a synthesized step asks
+ * (no kernel family) by the GEMM model fitted on every sample of another shape: by its
+ * tiles' bytes x the other such shapes' efficiency, and by the roofline x the math's
+ * efficiency (the model without efficiency_memory), and by the roofline x the other
+ * such samples' median measured / roofline (their operands' bytes).  TSV: trace, math,
+ * batch, m, n, k, samples, measured ns, tiles' bytes ns, roofline ns, operands' ns.
+ */
+static void memory_trace(const char *path, const struct orr_gpu_spec *gpu,
+			 const struct orr_gemm_sample *s, size_t n, const struct shape *v,
+			 size_t nv)
+{
+	struct orr_gemm_sample *rest = calloc(n ? n : 1, sizeof(*rest));
+
+	if (!rest)
+		abort();
+	for (size_t i = 0; i < nv; i++) {
+		struct orr_gemm_sample q = v[i].s;
+		struct orr_gemm_model m;
+		double mem, flat, operand;
+		size_t k = 0;
+
+		if (!batched_bandwidth_bound(gpu, &q))
+			continue;
+		for (size_t j = 0; j < n; j++)
+			if (!same_shape(&s[j], &q))
+				rest[k++] = s[j];
+		if (orr_gemm_model_fit(rest, k, gpu, &m))
+			continue;
+		q.family[0] = '\0';
+		mem = orr_gemm_model_time(&m, &q, NULL);
+		operand = orr_gemm_roofline_ns(gpu, q.math, q.flops, q.bytes) *
+			  operand_efficiency(gpu, rest, k, q.math);
+		memset(m.efficiency_memory, 0, sizeof(m.efficiency_memory));
+		flat = orr_gemm_model_time(&m, &q, NULL);
+		printf("%s\t%s\t%lld\t%lld\t%lld\t%lld\t%zu\t%.0f\t%.0f\t%.0f\t%.0f\n", path,
+		       orr_dtype_name(q.math), (long long)q.batch, (long long)q.m, (long long)q.n,
+		       (long long)q.k, v[i].samples, v[i].s.ns, mem, flat, operand);
+		orr_gemm_model_release(&m);
+	}
+	free(rest);
+}
+
 static int one_trace(const char *path, bool samples)
 {
 	struct orr_trace *t = NULL;
@@ -370,6 +452,10 @@ static int one_trace(const char *path, bool samples)
 		v[i].roofline_ns =
 			orr_gemm_roofline_ns(gpu, v[i].s.math, v[i].s.flops, v[i].s.bytes) *
 			efficiency(gpu, v, nv, i);
+	if (memory_mode) {
+		memory_trace(path, gpu, s, n, v, nv);
+		goto out;
+	}
 	tiles_loso(gpu, v, nv);
 	if (samples)
 		for (size_t i = 0; i < nv; i++)
@@ -402,6 +488,10 @@ int main(int argc, char **argv)
 		}
 		if (strcmp(argv[i], "--kernel-sizes") == 0) {
 			kernel_sizes_mode = true;
+			continue;
+		}
+		if (strcmp(argv[i], "--memory") == 0) {
+			memory_mode = true;
 			continue;
 		}
 		if (strcmp(argv[i], "--samples") == 0) {

@@ -14,7 +14,8 @@
 # shape of every trace, and the tiles model fitted on all of each trace's samples; then
 # the kernels a synthesized step times by the kernel model's fallback (norms, softmax,
 # element-wise, attention), each size left out, by max(floor, roofline x efficiency)
-# and by floor + roofline x efficiency (bench-gemm --kernels).
+# and by floor + roofline x efficiency (bench-gemm --kernels); then the batched GEMMs
+# bound by memory, each shape left out (bench-gemm --memory; docs/estimator.md).
 #
 # Environment:
 #   BUILD_DIR   the meson build directory (default build)
@@ -72,3 +73,14 @@ echo "| trace | class and model | sizes | mean | p90 | max | bias |"
 echo "|---|---|---|---|---|---|---|"
 "$bin" --kernels "${traces[@]}" 2>/dev/null |
 	awk -F '\t' '{ t = $1; sub(/.*\//, "", t); printf "| %s | %s | %d | %.1f %% | %.1f %% | %.1f %% | %+.1f %% |\n", t, $2, $3, $4, $5, $6, $7 }'
+echo
+echo "Batched GEMMs bound by memory, each shape left out as a synthesized step asks it (no"
+echo "family): by its tiles' bytes x the other such samples' efficiency (the model), by the"
+echo "roofline x the math's median, by the roofline x the other such samples' median:"
+echo
+echo "| trace | math | B x M x N x K | measured | tiles' bytes | roofline x median | operands' bytes |"
+echo "|---|---|---|---|---|---|---|"
+"$bin" --memory "${traces[@]}" 2>/dev/null |
+	awk -F '\t' '
+	function e(p) { return sprintf("%+.1f %%", 100 * (p / $8 - 1)) }
+	{ t = $1; sub(/.*\//, "", t); printf "| %s | %s | %s x %s x %s x %s | %.1f us | %s | %s | %s |\n", t, $2, $3, $4, $5, $6, $8 / 1e3, e($9), e($10), e($11) }'

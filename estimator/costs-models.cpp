@@ -52,6 +52,31 @@ bool gemm_efficiency(reader &r, dom::object o, struct orr_gemm_model *m)
 	       });
 }
 
+/*
+ * gemm.efficiency_memory: one per math with bandwidth-bound samples; absent from a costs
+ * file written before it (none then).
+ */
+bool gemm_efficiency_memory(reader &r, dom::object o, struct orr_gemm_model *m)
+{
+	dom::element v;
+	dom::array a;
+
+	if (o["efficiency_memory"].get(v) != SUCCESS)
+		return true;
+	if (v.get_array().get(a) != SUCCESS)
+		return wrong_type(r, "efficiency_memory", v, "an array");
+	return each(r, a, "efficiency_memory", [&](dom::object e, size_t) {
+		enum orr_dtype d;
+		struct orr_gemm_efficiency *x;
+
+		if (!named(r, e, "math", orr_dtype_name, ORR_DTYPE_COUNT, "dtype", &d))
+			return false;
+		x = &m->efficiency_memory[d];
+		return count(r, e, "samples", &x->samples) &&
+		       ranged(r, e, "median", false, efficiency_range, &x->median);
+	});
+}
+
 /* gemm.classes and gemm.pooled. */
 bool gemm_units(reader &r, dom::object o, struct orr_gemm_model *m)
 {
@@ -106,7 +131,7 @@ void gemm_init(struct orr_gemm_model *m)
 	memset(m, 0, sizeof(*m));
 	m->loso_median = m->loso_max = NAN;
 	for (int d = 0; d < ORR_DTYPE_COUNT; d++)
-		m->efficiency[d].median = NAN;
+		m->efficiency[d].median = m->efficiency_memory[d].median = NAN;
 	m->efficiency_all.median = NAN;
 }
 
@@ -126,6 +151,7 @@ bool gemm(reader &r, dom::object top)
 		return true;
 	return gpu_spec(r, o, "spec", &m->gpu) &&
 	       count(r, o, "below_roofline", &m->below_roofline) && gemm_efficiency(r, o, m) &&
+	       gemm_efficiency_memory(r, o, m) &&
 	       efficiency(r, o, efficiency_all_keys, &m->efficiency_all) && gemm_units(r, o, m) &&
 	       gemm_tiles(r, o, m) && count(r, o, "loso_predicted", &m->loso_predicted) &&
 	       ranged(r, o, "loso_median", true, error_range, &m->loso_median) &&

@@ -265,10 +265,75 @@ static const struct orr__model_kind kind = {
 	.release = release,
 };
 
+/* Whether a GEMM's roofline is HBM's: its bytes take longer than its FLOPs at the peak. */
+static bool bandwidth_bound(const struct orr_gpu_spec *gpu, enum orr_dtype math, double flops,
+			    double bytes)
+{
+	return gpu && (int)math >= 0 && math < ORR_DTYPE_COUNT && gpu->peak_flops[math] > 0 &&
+	       gpu->hbm_bytes_per_s > 0 &&
+	       bytes / gpu->hbm_bytes_per_s > flops / gpu->peak_flops[math];
+}
+
+/*
+ * A batched bandwidth-bound GEMM's tiles' bytes at HBM's rate, ns; NAN for another.  Only
+ * batched ones: the traces' bandwidth-bound samples are attention's batched GEMMs, and a
+ * plain GEMM of a short K (a row-parallel projection's h/t) runs cuBLAS's multistage
+ * kernels, whose loads are all in flight before the first MMA.
+ */
+static double traffic_ns(const struct orr_gpu_spec *gpu, const struct orr_gemm_sample *s)
+{
+	double b;
+
+	if (s->batch < 2 || !bandwidth_bound(gpu, s->math, s->flops, s->bytes))
+		return NAN;
+	b = orr_gemm_tile_traffic_bytes(s->elem_bytes, s->batch, s->m, s->n, s->k);
+	return b > 0 ? b / gpu->hbm_bytes_per_s * 1e9 : NAN;
+}
+
+/*
+ * m->efficiency_memory: per math, the median of measured / traffic_ns() over the
+ * bandwidth-bound samples not faster than their roofline.  With k (or the output's
+ * narrow side) the head dimension, a GEMM's CTAs run a few main-loop iterations and
+ * cannot hide their loads behind MMAs: the Megatron trace's scores (baddbmm, K = 64) and
+ * context (bmm, N = 64), of the same FLOPs and operand bytes, ran at 2.11 and 1.32 x
+ * their roofline, and at 1.28 and 1.09 x their tiles' bytes at HBM's rate.
+ */
+static void memory_efficiency(const struct orr_gemm_sample *s, size_t n, struct orr_gemm_model *m)
+{
+	double *buf = orr_xmalloc((n + 1) * sizeof(*buf)), max;
+
+	for (int d = 0; d < ORR_DTYPE_COUNT; d++) {
+		struct orr_gemm_efficiency *e = &m->efficiency_memory[d];
+
+		*e = (struct orr_gemm_efficiency){ .median = NAN };
+		for (size_t i = 0; i < n && m->gpu; i++) {
+			double roof = orr_gemm_roofline_ns(m->gpu, s[i].math, s[i].flops,
+							   s[i].bytes),
+			       t = traffic_ns(m->gpu, &s[i]);
+
+			if ((int)s[i].math == d && roof > 0 && t > 0 &&
+			    s[i].ns >= roof * (1 - 1e-9))
+				buf[e->samples++] = s[i].ns / t;
+		}
+		orr__median_max(buf, e->samples, &e->median, &max);
+	}
+	free(buf);
+}
+
 double orr_gemm_model_time(const struct orr_gemm_model *m, const struct orr_gemm_sample *q,
 			   enum orr_gemm_how *ret_how)
 {
-	return orr__model_time(&kind, m, q, ret_how);
+	enum orr_gemm_how how = ORR_GEMM_NONE;
+	double t = orr__model_time(&kind, m, q, &how), tr;
+
+	/* a bandwidth-bound shape's fallback: its tiles' bytes at the measured rate */
+	if (how == ORR_GEMM_ROOFLINE && (int)q->math >= 0 && q->math < ORR_DTYPE_COUNT &&
+	    m->efficiency_memory[q->math].samples && (tr = traffic_ns(m->gpu, q)) > 0)
+		t = fmax(tr * m->efficiency_memory[q->math].median,
+			 orr_gemm_roofline_ns(m->gpu, q->math, q->flops, q->bytes));
+	if (ret_how)
+		*ret_how = how;
+	return t;
 }
 
 int orr_gemm_model_fit(const struct orr_gemm_sample *s, size_t n, const struct orr_gpu_spec *gpu,
@@ -282,6 +347,8 @@ int orr_gemm_model_fit(const struct orr_gemm_sample *s, size_t n, const struct o
 			return -EINVAL;
 	int err = orr__model_fit(&kind, s, n, gpu, ret);
 
+	if (!err)
+		memory_efficiency(s, n, ret);
 	/* the tiles model where the GPU's SMs are known and a sample has a quantized time */
 	if (!err && orr_gemm_tiles_fit(gpu, s, n, &ret->tiles))
 		memset(&ret->tiles, 0, sizeof(ret->tiles));

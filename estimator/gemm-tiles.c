@@ -120,6 +120,35 @@ double orr_gemm_tiles_quantized_ns(const struct orr_gpu_spec *gpu, enum orr_dtyp
 	return best;
 }
 
+/*
+ * The bytes one tile's CTA loads and stores: its rows of A (tm x k, those that exist),
+ * its columns of B, its part of C.  Over the grid A is read once per column of tiles and
+ * B once per row of tiles, whatever of it L2 holds: a GEMM of a few main-loop
+ * iterations (k, or a narrow output, the head dimension) cannot hide those loads behind
+ * its MMAs, so it streams them through the SMs' load path at the rate its occupancy
+ * keeps in flight.
+ */
+static double tile_traffic(const struct tile *t, double batch, double m, double n, double k)
+{
+	return batch * (m * k * ceil_div(n, t->n) + k * n * ceil_div(m, t->m) + m * n);
+}
+
+double orr_gemm_tile_traffic_bytes(int elem_bytes, int64_t batch, int64_t m, int64_t n, int64_t k)
+{
+	double best = NAN;
+
+	if (elem_bytes <= 0 || batch <= 0 || m <= 0 || n <= 0 || k <= 0)
+		return NAN;
+	for (size_t i = 0; i < sizeof(tiles) / sizeof(tiles[0]); i++) {
+		double b = (double)elem_bytes *
+			   tile_traffic(&tiles[i], (double)batch, (double)m, (double)n, (double)k);
+
+		if (!(b >= best))
+			best = b;
+	}
+	return best;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;

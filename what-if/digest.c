@@ -153,6 +153,7 @@ static void h_gemm(uint64_t *h, const struct orr_gemm_model *m)
 	h_gpu(h, m->gpu);
 	for (int i = 0; i < ORR_DTYPE_COUNT; i++) {
 		h_eff(h, &m->efficiency[i]);
+		h_eff(h, &m->efficiency_memory[i]);
 		h_fit(h, &m->pooled[i]);
 	}
 	h_eff(h, &m->efficiency_all);

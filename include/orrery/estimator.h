@@ -552,6 +552,14 @@ struct orr_gemm_model {
 	 * a math without samples takes all's.  No samples without gpu.
 	 */
 	struct orr_gemm_efficiency efficiency[ORR_DTYPE_COUNT], efficiency_all;
+	/*
+	 * The fallback's efficiency per math of the GEMMs bandwidth-bound at the roofline
+	 * (bytes / HBM above FLOPs / peak: attention's batched scores and context, k or n
+	 * the head dimension): the median of measured / (orr_gemm_tile_traffic_bytes() /
+	 * HBM) over such samples not faster than their roofline.  A bandwidth-bound GEMM of
+	 * a math without any takes efficiency[math] x the roofline.  fitted is false.
+	 */
+	struct orr_gemm_efficiency efficiency_memory[ORR_DTYPE_COUNT];
 	size_t below_roofline; /* samples faster than their roofline: a wrong peak */
 	struct orr_gemm_class *classes;
 	size_t nclasses;
@@ -590,6 +598,13 @@ double orr_gemm_model_time(const struct orr_gemm_model *m, const struct orr_gemm
  */
 double orr_gemm_tiles_quantized_ns(const struct orr_gpu_spec *gpu, enum orr_dtype math,
 				   int elem_bytes, int64_t batch, int64_t m, int64_t n, int64_t k);
+/*
+ * The bytes batch x (m x k . k x n) of elem_bytes elements moves through the SMs when
+ * cut in the output tiles above: A read once per column of tiles, B once per row of
+ * tiles, C written once; the tile that moves the fewest (a bandwidth-bound GEMM is
+ * fastest with it).  NAN for an empty shape.
+ */
+double orr_gemm_tile_traffic_bytes(int elem_bytes, int64_t batch, int64_t m, int64_t n, int64_t k);
 /*
  * Fits m on s[0..n) (their math, shape and ns): 0; -EINVAL without gpu or its SMs;
  * -ENODATA when no sample has a quantized time.

@@ -80,6 +80,7 @@ static void check_gemm_model(const struct orr_gemm_model *a, const struct orr_ge
 	assert_int_equal(a->nclasses, b->nclasses);
 	for (int d = 0; d < ORR_DTYPE_COUNT; d++) {
 		check_efficiency(orr_dtype_name(d), &a->efficiency[d], &b->efficiency[d]);
+		check_efficiency("memory", &a->efficiency_memory[d], &b->efficiency_memory[d]);
 		check_fit("pooled", &a->pooled[d], &b->pooled[d]);
 	}
 	check_efficiency("all", &a->efficiency_all, &b->efficiency_all);

@@ -441,6 +441,96 @@ static void test_synth_softmax_fallback(void **state)
 	assert_int_equal(short_1 - kernels_of(&c), passes);
 }
 
+/* A bf16 GEMM sample of batch x (m x k . k x n) at x times t (its roofline or tiles' bytes). */
+static struct orr_gemm_sample bf16_gemm(const struct orr_gpu_spec *gpu, int64_t batch, int64_t m,
+					int64_t n, int64_t k, bool tiles, double x)
+{
+	struct orr_gemm_sample s = { .op = "aten::bmm",
+				     .dtype = ORR_DTYPE_BF16,
+				     .math = ORR_DTYPE_BF16,
+				     .elem_bytes = 2,
+				     .batch = batch,
+				     .m = m,
+				     .n = n,
+				     .k = k,
+				     .kernels = 1 };
+
+	snprintf(s.family, sizeof(s.family), "f%lldx%lldx%lld", (long long)m, (long long)n,
+		 (long long)k);
+	s.flops = 2.0 * (double)batch * (double)m * (double)n * (double)k;
+	s.bytes = 2.0 * (double)batch * (double)(m * k + k * n + m * n);
+	s.ns = x *
+	       (tiles ? orr_gemm_tile_traffic_bytes(2, batch, m, n, k) / gpu->hbm_bytes_per_s * 1e9
+		      : orr_gemm_roofline_ns(gpu, s.math, s.flops, s.bytes));
+	return s;
+}
+
+/* What a synthesized GEMM of batch x (m x k . k x n) costs by m, less by m without
+ * efficiency_memory. */
+static double memory_extra(struct orr_gemm_model *m, double batch, double rows, double cols,
+			   double depth)
+{
+	struct orr_gemm_sample q = bf16_gemm(m->gpu, (int64_t)batch, (int64_t)rows, (int64_t)cols,
+					     (int64_t)depth, false, 1);
+	struct orr_gemm_efficiency e = m->efficiency_memory[ORR_DTYPE_BF16];
+	double with, without;
+
+	q.family[0] = '\0';
+	with = orr_gemm_model_time(m, &q, NULL);
+	m->efficiency_memory[ORR_DTYPE_BF16].samples = 0;
+	without = orr_gemm_model_time(m, &q, NULL);
+	m->efficiency_memory[ORR_DTYPE_BF16] = e;
+	return with - without;
+}
+
+/*
+ * The unfused attention's batched GEMMs (the scores' and the context's, each micro-batch
+ * and layer) take the GEMM model's rate of batched bandwidth-bound GEMMs over their
+ * tiles' bytes: the forward pass's GEMM time grows by exactly their difference from the
+ * roofline x the compute-bound efficiency; the other GEMMs and flash attention's step
+ * do not change.
+ */
+static void test_synth_attention_gemms_by_tiles(void **state)
+{
+	const struct orr_gpu_spec *gpu = orr_gpu_spec_by_id("a100-80gb-sxm");
+	struct orr_gemm_sample s[5] = {
+		bf16_gemm(gpu, 1, 8192, 4096, 4096, false, 1.2),
+		bf16_gemm(gpu, 1, 8192, 1536, 4096, false, 1.2),
+		bf16_gemm(gpu, 1, 4096, 4096, 2048, false, 1.2),
+		bf16_gemm(gpu, 32, 2048, 2048, 64, true, 3.0),
+		bf16_gemm(gpu, 32, 2048, 64, 2048, true, 3.0),
+	};
+	struct orr_train_config c = small();
+	struct orr_synth_costs k = table_costs();
+	struct orr_synth a, b;
+	struct orr_gemm_model m;
+	double heads, extra;
+
+	(void)state;
+	assert_int_equal(orr_gemm_model_fit(s, 5, gpu, &m), 0);
+	assert_int_equal(m.efficiency_memory[ORR_DTYPE_BF16].samples, 2);
+	k.m.gemm = &m;
+	k.cpu_op_ns = 0;
+	c.pp = 1;
+	c.flash_attention = false;
+	heads = (double)c.micro_batch * (double)c.heads / (double)c.tp;
+	extra = (double)c.layers * (double)c.micro_batches *
+		(memory_extra(&m, heads, (double)c.seq, (double)c.seq, 64) +
+		 memory_extra(&m, heads, (double)c.seq, 64, (double)c.seq));
+	assert_true(extra > 0);
+	for (int flash = 0; flash < 2; flash++) {
+		c.flash_attention = flash;
+		assert_int_equal(orr_synth_step(&c, true, &k, &a, NULL), 0);
+		m.efficiency_memory[ORR_DTYPE_BF16].samples = 0;
+		assert_int_equal(orr_synth_step(&c, true, &k, &b, NULL), 0);
+		m.efficiency_memory[ORR_DTYPE_BF16].samples = 2;
+		assert_float_equal(a.gemm_ns - b.gemm_ns, flash ? 0 : extra, 1e-6 * a.gemm_ns);
+		orr_synth_release(&a);
+		orr_synth_release(&b);
+	}
+	orr_gemm_model_release(&m);
+}
+
 static size_t count_in(const char *s, size_t n, const char *what)
 {
 	size_t count = 0, len = strlen(what);
@@ -663,6 +753,7 @@ int main(void)
 		cmocka_unit_test(test_synth_fully_sharded),
 		cmocka_unit_test(test_synth_overlap_grad_reduce),
 		cmocka_unit_test(test_synth_softmax_fallback),
+		cmocka_unit_test(test_synth_attention_gemms_by_tiles),
 		cmocka_unit_test(test_synth_get_batch_waits),
 		cmocka_unit_test(test_synth_refuses),
 		cmocka_unit_test(test_synth_too_big_refused_at_once),
