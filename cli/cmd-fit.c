@@ -74,6 +74,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 						       optarg);
 			break;
 		case 'o':
+			if (!optarg[0])
+				return cli_usage_error("fit", "empty output name");
 			if (cli_compressed_suffix(optarg))
 				return cli_usage_error("fit",
 						       "-o '%s': orrery writes plain JSON; name it "

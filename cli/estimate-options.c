@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "estimate.h"
+#include "replay-common.h"
 #include "banned.h"
 
 #define NSIZE ORR_ESTIMATE_NSIZE
@@ -230,13 +231,9 @@ int cli_estimate_parse_as(const char *cmd, int argc, char **argv, struct orr_est
 		}
 		if (parse_flag(c, o))
 			continue;
-		if (c == OPT_TIMELINE && cli_compressed_suffix(optarg))
-			return cli_usage_error(cmd,
-					       "--timeline '%s': orrery writes plain JSON; name it "
-					       "without '%s' and compress it afterwards",
-					       optarg, cli_compressed_suffix(optarg));
-		if (c == OPT_TIMELINE)
-			cli_output_arg(optarg);
+		/* an empty name, or a compressed one: a usage error, as replay's --timeline */
+		if (c == OPT_TIMELINE && cli_timeline_option(cmd, optarg) < 0)
+			return EXIT_USAGE;
 		if (c == OPT_TIMELINE || c == OPT_COSTS || c == OPT_GPU) {
 			*(c == OPT_TIMELINE ? &o->timeline
 			  : c == OPT_COSTS  ? &o->costs

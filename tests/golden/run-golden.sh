@@ -248,6 +248,9 @@ usage)
 		run fit -o costs.json.gz x
 		expect_rc 2
 		expect_in err "-o 'costs.json.gz': orrery writes plain JSON"
+		run fit -o '' x
+		expect_rc 2
+		expect_in err "empty output name"
 		for bad in -1 x 3x '' 99999999999; do
 			run fit --rank "$bad" x
 			expect_rc 2
@@ -307,6 +310,9 @@ usage)
 		expect_rc 1
 		expect_in err "no trace: name the GPU with --gpu"
 		expect_in err "a100-80gb-sxm"
+		run estimate --timeline '' "${model[@]}"
+		expect_rc 2
+		expect_in err "empty --timeline file name"
 		run estimate --gpu nosuch "${model[@]}"
 		expect_rc 1
 		[[ $(wc -l <"$work/err") == 1 ]] || { show; fail "not one line on stderr"; }
