@@ -119,11 +119,16 @@ csv2tsv() {
 # (docs/accuracy.md, "Issue 35: pipelines and groups across nodes").  200 is the hardware
 # table's DGX A100.  And vTrain's runs are Megatron-DeepSpeed's, whose pipeline
 # transfers scatter over the TP ranks and gather after (--scatter-gather-tensors-in-
-# pipeline, its default: megatron/p2p_communication.py): --p2p-scatter-gather.
+# pipeline, its default: megatron/p2p_communication.py): --p2p-scatter-gather.  Which
+# Megatron-DeepSpeed vTrain ran is not stated (data/README.md names the codebase only);
+# its runs are estimated as one from before the July 2023 rebase, whose timers
+# synchronize the device around every pass (megatron/global_vars.py's _Timer.start()
+# and stop(), schedules.py's forward-compute and backward-compute): --sync-timers
+# (docs/accuracy.md, "Issue 35: what vTrain's runs did").
 vtrain_nic=${VTRAIN_NIC_GBPS:-100}
 [[ $vtrain_nic =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
 	die "VTRAIN_NIC_GBPS '$vtrain_nic' is not a number of Gb/s"
-vtrain_flags="p2p-scatter-gather,nic-gbps=$vtrain_nic"
+vtrain_flags="p2p-scatter-gather,sync-timers,nic-gbps=$vtrain_nic"
 normalize() {
 	awk -F '\t' -v kind="$1" -v file="$2" -v costs_gpu="$costs_gpu" -v vtrain_flags="$vtrain_flags" '
 	function fail(r) { if (reason == "") reason = r }

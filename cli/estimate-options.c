@@ -40,6 +40,7 @@ enum {
 	OPT_GEMM_MODEL,
 	OPT_NIC,
 	OPT_P2P_SCATTER,
+	OPT_SYNC_TIMERS,
 };
 
 static int parse_named(const char *s, const char *const *names, int n)
@@ -157,7 +158,7 @@ static void phase(void *data, const char *what, const char *unit)
 }
 
 /* getopt_long()'s table: the sizes, the other options, and the zeros that end it. */
-#define OPTS_MAX (NSIZE + 25)
+#define OPTS_MAX (NSIZE + 26)
 
 static void options_table(struct option *opts)
 {
@@ -175,6 +176,7 @@ static void options_table(struct option *opts)
 	opts[n++] = (struct option){ "fsdp", no_argument, NULL, OPT_FSDP };
 	opts[n++] = (struct option){ "overlap-grad-reduce", no_argument, NULL, OPT_OVERLAP_GRAD };
 	opts[n++] = (struct option){ "p2p-scatter-gather", no_argument, NULL, OPT_P2P_SCATTER };
+	opts[n++] = (struct option){ "sync-timers", no_argument, NULL, OPT_SYNC_TIMERS };
 	opts[n++] = (struct option){ "precision", required_argument, NULL, OPT_PRECISION };
 	opts[n++] = (struct option){ "forward-only", no_argument, NULL, OPT_FORWARD };
 	opts[n++] = (struct option){ "timeline", required_argument, NULL, OPT_TIMELINE };
@@ -199,7 +201,8 @@ static void options_table(struct option *opts)
 static bool parse_flag(int c, struct orr_estimate_options *o)
 {
 	if (c != OPT_SP && c != OPT_DISTOPT && c != OPT_FSDP && c != OPT_OVERLAP_GRAD &&
-	    c != OPT_FORWARD && c != OPT_SWIGLU && c != OPT_UNTIE && c != OPT_P2P_SCATTER)
+	    c != OPT_FORWARD && c != OPT_SWIGLU && c != OPT_UNTIE && c != OPT_P2P_SCATTER &&
+	    c != OPT_SYNC_TIMERS)
 		return false;
 	o->sp |= c == OPT_SP;
 	o->distopt |= c == OPT_DISTOPT;
@@ -209,6 +212,7 @@ static bool parse_flag(int c, struct orr_estimate_options *o)
 	o->swiglu |= c == OPT_SWIGLU;
 	o->untie |= c == OPT_UNTIE;
 	o->p2p_scatter |= c == OPT_P2P_SCATTER;
+	o->sync_timers |= c == OPT_SYNC_TIMERS;
 	return true;
 }
 

@@ -77,6 +77,8 @@ static const char *structural_change(const struct orr_train_config *a,
 		return "overlapped gradient reduction";
 	if (a->scatter_gather_p2p != b->scatter_gather_p2p)
 		return "scatter-gather of pipeline transfers";
+	if (a->sync_timers != b->sync_timers)
+		return "timers that synchronize the device";
 	/* Without tensor (data) parallelism a step has no TP (gradient) collectives. */
 	if ((a->tp == 1) != (b->tp == 1))
 		return "tensor parallelism to or from 1 (its collectives come or go)";

@@ -241,3 +241,15 @@ void orr__sy_device_sync(struct sy_pass *p)
 {
 	orr__sy_push(p, SY_SYNC, SY_COMPUTE);
 }
+
+/*
+ * sync_timers: Megatron's timers that synchronize the device when they start and stop
+ * (megatron/global_vars.py's _Timer in Megatron-DeepSpeed before its July 2023 rebase,
+ * every timer; after it and in Megatron-LM since its timing levels, only the timers of
+ * --timing-log-level and below, the passes' being level 2).
+ */
+void orr__sy_timer_sync(struct sy_pass *p)
+{
+	if (p->j->c->sync_timers)
+		orr__sy_device_sync(p);
+}

@@ -261,6 +261,8 @@ void orr__sy_get_batch(struct sy_pass *p)
 	const struct orr_train_config *c = p->j->c;
 	double b = (double)c->micro_batch, s = (double)c->seq, tokens = b * (s + 1) * 8;
 
+	orr__sy_timer_sync(p); /* batch-generator */
+
 	orr__sy_kern(p, "orrery_synth::batch_sizes_to_device", ORR_KERN_COPY, 64, 0);
 	orr__sy_tp_coll(p, ORR_COLL_BROADCAST, "ncclDevKernel_Broadcast", 64);
 	orr__sy_device_sync(p); /* sizes_cuda.cpu() */
@@ -273,6 +275,7 @@ void orr__sy_get_batch(struct sy_pass *p)
 	orr__sy_kern(p, "orrery_synth::loss_mask_ones", ORR_KERN_ELEMENTWISE, 4 * b * s, 0);
 	orr__sy_kern(p, "orrery_synth::position_ids", ORR_KERN_ELEMENTWISE, 8 * s, 0);
 	orr__sy_kern(p, "orrery_synth::mask_lt", ORR_KERN_ELEMENTWISE, 5 * s * s, 0);
+	orr__sy_timer_sync(p);
 }
 
 void orr__sy_embedding_fwd(struct sy_pass *p)
@@ -302,6 +305,51 @@ void orr__sy_embedding_bwd(struct sy_pass *p)
 }
 
 /*
+ * The loss of a micro-batch from the per-token losses (pretrain_gpt.py's loss_func and
+ * forward_step of the schedule, Megatron-DeepSpeed and Megatron-LM alike): the losses
+ * (fp32, one a token) times the loss mask, their sum over the mask's sum; the loss
+ * averaged over the data-parallel group for the log
+ * (average_losses_across_data_parallel_group: clone, cat, an all-reduce of 4 bytes that
+ * the compute stream waits for, the division by the group's size); the loss divided by
+ * the micro-batches of the step.  A few kernels of a few bytes and one collective, each a
+ * launch, on the last stage at every micro-batch.
+ */
+static void loss_fwd(struct sy_pass *p)
+{
+	int dp = orr__sy_dp_of(p);
+
+	orr__sy_kern(p, "orrery_synth::loss_times_mask", ORR_KERN_ELEMENTWISE, 12 * p->T, 0);
+	orr__sy_kern(p, "orrery_synth::loss_sum", ORR_KERN_REDUCTION, 4 * p->T, 0);
+	orr__sy_kern(p, "orrery_synth::loss_mask_sum", ORR_KERN_REDUCTION, 4 * p->T, 0);
+	orr__sy_kern(p, "orrery_synth::loss_divide", ORR_KERN_ELEMENTWISE, 12, 0);
+	orr__sy_kern(p, "orrery_synth::loss_clone", ORR_KERN_COPY, 8, 0);
+	orr__sy_kern(p, "orrery_synth::loss_cat", ORR_KERN_COPY, 8, 0);
+	if (dp > 1)
+		orr__sy_blocking_coll(p, SY_DP, ORR_COLL_ALL_REDUCE, "ncclDevKernel_AllReduce_Sum",
+				      4, dp, orr__sy_dp_span(p));
+	orr__sy_kern(p, "orrery_synth::loss_average", ORR_KERN_ELEMENTWISE, 8, 0);
+	orr__sy_kern(p, "orrery_synth::loss_over_micro_batches", ORR_KERN_ELEMENTWISE, 8, 0);
+}
+
+/*
+ * Its backward pass: the optimizer's loss scaling (scale_loss(), the scale times the
+ * loss, before torch.autograd.backward), autograd's seed gradient, then each of the
+ * forward pass's operations in reverse (the scale, the division by the micro-batches and
+ * by the mask's sum, the mask's product, the sum's gradient being a view).
+ */
+static void loss_bwd(struct sy_pass *p)
+{
+	orr__sy_kern(p, "orrery_synth::loss_scale", ORR_KERN_ELEMENTWISE, 8, 0);
+	orr__sy_kern(p, "orrery_synth::loss_grad_seed", ORR_KERN_COPY, 4, 0);
+	orr__sy_kern(p, "orrery_synth::loss_scale_backward", ORR_KERN_ELEMENTWISE, 8, 0);
+	orr__sy_kern(p, "orrery_synth::loss_over_micro_batches_backward", ORR_KERN_ELEMENTWISE, 8,
+		     0);
+	orr__sy_kern(p, "orrery_synth::loss_divide_backward", ORR_KERN_ELEMENTWISE, 12, 0);
+	orr__sy_kern(p, "orrery_synth::loss_times_mask_backward", ORR_KERN_ELEMENTWISE, 8 * p->T,
+		     0);
+}
+
+/*
  * Megatron's vocabulary-parallel cross-entropy (_VocabParallelCrossEntropy) on the
  * logits cast to fp32: the row maximum (all-reduced over TP), its subtraction, exp, the
  * row sum (the target logit and the sum all-reduced), and the division that leaves the
@@ -326,6 +374,7 @@ void orr__sy_head_fwd(struct sy_pass *p)
 	orr__sy_tp_coll(p, ORR_COLL_ALL_REDUCE, "ncclDevKernel_AllReduce_Sum", 4 * p->T);
 	orr__sy_tp_coll(p, ORR_COLL_ALL_REDUCE, "ncclDevKernel_AllReduce_Sum", 4 * p->T);
 	orr__sy_kern(p, "orrery_synth::cross_entropy_softmax", ORR_KERN_ELEMENTWISE, 8 * logits, 0);
+	loss_fwd(p);
 }
 
 /* The saved softmax less one at the target, times the loss's gradient; the cast back. */
@@ -333,6 +382,7 @@ void orr__sy_head_bwd(struct sy_pass *p)
 {
 	double logits = p->T * p->vl;
 
+	loss_bwd(p);
 	orr__sy_kern(p, "orrery_synth::cross_entropy_target", ORR_KERN_ELEMENTWISE, 12 * p->T, 0);
 	orr__sy_kern(p, "orrery_synth::cross_entropy_backward", ORR_KERN_ELEMENTWISE, 8 * logits,
 		     0);

@@ -277,9 +277,11 @@ static void slot(struct sy_pass *p, const struct orr_pp_slot *s)
 			orr__sy_wait_for(p, SY_COMPUTE, SY_RECV_PREV);
 		}
 		p2p_sync(p);
+		orr__sy_timer_sync(p); /* forward-compute */
 		if (first || last)
 			orr__sy_get_batch(p);
 		chunk_fwd(p, first, last);
+		orr__sy_timer_sync(p);
 		p->j->ret->forward_ns += busy(p) - before;
 		if (!last) {
 			orr__sy_wait_for(p, SY_SEND_NEXT, SY_COMPUTE);
@@ -292,7 +294,9 @@ static void slot(struct sy_pass *p, const struct orr_pp_slot *s)
 		orr__sy_wait_for(p, SY_COMPUTE, SY_RECV_NEXT);
 	}
 	p2p_sync(p);
+	orr__sy_timer_sync(p); /* backward-compute */
 	chunk_bwd(p, first, last, s->micro_batch + 1 == p->j->c->micro_batches);
+	orr__sy_timer_sync(p);
 	p->j->ret->backward_ns += busy(p) - before;
 	if (!first) {
 		orr__sy_wait_for(p, SY_SEND_PREV, SY_COMPUTE);

@@ -66,6 +66,13 @@ struct orr_train_config {
 	 * and Megatron-DeepSpeed: --scatter-gather-tensors-in-pipeline, their default)
 	 */
 	bool scatter_gather_p2p;
+	/*
+	 * Megatron's timers synchronize the device when the forward and backward passes and
+	 * the batch's loading start and stop (Megatron-DeepSpeed before its July 2023 rebase
+	 * onto Megatron-LM, where every timer synchronizes; later ones with
+	 * --timing-log-level 2)
+	 */
+	bool sync_timers;
 	enum orr_recompute recompute;
 	enum orr_dtype precision; /* BF16 or FP16 (mixed, fp32 master weights), FP32, or FP8
 				     (Transformer Engine: FP8 GEMMs, BF16 weights) */

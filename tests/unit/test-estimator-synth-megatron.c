@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What Megatron's training loop does around the model in a synthesized step
+ * (estimator/synth/, docs/estimator.md "A step from a model description"): the loss of
+ * each micro-batch on the last stage, averaged over the data-parallel group by an
+ * all-reduce of one number (pretrain_gpt.py's loss_func), and, with sync_timers, the
+ * device synchronizations of timers that synchronize when each pass starts and stops
+ * (Megatron-DeepSpeed before its July 2023 rebase).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "orrery/estimator.h"
+#include "orrery/graph.h"
+#include "orrery/replay.h"
+#include "orrery/trace.h"
+
+/* A small GPT: 4 layers, h 1024, 16 heads, s 1024, on 2 x 2 x 2 GPUs, 8 micro-batches. */
+static struct orr_train_config small(void)
+{
+	return (struct orr_train_config){
+		.layers = 4,
+		.hidden = 1024,
+		.heads = 16,
+		.kv_groups = 16,
+		.ffn = 4096,
+		.vocab = 51200,
+		.seq = 1024,
+		.micro_batch = 2,
+		.micro_batches = 8,
+		.tp = 2,
+		.pp = 2,
+		.dp = 2,
+		.cp = 1,
+		.vpp = 1,
+		.flash_attention = true,
+		.recompute = ORR_RECOMPUTE_NONE,
+		.precision = ORR_DTYPE_BF16,
+	};
+}
+
+static struct orr_synth synth(const struct orr_train_config *c)
+{
+	struct orr_synth_costs k = {
+		.gpu = orr_gpu_spec_by_id("a100-80gb-sxm"),
+		.cpu_op_ns = 5000,
+	};
+	struct orr_synth s;
+	const char *why = NULL;
+
+	assert_int_equal(orr_synth_step(c, false, &k, &s, &why), 0);
+	assert_null(why);
+	return s;
+}
+
+/* Occurrences of needle in the synthesized trace. */
+static size_t count(const struct orr_synth *s, const char *needle)
+{
+	size_t n = 0, len = strlen(needle);
+
+	for (const char *p = s->json; (p = strstr(p, needle)) != NULL; p += len)
+		n++;
+	return n;
+}
+
+/* The replayed job step of s, ns. */
+static double replayed(const struct orr_synth *s)
+{
+	struct orr_trace *t = NULL;
+	struct orr_graph *g = NULL;
+	struct orr_replay *r = NULL;
+	struct orr_replay_step *steps = NULL;
+	struct orr_diag d;
+	size_t n = 0;
+	double ns;
+
+	assert_int_equal(orr_trace_import_buffer("synth", s->json, s->len, NULL, &t, &d), 0);
+	assert_int_equal(orr_graph_build(t, NULL, &g, &d), 0);
+	assert_int_equal(orr_replay_run(g, NULL, &r, &d), 0);
+	orr_replay_job_steps(r, &steps, &n);
+	assert_int_equal(n, 1);
+	ns = (double)(steps[0].predicted_end_ns - steps[0].predicted_start_ns);
+	free(steps);
+	orr_replay_free(r);
+	orr_graph_free(g);
+	orr_trace_free(t);
+	return ns;
+}
+
+/* A DP all-reduce of one fp16/bf16 pair of elements (4 bytes) over the 2 DP ranks. */
+#define LOSS_ALL_REDUCE "\"In msg nelems\":2,\"Out msg nelems\":2,\"Group size\":2,"
+
+/*
+ * The last stage computes each micro-batch's loss from its tokens' losses and averages
+ * it over the DP group (an all-reduce of 4 bytes) after every forward pass, and its
+ * backward pass starts from the loss: once per micro-batch, on the last stage only.
+ */
+static void test_loss_per_micro_batch(void **state)
+{
+	struct orr_train_config c = small();
+	struct orr_synth s;
+
+	(void)state;
+	s = synth(&c);
+	assert_int_equal(count(&s, "orrery_synth::loss_times_mask\""), c.micro_batches);
+	assert_int_equal(count(&s, "orrery_synth::loss_times_mask_backward\""), c.micro_batches);
+	assert_int_equal(count(&s, "orrery_synth::loss_scale\""), c.micro_batches);
+	assert_int_equal(count(&s, LOSS_ALL_REDUCE), c.micro_batches);
+	orr_synth_release(&s);
+
+	/* Without data parallelism the loss is not reduced; the kernels stay. */
+	c.dp = 1;
+	s = synth(&c);
+	assert_int_equal(count(&s, "orrery_synth::loss_times_mask\""), c.micro_batches);
+	assert_int_equal(count(&s, LOSS_ALL_REDUCE), 0);
+	orr_synth_release(&s);
+
+	/* Forward only (evaluation) computes the loss and has no backward pass of it. */
+	c = small();
+	{
+		struct orr_synth_costs k = {
+			.gpu = orr_gpu_spec_by_id("a100-80gb-sxm"),
+			.cpu_op_ns = 5000,
+		};
+		assert_int_equal(orr_synth_step(&c, true, &k, &s, NULL), 0);
+	}
+	assert_int_equal(count(&s, "orrery_synth::loss_times_mask\""), c.micro_batches);
+	assert_int_equal(count(&s, "orrery_synth::loss_scale\""), 0);
+	orr_synth_release(&s);
+}
+
+/*
+ * sync_timers: every stage synchronizes the device when each forward and backward pass
+ * starts and stops (forward-compute, backward-compute), and the stages that load a
+ * batch when its loading starts and stops (batch-generator): with PP 2 both stages load
+ * one, so 6 more per micro-batch and stage.  The step is no faster, and its trace
+ * replays to the step as placed.
+ */
+static void test_sync_timers(void **state)
+{
+	struct orr_train_config c = small();
+	struct orr_synth plain, timed;
+	size_t syncs;
+
+	(void)state;
+	plain = synth(&c);
+	c.sync_timers = true;
+	timed = synth(&c);
+	syncs = count(&plain, "\"cudaDeviceSynchronize\"");
+	assert_int_equal(count(&timed, "\"cudaDeviceSynchronize\""),
+			 syncs + (size_t)(c.pp * c.micro_batches * 6));
+	assert_true(timed.placed_ns >= plain.placed_ns);
+	assert_true(fabs(replayed(&timed) / timed.placed_ns - 1) < 0.005);
+	orr_synth_release(&plain);
+	orr_synth_release(&timed);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_loss_per_micro_batch),
+		cmocka_unit_test(test_sync_timers),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
