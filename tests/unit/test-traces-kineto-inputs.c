@@ -197,6 +197,43 @@ static void test_one_long_list_keeps_no_members(void **state)
 }
 
 /*
+ * Strides are kept where they are written as the dims are: a tensor's strides written as
+ * a list ([[1]], flattened as a count then its value, as many numbers as [4, 4]) and a
+ * list's written as a tensor ([2, 3, 1] beside [[2, 3]], whose count 2 they happen to
+ * start with) are not a stride per dimension; whichever of the two keys comes first.
+ */
+static void test_one_op_keeps_strides_of_its_dims_shape(void **state)
+{
+	struct orr_trace *t = import_str(
+		"[{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::add\", \"pid\": 1,"
+		" \"tid\": 1, \"ts\": 1, \"dur\": 2, \"args\": {"
+		" \"Input Strides\": [[[1]], [2, 3, 1], [4, 1], [[3, 1]]],"
+		" \"Input type\": [\"float\", \"TensorList\", \"float\", \"TensorList\"],"
+		" \"Input Dims\": [[4, 4], [[2, 3]], [2, 4], [[2, 3]]]}},"
+		" {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mul\", \"pid\": 1,"
+		" \"tid\": 1, \"ts\": 5, \"dur\": 1, \"args\": {"
+		" \"Input Dims\": [[4, 4], [[2, 3]]], \"Input Strides\": [[[1]], [2, 3, 1]]}}]");
+	const struct orr_rank *r = orr_trace_get_rank(t, 0);
+	const struct orr_input *in;
+
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		const struct orr_event *e = event_named(t, r, k ? "aten::mul" : "aten::add");
+
+		in = &r->inputs[r->ops[e->args].first_input];
+		assert_int_equal(in[0].is_list, 0);
+		assert_int_equal(in[0].nstrides, 0); /* a list for a tensor */
+		assert_int_equal(in[1].is_list, 1);
+		assert_int_equal(in[1].nstrides, 0); /* a tensor for a list */
+	}
+	in = &r->inputs[r->ops[event_named(t, r, "aten::add")->args].first_input];
+	assert_int_equal(in[2].nstrides, 2);
+	assert_int_equal(in[3].is_list, 1);
+	assert_int_equal(in[3].nstrides, 3);
+	orr_trace_free(t);
+}
+
+/*
  * A list member of Input Dims or Input Strides is read to its end past a value that is
  * not kept (a string, 1.5): what follows it is checked as everything is, so unbalanced
  * brackets there are refused, not skipped.
@@ -225,6 +262,7 @@ int main(void)
 		cmocka_unit_test(test_one_op_keeps_its_concrete_inputs),
 		cmocka_unit_test(test_one_op_keeps_its_strides),
 		cmocka_unit_test(test_one_long_list_keeps_no_members),
+		cmocka_unit_test(test_one_op_keeps_strides_of_its_dims_shape),
 		cmocka_unit_test(test_one_bad_list_member_is_read_to_its_end),
 	};
 

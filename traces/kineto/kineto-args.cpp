@@ -499,7 +499,7 @@ void kineto_parser::input_dims(ondemand::value v, raw_args &a)
 		in->ndims = (uint16_t)(rb_->dims.n - first);
 		/* any element that is not a number marks a list of tensors */
 		if (shape >= 2)
-			in->is_list = 1;
+			in->is_list |= 1;
 	}
 }
 
@@ -524,15 +524,19 @@ void kineto_parser::input_strides(string_view key, ondemand::value v, raw_args &
 		ondemand::value x = elem.value();
 		struct orr_input *in = input_at(rb_, a, i++);
 		uint32_t first = (uint32_t)rb_->strides.n;
+		int shape;
 
 		if (x.type() != ondemand::json_type::array) {
 			unread(x, 4);
 			continue;
 		}
-		input_shape(x, &rb_->strides, false);
+		shape = input_shape(x, &rb_->strides, false);
 		in = input_at(rb_, a, i - 1);
 		in->first_stride = first;
 		in->nstrides = (uint16_t)(rb_->strides.n - first);
+		/* whether they are a list's, for fit_strides() once the dims are read too */
+		in->is_list =
+			(uint8_t)((in->is_list & ~STRIDES_LIST) | (shape == 2 ? STRIDES_LIST : 0));
 	}
 }
 

@@ -486,6 +486,21 @@ uint32_t kineto_parser::event_place(const raw_event &e, int kind)
 	return place;
 }
 
+/*
+ * An op's input's strides, kept where they have the shape of its dims: a list's written
+ * as a list, a tensor's as a tensor (a tensor's [[1]] flattens to as many numbers as two
+ * dims), then one per dimension (orr__input_fit_strides()).
+ */
+void kineto_parser::fit_strides(struct orr_input *in)
+{
+	bool list_strides = in->is_list & STRIDES_LIST;
+
+	in->is_list &= (uint8_t)~STRIDES_LIST;
+	if (list_strides != (in->is_list != 0))
+		in->nstrides = 0;
+	orr__input_fit_strides(rb_, in);
+}
+
 /* What the event's kind keeps of its args (an op's inputs, a copy's bytes ...), in ev. */
 void kineto_parser::event_kind_args(const raw_event &e, struct orr_event &ev)
 {
@@ -498,8 +513,7 @@ void kineto_parser::event_kind_args(const raw_event &e, struct orr_event &ev)
 		auto *op = (struct orr_op_args *)orr__vec_push(&rb_->ops);
 		*op = { a.first_input, a.ninputs, a.sequence };
 		for (uint32_t i = 0; i < a.ninputs; i++)
-			orr__input_fit_strides(rb_, ORR__AT(rb_->inputs, struct orr_input,
-							    a.first_input + i));
+			fit_strides(ORR__AT(rb_->inputs, struct orr_input, a.first_input + i));
 		ev.args = (uint32_t)(rb_->ops.n - 1);
 	} else if (kind == ORR_EVENT_KERNEL && a.has_launch) {
 		*(struct orr_kernel_args *)orr__vec_push(&rb_->kernels) = a.launch;

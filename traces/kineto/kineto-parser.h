@@ -60,6 +60,13 @@ struct loose_id {
 
 enum class ph { none, complete, instant, flow_start, flow_end, metadata, counter, other };
 
+/*
+ * In orr_input.is_list while an op's args are read: its "Input Strides" entry was a list
+ * of lists (a list of tensors' members), to be checked against its dims' shape when the
+ * event is stored (fit_strides()), then cleared.
+ */
+constexpr uint8_t STRIDES_LIST = 2;
+
 /* arg()'s kind for a counter event's args: every number is a series. */
 constexpr int KIND_COUNTER = ORR_EVENT_KIND_COUNT + 1;
 constexpr size_t MAX_SERIES = 16; /* per counter event; more are not kept */
@@ -215,6 +222,7 @@ private:
 	void count_skipped(const raw_event &e);
 	uint32_t event_place(const raw_event &e, int kind);
 	void event_kind_args(const raw_event &e, struct orr_event &ev);
+	void fit_strides(struct orr_input *in);
 	void args(string_view raw, int kind, raw_args &a);
 	void event_args(ondemand::value v, raw_event &e);
 	void arg(string_view key, ondemand::value v, int kind, raw_args &a);
