@@ -139,14 +139,19 @@ static void why_fallback(const struct orr_gemm_model *m, struct orr_gemm_class *
 			 enum orr_dtype math, const struct orr_gemm_efficiency *e)
 {
 	size_t off = orr__model_why_fewer(c->why, sizeof(c->why), c->shapes, "shape");
+	bool all = e == &m->efficiency_all; /* no sample of its math counts: every math's */
 
+	/* median_efficiency() (model-common.c) leaves out samples faster than their roofline */
 	if (c->how == ORR_GEMM_ROOFLINE)
-		snprintf(c->why + off, sizeof(c->why) - off,
-			 "the %s %s roofline x %.3f, the median efficiency of %s%s %s", m->gpu->id,
-			 orr_dtype_name(math), e->median,
-			 e->fitted ? "the fitted classes' " : "every ",
-			 e == &m->efficiency_all ? "" : orr_dtype_name(math),
-			 e->fitted ? "GEMMs" : "GEMM (none of them in a fitted class)");
+		snprintf(
+			c->why + off, sizeof(c->why) - off,
+			"the %s %s roofline x %.3f, the median efficiency of %s%s%s%s whose roofline "
+			"is at most %s time%s",
+			m->gpu->id, orr_dtype_name(math), e->median,
+			e->fitted ? "the fitted classes' " : "every ",
+			all ? "" : orr_dtype_name(math), all ? "" : " ",
+			e->fitted ? "GEMMs" : "GEMM", e->fitted ? "their" : "its",
+			e->fitted ? "" : " (none of them in a fitted class)");
 	else if (c->how == ORR_GEMM_POOLED)
 		snprintf(c->why + off, sizeof(c->why) - off,
 			 "no GPU known, the fit over every %s GEMM", orr_dtype_name(c->dtype));

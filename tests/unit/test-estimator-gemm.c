@@ -356,6 +356,61 @@ static void test_gemm_model_null(void **state)
 	assert_null(orr_gemm_how_name((enum orr_gemm_how)99));
 }
 
+/*
+ * A fallback's why names the samples its efficiency is the median of: those whose
+ * roofline is at most their time (model-common.c leaves out faster ones), of the class's
+ * math, or of every math when none of its math counts (an FP16 GEMM faster than its
+ * roofline beside fitted BF16 ones), without a gap where no math is named.
+ */
+static void test_gemm_model_why_fallback(void **state)
+{
+	const struct orr_gpu_spec *h100 = orr_gpu_spec_by_id("h100-sxm");
+	static const int64_t shapes[][3] = { { 8192, 4096, 1536 },
+					     { 8192, 512, 4096 },
+					     { 8192, 2048, 4096 } };
+	struct orr_gemm_sample s[5];
+	struct orr_gemm_model m;
+	char want[192];
+	size_t n = 0;
+
+	(void)state;
+	for (size_t i = 0; i < 3; i++)
+		s[n++] = gemm("fitted_128x128_tn", shapes[i][0], shapes[i][1], shapes[i][2]);
+	s[n] = gemm("half_64x64_nn", 4096, 4096, 4096);
+	s[n].dtype = s[n].math = ORR_DTYPE_FP16;
+	s[n].ns = 0.5 * orr_gemm_roofline_ns(h100, ORR_DTYPE_FP16, s[n].flops, s[n].bytes);
+	n++;
+	s[n++] = gemm("few_64x64_nn", 2048, 4096, 4096);
+	assert_int_equal(orr_gemm_model_fit(s, n, h100, &m), 0);
+	assert_int_equal(m.nclasses, 3);
+	assert_string_equal(m.classes[0].family, "few_64x64_nn");
+	assert_int_equal(m.classes[0].how, ORR_GEMM_ROOFLINE);
+	assert_non_null(strstr(m.classes[0].why,
+			       "the median efficiency of the fitted classes' "
+			       "bf16 GEMMs whose roofline is at most their time"));
+	assert_string_equal(m.classes[2].family, "half_64x64_nn");
+	assert_int_equal(m.classes[2].how, ORR_GEMM_ROOFLINE);
+	assert_int_equal(m.efficiency[ORR_DTYPE_FP16].samples, 0);
+	assert_non_null(strstr(m.classes[2].why, "the median efficiency of the fitted classes' "
+						 "GEMMs whose roofline is at most their time"));
+	for (size_t i = 0; i < m.nclasses; i++)
+		assert_null(strstr(m.classes[i].why, "  "));
+	orr_gemm_model_release(&m);
+
+	/* No class fitted: every bf16 GEMM's. */
+	assert_int_equal(orr_gemm_model_fit(&s[3], 2, h100, &m), 0);
+	assert_string_equal(m.classes[0].family, "few_64x64_nn");
+	assert_int_equal(m.classes[0].how, ORR_GEMM_ROOFLINE);
+	snprintf(want, sizeof(want),
+		 "1 shape, fewer than 3: the h100-sxm bf16 roofline x %.3f, the median efficiency "
+		 "of every bf16 GEMM whose roofline is at most its time (none of them in a "
+		 "fitted class)",
+		 m.efficiency[ORR_DTYPE_BF16].median);
+	assert_false(m.efficiency[ORR_DTYPE_BF16].fitted);
+	assert_string_equal(m.classes[0].why, want);
+	orr_gemm_model_release(&m);
+}
+
 /* One class of five shapes (each twice) recovers a, b, c; one of two falls back. */
 static void test_gemm_model_exact(void **state)
 {
@@ -866,6 +921,7 @@ int main(void)
 		cmocka_unit_test(test_gemm_model_null),
 		cmocka_unit_test(test_gemm_tile_traffic),
 		cmocka_unit_test(test_gemm_model_bandwidth_bound),
+		cmocka_unit_test(test_gemm_model_why_fallback),
 		cmocka_unit_test(test_gemm_model_exact),
 		cmocka_unit_test(test_gemm_model_collinear),
 		cmocka_unit_test(test_gemm_observe_synthetic),
