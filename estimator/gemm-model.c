@@ -7,12 +7,13 @@
  *
  * Three parameters need three shapes: a class with fewer falls back to the GPU's
  * roofline times the trace's median efficiency (measured / roofline) over the fitted
- * classes' samples of its math dtype, or over every sample of that math when none of
- * them was fitted.  The efficiency is per math because a TF32 tensor-core GEMM and a
- * SIMT FP32 one are bounded by peaks eight times apart and sit at different distances
- * from them.  With no GPU known there is no roofline, and a class falls back to the
- * fit over every GEMM of its dtype.  Every fallback is the class's `how`, with its
- * reason.  Predictions are bounded below by the roofline when the GPU is known.
+ * classes' samples of its math dtype not faster than their roofline, or over every such
+ * sample of that math when no fitted class has one.  The efficiency is per math because
+ * a TF32 tensor-core GEMM and a SIMT FP32 one are bounded by peaks eight times apart and
+ * sit at different distances from them.  With no GPU known there is no roofline, and a
+ * class falls back to the fit over every GEMM of its dtype.  Every fallback is the
+ * class's `how`, with its reason.  Predictions are bounded below by the roofline when
+ * the GPU is known.
  *
  * Leave one shape out: each distinct (batch, M, N, K) of a class is predicted by the
  * model built again without any sample of that dtype and shape, as a shape never seen
@@ -146,12 +147,11 @@ static void why_fallback(const struct orr_gemm_model *m, struct orr_gemm_class *
 		snprintf(
 			c->why + off, sizeof(c->why) - off,
 			"the %s %s roofline x %.3f, the median efficiency of %s%s%s%s whose roofline "
-			"is at most %s time%s",
+			"is at most %s time",
 			m->gpu->id, orr_dtype_name(math), e->median,
 			e->fitted ? "the fitted classes' " : "every ",
 			all ? "" : orr_dtype_name(math), all ? "" : " ",
-			e->fitted ? "GEMMs" : "GEMM", e->fitted ? "their" : "its",
-			e->fitted ? "" : " (none of them in a fitted class)");
+			e->fitted ? "GEMMs" : "GEMM", e->fitted ? "their" : "its");
 	else if (c->how == ORR_GEMM_POOLED)
 		snprintf(c->why + off, sizeof(c->why) - off,
 			 "no GPU known, the fit over every %s GEMM", orr_dtype_name(c->dtype));

@@ -360,7 +360,9 @@ static void test_gemm_model_null(void **state)
  * A fallback's why names the samples its efficiency is the median of: those whose
  * roofline is at most their time (model-common.c leaves out faster ones), of the class's
  * math, or of every math when none of its math counts (an FP16 GEMM faster than its
- * roofline beside fitted BF16 ones), without a gap where no math is named.
+ * roofline beside fitted BF16 ones), without a gap where no math is named; of the fitted
+ * classes' when one of theirs counts, else of every GEMM's, without saying that none
+ * was fitted (their samples may all be faster than their roofline).
  */
 static void test_gemm_model_why_fallback(void **state)
 {
@@ -397,16 +399,25 @@ static void test_gemm_model_why_fallback(void **state)
 		assert_null(strstr(m.classes[i].why, "  "));
 	orr_gemm_model_release(&m);
 
-	/* No class fitted: every bf16 GEMM's. */
-	assert_int_equal(orr_gemm_model_fit(&s[3], 2, h100, &m), 0);
+	/*
+	 * A fitted class whose samples are all faster than their roofline counts for none:
+	 * every bf16 GEMM's, though a class was fitted.
+	 */
+	for (size_t i = 0; i < 3; i++)
+		s[i].ns = 0.5 * orr_gemm_roofline_ns(h100, s[i].math, s[i].flops, s[i].bytes);
+	s[3] = s[4];
+	assert_int_equal(orr_gemm_model_fit(s, 4, h100, &m), 0);
+	assert_int_equal(m.nclasses, 2);
+	assert_string_equal(m.classes[1].family, "fitted_128x128_tn");
+	assert_int_equal(m.classes[1].how, ORR_GEMM_FIT);
 	assert_string_equal(m.classes[0].family, "few_64x64_nn");
 	assert_int_equal(m.classes[0].how, ORR_GEMM_ROOFLINE);
+	assert_false(m.efficiency[ORR_DTYPE_BF16].fitted);
+	assert_int_equal(m.efficiency[ORR_DTYPE_BF16].samples, 1);
 	snprintf(want, sizeof(want),
 		 "1 shape, fewer than 3: the h100-sxm bf16 roofline x %.3f, the median efficiency "
-		 "of every bf16 GEMM whose roofline is at most its time (none of them in a "
-		 "fitted class)",
+		 "of every bf16 GEMM whose roofline is at most its time",
 		 m.efficiency[ORR_DTYPE_BF16].median);
-	assert_false(m.efficiency[ORR_DTYPE_BF16].fitted);
 	assert_string_equal(m.classes[0].why, want);
 	orr_gemm_model_release(&m);
 }
