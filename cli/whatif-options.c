@@ -249,6 +249,8 @@ static int parse_one(int c, const char *arg, struct cli_whatif_options *o)
 					       arg);
 		return -1;
 	case 'o':
+		if (!arg[0])
+			return cli_usage_error("whatif", "empty output name");
 		cli_output_arg(arg);
 		o->out = arg;
 		return -1;

@@ -266,6 +266,10 @@ usage)
 	expect_rc 1
 	run whatif nosuch.json --gpus 8
 	expect_rc 1
+	# an empty output name, as for every command that writes one (docs/limits.md)
+	run whatif "${model[@]}" --gpus 8 -o ''
+	expect_rc 2
+	expect_in err "empty output name"
 	;;
 *)
 	fail "usage: run-whatif.sh estimate|threads|mpi|mpi-differ|report|usage"
