@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "import.h"
 #include "banned.h"
@@ -33,7 +34,9 @@ static const char *base_name(const char *name)
 
 int64_t orr__import_ops_pid(const char *name)
 {
-	static const char *const suffixes[] = { ".json", ".json.gz", ".json.zst" };
+	/* the JSON names the importer reads, in any case (import-names.c) */
+	static const char *const suffixes[] = { ".json",      ".json.gz", ".json.zst",
+						".json.zstd", ".json.xz", ".json.bz2" };
 	const char *s = base_name(name) + strlen(OPS_PREFIX);
 	int64_t pid = 0;
 
@@ -44,7 +47,7 @@ int64_t orr__import_ops_pid(const char *name)
 	if (s == base_name(name) + strlen(OPS_PREFIX) || pid > INT32_MAX)
 		return -1;
 	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++)
-		if (strcmp(s, suffixes[i]) == 0)
+		if (strcasecmp(s, suffixes[i]) == 0)
 			return pid;
 	return -1;
 }

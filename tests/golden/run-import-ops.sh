@@ -20,6 +20,8 @@
 #                              (another run's, another clock's): skipped with a warning
 #   run-import-ops.sh places   ORR_MAX_PLACES holds for the merged rank: ops on 4 threads
 #                              the tracer's file lacks (5 places) make 9, past 8
+#   run-import-ops.sh suffixes ops files named as the importer reads JSON (ops-PID.JSON,
+#                              ops-PID.Json.Gz: suffixes in any case, .json.zstd): merged
 #   run-import-ops.sh legacy   torch.profiler's trace from a PyTorch without Kineto (Debian's
 #                              1.13): skipped with the warning why (77 without such a torch)
 set -uo pipefail
@@ -162,6 +164,23 @@ places)
 	expect_rc 1
 	expect_in err "ops-48213.json': input exceeds a size limit"
 	expect_in err "more than 8 threads and streams in one rank"
+	;;
+suffixes)
+	cut_rank 0 48213
+	cut_rank 1 48214
+	mv "$run_dir/ops-48213.json" "$run_dir/ops-48213.JSON"
+	gzip -c "$run_dir/ops-48214.json" >"$run_dir/ops-48214.Json.Gz"
+	rm "$run_dir/ops-48214.json"
+	run info "$run_dir"
+	expect_rc 0
+	[[ $(grep -c "events  501: op 177" "$work/out") == 2 ]] || {
+		show
+		fail "the ops of both processes are not merged"
+	}
+	[[ ! -s $work/err ]] || {
+		show
+		fail "warnings on the merged run directory"
+	}
 	;;
 legacy)
 	py=
