@@ -586,6 +586,35 @@ static void test_one_copies_and_devices_are_read(void **state)
 	orr_trace_free(t);
 }
 
+/*
+ * Metadata past what its field holds (a group or SM count past 2^31, a negative device
+ * or memory) is unknown, as an out-of-range world_size is: not cut to 32 bits (2^32 + 2
+ * read as a group of 2, 2^32 + 132 as 132 SMs).
+ */
+static void test_one_metadata_out_of_range_is_unknown(void **state)
+{
+	struct orr_trace *t =
+		import_str("{\"traceEvents\": [], \"deviceProperties\": [{\"id\": 4294967296,"
+			   " \"name\": \"G\", \"numSms\": 4294967428, \"computeMajor\": -1,"
+			   " \"computeMinor\": 4294967296, \"totalGlobalMem\": -1}],"
+			   " \"distributedInfo\": {\"rank\": 0, \"world_size\": 4294967298,"
+			   " \"pg_config\": [{\"pg_name\": \"0\", \"pg_size\": 4294967298,"
+			   " \"ranks\": [0, 1]}]}}");
+	const struct orr_rank *r = orr_trace_get_rank(t, 0);
+
+	(void)state;
+	assert_int_equal(r->world_size, -1);
+	assert_int_equal(r->ncomms, 1);
+	assert_int_equal(r->comms[0].size, -1);
+	assert_int_equal(r->ndevices, 1);
+	assert_int_equal(r->devices[0].id, -1);
+	assert_int_equal(r->devices[0].num_sms, 0);
+	assert_int_equal(r->devices[0].compute_major, 0);
+	assert_int_equal(r->devices[0].compute_minor, 0);
+	assert_int_equal(r->devices[0].total_mem_bytes, 0);
+	orr_trace_free(t);
+}
+
 /* profile_memory=True: the allocator's largest totals on a CUDA device; the CPU's ignored. */
 static void test_one_memory_events_give_allocator_peaks(void **state)
 {
@@ -631,6 +660,7 @@ int main(void)
 		cmocka_unit_test(test_one_runtime_calls_are_classified),
 		cmocka_unit_test(test_one_kernel_launch_is_read),
 		cmocka_unit_test(test_one_copies_and_devices_are_read),
+		cmocka_unit_test(test_one_metadata_out_of_range_is_unknown),
 		cmocka_unit_test(test_one_memory_events_give_allocator_peaks),
 	};
 

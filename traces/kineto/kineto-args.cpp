@@ -657,6 +657,17 @@ void kineto_parser::coll_field(string_view key, ondemand::value v, raw_args &a)
 
 /* ---- top-level metadata ---- */
 
+/*
+ * An integer of the metadata that a field of 32 bits holds, from lo: out of range, it is
+ * unknown (dflt), as a world_size is, not cut to 32 bits (2^32 + 2 read as 2).
+ */
+static int32_t int32_in(ondemand::value v, const char *what, int64_t lo, int32_t dflt)
+{
+	int64_t x = get_int(v, what);
+
+	return x >= lo && x <= INT32_MAX ? (int32_t)x : dflt;
+}
+
 void kineto_parser::distributed_info(ondemand::object obj)
 {
 	for (auto field : obj) {
@@ -690,8 +701,8 @@ void kineto_parser::distributed_info(ondemand::object obj)
 					else if (k == "backend_config")
 						c.backend = intern(x.get_string());
 					else if (k == "pg_size")
-						c.size = (int32_t)get_int(
-							x, "expected integer pg_size");
+						c.size = int32_in(x, "expected integer pg_size", 1,
+								  -1);
 					else if (k == "ranks")
 						members(x, &c.first_member, &c.nmembers);
 				}
@@ -710,19 +721,20 @@ void kineto_parser::device_properties(ondemand::array arr)
 			string_view k = f.unescaped_key();
 			ondemand::value x = f.value();
 			if (k == "id")
-				d.id = (int32_t)get_int(x, "expected integer device id");
+				d.id = int32_in(x, "expected integer device id", 0, -1);
 			else if (k == "name")
 				d.name = intern(x.get_string());
 			else if (k == "numSms")
-				d.num_sms = (int32_t)get_int(x, "expected integer numSms");
+				d.num_sms = int32_in(x, "expected integer numSms", 1, 0);
 			else if (k == "computeMajor")
 				d.compute_major =
-					(int32_t)get_int(x, "expected integer computeMajor");
+					int32_in(x, "expected integer computeMajor", 0, 0);
 			else if (k == "computeMinor")
 				d.compute_minor =
-					(int32_t)get_int(x, "expected integer computeMinor");
+					int32_in(x, "expected integer computeMinor", 0, 0);
 			else if (k == "totalGlobalMem")
-				d.total_mem_bytes = get_int(x, "expected integer totalGlobalMem");
+				d.total_mem_bytes = std::max<int64_t>(
+					get_int(x, "expected integer totalGlobalMem"), 0);
 		}
 		*(struct orr_device *)orr__vec_push(&rb_->devices) = d;
 	}
