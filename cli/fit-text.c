@@ -121,6 +121,18 @@ static void text_coll(const struct orr_rank_fit *f, const struct orr_rank_fit_co
 		text_band(&c->m.bands[i]);
 }
 
+/* The batched memory-bound GEMMs' efficiency per math, where a sample had one. */
+static void text_memory(const struct orr_gemm_model *m)
+{
+	for (int d = 0; d < ORR_DTYPE_COUNT; d++)
+		if (m->efficiency_memory[d].samples)
+			printf("  batched %s GEMMs bound by memory: the bytes their tiles move at "
+			       "HBM's rate x %.3f, the median of %zu samples not faster than their "
+			       "roofline\n",
+			       orr_dtype_name((enum orr_dtype)d), m->efficiency_memory[d].median,
+			       m->efficiency_memory[d].samples);
+}
+
 static void text_gemms(const struct orr_rank_fit *f)
 {
 	const struct orr_gemm_counts *c = &f->gemm_counts;
@@ -150,6 +162,7 @@ static void text_gemms(const struct orr_rank_fit *f)
 			printf(" (%s)", cli_text(k->why));
 		printf("\n");
 	}
+	text_memory(m);
 	if (m->loso_predicted)
 		printf("  each shape left out: %zu of %zu predicted, median error %.1f %%, max "
 		       "%.1f %%\n",

@@ -17,10 +17,13 @@
  *
  * Leave one shape out: each distinct (batch, M, N, K) of a class is predicted by the
  * model built again without any sample of that dtype and shape, as a shape never seen
- * would be: a class left with fewer than three shapes falls back, as it would.
+ * would be: a class left with fewer than three shapes falls back, as it would, and a
+ * batched shape bound by memory takes its tiles' bytes x the rate of such samples left in.
  *
  * The building, the fallbacks, predicting and leaving out are the kernel model's too
- * (model-common.c): this file says what a GEMM's class, shape and groups are.
+ * (model-common.c): this file says what a GEMM's class, shape and groups are, and (the
+ * kind's built and roofline_ns) how a batched GEMM bound by memory falls back, so that
+ * fit's report and leave one shape out time it as estimate does.
  */
 #include <errno.h>
 #include <math.h>
@@ -115,6 +118,78 @@ static struct orr__model_view view(const void *p)
 
 /* ---- the model ---- */
 
+/* Whether a GEMM's roofline is HBM's: its bytes take longer than its FLOPs at the peak. */
+static bool bandwidth_bound(const struct orr_gpu_spec *gpu, enum orr_dtype math, double flops,
+			    double bytes)
+{
+	return gpu && (int)math >= 0 && math < ORR_DTYPE_COUNT && gpu->peak_flops[math] > 0 &&
+	       gpu->hbm_bytes_per_s > 0 &&
+	       bytes / gpu->hbm_bytes_per_s > flops / gpu->peak_flops[math];
+}
+
+/*
+ * A batched bandwidth-bound GEMM's tiles' bytes at HBM's rate, ns; NAN for another.  Only
+ * batched ones: the traces' bandwidth-bound samples are attention's batched GEMMs, and a
+ * plain GEMM of a short K (a row-parallel projection's h/t) runs cuBLAS's multistage
+ * kernels, whose loads are all in flight before the first MMA.
+ */
+static double traffic_ns(const struct orr_gpu_spec *gpu, const struct orr_gemm_sample *s)
+{
+	double b;
+
+	if (s->batch < 2 || !bandwidth_bound(gpu, s->math, s->flops, s->bytes))
+		return NAN;
+	b = orr_gemm_tile_traffic_bytes(s->elem_bytes, s->batch, s->m, s->n, s->k);
+	return b > 0 ? b / gpu->hbm_bytes_per_s * 1e9 : NAN;
+}
+
+/*
+ * m->efficiency_memory: per math, the median of measured / traffic_ns() over the
+ * bandwidth-bound samples not faster than their roofline.  With k (or the output's
+ * narrow side) the head dimension, a GEMM's CTAs run a few main-loop iterations and
+ * cannot hide their loads behind MMAs: the Megatron trace's scores (baddbmm, K = 64) and
+ * context (bmm, N = 64), of the same FLOPs and operand bytes, ran at 2.11 and 1.32 x
+ * their roofline, and at 1.28 and 1.09 x their tiles' bytes at HBM's rate.
+ */
+static void memory_efficiency(void *p, const void *const *v, size_t n)
+{
+	struct orr_gemm_model *m = p;
+	double *buf = orr_xmalloc((n + 1) * sizeof(*buf)), max;
+
+	for (int d = 0; d < ORR_DTYPE_COUNT; d++) {
+		struct orr_gemm_efficiency *e = &m->efficiency_memory[d];
+
+		*e = (struct orr_gemm_efficiency){ .median = NAN };
+		for (size_t i = 0; i < n && m->gpu; i++) {
+			const struct orr_gemm_sample *s = v[i];
+			double roof = orr_gemm_roofline_ns(m->gpu, s->math, s->flops, s->bytes),
+			       t = traffic_ns(m->gpu, s);
+
+			if ((int)s->math == d && roof > 0 && t > 0 && s->ns >= roof * (1 - 1e-9))
+				buf[e->samples++] = s->ns / t;
+		}
+		orr__median_max(buf, e->samples, &e->median, &max);
+	}
+	free(buf);
+}
+
+/*
+ * A bandwidth-bound batched shape's roofline fallback: its tiles' bytes at the measured
+ * rate, at least its roofline (orr__model_time() bounds it); t, the roofline x the
+ * efficiency of its math, for another.
+ */
+static double roofline_ns(const void *p, const void *q, double t)
+{
+	const struct orr_gemm_model *m = p;
+	const struct orr_gemm_sample *s = q;
+	double tr;
+
+	if ((int)s->math >= 0 && s->math < ORR_DTYPE_COUNT &&
+	    m->efficiency_memory[s->math].samples && (tr = traffic_ns(m->gpu, s)) > 0)
+		return tr * m->efficiency_memory[s->math].median;
+	return t;
+}
+
 static void init(void *p, const struct orr_gpu_spec *gpu)
 {
 	struct orr_gemm_model *m = p;
@@ -135,23 +210,62 @@ static void parts(void *p, struct orr__model_parts *ret)
 					  .pooled = m->pooled };
 }
 
-/* Why class c, of math dtype `math`, falls back as it does. */
-static void why_fallback(const struct orr_gemm_model *m, struct orr_gemm_class *c,
-			 enum orr_dtype math, const struct orr_gemm_efficiency *e)
+/* How many of samples v[0..n), of math dtype `math`, roofline_ns() times by their tiles. */
+static size_t memory_bound(const struct orr_gemm_model *m, const void *const *v, size_t n,
+			   enum orr_dtype math)
 {
-	size_t off = orr__model_why_fewer(c->why, sizeof(c->why), c->shapes, "shape");
+	size_t bound = 0;
+
+	for (size_t i = 0; i < n && m->efficiency_memory[math].samples; i++)
+		bound += traffic_ns(m->gpu, v[i]) > 0;
+	return bound;
+}
+
+/* Why class c's roofline fallback, of math `math`, times its n samples as it does. */
+static void why_roofline(const struct orr_gemm_model *m, struct orr_gemm_class *c, size_t off,
+			 enum orr_dtype math, const struct orr_gemm_efficiency *e, size_t n,
+			 size_t bound)
+{
+	const struct orr_gemm_efficiency *mem = &m->efficiency_memory[math];
 	bool all = e == &m->efficiency_all; /* no sample of its math counts: every math's */
+	int len = 0;
 
 	/* median_efficiency() (model-common.c) leaves out samples faster than their roofline */
-	if (c->how == ORR_GEMM_ROOFLINE)
-		snprintf(
+	if (bound < n)
+		len = snprintf(
 			c->why + off, sizeof(c->why) - off,
 			"the %s %s roofline x %.3f, the median efficiency of %s%s%s%s whose roofline "
-			"is at most %s time",
+			"is at most %s time%s",
 			m->gpu->id, orr_dtype_name(math), e->median,
 			e->fitted ? "the fitted classes' " : "every ",
 			all ? "" : orr_dtype_name(math), all ? "" : " ",
-			e->fitted ? "GEMMs" : "GEMM", e->fitted ? "their" : "its");
+			e->fitted ? "GEMMs" : "GEMM", e->fitted ? "their" : "its",
+			bound ? "; " : "");
+	if (len < 0 || (size_t)len >= sizeof(c->why) - off || !bound)
+		return;
+	off += (size_t)len;
+	if (bound < n)
+		len = snprintf(c->why + off, sizeof(c->why) - off, "%zu of its %zu samples ", bound,
+			       n);
+	if (len < 0 || (size_t)len >= sizeof(c->why) - off)
+		return;
+	off += bound < n ? (size_t)len : 0;
+	snprintf(c->why + off, sizeof(c->why) - off,
+		 "batched and bound by memory: the bytes %s tiles move at the %s's HBM rate x "
+		 "%.3f, the median of %zu such %s GEMMs not faster than their roofline",
+		 bound < n ? "their" : "its", m->gpu->id, mem->median, mem->samples,
+		 orr_dtype_name(math));
+}
+
+/* Why class c, of math dtype `math`, with samples v[0..n), falls back as it does. */
+static void why_fallback(const struct orr_gemm_model *m, struct orr_gemm_class *c,
+			 enum orr_dtype math, const struct orr_gemm_efficiency *e,
+			 const void *const *v, size_t n)
+{
+	size_t off = orr__model_why_fewer(c->why, sizeof(c->why), c->shapes, "shape");
+
+	if (c->how == ORR_GEMM_ROOFLINE)
+		why_roofline(m, c, off, math, e, n, memory_bound(m, v, n, math));
 	else if (c->how == ORR_GEMM_POOLED)
 		snprintf(c->why + off, sizeof(c->why) - off,
 			 "no GPU known, the fit over every %s GEMM", orr_dtype_name(c->dtype));
@@ -179,7 +293,7 @@ static struct orr_gemm_class make_class(const struct orr_gemm_model *m,
 	if (c.how == ORR_GEMM_FIT)
 		snprintf(c.why, sizeof(c.why), "fitted on %zu shapes", c.shapes);
 	else
-		why_fallback(m, &c, s->math, u->efficiency);
+		why_fallback(m, &c, s->math, u->efficiency, u->v, u->samples);
 	return c;
 }
 
@@ -268,77 +382,14 @@ static const struct orr__model_kind kind = {
 	.set_points = set_shapes,
 	.unit_fit = class_fit,
 	.release = release,
+	.built = memory_efficiency,
+	.roofline_ns = roofline_ns,
 };
-
-/* Whether a GEMM's roofline is HBM's: its bytes take longer than its FLOPs at the peak. */
-static bool bandwidth_bound(const struct orr_gpu_spec *gpu, enum orr_dtype math, double flops,
-			    double bytes)
-{
-	return gpu && (int)math >= 0 && math < ORR_DTYPE_COUNT && gpu->peak_flops[math] > 0 &&
-	       gpu->hbm_bytes_per_s > 0 &&
-	       bytes / gpu->hbm_bytes_per_s > flops / gpu->peak_flops[math];
-}
-
-/*
- * A batched bandwidth-bound GEMM's tiles' bytes at HBM's rate, ns; NAN for another.  Only
- * batched ones: the traces' bandwidth-bound samples are attention's batched GEMMs, and a
- * plain GEMM of a short K (a row-parallel projection's h/t) runs cuBLAS's multistage
- * kernels, whose loads are all in flight before the first MMA.
- */
-static double traffic_ns(const struct orr_gpu_spec *gpu, const struct orr_gemm_sample *s)
-{
-	double b;
-
-	if (s->batch < 2 || !bandwidth_bound(gpu, s->math, s->flops, s->bytes))
-		return NAN;
-	b = orr_gemm_tile_traffic_bytes(s->elem_bytes, s->batch, s->m, s->n, s->k);
-	return b > 0 ? b / gpu->hbm_bytes_per_s * 1e9 : NAN;
-}
-
-/*
- * m->efficiency_memory: per math, the median of measured / traffic_ns() over the
- * bandwidth-bound samples not faster than their roofline.  With k (or the output's
- * narrow side) the head dimension, a GEMM's CTAs run a few main-loop iterations and
- * cannot hide their loads behind MMAs: the Megatron trace's scores (baddbmm, K = 64) and
- * context (bmm, N = 64), of the same FLOPs and operand bytes, ran at 2.11 and 1.32 x
- * their roofline, and at 1.28 and 1.09 x their tiles' bytes at HBM's rate.
- */
-static void memory_efficiency(const struct orr_gemm_sample *s, size_t n, struct orr_gemm_model *m)
-{
-	double *buf = orr_xmalloc((n + 1) * sizeof(*buf)), max;
-
-	for (int d = 0; d < ORR_DTYPE_COUNT; d++) {
-		struct orr_gemm_efficiency *e = &m->efficiency_memory[d];
-
-		*e = (struct orr_gemm_efficiency){ .median = NAN };
-		for (size_t i = 0; i < n && m->gpu; i++) {
-			double roof = orr_gemm_roofline_ns(m->gpu, s[i].math, s[i].flops,
-							   s[i].bytes),
-			       t = traffic_ns(m->gpu, &s[i]);
-
-			if ((int)s[i].math == d && roof > 0 && t > 0 &&
-			    s[i].ns >= roof * (1 - 1e-9))
-				buf[e->samples++] = s[i].ns / t;
-		}
-		orr__median_max(buf, e->samples, &e->median, &max);
-	}
-	free(buf);
-}
 
 double orr_gemm_model_time(const struct orr_gemm_model *m, const struct orr_gemm_sample *q,
 			   enum orr_gemm_how *ret_how)
 {
-	enum orr_gemm_how how = ORR_GEMM_NONE;
-	double t = orr__model_time(&kind, m, q, &how), tr;
-
-	/* a bandwidth-bound shape's fallback: its tiles' bytes at the measured rate */
-	if (how == ORR_GEMM_ROOFLINE && (int)q->math >= 0 && q->math < ORR_DTYPE_COUNT &&
-	    m->efficiency_memory[q->math].samples && (tr = traffic_ns(m->gpu, q)) > 0)
-		t = fmax(tr * m->efficiency_memory[q->math].median,
-			 orr_gemm_roofline_ns(m->gpu, q->math, q->flops, q->bytes));
-	if (ret_how)
-		*ret_how = how;
-	return t;
+	return orr__model_time(&kind, m, q, ret_how);
 }
 
 int orr_gemm_model_fit(const struct orr_gemm_sample *s, size_t n, const struct orr_gpu_spec *gpu,
@@ -352,8 +403,6 @@ int orr_gemm_model_fit(const struct orr_gemm_sample *s, size_t n, const struct o
 			return -EINVAL;
 	int err = orr__model_fit(&kind, s, n, gpu, ret);
 
-	if (!err)
-		memory_efficiency(s, n, ret);
 	/* the tiles model where the GPU's SMs are known and a sample has a quantized time */
 	if (!err && orr_gemm_tiles_fit(gpu, s, n, &ret->tiles))
 		memset(&ret->tiles, 0, sizeof(ret->tiles));

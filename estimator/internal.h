@@ -144,7 +144,8 @@ struct orr__model_view {
 
 /* One unit, as the shared code made it: in the order of cmp_unit. */
 struct orr__model_unit {
-	const void *first; /* its first sample */
+	const void *first;    /* its first sample */
+	const void *const *v; /* its samples [samples], while set_units runs */
 	size_t samples, points;
 	bool flops;            /* every sample has FLOPs */
 	enum orr_gemm_how how; /* ORR_GEMM_FIT, or its fallback */
@@ -189,6 +190,14 @@ struct orr__model_kind {
 	void (*set_points)(void *m, const struct orr__model_point *p, size_t n);
 	/* The fit of q's unit in m when it was fitted, else NULL. */
 	const struct orr_fit *(*unit_fit)(const void *m, const void *q);
+	/*
+	 * Optional.  built: what else m takes from its samples v[0..n), after the
+	 * efficiencies and before set_units (in each model left out too).  roofline_ns: the
+	 * time of q's roofline fallback in m, given the shared code's t (the roofline x its
+	 * efficiency), where the kind times some samples otherwise.
+	 */
+	void (*built)(void *m, const void *const *v, size_t n);
+	double (*roofline_ns)(const void *m, const void *q, double t);
 	void (*release)(void *m);
 };
 

@@ -235,7 +235,7 @@ static const struct orr_gemm_efficiency *efficiency_for(const struct orr__model_
 static int make_unit(const struct orr__model_kind *k, const void *const *v, size_t n,
 		     struct orr__model_unit *ret)
 {
-	*ret = (struct orr__model_unit){ .first = v[0], .samples = n };
+	*ret = (struct orr__model_unit){ .first = v[0], .v = v, .samples = n };
 	ret->points = distinct_points(k, v, n);
 	ret->flops = all_flops(k, v, n);
 	if (ret->points < ORR__MODEL_MIN_POINTS) {
@@ -313,6 +313,8 @@ static int build(const struct orr__model_kind *k, void *m, const void *const *v,
 	for (size_t i = 0; i < nu && !r; i++)
 		if (u[i].how != ORR_GEMM_FIT)
 			fallback(&b, &u[i]);
+	if (!r && k->built)
+		k->built(m, v, n);
 	if (!r)
 		k->set_units(m, u, nu);
 	free(u);
@@ -355,6 +357,8 @@ double orr__model_time(const struct orr__model_kind *k, const void *m, const voi
 	/* No fit, or one that extrapolates to no time: the fallback. */
 	if (!(t > 0) && roof > 0 && e->samples) {
 		t = p.floor_ns ? fmax(roof * e->median, *p.floor_ns) : roof * e->median;
+		if (k->roofline_ns)
+			t = k->roofline_ns(m, q, t);
 		how = ORR_GEMM_ROOFLINE;
 	} else if (!(t > 0) && pooled) {
 		t = eval(pooled, &s);

@@ -510,7 +510,7 @@ struct orr_gemm_class {
 	char family[ORR_GEMM_FAMILY_MAX];
 	size_t samples, shapes;
 	enum orr_gemm_how how;
-	char why[192];
+	char why[256];
 	struct orr_fit fit; /* how == ORR_GEMM_FIT; its errors NAN otherwise */
 	/* Leave one shape out over its shapes: median and max error; NAN when none. */
 	size_t loso_shapes;
