@@ -217,12 +217,12 @@ static void test_limits_depth_on_every_path(void **state)
 
 			snprintf(buf, sizeof(buf), "%zu", limit);
 			if (import_nested(dir, "d.json", cases[i].doc, 0, room, buf, &d))
-				fail_msg("case %zu, limit %zu: @", i, limit, d.msg);
+				fail_msg("case %zu, limit %zu: %s", i, limit, d.msg);
 			assert_int_equal(import_nested(dir, "d.json", cases[i].doc, 1, room, buf,
 						       &d),
 					 ORR_ETOOBIG);
 			if (!strstr(d.msg, "ORR_MAX_DEPTH") || !strstr(d.msg, "levels"))
-				fail_msg("case %zu: '@'", i, d.msg);
+				fail_msg("case %zu: '%s'", i, d.msg);
 		}
 		/* At the default, 1,024 levels: 100,000 nested arrays are refused at once. */
 		assert_int_equal(import_nested(dir, "d.json", cases[i].doc, 0, 100000, NULL, &d),
