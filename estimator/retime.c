@@ -41,6 +41,17 @@
 
 /* ---- what may change ---- */
 
+/*
+ * Whether c's pipeline transfers are scattered over TP and gathered after, as the
+ * synthesizer does (synth-program.c's scattered()): only between stages, with TP and
+ * without sequence parallelism; elsewhere the switch changes nothing, and a trace keeps
+ * its re-timing.
+ */
+static bool scatters_p2p(const struct orr_train_config *c)
+{
+	return c->scatter_gather_p2p && c->pp > 1 && c->tp > 1 && !c->sequence_parallel;
+}
+
 /* The fields a re-timing cannot change, with their names; NULL when none differs. */
 static const char *structural_change(const struct orr_train_config *a,
 				     const struct orr_train_config *b, bool layers)
@@ -75,7 +86,7 @@ static const char *structural_change(const struct orr_train_config *a,
 		return "full sharding (FSDP, ZeRO-3)";
 	if (a->overlap_grad_reduce != b->overlap_grad_reduce)
 		return "overlapped gradient reduction";
-	if (a->scatter_gather_p2p != b->scatter_gather_p2p)
+	if (scatters_p2p(a) != scatters_p2p(b))
 		return "scatter-gather of pipeline transfers";
 	if (a->sync_timers != b->sync_timers)
 		return "timers that synchronize the device";

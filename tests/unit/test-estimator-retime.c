@@ -289,6 +289,18 @@ static void test_retime_refuses(void **state)
 	to = j.from;
 	to.flash_attention = !to.flash_attention;
 	assert_int_equal(retime(&j, &to, true, &r, &why), -ENOTSUP);
+	/* timers that synchronize add waits to every pass */
+	to = j.from;
+	to.sync_timers = true;
+	assert_int_equal(retime(&j, &to, true, &r, &why), -ENOTSUP);
+	assert_string_equal(why, "timers that synchronize the device");
+	/* the scatter-gather of pipeline transfers: none at PP 1, so nothing changes */
+	to = j.from;
+	assert_int_equal(to.pp, 1);
+	to.scatter_gather_p2p = true;
+	why = "unset";
+	assert_int_equal(retime(&j, &to, true, &r, &why), 0);
+	assert_null(why);
 	/* TP 1 has no TP collectives to re-time; DP 2 would need gradient collectives. */
 	to = j.from;
 	to.tp = 1;
