@@ -63,7 +63,8 @@ struct orr_train_config {
 	/*
 	 * With tp > 1 and no sequence parallelism, each TP rank sends 1/tp of a stage's
 	 * output and the receiver all-gathers it over TP (Megatron-LM before Megatron-Core
-	 * and Megatron-DeepSpeed: --scatter-gather-tensors-in-pipeline, their default)
+	 * and Megatron-DeepSpeed before its July 2023 rebase: --scatter-gather-tensors-in-pipeline,
+	 * their default)
 	 */
 	bool scatter_gather_p2p;
 	/*
