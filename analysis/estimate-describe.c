@@ -40,6 +40,8 @@ int orr_estimate_description(const struct orr_estimate_options *o, struct orr_tr
 {
 	int err = missing(o, d);
 
+	if (!err)
+		err = orr_estimate_options_check(o, d);
 	if (err)
 		return err;
 	*c = (struct orr_train_config){

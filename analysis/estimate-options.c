@@ -57,6 +57,17 @@ int64_t orr_estimate_given(const struct orr_estimate_options *o, const char *nam
 	return 0;
 }
 
+int orr_estimate_options_check(const struct orr_estimate_options *o, struct orr_diag *d)
+{
+	/* below ORR_NIC_GBPS_MIN a channel across nodes would be timed faster than its NIC */
+	if (o->nic_gbps == 0 || (o->nic_gbps >= ORR_NIC_GBPS_MIN && o->nic_gbps <= 1e6))
+		return 0;
+	return orr_diag_set(d, -ERANGE, "", -1, -1,
+			    "nic_gbps %g is out of range: Gb/s per direction, %g to 1e6 (0: the "
+			    "hardware table's)",
+			    o->nic_gbps, ORR_NIC_GBPS_MIN);
+}
+
 int orr_estimate_check(const struct orr_train_config *c, struct orr_diag *d)
 {
 	char why[160];

@@ -323,6 +323,8 @@ int orr_estimate_base_open(const struct orr_estimate_options *o, const struct or
 	memset(b, 0, sizeof(*b));
 	b->g = g;
 	b->ri = ri;
+	if ((err = orr_estimate_options_check(o, d)))
+		goto fail;
 	if (o->costs && (err = orr__estimate_read_costs(o->costs, &b->costs, d)))
 		goto fail;
 	b->have_costs = o->costs != NULL;

@@ -18,7 +18,8 @@
  * option); -ENODEV a GPU the hardware
  * table does not have (or none named); -EXDEV a GPU other than the trace's or the costs
  * file's; -EDOM a configuration Megatron refuses; -ENODATA a trace that does not give
- * its configuration; else the reader's, the synthesis's or the replay's error.  Nothing
+ * its configuration; -ERANGE an option out of its range (orr_estimate_options_check());
+ * else the reader's, the synthesis's or the replay's error.  Nothing
  * here prints; allocation failure is fatal.
  * Ownership: an estimate base borrows the graph (and its trace) it was opened on, which
  * must outlive it; orr_estimate_base_close() frees what it holds.  An orr_estimate holds
@@ -93,6 +94,13 @@ struct orr_estimate_options {
 
 /* o set to no option given. */
 void orr_estimate_options_init(struct orr_estimate_options *o);
+/*
+ * 0, or -ERANGE with d naming the option of o out of its range: nic_gbps neither 0 nor
+ * ORR_NIC_GBPS_MIN to 1e6 (NAN included).  orr_estimate_base_open() and
+ * orr_estimate_description() (so orr_estimate_describe() and orr_whatif_job_open())
+ * check it first (after orr_estimate_missing()).
+ */
+int orr_estimate_options_check(const struct orr_estimate_options *o, struct orr_diag *d);
 /* The value of size option `name` ("tp", "kv-heads"), 0 when not given or unknown. */
 int64_t orr_estimate_given(const struct orr_estimate_options *o, const char *name);
 /* The sizes, recompute, precision, attention, model features and switches o gives, set in c. */

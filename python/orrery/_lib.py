@@ -467,3 +467,5 @@ whatif_limit_name = _fn("orr_whatif_limit_name", c_char_p, c_int)
 estimate_caveats = _fn("orr_estimate_caveats", c_uint32, POINTER(Estimate))
 estimate_caveat_name = _fn("orr_estimate_caveat_name", c_char_p, c_uint32)
 estimate_missing = _fn("orr_estimate_missing", c_char_p, POINTER(EstimateOptions))
+estimate_options_check = _fn("orr_estimate_options_check", c_int, POINTER(EstimateOptions),
+                             POINTER(Diag))

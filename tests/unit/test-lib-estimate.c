@@ -99,6 +99,35 @@ static void test_describe_refused(void **state)
 	assert_non_null(strstr(d.msg, "Megatron refuses"));
 }
 
+/*
+ * The network's rate is refused out of ORR_NIC_GBPS_MIN to 1e6 Gb/s by the library, as
+ * every front end takes it: 0 is the hardware table's.
+ */
+static void test_describe_nic_out_of_range(void **state)
+{
+	static const double bad[] = { 0.5, -1, 2e6, NAN }, good[] = { 0, 1, 100, 1e6 };
+	struct orr_estimate_options o;
+	struct orr_estimate e;
+	struct orr_diag d;
+
+	(void)state;
+	describe(&o, "h100-sxm");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		o.nic_gbps = bad[i];
+		assert_int_equal(orr_estimate_options_check(&o, &d), -ERANGE);
+		assert_non_null(strstr(d.msg, "nic_gbps"));
+	}
+	o.nic_gbps = 0.5;
+	assert_int_equal(orr_estimate_describe(&o, &e, &d), -ERANGE);
+	assert_non_null(strstr(d.msg, "nic_gbps 0.5 is out of range"));
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		o.nic_gbps = good[i];
+		assert_int_equal(orr_estimate_options_check(&o, &d), 0);
+	}
+	o.nic_gbps = ORR_NIC_GBPS_MIN;
+	assert_int_equal(orr_estimate_describe(&o, &e, &d), 0);
+}
+
 static void test_trace_as_recorded(void **state)
 {
 	const char *shared = getenv("ORR_SHARED_TRACES");
@@ -188,6 +217,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_describe),
 		cmocka_unit_test(test_describe_refused),
+		cmocka_unit_test(test_describe_nic_out_of_range),
 		cmocka_unit_test(test_trace_as_recorded),
 		cmocka_unit_test(test_sweep_hints),
 	};
