@@ -116,7 +116,9 @@ def same_sweep(what, got, csv_text, js):
 
 # From a description (no trace).
 for options in ({"tp": 2, "dp": 4}, {"pp": 2, "micro_batch": 2, "global_batch": 16,
-                                     "recompute": "full", "launch_us": 5}):
+                                     "recompute": "full", "launch_us": 5},
+                {"tp": 2, "pp": 2, "global_batch": 16, "p2p_scatter_gather": True,
+                 "sync_timers": True}):
     o = dict(MODEL, **options)
     got = rows(orrery.estimate(**o))[0]
     same_estimate("estimate %s" % options, got,
