@@ -255,23 +255,38 @@ int cli_estimate_parse_as(const char *cmd, int argc, char **argv, struct orr_est
 	return -1;
 }
 
+/* " b200 h100-nvl ...": every id of the hardware table, sized from it; orr_xmalloc'ed. */
+static char *gpu_ids(void)
+{
+	size_t n, len = 1;
+	const struct orr_gpu_spec *v = orr_gpu_specs(&n);
+	char *ids, *p;
+
+	for (size_t i = 0; i < n; i++)
+		len += 1 + strlen(v[i].id);
+	p = ids = orr_xmalloc(len);
+	for (size_t i = 0; i < n; i++) {
+		*p++ = ' ';
+		memcpy(p, v[i].id, strlen(v[i].id));
+		p += strlen(v[i].id);
+	}
+	*p = '\0';
+	return ids;
+}
+
 int cli_estimate_error(const char *cmd, const struct orr_estimate_options *o, int err,
 		       const struct orr_diag *d, bool list_gpus)
 {
-	char ids[512] = "";
-	size_t n, len = 0;
-	const struct orr_gpu_spec *v;
+	char *ids = err == -ENODEV && list_gpus ? gpu_ids() : NULL;
 
-	if (err == -EINVAL && o && orr_estimate_missing(o))
+	if (err == -EINVAL && o && orr_estimate_missing(o)) {
+		free(ids);
 		return cli_usage_error(cmd, "%s", d->msg);
-	if (err == -ENODEV && list_gpus) {
-		v = orr_gpu_specs(&n);
-		for (size_t i = 0; i < n && len < sizeof(ids); i++)
-			len += (size_t)snprintf(ids + len, sizeof(ids) - len, " %s", v[i].id);
 	}
-	if (ids[0])
+	if (ids && ids[0])
 		cli_error("%s; the hardware table has:%s", d->msg, ids);
 	else
 		cli_error("%s", d->msg);
+	free(ids);
 	return EXIT_FAIL;
 }

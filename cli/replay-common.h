@@ -40,8 +40,8 @@ int cli_select_option(struct orr_select *s, const char *cmd, int opt, const char
  */
 int cli_scale_option(struct orr_scales *scales, const char *cmd, const char *arg);
 /*
- * --timeline FILE of replay and critical-path: -1 after reporting an empty name or one
- * that says compressed as a usage error of command cmd; else FILE is an output
+ * --timeline FILE of replay, critical-path and estimate: -1 after reporting an empty name
+ * or one that says compressed as a usage error of command cmd; else FILE is an output
  * (cli_output_arg()).
  */
 int cli_timeline_option(const char *cmd, const char *arg);
