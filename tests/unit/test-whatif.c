@@ -707,6 +707,12 @@ static int change(int i, struct orr_whatif_space *s, struct orr_whatif_context *
 	case 58: /* --gemm-model tiles' fit */
 		m->gemm.tiles.ns_per_ns[ORR_DTYPE_BF16] = 1.1;
 		return ORR_WHATIF_DIGEST_COSTS;
+	case 59: /* --p2p-scatter-gather (f881457) */
+		c->scatter_gather_p2p = true;
+		return ORR_WHATIF_DIGEST_MODEL;
+	case 60: /* --sync-timers (3a1233a) */
+		c->sync_timers = true;
+		return ORR_WHATIF_DIGEST_MODEL;
 	default:
 		return -1;
 	}
@@ -759,7 +765,7 @@ static void test_digest(void **state)
 			if (part >= ORR_WHATIF_DIGEST_GPU || k >= ORR_WHATIF_DIGEST_GPU)
 				assert_true(d.part[k] == d0.part[k]);
 	}
-	assert_int_equal(i, 59);
+	assert_int_equal(i, 61);
 }
 
 int main(void)
