@@ -158,7 +158,7 @@ class RecordTest(Base):
         fake = FakeTorch()
         rec = self.load(fake)
         self.assertTrue(rec.enable())
-        self.assertTrue(rec.enable(record_shapes=False))
+        self.assertTrue(rec.enable(record_shapes=True))
         self.assertEqual(fake.log, [("emit_nvtx", "enter")])
         self.assertEqual(fake.emit_nvtx_args, [True])
 
@@ -315,6 +315,22 @@ class ProfilerOpsTest(Base):
         self.assertTrue(rec.enable())
         self.assertEqual(fake.emit_nvtx_args, [])
         self.assertEqual(fake.log, [("profile", "enter")])
+
+    def test_other_record_shapes_is_an_error(self):
+        # record_shapes is fixed as the mode's profiler starts: kept silently before
+        for ops, first in (("nvtx", False), ("profiler", True)):
+            fake = FakeTorch()
+            rec = self.load(fake)
+            self.assertTrue(rec.enable(ops=ops, record_shapes=first))
+            for again in ({"ops": ops}, {}):
+                with self.assertRaisesRegex(
+                        RuntimeError, r"enable\(record_shapes=%r\): ops are already recorded "
+                        r"with ops=%r and record_shapes=%r" % (not first, ops, first)):
+                    rec.enable(record_shapes=not first, **again)
+            self.assertTrue(rec.enable(ops=ops))  # the mode's own, unsaid
+            self.assertTrue(rec.enable(record_shapes=first))
+            self.assertEqual(fake.emit_nvtx_args + [a[1] for a in fake.profile_args],
+                             [first])
 
     def test_mode_that_recorded_nothing_can_be_followed(self):
         # a script may fall back: enable(ops="profiler") or enable(ops="nvtx")

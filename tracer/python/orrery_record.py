@@ -47,6 +47,7 @@ _warned = False
 _next_step = 0
 _steps_begun = 0  # step() calls so far, whatever numbers they were given
 _emit_nvtx = None  # the entered torch.autograd.profiler.emit_nvtx, kept open
+_nvtx_shapes = None  # the record_shapes _emit_nvtx was entered with
 _torch = None  # torch once found usable, False once found unusable
 _profiler = None  # the ops session of enable(ops="profiler"): _OpsSession
 
@@ -184,7 +185,7 @@ def _enable_profiler(record_shapes):
               "thread ids or times to match the tracer's", _NO_OPS)
         return False
     with _lock:
-        _refuse_other("profiler")
+        _refuse_other("profiler", record_shapes)
         if _profiler is None:
             _profiler = _OpsSession(torch, record_shapes)
     return True
@@ -199,21 +200,37 @@ def _mode_on():
     return None
 
 
-def _refuse_other(ops):
-    """Raises when ops are already recorded in another mode than ops (with _lock held).
+def _shapes_on():
+    """The record_shapes of the mode on, else None (called with _lock held)."""
+    if _emit_nvtx is not None:
+        return _nvtx_shapes
+    if _profiler is not None:
+        return _profiler.record_shapes
+    return None
+
+
+def _refuse_other(ops, record_shapes=None):
+    """Raises when ops are already recorded in another mode than ops, or in it with
+    another record_shapes than one given (with _lock held).
 
     One mode per process, as PyTorch allows one profiler per thread ("Profiler is
     already enabled on this thread."): both on would record every op twice, and a
-    switch would end the first mode's ops inside the step window.
+    switch would end the first mode's ops inside the step window.  record_shapes is
+    fixed as the mode's profiler starts, so it cannot change either.
     """
     on = _mode_on()
     if on is not None and on != ops:
         raise RuntimeError("orrery_record.enable(ops=%r): ops are already recorded with "
                            "ops=%r in this process, which cannot be switched or combined"
                            % (ops, on))
+    shapes = _shapes_on()
+    if on is not None and record_shapes is not None and bool(record_shapes) != shapes:
+        raise RuntimeError("orrery_record.enable(record_shapes=%r): ops are already "
+                           "recorded with ops=%r and record_shapes=%r in this process, "
+                           "which cannot be changed" % (record_shapes, on, shapes))
 
 
-def enable(record_shapes=True, ops=None):
+def enable(record_shapes=None, ops=None):
     """Records every PyTorch operator's name (and, with record_shapes, its input shapes
     and dtypes) for the rest of the process, in one of OPS_MODES:
 
@@ -225,16 +242,18 @@ def enable(record_shapes=True, ops=None):
     - "none": no op names (steps only).
 
     ops defaults to the mode already on, else ORR_RECORD_OPS (one that is none of them:
-    a warning, then "nvtx"), else "nvtx".  Calling it again in the mode on does nothing;
-    in another mode (ops="none" included) it raises RuntimeError naming the mode on.
+    a warning, then "nvtx"), else "nvtx"; record_shapes to the mode on's, else True.
+    Calling it again in the mode on does nothing; in another mode (ops="none" included),
+    or with another record_shapes than the mode on's, it raises RuntimeError naming both.
     A call that recorded nothing (it returned False) turns no mode on.
     Returns True when ops are recorded.
     """
-    global _emit_nvtx
+    global _emit_nvtx, _nvtx_shapes
     with _lock:
         on = _mode_on()
-    if ops is None and on is not None:
-        return True
+        if ops is None and on is not None:
+            _refuse_other(on, record_shapes)
+            return True
     if ops is None:
         ops = os.environ.get("ORR_RECORD_OPS") or "nvtx"
         if ops not in OPS_MODES:  # the environment's, not the script's: not fatal
@@ -244,7 +263,10 @@ def enable(record_shapes=True, ops=None):
     if ops not in OPS_MODES:
         raise ValueError("ops must be one of %s, not %r" % (", ".join(OPS_MODES), ops))
     with _lock:
-        _refuse_other(ops)
+        _refuse_other(ops, record_shapes)
+        if record_shapes is None:  # the mode on's (ops), else True
+            record_shapes = _shapes_on() if _mode_on() == ops else True
+    record_shapes = bool(record_shapes)
     if ops == "none":
         return False
     if ops == "profiler":
@@ -256,11 +278,11 @@ def enable(record_shapes=True, ops=None):
     if torch is None:
         return False
     with _lock:
-        _refuse_other(ops)  # another thread may have turned one on meanwhile
+        _refuse_other(ops, record_shapes)  # another thread may have turned one on
         if _emit_nvtx is None:
             ctx = torch.autograd.profiler.emit_nvtx(record_shapes=record_shapes)
             ctx.__enter__()
-            _emit_nvtx = ctx
+            _emit_nvtx, _nvtx_shapes = ctx, record_shapes
     return True
 
 
