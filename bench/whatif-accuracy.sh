@@ -25,7 +25,7 @@
 # 60, 80, 100, 125, 150, 200}: for each, the fit rows are estimated with --launch-us US
 # (the settings of every other vTrain single-node row) and the mean |pred/meas - 1|
 # over them is taken; the smallest mean wins (ties: the smaller US).  It is refined
-# once on 5 points spaced evenly between the winner's grid neighbours (40: 30..50;
+# once on 13 points spaced evenly between the winner's grid neighbours (40: 30..50;
 # at the ends of the grid the winner is the end: 0: 0..5, 200: 150..200), estimates of
 # a value already run being reused.  The fitted US is then applied to every estimate
 # of every file, rows of other GPUs included: it stands for the CPU overhead per
@@ -279,7 +279,7 @@ else
 	lo=${grid[i > 0 ? i - 1 : i]}
 	hi=${grid[i + 1 < ${#grid[@]} ? i + 1 : i]}
 	mapfile -t fine < <(awk -v lo="$lo" -v hi="$hi" 'BEGIN {
-		for (k = 0; k <= 4; k++) printf "%g\n", lo + k * (hi - lo) / 4
+		for (k = 0; k <= 12; k++) printf "%g\n", lo + k * (hi - lo) / 12
 	}')
 	run_batch "fit --launch-us refinement" "${fine[@]}" <"$work/fit.jobs"
 	: >"$work/fine.errors"
