@@ -304,12 +304,15 @@ static int same_gpu(const char *path, const struct orr_costs *c, const struct or
 int orr__estimate_read_costs(const char *path, struct orr_costs *ret, struct orr_diag *d)
 {
 	struct orr_diag cd;
+	char at[48] = "";
 	int err;
 
 	orr_diag_clear(&cd);
 	err = orr_costs_read(path, ret, &cd);
+	if (err && cd.offset >= 0) /* where a text stops being JSON */
+		snprintf(at, sizeof(at), " at byte %lld", (long long)cd.offset);
 	if (err)
-		orr_diag_set(d, err, "", -1, -1, "%s: cannot read its costs: %s", path,
+		orr_diag_set(d, err, "", -1, -1, "%s: cannot read its costs%s: %s", path, at,
 			     cd.msg[0] ? cd.msg : orr_strerror(err));
 	return err;
 }

@@ -54,7 +54,11 @@ int cli_read_costs(const char *path, struct orr_costs *ret)
 	int err = orr_costs_read(path, ret, &d);
 
 	if (err) {
-		cli_error("%s: cannot read its costs: %s", path,
+		char at[48] = "";
+
+		if (d.offset >= 0) /* where a text stops being JSON */
+			snprintf(at, sizeof(at), " at byte %lld", (long long)d.offset);
+		cli_error("%s: cannot read its costs%s: %s", path, at,
 			  d.msg[0] ? d.msg : orr_strerror(err));
 		return EXIT_FAIL;
 	}

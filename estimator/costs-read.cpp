@@ -10,9 +10,10 @@
  * its type, its range (counts not negative, coefficients finite, 2 or 3 of them, names
  * this orrery knows), so that whatever a file holds, the models read back are ones the
  * fits could have made.  Errors name the key as a path ("gemm.classes[2].fit.coef[1]");
- * simdjson gives no offset of a syntax error, so only a file cut short gets one (its
- * end).  The typed getters are costs-json.cpp's and the models' readers
- * costs-models.cpp's; this file reads the header, the structure and the text.
+ * simdjson gives no offset of a syntax error, so a text it refuses is walked again by
+ * orr_json_check() for the byte (line, column) where it stops being JSON.  The typed
+ * getters are costs-json.cpp's and the models' readers costs-models.cpp's; this file
+ * reads the header, the structure and the text.
  */
 #include <cassert>
 #include <cerrno>
@@ -335,45 +336,35 @@ bool costs(reader &r, dom::element root)
 
 /* ---- the text ---- */
 
-/* Whether buf[0..len) ends inside a string, an object or an array: a file cut short. */
-bool ends_early(const char *buf, size_t len)
-{
-	size_t depth = 0;
-	bool in_string = false, escaped = false;
+/* simdjson's DOM parser nests at most this deep (its default). */
+#define COSTS_MAX_DEPTH 1024
 
-	for (size_t i = 0; i < len; i++) {
-		char ch = buf[i];
-
-		if (in_string) {
-			if (escaped)
-				escaped = false;
-			else if (ch == '\\')
-				escaped = true;
-			else if (ch == '"')
-				in_string = false;
-		} else if (ch == '"') {
-			in_string = true;
-		} else if (ch == '{' || ch == '[') {
-			depth++;
-		} else if ((ch == '}' || ch == ']') && depth) {
-			depth--;
-		}
-	}
-	return in_string || depth;
-}
-
-/* Why simdjson refused buf[0..len), as a code and a message. */
+/*
+ * Why simdjson refused buf[0..len): where the text stops being JSON (orr_json_check()),
+ * as its byte offset, its line and column, and what was expected there.
+ */
 int not_json(reader &r, error_code e, const char *buf, size_t len)
 {
+	struct orr_json_error je;
+	size_t line, col;
+	int err;
+
 	if (e == EMPTY)
 		return orr_diag_set(r.diag, ORR_EEMPTY, r.name, -1, -1, "no JSON value");
 	if (e == MEMALLOC)
 		return orr_diag_set(r.diag, -ENOMEM, r.name, -1, -1, "cannot parse");
-	if (ends_early(buf, len))
-		return orr_diag_set(r.diag, ORR_ETRUNCATED, r.name, (int64_t)len, -1,
-				    "the JSON ends early (a file cut short?)");
-	return orr_diag_set(r.diag, ORR_EMALFORMED, r.name, -1, -1, "not JSON: %s",
-			    error_message(e));
+	err = orr_json_check(buf, len, COSTS_MAX_DEPTH, &je);
+	if (!err) /* simdjson refused what the check takes: say what simdjson said */
+		return orr_diag_set(r.diag, ORR_EMALFORMED, r.name, -1, -1, "not JSON: %s",
+				    error_message(e));
+	orr_json_where(buf, je.offset, &line, &col);
+	if (err == ORR_ETRUNCATED)
+		return orr_diag_set(r.diag, err, r.name, (int64_t)je.offset, -1,
+				    "the JSON ends early (a file cut short?), line %zu column %zu: "
+				    "expected %s",
+				    line, col, je.expected);
+	return orr_diag_set(r.diag, err, r.name, (int64_t)je.offset, -1,
+			    "not JSON, line %zu column %zu: expected %s", line, col, je.expected);
 }
 
 /* Parses buf[0..len), followed by SIMDJSON_PADDING readable bytes, into *c. */

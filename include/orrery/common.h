@@ -246,6 +246,19 @@ void orr_outfile_abort(struct orr_outfile *o);
 int orr_file_read(const char *path, uint64_t max_bytes, const char *what, size_t padding,
 		  char **ret, size_t *ret_len, struct orr_diag *diag);
 /*
+ * Where a JSON text that a parser refused stops being JSON (common/json-check.c): 0 when
+ * buf[0..len) (after a UTF-8 byte order mark) is one JSON value within max_depth
+ * levels, whitespace around it; else ORR_EMALFORMED, ORR_ETRUNCATED (at len) or
+ * ORR_ETOOBIG (deeper), with the byte offset and what was expected there.
+ */
+struct orr_json_error {
+	size_t offset;
+	const char *expected; /* static text: "',' or '}'", "a JSON value"... */
+};
+int orr_json_check(const char *buf, size_t len, size_t max_depth, struct orr_json_error *reterr);
+/* The 1-based line and column (in bytes) of buf[offset], for messages. */
+void orr_json_where(const char *buf, size_t offset, size_t *ret_line, size_t *ret_column);
+/*
  * What a file of stat(2)'s st_mode is when it is not a regular file, for messages
  * ("a FIFO", "a directory", ...; "not a file" for anything else).
  */

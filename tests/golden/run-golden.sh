@@ -377,6 +377,15 @@ usage)
 		run estimate --costs "$work/bad-costs.json" traces/samples/tiny-2rank
 		expect_rc 1
 		expect_in err "cannot read its costs: key 'orrery_costs': missing"
+		# --costs not JSON: the byte (line, column) where it stops being JSON, and why.
+		printf '{"orrery_costs": 1\n  "gemm": {}}\n' >"$work/syntax-costs.json"
+		want="syntax-costs.json: cannot read its costs at byte 21: not JSON, line 2 column 3:"
+		want+=" expected ',' or '}'"
+		for cmd in estimate "whatif --gpus 8"; do
+			run $cmd --costs "$work/syntax-costs.json" traces/samples/tiny-2rank
+			expect_rc 1
+			expect_in err "$want"
+		done
 		;;
 	estimate-megatron)
 		# --costs of another GPU and of the same trace, --timeline: on the Megatron

@@ -281,6 +281,45 @@ static void test_costs_bad_files(void **state)
 	free(text);
 }
 
+/* Reading text fails with err at byte offset with a message holding want. */
+static void expect_at(const char *dir, const char *text, int err, int64_t offset, const char *want)
+{
+	char *path = write_file(dir, "where.json", text, strlen(text));
+	struct orr_costs c;
+	struct orr_diag d;
+	int r = orr_costs_read(path, &c, &d);
+
+	if (r != err || d.offset != offset || !strstr(d.msg, want))
+		fail_msg("%s: %s at %lld (%s), expected %s at %lld with \"%s\"", text,
+			 orr_errname(r), (long long)d.offset, d.msg, orr_errname(err),
+			 (long long)offset, want);
+	free(path);
+}
+
+/* A text that is not JSON: the byte, line and column where it stops being JSON, and why. */
+static void test_costs_syntax_where(void **state)
+{
+	const char *dir = *state;
+
+	expect_at(dir, "{\"orrery_costs\": 1,, }", ORR_EMALFORMED, 19,
+		  "line 1 column 20: expected a string key");
+	expect_at(dir, "{\n  \"orrery_costs\": 1\n  \"gemm\": {}\n}", ORR_EMALFORMED, 24,
+		  "line 3 column 3: expected ',' or '}'");
+	expect_at(dir, "{\"a\": [1, 2,]}", ORR_EMALFORMED, 12, "expected a JSON value");
+	expect_at(dir, "{\"a\" 1}", ORR_EMALFORMED, 5, "expected ':' after the key");
+	expect_at(dir, "{\"a\": tru}", ORR_EMALFORMED, 6, "expected true");
+	expect_at(dir, "{\"a\": 01}", ORR_EMALFORMED, 7, "expected ',' or '}'");
+	expect_at(dir, "{\"a\": -x}", ORR_EMALFORMED, 6, "expected a number");
+	expect_at(dir, "{\"a\": 1e999}", ORR_EMALFORMED, 6, "a number within a double's range");
+	expect_at(dir, "{\"a\": \"x\ty\"}", ORR_EMALFORMED, 8, "control character");
+	expect_at(dir, "{\"a\": \"\\q\"}", ORR_EMALFORMED, 7, "an escape sequence");
+	expect_at(dir, "{\"a\": \"\xff\"}", ORR_EMALFORMED, 7, "UTF-8");
+	expect_at(dir, "{\"a\": 1} x", ORR_EMALFORMED, 9, "the end of the text");
+	expect_at(dir, "\xef\xbb\xbf{\"a\" 1}", ORR_EMALFORMED, 8, "line 1 column 9");
+	expect_at(dir, "{\"a\": [1, ", ORR_ETRUNCATED, 10, "the JSON ends early");
+	expect_at(dir, "{\"a\": \"xy", ORR_ETRUNCATED, 9, "expected '\"' to close the string");
+}
+
 /* Taken: a byte order mark, keys the reader does not know.  Not: a number past a double. */
 static void test_costs_tolerated(void **state)
 {
@@ -317,6 +356,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_costs_bad_values, tmpdir_setup,
+						tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_costs_syntax_where, tmpdir_setup,
 						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_costs_bad_files, tmpdir_setup,
 						tmpdir_teardown),
