@@ -237,6 +237,11 @@ static void sources(const struct orr_estimate *e, FILE *f)
 		"  GEMMs        %zu by a fitted class, %zu by the roofline x a measured "
 		"efficiency, %zu at the hardware table's peak\n",
 		k->gemm_fit, k->gemm_roofline, k->gemm_peak);
+	if (k->gemm_memory)
+		fprintf(f,
+			"  GEMMs        %zu batched and bound by memory, by the bytes their tiles "
+			"move at a measured rate\n",
+			k->gemm_memory);
 	if (k->gemm_tiles)
 		fprintf(f, "  GEMMs        %zu by tiles and waves (--gemm-model tiles)\n",
 			k->gemm_tiles);
@@ -424,6 +429,8 @@ static void json_synth_sources(struct json_out *j, const struct orr_estimate *e)
 	json_counts(j, "gemm", k->gemm_fit, k->gemm_roofline, k->gemm_peak, "roofline");
 	if (k->gemm_tiles)
 		json_int(j, "gemm_tiles", (int64_t)k->gemm_tiles);
+	if (k->gemm_memory)
+		json_int(j, "gemm_memory_bound", (int64_t)k->gemm_memory);
 	json_counts(j, "kernels", k->kern_fit, k->kern_roofline, k->kern_peak, "roofline");
 	json_counts(j, "collectives", k->coll_fit, k->coll_measured, k->coll_peak,
 		    "measured_bandwidth");

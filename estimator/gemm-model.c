@@ -392,6 +392,13 @@ double orr_gemm_model_time(const struct orr_gemm_model *m, const struct orr_gemm
 	return orr__model_time(&kind, m, q, ret_how);
 }
 
+/* roofline_ns()'s test for the tiles' bytes. */
+bool orr_gemm_model_memory_bound(const struct orr_gemm_model *m, const struct orr_gemm_sample *q)
+{
+	return m && m->gpu && (int)q->math >= 0 && q->math < ORR_DTYPE_COUNT &&
+	       m->efficiency_memory[q->math].samples && traffic_ns(m->gpu, q) > 0;
+}
+
 int orr_gemm_model_fit(const struct orr_gemm_sample *s, size_t n, const struct orr_gpu_spec *gpu,
 		       struct orr_gemm_model *ret)
 {

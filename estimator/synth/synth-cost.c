@@ -52,6 +52,8 @@ double orr__sy_gemm_ns(struct sy_job *j, int64_t batch, int64_t m, int64_t n, in
 	}
 	if (how == ORR_GEMM_FIT)
 		j->ret->sources.gemm_fit++;
+	else if (how == ORR_GEMM_ROOFLINE && orr_gemm_model_memory_bound(gm, &q))
+		j->ret->sources.gemm_memory++;
 	else
 		j->ret->sources.gemm_roofline++;
 	return ns;

@@ -334,6 +334,7 @@ struct orr_synth_costs {
 struct orr_synth_sources {
 	size_t gemm_fit;      /* a fitted class of the GEMM model */
 	size_t gemm_roofline; /* the roofline x an efficiency measured on a trace */
+	size_t gemm_memory;   /* batched, bound by memory: the tiles' bytes at a measured rate */
 	size_t gemm_peak;     /* the hardware table's peak alone */
 	size_t gemm_tiles;    /* the model of tiles and waves (gemm_tiles) */
 	size_t kern_fit, kern_roofline, kern_peak;

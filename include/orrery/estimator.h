@@ -588,6 +588,12 @@ void orr_gemm_model_release(struct orr_gemm_model *m);
  */
 double orr_gemm_model_time(const struct orr_gemm_model *m, const struct orr_gemm_sample *q,
 			   enum orr_gemm_how *ret_how);
+/*
+ * Whether m's roofline fallback times q (batched and bound by memory) by the bytes its
+ * tiles move at the rate measured on such GEMMs (gemm.efficiency_memory), not by the
+ * roofline x an efficiency: what a report says of how q was timed.
+ */
+bool orr_gemm_model_memory_bound(const struct orr_gemm_model *m, const struct orr_gemm_sample *q);
 
 /*
  * The GEMM model of tiles and waves (estimator/gemm-tiles.c; docs/estimator.md, "Tiles
