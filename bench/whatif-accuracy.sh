@@ -45,7 +45,9 @@
 #   1. absolute error |predicted/measured - 1| per source, over the rows estimated
 #      with the fitted costs (the metric is an iteration time or a throughput); for
 #      vtrain-a100-single-node.csv also over its fit rows and over its held-out rows
-#      (the honest number);
+#      (the honest number); and over the rows of more than 8 GPUs (a node of 8) per
+#      source, GPU count and layout (TP 1 and PP 1; TP 2-8 inside a node, PP 1; PP > 1;
+#      TP > 8 across nodes), with their bias;
 #   2. ratio error |(pred_a/pred_b)/(meas_a/meas_b) - 1| per source and what-if kind,
 #      over the pairs of rows of one source, GPU and metric that differ in exactly one
 #      of tp, pp, dp, micro_batch, global_batch, layers, hidden, recompute (the GPU
@@ -548,6 +550,32 @@ function line(name, s, stat,    a) {
 }' "$work/abs.stats" "$work/split.stats" "$work/results.tsv" "$work/sources"
 echo
 echo "Skipped: $skipped of $total rows (reasons below)."
+echo
+
+echo "## Absolute error by layout, rows on more than one node"
+echo
+echo "The rows above of more than 8 GPUs (a node of 8: vTrain's and the DGX A100's) per"
+echo "source, GPU count and layout: TP 1 and PP 1 (DP alone), TP 2-8 inside a node and PP 1,"
+echo "PP > 1 (TP <= 8), TP > 8 across nodes."
+echo
+echo "| source | GPUs | layout | rows | mean | max | bias (mean signed) |"
+echo "|---|---|---|---|---|---|---|"
+awk -F '\t' 'NR == FNR { order[$2] = $1; next }
+$27 == "-" && $29 != "-" && $3 > 8 {
+	layout = $4 > 8 ? 4 : $5 > 1 ? 3 : $4 > 1 ? 2 : 1
+	e = $29 + 0
+	printf "%s\t%s\t%012d\t%d\t%s\t%.6f\t%.6f\n", order[$1], $1, $3, layout, $3, (e < 0 ? -e : e), e
+}' "$work/sources" "$work/results.tsv" | LC_ALL=C sort -t "$(printf '\t')" -k1,1 -k3,3 -k4,4n |
+	awk -F '\t' 'BEGIN { split("TP 1, PP 1 (DP alone)|TP 2-8 inside a node, PP 1|PP > 1, TP <= 8|TP > 8 across nodes", name, "|") }
+	function flush() {
+		if (n) printf "| %s | %s | %s | %d | %.2f %% | %.2f %% | %+.2f %% |\n", src, gpus, name[lay], n, 100 * s / n, 100 * mx, 100 * b / n
+		n = 0; s = 0; b = 0; mx = 0
+	}
+	{
+		if ($2 != src || $5 != gpus || $4 != lay) { flush(); src = $2; gpus = $5; lay = $4 }
+		n++; s += $6; b += $7; if ($6 > mx) mx = $6
+	}
+	END { flush(); if (NR == 0) print "| (no rows on more than one node) | | | | | | |" }'
 echo
 
 echo "## Ratio error per what-if kind"
