@@ -189,7 +189,8 @@ int orr__import_json_source(struct import_ctx *c, const char *name, struct orr__
 	}
 	if (r == ORR_EFORMAT)
 		return not_a_trace(c, rb);
-	if (r || (r = orr__rank_check_times(c->t, rb, name, c->diag)))
+	if (r || (r = orr__rank_check_values(rb, &c->lim, name, c->diag)) ||
+	    (r = orr__rank_check_times(c->t, rb, name, c->diag)))
 		return r;
 	free(src->p);
 	src->p = NULL;
@@ -216,7 +217,8 @@ int orr__import_json(struct import_ctx *c, const char *name, struct buf *b)
 	if (r == ORR_EFORMAT)
 		return not_a_trace(c, rb);
 	/* Times within +-ORR_TIME_MAX, for every format (traces/model.c). */
-	if (r || (r = orr__rank_check_times(c->t, rb, name, c->diag)))
+	if (r || (r = orr__rank_check_values(rb, &c->lim, name, c->diag)) ||
+	    (r = orr__rank_check_times(c->t, rb, name, c->diag)))
 		return r;
 	/* The text is no longer needed: give its memory back before sorting. */
 	buf_release(b);
@@ -233,7 +235,8 @@ int orr__import_native(struct import_ctx *c, const char *name, struct buf *b)
 	rb = new_rank(c, name, b);
 	r = orr__native_parse(c->t, rb, name, b->p, b->len, &c->lim, &c->run_bytes, c->opts,
 			      c->diag);
-	if (r || (r = orr__rank_check_times(c->t, rb, name, c->diag)))
+	if (r || (r = orr__rank_check_values(rb, &c->lim, name, c->diag)) ||
+	    (r = orr__rank_check_times(c->t, rb, name, c->diag)))
 		return r;
 	buf_release(b);
 	return finish_rank(c, name, rb, "native", true);
@@ -251,7 +254,8 @@ int orr__import_sqlite(struct import_ctx *c, const char *name, struct buf *b)
 
 	if (r == ORR_ENOTRACE)
 		return not_a_trace(c, rb);
-	if (r || (r = orr__rank_check_times(c->t, rb, name, c->diag)))
+	if (r || (r = orr__rank_check_values(rb, &c->lim, name, c->diag)) ||
+	    (r = orr__rank_check_times(c->t, rb, name, c->diag)))
 		return r;
 	buf_release(b);
 	return finish_rank(c, name, rb, "Nsight Systems", false);

@@ -38,6 +38,8 @@ extern "C" {
 	X(RUN_BYTES, "ORR_MAX_RUN_BYTES", UINT64_C(256) << 30,                            \
 	  "bytes once decompressed, all files of the run together")                       \
 	X(EVENTS, "ORR_MAX_EVENTS", UINT64_C(64) << 20, "events in one rank")             \
+	X(VALUES, "ORR_MAX_VALUES", UINT64_C(0xfffffffe),                                 \
+	  "tensor dimensions, strides, inputs or communicator members in one rank")       \
 	X(RANKS, "ORR_MAX_RANKS", UINT64_C(65536), "ranks")                               \
 	X(PLACES, "ORR_MAX_PLACES", UINT64_C(65536), "threads and streams in one rank")   \
 	X(STRING_BYTES, "ORR_MAX_STRING_BYTES", UINT64_C(1) << 20,                        \
@@ -225,6 +227,12 @@ void orr__rank_append(struct orr_trace *t, struct orr__rank_build *dst,
  */
 int orr__rank_check_times(const struct orr_trace *t, const struct orr__rank_build *rb,
 			  const char *name, struct orr_diag *diag);
+/*
+ * The rank's dimensions, strides, inputs and members within ORR_MAX_VALUES (at most
+ * 2^32 - 2), for every format: indexed by 32 bits, more would wrap.  ORR_ETOOBIG.
+ */
+int orr__rank_check_values(const struct orr__rank_build *rb, const struct orr__limits *l,
+			   const char *name, struct orr_diag *diag);
 
 /* Kineto "cat" -> enum orr_event_kind, or ORR_EVENT_KIND_COUNT when not modelled. */
 int orr__kineto_kind(const char *cat, size_t len);

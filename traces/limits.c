@@ -92,6 +92,15 @@ int orr__limits_init(struct orr__limits *l, const struct orr_import_options *opt
 	/* Events, nodes and values are indexed by 32 bits. */
 	if (l->max[ORR__LIMIT_EVENTS] > UINT32_MAX - 1)
 		l->max[ORR__LIMIT_EVENTS] = UINT32_MAX - 1;
+	/*
+	 * Dimensions, strides, inputs and members too (orr_input.first_dim ...): past 2^32 - 2
+	 * they would wrap, however large ORR_MAX_FILE_BYTES lets a file be.
+	 */
+	if (l->max[ORR__LIMIT_VALUES] > UINT32_MAX - 1)
+		return orr_diag_set(diag, -EINVAL, "", -1, -1,
+				    "%s=%llu: at most %u (orrery indexes them with 32 bits)",
+				    env_names[ORR__LIMIT_VALUES],
+				    (unsigned long long)l->max[ORR__LIMIT_VALUES], UINT32_MAX - 1);
 	if (!opts)
 		return 0;
 	if (opts->max_bytes)
@@ -114,6 +123,10 @@ int orr__limits_init(struct orr__limits *l, const struct orr_import_options *opt
 int orr__limit_fail(const struct orr__limits *l, enum orr__limit which, struct orr_diag *diag,
 		    const char *file, int64_t offset, int64_t event)
 {
+	if (which == ORR__LIMIT_VALUES && l->max[which] == UINT32_MAX - 1)
+		return orr_diag_set(diag, ORR_ETOOBIG, file, offset, event,
+				    "more than %llu %s: orrery indexes them with 32 bits",
+				    (unsigned long long)l->max[which], whats[which]);
 	return orr_diag_set(diag, ORR_ETOOBIG, file, offset, event,
 			    "more than %llu %s: raise the limit %s to read it",
 			    (unsigned long long)l->max[which], whats[which], env_names[which]);

@@ -632,6 +632,16 @@ int orr__rank_check_times(const struct orr_trace *t, const struct orr__rank_buil
 	return 0;
 }
 
+int orr__rank_check_values(const struct orr__rank_build *rb, const struct orr__limits *l,
+			   const char *name, struct orr_diag *diag)
+{
+	uint64_t max = l->max[ORR__LIMIT_VALUES];
+
+	if (rb->dims.n > max || rb->strides.n > max || rb->inputs.n > max || rb->members.n > max)
+		return orr__limit_fail(l, ORR__LIMIT_VALUES, diag, name, -1, -1);
+	return 0;
+}
+
 void orr__rank_finish(struct orr_trace *t, struct orr__rank_build *rb)
 {
 	link_flows(rb);

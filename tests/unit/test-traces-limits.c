@@ -231,6 +231,41 @@ static void test_limits_depth_on_every_path(void **state)
 	}
 }
 
+/* A communicator of 4 members in the metadata, a collective of 3 in its event's args. */
+static const char members[] =
+	"{\"distributedInfo\": {\"rank\": 0, \"world_size\": 4, \"pg_config\": "
+	"[{\"pg_name\": \"0\", \"ranks\": [0, 1, 2, 3]}]},\n"
+	" \"traceEvents\": [\n"
+	" {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclKernel\", \"pid\": 0, \"tid\": 7,"
+	"  \"ts\": 0, \"dur\": 5, \"args\": {\"Collective name\": \"allreduce\","
+	"  \"Process Group Ranks\": [0, 1, 2]}}]}\n";
+
+/*
+ * Dimensions, strides, inputs and communicator members are indexed by 32 bits:
+ * ORR_MAX_VALUES bounds each of a rank's tables, and cannot be set past 2^32 - 2, so
+ * that none wraps however large ORR_MAX_FILE_BYTES lets a file be.
+ */
+static void test_limits_values_indexed_by_32_bits(void **state)
+{
+	const char *dir = *state;
+	char *one = write_file(dir, "one.json", trace, strlen(trace));
+	char *comm = write_file(dir, "members.json", members, strlen(members));
+	struct orr_diag d;
+
+	check_edge(one, "ORR_MAX_VALUES", 2);  /* [[2, 3]]: 2 dimensions */
+	check_edge(comm, "ORR_MAX_VALUES", 7); /* the metadata's 4, then the event's 3 */
+	assert_int_equal(import_with(comm, "ORR_MAX_VALUES", "4", &d), ORR_ETOOBIG);
+	assert_int_equal(d.event, 0); /* the collective's event */
+	assert_int_equal(import_with(comm, "ORR_MAX_VALUES", "3", &d), ORR_ETOOBIG);
+	assert_int_equal(import_with(one, "ORR_MAX_VALUES", "4294967294", &d), 0);
+	assert_int_equal(import_with(one, "ORR_MAX_VALUES", "4294967295", &d), -EINVAL);
+	if (!strstr(d.msg, "ORR_MAX_VALUES=4294967295: at most 4294967294"))
+		fail_msg("%s", d.msg);
+	assert_int_equal(import_with(one, "ORR_MAX_VALUES", "8G", &d), -EINVAL);
+	free(comm);
+	free(one);
+}
+
 static void test_limits_bad_variable_is_refused(void **state)
 {
 	char *one = write_file(*state, "one.json", trace, strlen(trace));
@@ -408,6 +443,7 @@ int main(void)
 #define T(f) cmocka_unit_test_setup_teardown(f, tmpdir_setup, tmpdir_teardown)
 		T(test_limits_each_at_its_edge),
 		T(test_limits_depth_on_every_path),
+		T(test_limits_values_indexed_by_32_bits),
 		T(test_limits_bad_variable_is_refused),
 		T(test_limits_options_override),
 		T(test_limits_whitespace_bomb),

@@ -706,6 +706,7 @@ void kineto_parser::distributed_info(ondemand::object obj)
 					else if (k == "ranks")
 						members(x, &c.first_member, &c.nmembers);
 				}
+				values_fit();
 				*(struct orr_comm *)orr__vec_push(&rb_->comms) = c;
 			}
 		}

@@ -299,6 +299,20 @@ void kineto_parser::nest(size_t level) const
 		throw limit_hit{ ORR__LIMIT_DEPTH };
 }
 
+/*
+ * The rank's dimensions, strides, inputs and members within ORR_MAX_VALUES (at most
+ * 2^32 - 2): their indices are 32 bits.  Checked once an event's or the metadata's
+ * values are in, before any index into them is used.
+ */
+void kineto_parser::values_fit() const
+{
+	uint64_t max = limits_->max[ORR__LIMIT_VALUES];
+
+	if (rb_->dims.n > max || rb_->strides.n > max || rb_->inputs.n > max ||
+	    rb_->members.n > max)
+		throw limit_hit{ ORR__LIMIT_VALUES };
+}
+
 /* Value v at `level` of its event is not read: simdjson would skip it at any depth. */
 void kineto_parser::unread(ondemand::value v, size_t level)
 {
@@ -588,6 +602,7 @@ void kineto_parser::store(raw_event &e)
 		memory_totals(a, e.ts, ev.place);
 	if (rb_->events.n >= limits_->max[ORR__LIMIT_EVENTS])
 		throw limit_hit{ ORR__LIMIT_EVENTS };
+	values_fit();
 	if (kind == ORR_EVENT_OP) {
 		rb_->pub.ops_with_stack += a.call_stack;
 		rb_->pub.ops_with_flops += a.flops;

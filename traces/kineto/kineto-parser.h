@@ -211,6 +211,7 @@ private:
 	}
 
 	void nest(size_t level) const;
+	void values_fit() const;
 	void unread(ondemand::value v, size_t level);
 	bool meta_int(ondemand::value v, int64_t *ret);
 	void event(ondemand::object obj);

@@ -37,6 +37,14 @@ static int room(struct orr__native_reader *rd, size_t have, size_t n, const char
 	return 0;
 }
 
+/* Room for n more dims, strides, inputs or members: ORR_MAX_VALUES (traces/limits.c). */
+static int values_room(struct orr__native_reader *rd, size_t have, size_t n)
+{
+	if (n > rd->limits->max[ORR__LIMIT_VALUES] - have)
+		return orr__native_limit(rd, ORR__LIMIT_VALUES);
+	return 0;
+}
+
 /* The sum of n counts, which must be exactly want. */
 static int sum_is(struct orr__native_reader *rd, const uint32_t *v, size_t n, size_t want,
 		  const char *what)
@@ -200,12 +208,12 @@ int orr__native_read_ops(struct orr__native_reader *rd, const Orrery__Native__Op
 	if (!SAME_LENGTH(m, sequence, ninputs) || !SAME_LENGTH(m, ndims, is_list) ||
 	    !SAME_LENGTH(m, ndims, dtype) || (m->n_nstrides && !SAME_LENGTH(m, ndims, nstrides)))
 		return columns_differ(rd, "op");
-	if ((r = room(rd, rb->strides.n, m->n_strides, "strides")) ||
+	if ((r = values_room(rd, rb->strides.n, m->n_strides)) ||
 	    (r = sum_is(rd, m->nstrides, m->n_nstrides, m->n_strides, "strides")))
 		return r;
 	if ((r = room(rd, rb->ops.n, n, "ops")) ||
-	    (r = room(rd, rb->inputs.n, m->n_ndims, "inputs")) ||
-	    (r = room(rd, rb->dims.n, m->n_dims, "dims")) ||
+	    (r = values_room(rd, rb->inputs.n, m->n_ndims)) ||
+	    (r = values_room(rd, rb->dims.n, m->n_dims)) ||
 	    (r = sum_is(rd, m->ninputs, n, m->n_ndims, "inputs")) ||
 	    (r = sum_is(rd, m->ndims, m->n_ndims, m->n_dims, "dims")) || (r = read_inputs(rd, m)))
 		return r;
@@ -285,7 +293,7 @@ static int read_members(struct orr__native_reader *rd, const int32_t *v, size_t 
 {
 	int r;
 
-	if ((r = room(rd, rd->rb->members.n, n, "members")))
+	if ((r = values_room(rd, rd->rb->members.n, n)))
 		return r;
 	*ret_first = (uint32_t)rd->rb->members.n;
 	if (n)
