@@ -124,7 +124,9 @@ void cli_import_error(const char *path, int err, const struct orr_diag *diag)
 	} else if (d.file[0]) {
 		cli_error("cannot import %s", orr_diag_format(&d, err, buf, sizeof(buf)));
 	} else {
-		cli_error("cannot import '%s': %s", path, orr_strerror(err));
+		/* no file (a bad ORR_MAX_* variable): the path given, and why */
+		cli_error("cannot import '%s': %s%s%s", path, orr_strerror(err),
+			  d.msg[0] ? ": " : "", d.msg);
 	}
 }
 

@@ -174,6 +174,12 @@ limit)
 	one_error_line "$var"
 	expect_in err "$trace"
 	cat "$work/err" >&2
+	# a value that is no count: one line naming the variable and what it expects
+	export "$var=lots"
+	run info "$trace"
+	expect_rc 1
+	one_error_line "$var='lots': expected a positive integer"
+	expect_in err "$trace"
 	;;
 accepted)
 	run info "$1"
