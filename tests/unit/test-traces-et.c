@@ -265,6 +265,30 @@ static void test_null_misplaced_et(void **state)
 	free(b);
 }
 
+/*
+ * An execution trace given by --et that is not JSON where its structure is whole (a
+ * missing ',', a bad literal): the byte where it stops being JSON, and what was expected.
+ */
+static void test_null_et_syntax_where(void **state)
+{
+	char *tp = shared("kineto/param-linear.json.gz"), *dir = *state;
+	char *a = orr_xasprintf("%s/rank-0.et.json", dir);
+	struct orr_import_options o = { .et_path = a };
+	struct orr_trace *t = NULL;
+	struct orr_diag d;
+
+	write_file(a, "{\"schema\": \"1.0.1\", \"pid\": 7 \"nodes\": []}");
+	assert_int_equal(orr_trace_import(tp, &o, &t, &d), ORR_EMALFORMED);
+	if (d.offset != 29 || !strstr(d.msg, "expected ',' or '}'"))
+		fail_msg("at %lld: %s", (long long)d.offset, d.msg);
+	write_file(a, "{\"schema\": \"1.0.1\", \"pid\": tru, \"nodes\": []}");
+	assert_int_equal(orr_trace_import(tp, &o, &t, &d), ORR_EMALFORMED);
+	if (d.offset != 27 || !strstr(d.msg, "expected true"))
+		fail_msg("at %lld: %s", (long long)d.offset, d.msg);
+	free(tp);
+	free(a);
+}
+
 /* Ops named a0..a7 x0..x69 b0..b99 in the profiler's trace, the ET without the x's. */
 static void test_one_gap_wider_than_the_window_relinks(void **state)
 {
@@ -347,6 +371,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_null_malformed_or_alone_is_an_error),
 		cmocka_unit_test_setup_teardown(test_null_misplaced_et, tmpdir_setup,
+						tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_null_et_syntax_where, tmpdir_setup,
 						tmpdir_teardown),
 		cmocka_unit_test(test_one_flat_schema_reads_and_links),
 		cmocka_unit_test(test_one_chakra_schema_reads),

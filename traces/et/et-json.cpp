@@ -460,7 +460,13 @@ extern "C" int orr__et_parse(struct orr_trace *t, struct orr__et_build *eb, cons
 		if (parser.allocate(len + 1, (size_t)limits->max[ORR__LIMIT_DEPTH] + 1) != SUCCESS)
 			throw std::bad_alloc();
 		error_code e = parser.parse(buf, len, false).get(doc);
+		struct orr_json_error je;
 
+		/* what the scanner does not check (',' and ':', literals, numbers): where */
+		if (e != SUCCESS &&
+		    orr_json_check(buf, len, (size_t)limits->max[ORR__LIMIT_DEPTH], &je))
+			return orr_diag_set(diag, ORR_EMALFORMED, name, (int64_t)je.offset, -1,
+					    "execution trace: expected %s", je.expected);
 		if (e != SUCCESS)
 			return orr_diag_set(diag, ORR_EMALFORMED, name, -1, -1,
 					    "execution trace: %s", error_message(e));
