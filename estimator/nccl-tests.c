@@ -117,11 +117,28 @@ static int in_range(struct parse *p, int64_t off, size_t line, const char *field
 			    field, v, unit, lo, hi, unit);
 }
 
+/*
+ * The decimal number that is the whole field at f (up to a blank or the line's end), as
+ * nccl-tests prints it; NAN for anything else: strtod() also takes "0x400", "inf" and the
+ * "1024" of "1024abc", whose rest would then be read as the next field.
+ */
+static double decimal(const char *f, const char **ret_end)
+{
+	size_t n = strcspn(f, " \t\r\n");
+	char *end;
+	double v;
+
+	*ret_end = f + n;
+	if (!n || strspn(f, "0123456789.eE+-") != n)
+		return NAN;
+	v = strtod(f, &end);
+	return end == f + n ? v : NAN;
+}
+
 /* A result line: its size and out-of-place time; a size of 0 (-b 0) says nothing. */
 static int result(struct parse *p, const char *line, int64_t off, size_t lineno)
 {
-	char *end;
-	const char *f = line;
+	const char *f = line, *end;
 	double v[6];
 	int err;
 
@@ -131,13 +148,13 @@ static int result(struct parse *p, const char *line, int64_t off, size_t lineno)
 			f += strcspn(f, " \t\n");
 			continue;
 		}
-		v[i] = strtod(f, &end);
-		if (i == 0 && end != f && v[0] == 0)
+		v[i] = decimal(f, &end);
+		if (i == 0 && v[0] == 0)
 			return 0;
-		if (end == f || !(v[i] > 0) || !isfinite(v[i]))
+		if (!(v[i] > 0) || !isfinite(v[i]))
 			return orr_diag_set(p->d, ORR_EMALFORMED, p->name, off, -1,
 					    "line %zu: a result line whose %s is not a positive "
-					    "number",
+					    "decimal number",
 					    lineno,
 					    i == 0 ? "size (first field)" : "time (sixth field)");
 		f = end;
@@ -187,14 +204,16 @@ int orr_nccl_tests_parse(const char *name, const char *buf, size_t len, enum orr
 	if (!err && t.kind == ORR_COLL_UNKNOWN)
 		t.kind = kind;
 	if (!err && t.kind == ORR_COLL_UNKNOWN)
-		err = orr_diag_set(reterr_diag, ORR_EMALFORMED, name, -1, -1,
-				   "no '# Collective test starting:' line names the collective "
-				   "(name it: KIND=FILE)");
+		err = orr_diag_set(reterr_diag, ORR_EMALFORMED, name, (int64_t)len, -1,
+				   "at its end, no '# Collective test starting:' line has named "
+				   "the collective (name it: KIND=FILE)");
 	else if (!err && t.group == 0)
-		err = orr_diag_set(reterr_diag, ORR_EMALFORMED, name, -1, -1,
-				   "no '#  Rank' lines: the group size is unknown");
+		err = orr_diag_set(reterr_diag, ORR_EMALFORMED, name, (int64_t)len, -1,
+				   "at its end, no '#  Rank' lines: the group size is unknown");
 	else if (!err && t.n == 0)
-		err = orr_diag_set(reterr_diag, ORR_EEMPTY, name, -1, -1, "no result lines");
+		err = orr_diag_set(reterr_diag, ORR_EEMPTY, name, (int64_t)len, -1,
+				   "at its end, no result lines (expected lines of size, count, "
+				   "type, redop, root and time)");
 	if (err) {
 		free(t.s);
 		return err;

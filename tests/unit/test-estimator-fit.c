@@ -254,6 +254,21 @@ static void test_nccl_tests_parse(void **state)
 				    "#  Rank  0 Group 0 Pid 1 on h device 0\n",
 				    ORR_COLL_UNKNOWN, &t),
 			 ORR_EEMPTY);
+	/* what the whole file lacks is named at its end, where it was still expected */
+	{
+		static const char no_rows[] = "# Collective test starting: reduce_perf\n"
+					      "#  Rank  0 Group 0 Pid 1 on h device 0\n";
+		struct orr_diag d;
+
+		assert_int_equal(orr_nccl_tests_parse("t.txt", no_rows, strlen(no_rows),
+						      ORR_COLL_UNKNOWN, &t, &d),
+				 ORR_EEMPTY);
+		assert_int_equal(d.offset, (int64_t)strlen(no_rows));
+		assert_int_equal(orr_nccl_tests_parse("t.txt", no_rows + 40, strlen(no_rows + 40),
+						      ORR_COLL_UNKNOWN, &t, &d),
+				 ORR_EMALFORMED);
+		assert_int_equal(d.offset, (int64_t)strlen(no_rows + 40));
+	}
 }
 
 /* text's result line refused: ORR_EMALFORMED, the message naming its line and value. */
@@ -287,6 +302,14 @@ static void test_nccl_tests_out_of_range(void **state)
 		{ " 1e-300 1 float sum -1 10 0 0 0\n", "1e-300 bytes" },
 		{ " 1e300 1 float sum -1 10 0 0 0\n", "1e+300 bytes" },
 		{ " 0.5 1 float sum -1 10 0 0 0\n", "0.5 bytes" },
+		/* odd rows: a field that is not wholly a decimal number */
+		{ " 0x400 256 float sum -1 10 0 0 0\n",
+		  "size (first field) is not a positive decimal" },
+		{ " 1024abc 256 float sum -1 10 0 0 0\n", "size (first field)" },
+		{ " 1024 256 float sum -1 10abc 0 0 0\n", "time (sixth field)" },
+		{ " 1024 256 float sum -1 0x1p3 0 0 0\n", "time (sixth field)" },
+		{ " 1024 256 float sum -1 inf 0 0 0\n", "time (sixth field)" },
+		{ " 1024 256 float sum -1\n", "time (sixth field)" },
 	};
 	struct orr_nccl_tests t;
 	struct orr_diag d;
