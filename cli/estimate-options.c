@@ -124,7 +124,8 @@ static int parse_one(const char *cmd, int c, const char *arg, struct orr_estimat
 		return -1;
 	case OPT_LAUNCH:
 		if (cli_parse_real(arg, 0, 1e6, &o->launch_us) < 0)
-			return cli_usage_error(cmd, "bad --launch-us '%s' (microseconds)", arg);
+			return cli_usage_error(cmd, "bad --launch-us '%s' (microseconds, 0 to 1e6)",
+					       arg);
 		return -1;
 	case OPT_NIC:
 		/*

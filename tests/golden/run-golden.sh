@@ -321,10 +321,10 @@ usage)
 		run estimate --gpu h100-sxm --attention paged "${model[@]}"
 		expect_rc 2
 		expect_in err "bad --attention 'paged'"
-		for bad in -1 x ''; do
+		for bad in -1 x '' 1e9 nan; do
 			run estimate --gpu h100-sxm --launch-us "$bad" "${model[@]}"
 			expect_rc 2
-			expect_in err "bad --launch-us '$bad'"
+			expect_in err "bad --launch-us '$bad' (microseconds, 0 to 1e6)"
 		done
 		run estimate --gpu h100-sxm --pp 2 --layers 3 --hidden 64 --heads 2 --seq 16
 		expect_rc 1
