@@ -47,6 +47,25 @@ struct options {
 	size_t nnccl;
 };
 
+/* "all_reduce=FILE": the kind it names, FILE in *ret_path; else unknown and arg. */
+static enum orr_coll_kind split_kind(const char *arg, const char **ret_path)
+{
+	const char *eq = strchr(arg, '=');
+	enum orr_coll_kind k = eq ? orr_nccl_tests_kind(arg, (size_t)(eq - arg)) : ORR_COLL_UNKNOWN;
+
+	*ret_path = k == ORR_COLL_UNKNOWN ? arg : eq + 1; /* else a file name with '=' in it */
+	return k;
+}
+
+/* The FILE of [KIND=]FILE. */
+static const char *path_of(const char *arg)
+{
+	const char *path;
+
+	split_kind(arg, &path);
+	return path;
+}
+
 /* Returns -1 to go on, else the exit status. */
 static int parse_options(int argc, char **argv, struct options *o)
 {
@@ -88,6 +107,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if (o->nnccl == MAX_NCCL_RUNS)
 				return cli_usage_error("fit", "more than %d --nccl-tests runs",
 						       MAX_NCCL_RUNS);
+			if (!*optarg || !*path_of(optarg))
+				return cli_usage_error("fit", "--nccl-tests '%s': empty file name",
+						       optarg);
 			o->nccl[o->nnccl++] = optarg;
 			break;
 		case 'h':
@@ -119,16 +141,6 @@ static int write_costs(const struct orr_rank_fit *f, const char *path)
 	}
 	orr_rank_fit_write_json(f, s);
 	return orr_outfile_commit(&out, false);
-}
-
-/* "all_reduce=FILE": the kind it names, FILE in *ret_path; else unknown and arg. */
-static enum orr_coll_kind split_kind(const char *arg, const char **ret_path)
-{
-	const char *eq = strchr(arg, '=');
-	enum orr_coll_kind k = eq ? orr_nccl_tests_kind(arg, (size_t)(eq - arg)) : ORR_COLL_UNKNOWN;
-
-	*ret_path = k == ORR_COLL_UNKNOWN ? arg : eq + 1; /* else a file name with '=' in it */
-	return k;
 }
 
 /* Reads every --nccl-tests run into nt (o->nnccl of them), saying why not. */

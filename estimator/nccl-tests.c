@@ -154,7 +154,7 @@ static int result(struct parse *p, const char *line, int64_t off, size_t lineno)
 		if (!(v[i] > 0) || !isfinite(v[i]))
 			return orr_diag_set(p->d, ORR_EMALFORMED, p->name, off, -1,
 					    "line %zu: a result line whose %s is not a positive "
-					    "decimal number",
+					    "number (in decimal digits, as nccl-tests prints it)",
 					    lineno,
 					    i == 0 ? "size (first field)" : "time (sixth field)");
 		f = end;
@@ -183,6 +183,11 @@ static int parse_lines(struct parse *p, const char *buf, size_t len)
 		memcpy(line, buf + at, keep);
 		line[keep] = 0;
 		s = line + strspn(line, " \t\r");
+		/* a result line cut to fit would be read short ("12345" as "123") */
+		if (keep < n && (!*s || (*s >= '0' && *s <= '9')))
+			return orr_diag_set(p->d, ORR_EMALFORMED, p->name, (int64_t)at, -1,
+					    "line %zu: more than %zu bytes (a result line is tens)",
+					    lineno, sizeof(line) - 1);
 		if (*s == '#')
 			err = comment(p, s, (int64_t)at);
 		else if (*s >= '0' && *s <= '9')

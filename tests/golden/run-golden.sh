@@ -299,6 +299,11 @@ usage)
 		run fit --nccl-tests "all_reduce=$work/ar.txt" traces/samples/tiny-2rank
 		expect_rc 0
 		expect_in out "AllReduce, link node"
+		for bad in '' all_reduce=; do
+			run fit --nccl-tests "$bad" traces/samples/tiny-2rank
+			expect_rc 2
+			expect_in err "--nccl-tests '$bad': empty file name"
+		done
 		;;
 	estimate-usage)
 		run estimate

@@ -304,7 +304,7 @@ static void test_nccl_tests_out_of_range(void **state)
 		{ " 0.5 1 float sum -1 10 0 0 0\n", "0.5 bytes" },
 		/* odd rows: a field that is not wholly a decimal number */
 		{ " 0x400 256 float sum -1 10 0 0 0\n",
-		  "size (first field) is not a positive decimal" },
+		  "size (first field) is not a positive number (in decimal" },
 		{ " 1024abc 256 float sum -1 10 0 0 0\n", "size (first field)" },
 		{ " 1024 256 float sum -1 10abc 0 0 0\n", "time (sixth field)" },
 		{ " 1024 256 float sum -1 0x1p3 0 0 0\n", "time (sixth field)" },
@@ -319,6 +319,14 @@ static void test_nccl_tests_out_of_range(void **state)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		snprintf(buf, sizeof(buf), "%s%s", head, bad[i].row);
 		expect_bad_line(buf, "line 4:", bad[i].value);
+	}
+	/* a result line longer than the reader's line, which would be read cut short */
+	{
+		char *text =
+			orr_xasprintf("%s%*s1024 256 float sum -1 12345 0 0 0\n", head, 1000, "");
+
+		expect_bad_line(text, "line 4:", "more than 1023 bytes");
+		free(text);
 	}
 	/* the bounds themselves are measurements */
 	snprintf(buf, sizeof(buf), "%s 1 1 float sum -1 0.001 0 0 0\n", head);
