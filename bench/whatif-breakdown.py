@@ -3,7 +3,8 @@
 
     bench/whatif-breakdown.py ROWS.tsv [--orrery BIN] [--whatif DIR] [--costs-trace T]
                               [--estimate-args "ARGS"] [--worst N] [--jobs N]
-                              [--all-kinds] [--rows-of FILE] [--parts JSON]
+                              [--all-kinds] [--rows-of FILE] [--families]
+                              [--parts JSON]
 
 ROWS.tsv is what `bench/whatif-accuracy.sh --out FILE` wrote (every row, its prediction
 and split), with the same --launch-us and ESTIMATE_ARGS given here (the launch time is
@@ -31,6 +32,10 @@ Prints Markdown:
   2. the same pairs split into those with a launch-bound row (host over 10 % of its
      step) and the others, with their mean ratio errors;
   3. the N worst held-out pairs of each kind (default 3) with their parts.
+With --families, instead: per family of the pp 1 rows (one hidden size, TP and
+micro-batch), the slope of the measured step and of each part over layers x micro-batches
+per step (a least-squares line, so a fixed cost per step is left out): ms per layer and
+micro-batch, where the model's parts can be set beside what was measured.
 With --parts JSON the parts are read from JSON (a row missing there is estimated and
 the file written again): a second look at the same rows takes seconds.
 Nothing is fitted that an estimate uses: the factors are a diagnosis, not a model.
@@ -217,6 +222,43 @@ def each_row(rows):
             " | ".join("%.0f" % r["parts"][p] for p in PARTS)))
 
 
+def slope(xs, ys):
+    """The least-squares slope of ys over xs (None with fewer than 2 distinct xs)."""
+    mx = sum(xs) / len(xs)
+    den = sum((x - mx) ** 2 for x in xs)
+    if den == 0:
+        return None
+    my = sum(ys) / len(ys)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / den
+
+
+def layer_microbatches(r):
+    return r["layers"] * r["global_batch"] // (r["micro_batch"] * r["dp"])
+
+
+def families(rows):
+    """Per (hidden, tp, micro_batch) of the pp 1 rows: slopes over layers x micro-batches."""
+    groups = {}
+    for r in rows:
+        if r["pp"] == 1:
+            groups.setdefault((r["hidden"], r["tp"], r["micro_batch"]), []).append(r)
+    print("ms per layer and micro-batch: the slope over layers x micro-batches per step of")
+    print("each family's pp 1 rows.")
+    print()
+    print("| hidden, tp, micro-batch | rows | measured | step | " + " | ".join(PARTS) + " |")
+    print("|---|---|---|---|" + "---|" * len(PARTS))
+    for key in sorted(groups):
+        g = groups[key]
+        xs = [layer_microbatches(r) for r in g]
+        m = slope(xs, [r["measured"] for r in g])
+        if m is None:
+            continue
+        cells = [slope(xs, [r["parts"][p] for r in g]) for p in ("step",) + PARTS]
+        print("| %d, %d, %d | %d | %.2f | %s |" % (key[0], key[1], key[2], len(g), m,
+                                                 " | ".join("%.2f" % (c if abs(c) >= 0.005 else 0)
+                                                            for c in cells)))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("rows")
@@ -232,6 +274,9 @@ def main():
     ap.add_argument("--rows-of", metavar="FILE",
                     help="instead: every row of this what-if file (e.g. "
                     "vtrain-a100-multi-node-dev.csv) with its layout, error and parts")
+    ap.add_argument("--families", action="store_true",
+                    help="instead: per family of pp 1 single-node rows, ms per layer and "
+                    "micro-batch measured and by part")
     o = ap.parse_args()
     here = os.path.dirname(os.path.abspath(__file__))
     extra = o.estimate_args.split()
@@ -246,6 +291,8 @@ def main():
         for n, r in enumerate(table, 1):
             want = o.rows_of or "vtrain-a100-single-node"
             if not r["source"].startswith(want) or r["skipped"] != "-" or r["predicted"] == "-":
+                continue
+            if o.families and int(r["pp"]) != 1:
                 continue
             rows.append({"n": n, "id": r["id"], "split": r["split"],
                          "measured": float(r["measured"]), "predicted": float(r["predicted"]),
@@ -271,6 +318,9 @@ def main():
                  "predictions (other options?): %s" % ", ".join(bad[:3]))
     if o.rows_of:
         each_row(rows)
+        return
+    if o.families:
+        families(rows)
         return
     fit = [r for r in rows if r["split"] == "fit"]
     factor = {p: best_factor(fit, p) for p in PARTS}
