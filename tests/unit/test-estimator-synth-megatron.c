@@ -20,37 +20,17 @@
 #include "orrery/graph.h"
 #include "orrery/replay.h"
 #include "orrery/trace.h"
+#include "synth-test.h"
 
-/* A small GPT: 4 layers, h 1024, 16 heads, s 1024, on 2 x 2 x 2 GPUs, 8 micro-batches. */
+/* synth-test.h's small GPT of 4 layers. */
 static struct orr_train_config small(void)
 {
-	return (struct orr_train_config){
-		.layers = 4,
-		.hidden = 1024,
-		.heads = 16,
-		.kv_groups = 16,
-		.ffn = 4096,
-		.vocab = 51200,
-		.seq = 1024,
-		.micro_batch = 2,
-		.micro_batches = 8,
-		.tp = 2,
-		.pp = 2,
-		.dp = 2,
-		.cp = 1,
-		.vpp = 1,
-		.flash_attention = true,
-		.recompute = ORR_RECOMPUTE_NONE,
-		.precision = ORR_DTYPE_BF16,
-	};
+	return small_gpt(4);
 }
 
 static struct orr_synth synth(const struct orr_train_config *c)
 {
-	struct orr_synth_costs k = {
-		.gpu = orr_gpu_spec_by_id("a100-80gb-sxm"),
-		.cpu_op_ns = 5000,
-	};
+	struct orr_synth_costs k = table_costs();
 	struct orr_synth s;
 	const char *why = NULL;
 
@@ -124,10 +104,8 @@ static void test_loss_per_micro_batch(void **state)
 	/* Forward only (evaluation) computes the loss and has no backward pass of it. */
 	c = small();
 	{
-		struct orr_synth_costs k = {
-			.gpu = orr_gpu_spec_by_id("a100-80gb-sxm"),
-			.cpu_op_ns = 5000,
-		};
+		struct orr_synth_costs k = table_costs();
+
 		assert_int_equal(orr_synth_step(&c, true, &k, &s, NULL), 0);
 	}
 	assert_int_equal(count(&s, "orrery_synth::loss_times_mask\""), c.micro_batches);

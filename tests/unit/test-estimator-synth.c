@@ -22,37 +22,12 @@
 #include "orrery/replay.h"
 #include "orrery/trace.h"
 #include "../../estimator/internal.h"
+#include "synth-test.h"
 
-/* A small GPT: 8 layers, h 1024, 16 heads, s 1024, on 2 x 2 x 2 GPUs, 8 micro-batches. */
+/* synth-test.h's small GPT of 8 layers. */
 static struct orr_train_config small(void)
 {
-	return (struct orr_train_config){
-		.layers = 8,
-		.hidden = 1024,
-		.heads = 16,
-		.kv_groups = 16,
-		.ffn = 4096,
-		.vocab = 51200,
-		.seq = 1024,
-		.micro_batch = 2,
-		.micro_batches = 8,
-		.tp = 2,
-		.pp = 2,
-		.dp = 2,
-		.cp = 1,
-		.vpp = 1,
-		.flash_attention = true,
-		.recompute = ORR_RECOMPUTE_NONE,
-		.precision = ORR_DTYPE_BF16,
-	};
-}
-
-static struct orr_synth_costs table_costs(void)
-{
-	return (struct orr_synth_costs){
-		.gpu = orr_gpu_spec_by_id("a100-80gb-sxm"),
-		.cpu_op_ns = 5000,
-	};
+	return small_gpt(8);
 }
 
 static struct orr_synth synth(const struct orr_train_config *c, bool forward_only)
