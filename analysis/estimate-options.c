@@ -97,6 +97,7 @@ void orr_estimate_apply(const struct orr_estimate_options *o, struct orr_train_c
 	c->overlap_grad_reduce = o->overlap_grad;
 	c->scatter_gather_p2p = o->p2p_scatter;
 	c->sync_timers = o->sync_timers;
+	c->sync_layers = o->sync_layers;
 	/* Megatron's switches turn a model's feature on; a trace's is kept without them. */
 	c->gated_mlp |= o->swiglu;
 	c->untied_embeddings |= o->untie;

@@ -41,6 +41,7 @@ enum {
 	OPT_NIC,
 	OPT_P2P_SCATTER,
 	OPT_SYNC_TIMERS,
+	OPT_SYNC_LAYERS,
 };
 
 static int parse_named(const char *s, const char *const *names, int n)
@@ -159,7 +160,7 @@ static void phase(void *data, const char *what, const char *unit)
 }
 
 /* getopt_long()'s table: the sizes, the other options, and the zeros that end it. */
-#define OPTS_MAX (NSIZE + 26)
+#define OPTS_MAX (NSIZE + 27)
 
 static void options_table(struct option *opts)
 {
@@ -178,6 +179,7 @@ static void options_table(struct option *opts)
 	opts[n++] = (struct option){ "overlap-grad-reduce", no_argument, NULL, OPT_OVERLAP_GRAD };
 	opts[n++] = (struct option){ "p2p-scatter-gather", no_argument, NULL, OPT_P2P_SCATTER };
 	opts[n++] = (struct option){ "sync-timers", no_argument, NULL, OPT_SYNC_TIMERS };
+	opts[n++] = (struct option){ "sync-layers", no_argument, NULL, OPT_SYNC_LAYERS };
 	opts[n++] = (struct option){ "precision", required_argument, NULL, OPT_PRECISION };
 	opts[n++] = (struct option){ "forward-only", no_argument, NULL, OPT_FORWARD };
 	opts[n++] = (struct option){ "timeline", required_argument, NULL, OPT_TIMELINE };
@@ -203,7 +205,7 @@ static bool parse_flag(int c, struct orr_estimate_options *o)
 {
 	if (c != OPT_SP && c != OPT_DISTOPT && c != OPT_FSDP && c != OPT_OVERLAP_GRAD &&
 	    c != OPT_FORWARD && c != OPT_SWIGLU && c != OPT_UNTIE && c != OPT_P2P_SCATTER &&
-	    c != OPT_SYNC_TIMERS)
+	    c != OPT_SYNC_TIMERS && c != OPT_SYNC_LAYERS)
 		return false;
 	o->sp |= c == OPT_SP;
 	o->distopt |= c == OPT_DISTOPT;
@@ -214,6 +216,7 @@ static bool parse_flag(int c, struct orr_estimate_options *o)
 	o->untie |= c == OPT_UNTIE;
 	o->p2p_scatter |= c == OPT_P2P_SCATTER;
 	o->sync_timers |= c == OPT_SYNC_TIMERS;
+	o->sync_layers |= c == OPT_SYNC_LAYERS;
 	return true;
 }
 

@@ -52,6 +52,12 @@ static bool scatters_p2p(const struct orr_train_config *c)
 	return c->scatter_gather_p2p && c->pp > 1 && c->tp > 1 && !c->sequence_parallel;
 }
 
+/* Checkpointed layers synchronize only where they are checkpointed: full recompute. */
+static bool syncs_layers(const struct orr_train_config *c)
+{
+	return c->sync_layers && c->recompute == ORR_RECOMPUTE_FULL;
+}
+
 /* The fields a re-timing cannot change, with their names; NULL when none differs. */
 static const char *structural_change(const struct orr_train_config *a,
 				     const struct orr_train_config *b, bool layers)
@@ -90,6 +96,8 @@ static const char *structural_change(const struct orr_train_config *a,
 		return "scatter-gather of pipeline transfers";
 	if (a->sync_timers != b->sync_timers)
 		return "timers that synchronize the device";
+	if (syncs_layers(a) != syncs_layers(b))
+		return "checkpointed layers that synchronize the device";
 	/* Without tensor (data) parallelism a step has no TP (gradient) collectives. */
 	if ((a->tp == 1) != (b->tp == 1))
 		return "tensor parallelism to or from 1 (its collectives come or go)";

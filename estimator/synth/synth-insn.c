@@ -253,3 +253,17 @@ void orr__sy_timer_sync(struct sy_pass *p)
 	if (p->j->c->sync_timers)
 		orr__sy_device_sync(p);
 }
+
+/*
+ * sync_layers: DeepSpeed's CheckpointFunction (deepspeed/runtime/activation_checkpointing/
+ * checkpointing.py) calls torch.cuda.synchronize() at the start and the end of its forward()
+ * and of its backward() (the recompute and the layer's backward pass) when configured with
+ * synchronize (Megatron-DeepSpeed's --synchronize-each-layer, or the DeepSpeed config's
+ * synchronize_checkpoint_boundary); Megatron's own CheckpointFunction never synchronizes.
+ * Only checkpointed layers run it: full recompute, one layer a checkpoint.
+ */
+void orr__sy_layer_sync(struct sy_pass *p)
+{
+	if (p->j->c->sync_layers && p->j->c->recompute == ORR_RECOMPUTE_FULL)
+		orr__sy_device_sync(p);
+}

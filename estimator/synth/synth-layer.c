@@ -189,7 +189,8 @@ static void rope(struct sy_pass *p, bool forward)
 		     ORR_KERN_ELEMENTWISE, 2 * p->T * p->gl * p->d * p->e + freqs, 0);
 }
 
-void orr__sy_layer_fwd(struct sy_pass *p)
+/* A layer's forward pass, its kernels and collectives only. */
+static void layer_fwd(struct sy_pass *p)
 {
 	double nh = p->Tn * p->h * p->e;
 
@@ -211,6 +212,13 @@ void orr__sy_layer_fwd(struct sy_pass *p)
 	orr__sy_kern(p, "orrery_synth::bias_dropout_add_forward", ORR_KERN_ELEMENTWISE, 3 * nh, 0);
 }
 
+void orr__sy_layer_fwd(struct sy_pass *p)
+{
+	orr__sy_layer_sync(p);
+	layer_fwd(p);
+	orr__sy_layer_sync(p);
+}
+
 /* A column-parallel GEMM's backward pass: its input's gradient is reduced over TP. */
 static void column_bwd(struct sy_pass *p, const char *dgrad, const char *wgrad, double n)
 {
@@ -224,8 +232,9 @@ void orr__sy_layer_bwd(struct sy_pass *p)
 {
 	double nh = p->Tn * p->h * p->e;
 
+	orr__sy_layer_sync(p);
 	if (p->j->c->recompute == ORR_RECOMPUTE_FULL)
-		orr__sy_layer_fwd(p);
+		layer_fwd(p);
 	orr__sy_kern(p, "orrery_synth::bias_dropout_add_backward", ORR_KERN_ELEMENTWISE, 3 * nh, 0);
 	orr__sy_sp_gather(p);
 	orr__sy_gemm(p, "orrery_synth::gemm<fc2,dgrad>", 1, p->T, p->fl, p->h);
@@ -245,6 +254,7 @@ void orr__sy_layer_bwd(struct sy_pass *p)
 	column_bwd(p, "orrery_synth::gemm<qkv,dgrad>", "orrery_synth::gemm<qkv,wgrad>",
 		   orr__sy_qkv_n(p));
 	orr__sy_kern(p, norm_name(p, false), ORR_KERN_NORM, 3 * nh, 0);
+	orr__sy_layer_sync(p);
 }
 
 /*

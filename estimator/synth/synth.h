@@ -147,6 +147,9 @@ void orr__sy_wait_record(struct sy_pass *p, enum sy_stream stream, uint32_t rec)
 void orr__sy_device_sync(struct sy_pass *p);
 /* With sync_timers, a timer's start or stop: a device synchronization; else nothing. */
 void orr__sy_timer_sync(struct sy_pass *p);
+/* With sync_layers and full recompute, a checkpointed layer's pass starts or ends: a
+ * device synchronization; else nothing. */
+void orr__sy_layer_sync(struct sy_pass *p);
 /* A GEMM of batch x (m x k . k x n); another kernel of class cls moving bytes. */
 void orr__sy_gemm(struct sy_pass *p, const char *name, double batch, double m, double n, double k);
 void orr__sy_kern(struct sy_pass *p, const char *name, enum orr_kern_class cls, double bytes,

@@ -68,6 +68,7 @@ struct orr_estimate_options {
 	bool sp, distopt, fsdp, overlap_grad, forward_only;
 	bool p2p_scatter;   /* Megatron-DeepSpeed's scatter-gather of pipeline transfers */
 	bool sync_timers;   /* Megatron's timers synchronize at the passes (orr_train_config) */
+	bool sync_layers;   /* DeepSpeed's checkpointing synchronizes at each layer (same) */
 	int precision;      /* -1: not given; 0 bf16, 1 fp16, 2 fp32, 3 fp8 */
 	int attention;      /* -1: not given; 0 flash, 1 unfused */
 	bool swiglu, untie; /* Megatron's --swiglu, --untie-embeddings-and-output-weights */

@@ -74,6 +74,13 @@ struct orr_train_config {
 	 * --timing-log-level 2)
 	 */
 	bool sync_timers;
+	/*
+	 * With full recompute, the device is synchronized when each checkpointed layer's
+	 * forward pass and its backward pass (recompute included) start and end: DeepSpeed's
+	 * activation checkpointing with synchronize_checkpoint_boundary (Megatron-DeepSpeed's
+	 * --deepspeed-activation-checkpointing --synchronize-each-layer), one layer a checkpoint
+	 */
+	bool sync_layers;
 	enum orr_recompute recompute;
 	enum orr_dtype precision; /* BF16 or FP16 (mixed, fp32 master weights), FP32, or FP8
 				     (Transformer Engine: FP8 GEMMs, BF16 weights) */

@@ -294,6 +294,13 @@ static void test_retime_refuses(void **state)
 	to.sync_timers = true;
 	assert_int_equal(retime(&j, &to, true, &r, &why), -ENOTSUP);
 	assert_string_equal(why, "timers that synchronize the device");
+	/* checkpointed layers that synchronize: none without full recompute, nothing changes */
+	to = j.from;
+	assert_int_equal(to.recompute, ORR_RECOMPUTE_NONE);
+	to.sync_layers = true;
+	why = "unset";
+	assert_int_equal(retime(&j, &to, true, &r, &why), 0);
+	assert_null(why);
 	/* the scatter-gather of pipeline transfers: none at PP 1, so nothing changes */
 	to = j.from;
 	assert_int_equal(to.pp, 1);

@@ -5,7 +5,8 @@
  * each micro-batch on the last stage, averaged over the data-parallel group by an
  * all-reduce of one number (pretrain_gpt.py's loss_func), and, with sync_timers, the
  * device synchronizations of timers that synchronize when each pass starts and stops
- * (Megatron-DeepSpeed before its July 2023 rebase).
+ * (Megatron-DeepSpeed before its July 2023 rebase), and, with sync_layers, those of
+ * DeepSpeed's activation checkpointing at each checkpointed layer.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -139,11 +140,49 @@ static void test_sync_timers(void **state)
 	orr_synth_release(&timed);
 }
 
+/*
+ * sync_layers: with full recompute, each stage synchronizes the device when each of its
+ * layers' forward pass and backward pass (the recompute included) starts and ends, as
+ * DeepSpeed's CheckpointFunction does with synchronize on: 4 per layer and micro-batch,
+ * layers / pp layers a stage.  Each synchronization leaves the GPU idle until the next
+ * launch, so the step is longer; it replays to the step as placed.  Without full
+ * recompute no layer is checkpointed and nothing changes.
+ */
+static void test_sync_layers(void **state)
+{
+	struct orr_train_config c = small();
+	struct orr_synth plain, synced, none;
+	size_t syncs;
+
+	(void)state;
+	c.recompute = ORR_RECOMPUTE_FULL;
+	plain = synth(&c);
+	c.sync_layers = true;
+	synced = synth(&c);
+	syncs = count(&plain, "\"cudaDeviceSynchronize\"");
+	assert_int_equal(count(&synced, "\"cudaDeviceSynchronize\""),
+			 syncs + (size_t)(c.micro_batches * c.layers * 4));
+	assert_true(synced.placed_ns > plain.placed_ns);
+	assert_true(fabs(replayed(&synced) / synced.placed_ns - 1) < 0.005);
+	c.recompute = ORR_RECOMPUTE_NONE;
+	none = synth(&c);
+	orr_synth_release(&plain);
+	c.sync_layers = false;
+	plain = synth(&c);
+	assert_int_equal(count(&none, "\"cudaDeviceSynchronize\""),
+			 count(&plain, "\"cudaDeviceSynchronize\""));
+	assert_true(none.placed_ns == plain.placed_ns);
+	orr_synth_release(&plain);
+	orr_synth_release(&synced);
+	orr_synth_release(&none);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_loss_per_micro_batch),
 		cmocka_unit_test(test_sync_timers),
+		cmocka_unit_test(test_sync_layers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
