@@ -493,7 +493,7 @@ echo "  flash attention in Megatron-DeepSpeed's default); published-dev.csv: eac
 echo "  fields, flash attention except its vTrain and Megatron-LM CI (transformer-impl local)"
 echo "  rows, \`--fsdp\` for FSDP and ZeRO-3 rows."
 [[ -n ${ESTIMATE_ARGS:-} ]] && echo "- extra options for every estimate: \`$ESTIMATE_ARGS\`"
-echo "- vTrain rows (Megatron-DeepSpeed): \`--p2p-scatter-gather --sync-timers --nic-gbps ${VTRAIN_NIC_GBPS:-100}\`"
+echo "- vTrain rows (Megatron-DeepSpeed): \`--p2p-scatter-gather --sync-timers --sync-layers --nic-gbps ${VTRAIN_NIC_GBPS:-100}\`"
 echo "  (VTRAIN_NIC_GBPS; vTrain's validation configs state 800 Gb/s a node of 8)"
 echo "- rows: $total, predicted $predicted, skipped $skipped."
 echo

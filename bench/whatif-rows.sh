@@ -124,11 +124,17 @@ csv2tsv() {
 # its runs are estimated as one from before the July 2023 rebase, whose timers
 # synchronize the device around every pass (megatron/global_vars.py's _Timer.start()
 # and stop(), schedules.py's forward-compute and backward-compute): --sync-timers
-# (docs/accuracy.md, "Issue 35: what vTrain's runs did").
+# (docs/accuracy.md, "Issue 35: what vTrain's runs did").  Their checkpointed layers
+# (vTrain's configs set use_checkpoint) are estimated as DeepSpeed's activation
+# checkpointing with its synchronization at each layer's boundaries runs them
+# (--synchronize-each-layer; Megatron-DeepSpeed's pipeline engine checkpoints through
+# DeepSpeed's CheckpointFunction): --sync-layers, chosen by the fit rows as --sync-timers
+# was, not stated by vTrain (docs/accuracy.md, "Issue 35: rows whose host and GPU take
+# about the same time").
 vtrain_nic=${VTRAIN_NIC_GBPS:-100}
 [[ $vtrain_nic =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
 	die "VTRAIN_NIC_GBPS '$vtrain_nic' is not a number of Gb/s"
-vtrain_flags="p2p-scatter-gather,sync-timers,nic-gbps=$vtrain_nic"
+vtrain_flags="p2p-scatter-gather,sync-timers,sync-layers,nic-gbps=$vtrain_nic"
 normalize() {
 	awk -F '\t' -v kind="$1" -v file="$2" -v costs_gpu="$costs_gpu" -v vtrain_flags="$vtrain_flags" '
 	function fail(r) { if (reason == "") reason = r }

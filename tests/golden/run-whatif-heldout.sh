@@ -2,10 +2,11 @@
 # vTrain's single-node held-out rows (suite golden), from the source root with $ORRERY
 # set: the odd data rows of ../shared/whatif/vtrain-a100-single-node.csv, estimated as
 # bench/whatif-accuracy.sh does (bench/whatif-rows.sh's options and costs, the launch
-# time, 70 us, given), have a mean |predicted/measured - 1| of at most 9.2 % and a mean
-# signed error within -3 %.  Measured 8.66 % and -1.82 % (2026-11-28: memory-bound
-# batched GEMMs by their tiles' bytes, the loss per micro-batch and --sync-timers;
-# docs/accuracy.md, issue 35); 10.08 % and -5.49 % before them, 11.15 % and -6.86 %
+# time, 70 us, given), have a mean |predicted/measured - 1| of at most 8 % and a mean
+# signed error within +-3 %.  Measured 7.60 % and +1.88 % (2026-11-28: --sync-layers,
+# DeepSpeed's checkpointed layers that synchronize; docs/accuracy.md, issue 35); 8.66 %
+# and -1.82 % before it (memory-bound batched GEMMs by their tiles' bytes, the loss per
+# micro-batch and --sync-timers), 10.08 % and -5.49 % before them, 11.15 % and -6.86 %
 # before the element-wise efficiency left out the samples faster than HBM.  77 without
 # ../shared.
 set -uo pipefail
@@ -34,5 +35,5 @@ done <"$work/heldout" >"$work/pred"
 read -r mean bias < <(awk '{ e = $1 / 1e6 / $2 - 1; s += (e < 0 ? -e : e); b += e; n++ }
 	END { printf "%.4f %.4f\n", 100 * s / n, 100 * b / n }' "$work/pred")
 echo "held-out rows: 720, mean $mean %, bias $bias %" >&2
-awk -v m="$mean" -v b="$bias" 'BEGIN { exit !(m <= 9.2 && b >= -3) }' ||
-	fail "held-out mean $mean % (at most 9.2) or bias $bias % (at least -3)"
+awk -v m="$mean" -v b="$bias" 'BEGIN { exit !(m <= 8 && b >= -3 && b <= 3) }' ||
+	fail "held-out mean $mean % (at most 8) or bias $bias % (-3 to 3)"
