@@ -52,6 +52,9 @@ int orr_scales_add(struct orr_scales *s, const char *arg)
 
 	if (pre == (size_t)-1 || !eq || eq == arg + pre || eq == arg + cpre)
 		return -EINVAL;
+	/* decimal only: strtod() also reads " 2" and "0x10" (16) */
+	if (strspn(eq + 1, "0123456789.eE+-") != strlen(eq + 1))
+		return -EINVAL;
 	f = strtod(eq + 1, &end);
 	/* Beyond ORR_SCALE_MAX a millisecond kernel would outlast 2^62 ns in a few steps. */
 	if (end == eq + 1 || *end || !(f >= 0 && f <= ORR_SCALE_MAX))

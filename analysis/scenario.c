@@ -132,6 +132,15 @@ static int scenario_line(struct orr_scenarios *s, char *line, const char *path, 
 		orr_scales_release(&sc.scales);
 		return -1;
 	}
+	/* the name tells the report's rows apart: two of one name would be a guess */
+	for (size_t i = 0; i < s->n; i++)
+		if (strcmp(s->v[i].name, sc.name) == 0) {
+			snprintf(err, size, "%s:%zu: a second scenario named '%.60s'", path, lineno,
+				 sc.name);
+			free(sc.name);
+			orr_scales_release(&sc.scales);
+			return -1;
+		}
 	ORR_VEC_PUSH(s->v, s->n, s->cap, sc);
 	return 0;
 }

@@ -153,7 +153,7 @@ usage)
 		for bad in nccl '=2' 'nccl*=' 'nccl*=x' 'nccl*=-1' 'nccl*=inf' 'nccl*=nan' \
 			'*=1e30' 'nccl*=1e12' '*=1000001' '*=1e-400x' 'cpu:=2' 'cpu@x:*=2' \
 			'cpu@1*=2' 'cpu@99999999999:*=2' 'latency:=2' 'bandwidth:=2' \
-			'bandwidth:*=0' 'latency:*=-1'; do
+			'bandwidth:*=0' 'latency:*=-1' '*=0x10' '*= 2' '*=0x1p3'; do
 			run replay --scale "$bad" x
 			expect_rc 2
 			expect_in err "bad --scale '$bad'"
@@ -225,6 +225,10 @@ usage)
 		run replay --scenario "$work/sc" x
 		expect_rc 2
 		expect_in err "sc:1: bad rule 'x*=two'"
+		printf 'a x*=2\nb y*=3\na z*=4\n' >"$work/sc"
+		run replay --scenario "$work/sc" x
+		expect_rc 2
+		expect_in err "sc:3: a second scenario named 'a'"
 		printf '# nothing\n\n' >"$work/sc"
 		run replay --scenario "$work/sc" x
 		expect_rc 2
