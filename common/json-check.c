@@ -17,6 +17,8 @@ struct walk {
 	const char *buf;
 	size_t len, pos;
 	struct orr_json_error *err;
+	char *stack; /* the open brackets, grown as deep as the text goes */
+	size_t cap;
 };
 
 static int fail(struct walk *w, int code, size_t at, const char *expected)
@@ -194,7 +196,7 @@ static int literal(struct walk *w)
 }
 
 /* A scalar, or the opening of an array or object (pushed on stack). */
-static int value(struct walk *w, char *stack, size_t *depth, size_t max_depth)
+static int value(struct walk *w, size_t *depth, size_t max_depth)
 {
 	char c;
 
@@ -205,7 +207,9 @@ static int value(struct walk *w, char *stack, size_t *depth, size_t max_depth)
 	if (c == '{' || c == '[') {
 		if (*depth == max_depth)
 			return fail(w, ORR_ETOOBIG, w->pos, "nesting no deeper than the limit");
-		stack[(*depth)++] = c;
+		if (*depth == w->cap)
+			w->stack = orr_xgrow(w->stack, 1, &w->cap, *depth + 1);
+		w->stack[(*depth)++] = c;
 		w->pos++;
 		return 0;
 	}
@@ -266,7 +270,7 @@ static int next(struct walk *w, char open, bool *ret_more)
 	return 0;
 }
 
-static int walk(struct walk *w, char *stack, size_t max_depth)
+static int walk(struct walk *w, size_t max_depth)
 {
 	size_t depth = 0, before;
 	bool first = false, more, closed;
@@ -274,7 +278,7 @@ static int walk(struct walk *w, char *stack, size_t max_depth)
 
 	for (;;) {
 		/* In an object, a key (or its end) comes before each value. */
-		if (depth && stack[depth - 1] == '{') {
+		if (depth && w->stack[depth - 1] == '{') {
 			if ((r = key(w, first, &closed)))
 				return r;
 			if (closed) {
@@ -290,7 +294,7 @@ static int walk(struct walk *w, char *stack, size_t max_depth)
 			}
 		}
 		before = depth;
-		if ((r = value(w, stack, &depth, max_depth)))
+		if ((r = value(w, &depth, max_depth)))
 			return r;
 		if (depth > before) {
 			first = true;
@@ -307,7 +311,7 @@ end:
 					       : fail(w, ORR_EMALFORMED, w->pos,
 						      "the end of the text after its one value");
 			}
-			if ((r = next(w, stack[depth - 1], &more)))
+			if ((r = next(w, w->stack[depth - 1], &more)))
 				return r;
 			if (more)
 				break;
@@ -319,15 +323,14 @@ end:
 int orr_json_check(const char *buf, size_t len, size_t max_depth, struct orr_json_error *reterr)
 {
 	struct orr_json_error e = { 0, NULL };
-	struct walk w = { buf, len, 0, &e };
-	char *stack = orr_xmalloc(max_depth + 1);
+	struct walk w = { buf, len, 0, &e, NULL, 0 };
 	int r;
 
 	/* A UTF-8 byte order mark, as simdjson's callers in orrery skip it. */
 	if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0)
 		w.pos = 3;
-	r = walk(&w, stack, max_depth);
-	free(stack);
+	r = walk(&w, max_depth);
+	free(w.stack);
 	if (r)
 		*reterr = e;
 	return r;

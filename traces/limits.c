@@ -74,6 +74,24 @@ static bool parse_count(const char *s, uint64_t *ret)
 	return true;
 }
 
+/*
+ * simdjson's parsers allocate their stacks for the whole depth at once (some 16 bytes a
+ * level), so a depth of 2^40 was an allocation of 16 TB and "out of memory" for every
+ * file: at most ORR__MAX_DEPTH_CEILING, 64 times the default, a megabyte of stacks.
+ */
+#define ORR__MAX_DEPTH_CEILING 65536
+
+static int depth_fits(const struct orr__limits *l, struct orr_diag *diag)
+{
+	if (l->max[ORR__LIMIT_DEPTH] <= ORR__MAX_DEPTH_CEILING)
+		return 0;
+	return orr_diag_set(diag, -EINVAL, "", -1, -1,
+			    "%s=%llu: at most %d (the JSON parsers' stacks are allocated for the "
+			    "whole depth)",
+			    env_names[ORR__LIMIT_DEPTH],
+			    (unsigned long long)l->max[ORR__LIMIT_DEPTH], ORR__MAX_DEPTH_CEILING);
+}
+
 int orr__limits_init(struct orr__limits *l, const struct orr_import_options *opts,
 		     struct orr_diag *diag)
 {
@@ -102,7 +120,7 @@ int orr__limits_init(struct orr__limits *l, const struct orr_import_options *opt
 				    env_names[ORR__LIMIT_VALUES],
 				    (unsigned long long)l->max[ORR__LIMIT_VALUES], UINT32_MAX - 1);
 	if (!opts)
-		return 0;
+		return depth_fits(l, diag);
 	if (opts->max_bytes)
 		l->max[ORR__LIMIT_FILE_BYTES] = opts->max_bytes;
 	if (opts->max_run_bytes)
@@ -117,7 +135,7 @@ int orr__limits_init(struct orr__limits *l, const struct orr_import_options *opt
 		l->max[ORR__LIMIT_DEPTH] = opts->max_depth;
 	if (opts->max_ratio)
 		l->max[ORR__LIMIT_RATIO] = opts->max_ratio;
-	return 0;
+	return depth_fits(l, diag);
 }
 
 int orr__limit_fail(const struct orr__limits *l, enum orr__limit which, struct orr_diag *diag,

@@ -285,6 +285,11 @@ static void test_null_et_syntax_where(void **state)
 	assert_int_equal(orr_trace_import(tp, &o, &t, &d), ORR_EMALFORMED);
 	if (d.offset != 27 || !strstr(d.msg, "expected true"))
 		fail_msg("at %lld: %s", (long long)d.offset, d.msg);
+	/* at the depth's ceiling the parsers and the walk run as well */
+	assert_int_equal(setenv("ORR_MAX_DEPTH", "64K", 1), 0);
+	assert_int_equal(orr_trace_import(tp, &o, &t, &d), ORR_EMALFORMED);
+	unsetenv("ORR_MAX_DEPTH");
+	assert_int_equal(d.offset, 27);
 	free(tp);
 	free(a);
 }

@@ -262,6 +262,11 @@ static void test_limits_values_indexed_by_32_bits(void **state)
 	if (!strstr(d.msg, "ORR_MAX_VALUES=4294967295: at most 4294967294"))
 		fail_msg("%s", d.msg);
 	assert_int_equal(import_with(one, "ORR_MAX_VALUES", "8G", &d), -EINVAL);
+	/* the depth's ceiling: simdjson's stacks are allocated for the whole depth */
+	assert_int_equal(import_with(one, "ORR_MAX_DEPTH", "64K", &d), 0);
+	assert_int_equal(import_with(one, "ORR_MAX_DEPTH", "1T", &d), -EINVAL);
+	if (!strstr(d.msg, "ORR_MAX_DEPTH=1099511627776: at most 65536"))
+		fail_msg("%s", d.msg);
 	free(comm);
 	free(one);
 }
