@@ -29,18 +29,25 @@ void orr__add_edge(struct orr__rank_ctx *c, uint32_t dst, uint32_t src, enum orr
 		     }));
 }
 
+/*
+ * The first record not below corr, found without a branch on the data: the lookups come
+ * in no order a predictor can learn, and a mispredicted halving step costs more than the
+ * conditional move of this form (the same record as the classic search).
+ */
 uint32_t orr__find_corr(const struct orr__corr *v, size_t n, int64_t corr)
 {
-	size_t lo = 0, hi = n;
+	const struct orr__corr *base = v;
+	size_t len = n, lo;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	if (!n)
+		return ORR_NONE;
+	while (len > 1) {
+		size_t half = len / 2;
 
-		if (v[mid].corr < corr)
-			lo = mid + 1;
-		else
-			hi = mid;
+		base = base[half].corr < corr ? base + half : base;
+		len -= half;
 	}
+	lo = (size_t)(base - v) + (base->corr < corr);
 	return lo < n && v[lo].corr == corr ? v[lo].task : ORR_NONE;
 }
 

@@ -145,16 +145,73 @@ static int cmp_lstart(const void *a, const void *b, void *data)
 	       (*(const uint32_t *)a < *(const uint32_t *)b);
 }
 
-/* GPU tasks of the rank in launch order. */
+static bool lstart_before(const struct orr__rank_ctx *c, uint32_t a, uint32_t b)
+{
+	return cmp_lstart(&a, &b, (void *)c) < 0;
+}
+
+/* Merges the sorted runs src[at[i] .. at[i + 1]) pairwise into dst; returns the runs left. */
+static size_t merge_runs(const struct orr__rank_ctx *c, const uint32_t *src, uint32_t *dst,
+			 size_t *at, size_t nruns)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < nruns; i += 2) {
+		size_t a = at[i], am = at[i + 1], b = am, bm = i + 1 < nruns ? at[i + 2] : am;
+		size_t o = a;
+
+		while (a < am && b < bm)
+			dst[o++] = lstart_before(c, src[b], src[a]) ? src[b++] : src[a++];
+		while (a < am)
+			dst[o++] = src[a++];
+		while (b < bm)
+			dst[o++] = src[b++];
+		at[k++] = at[i];
+	}
+	at[k] = at[nruns];
+	return k;
+}
+
+/*
+ * GPU tasks of the rank in launch order.  A stream runs its tasks in the order they were
+ * launched, so each stream's tasks are usually in launch order already: the streams'
+ * runs are merged (n log streams comparisons) instead of sorted, unless one is not.
+ * Both give the same order, cmp_lstart's.
+ */
 static uint32_t *launch_order(const struct orr__rank_ctx *c, size_t *ret_n)
 {
 	uint32_t *v = orr_xmalloc((c->ntasks + 1) * sizeof(*v));
-	size_t n = 0;
+	uint32_t *w = orr_xmalloc((c->ntasks + 1) * sizeof(*w));
+	size_t *at = orr_xmalloc((c->g->nprocs - c->first_proc + 2) * sizeof(*at));
+	size_t n = 0, nruns = 0;
+	bool sorted = true;
 
-	for (uint32_t t = c->base; t < c->base + c->ntasks; t++)
-		if (c->g->tasks[t].kind == ORR_TASK_GPU)
+	for (size_t p = c->first_proc; p < c->g->nprocs; p++) {
+		const struct orr_proc *pr = &c->g->procs[p];
+
+		if (pr->kind != ORR_TASK_GPU)
+			continue;
+		at[nruns++] = n;
+		for (uint32_t t = pr->first_task; t < pr->first_task + pr->ntasks; t++) {
+			if (n > at[nruns - 1] && !lstart_before(c, v[n - 1], t))
+				sorted = false;
 			v[n++] = t;
-	qsort_r(v, n, sizeof(*v), cmp_lstart, (void *)c);
+		}
+	}
+	at[nruns] = n;
+	if (!sorted) {
+		qsort_r(v, n, sizeof(*v), cmp_lstart, (void *)c);
+		nruns = 1;
+	}
+	while (nruns > 1) {
+		uint32_t *tmp = v;
+
+		nruns = merge_runs(c, v, w, at, nruns);
+		v = w;
+		w = tmp;
+	}
+	free(w);
+	free(at);
 	*ret_n = n;
 	return v;
 }
