@@ -93,7 +93,8 @@ static void h_config(uint64_t *h, const struct orr_train_config *c)
 			      c->last_stage_layers };
 	const bool b[] = { c->gated_mlp,         c->sequence_parallel,   c->distributed_optimizer,
 			   c->fully_sharded,     c->overlap_grad_reduce, c->flash_attention,
-			   c->untied_embeddings, c->scatter_gather_p2p,  c->sync_timers };
+			   c->untied_embeddings, c->scatter_gather_p2p,  c->sync_timers,
+			   c->sync_layers };
 
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
 		h_i64(h, v[i]);

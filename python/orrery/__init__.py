@@ -408,7 +408,8 @@ _CHOICES = {  # option: (field, its values in the library's order)
 _FLAGS = {"sequence_parallel": "sp", "distributed_optimizer": "distopt", "fsdp": "fsdp",
           "overlap_grad_reduce": "overlap_grad", "forward_only": "forward_only",
           "swiglu": "swiglu", "untie_embeddings_and_output_weights": "untie",
-          "p2p_scatter_gather": "p2p_scatter", "sync_timers": "sync_timers"}
+          "p2p_scatter_gather": "p2p_scatter", "sync_timers": "sync_timers",
+          "sync_layers": "sync_layers"}
 _COUNTS = {"global_batch": "global_batch", "gpus_per_node": "gpus_per_node", "rank": "rank"}
 _PATHS = {"costs": "costs", "gpu": "gpu", "timeline": "timeline"}
 

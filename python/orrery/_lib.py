@@ -356,7 +356,7 @@ class EstimateOptions(Structure):
     _fields_ = [("rank", c_int64), ("global_batch", c_int64), ("gpus_per_node", c_int64),
                 ("size", c_int64 * ESTIMATE_NSIZE), ("recompute", c_int), ("sp", c_bool),
                 ("distopt", c_bool), ("fsdp", c_bool), ("overlap_grad", c_bool),
-                ("forward_only", c_bool), ("p2p_scatter", c_bool), ("sync_timers", c_bool), ("precision", c_int), ("attention", c_int),
+                ("forward_only", c_bool), ("p2p_scatter", c_bool), ("sync_timers", c_bool), ("sync_layers", c_bool), ("precision", c_int), ("attention", c_int),
                 ("swiglu", c_bool), ("untie", c_bool), ("norm", c_int), ("positions", c_int),
                 ("launch_us", c_double), ("nic_gbps", c_double), ("gemm_tiles", c_bool),
                 ("timeline", c_char_p), ("costs", c_char_p), ("trace", c_char_p), ("gpu", c_char_p),
@@ -368,7 +368,7 @@ TRAIN_SIZES = ["layers", "hidden", "heads", "kv_groups", "ffn", "vocab", "seq", 
                "last_stage_layers"]
 TRAIN_SWITCHES = ["gated_mlp", "sequence_parallel", "distributed_optimizer", "fully_sharded",
                   "overlap_grad_reduce", "flash_attention", "untied_embeddings", "rms_norm",
-                  "rope", "scatter_gather_p2p", "sync_timers"]
+                  "rope", "scatter_gather_p2p", "sync_timers", "sync_layers"]
 
 
 class TrainConfig(Structure):

@@ -118,7 +118,9 @@ def same_sweep(what, got, csv_text, js):
 for options in ({"tp": 2, "dp": 4}, {"pp": 2, "micro_batch": 2, "global_batch": 16,
                                      "recompute": "full", "launch_us": 5},
                 {"tp": 2, "pp": 2, "global_batch": 16, "p2p_scatter_gather": True,
-                 "sync_timers": True}):
+                 "sync_timers": True},
+                {"tp": 2, "micro_batch": 2, "global_batch": 16, "recompute": "full",
+                 "sync_layers": True, "launch_us": 20}):
     o = dict(MODEL, **options)
     got = rows(orrery.estimate(**o))[0]
     same_estimate("estimate %s" % options, got,

@@ -713,6 +713,9 @@ static int change(int i, struct orr_whatif_space *s, struct orr_whatif_context *
 	case 60: /* --sync-timers (3a1233a) */
 		c->sync_timers = true;
 		return ORR_WHATIF_DIGEST_MODEL;
+	case 61: /* --sync-layers */
+		c->sync_layers = true;
+		return ORR_WHATIF_DIGEST_MODEL;
 	default:
 		return -1;
 	}
@@ -765,7 +768,7 @@ static void test_digest(void **state)
 			if (part >= ORR_WHATIF_DIGEST_GPU || k >= ORR_WHATIF_DIGEST_GPU)
 				assert_true(d.part[k] == d0.part[k]);
 	}
-	assert_int_equal(i, 61);
+	assert_int_equal(i, 62);
 }
 
 int main(void)
