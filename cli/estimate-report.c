@@ -363,6 +363,7 @@ static void json_config(struct json_out *j, const char *key, const struct orr_es
 	json_bool(j, "overlap_grad_reduce", c->overlap_grad_reduce);
 	json_bool(j, "p2p_scatter_gather", c->scatter_gather_p2p);
 	json_bool(j, "sync_timers", c->sync_timers);
+	json_bool(j, "sync_layers", c->sync_layers);
 	json_str(j, "recompute", orr_recompute_name(c->recompute));
 	json_str(j, "attention", c->flash_attention ? "flash" : "unfused");
 	json_bool(j, "swiglu", c->gated_mlp);

@@ -56,7 +56,7 @@ const char cli_whatif_usage[] =
 	"--nic-gbps, --precision, --attention, --fsdp, --overlap-grad-reduce,\n"
 	"--forward-only, --costs, --launch-us, --gemm-model, --rank, --swiglu,\n"
 	"--untie-embeddings-and-output-weights, --normalization,\n"
-	"--position-embedding-type, --p2p-scatter-gather, --sync-timers\n"
+	"--position-embedding-type, --p2p-scatter-gather, --sync-timers, --sync-layers\n"
 	"(orrery estimate --help).\n\n"
 	"Under mpirun (OpenMPI), the configurations are shared among the processes, each on\n"
 	"--jobs threads, and rank 0 writes the report: the same as one process writes.\n";
@@ -109,7 +109,8 @@ static const char *const fwd_flags[] = { "fsdp",
 					 "swiglu",
 					 "untie-embeddings-and-output-weights",
 					 "p2p-scatter-gather",
-					 "sync-timers" };
+					 "sync-timers",
+					 "sync-layers" };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -50,6 +50,20 @@ for k in ("iteration_ns", "memory_bytes_per_gpu", "fits", "breakdown", "config",
           "tokens_per_s_per_gpu", "mfu", "synthesized", "sources"):
     assert r[k] == e[k], (k, r[k], e[k])
 PY
+	# --sync-layers holds for every configuration, as estimate takes it (full recompute)
+	run whatif "${model[@]}" --gpus 8 --tp 2 --pp 2 --micro-batch 2 --recompute full \
+		--vpp 1 --sequence-parallel off --distributed-optimizer off --sync-layers --format=json
+	expect_rc 0
+	cp "$work/out" "$work/w.json"
+	run estimate "${model[@]}" --tp 2 --pp 2 --dp 2 --micro-batch 2 --recompute full \
+		--sync-layers --format=json
+	expect_rc 0
+	python3 -c 'import json,sys
+w, e = (json.load(open(p)) for p in sys.argv[1:])
+r = w["ranked"][0]
+assert r["config"]["sync_layers"] is True, r["config"]
+for k in ("iteration_ns", "breakdown", "config"):
+    assert r[k] == e[k], (k, r[k], e[k])' "$work/w.json" "$work/out" || fail "whatif --sync-layers differs"
 	# context parallelism, TP and PP without sequence parallelism, an uneven split
 	for c in "--cp 2 --tp 1 --pp 1 --dp 1 --micro-batch 1:2:--cp 2 --tp 1 --pp 1" \
 		"--tp 2 --pp 2 --dp 2 --micro-batch 1:8:--tp 2 --pp 2" \
