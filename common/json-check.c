@@ -76,6 +76,55 @@ static size_t utf8(const unsigned char *p, size_t n)
 	return k;
 }
 
+/* The 4 hex digits of a \\u escape at w->pos (its backslash), as a code unit in *ret. */
+static int hex4(struct walk *w, unsigned int *ret)
+{
+	unsigned int u = 0;
+
+	for (size_t k = 2; k < 6; k++) {
+		char c;
+
+		if (w->pos + k >= w->len)
+			return cut(w, "4 hex digits after \\u");
+		c = w->buf[w->pos + k];
+		if (!hex(c))
+			return fail(w, ORR_EMALFORMED, w->pos, "4 hex digits after \\u");
+		u = u << 4 | (unsigned int)(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+	}
+	*ret = u;
+	return 0;
+}
+
+/*
+ * A \\u escape at w->pos.  A UTF-16 surrogate must be a high one followed by a \\u low
+ * one: simdjson refuses a lone surrogate (RFC 8259 leaves it to the parser, 8.2).
+ */
+static int unicode_escape(struct walk *w)
+{
+	static const char pair[] = "a \\u escape of a low surrogate (DC00-DFFF) after a high one";
+	size_t at = w->pos;
+	unsigned int u, low;
+	int r;
+
+	if ((r = hex4(w, &u)))
+		return r;
+	w->pos += 6;
+	if (u >= 0xdc00 && u <= 0xdfff)
+		return fail(w, ORR_EMALFORMED, at, "no lone low surrogate (DC00-DFFF) after \\u");
+	if (u < 0xd800 || u > 0xdbff)
+		return 0;
+	if (w->pos + 2 > w->len)
+		return cut(w, pair);
+	if (w->buf[w->pos] != '\\' || w->buf[w->pos + 1] != 'u')
+		return fail(w, ORR_EMALFORMED, w->pos, pair);
+	if ((r = hex4(w, &low)))
+		return r;
+	if (low < 0xdc00 || low > 0xdfff)
+		return fail(w, ORR_EMALFORMED, w->pos, pair);
+	w->pos += 6;
+	return 0;
+}
+
 /* A string at w->pos, its opening quote checked by the caller. */
 static int string(struct walk *w)
 {
@@ -84,6 +133,7 @@ static int string(struct walk *w)
 	for (w->pos++; w->pos < w->len;) {
 		unsigned char c = b[w->pos];
 		size_t k;
+		int r;
 
 		if (c == '"') {
 			w->pos++;
@@ -98,13 +148,8 @@ static int string(struct walk *w)
 				return cut(w, "an escape sequence");
 			c = b[w->pos + 1];
 			if (c == 'u') {
-				for (k = 2; k < 6; k++)
-					if (w->pos + k >= w->len)
-						return cut(w, "4 hex digits after \\u");
-					else if (!hex(w->buf[w->pos + k]))
-						return fail(w, ORR_EMALFORMED, w->pos,
-							    "4 hex digits after \\u");
-				w->pos += 6;
+				if ((r = unicode_escape(w)))
+					return r;
 			} else if (strchr("\"\\/bfnrt", c) && c) {
 				w->pos += 2;
 			} else {
@@ -135,9 +180,10 @@ static size_t digits(struct walk *w)
 static int number(struct walk *w)
 {
 	static const char form[] = "a number (-?digits[.digits][e[+-]digits])";
-	size_t start = w->pos;
-	char tmp[512], *end;
+	size_t start = w->pos, n;
+	char tmp[512], *copy, *end;
 	double v;
+	bool huge;
 
 	if (w->buf[w->pos] == '-')
 		w->pos++;
@@ -161,15 +207,18 @@ static int number(struct walk *w)
 			return w->pos >= w->len ? cut(w, form)
 						: fail(w, ORR_EMALFORMED, start, form);
 	}
-	/* Past a double (1e999): simdjson refuses it; longer than tmp, it is taken. */
-	if (w->pos - start < sizeof(tmp)) {
-		memcpy(tmp, w->buf + start, w->pos - start);
-		tmp[w->pos - start] = '\0';
-		errno = 0;
-		v = strtod(tmp, &end);
-		if (errno == ERANGE && (v > 1 || v < -1))
-			return fail(w, ORR_EMALFORMED, start, "a number within a double's range");
-	}
+	/* Past a double (1e999, or 1 and 400 zeros): simdjson refuses it. */
+	n = w->pos - start;
+	copy = n < sizeof(tmp) ? tmp : orr_xmalloc(n + 1);
+	memcpy(copy, w->buf + start, n);
+	copy[n] = '\0';
+	errno = 0;
+	v = strtod(copy, &end);
+	huge = errno == ERANGE && (v > 1 || v < -1);
+	if (copy != tmp)
+		free(copy);
+	if (huge)
+		return fail(w, ORR_EMALFORMED, start, "a number within a double's range");
 	return 0;
 }
 
@@ -195,6 +244,23 @@ static int literal(struct walk *w)
 	return fail(w, ORR_EMALFORMED, w->pos, "a JSON value");
 }
 
+/*
+ * An array or object at w->pos ('[' or '{' c) one level past the limit: taken only when
+ * empty, as simdjson counts only the levels that hold a value.
+ */
+static int empty_at_limit(struct walk *w, char c)
+{
+	size_t at = w->pos;
+
+	w->pos++;
+	ws(w);
+	if (w->pos < w->len && w->buf[w->pos] == (c == '[' ? ']' : '}')) {
+		w->pos++;
+		return 0;
+	}
+	return fail(w, ORR_ETOOBIG, at, "nesting no deeper than the limit");
+}
+
 /* A scalar, or the opening of an array or object (pushed on stack). */
 static int value(struct walk *w, size_t *depth, size_t max_depth)
 {
@@ -206,7 +272,7 @@ static int value(struct walk *w, size_t *depth, size_t max_depth)
 	c = w->buf[w->pos];
 	if (c == '{' || c == '[') {
 		if (*depth == max_depth)
-			return fail(w, ORR_ETOOBIG, w->pos, "nesting no deeper than the limit");
+			return empty_at_limit(w, c);
 		if (*depth == w->cap)
 			w->stack = orr_xgrow(w->stack, 1, &w->cap, *depth + 1);
 		w->stack[(*depth)++] = c;

@@ -336,8 +336,11 @@ bool costs(reader &r, dom::element root)
 
 /* ---- the text ---- */
 
-/* simdjson's DOM parser nests at most this deep (its default). */
-#define COSTS_MAX_DEPTH 1024
+/*
+ * simdjson's DOM parser (its default max_depth, 1024) refuses a text whose arrays and
+ * objects holding a value nest 1024 deep: at most 1023 levels.
+ */
+#define COSTS_MAX_DEPTH 1023
 
 /*
  * Why simdjson refused buf[0..len): where the text stops being JSON (orr_json_check()),

@@ -248,7 +248,8 @@ int orr_file_read(const char *path, uint64_t max_bytes, const char *what, size_t
 /*
  * Where a JSON text that a parser refused stops being JSON (common/json-check.c): 0 when
  * buf[0..len) (after a UTF-8 byte order mark) is one JSON value within max_depth
- * levels, whitespace around it; else ORR_EMALFORMED, ORR_ETRUNCATED (at len) or
+ * levels of arrays and objects that hold a value (an empty one past them is taken, as
+ * simdjson counts), whitespace around it; else ORR_EMALFORMED, ORR_ETRUNCATED (at len) or
  * ORR_ETOOBIG (deeper), with the byte offset and what was expected there.
  */
 struct orr_json_error {

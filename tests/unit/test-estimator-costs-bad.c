@@ -320,6 +320,46 @@ static void test_costs_syntax_where(void **state)
 	expect_at(dir, "{\"a\": \"xy", ORR_ETRUNCATED, 9, "expected '\"' to close the string");
 }
 
+/* "{\"a\":" then n '[', mid, n ']' and end (free()). */
+static char *nested(size_t n, const char *mid, const char *end)
+{
+	char *s = orr_xmalloc(5 + 2 * n + strlen(mid) + strlen(end) + 1);
+
+	memcpy(s, "{\"a\":", 5);
+	memset(s + 5, '[', n);
+	strcpy(s + 5 + n, mid);
+	memset(s + 5 + n + strlen(mid), ']', n);
+	strcpy(s + 5 + 2 * n + strlen(mid), end);
+	return s;
+}
+
+/*
+ * Where simdjson's refusals are that RFC 8259's grammar alone takes or misses: a lone
+ * UTF-16 surrogate, a number past a double however long, nesting as deep as simdjson's
+ * limit (1024 levels that hold a value; an empty array past 1023 is taken).
+ */
+static void test_costs_syntax_where_simdjson(void **state)
+{
+	const char *dir = *state;
+	char *big = orr_xmalloc(700), *t;
+
+	expect_at(dir, "{\"a\": \"\\ud800x\"}", ORR_EMALFORMED, 13, "low surrogate");
+	expect_at(dir, "{\"a\": \"\\udc00\"}", ORR_EMALFORMED, 7, "lone low surrogate");
+	expect_at(dir, "{\"a\": \"\\ud83d\\ude00\", \"b\" 1}", ORR_EMALFORMED, 26,
+		  "':' after the key");
+	memcpy(big, "{\"a\": 1", 7);
+	memset(big + 7, '0', 600);
+	strcpy(big + 607, "}");
+	expect_at(dir, big, ORR_EMALFORMED, 6, "a number within a double's range");
+	t = nested(1023, "1", "}");
+	expect_at(dir, t, ORR_ETOOBIG, 5 + 1022, "nesting no deeper than the limit");
+	free(t);
+	t = nested(1022, "[ ]", ",}");
+	expect_at(dir, t, ORR_EMALFORMED, 5 + 1022 + 3 + 1022 + 1, "a string key");
+	free(t);
+	free(big);
+}
+
 /* Taken: a byte order mark, keys the reader does not know.  Not: a number past a double. */
 static void test_costs_tolerated(void **state)
 {
@@ -358,6 +398,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_costs_bad_values, tmpdir_setup,
 						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_costs_syntax_where, tmpdir_setup,
+						tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_costs_syntax_where_simdjson, tmpdir_setup,
 						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_costs_bad_files, tmpdir_setup,
 						tmpdir_teardown),
