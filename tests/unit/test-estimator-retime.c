@@ -260,7 +260,7 @@ static void test_retime_refuses(void **state)
 	struct orr_train_config to;
 	struct orr_retime r;
 	const char *why;
-	struct job j;
+	struct job j, k;
 
 	(void)state;
 	job_open(&j);
@@ -301,6 +301,13 @@ static void test_retime_refuses(void **state)
 	why = "unset";
 	assert_int_equal(retime(&j, &to, true, &r, &why), 0);
 	assert_null(why);
+	/* with full recompute on both sides, they come in: a structural change */
+	k = j;
+	k.from.recompute = ORR_RECOMPUTE_FULL;
+	to = k.from;
+	to.sync_layers = true;
+	assert_int_equal(retime(&k, &to, true, &r, &why), -ENOTSUP);
+	assert_string_equal(why, "checkpointed layers that synchronize the device");
 	/* the scatter-gather of pipeline transfers: none at PP 1, so nothing changes */
 	to = j.from;
 	assert_int_equal(to.pp, 1);
