@@ -361,6 +361,11 @@ int not_json(reader &r, error_code e, const char *buf, size_t len)
 		return orr_diag_set(r.diag, ORR_EMALFORMED, r.name, -1, -1, "not JSON: %s",
 				    error_message(e));
 	orr_json_where(buf, je.offset, &line, &col);
+	if (err == ORR_ETOOBIG) /* JSON, but deeper than simdjson reads */
+		return orr_diag_set(r.diag, err, r.name, (int64_t)je.offset, -1,
+				    "arrays and objects nested more than %d deep, line %zu column "
+				    "%zu",
+				    COSTS_MAX_DEPTH, line, col);
 	if (err == ORR_ETRUNCATED)
 		return orr_diag_set(r.diag, err, r.name, (int64_t)je.offset, -1,
 				    "the JSON ends early (a file cut short?), line %zu column %zu: "
