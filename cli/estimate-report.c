@@ -103,6 +103,17 @@ static const char *positions_name(const struct orr_train_config *c)
 }
 
 /*
+ * The device synchronizations the options add (--sync-timers, --sync-layers), as the JSON
+ * config's sync_timers and sync_layers; NULL when none.
+ */
+static const char *sync_name(const struct orr_train_config *c)
+{
+	if (c->sync_timers)
+		return c->sync_layers ? "passes,layers" : "passes";
+	return c->sync_layers ? "layers" : NULL;
+}
+
+/*
  * With a trace: the MLP as recorded (fit tells a gated one); the embeddings, norm and
  * positions, which a trace does not tell, only where the options set them.
  */
@@ -117,6 +128,8 @@ static void text_features(const struct orr_estimate *e)
 		printf("  %-12s %10s %10s\n", "norm", "?", norm_name(t));
 	if (t->rope)
 		printf("  %-12s %10s %10s\n", "positions", "?", positions_name(t));
+	if (sync_name(t))
+		printf("  %-12s %10s %10s\n", "synchronize", "?", sync_name(t));
 }
 
 /* The first value's width after a name of 12 columns, less what a longer one takes. */
@@ -146,6 +159,8 @@ static void text_config(const struct orr_estimate *e)
 		printf("  %-12s %10s\n  %-12s %10s\n  %-12s %10s\n  %-12s %10s\n", "mlp",
 		       mlp_name(&e->to), "embeddings", embeddings_name(&e->to), "norm",
 		       norm_name(&e->to), "positions", positions_name(&e->to));
+		if (sync_name(&e->to))
+			printf("  %-12s %10s\n", "synchronize", sync_name(&e->to));
 		return;
 	}
 	printf("\n%-14s %10s %10s\n", "", "recorded", "estimated");

@@ -344,6 +344,10 @@ usage)
 		run estimate --gpu h100-sxm --pp 2 --timeline "$work/synth.json" "${model[@]}"
 		expect_rc 0
 		expect_in out "by synthesis"
+		# the synchronizations asked for are in the text's configuration, as in JSON's
+		run estimate --gpu h100-sxm --recompute full --sync-layers --sync-timers "${model[@]}"
+		expect_rc 0
+		expect_in out "  synchronize  passes,layers"
 		if command -v python3 >/dev/null; then
 			python3 "$golden/check-timeline.py" "$work/synth.json" ||
 				fail "invalid synthesized timeline"
