@@ -118,8 +118,8 @@ static int parse_line(char *line, struct orr_scenario *sc, char *err, size_t siz
 }
 
 /* One line of a scenario file (NUL-terminated, no newline): a scenario added, or skipped. */
-static int scenario_line(struct orr_scenarios *s, char *line, const char *path, size_t lineno,
-			 char *err, size_t size)
+static int scenario_line(struct orr_scenarios *s, struct orr_strtab *names, char *line,
+			 const char *path, size_t lineno, char *err, size_t size)
 {
 	struct orr_scenario sc = { 0 };
 	char why[160], *p = line + strspn(line, " \t\r");
@@ -132,15 +132,18 @@ static int scenario_line(struct orr_scenarios *s, char *line, const char *path, 
 		orr_scales_release(&sc.scales);
 		return -1;
 	}
-	/* the name tells the report's rows apart: two of one name would be a guess */
-	for (size_t i = 0; i < s->n; i++)
-		if (strcmp(s->v[i].name, sc.name) == 0) {
-			snprintf(err, size, "%s:%zu: a second scenario named '%.60s'", path, lineno,
-				 sc.name);
-			free(sc.name);
-			orr_scales_release(&sc.scales);
-			return -1;
-		}
+	/*
+	 * The name tells the report's rows apart: two of one name would be a guess.  Looked
+	 * up in a table (names), not among every scenario: a file may hold millions.
+	 */
+	if (orr_strtab_find(names, sc.name, strlen(sc.name)) != UINT32_MAX) {
+		snprintf(err, size, "%s:%zu: a second scenario named '%.60s'", path, lineno,
+			 sc.name);
+		free(sc.name);
+		orr_scales_release(&sc.scales);
+		return -1;
+	}
+	orr_strtab_intern(names, sc.name, strlen(sc.name));
 	ORR_VEC_PUSH(s->v, s->n, s->cap, sc);
 	return 0;
 }
@@ -149,6 +152,7 @@ static int scenario_line(struct orr_scenarios *s, char *line, const char *path, 
 int orr_scenarios_read(struct orr_scenarios *s, const char *path, char *err, size_t size)
 {
 	struct orr_diag d = { 0 };
+	struct orr_strtab *names;
 	char *buf, *line, *end;
 	size_t len, lineno = 0, before = s->n;
 	int r = orr_file_read(path, SCENARIO_FILE_MAX, "a scenario file", 1, &buf, &len, &d);
@@ -158,6 +162,9 @@ int orr_scenarios_read(struct orr_scenarios *s, const char *path, char *err, siz
 			 d.msg[0] ? ": " : "", d.msg);
 		return -1;
 	}
+	names = orr_strtab_new();
+	for (size_t i = 0; i < s->n; i++)
+		orr_strtab_intern(names, s->v[i].name, strlen(s->v[i].name));
 	for (line = buf; line < buf + len && r == 0; line = end + 1) {
 		end = memchr(line, '\n', (size_t)(buf + len - line));
 		if (!end)
@@ -175,8 +182,9 @@ int orr_scenarios_read(struct orr_scenarios *s, const char *path, char *err, siz
 			r = -1;
 			break;
 		}
-		r = scenario_line(s, line, path, lineno, err, size);
+		r = scenario_line(s, names, line, path, lineno, err, size);
 	}
+	orr_strtab_free(names);
 	free(buf);
 	if (r)
 		return -1;

@@ -229,6 +229,14 @@ usage)
 		run replay --scenario "$work/sc" x
 		expect_rc 2
 		expect_in err "sc:3: a second scenario named 'a'"
+		# found at once after 300,000 names (each was compared with all before it: over
+		# two minutes; 0.6 s now)
+		awk 'BEGIN { for (i = 0; i < 300000; i++) printf "s%d x*=2\n", i; print "s7 x*=2" }' \
+			>"$work/sc"
+		timeout 20 "$orrery" replay --scenario "$work/sc" x >"$work/out" 2>"$work/err"
+		rc=$?
+		expect_rc 2
+		expect_in err "sc:300001: a second scenario named 's7'"
 		printf '# nothing\n\n' >"$work/sc"
 		run replay --scenario "$work/sc" x
 		expect_rc 2
