@@ -323,13 +323,14 @@ static void test_costs_syntax_where(void **state)
 /* "{\"a\":" then n '[', mid, n ']' and end (free()). */
 static char *nested(size_t n, const char *mid, const char *end)
 {
-	char *s = orr_xmalloc(5 + 2 * n + strlen(mid) + strlen(end) + 1);
+	size_t m = strlen(mid), e = strlen(end);
+	char *s = orr_xmalloc(5 + 2 * n + m + e + 1);
 
 	memcpy(s, "{\"a\":", 5);
 	memset(s + 5, '[', n);
-	strcpy(s + 5 + n, mid);
-	memset(s + 5 + n + strlen(mid), ']', n);
-	strcpy(s + 5 + 2 * n + strlen(mid), end);
+	memcpy(s + 5 + n, mid, m);
+	memset(s + 5 + n + m, ']', n);
+	memcpy(s + 5 + 2 * n + m, end, e + 1);
 	return s;
 }
 
@@ -349,7 +350,7 @@ static void test_costs_syntax_where_simdjson(void **state)
 		  "':' after the key");
 	memcpy(big, "{\"a\": 1", 7);
 	memset(big + 7, '0', 600);
-	strcpy(big + 607, "}");
+	memcpy(big + 607, "}", 2);
 	expect_at(dir, big, ORR_EMALFORMED, 6, "a number within a double's range");
 	t = nested(1023, "1", "}");
 	expect_at(dir, t, ORR_ETOOBIG, 5 + 1022,
