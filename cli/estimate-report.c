@@ -306,6 +306,10 @@ static void text_retimed(const struct orr_estimate *e)
 		       (long long)e->from.layers, (long long)e->to.layers, r->layer_gpu_tasks,
 		       r->layer_cpu_tasks, r->layer_period,
 		       (double)e->to.layers / (double)e->from.layers);
+	printf("host: the trace's own timeline%s\n",
+	       e->cpu_op_from == ORR_LAUNCH_OPTION
+		       ? " (--launch-us does not apply: it times the launches of a synthesized step)"
+		       : "");
 	text_changes(e);
 }
 
@@ -472,6 +476,10 @@ static void json_sources(struct json_out *j, const struct orr_estimate *e)
 		json_str(j, "kernels",
 			 "the trace's, scaled with their activation, at least the "
 			 "trace's launch floor");
+		json_str(j, "host",
+			 e->cpu_op_from == ORR_LAUNCH_OPTION
+				 ? "the trace's own timeline (--launch-us does not apply)"
+				 : "the trace's own timeline");
 		json_str(j, "collectives",
 			 e->gpu ? "bytes x F(n) over the hardware table's link or "
 				  "NIC bandwidth"

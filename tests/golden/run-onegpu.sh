@@ -6,7 +6,8 @@
 #   run-onegpu.sh fit        fit says world 1 and tp = pp = dp = 1, inferred, and why
 #   run-onegpu.sh estimate   estimate in place, as traced, equals the replay (and less
 #                            without the profiler's host time); --layers 24, --dp 8,
-#                            --tp 2 --gpus-per-node 8 change what they name and only that
+#                            --tp 2 --gpus-per-node 8 change what they name and only that;
+#                            --launch-us is said not to apply to the re-timed trace
 #   run-onegpu.sh whatif     a sweep of 1 GPU holds the recorded configuration, at its
 #                            replay; one of 8 GPUs ranks its layouts
 #   run-onegpu.sh dir        a directory of separate runs names a file to give
@@ -57,6 +58,18 @@ PY
 	check_json ones <<'PY'
 import json, sys
 assert json.load(open(sys.argv[1]))["method"] == "retime"
+PY
+	# a re-timed trace keeps its own host timeline: --launch-us is said not to apply
+	run estimate --launch-us 5 "$base"
+	expect_rc 0
+	expect_in out "host: the trace's own timeline (--launch-us does not apply"
+	run estimate --launch-us 5 --format=json "$base"
+	expect_rc 0
+	check_json launch <<'PY'
+import json, sys
+e = json.load(open(sys.argv[1]))
+assert e["method"] == "retime", e["method"]
+assert e["sources"]["host"] == "the trace's own timeline (--launch-us does not apply)", e["sources"]
 PY
 	# Each change of structure: synthesized, the change where it was asked, the rest kept.
 	for c in "layers 24" "dp 8" "tp 2"; do
