@@ -114,6 +114,9 @@ int cli_whatif_sweep_new(const struct cli_whatif_options *o, int rank, int size,
 	err = open_job(o, s);
 	if (err != EXIT_OK)
 		return err;
+	if (rank == 0 && j->swept.sync_layers && !orr_whatif_plan_syncs_layers(j->plan))
+		cli_warning("--sync-layers does not apply: no configuration swept has full "
+			    "recompute, and only checkpointed layers synchronize");
 	w->plan = j->plan;
 	w->base = j->base;
 	w->have_trace = j->have_trace;

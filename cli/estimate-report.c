@@ -103,14 +103,30 @@ static const char *positions_name(const struct orr_train_config *c)
 }
 
 /*
- * The device synchronizations the options add (--sync-timers, --sync-layers), as the JSON
- * config's sync_timers and sync_layers; NULL when none.
+ * The device synchronizations modeled (--sync-timers; --sync-layers where it acts, with
+ * full recompute), as the JSON config's sync_timers and sync_layers; NULL when none.
  */
 static const char *sync_name(const struct orr_train_config *c)
 {
+	bool layers = orr_train_syncs_layers(c);
+
 	if (c->sync_timers)
-		return c->sync_layers ? "passes,layers" : "passes";
-	return c->sync_layers ? "layers" : NULL;
+		return layers ? "passes,layers" : "passes";
+	return layers ? "layers" : NULL;
+}
+
+/* --sync-layers given where it changes nothing: said, beside what was modeled. */
+static const char *sync_unused(const struct orr_train_config *c)
+{
+	return c->sync_layers && !orr_train_syncs_layers(c)
+		       ? "  (--sync-layers does not apply: only checkpointed layers "
+			 "synchronize, with --recompute full)"
+		       : "";
+}
+
+static bool sync_shown(const struct orr_train_config *c)
+{
+	return sync_name(c) || c->sync_layers;
 }
 
 /*
@@ -128,8 +144,9 @@ static void text_features(const struct orr_estimate *e)
 		printf("  %-12s %10s %10s\n", "norm", "?", norm_name(t));
 	if (t->rope)
 		printf("  %-12s %10s %10s\n", "positions", "?", positions_name(t));
-	if (sync_name(t))
-		printf("  %-12s %10s %10s\n", "synchronize", "?", sync_name(t));
+	if (sync_shown(t))
+		printf("  %-12s %10s %10s%s\n", "synchronize", "?",
+		       sync_name(t) ? sync_name(t) : "none", sync_unused(t));
 }
 
 /* The first value's width after a name of 12 columns, less what a longer one takes. */
@@ -159,8 +176,9 @@ static void text_config(const struct orr_estimate *e)
 		printf("  %-12s %10s\n  %-12s %10s\n  %-12s %10s\n  %-12s %10s\n", "mlp",
 		       mlp_name(&e->to), "embeddings", embeddings_name(&e->to), "norm",
 		       norm_name(&e->to), "positions", positions_name(&e->to));
-		if (sync_name(&e->to))
-			printf("  %-12s %10s\n", "synchronize", sync_name(&e->to));
+		if (sync_shown(&e->to))
+			printf("  %-12s %10s%s\n", "synchronize",
+			       sync_name(&e->to) ? sync_name(&e->to) : "none", sync_unused(&e->to));
 		return;
 	}
 	printf("\n%-14s %10s %10s\n", "", "recorded", "estimated");
@@ -382,7 +400,9 @@ static void json_config(struct json_out *j, const char *key, const struct orr_es
 	json_bool(j, "overlap_grad_reduce", c->overlap_grad_reduce);
 	json_bool(j, "p2p_scatter_gather", c->scatter_gather_p2p);
 	json_bool(j, "sync_timers", c->sync_timers);
-	json_bool(j, "sync_layers", c->sync_layers);
+	json_bool(j, "sync_layers", orr_train_syncs_layers(c));
+	if (to && c->sync_layers && !orr_train_syncs_layers(c))
+		json_bool(j, "sync_layers_unused", true);
 	json_str(j, "recompute", orr_recompute_name(c->recompute));
 	json_str(j, "attention", c->flash_attention ? "flash" : "unfused");
 	json_bool(j, "swiglu", c->gated_mlp);

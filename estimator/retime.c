@@ -52,12 +52,6 @@ static bool scatters_p2p(const struct orr_train_config *c)
 	return c->scatter_gather_p2p && c->pp > 1 && c->tp > 1 && !c->sequence_parallel;
 }
 
-/* Checkpointed layers synchronize only where they are checkpointed: full recompute. */
-static bool syncs_layers(const struct orr_train_config *c)
-{
-	return c->sync_layers && c->recompute == ORR_RECOMPUTE_FULL;
-}
-
 /* The fields a re-timing cannot change, with their names; NULL when none differs. */
 static const char *structural_change(const struct orr_train_config *a,
 				     const struct orr_train_config *b, bool layers)
@@ -96,7 +90,7 @@ static const char *structural_change(const struct orr_train_config *a,
 		return "scatter-gather of pipeline transfers";
 	if (a->sync_timers != b->sync_timers)
 		return "timers that synchronize the device";
-	if (syncs_layers(a) != syncs_layers(b))
+	if (orr_train_syncs_layers(a) != orr_train_syncs_layers(b))
 		return "checkpointed layers that synchronize the device";
 	/* Without tensor (data) parallelism a step has no TP (gradient) collectives. */
 	if ((a->tp == 1) != (b->tp == 1))

@@ -98,6 +98,11 @@ bool orr_train_uneven(const struct orr_train_config *c)
 	return c->first_stage_layers != 0 || c->last_stage_layers != 0;
 }
 
+bool orr_train_syncs_layers(const struct orr_train_config *c)
+{
+	return c->sync_layers && c->recompute == ORR_RECOMPUTE_FULL;
+}
+
 /* An uneven split's layers left for the stages not given, and how many those are. */
 static int64_t layers_left(const struct orr_train_config *c, int64_t *ret_stages)
 {

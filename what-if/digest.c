@@ -73,7 +73,8 @@ static void h_str(uint64_t *h, const char *s)
 	}
 }
 
-static void h_config(uint64_t *h, const struct orr_train_config *c)
+/* c, with sync_layers as the sweep models it (syncs_layers: see the plan's) */
+static void h_config(uint64_t *h, const struct orr_train_config *c, bool syncs_layers)
 {
 	const int64_t v[] = { c->layers,
 			      c->hidden,
@@ -94,7 +95,7 @@ static void h_config(uint64_t *h, const struct orr_train_config *c)
 	const bool b[] = { c->gated_mlp,         c->sequence_parallel,   c->distributed_optimizer,
 			   c->fully_sharded,     c->overlap_grad_reduce, c->flash_attention,
 			   c->untied_embeddings, c->scatter_gather_p2p,  c->sync_timers,
-			   c->sync_layers };
+			   syncs_layers };
 
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
 		h_i64(h, v[i]);
@@ -246,7 +247,7 @@ void orr_whatif_digest(const struct orr_whatif_plan *p, const struct orr_whatif_
 
 	for (int i = 0; i < ORR_WHATIF_DIGEST_PARTS; i++)
 		h[i] = FNV_OFFSET;
-	h_config(&h[ORR_WHATIF_DIGEST_MODEL], &p->s.base);
+	h_config(&h[ORR_WHATIF_DIGEST_MODEL], &p->s.base, orr_whatif_plan_syncs_layers(p));
 	h_i64(&h[ORR_WHATIF_DIGEST_BUDGET], p->s.gpus_min);
 	h_i64(&h[ORR_WHATIF_DIGEST_BUDGET], p->s.gpus_max);
 	h_i64(&h[ORR_WHATIF_DIGEST_SPACE], p->s.global_batch);

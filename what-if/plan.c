@@ -252,6 +252,8 @@ enum orr_whatif_why orr_whatif_config(const struct orr_whatif_plan *p, uint64_t 
 		(b->fully_sharded && c.dp * c.cp > 1);
 	c.fully_sharded = b->fully_sharded && c.dp * c.cp > 1;
 	c.overlap_grad_reduce = b->overlap_grad_reduce && c.dp * c.cp > 1;
+	/* layers synchronize only where they are checkpointed: the rows say what is modeled */
+	c.sync_layers = orr_train_syncs_layers(&c);
 	*ret = c;
 	/*
 	 * A default list's value that does not divide is no configuration; but a PP that
@@ -268,6 +270,14 @@ enum orr_whatif_why orr_whatif_config(const struct orr_whatif_plan *p, uint64_t 
 	if (p->mb.all && (p->s.global_batch % c.dp ? mb != 1 : p->s.global_batch % (c.dp * mb)))
 		return ORR_WHATIF_WHY_COUNT;
 	return check(p, &c);
+}
+
+bool orr_whatif_plan_syncs_layers(const struct orr_whatif_plan *p)
+{
+	for (size_t i = 0; p->s.base.sync_layers && i < p->nrec; i++)
+		if (p->rec[i] == ORR_RECOMPUTE_FULL)
+			return true;
+	return false;
 }
 
 static size_t position(const int64_t *v, size_t n, int64_t x)

@@ -264,6 +264,6 @@ void orr__sy_timer_sync(struct sy_pass *p)
  */
 void orr__sy_layer_sync(struct sy_pass *p)
 {
-	if (p->j->c->sync_layers && p->j->c->recompute == ORR_RECOMPUTE_FULL)
+	if (orr_train_syncs_layers(p->j->c))
 		orr__sy_device_sync(p);
 }

@@ -288,13 +288,19 @@ enum orr_estimate_caveat {
 	ORR_CAVEAT_RESERVE = 1 << 3,
 	/* the memory was not estimated (memory_err) */
 	ORR_CAVEAT_NO_MEMORY = 1 << 4,
+	/* sync_layers asked for without full recompute: no layer is checkpointed, so none
+	 * synchronizes; the estimate is the one without it (orr_train_syncs_layers()) */
+	ORR_CAVEAT_SYNC_LAYERS_UNUSED = 1 << 5,
 };
 
-#define ORR_CAVEAT_COUNT 5
+#define ORR_CAVEAT_COUNT 6
 
 /* e's caveats: ORR_CAVEAT_* bits. */
 unsigned orr_estimate_caveats(const struct orr_estimate *e);
-/* "peaks", "launch-as-recorded", "no-allocator", "reserve", "no-memory" of bit i (1 << i); NULL. */
+/*
+ * "peaks", "launch-as-recorded", "no-allocator", "reserve", "no-memory",
+ * "sync-layers-unused" of bit i (1 << i); NULL.
+ */
 const char *orr_estimate_caveat_name(unsigned i);
 
 /*

@@ -124,6 +124,11 @@ int64_t orr_train_stage_layers(const struct orr_train_config *c, int64_t stage);
 /* Whether c splits its layers unevenly (first_stage_layers or last_stage_layers set). */
 bool orr_train_uneven(const struct orr_train_config *c);
 /*
+ * Whether c's sync_layers acts: only checkpointed layers synchronize, so with full
+ * recompute; without it the switch changes nothing (and is not reported as set).
+ */
+bool orr_train_syncs_layers(const struct orr_train_config *c);
+/*
  * Whether Megatron accepts c's split of its layers over the pipeline stages: evenly,
  * layers % (pp x vpp); unevenly, pp >= 2, vpp 1, and the stages besides those given
  * sharing the layers left evenly, at least one each.

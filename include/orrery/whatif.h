@@ -103,6 +103,12 @@ int orr_whatif_plan_new(const struct orr_whatif_space *s, struct orr_whatif_plan
 void orr_whatif_plan_free(struct orr_whatif_plan *p);
 /* Its configurations, feasible or not; 0 when no layout divides any GPU count. */
 uint64_t orr_whatif_plan_count(const struct orr_whatif_plan *p);
+/*
+ * Whether some configuration of p synchronizes its checkpointed layers: the base's
+ * sync_layers, and full recompute among those tried (orr_train_syncs_layers(); the
+ * configurations without it have sync_layers false).
+ */
+bool orr_whatif_plan_syncs_layers(const struct orr_whatif_plan *p);
 
 /*
  * Configuration i of p, its layout set (DP the GPUs left, micro-batches per step from

@@ -524,7 +524,7 @@ def _config(c):
 
 def _caveats(e):
     """What the reader should know beside the numbers, by name (orr_estimate_caveats():
-    peaks, launch-as-recorded, no-allocator, reserve, no-memory)."""
+    peaks, launch-as-recorded, no-allocator, reserve, no-memory, sync-layers-unused)."""
     bits = _lib.estimate_caveats(ctypes.byref(e))
     names, i = [], 0
     while True:

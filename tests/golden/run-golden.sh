@@ -356,6 +356,22 @@ usage)
 		run estimate --gpu h100-sxm --recompute full --sync-layers --sync-timers "${model[@]}"
 		expect_rc 0
 		expect_in out "  synchronize  passes,layers"
+		# without full recompute no layer is checkpointed: --sync-layers is said to
+		# change nothing, and the estimate, the text and JSON are those without it
+		run estimate --gpu h100-sxm --sync-layers "${model[@]}"
+		expect_rc 0
+		expect_in out "  synchronize        none  (--sync-layers does not apply"
+		run estimate --gpu h100-sxm --sync-layers --format=json "${model[@]}"
+		expect_rc 0
+		cp "$work/out" "$work/sync-unused.json"
+		run estimate --gpu h100-sxm --format=json "${model[@]}"
+		expect_rc 0
+		if command -v python3 >/dev/null; then
+			python3 -c 'import json,sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+assert a["config"].pop("sync_layers_unused") is True, a["config"]
+assert a == b, (a, b)' "$work/sync-unused.json" "$work/out" || fail "--sync-layers without full recompute"
+		fi
 		if command -v python3 >/dev/null; then
 			python3 "$golden/check-timeline.py" "$work/synth.json" ||
 				fail "invalid synthesized timeline"

@@ -64,6 +64,19 @@ r = w["ranked"][0]
 assert r["config"]["sync_layers"] is True, r["config"]
 for k in ("iteration_ns", "breakdown", "config"):
     assert r[k] == e[k], (k, r[k], e[k])' "$work/w.json" "$work/out" || fail "whatif --sync-layers differs"
+	# a sweep without full recompute: --sync-layers changes nothing and says so
+	run whatif "${model[@]}" --gpus 8 --tp 2 --pp 2 --recompute none,selective \
+		--sync-layers --format=json
+	expect_rc 0
+	expect_in err "orrery: warning: --sync-layers does not apply: no configuration swept"
+	cp "$work/out" "$work/w.json"
+	run whatif "${model[@]}" --gpus 8 --tp 2 --pp 2 --recompute none,selective --format=json
+	expect_rc 0
+	[[ ! -s $work/err ]] || { show; fail "a warning without --sync-layers"; }
+	python3 -c 'import json,sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+assert a["ranked"] and a["ranked"] == b["ranked"], "rows differ"' "$work/w.json" "$work/out" ||
+		fail "whatif --sync-layers without full recompute differs"
 	# context parallelism, TP and PP without sequence parallelism, an uneven split
 	for c in "--cp 2 --tp 1 --pp 1 --dp 1 --micro-batch 1:2:--cp 2 --tp 1 --pp 1" \
 		"--tp 2 --pp 2 --dp 2 --micro-batch 1:8:--tp 2 --pp 2" \

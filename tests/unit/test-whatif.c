@@ -771,6 +771,52 @@ static void test_digest(void **state)
 	assert_int_equal(i, 62);
 }
 
+/*
+ * --sync-layers acts only with full recompute: a sweep that tries no full recompute
+ * models none, so its digest is that of the same sweep without it and its rows say
+ * sync_layers false; with full recompute among those tried, only those rows sync.
+ */
+static void test_digest_sync_layers(void **state)
+{
+	struct orr_whatif_space s = space(), t;
+	struct orr_whatif_context x = context();
+	struct orr_whatif_digest d0, d;
+	struct orr_whatif_plan *p;
+	struct orr_train_config c;
+	bool full = false, other = false;
+
+	(void)state;
+	s.recompute = (1u << ORR_RECOMPUTE_NONE) | (1u << ORR_RECOMPUTE_SELECTIVE);
+	t = s;
+	t.base.sync_layers = true;
+	d0 = digest(&s, &x);
+	d = digest(&t, &x);
+	assert_int_equal(orr_whatif_digest_diff(&d0, &d), ORR_WHATIF_DIGEST_PARTS);
+	p = plan(&t);
+	assert_false(orr_whatif_plan_syncs_layers(p));
+	for (uint64_t i = 0; i < orr_whatif_plan_count(p); i++)
+		if (orr_whatif_config(p, i, &c) != ORR_WHATIF_WHY_COUNT)
+			assert_false(c.sync_layers);
+	orr_whatif_plan_free(p);
+	/* every recompute mode: the full ones synchronize, the digest moves */
+	t.recompute = 0;
+	s.recompute = 0;
+	d0 = digest(&s, &x);
+	d = digest(&t, &x);
+	assert_int_equal(orr_whatif_digest_diff(&d0, &d), ORR_WHATIF_DIGEST_MODEL);
+	p = plan(&t);
+	assert_true(orr_whatif_plan_syncs_layers(p));
+	for (uint64_t i = 0; i < orr_whatif_plan_count(p); i++) {
+		if (orr_whatif_config(p, i, &c) == ORR_WHATIF_WHY_COUNT)
+			continue;
+		assert_true(c.sync_layers == (c.recompute == ORR_RECOMPUTE_FULL));
+		full |= c.sync_layers;
+		other |= !c.sync_layers;
+	}
+	assert_true(full && other);
+	orr_whatif_plan_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -784,6 +830,7 @@ int main(void)
 		cmocka_unit_test(test_part),
 		cmocka_unit_test(test_tally),
 		cmocka_unit_test(test_digest),
+		cmocka_unit_test(test_digest_sync_layers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
