@@ -290,6 +290,57 @@ static void test_null_et_syntax_where(void **state)
 	assert_int_equal(orr_trace_import(tp, &o, &t, &d), ORR_EMALFORMED);
 	unsetenv("ORR_MAX_DEPTH");
 	assert_int_equal(d.offset, 27);
+	if (!strstr(d.msg, "line 1 column 28"))
+		fail_msg("%s", d.msg);
+	free(tp);
+	free(a);
+}
+
+/*
+ * A limit hit in an execution trace is the limit's error, as the Kineto and costs
+ * readers give it, at the byte (line and column) where it was hit: the depth past
+ * ORR_MAX_DEPTH, a string past ORR_MAX_STRING_BYTES (they were "nested too deep" with
+ * no limit named, and no offset at all).
+ */
+static void test_null_et_limits_where(void **state)
+{
+	char *tp = shared("kineto/param-linear.json.gz"), *dir = *state;
+	char *a = orr_xasprintf("%s/rank-0.et.json", dir);
+	struct orr_import_options o = { .et_path = a };
+	struct orr_trace *t = NULL;
+	struct orr_diag d;
+	char text[4096], name[1101];
+	size_t n;
+
+	n = (size_t)snprintf(text, sizeof(text), "{\"schema\": \"1.0.1\",\n \"x\": ");
+	memset(text + n, '[', 40);
+	memset(text + n + 40, ']', 40);
+	strcpy(text + n + 80, ", \"nodes\": []}");
+	write_file(a, text);
+	assert_int_equal(setenv("ORR_MAX_DEPTH", "32", 1), 0);
+	assert_int_equal(orr_trace_import(tp, &o, &t, &d), ORR_ETOOBIG);
+	unsetenv("ORR_MAX_DEPTH");
+	/* the 33rd bracket: the object is the first level */
+	if (d.offset != (int64_t)n + 31 || !strstr(d.msg, "line 2 column 38") ||
+	    !strstr(d.msg, "raise the limit ORR_MAX_DEPTH"))
+		fail_msg("at %lld: %s", (long long)d.offset, d.msg);
+	memset(name, 'a', 1100);
+	name[1100] = '\0';
+	/* "s": 1240 bytes written, 240 read (\u0041 is one byte): within the limit */
+	n = (size_t)snprintf(text, sizeof(text), "{\"schema\": \"1.0.1\", \"pid\": 7, \"s\": \"");
+	for (int i = 0; i < 200; i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "\\u0041");
+	snprintf(text + n, sizeof(text) - n,
+		 "%.40s\",\n\"nodes\": [{\"name\": \"%s\", \"id\": 1}]}", name, name);
+	write_file(a, text);
+	assert_int_equal(setenv("ORR_MAX_STRING_BYTES", "1K", 1), 0);
+	assert_int_equal(orr_trace_import(tp, &o, &t, &d), ORR_ETOOBIG);
+	unsetenv("ORR_MAX_STRING_BYTES");
+	/* the node's name, line 2 column 20 */
+	if (d.offset != (int64_t)(strstr(text, "\"name\": \"") - text) + 8 ||
+	    !strstr(d.msg, "line 2 column 20") ||
+	    !strstr(d.msg, "raise the limit ORR_MAX_STRING_BYTES"))
+		fail_msg("at %lld: %s", (long long)d.offset, d.msg);
 	free(tp);
 	free(a);
 }
@@ -376,6 +427,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_null_malformed_or_alone_is_an_error),
 		cmocka_unit_test_setup_teardown(test_null_misplaced_et, tmpdir_setup,
+						tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_null_et_limits_where, tmpdir_setup,
 						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_null_et_syntax_where, tmpdir_setup,
 						tmpdir_teardown),

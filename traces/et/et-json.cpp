@@ -437,6 +437,79 @@ void et_parser::top(dom::object o)
 	}
 }
 
+/* The bytes string buf[start..end) (its quotes included) holds once its escapes are read. */
+size_t decoded_bytes(const char *buf, size_t start, size_t end)
+{
+	size_t n = 0;
+
+	for (size_t i = start + 1; i + 1 < end; n++) {
+		unsigned cp = 0;
+
+		if (buf[i] != '\\') {
+			i++;
+			continue;
+		}
+		if (buf[i + 1] != 'u' || i + 6 > end) {
+			i += 2;
+			continue;
+		}
+		for (size_t k = i + 2; k < i + 6; k++)
+			cp = cp * 16 +
+			     (unsigned)(buf[k] <= '9' ? buf[k] - '0' : (buf[k] | 0x20) - 'a' + 10);
+		/* a surrogate is half of a pair's 4 bytes */
+		n += cp < 0x80 ? 0 : cp < 0x800 || (cp >= 0xd800 && cp < 0xe000) ? 1 : 2;
+		i += 6;
+	}
+	return n;
+}
+
+/*
+ * The offset of the first string of buf[0..len) (JSON, as simdjson took it) longer than
+ * max bytes once read, or len: where ORR_MAX_STRING_BYTES stopped the reading (the DOM
+ * keeps no offsets).
+ */
+size_t long_string_at(const char *buf, size_t len, uint64_t max)
+{
+	for (size_t pos = 0; pos < len; pos++) {
+		const char *q = (const char *)memchr(buf + pos, '"', len - pos);
+		struct orr__scan_error se;
+		size_t end;
+
+		if (!q || orr__scan_string(buf, len, (size_t)(q - buf), &end, &se))
+			break;
+		if (end - (size_t)(q - buf) - 2 > max &&
+		    decoded_bytes(buf, (size_t)(q - buf), end) > max)
+			return (size_t)(q - buf);
+		pos = end - 1;
+	}
+	return len;
+}
+
+/*
+ * A failure at byte offset of buf: its line and column in the message, after the
+ * byte offset the diag holds.  ORR_ETOOBIG is the limit which's error (the depth for
+ * the scanner's and the check's), as the Kineto and costs readers give it.
+ */
+int where_fail(const char *name, const char *buf, size_t len, int err, size_t offset,
+	       const char *what, const struct orr__limits *limits, enum orr__limit which,
+	       struct orr_diag *diag)
+{
+	char msg[sizeof(diag->msg)];
+	size_t line, col;
+
+	if (offset > len)
+		offset = len;
+	if (err == ORR_ETOOBIG)
+		orr__limit_fail(limits, which, diag, name, (int64_t)offset, -1);
+	else
+		orr_diag_set(diag, err, name, (int64_t)offset, -1, "%s", what);
+	orr_json_where(buf, offset, &line, &col);
+	snprintf(msg, sizeof(msg), "%s", diag->msg);
+	snprintf(diag->msg, sizeof(diag->msg), "execution trace, line %zu column %zu: %.900s", line,
+		 col, msg);
+	return err;
+}
+
 } // namespace
 
 extern "C" int orr__et_parse(struct orr_trace *t, struct orr__et_build *eb, const char *name,
@@ -448,8 +521,8 @@ extern "C" int orr__et_parse(struct orr_trace *t, struct orr__et_build *eb, cons
 	dom::object top;
 
 	if (orr__scan_value(buf, len, pos, (size_t)limits->max[ORR__LIMIT_DEPTH], &end, &se))
-		return orr_diag_set(diag, se.err, name, (int64_t)se.offset, -1,
-				    "execution trace: %s", se.what);
+		return where_fail(name, buf, len, se.err, se.offset, se.what, limits,
+				  ORR__LIMIT_DEPTH, diag);
 	if (orr__scan_ws(buf, len, end) != len)
 		return orr_diag_set(diag, ORR_EMALFORMED, name, (int64_t)end, -1,
 				    "execution trace: trailing data after the JSON value");
@@ -461,12 +534,18 @@ extern "C" int orr__et_parse(struct orr_trace *t, struct orr__et_build *eb, cons
 			throw std::bad_alloc();
 		error_code e = parser.parse(buf, len, false).get(doc);
 		struct orr_json_error je;
+		char what[160];
+		int jerr;
 
 		/* what the scanner does not check (',' and ':', literals, numbers): where */
 		if (e != SUCCESS &&
-		    orr_json_check(buf, len, (size_t)limits->max[ORR__LIMIT_DEPTH], &je))
-			return orr_diag_set(diag, ORR_EMALFORMED, name, (int64_t)je.offset, -1,
-					    "execution trace: expected %s", je.expected);
+		    (jerr = orr_json_check(buf, len, (size_t)limits->max[ORR__LIMIT_DEPTH], &je))) {
+			snprintf(what, sizeof(what), "%sexpected %s",
+				 jerr == ORR_ETRUNCATED ? "the JSON ends early: " : "",
+				 je.expected);
+			return where_fail(name, buf, len, jerr, je.offset, what, limits,
+					  ORR__LIMIT_DEPTH, diag);
+		}
 		if (e != SUCCESS)
 			return orr_diag_set(diag, ORR_EMALFORMED, name, -1, -1,
 					    "execution trace: %s", error_message(e));
@@ -476,6 +555,10 @@ extern "C" int orr__et_parse(struct orr_trace *t, struct orr__et_build *eb, cons
 		eb->pub.source = orr_strtab_intern(t->strs, name, strlen(name));
 		et_parser(t, eb, limits).top(top);
 	} catch (const et_fail &f) {
+		if (f.err == ORR_ETOOBIG && f.which == ORR__LIMIT_STRING_BYTES)
+			return where_fail(name, buf, len, f.err,
+					  long_string_at(buf, len, limits->max[f.which]), nullptr,
+					  limits, f.which, diag);
 		if (f.err == ORR_ETOOBIG)
 			return orr__limit_fail(limits, f.which, diag, name, -1, -1);
 		return orr_diag_set(diag, f.err, name, -1, -1, "execution trace: %s", f.what);
