@@ -91,11 +91,15 @@ void orr_scenarios_take_scales(struct orr_scenarios *s, struct orr_scales *scale
 	s->v[0] = sc;
 }
 
-/* One line's fields into a scenario; -1 with the reason in err. */
-static int parse_line(char *line, struct orr_scenario *sc, char *err, size_t size)
+/*
+ * One line's fields into a scenario; -1 with the reason in err and, in *ret_at, the
+ * offset in line of the field it is about.
+ */
+static int parse_line(char *line, struct orr_scenario *sc, char *err, size_t size, size_t *ret_at)
 {
 	char *save = NULL, *tok = strtok_r(line, " \t\r\n", &save);
 
+	*ret_at = (size_t)(tok - line);
 	if (strchr(tok, '=')) {
 		snprintf(err, size, "a scenario starts with its name, not a rule ('%.60s')", tok);
 		return -1;
@@ -103,6 +107,7 @@ static int parse_line(char *line, struct orr_scenario *sc, char *err, size_t siz
 	sc->name = orr_xstrdup(tok);
 	while ((tok = strtok_r(NULL, " \t\r\n", &save)) && tok[0] != '#') {
 		if (orr_scales_add(&sc->scales, tok) < 0) {
+			*ret_at = (size_t)(tok - line);
 			snprintf(
 				err, size,
 				"bad rule '%.60s' ([cpu[@RANK]:|latency:|bandwidth:]GLOB=FACTOR, FACTOR 0 to 1e6)",
@@ -117,17 +122,22 @@ static int parse_line(char *line, struct orr_scenario *sc, char *err, size_t siz
 	return 0;
 }
 
-/* One line of a scenario file (NUL-terminated, no newline): a scenario added, or skipped. */
+/*
+ * One line of a scenario file (NUL-terminated, no newline), at byte `at` of the file: a
+ * scenario added, or skipped.  An error names the line and the byte of the field.
+ */
 static int scenario_line(struct orr_scenarios *s, struct orr_strtab *names, char *line,
-			 const char *path, size_t lineno, char *err, size_t size)
+			 const char *path, size_t lineno, size_t at, char *err, size_t size)
 {
 	struct orr_scenario sc = { 0 };
 	char why[160], *p = line + strspn(line, " \t\r");
+	size_t field;
 
 	if (!*p || *p == '#')
 		return 0;
-	if (parse_line(p, &sc, why, sizeof(why)) < 0) {
-		snprintf(err, size, "%s:%zu: %s", path, lineno, why);
+	at += (size_t)(p - line);
+	if (parse_line(p, &sc, why, sizeof(why), &field) < 0) {
+		snprintf(err, size, "%s:%zu (byte %zu): %s", path, lineno, at + field, why);
 		free(sc.name);
 		orr_scales_release(&sc.scales);
 		return -1;
@@ -137,8 +147,8 @@ static int scenario_line(struct orr_scenarios *s, struct orr_strtab *names, char
 	 * up in a table (names), not among every scenario: a file may hold millions.
 	 */
 	if (orr_strtab_find(names, sc.name, strlen(sc.name)) != UINT32_MAX) {
-		snprintf(err, size, "%s:%zu: a second scenario named '%.60s'", path, lineno,
-			 sc.name);
+		snprintf(err, size, "%s:%zu (byte %zu): a second scenario named '%.60s'", path,
+			 lineno, at, sc.name);
 		free(sc.name);
 		orr_scales_release(&sc.scales);
 		return -1;
@@ -153,7 +163,7 @@ int orr_scenarios_read(struct orr_scenarios *s, const char *path, char *err, siz
 {
 	struct orr_diag d = { 0 };
 	struct orr_strtab *names;
-	char *buf, *line, *end;
+	char *buf, *line, *end, *nul;
 	size_t len, lineno = 0, before = s->n;
 	int r = orr_file_read(path, SCENARIO_FILE_MAX, "a scenario file", 1, &buf, &len, &d);
 
@@ -171,18 +181,20 @@ int orr_scenarios_read(struct orr_scenarios *s, const char *path, char *err, siz
 			end = buf + len; /* the last line, without its newline */
 		lineno++;
 		if ((size_t)(end - line) > SCENARIO_LINE_MAX - 2) {
-			snprintf(err, size, "%s:%zu: line longer than %d bytes", path, lineno,
+			snprintf(err, size, "%s:%zu (byte %zu): line longer than %d bytes", path,
+				 lineno, (size_t)(line - buf) + SCENARIO_LINE_MAX - 2,
 				 SCENARIO_LINE_MAX - 2);
 			r = -1;
 			break;
 		}
 		*end = '\0';
-		if (memchr(line, '\0', (size_t)(end - line))) {
-			snprintf(err, size, "%s:%zu: a NUL byte", path, lineno);
+		if ((nul = memchr(line, '\0', (size_t)(end - line)))) {
+			snprintf(err, size, "%s:%zu (byte %zu): a NUL byte", path, lineno,
+				 (size_t)(nul - buf));
 			r = -1;
 			break;
 		}
-		r = scenario_line(s, names, line, path, lineno, err, size);
+		r = scenario_line(s, names, line, path, lineno, (size_t)(line - buf), err, size);
 	}
 	orr_strtab_free(names);
 	free(buf);

@@ -216,19 +216,19 @@ usage)
 		printf 'a x*=2\nb\n' >"$work/sc"
 		run replay --scenario "$work/sc" x
 		expect_rc 2
-		expect_in err "sc:2: scenario 'b' has no rule"
+		expect_in err "sc:2 (byte 7): scenario 'b' has no rule"
 		printf 'x*=2\n' >"$work/sc"
 		run replay --scenario "$work/sc" x
 		expect_rc 2
-		expect_in err "sc:1: a scenario starts with its name"
+		expect_in err "sc:1 (byte 0): a scenario starts with its name"
 		printf 'a x*=two\n' >"$work/sc"
 		run replay --scenario "$work/sc" x
 		expect_rc 2
-		expect_in err "sc:1: bad rule 'x*=two'"
+		expect_in err "sc:1 (byte 2): bad rule 'x*=two'"
 		printf 'a x*=2\nb y*=3\na z*=4\n' >"$work/sc"
 		run replay --scenario "$work/sc" x
 		expect_rc 2
-		expect_in err "sc:3: a second scenario named 'a'"
+		expect_in err "sc:3 (byte 14): a second scenario named 'a'"
 		# found at once after 300,000 names (each was compared with all before it: over
 		# two minutes; 0.6 s now)
 		awk 'BEGIN { for (i = 0; i < 300000; i++) printf "s%d x*=2\n", i; print "s7 x*=2" }' \
@@ -236,7 +236,16 @@ usage)
 		timeout 20 "$orrery" replay --scenario "$work/sc" x >"$work/out" 2>"$work/err"
 		rc=$?
 		expect_rc 2
-		expect_in err "sc:300001: a second scenario named 's7'"
+		expect_in err "sc:300001 (byte 3788890): a second scenario named 's7'"
+		# the line's NUL and a line too long, with their byte
+		printf 'a x*=2\n  b \0y*=3\n' >"$work/sc"
+		run replay --scenario "$work/sc" x
+		expect_rc 2
+		expect_in err "sc:2 (byte 11): a NUL byte"
+		{ printf 'a x*=2\n'; head -c 5000 /dev/zero | tr '\0' x; } >"$work/sc"
+		run replay --scenario "$work/sc" x
+		expect_rc 2
+		expect_in err "sc:2 (byte 4101): line longer than 4094 bytes"
 		printf '# nothing\n\n' >"$work/sc"
 		run replay --scenario "$work/sc" x
 		expect_rc 2
