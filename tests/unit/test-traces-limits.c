@@ -271,6 +271,62 @@ static void test_limits_values_indexed_by_32_bits(void **state)
 	free(one);
 }
 
+/* n events of two dimensions each, on one thread: about 125 bytes an event. */
+static char *write_mm_events(const char *dir, size_t n)
+{
+	size_t len = 0, cap = n * 160 + 64;
+	char *text = orr_xmalloc(cap), *path;
+
+	len += (size_t)snprintf(text, cap, "{\"traceEvents\": [\n");
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)snprintf(text + len, cap - len,
+					"%s{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": "
+					"\"aten::mm\", \"pid\": 1, \"tid\": 1, \"ts\": %zu, "
+					"\"dur\": 1, \"args\": {\"Input Dims\": [[2, 3]]}}",
+					i ? ",\n" : "", 2 * i);
+	len += (size_t)snprintf(text + len, cap - len, "]}\n");
+	path = write_file(dir, "mm.json", text, len);
+	free(text);
+	return path;
+}
+
+/* Imports path by two threads (pieces of 1000 bytes and more) with var=value. */
+static int import_two_threads(const char *path, const char *var, const char *value,
+			      struct orr_diag *d)
+{
+	int r;
+
+	assert_int_equal(setenv("ORR_IMPORT_THREADS", "2", 1), 0);
+	assert_int_equal(setenv("ORR_IMPORT_SPLIT_BYTES", "1000", 1), 0);
+	r = import_with(path, var, value, d);
+	unsetenv("ORR_IMPORT_SPLIT_BYTES");
+	unsetenv("ORR_IMPORT_THREADS");
+	return r;
+}
+
+/*
+ * Read by two threads, a file whose last event passes ORR_MAX_EVENTS: the second
+ * thread's last piece is not taken, and the first thread reads it itself after taking
+ * the ones before.  It is refused at that event; the window it read first wrote its '['
+ * one byte before the buffer (the byte before the piece had been let go): a heap
+ * overflow (ASan), "malloc(): invalid next size" in a release build.
+ */
+static void test_limits_events_when_pieces_join(void **state)
+{
+	char *path = write_mm_events(*state, 4000);
+	struct orr_diag d;
+
+	for (int k = 0; k < 4; k++) {
+		assert_int_equal(import_two_threads(path, "ORR_MAX_EVENTS", "3999", &d),
+				 ORR_ETOOBIG);
+		if (d.event != 3999 || d.offset <= 0 || !strstr(d.msg, "ORR_MAX_EVENTS"))
+			fail_msg("event %lld, at %lld: %s", (long long)d.event, (long long)d.offset,
+				 d.msg);
+	}
+	assert_int_equal(import_two_threads(path, "ORR_MAX_EVENTS", "4000", &d), 0);
+	free(path);
+}
+
 static void test_limits_bad_variable_is_refused(void **state)
 {
 	char *one = write_file(*state, "one.json", trace, strlen(trace));
@@ -449,6 +505,7 @@ int main(void)
 		T(test_limits_each_at_its_edge),
 		T(test_limits_depth_on_every_path),
 		T(test_limits_values_indexed_by_32_bits),
+		T(test_limits_events_when_pieces_join),
 		T(test_limits_bad_variable_is_refused),
 		T(test_limits_options_override),
 		T(test_limits_whitespace_bomb),

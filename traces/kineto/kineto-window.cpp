@@ -370,7 +370,12 @@ bool kineto_parser::take_piece(struct pieces &ps, int k, size_t *pos)
 	if (!adopt(pc))
 		return false;
 	*pos = pc.end;
-	seek(pc.end);
+	/*
+	 * From the byte before: a window from pc.end borrows it for its '[' (the next piece
+	 * not taken is read from there by this thread; from pc.end on, the window wrote
+	 * one byte before the buffer)
+	 */
+	seek(pc.end - 1);
 	return true;
 }
 
