@@ -327,6 +327,28 @@ static void test_limits_events_when_pieces_join(void **state)
 	free(path);
 }
 
+/*
+ * Read by two threads, a file whose dimensions pass ORR_MAX_VALUES only once the second
+ * thread's pieces join the first's: refused at the event that passes it, as by one
+ * thread.  The join was not checked: the indices it moves could wrap past 2^32, and the
+ * refusal came once the rank was whole, with no event or offset.
+ */
+static void test_limits_values_when_pieces_join(void **state)
+{
+	char *path = write_mm_events(*state, 4000);
+	struct orr_diag d;
+
+	for (int k = 0; k < 4; k++) {
+		assert_int_equal(import_two_threads(path, "ORR_MAX_VALUES", "7999", &d),
+				 ORR_ETOOBIG);
+		if (d.event != 3999 || d.offset <= 0 || !strstr(d.msg, "ORR_MAX_VALUES"))
+			fail_msg("event %lld, at %lld: %s", (long long)d.event, (long long)d.offset,
+				 d.msg);
+	}
+	assert_int_equal(import_two_threads(path, "ORR_MAX_VALUES", "8000", &d), 0);
+	free(path);
+}
+
 static void test_limits_bad_variable_is_refused(void **state)
 {
 	char *one = write_file(*state, "one.json", trace, strlen(trace));
@@ -506,6 +528,7 @@ int main(void)
 		T(test_limits_depth_on_every_path),
 		T(test_limits_values_indexed_by_32_bits),
 		T(test_limits_events_when_pieces_join),
+		T(test_limits_values_when_pieces_join),
 		T(test_limits_bad_variable_is_refused),
 		T(test_limits_options_override),
 		T(test_limits_whitespace_bomb),
