@@ -221,6 +221,14 @@ __attribute__((format(printf, 2, 3))) static void warn(struct import_ctx *c, con
 	c->opts->warn(c->opts->warn_data, msg);
 }
 
+/* Whether each of src's tables of values joins dst's within max. */
+static bool values_join(const struct orr__rank_build *dst, const struct orr__rank_build *src,
+			uint64_t max)
+{
+	return dst->dims.n + src->dims.n <= max && dst->strides.n + src->strides.n <= max &&
+	       dst->inputs.n + src->inputs.n <= max && dst->members.n + src->members.n <= max;
+}
+
 /* Merges ops rank src (of process pid) into its tracer's rank, or warns why not. */
 static int merge_one(struct import_ctx *c, struct orr__rank_build *src, int64_t pid)
 {
@@ -244,6 +252,12 @@ static int merge_one(struct import_ctx *c, struct orr__rank_build *src, int64_t 
 		     name, (long long)pid);
 		return 0;
 	}
+	/*
+	 * The merge appends src's values to dst's, their 32-bit indices moved by dst's
+	 * counts: held to ORR_MAX_VALUES (at most 2^32 - 2) with all of src's counted.
+	 */
+	if (!values_join(dst, src, c->lim.max[ORR__LIMIT_VALUES]))
+		return orr__limit_fail(&c->lim, ORR__LIMIT_VALUES, c->diag, name, -1, -1);
 	n = merge(t, dst, src, pid, &outside);
 	if (!n && outside)
 		warn(c,

@@ -20,6 +20,9 @@
 #                              (another run's, another clock's): skipped with a warning
 #   run-import-ops.sh places   ORR_MAX_PLACES holds for the merged rank: ops on 4 threads
 #                              the tracer's file lacks (5 places) make 9, past 8
+#   run-import-ops.sh values   ORR_MAX_VALUES holds for the merged rank: the ops' 405
+#                              dimensions and an op of 400 in the tracer's file make 805,
+#                              past 405, which each file alone is within
 #   run-import-ops.sh suffixes ops files named as the importer reads JSON (ops-PID.JSON,
 #                              ops-PID.Json.Gz: suffixes in any case, .json.zstd): merged
 #   run-import-ops.sh legacy   torch.profiler's trace from a PyTorch without Kineto (Debian's
@@ -164,6 +167,32 @@ places)
 	expect_rc 1
 	expect_in err "ops-48213.json': input exceeds a size limit"
 	expect_in err "more than 8 threads and streams in one rank"
+	;;
+values)
+	python3 "$golden/ops-split.py" split "$sample/rank-0.trace.json" \
+		"$run_dir/ops-48213.json" "$work/rest-0.json" || fail "ops-split.py split failed"
+	python3 - "$work/rest-0.json" <<-'EOF' || fail "cannot add the op"
+		import json, sys
+		d = json.load(open(sys.argv[1]))
+		x = [e for e in d["traceEvents"] if e.get("ph") == "X" and e.get("pid") == 48213][0]
+		d["traceEvents"].append({"ph": "X", "cat": "cpu_op", "name": "aten::wide",
+		                         "pid": 48213, "tid": x["tid"], "ts": x["ts"], "dur": 0,
+		                         "args": {"Input Dims": [list(range(1, 401))]}})
+		json.dump(d, open(sys.argv[1], "w"))
+	EOF
+	run convert -o "$run_dir/rank-0.orr" "$work/rest-0.json"
+	expect_rc 0
+	ORR_MAX_VALUES=405 run info "$run_dir/ops-48213.json"
+	expect_rc 0
+	ORR_MAX_VALUES=405 run info "$run_dir/rank-0.orr"
+	expect_rc 0
+	ORR_MAX_VALUES=805 run info "$run_dir"
+	expect_rc 0
+	expect_in out "op 178"
+	ORR_MAX_VALUES=804 run info "$run_dir"
+	expect_rc 1
+	expect_in err "ops-48213.json': input exceeds a size limit"
+	expect_in err "more than 804 tensor dimensions"
 	;;
 suffixes)
 	cut_rank 0 48213
