@@ -411,9 +411,30 @@ static void radix_pass(const struct event_key *keys, struct event_key *out, size
 		out[count[(keys[i].start >> shift) & (RADIX - 1)]++] = keys[i];
 }
 
-/* keys[lo, hi) (one start) by the rest of event_order(): an insertion sort, ties being few. */
+/* Two keys of one start by the rest of event_order(), then where they were (stable). */
+static int cmp_tie(const void *pa, const void *pb, void *data)
+{
+	const struct event_key *a = pa, *b = pb;
+	const struct orr_event *ev = data;
+	int c = event_order(&ev[a->at], &ev[b->at]);
+
+	return c ? c : a->at < b->at ? -1 : a->at > b->at;
+}
+
+/* Past this many ties, sorted in O(n log n): an insertion sort of them is quadratic. */
+#define TIES_INSERTION_MAX 32
+
+/*
+ * keys[lo, hi) (one start) by the rest of event_order(): an insertion sort, ties being
+ * few; many (200,000 launches at one timestamp took minutes) by qsort_r() with the
+ * original order as the last key, which gives what the insertion sort gives.
+ */
 static void order_ties(const struct orr_event *ev, struct event_key *keys, size_t lo, size_t hi)
 {
+	if (hi - lo > TIES_INSERTION_MAX) {
+		qsort_r(keys + lo, hi - lo, sizeof(*keys), cmp_tie, (void *)ev);
+		return;
+	}
 	for (size_t i = lo + 1; i < hi; i++) {
 		struct event_key k = keys[i];
 		size_t j = i;

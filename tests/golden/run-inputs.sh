@@ -18,6 +18,9 @@
 #   run-inputs.sh changed            a file shorter than its size said (a sysfs file: 4096
 #                                    bytes by stat, fewer read) fails with "the file changed
 #                                    while it was read", as one cut short while read does
+#   run-inputs.sh ties               200,000 launches and their kernels at one timestamp:
+#                                    imported and replayed in seconds (ties of a start were
+#                                    ordered by an insertion sort: over a minute)
 #   run-inputs.sh stdin              '-': garbage (1000 random bytes, endless `yes`) refused
 #                                    at once, one line saying "standard input"; the copy
 #                                    bounded by ORR_MAX_FILE_BYTES; SIGINT, SIGTERM, SIGHUP and
@@ -37,6 +40,28 @@ one_error_line() {
 mode=${1:-}
 shift || true
 case $mode in
+ties)
+	command -v timeout >/dev/null || { echo "skipped: no timeout" >&2; exit 77; }
+	awk 'BEGIN {
+		printf "{\"traceEvents\": ["
+		for (i = 0; i < 200000; i++)
+			printf "%s{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": " \
+				"\"cudaLaunchKernel\", \"pid\": 1, \"tid\": 1, \"ts\": 100, " \
+				"\"dur\": 5, \"args\": {\"correlation\": %d}}, {\"ph\": \"X\", " \
+				"\"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, " \
+				"\"ts\": 100, \"dur\": 5, \"args\": {\"correlation\": %d}}",
+				i ? ", " : "", i, i
+		print "]}"
+	}' >"$work/ties.json"
+	for cmd in info replay; do
+		echo "+ timeout 20 orrery $cmd ties.json" >&2
+		timeout 20 "$orrery" "$cmd" "$work/ties.json" >"$work/out" 2>"$work/err"
+		rc=$?
+		[[ $rc == 124 ]] && fail "orrery $cmd: still running after 20 s"
+		expect_rc 0
+	done
+	expect_in out "rank-steps"
+	;;
 changed)
 	f=/sys/kernel/mm/transparent_hugepage/enabled
 	[[ -r $f ]] || f=$(find /sys/kernel -maxdepth 3 -type f -readable -size 4k 2>/dev/null | head -n 1)
