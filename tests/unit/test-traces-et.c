@@ -315,7 +315,7 @@ static void test_null_et_limits_where(void **state)
 	n = (size_t)snprintf(text, sizeof(text), "{\"schema\": \"1.0.1\",\n \"x\": ");
 	memset(text + n, '[', 40);
 	memset(text + n + 40, ']', 40);
-	strcpy(text + n + 80, ", \"nodes\": []}");
+	memcpy(text + n + 80, ", \"nodes\": []}", sizeof(", \"nodes\": []}"));
 	write_file(a, text);
 	assert_int_equal(setenv("ORR_MAX_DEPTH", "32", 1), 0);
 	assert_int_equal(orr_trace_import(tp, &o, &t, &d), ORR_ETOOBIG);
