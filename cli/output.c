@@ -145,6 +145,18 @@ int cli_bad_option(const char *cmd, int argc, char **argv)
 {
 	const char *opt = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
 
+	const char *eq = strchr(opt, '=');
+
+	/*
+	 * A long option that getopt_long() knew: optopt is its value (0 for an unknown one),
+	 * so it lacks its value or, with '=', has one it does not take.
+	 */
+	if (optopt && opt[0] == '-' && opt[1] == '-' && opt[2]) {
+		if (eq)
+			return cli_usage_error(cmd, "option '%.*s' takes no value ('%s')",
+					       (int)(eq - opt), opt, opt);
+		return cli_usage_error(cmd, "option '%s' needs a value", opt);
+	}
 	/* A short option in a group (-xy) or with its value attached: optopt names it. */
 	if (optopt && opt[0] == '-' && opt[1] != '-' && strlen(opt) != 2)
 		return cli_usage_error(cmd,

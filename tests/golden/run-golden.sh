@@ -599,6 +599,14 @@ assert a == b, (a, b)' "$work/sync-unused.json" "$work/out" || fail "--sync-laye
 		expect_rc 2
 		[[ $(wc -l <"$work/err") == 1 ]] || { show; fail "not one line on stderr"; }
 		expect_in err "bad option '--frob' (unknown, or missing its value); see 'orrery replay --help'"
+		# a known long option without its value, or with one it does not take: said so
+		run replay x --scale
+		expect_rc 2
+		[[ $(wc -l <"$work/err") == 1 ]] || { show; fail "not one line on stderr"; }
+		expect_in err "orrery: error: option '--scale' needs a value; see 'orrery replay --help'"
+		run estimate --sync-layers=yes x
+		expect_rc 2
+		expect_in err "option '--sync-layers' takes no value ('--sync-layers=yes')"
 		;;
 	unknown-command)
 		run inof x
