@@ -198,12 +198,11 @@ static void coll_args(struct out *o, const struct sy_rank *r, const struct sy_in
 }
 
 static void launch(struct out *o, const struct sy_rank *r, const struct sy_insn *x, int pid,
-		   int64_t seq)
+		   int64_t from, int64_t seq)
 {
 	int64_t c = ++o->corr;
 
-	x_event(o, "cuda_runtime", "cudaLaunchKernel", pid, THREAD_TID, x->cpu_start_ns,
-		x->cpu_end_ns);
+	x_event(o, "cuda_runtime", "cudaLaunchKernel", pid, THREAD_TID, from, x->cpu_end_ns);
 	corr_args(o, c);
 	put_s(o, "}}");
 	x_event(o, "kernel", x->name, pid + 1, STREAM_TID0 + x->stream, x->start_ns, x->end_ns);
@@ -221,9 +220,9 @@ static void event_record(struct out *o, int64_t corr, int pid, int64_t from, int
 }
 
 /* A wait: its own event record (rec < 0), or the one of correlation rec made before. */
-static void wait_event(struct out *o, const struct sy_insn *x, int pid, int64_t rec)
+static void wait_event(struct out *o, const struct sy_insn *x, int pid, int64_t from, int64_t rec)
 {
-	int64_t wait, from = x->cpu_start_ns;
+	int64_t wait;
 	int stream = STREAM_TID0 + x->stream;
 
 	if (rec < 0) {
@@ -269,18 +268,20 @@ static void rank_events(struct out *o, const struct sy_rank *r, int pid)
 	metadata(o, r, pid);
 	for (size_t i = 0; i < r->n; i++) {
 		const struct sy_insn *x = &r->v[i];
+		int64_t from = orr__sy_cpu_start_ns(r, i);
 
 		if (x->cpu_end_ns > end)
 			end = x->cpu_end_ns;
 		if (x->op == SY_KERNEL || x->op == SY_COLL)
-			launch(o, r, x, pid, x->peer >= 0 ? x->seq : ++seq[x->stream]);
+			launch(o, r, x, pid, from,
+			       x->peer >= 0 ? orr__sy_p2p_seq(r, i) : ++seq[x->stream]);
 		else if (x->op == SY_RECORD)
-			event_record(o, rec[i] = ++o->corr, pid, x->cpu_start_ns, x->cpu_end_ns);
+			event_record(o, rec[i] = ++o->corr, pid, from, x->cpu_end_ns);
 		else if (x->op == SY_WAIT && x->partner != UINT32_MAX)
-			wait_event(o, x, pid, x->rec != UINT32_MAX ? rec[x->rec] : -1);
+			wait_event(o, x, pid, from, x->rec != UINT32_MAX ? rec[x->rec] : -1);
 		else if (x->op == SY_SYNC) {
-			x_event(o, "cuda_runtime", "cudaDeviceSynchronize", pid, THREAD_TID,
-				x->cpu_start_ns, x->cpu_end_ns);
+			x_event(o, "cuda_runtime", "cudaDeviceSynchronize", pid, THREAD_TID, from,
+				x->cpu_end_ns);
 			put(o, ",\"args\":{\"correlation\":%" PRId64 "}}", ++o->corr);
 		}
 	}

@@ -43,25 +43,30 @@ static int64_t ns_of(double ns)
 	return ns < 1 ? 1 : (int64_t)(ns + 0.5);
 }
 
-/* A stage's point-to-point instructions per stream, in order: one pass over the stage. */
+/* A stage's point-to-point instructions per stream, in order. */
 struct p2p {
 	uint32_t *at[SY_STREAMS];
-	size_t n[SY_STREAMS];
+	size_t n[SY_STREAMS], cap[SY_STREAMS];
 };
 
-static void p2p_index(const struct sy_rank *r, struct p2p *ret)
+/*
+ * What stage r's placement needs to know before it starts, in one pass over the stage
+ * (a step's instructions are tens of megabytes, each pass over them a read from
+ * memory): its point-to-point instructions, and how many instructions each stream runs.
+ */
+static void index_rank(const struct sy_rank *r, struct p2p *ret, struct rank_state *st)
 {
 	memset(ret, 0, sizeof(*ret));
-	for (size_t i = 0; i < r->n; i++)
-		if (r->v[i].op == SY_COLL && r->v[i].peer >= 0)
-			ret->n[r->v[i].stream]++;
-	for (int s = 0; s < SY_STREAMS; s++) {
-		ret->at[s] = orr_xmalloc((ret->n[s] + 1) * sizeof(uint32_t));
-		ret->n[s] = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		const struct sy_insn *x = &r->v[i];
+
+		if (x->op == SY_SYNC || x->op == SY_RECORD)
+			continue;
+		st->s[x->stream].n++;
+		if (x->op == SY_COLL && x->peer >= 0)
+			ORR_VEC_PUSH(ret->at[x->stream], ret->n[x->stream], ret->cap[x->stream],
+				     (uint32_t)i);
 	}
-	for (size_t i = 0; i < r->n; i++)
-		if (r->v[i].op == SY_COLL && r->v[i].peer >= 0)
-			ret->at[r->v[i].stream][ret->n[r->v[i].stream]++] = (uint32_t)i;
 }
 
 static void p2p_release(struct p2p *p)
@@ -88,31 +93,42 @@ static int pair_channel(struct sy_job *j, struct sy_rank *a, const struct p2p *i
 			return -EDEADLK;
 		x->partner = pb->at[recv][k];
 		b->v[x->partner].partner = i;
-		x->seq = b->v[x->partner].seq = (int64_t)x->partner;
 		k++;
 	}
 	return 0;
 }
 
-/* Whether every transfer of r has its other side. */
-static bool all_paired(const struct sy_rank *r)
+/* Whether every transfer of r (its point-to-point instructions, idx) has its other side. */
+static bool all_paired(const struct sy_rank *r, const struct p2p *idx)
 {
-	for (size_t i = 0; i < r->n; i++)
-		if (r->v[i].peer >= 0 && r->v[i].partner == UINT32_MAX)
-			return false;
+	for (int s = 0; s < SY_STREAMS; s++)
+		for (size_t k = 0; k < idx->n[s]; k++)
+			if (r->v[idx->at[s][k]].partner == UINT32_MAX)
+				return false;
 	return true;
+}
+
+/* What a stream runs: neither a device synchronization nor an event record. */
+static bool on_stream(const struct sy_insn *x)
+{
+	return x->op != SY_SYNC && x->op != SY_RECORD;
 }
 
 /*
  * Each wait's producer: the last instruction on its source stream before it, or before
- * the event record it names; a record's, the last on its stream before it.
+ * the event record it names; a record's, the last on its stream before it.  And each
+ * stream's queue, in launch order, its instructions not yet placed: one pass.
  */
-static void wait_producers(struct sy_rank *r)
+static void queues_init(struct rank_state *st, struct sy_rank *r)
 {
 	uint32_t last[SY_STREAMS];
 
-	for (int s = 0; s < SY_STREAMS; s++)
+	st->r = r;
+	for (int s = 0; s < SY_STREAMS; s++) {
 		last[s] = UINT32_MAX;
+		st->s[s].q = orr_xmalloc((st->s[s].n + 1) * sizeof(uint32_t));
+		st->s[s].n = 0;
+	}
 	for (size_t i = 0; i < r->n; i++) {
 		struct sy_insn *x = &r->v[i];
 
@@ -122,28 +138,6 @@ static void wait_producers(struct sy_rank *r)
 			x->partner = x->rec != UINT32_MAX ? r->v[x->rec].partner : last[x->src];
 		else if (x->op != SY_SYNC)
 			last[x->stream] = (uint32_t)i;
-	}
-}
-
-/* What a stream runs: neither a device synchronization nor an event record. */
-static bool on_stream(const struct sy_insn *x)
-{
-	return x->op != SY_SYNC && x->op != SY_RECORD;
-}
-
-static void queues_init(struct rank_state *st, struct sy_rank *r)
-{
-	st->r = r;
-	for (size_t i = 0; i < r->n; i++)
-		if (on_stream(&r->v[i]))
-			st->s[r->v[i].stream].n++;
-	for (int s = 0; s < SY_STREAMS; s++) {
-		st->s[s].q = orr_xmalloc((st->s[s].n + 1) * sizeof(uint32_t));
-		st->s[s].n = 0;
-	}
-	for (size_t i = 0; i < r->n; i++) {
-		struct sy_insn *x = &r->v[i];
-
 		x->start_ns = x->end_ns = -1;
 		if (on_stream(x))
 			st->s[x->stream].q[st->s[x->stream].n++] = (uint32_t)i;
@@ -157,7 +151,6 @@ static bool advance_cpu(struct rank_state *st, int64_t cpu_op_ns)
 	while (st->cpu < st->r->n) {
 		struct sy_insn *x = &st->r->v[st->cpu];
 
-		x->cpu_start_ns = st->cpu_ns;
 		if (x->op == SY_SYNC) {
 			if (st->placed < st->issued)
 				break;
@@ -261,22 +254,20 @@ int orr__sy_place(struct sy_job *j)
 	int err = 0;
 
 	for (size_t r = 0; r < j->nranks; r++)
-		p2p_index(&j->ranks[r], &idx[r]);
+		index_rank(&j->ranks[r], &idx[r], &st[r]);
 	for (size_t r = 0; r < j->nranks && !err; r++) {
 		err = pair_channel(j, &j->ranks[r], idx, SY_SEND_NEXT, SY_RECV_PREV);
 		if (!err)
 			err = pair_channel(j, &j->ranks[r], idx, SY_SEND_PREV, SY_RECV_NEXT);
 	}
+	for (size_t r = 0; r < j->nranks && !err; r++)
+		if (!all_paired(&j->ranks[r], &idx[r]))
+			err = -EDEADLK;
 	for (size_t r = 0; r < j->nranks; r++)
 		p2p_release(&idx[r]);
 	free(idx);
-	for (size_t r = 0; r < j->nranks && !err; r++)
-		if (!all_paired(&j->ranks[r]))
-			err = -EDEADLK;
-	for (size_t r = 0; r < j->nranks; r++) {
-		wait_producers(&j->ranks[r]);
+	for (size_t r = 0; r < j->nranks; r++)
 		queues_init(&st[r], &j->ranks[r]);
-	}
 	if (!err)
 		err = run(j, st);
 	for (size_t r = 0; r < j->nranks; r++) {
@@ -287,4 +278,17 @@ int orr__sy_place(struct sy_job *j)
 	}
 	free(st);
 	return err;
+}
+
+int64_t orr__sy_cpu_start_ns(const struct sy_rank *r, size_t i)
+{
+	return i > 0 ? r->v[i - 1].cpu_end_ns : 0;
+}
+
+int64_t orr__sy_p2p_seq(const struct sy_rank *r, size_t i)
+{
+	const struct sy_insn *x = &r->v[i];
+
+	return x->stream == SY_SEND_NEXT || x->stream == SY_SEND_PREV ? (int64_t)x->partner
+								      : (int64_t)i;
 }

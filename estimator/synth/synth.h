@@ -44,20 +44,29 @@ struct sy_insn {
 	uint8_t op;     /* enum sy_op */
 	uint8_t stream; /* where it runs; SY_WAIT: the stream that waits */
 	uint8_t src;    /* SY_WAIT: the stream waited for */
-	uint32_t rec;   /* SY_WAIT: the SY_RECORD it waits for; UINT32_MAX: records now */
-	bool gemm;      /* SY_KERNEL: a GEMM */
 	int8_t coll;    /* SY_COLL: enum orr_coll_kind */
-	const char *name;
-	double bytes; /* SY_COLL: the whole buffer S, nccl-tests' size */
+	uint32_t rec;   /* SY_WAIT: the SY_RECORD it waits for; UINT32_MAX: records now */
 	int32_t group;
 	int32_t peer; /* SY_COLL point-to-point: the other stage; -1 */
-	double ns;    /* on the GPU */
-	/* The timeline (synth-place.c): the launch call's, the GPU's */
-	int64_t cpu_start_ns, cpu_end_ns, start_ns, end_ns;
-	/* point-to-point: the other side's instruction, once paired */
+	/*
+	 * Point-to-point: the other side's instruction, once paired; the pair's sequence
+	 * number in its communicator is the receive's index (orr__sy_p2p_seq()).
+	 */
 	uint32_t partner;
-	int64_t seq; /* SY_COLL: the sequence number in its communicator */
+	bool gemm; /* SY_KERNEL: a GEMM */
+	const char *name;
+	double bytes; /* SY_COLL: the whole buffer S, nccl-tests' size */
+	double ns;    /* on the GPU */
+	/*
+	 * The timeline (synth-place.c): the launch call's end (it starts where the call
+	 * before it ended: the thread issues them back to back), the GPU's.  72 bytes in
+	 * all, in this order: a placement reads a step's hundreds of thousands of them
+	 * several times, and a fifth of its time went to reading padding and fields only
+	 * the trace written needs.
+	 */
+	int64_t cpu_end_ns, start_ns, end_ns;
 };
+_Static_assert(sizeof(struct sy_insn) <= 72, "an instruction is read several times a step");
 
 /* One pipeline stage: the representative rank of its (TP, DP) position 0. */
 struct sy_rank {
@@ -205,6 +214,10 @@ int orr__sy_program(struct sy_job *j, const char **ret_why);
 /* ---- synth-place.c ---- */
 /* Pairs point-to-point instructions and times everything.  0 or -EDEADLK (a bug). */
 int orr__sy_place(struct sy_job *j);
+/* Instruction i of r, placed: when its launch call started (the call before it ended). */
+int64_t orr__sy_cpu_start_ns(const struct sy_rank *r, size_t i);
+/* Placed point-to-point instruction i of r: its pair's sequence number (the receive's index). */
+int64_t orr__sy_p2p_seq(const struct sy_rank *r, size_t i);
 
 /* ---- synth-busy.c ---- */
 /* The first stage's placed GPU time split as a breakdown: j->ret->placed_*_ns. */
