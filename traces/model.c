@@ -446,17 +446,45 @@ static void order_ties(const struct orr_event *ev, struct event_key *keys, size_
 }
 
 /*
+ * ev[i] = the event at keys[i].at, for every i, in place: each cycle of the permutation
+ * is followed from its first place, one event held aside (keys[].at is set to its own
+ * place as it is filled).  A new table would be first-touched, a page fault per 4 KiB
+ * of every rank's events (docs/performance.md).
+ */
+static void permute(struct orr_event *ev, struct event_key *keys, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct orr_event held;
+		size_t j = i;
+
+		if (keys[i].at == i)
+			continue;
+		held = ev[i];
+		for (;;) {
+			size_t k = keys[j].at;
+
+			keys[j].at = j;
+			if (k == i) {
+				ev[j] = held;
+				break;
+			}
+			ev[j] = ev[k];
+			j = k;
+		}
+	}
+}
+
+/*
  * The events in the order of event_order(): an LSD radix sort of their starts (11 bits
  * at a time, as far as they differ), each run of equal starts by the rest of the order,
- * then one copy of each event into a new table (a gather, whose loads' addresses are
- * known ahead).  A trace's events come a few at a time from each thread and stream (a
+ * then each event moved to its place in the same table (permute()).  A trace's events come a few at a time from each thread and stream (a
  * quarter of a generated trace's events start a new run), so qsort() compared through a
  * pointer and moved each 56-byte event about log2(n) times: a tenth of an import.  In
  * order already (a file written from a model): one pass.
  */
 static void sort_events(struct orr__vec *events)
 {
-	struct orr_event *ev = events->p, *out;
+	struct orr_event *ev = events->p;
 	size_t n = events->n;
 	struct event_key *keys, *tmp;
 	int64_t lo = INT64_MAX;
@@ -492,13 +520,8 @@ static void sort_events(struct orr__vec *events)
 			order_ties(ev, keys, at, end);
 		at = end;
 	}
-	out = orr_xmalloc(n * sizeof(*out));
-	for (i = 0; i < n; i++)
-		out[i] = ev[keys[i].at];
+	permute(ev, keys, n);
 	free(keys < tmp ? keys : tmp);
-	free(events->p);
-	events->p = out;
-	events->cap = n;
 }
 
 static int cmp_flow(const void *pa, const void *pb)

@@ -419,11 +419,13 @@ static int cmp_model(const void *pa, const void *pb)
 
 /*
  * orr__rank_finish() sorts a rank's events, shuffled, on a coarse clock (many equal
- * starts), into the model's order, as qsort() with that order does.
+ * starts), into the model's order, as qsort() with that order does, in the table they
+ * came in.
  */
 static void test_finish_sorts_shuffled_events(void **state)
 {
 	struct orr_trace *t = generate(&small);
+	const void *table;
 	const struct orr_rank *r0 = orr_trace_get_rank(t, 0);
 	struct orr__rank_build *rb = orr__rank_new(t, 0);
 	struct orr_event *ref = calloc(r0->nevents, sizeof(*ref));
@@ -450,9 +452,12 @@ static void test_finish_sorts_shuffled_events(void **state)
 	for (size_t i = 0; i < r0->nplaces; i++)
 		orr__place(rb, r0->places[i].kind, r0->places[i].pid, r0->places[i].tid,
 			   r0->places[i].device);
+	table = rb->events.p;
 	orr__rank_finish(t, rb);
 	qsort(ref, r0->nevents, sizeof(*ref), cmp_model);
 	assert_int_equal(rb->pub.nevents, r0->nevents);
+	/* sorted in place: a second table would be first-touched, page by page */
+	assert_ptr_equal(rb->pub.events, table);
 	for (size_t i = 0; i < r0->nevents; i++) {
 		struct orr_event got = rb->pub.events[i];
 
