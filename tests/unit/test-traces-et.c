@@ -341,6 +341,17 @@ static void test_null_et_limits_where(void **state)
 	    !strstr(d.msg, "line 2 column 20") ||
 	    !strstr(d.msg, "raise the limit ORR_MAX_STRING_BYTES"))
 		fail_msg("at %lld: %s", (long long)d.offset, d.msg);
+	/* a longer string the reader skips ("s" is no field it keeps) is not the one named */
+	n = (size_t)snprintf(text, sizeof(text), "{\"schema\": \"1.0.1\", \"s\": \"%sbb\",\n",
+			     name);
+	snprintf(text + n, sizeof(text) - n, "\"nodes\": [{\"name\": \"%s\", \"id\": 1}]}", name);
+	write_file(a, text);
+	assert_int_equal(setenv("ORR_MAX_STRING_BYTES", "1K", 1), 0);
+	assert_int_equal(orr_trace_import(tp, &o, &t, &d), ORR_ETOOBIG);
+	unsetenv("ORR_MAX_STRING_BYTES");
+	if (d.offset != (int64_t)(strstr(text, "\"name\": \"") - text) + 8 ||
+	    !strstr(d.msg, "line 2 column 20"))
+		fail_msg("at %lld: %s", (long long)d.offset, d.msg);
 	free(tp);
 	free(a);
 }

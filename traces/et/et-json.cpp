@@ -42,6 +42,7 @@ struct et_fail {
 	int err;
 	const char *what;
 	enum orr__limit which;
+	size_t bytes = 0; /* ORR__LIMIT_STRING_BYTES: the string's, as read */
 };
 
 class et_parser {
@@ -72,7 +73,7 @@ private:
 	uint32_t intern(string_view s)
 	{
 		if (s.size() > lim_->max[ORR__LIMIT_STRING_BYTES])
-			throw et_fail{ ORR_ETOOBIG, nullptr, ORR__LIMIT_STRING_BYTES };
+			throw et_fail{ ORR_ETOOBIG, nullptr, ORR__LIMIT_STRING_BYTES, s.size() };
 		if (s.data() != last_.data() || s.size() != last_.size()) {
 			last_ = s;
 			last_id_ = orr_strtab_intern(t_->strs, s.data(), s.size());
@@ -464,11 +465,12 @@ size_t decoded_bytes(const char *buf, size_t start, size_t end)
 }
 
 /*
- * The offset of the first string of buf[0..len) (JSON, as simdjson took it) longer than
- * max bytes once read, or len: where ORR_MAX_STRING_BYTES stopped the reading (the DOM
- * keeps no offsets).
+ * The offset of the first string of buf[0..len) (JSON, as simdjson took it) of `bytes`
+ * bytes once read, or len: where ORR_MAX_STRING_BYTES stopped the reading (the DOM
+ * keeps no offsets).  Its size, not only one past max: a longer string the reader skips
+ * (a field it does not keep) may come before.
  */
-size_t long_string_at(const char *buf, size_t len, uint64_t max)
+size_t long_string_at(const char *buf, size_t len, size_t bytes)
 {
 	for (size_t pos = 0; pos < len; pos++) {
 		const char *q = (const char *)memchr(buf + pos, '"', len - pos);
@@ -477,8 +479,8 @@ size_t long_string_at(const char *buf, size_t len, uint64_t max)
 
 		if (!q || orr__scan_string(buf, len, (size_t)(q - buf), &end, &se))
 			break;
-		if (end - (size_t)(q - buf) - 2 > max &&
-		    decoded_bytes(buf, (size_t)(q - buf), end) > max)
+		if (end - (size_t)(q - buf) - 2 >= bytes &&
+		    decoded_bytes(buf, (size_t)(q - buf), end) == bytes)
 			return (size_t)(q - buf);
 		pos = end - 1;
 	}
@@ -556,9 +558,8 @@ extern "C" int orr__et_parse(struct orr_trace *t, struct orr__et_build *eb, cons
 		et_parser(t, eb, limits).top(top);
 	} catch (const et_fail &f) {
 		if (f.err == ORR_ETOOBIG && f.which == ORR__LIMIT_STRING_BYTES)
-			return where_fail(name, buf, len, f.err,
-					  long_string_at(buf, len, limits->max[f.which]), nullptr,
-					  limits, f.which, diag);
+			return where_fail(name, buf, len, f.err, long_string_at(buf, len, f.bytes),
+					  nullptr, limits, f.which, diag);
 		if (f.err == ORR_ETOOBIG)
 			return orr__limit_fail(limits, f.which, diag, name, -1, -1);
 		return orr_diag_set(diag, f.err, name, -1, -1, "execution trace: %s", f.what);
