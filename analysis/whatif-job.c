@@ -238,6 +238,8 @@ size_t orr_whatif_hints(const struct orr_whatif_job *j, const struct orr_whatif_
 			.value = hint_value(j, w, (enum orr_whatif_why)k),
 			.tries = k == ORR_WHATIF_MEMORY ? memory_tries(j, w) : 0,
 		};
+		orr_whatif_plan_example(j->plan, (enum orr_whatif_why)k, v[n - 1].example,
+					sizeof(v[n - 1].example));
 	}
 	return n;
 }

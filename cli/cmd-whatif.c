@@ -328,13 +328,16 @@ static int none_feasible(const struct cli_whatif_sweep *s)
 		nc += (size_t)snprintf(counts + nc, sizeof(counts) - nc, "%s%s %llu",
 				       nc ? ", " : "", orr_whatif_why_name(v[i].why),
 				       (unsigned long long)v[i].count);
-		nh += (size_t)snprintf(hints + nh, sizeof(hints) - nh, "; %s: %s",
-				       orr_whatif_why_name(v[i].why),
+		nh += (size_t)snprintf(hints + nh, sizeof(hints) - nh, "; %s: %s%s%s",
+				       orr_whatif_why_name(v[i].why), v[i].example,
+				       *v[i].example ? " (the first refused), " : "",
 				       hint(&v[i], buf, sizeof(buf)));
 		if (nc >= sizeof(counts) || nh >= sizeof(hints))
 			break;
 	}
-	if (!t->n)
+	if (!t->n && orr_whatif_plan_why_empty(s->job.plan, buf, sizeof(buf)))
+		cli_error("no configuration is feasible: the sweep holds none: %s", buf);
+	else if (!t->n)
 		cli_error("no configuration is feasible: the sweep holds none (--gpus %lld-%lld "
 			  "and the lists given)",
 			  (long long)w->o->gpus_min, (long long)w->o->gpus_max);

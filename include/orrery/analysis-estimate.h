@@ -383,6 +383,8 @@ struct orr_whatif_hint {
 	 */
 	int64_t value;
 	unsigned tries; /* MEMORY: the ORR_WHATIF_TRY_* the sweep did not try */
+	/* the first configuration refused for it, why (orr_whatif_plan_example()); or "" */
+	char example[160];
 };
 
 /*

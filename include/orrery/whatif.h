@@ -109,6 +109,20 @@ uint64_t orr_whatif_plan_count(const struct orr_whatif_plan *p);
  * configurations without it have sync_layers false).
  */
 bool orr_whatif_plan_syncs_layers(const struct orr_whatif_plan *p);
+/*
+ * Why p holds no configuration (orr_whatif_plan_count() 0), in buf[0..size): the TP, PP
+ * or CP given none of whose values divides a GPU count of the budget, "--tp 3 does not
+ * divide --gpus 8", else the least product of them; false when p holds a layout.
+ */
+bool orr_whatif_plan_why_empty(const struct orr_whatif_plan *p, char *buf, size_t size);
+/*
+ * The first configuration of p that orr_whatif_config() refuses for w, why in buf, in
+ * the words of the check, "heads 32 is not divisible by tp 3": false when none is, or
+ * for a reason the configuration alone does not give (memory, feasible).  Decodes the
+ * configurations in order up to it.
+ */
+bool orr_whatif_plan_example(const struct orr_whatif_plan *p, enum orr_whatif_why w, char *buf,
+			     size_t size);
 
 /*
  * Configuration i of p, its layout set (DP the GPUs left, micro-batches per step from

@@ -266,7 +266,31 @@ report)
 	# a sweep that holds no configuration at all
 	run whatif "${model[@]}" --gpus 4 --tp 4 --pp 2
 	expect_rc 1
-	expect_in err "the sweep holds none"
+	expect_in err "the sweep holds none: --tp 4 x --pp 2 (8) does not divide --gpus 4"
+	# each names the value that divides no GPU count, or the least product of the lists
+	for c in "--gpus 8 --tp 3:--tp 3 does not divide --gpus 8" \
+		"--gpus 8 --tp 2 --pp 3:--pp 3 does not divide --gpus 8" \
+		"--gpus 8 --cp 3:--cp 3 does not divide --gpus 8" \
+		"--gpus 8-12 --tp 7:--tp 7 does not divide any of --gpus 8-12" \
+		"--gpus 8 --tp 2,4 --pp 3,5:none of --pp 3,5 divides --gpus 8" \
+		"--gpus 8 --tp 4,8 --pp 4,8:no product of the --tp, --pp and --cp given divides --gpus 8; the least, --tp 4 x --pp 4 (16)"; do
+		IFS=: read -r lists said <<<"$c"
+		# shellcheck disable=SC2086 # the options
+		run whatif "${model[@]}" $lists
+		expect_rc 1
+		expect_in err "orrery: error: no configuration is feasible: the sweep holds none: $said"
+		[[ $(wc -l <"$work/err") == 1 ]] || { show; fail "$lists: not one line on stderr"; }
+	done
+	# a sweep whose configurations Megatron refuses names the first refused and why
+	run whatif "${model[@]}" --gpus 6 --pp 3
+	expect_rc 1
+	expect_in err "layers: layers 8 is not divisible by pp 3 (the first refused), try a --pp"
+	run whatif "${model[@]}" --gpus 6 --tp 3
+	expect_rc 1
+	expect_in err "heads: heads 16 is not divisible by tp 3 (the first refused), try a --tp"
+	run whatif "${model[@]}" --gpus 6 --tp 1 --pp 1 --micro-batch 5
+	expect_rc 1
+	expect_in err "batch: global batch 32 is not divisible by dp 6 x micro-batch 5 (the first"
 	run whatif "${model[@]}" --gpus 8 -o "$work/sweep.txt"
 	expect_rc 0
 	grep -q "ranked (" "$work/sweep.txt" || fail "-o FILE"
