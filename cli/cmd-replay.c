@@ -150,11 +150,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 }
 
 /* --steps and --ranks that leave nothing to report: an error, once. */
-static int nothing_selected(const struct options *o, size_t nrows)
+static int nothing_selected(const struct options *o, const struct orr_replay *r, size_t nrows)
 {
 	if (nrows)
 		return EXIT_OK;
-	cli_select_nothing(&o->sel, o->trace);
+	cli_select_nothing(&o->sel, o->trace, r);
 	return EXIT_FAIL;
 }
 
@@ -175,7 +175,7 @@ static int check_selection(const struct options *o, const struct orr_replay *r)
 			n += orr_select_step(&o->sel, s[i].step);
 		free(s);
 	}
-	return nothing_selected(o, n);
+	return nothing_selected(o, r, n);
 }
 
 static int print_report(const struct options *o, const struct orr_replay *r)

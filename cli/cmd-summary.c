@@ -100,7 +100,7 @@ int cmd_summary(int argc, char **argv)
 		goto out;
 	orr_summary_gather(&s, o.trace, cr.r, &o.sel);
 	if (!s.nsteps) {
-		cli_select_nothing(&o.sel, o.trace);
+		cli_select_nothing(&o.sel, o.trace, cr.r);
 		orr_summary_release(&s);
 		ret = EXIT_FAIL;
 		goto out;

@@ -188,9 +188,15 @@ int cli_timeline_option(const char *cmd, const char *arg)
 	return 0;
 }
 
-void cli_select_nothing(const struct orr_select *s, const char *trace)
+void cli_select_nothing(const struct orr_select *s, const char *trace, const struct orr_replay *r)
 {
-	if (s->steps_given || s->ranks)
+	char want[256], have[256];
+
+	if (orr_select_misses(s, orr_replay_graph(r), have, sizeof(have))) {
+		orr_ranks_text(s->ranks, s->nranks, want, sizeof(want));
+		cli_error("no rank %s%s in '%s'; its ranks are %s", s->nranks > 1 ? "of " : "",
+			  want, trace, have);
+	} else if (s->steps_given || s->ranks)
 		cli_error("--steps and --ranks select no rank-step of '%s' ('orrery info' lists "
 			  "them)",
 			  trace);

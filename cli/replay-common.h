@@ -45,8 +45,11 @@ int cli_scale_option(struct orr_scales *scales, const char *cmd, const char *arg
  * (cli_output_arg()).
  */
 int cli_timeline_option(const char *cmd, const char *arg);
-/* The error when s leaves no rank-step of trace (or trace has none at all). */
-void cli_select_nothing(const struct orr_select *s, const char *trace);
+/*
+ * The error when s leaves no rank-step of trace (or trace has none at all), replayed as
+ * r: the ranks r holds when s names none of them.
+ */
+void cli_select_nothing(const struct orr_select *s, const char *trace, const struct orr_replay *r);
 
 /* A trace, its graph and its replay. */
 struct cli_replay {

@@ -34,6 +34,19 @@ bool orr_select_step(const struct orr_select *s, int64_t step);
 bool orr_select_rank(const struct orr_select *s, int32_t rank);
 void orr_select_release(struct orr_select *s);
 
+struct orr_graph;
+/*
+ * ranks[0..n) (in any order, repeats once) as compact ranges in buf[0..size), "0-3,8",
+ * cut short with "..." where it does not fit.
+ */
+void orr_ranks_text(const int32_t *ranks, size_t n, char *buf, size_t size);
+/*
+ * Whether s names ranks (not every rank) and g holds none of them; then g's global
+ * ranks as orr_ranks_text() writes them in have[0..size).
+ */
+bool orr_select_misses(const struct orr_select *s, const struct orr_graph *g, char *have,
+		       size_t size);
+
 #ifdef __cplusplus
 }
 #endif

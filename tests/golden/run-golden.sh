@@ -542,6 +542,17 @@ assert a == b, (a, b)' "$work/sync-unused.json" "$work/out" || fail "--sync-laye
 		run summary --help
 		expect_rc 0
 		expect_in out "usage: orrery summary"
+		# --ranks (or --rank) naming no rank of the trace: the ranks it has, compact
+		run summary --rank 5 traces/samples/tiny-2rank
+		expect_rc 1
+		expect_in err "orrery: error: no rank 5 in 'traces/samples/tiny-2rank'; its ranks are 0-1"
+		run replay --ranks 5,7-9 traces/samples/tiny-2rank
+		expect_rc 1
+		expect_in err "orrery: error: no rank of 5,7-9 in 'traces/samples/tiny-2rank'; its ranks are 0-1"
+		[[ $(wc -l <"$work/err") == 1 ]] || { show; fail "not one line on stderr"; }
+		run summary --ranks 1 --steps 900 traces/samples/tiny-2rank
+		expect_rc 1
+		expect_in err "--steps and --ranks select no rank-step"
 		# The Megatron TP=8 job: rank 0 is the one the others wait for.
 		megatron=${ORR_SHARED_TRACES:-../shared/traces}/kineto/astrasim-megatron-tp8
 		if [[ -d $megatron ]]; then
