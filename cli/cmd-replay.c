@@ -49,6 +49,8 @@ struct options {
 	struct orr_select sel;
 	struct orr_scales scales;
 	struct orr_scenarios scenarios;
+	const char **scenario_files; /* read once the options are known good */
+	size_t nscenario_files, cap_scenario_files;
 	struct cli_globs comm;
 	const char *costs_file;
 	struct orr_costs costs; /* read when costs_file is given */
@@ -63,6 +65,22 @@ static bool comm_rules(const struct orr_scenarios *sc)
 	return false;
 }
 
+/*
+ * The --scenario files, in order: what they hold is data, so an error in one fails
+ * (exit 1), after every usage error was found.
+ */
+static int read_scenarios(struct options *o)
+{
+	char err[512];
+
+	for (size_t i = 0; i < o->nscenario_files; i++)
+		if (orr_scenarios_read(&o->scenarios, o->scenario_files[i], err, sizeof(err)) < 0) {
+			cli_error("bad --scenario: %s", err);
+			return -1;
+		}
+	return 0;
+}
+
 /* The trace, and the options that go together: -1 to go on, else the exit status. */
 static int check_options(int argc, char **argv, struct options *o)
 {
@@ -70,6 +88,8 @@ static int check_options(int argc, char **argv, struct options *o)
 		return cli_usage_error("replay",
 				       optind >= argc ? "no trace given" : "one trace at a time");
 	o->trace = argv[optind];
+	if (read_scenarios(o) < 0)
+		return EXIT_FAIL;
 	if (orr_scales_rule_count(&o->scales)) /* the --scale rules: one scenario, listed first */
 		orr_scenarios_take_scales(&o->scenarios, &o->scales);
 	if (o->timeline && o->scenarios.n > 1)
@@ -112,13 +132,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if (cli_scale_option(&o->scales, "replay", optarg) < 0)
 				return EXIT_USAGE;
 			break;
-		case 'S': {
-			char err[512];
-
-			if (orr_scenarios_read(&o->scenarios, optarg, err, sizeof(err)) < 0)
-				return cli_usage_error("replay", "bad --scenario: %s", err);
+		case 'S':
+			if (!optarg[0])
+				return cli_usage_error("replay", "empty --scenario file name");
+			ORR_VEC_PUSH(o->scenario_files, o->nscenario_files, o->cap_scenario_files,
+				     optarg);
 			break;
-		}
 		case 'x':
 			o->strict = true;
 			break;
@@ -276,6 +295,7 @@ out:
 	cli_replay_close(&cr);
 	orr_scales_release(&o.scales);
 	orr_scenarios_release(&o.scenarios);
+	free(o.scenario_files);
 	orr_select_release(&o.sel);
 	cli_globs_release(&o.comm);
 	if (o.costs_file)

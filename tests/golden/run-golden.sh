@@ -213,21 +213,22 @@ usage)
 		run replay --strict --scale 'nosuch*=2' traces/samples/tiny-2rank
 		expect_rc 1
 		expect_in err "--strict: a rule matches nothing"
+		# what a scenario file holds is data: its errors exit 1, usage errors still 2
 		printf 'a x*=2\nb\n' >"$work/sc"
 		run replay --scenario "$work/sc" x
-		expect_rc 2
+		expect_rc 1
 		expect_in err "sc:2 (byte 7): scenario 'b' has no rule"
 		printf 'x*=2\n' >"$work/sc"
 		run replay --scenario "$work/sc" x
-		expect_rc 2
+		expect_rc 1
 		expect_in err "sc:1 (byte 0): a scenario starts with its name"
 		printf 'a x*=two\n' >"$work/sc"
 		run replay --scenario "$work/sc" x
-		expect_rc 2
+		expect_rc 1
 		expect_in err "sc:1 (byte 2): bad rule 'x*=two'"
 		printf 'a x*=2\nb y*=3\na z*=4\n' >"$work/sc"
 		run replay --scenario "$work/sc" x
-		expect_rc 2
+		expect_rc 1
 		expect_in err "sc:3 (byte 14): a second scenario named 'a'"
 		# found at once after 300,000 names (each was compared with all before it: over
 		# two minutes; 0.6 s now)
@@ -235,24 +236,34 @@ usage)
 			>"$work/sc"
 		timeout 20 "$orrery" replay --scenario "$work/sc" x >"$work/out" 2>"$work/err"
 		rc=$?
-		expect_rc 2
+		expect_rc 1
 		expect_in err "sc:300001 (byte 3788890): a second scenario named 's7'"
 		# the line's NUL and a line too long, with their byte
 		printf 'a x*=2\n  b \0y*=3\n' >"$work/sc"
 		run replay --scenario "$work/sc" x
-		expect_rc 2
+		expect_rc 1
 		expect_in err "sc:2 (byte 11): a NUL byte"
 		{ printf 'a x*=2\n'; head -c 5000 /dev/zero | tr '\0' x; } >"$work/sc"
 		run replay --scenario "$work/sc" x
-		expect_rc 2
+		expect_rc 1
 		expect_in err "sc:2 (byte 4101): line longer than 4094 bytes"
 		printf '# nothing\n\n' >"$work/sc"
 		run replay --scenario "$work/sc" x
-		expect_rc 2
+		expect_rc 1
 		expect_in err "no scenario"
 		run replay --scenario "$work/none" x
-		expect_rc 2
+		expect_rc 1
 		expect_in err "cannot read"
+		printf 'a x*=two\n' >"$work/sc"
+		run replay --scenario "$work/sc" --format=xml x
+		expect_rc 2
+		expect_in err "unknown format 'xml'"
+		run replay --scenario "$work/sc"
+		expect_rc 2
+		expect_in err "no trace given"
+		run replay --scenario '' x
+		expect_rc 2
+		expect_in err "empty --scenario file name"
 		printf 'a x*=2\nb y*=3\n' >"$work/sc"
 		run replay --scenario "$work/sc" --timeline "$work/t.json" x
 		expect_rc 2
