@@ -4,6 +4,7 @@
  * kind (tensors, lists, scalars), linked to the ops of their rank's profiler trace, and
  * malformed or misplaced ones refused.  The shared pairs: ../shared/traces/et and kineto.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,9 +13,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "orrery/trace.h"
 #include "test-util.h"
+
+#ifndef __has_feature
+#define __has_feature(x) 0
+#endif
+#if defined(__SANITIZE_ADDRESS__) || __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#else
+#define UNDER_ASAN 0
+#endif
 
 static char *shared(const char *rel)
 {
@@ -433,6 +446,79 @@ static void test_one_process_groups_come_from_the_et(void **state)
 	free(ep);
 }
 
+/*
+ * In a child whose address space is capped a little above what it holds (RLIMIT_AS), dir
+ * imported: 0 when the import fails with -ENOMEM naming memory, 2 otherwise.
+ */
+static int import_capped(const char *dir, size_t above_bytes)
+{
+	struct orr_trace *t = NULL;
+	struct orr_diag d;
+	struct rlimit lim;
+	unsigned long pages = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	int r;
+
+	if (!f || fscanf(f, "%lu", &pages) != 1)
+		return 3;
+	fclose(f);
+	lim.rlim_cur = lim.rlim_max = pages * (size_t)sysconf(_SC_PAGESIZE) + above_bytes;
+	if (setrlimit(RLIMIT_AS, &lim) != 0)
+		return 3;
+	r = orr_trace_import(dir, NULL, &t, &d);
+	if (r == -ENOMEM && strstr(d.msg, "out of memory"))
+		return 0;
+	fprintf(stderr, "import: %s: %s\n", orr_errname(r), r ? d.msg : "read");
+	orr_trace_free(t);
+	return 2;
+}
+
+/*
+ * Memory refused to the execution trace's parser (simdjson's index is several bytes per
+ * byte of the file) is the import's error, -ENOMEM: the library printed 'out of memory'
+ * and called exit(1).  The ET is 32 MiB, the cap 96 MiB above what the child holds: the
+ * file is read, its index does not fit.  Not under ASan, whose shadow memory a cap breaks.
+ */
+static void test_malformed_et_out_of_memory_is_an_error(void **state)
+{
+	static const char kineto[] =
+		"{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::add\","
+		" \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1}]}";
+	static const char head[] = "{\"schema\": \"1.0.1\", \"pad\": \"";
+	char *dir = *state, *kp = orr_xasprintf("%s/rank-0.json", dir),
+	     *ep = orr_xasprintf("%s/rank-0.et.json", dir);
+	size_t pad = (size_t)32 << 20;
+	char *et = orr_xmalloc(pad + 128);
+	int status = -1;
+	pid_t pid;
+
+	if (UNDER_ASAN) {
+		fprintf(stderr, "skipped: an address-space cap under ASan\n");
+		free(et);
+		free(kp);
+		free(ep);
+		skip();
+	}
+	write_file(kp, kineto);
+	memcpy(et, head, sizeof(head) - 1);
+	memset(et + sizeof(head) - 1, 'x', pad);
+	snprintf(et + sizeof(head) - 1 + pad, 99,
+		 "\", \"nodes\": [{\"name\": \"aten::add\", \"id\": 1}]}");
+	write_file(ep, et);
+	free(et);
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(import_capped(dir, (size_t)96 << 20));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("the capped import: %s %d", WIFEXITED(status) ? "exit" : "signal",
+			 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+	free(kp);
+	free(ep);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -443,6 +529,8 @@ int main(void)
 						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_null_et_syntax_where, tmpdir_setup,
 						tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_malformed_et_out_of_memory_is_an_error,
+						tmpdir_setup, tmpdir_teardown),
 		cmocka_unit_test(test_one_flat_schema_reads_and_links),
 		cmocka_unit_test(test_one_chakra_schema_reads),
 		cmocka_unit_test(test_one_archived_et_reads),

@@ -13,6 +13,7 @@
  */
 #include <simdjson.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -504,7 +505,7 @@ int where_fail(const char *name, const char *buf, size_t len, int err, size_t of
 	if (err == ORR_ETOOBIG)
 		orr__limit_fail(limits, which, diag, name, (int64_t)offset, -1);
 	else
-		orr_diag_set(diag, err, name, (int64_t)offset, -1, "%s", what);
+		orr_diag_set(diag, err, name, (int64_t)offset, -1, "%s", what ? what : "");
 	orr_json_where(buf, offset, &line, &col);
 	snprintf(msg, sizeof(msg), "%s", diag->msg);
 	snprintf(diag->msg, sizeof(diag->msg), "execution trace, line %zu column %zu: %.900s", line,
@@ -513,6 +514,16 @@ int where_fail(const char *name, const char *buf, size_t len, int err, size_t of
 }
 
 } // namespace
+
+/*
+ * Memory refused to the parser (its index is several bytes per byte of the file) or to
+ * what it builds: the caller's error, -ENOMEM, not the process's end.
+ */
+static int out_of_memory(const char *name, size_t len, struct orr_diag *diag)
+{
+	return orr_diag_set(diag, -ENOMEM, name, -1, -1,
+			    "execution trace: out of memory parsing its %zu bytes", len);
+}
 
 extern "C" int orr__et_parse(struct orr_trace *t, struct orr__et_build *eb, const char *name,
 			     char *buf, size_t len, const struct orr__limits *limits,
@@ -548,6 +559,8 @@ extern "C" int orr__et_parse(struct orr_trace *t, struct orr__et_build *eb, cons
 			return where_fail(name, buf, len, jerr, je.offset, what, limits,
 					  ORR__LIMIT_DEPTH, diag);
 		}
+		if (e == MEMALLOC)
+			return out_of_memory(name, len, diag);
 		if (e != SUCCESS)
 			return orr_diag_set(diag, ORR_EMALFORMED, name, -1, -1,
 					    "execution trace: %s", error_message(e));
@@ -564,8 +577,7 @@ extern "C" int orr__et_parse(struct orr_trace *t, struct orr__et_build *eb, cons
 			return orr__limit_fail(limits, f.which, diag, name, -1, -1);
 		return orr_diag_set(diag, f.err, name, -1, -1, "execution trace: %s", f.what);
 	} catch (const std::bad_alloc &) {
-		fprintf(stderr, "orrery: error: cannot import '%s': out of memory\n", name);
-		exit(1);
+		return out_of_memory(name, len, diag);
 	}
 	return 0;
 }
