@@ -447,6 +447,60 @@ static void test_one_process_groups_come_from_the_et(void **state)
 }
 
 /*
+ * A node past ORR_MAX_EVENTS, or whose values or dimensions pass it, is named where it
+ * is: its byte (its '{') and its place in "nodes" as the event, as Kineto's events are
+ * (there was neither).  Nodes of 2 inputs of 3 dimensions: under 5, node 1's dimensions
+ * (6) pass; under 4 with no inputs, node 4 is the fifth.
+ */
+static void test_null_et_nodes_limit_where(void **state)
+{
+	static const char kineto[] =
+		"{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::add\","
+		" \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1}]}";
+	char *dir = *state, *kp = orr_xasprintf("%s/rank-0.json", dir),
+	     *ep = orr_xasprintf("%s/rank-0.et.json", dir);
+	const struct {
+		const char *max, *inputs;
+		int64_t node;
+	} c[] = {
+		{ "5",
+		  ", \"inputs\": [1, 2], \"input_shapes\": [[2, 3], [4]], "
+		  "\"input_types\": [\"Tensor(float)\", \"Tensor(float)\"]",
+		  1 },
+		{ "4", "", 4 },
+	};
+
+	write_file(kp, kineto);
+	for (size_t k = 0; k < sizeof(c) / sizeof(c[0]); k++) {
+		char text[4096];
+		size_t n, at = 0;
+		struct orr_trace *t = NULL;
+		struct orr_diag d;
+
+		n = (size_t)snprintf(text, sizeof(text), "{\"schema\": \"1.0.1\",\n\"nodes\": [");
+		for (int i = 0; i < 8; i++) {
+			if (i == c[k].node)
+				at = n + (i ? 3 : 0); /* past ",\n " */
+			n += (size_t)snprintf(text + n, sizeof(text) - n,
+					      "%s{\"name\": \"aten::add\", \"id\": %d%s}",
+					      i ? ",\n " : "", i + 1, c[k].inputs);
+		}
+		snprintf(text + n, sizeof(text) - n, "]}");
+		write_file(ep, text);
+		assert_int_equal(setenv("ORR_MAX_EVENTS", c[k].max, 1), 0);
+		assert_int_equal(orr_trace_import(dir, NULL, &t, &d), ORR_ETOOBIG);
+		unsetenv("ORR_MAX_EVENTS");
+		if (d.offset != (int64_t)at || text[at] != '{' || d.event != c[k].node ||
+		    !strstr(d.msg, "line ") || !strstr(d.msg, "raise the limit ORR_MAX_EVENTS"))
+			fail_msg("ORR_MAX_EVENTS=%s: at %lld (event %lld), not %zu (%lld): %s",
+				 c[k].max, (long long)d.offset, (long long)d.event, at,
+				 (long long)c[k].node, d.msg);
+	}
+	free(kp);
+	free(ep);
+}
+
+/*
  * In a child whose address space is capped a little above what it holds (RLIMIT_AS), dir
  * imported: 0 when the import fails with -ENOMEM naming memory, 2 otherwise.
  */
@@ -528,6 +582,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_null_et_limits_where, tmpdir_setup,
 						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_null_et_syntax_where, tmpdir_setup,
+						tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_null_et_nodes_limit_where, tmpdir_setup,
 						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_et_out_of_memory_is_an_error,
 						tmpdir_setup, tmpdir_teardown),

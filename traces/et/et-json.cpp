@@ -43,7 +43,8 @@ struct et_fail {
 	int err;
 	const char *what;
 	enum orr__limit which;
-	size_t bytes = 0; /* ORR__LIMIT_STRING_BYTES: the string's, as read */
+	size_t bytes = 0;  /* ORR__LIMIT_STRING_BYTES: the string's, as read */
+	int64_t node = -1; /* ORR__LIMIT_EVENTS: the node being read, from 0 in "nodes" */
 };
 
 class et_parser {
@@ -84,7 +85,7 @@ private:
 	void count(const struct orr__vec &v)
 	{
 		if (v.n >= lim_->max[ORR__LIMIT_EVENTS])
-			throw et_fail{ ORR_ETOOBIG, nullptr, ORR__LIMIT_EVENTS };
+			throw et_fail{ ORR_ETOOBIG, nullptr, ORR__LIMIT_EVENTS, 0, node_i_ };
 	}
 
 	struct orr_trace *t_;
@@ -92,6 +93,7 @@ private:
 	const struct orr__limits *lim_;
 	string_view last_;
 	uint32_t last_id_ = ORR_STR_NONE;
+	int64_t node_i_ = -1; /* the element of "nodes" being read */
 };
 
 int64_t as_int(dom::element e, int64_t dflt)
@@ -432,11 +434,57 @@ void et_parser::top(dom::object o)
 	for (dom::element e : nodes) {
 		dom::object no;
 
+		node_i_++;
 		if (e.get_object().get(no) != SUCCESS)
 			throw et_fail{ ORR_EMALFORMED, "a node that is not an object",
 				       ORR__LIMIT_COUNT };
 		node(no);
 	}
+}
+
+/* Past the value at pos (after blanks) and the blanks and one ',' after it; len if broken. */
+size_t past_value(const char *buf, size_t len, size_t pos, size_t depth)
+{
+	struct orr__scan_error se;
+	size_t end;
+
+	if (orr__scan_value(buf, len, pos, depth, &end, &se))
+		return len;
+	end = orr__scan_ws(buf, len, end);
+	return end < len && buf[end] == ',' ? orr__scan_ws(buf, len, end + 1) : end;
+}
+
+/*
+ * The offset of element k of the top object's first "nodes" array in buf[0..len) (JSON
+ * the scanner took at depth), or len: where a node past ORR_MAX_EVENTS is (the DOM
+ * keeps no offsets).
+ */
+size_t node_at(const char *buf, size_t len, int64_t k, size_t depth)
+{
+	struct orr__scan_error se;
+	size_t pos = orr__scan_ws(buf, len, 0), end;
+
+	if (pos >= len || buf[pos] != '{')
+		return len;
+	for (pos = orr__scan_ws(buf, len, pos + 1); pos < len && buf[pos] == '"';) {
+		bool nodes;
+
+		if (orr__scan_string(buf, len, pos, &end, &se))
+			return len;
+		nodes = end - pos == 7 && !memcmp(buf + pos, "\"nodes\"", 7);
+		pos = orr__scan_ws(buf, len, end);
+		if (pos >= len || buf[pos] != ':')
+			return len;
+		pos = orr__scan_ws(buf, len, pos + 1);
+		if (nodes && pos < len && buf[pos] == '[') {
+			pos = orr__scan_ws(buf, len, pos + 1);
+			for (int64_t i = 0; i < k && pos < len; i++)
+				pos = past_value(buf, len, pos, depth);
+			return pos;
+		}
+		pos = past_value(buf, len, pos, depth);
+	}
+	return len;
 }
 
 /* The bytes string buf[start..end) (its quotes included) holds once its escapes are read. */
@@ -573,6 +621,16 @@ extern "C" int orr__et_parse(struct orr_trace *t, struct orr__et_build *eb, cons
 		if (f.err == ORR_ETOOBIG && f.which == ORR__LIMIT_STRING_BYTES)
 			return where_fail(name, buf, len, f.err, long_string_at(buf, len, f.bytes),
 					  nullptr, limits, f.which, diag);
+		if (f.err == ORR_ETOOBIG && f.node >= 0) {
+			int r = where_fail(name, buf, len, f.err,
+					   node_at(buf, len, f.node,
+						   (size_t)limits->max[ORR__LIMIT_DEPTH]),
+					   nullptr, limits, f.which, diag);
+
+			if (diag)
+				diag->event = f.node;
+			return r;
+		}
 		if (f.err == ORR_ETOOBIG)
 			return orr__limit_fail(limits, f.which, diag, name, -1, -1);
 		return orr_diag_set(diag, f.err, name, -1, -1, "execution trace: %s", f.what);
