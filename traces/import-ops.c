@@ -221,12 +221,18 @@ __attribute__((format(printf, 2, 3))) static void warn(struct import_ctx *c, con
 	c->opts->warn(c->opts->warn_data, msg);
 }
 
-/* Whether each of src's tables of values joins dst's within max. */
-static bool values_join(const struct orr__rank_build *dst, const struct orr__rank_build *src,
-			uint64_t max)
+/*
+ * Where the file of ops rank src, name, passes ORR_MAX_VALUES with dst's values counted:
+ * read again with them held, its reader names the event and its byte as for one file
+ * (a file; a member of an archive is not read again: the limit alone, no place).
+ */
+static int values_where(struct import_ctx *c, const struct orr__rank_build *dst, const char *name)
 {
-	return dst->dims.n + src->dims.n <= max && dst->strides.n + src->strides.n <= max &&
-	       dst->inputs.n + src->inputs.n <= max && dst->members.n + src->members.n <= max;
+	const uint64_t held[4] = { dst->dims.n, dst->strides.n, dst->inputs.n, dst->members.n };
+
+	if (orr__import_file_again(c, name, held) == ORR_ETOOBIG)
+		return ORR_ETOOBIG;
+	return orr__limit_fail(&c->lim, ORR__LIMIT_VALUES, c->diag, name, -1, -1);
 }
 
 /* Merges ops rank src (of process pid) into its tracer's rank, or warns why not. */
@@ -256,8 +262,9 @@ static int merge_one(struct import_ctx *c, struct orr__rank_build *src, int64_t 
 	 * The merge appends src's values to dst's, their 32-bit indices moved by dst's
 	 * counts: held to ORR_MAX_VALUES (at most 2^32 - 2) with all of src's counted.
 	 */
-	if (!values_join(dst, src, c->lim.max[ORR__LIMIT_VALUES]))
-		return orr__limit_fail(&c->lim, ORR__LIMIT_VALUES, c->diag, name, -1, -1);
+	if (!orr__values_fit(&c->lim, dst->dims.n + src->dims.n, dst->strides.n + src->strides.n,
+			     dst->inputs.n + src->inputs.n, dst->members.n + src->members.n))
+		return values_where(c, dst, name);
 	n = merge(t, dst, src, pid, &outside);
 	if (!n && outside)
 		warn(c,

@@ -690,6 +690,21 @@ static int ctx_finish(struct import_ctx *c, int r, const char *path, struct orr_
 	return 0;
 }
 
+int orr__import_file_again(struct import_ctx *c, const char *path, const uint64_t held[4])
+{
+	struct import_ctx again = { .t = orr__trace_new(), .lim = c->lim, .diag = c->diag };
+	struct stat st;
+	int r;
+
+	memcpy(again.lim.values_held, held, sizeof(again.lim.values_held));
+	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		r = -ENOENT;
+	else
+		r = import_file(&again, path, path);
+	orr_trace_free(again.t);
+	return r;
+}
+
 static int import_path(struct import_ctx *c, const char *path, const char *name,
 		       const struct stat *st)
 {

@@ -97,5 +97,12 @@ int64_t orr__import_ops_pid(const char *name);
  * ranks are checked.
  */
 int orr__import_merge_ops(struct import_ctx *c);
+/*
+ * The file at path read again alone (a trace of its own, freed), its ranks' dimensions,
+ * strides, inputs and members counted with held's against ORR_MAX_VALUES: its error, in
+ * c's diag (ORR_ETOOBIG where it passes them); -ENOENT, nothing read, when path is no
+ * regular file (a member of an archive).
+ */
+int orr__import_file_again(struct import_ctx *c, const char *path, const uint64_t held[4]);
 
 #endif

@@ -59,7 +59,23 @@ enum orr__limit {
 
 struct orr__limits {
 	uint64_t max[ORR__LIMIT_COUNT];
+	/*
+	 * Dimensions, strides, inputs and members a rank holds already, that a file's join
+	 * within ORR_MAX_VALUES (an ops file read again for where its merge into its tracer's
+	 * rank passes it, traces/import-ops.c); 0 otherwise.
+	 */
+	uint64_t values_held[4];
 };
+
+/* Whether a rank's dimensions, strides, inputs and members, with l's held, are within l. */
+static inline bool orr__values_fit(const struct orr__limits *l, size_t dims, size_t strides,
+				   size_t inputs, size_t members)
+{
+	uint64_t max = l->max[ORR__LIMIT_VALUES];
+
+	return dims + l->values_held[0] <= max && strides + l->values_held[1] <= max &&
+	       inputs + l->values_held[2] <= max && members + l->values_held[3] <= max;
+}
 
 /*
  * Fills l from opts (may be NULL), the environment and the defaults.  A variable that is

@@ -95,6 +95,7 @@ static int depth_fits(const struct orr__limits *l, struct orr_diag *diag)
 int orr__limits_init(struct orr__limits *l, const struct orr_import_options *opts,
 		     struct orr_diag *diag)
 {
+	*l = (struct orr__limits){ 0 };
 	for (size_t i = 0; i < ORR__LIMIT_COUNT; i++) {
 		const char *env = getenv(env_names[i]);
 

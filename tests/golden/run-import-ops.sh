@@ -191,7 +191,30 @@ values)
 	expect_in out "op 178"
 	ORR_MAX_VALUES=804 run info "$run_dir"
 	expect_rc 1
-	expect_in err "ops-48213.json': input exceeds a size limit"
+	expect_in err "ops-48213.json': input exceeds a size limit at byte "
+	expect_in err "more than 804 tensor dimensions"
+	# named where the ops file passes it, the rank's values counted (the file read again
+	# alone; there was no place): the event at that byte, the first that does not fit
+	cp "$work/err" "$work/err-804"
+	cp "$run_dir/ops-48213.json" "$work/ops.json"
+	python3 - "$work/ops.json" "$work/err-804" "$work/cut.json" "$work/cut1.json" <<-'EOF' ||
+		import json, re, sys
+		text = open(sys.argv[1]).read()
+		d = json.loads(text)
+		m = re.search(r"at byte (\d+) \(event (\d+)\)", open(sys.argv[2]).read())
+		assert m, "no byte and event"
+		at, ev = int(m.group(1)), int(m.group(2))
+		assert json.JSONDecoder().raw_decode(text, at)[0] == d["traceEvents"][ev], (at, ev)
+		for out, n in ((sys.argv[3], ev), (sys.argv[4], ev + 1)):
+		    json.dump(dict(d, traceEvents=d["traceEvents"][:n]), open(out, "w"))
+	EOF
+		fail "the byte is not the event's"
+	cp "$work/cut.json" "$run_dir/ops-48213.json"
+	ORR_MAX_VALUES=804 run info "$run_dir"
+	expect_rc 0
+	cp "$work/cut1.json" "$run_dir/ops-48213.json"
+	ORR_MAX_VALUES=804 run info "$run_dir"
+	expect_rc 1
 	expect_in err "more than 804 tensor dimensions"
 	;;
 suffixes)

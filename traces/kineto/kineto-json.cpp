@@ -306,10 +306,7 @@ void kineto_parser::nest(size_t level) const
  */
 void kineto_parser::values_fit() const
 {
-	uint64_t max = limits_->max[ORR__LIMIT_VALUES];
-
-	if (rb_->dims.n > max || rb_->strides.n > max || rb_->inputs.n > max ||
-	    rb_->members.n > max)
+	if (!orr__values_fit(limits_, rb_->dims.n, rb_->strides.n, rb_->inputs.n, rb_->members.n))
 		throw limit_hit{ ORR__LIMIT_VALUES };
 }
 

@@ -334,28 +334,20 @@ bool kineto_parser::start_pieces(size_t pos, struct pieces &ps)
 	return true;
 }
 
-/*
- * Whether the piece's table a joins this rank's b within ORR_MAX_VALUES (at most
- * 2^32 - 2): the indices into them (orr_input.first_dim ...) are 32 bits, and are moved
- * by b's rows when the piece is appended.
- */
-static bool values_join(const struct orr__vec &a, const struct orr__vec &b, uint64_t max)
-{
-	return a.n + b.n <= max;
-}
-
 /* The first thread reached a piece the second read: it takes it, if whole. */
 bool kineto_parser::adopt(struct piece &pc)
 {
-	uint64_t vmax = limits_->max[ORR__LIMIT_VALUES];
-
+	/*
+	 * The piece's dimensions, strides, inputs and members join this rank's within
+	 * ORR_MAX_VALUES (at most 2^32 - 2): the indices into them (orr_input.first_dim ...)
+	 * are 32 bits, and are moved by the rank's rows when the piece is appended.
+	 */
 	if (pc.r != 0 || rb_->events.n + pc.rb->events.n > limits_->max[ORR__LIMIT_EVENTS] ||
 	    rb_->counters.n + pc.rb->counters.n > limits_->max[ORR__LIMIT_EVENTS] ||
 	    rb_->places.n + pc.rb->places.n > limits_->max[ORR__LIMIT_PLACES] ||
-	    !values_join(pc.rb->dims, rb_->dims, vmax) ||
-	    !values_join(pc.rb->strides, rb_->strides, vmax) ||
-	    !values_join(pc.rb->inputs, rb_->inputs, vmax) ||
-	    !values_join(pc.rb->members, rb_->members, vmax))
+	    !orr__values_fit(limits_, pc.rb->dims.n + rb_->dims.n,
+			     pc.rb->strides.n + rb_->strides.n, pc.rb->inputs.n + rb_->inputs.n,
+			     pc.rb->members.n + rb_->members.n))
 		return false; /* read again by this thread, which says where it fails */
 	orr__rank_append(t_, rb_, pc.t, pc.rb);
 	nevents_ += pc.nevents;
