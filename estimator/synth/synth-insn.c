@@ -14,10 +14,29 @@
 #include "synth.h"
 #include "banned.h"
 
+void orr__sy_rank_init(struct sy_rank *r, int stage, int64_t rank)
+{
+	r->stage = stage;
+	r->rank = rank;
+	r->n = 0;
+	for (int s = 0; s < SY_STREAMS; s++) {
+		r->q[s].n = 0;
+		r->last[s] = UINT32_MAX;
+	}
+}
+
+void orr__sy_rank_release(struct sy_rank *r)
+{
+	free(r->v);
+	for (int s = 0; s < SY_STREAMS; s++)
+		free(r->q[s].at);
+}
+
 struct sy_insn *orr__sy_push(struct sy_pass *p, enum sy_op op, enum sy_stream stream)
 {
 	struct sy_rank *r = p->r;
 	struct sy_insn *i;
+	uint32_t at = (uint32_t)r->n;
 
 	if (r->n == SY_MAX_INSNS || p->j->insns >= p->j->max_insns) {
 		p->j->why = r->n == SY_MAX_INSNS ? "more than 2^24 instructions per stage"
@@ -36,15 +55,32 @@ struct sy_insn *orr__sy_push(struct sy_pass *p, enum sy_op op, enum sy_stream st
 	i->partner = UINT32_MAX;
 	i->coll = -1;
 	i->rec = UINT32_MAX;
+	i->start_ns = i->end_ns = -1;
+	if (op == SY_SYNC || op == SY_RECORD)
+		return i;
+	ORR_VEC_PUSH(r->q[stream].at, r->q[stream].n, r->q[stream].cap, at);
+	if (op != SY_WAIT)
+		r->last[stream] = at;
 	return i;
+}
+
+void orr__sy_timed(struct sy_job *j, struct sy_insn *i, double ns)
+{
+	i->ns = ns;
+	if (!(ns >= 0) || !isfinite(ns))
+		j->ns_bad = true;
+	else
+		j->ns_sum += ns;
 }
 
 void orr__sy_wait_for(struct sy_pass *p, enum sy_stream stream, enum sy_stream src)
 {
 	struct sy_insn *i = orr__sy_push(p, SY_WAIT, stream);
 
-	if (i)
-		i->src = (uint8_t)src;
+	if (!i)
+		return;
+	i->src = (uint8_t)src;
+	i->partner = p->r->last[src]; /* the last task launched on src before it */
 }
 
 static void add_kernel(struct sy_pass *p, const char *name, double ns, bool gemm)
@@ -54,7 +90,7 @@ static void add_kernel(struct sy_pass *p, const char *name, double ns, bool gemm
 	if (!i)
 		return;
 	i->name = name;
-	i->ns = ns;
+	orr__sy_timed(p->j, i, ns);
 	i->gemm = gemm;
 	p->j->ret->kernels++;
 	if (p->r->stage == 0)
@@ -87,7 +123,7 @@ struct sy_insn *orr__sy_coll_on(struct sy_pass *p, enum sy_stream stream, enum o
 	i->name = name;
 	i->bytes = bytes;
 	i->group = group;
-	i->ns = orr__sy_coll_ns(p->j, kind, bytes, group, sp);
+	orr__sy_timed(p->j, i, orr__sy_coll_ns(p->j, kind, bytes, group, sp));
 	p->j->ret->collectives++;
 	if (p->r->stage == 0)
 		*sum += i->ns;
@@ -97,7 +133,12 @@ struct sy_insn *orr__sy_coll_on(struct sy_pass *p, enum sy_stream stream, enum o
 /* An event recorded on stream now, for orr__sy_wait_record(); its instruction's index. */
 uint32_t orr__sy_record(struct sy_pass *p, enum sy_stream stream)
 {
-	return orr__sy_push(p, SY_RECORD, stream) ? (uint32_t)(p->r->n - 1) : UINT32_MAX;
+	struct sy_insn *i = orr__sy_push(p, SY_RECORD, stream);
+
+	if (!i)
+		return UINT32_MAX;
+	i->partner = p->r->last[stream]; /* what a wait for it waits for */
+	return (uint32_t)(p->r->n - 1);
 }
 
 /* Stream waits for what was on the recorded stream when rec was recorded. */
@@ -111,6 +152,7 @@ void orr__sy_wait_record(struct sy_pass *p, enum sy_stream stream, uint32_t rec)
 	if (i) {
 		i->src = p->r->v[rec].stream;
 		i->rec = rec;
+		i->partner = p->r->v[rec].partner;
 	}
 }
 

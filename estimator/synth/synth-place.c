@@ -19,7 +19,7 @@
 #include "banned.h"
 
 struct stream {
-	uint32_t *q; /* instruction indices, in launch order */
+	const uint32_t *q; /* instruction indices, in launch order (its stage's) */
 	size_t n, head;
 	int64_t free_ns, waited_ns;
 };
@@ -43,104 +43,68 @@ static int64_t ns_of(double ns)
 	return ns < 1 ? 1 : (int64_t)(ns + 0.5);
 }
 
-/* A stage's point-to-point instructions per stream, in order. */
-struct p2p {
-	uint32_t *at[SY_STREAMS];
-	size_t n[SY_STREAMS], cap[SY_STREAMS];
-};
-
-/*
- * What stage r's placement needs to know before it starts, in one pass over the stage
- * (a step's instructions are tens of megabytes, each pass over them a read from
- * memory): its point-to-point instructions, and how many instructions each stream runs.
- */
-static void index_rank(const struct sy_rank *r, struct p2p *ret, struct rank_state *st)
+/* A transfer: a point-to-point instruction, which has another side to pair with. */
+static bool transfer(const struct sy_insn *x)
 {
-	memset(ret, 0, sizeof(*ret));
-	for (size_t i = 0; i < r->n; i++) {
-		const struct sy_insn *x = &r->v[i];
-
-		if (x->op == SY_SYNC || x->op == SY_RECORD)
-			continue;
-		st->s[x->stream].n++;
-		if (x->op == SY_COLL && x->peer >= 0)
-			ORR_VEC_PUSH(ret->at[x->stream], ret->n[x->stream], ret->cap[x->stream],
-				     (uint32_t)i);
-	}
+	return x->op == SY_COLL && x->peer >= 0;
 }
 
-static void p2p_release(struct p2p *p)
+/* Pairs the k-th send of stage a to stage q with the k-th receive of q from a. */
+static int pair_channel(struct sy_job *j, struct sy_rank *a, enum sy_stream send,
+			enum sy_stream recv)
 {
-	for (int s = 0; s < SY_STREAMS; s++)
-		free(p->at[s]);
-}
+	const struct sy_queue *qa = &a->q[send];
 
-/* Pairs the k-th send of stage r to stage q with the k-th receive of q from r. */
-static int pair_channel(struct sy_job *j, struct sy_rank *a, const struct p2p *idx,
-			enum sy_stream send, enum sy_stream recv)
-{
-	const struct p2p *pa = &idx[a->stage];
-
-	for (size_t s = 0, k = 0; s < pa->n[send]; s++) {
-		uint32_t i = pa->at[send][s];
+	for (size_t s = 0, k = 0; s < qa->n; s++) {
+		uint32_t i = qa->at[s];
 		struct sy_insn *x = &a->v[i];
-		struct sy_rank *b = &j->ranks[x->peer];
-		const struct p2p *pb = &idx[x->peer];
+		struct sy_rank *b;
+		const struct sy_queue *qb;
 
-		while (k < pb->n[recv] && b->v[pb->at[recv][k]].peer != a->stage)
+		if (!transfer(x))
+			continue;
+		b = &j->ranks[x->peer];
+		qb = &b->q[recv];
+		while (k < qb->n &&
+		       (!transfer(&b->v[qb->at[k]]) || b->v[qb->at[k]].peer != a->stage))
 			k++;
-		if (k == pb->n[recv])
+		if (k == qb->n)
 			return -EDEADLK;
-		x->partner = pb->at[recv][k];
+		x->partner = qb->at[k];
 		b->v[x->partner].partner = i;
 		k++;
 	}
 	return 0;
 }
 
-/* Whether every transfer of r (its point-to-point instructions, idx) has its other side. */
-static bool all_paired(const struct sy_rank *r, const struct p2p *idx)
+/*
+ * Whether every transfer of r has its other side.  Transfers run on the point-to-point
+ * streams only: a step's other instructions are not read again.
+ */
+static bool all_paired(const struct sy_rank *r)
 {
-	for (int s = 0; s < SY_STREAMS; s++)
-		for (size_t k = 0; k < idx->n[s]; k++)
-			if (r->v[idx->at[s][k]].partner == UINT32_MAX)
+	for (int s = SY_SEND_NEXT; s <= SY_RECV_NEXT; s++)
+		for (size_t k = 0; k < r->q[s].n; k++) {
+			const struct sy_insn *x = &r->v[r->q[s].at[k]];
+
+			if (transfer(x) && x->partner == UINT32_MAX)
 				return false;
+		}
 	return true;
 }
 
-/* What a stream runs: neither a device synchronization nor an event record. */
-static bool on_stream(const struct sy_insn *x)
-{
-	return x->op != SY_SYNC && x->op != SY_RECORD;
-}
-
 /*
- * Each wait's producer: the last instruction on its source stream before it, or before
- * the event record it names; a record's, the last on its stream before it.  And each
- * stream's queue, in launch order, its instructions not yet placed: one pass.
+ * Each stream's queue as it was written (orr__sy_push()), and each wait's and record's
+ * producer as it was written (orr__sy_wait_for(), orr__sy_record(),
+ * orr__sy_wait_record()): the last kernel or collective on the stream waited for
+ * before it, or before the event record it names.
  */
 static void queues_init(struct rank_state *st, struct sy_rank *r)
 {
-	uint32_t last[SY_STREAMS];
-
 	st->r = r;
 	for (int s = 0; s < SY_STREAMS; s++) {
-		last[s] = UINT32_MAX;
-		st->s[s].q = orr_xmalloc((st->s[s].n + 1) * sizeof(uint32_t));
-		st->s[s].n = 0;
-	}
-	for (size_t i = 0; i < r->n; i++) {
-		struct sy_insn *x = &r->v[i];
-
-		if (x->op == SY_RECORD)
-			x->partner = last[x->stream];
-		else if (x->op == SY_WAIT)
-			x->partner = x->rec != UINT32_MAX ? r->v[x->rec].partner : last[x->src];
-		else if (x->op != SY_SYNC)
-			last[x->stream] = (uint32_t)i;
-		x->start_ns = x->end_ns = -1;
-		if (on_stream(x))
-			st->s[x->stream].q[st->s[x->stream].n++] = (uint32_t)i;
+		st->s[s].q = r->q[s].at;
+		st->s[s].n = r->q[s].n;
 	}
 }
 
@@ -250,32 +214,23 @@ static int run(struct sy_job *j, struct rank_state *st)
 int orr__sy_place(struct sy_job *j)
 {
 	struct rank_state *st = orr_xcalloc(j->nranks, sizeof(*st));
-	struct p2p *idx = orr_xcalloc(j->nranks, sizeof(*idx));
 	int err = 0;
 
-	for (size_t r = 0; r < j->nranks; r++)
-		index_rank(&j->ranks[r], &idx[r], &st[r]);
 	for (size_t r = 0; r < j->nranks && !err; r++) {
-		err = pair_channel(j, &j->ranks[r], idx, SY_SEND_NEXT, SY_RECV_PREV);
+		err = pair_channel(j, &j->ranks[r], SY_SEND_NEXT, SY_RECV_PREV);
 		if (!err)
-			err = pair_channel(j, &j->ranks[r], idx, SY_SEND_PREV, SY_RECV_NEXT);
+			err = pair_channel(j, &j->ranks[r], SY_SEND_PREV, SY_RECV_NEXT);
 	}
 	for (size_t r = 0; r < j->nranks && !err; r++)
-		if (!all_paired(&j->ranks[r], &idx[r]))
+		if (!all_paired(&j->ranks[r]))
 			err = -EDEADLK;
-	for (size_t r = 0; r < j->nranks; r++)
-		p2p_release(&idx[r]);
-	free(idx);
 	for (size_t r = 0; r < j->nranks; r++)
 		queues_init(&st[r], &j->ranks[r]);
 	if (!err)
 		err = run(j, st);
-	for (size_t r = 0; r < j->nranks; r++) {
+	for (size_t r = 0; r < j->nranks; r++)
 		if (st[r].gpu_end_ns > j->ret->placed_ns)
 			j->ret->placed_ns = (double)st[r].gpu_end_ns;
-		for (int s = 0; s < SY_STREAMS; s++)
-			free(st[r].s[s].q);
-	}
 	free(st);
 	return err;
 }

@@ -423,12 +423,13 @@ static void layer_insns(struct sy_job *j, double *ret_fwd, double *ret_bwd)
 	struct sy_pass p;
 
 	probe.ret = &sums;
+	orr__sy_rank_init(&r, 0, 0);
 	orr__sy_pass_init(&p, &probe, &r);
 	orr__sy_layer_fwd(&p);
 	*ret_fwd = (double)r.n;
 	orr__sy_layer_bwd(&p);
 	*ret_bwd = (double)r.n - *ret_fwd;
-	free(r.v);
+	orr__sy_rank_release(&r);
 }
 
 /*
@@ -488,8 +489,7 @@ int orr__sy_program(struct sy_job *j, const char **ret_why)
 		struct sy_rank *r = &j->ranks[i];
 		int err;
 
-		r->stage = (int)i;
-		r->rank = (int64_t)i * c->tp * c->dp * c->cp;
+		orr__sy_rank_init(r, (int)i, (int64_t)i * c->tp * c->dp * c->cp);
 		err = stage_program(j, r);
 		if (err < 0) {
 			*ret_why = j->why ? j->why : "the pipeline schedule";

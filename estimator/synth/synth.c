@@ -56,6 +56,20 @@ static int times_bounded(const struct sy_job *j, const char **ret_why)
 		*ret_why = "the launch thread's time per call is not a time";
 		return -ERANGE;
 	}
+	/*
+	 * Without reading the tasks again: every one a time, the same terms summed in
+	 * another order.  A sum of at most 2^25 terms >= 0 in any order is within a factor
+	 * 1 +- 2^-27 of the exact one, so below 2^61 here it is below 2^62 in the order
+	 * below, which is the check; near the limit, or with a task not a time, the order
+	 * below decides (and names the first such task).
+	 */
+	if (!j->ns_bad) {
+		for (size_t r = 0; r < j->nranks; r++)
+			sum += (double)j->ranks[r].n * (cpu + 2);
+		if (sum + j->ns_sum < 0x1p61)
+			return 0;
+		sum = 0;
+	}
 	for (size_t r = 0; r < j->nranks && sum < 0x1p62; r++) {
 		const struct sy_rank *a = &j->ranks[r];
 
@@ -93,8 +107,7 @@ static void bubble(const struct orr_train_config *c, bool forward_only, struct o
  * its threads queued on the process's address-space lock.
  */
 struct orr_synth_scratch {
-	struct sy_insn **v;
-	size_t *cap;
+	struct sy_rank *r; /* only their arrays */
 	size_t n;
 };
 
@@ -108,42 +121,39 @@ void orr_synth_scratch_free(struct orr_synth_scratch *s)
 	if (!s)
 		return;
 	for (size_t i = 0; i < s->n; i++)
-		free(s->v[i]);
-	free(s->v);
-	free(s->cap);
+		orr__sy_rank_release(&s->r[i]);
+	free(s->r);
 	free(s);
 }
 
-/* Stage r's array from the scratch (its own from the last step), if any. */
+/* Stage r's arrays from the scratch (its own from the last step), if any. */
 static void take(struct orr_synth_scratch *s, size_t r, struct sy_rank *ret)
 {
 	if (!s || r >= s->n)
 		return;
-	ret->v = s->v[r];
-	ret->cap = s->cap[r];
-	s->v[r] = NULL;
-	s->cap[r] = 0;
+	ret->v = s->r[r].v;
+	ret->cap = s->r[r].cap;
+	for (int q = 0; q < SY_STREAMS; q++) {
+		ret->q[q].at = s->r[r].q[q].at;
+		ret->q[q].cap = s->r[r].q[q].cap;
+	}
+	memset(&s->r[r], 0, sizeof(s->r[r]));
 }
 
-/* Stage r's array back to the scratch, or freed without one. */
+/* Stage r's arrays back to the scratch, or freed without one. */
 static void give(struct orr_synth_scratch *s, size_t r, struct sy_rank *a)
 {
 	if (!s) {
-		free(a->v);
+		orr__sy_rank_release(a);
 		return;
 	}
 	if (r >= s->n) {
-		s->v = orr_xrealloc(s->v, (r + 1) * sizeof(*s->v));
-		s->cap = orr_xrealloc(s->cap, (r + 1) * sizeof(*s->cap));
-		for (size_t i = s->n; i <= r; i++) {
-			s->v[i] = NULL;
-			s->cap[i] = 0;
-		}
+		s->r = orr_xrealloc(s->r, (r + 1) * sizeof(*s->r));
+		memset(&s->r[s->n], 0, (r + 1 - s->n) * sizeof(*s->r));
 		s->n = r + 1;
 	}
-	free(s->v[r]);
-	s->v[r] = a->v;
-	s->cap[r] = a->cap;
+	orr__sy_rank_release(&s->r[r]);
+	s->r[r] = *a;
 }
 
 static void release_job(struct sy_job *j, struct orr_synth_scratch *s)

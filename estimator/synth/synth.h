@@ -68,13 +68,26 @@ struct sy_insn {
 };
 _Static_assert(sizeof(struct sy_insn) <= 72, "an instruction is read several times a step");
 
-/* One pipeline stage: the representative rank of its (TP, DP) position 0. */
+/* A stream's instructions (indices into its stage's), in launch order. */
+struct sy_queue {
+	uint32_t *at;
+	size_t n, cap;
+};
+
+/*
+ * One pipeline stage: the representative rank of its (TP, DP) position 0.  What its
+ * placement needs besides the instructions is kept as they are written, not found by
+ * passes over them after (a step's instructions are tens of megabytes, each pass a read
+ * from memory): each stream's queue, and each stream's last kernel or collective, the
+ * producer an event recorded or waited for now names.
+ */
 struct sy_rank {
 	int stage;
 	int64_t rank; /* global: stage x tp x dp */
 	struct sy_insn *v;
 	size_t n, cap;
-	int64_t tp_seq, dp_seq, p2p_seq[SY_STREAMS];
+	struct sy_queue q[SY_STREAMS]; /* neither device synchronizations nor records */
+	uint32_t last[SY_STREAMS];     /* UINT32_MAX: none yet */
 };
 
 struct sy_job {
@@ -94,6 +107,13 @@ struct sy_job {
 	struct orr_synth *ret; /* its counts and sums */
 	int err;               /* -E2BIG, -ENOTSUP: the step is refused ... */
 	const char *why;       /* ... for this reason */
+	/*
+	 * The tasks' times as written (orr__sy_timed()), for times_bounded() to check
+	 * without reading them again: their sum in the order written, and whether one is
+	 * not a time.
+	 */
+	double ns_sum;
+	bool ns_bad;
 };
 
 /* ---- synth-cost.c ---- */
@@ -133,8 +153,8 @@ struct sy_pass {
 
 void orr__sy_pass_init(struct sy_pass *p, struct sy_job *j, struct sy_rank *r);
 /*
- * The most instructions a stage may have, and a job in all its stages (96 bytes each,
- * 1.6 GB); a job that is written as a trace and replayed (orr_synth_step(): about
+ * The most instructions a stage may have, and a job in all its stages (72 bytes each,
+ * 1.2 GB); a job that is written as a trace and replayed (orr_synth_step(): about
  * 0.75 KB and 5 us each through the import, the graph and the replay), 2^22 (3 GB):
  * docs/limits.md.
  */
@@ -142,11 +162,17 @@ void orr__sy_pass_init(struct sy_pass *p, struct sy_job *j, struct sy_rank *r);
 #define SY_MAX_JOB_INSNS     (1u << 24)
 #define SY_MAX_WRITTEN_INSNS (1u << 22)
 
+/* A stage with no instructions yet (its arrays kept); its arrays freed. */
+void orr__sy_rank_init(struct sy_rank *r, int stage, int64_t rank);
+void orr__sy_rank_release(struct sy_rank *r);
 /*
- * A new instruction of stage p->r, zeroed but for op and stream; NULL (and j->err set)
- * past SY_MAX_INSNS in the stage or j->max_insns in the job.
+ * A new instruction of stage p->r, zeroed but for op and stream (and unplaced: its
+ * times -1), queued on its stream; NULL (and j->err set) past SY_MAX_INSNS in the stage
+ * or j->max_insns in the job.
  */
 struct sy_insn *orr__sy_push(struct sy_pass *p, enum sy_op op, enum sy_stream stream);
+/* Instruction i takes ns on the GPU: set, and counted in j->ns_sum or j->ns_bad. */
+void orr__sy_timed(struct sy_job *j, struct sy_insn *i, double ns);
 /* Stream waits for what was launched on src so far. */
 void orr__sy_wait_for(struct sy_pass *p, enum sy_stream stream, enum sy_stream src);
 /* An event recorded on stream now, for orr__sy_wait_record(); its index (or UINT32_MAX). */
