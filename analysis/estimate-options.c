@@ -59,6 +59,13 @@ int64_t orr_estimate_given(const struct orr_estimate_options *o, const char *nam
 
 int orr_estimate_options_check(const struct orr_estimate_options *o, struct orr_diag *d)
 {
+	int64_t layers = orr_estimate_given(o, "layers");
+
+	if (layers > ORR_ESTIMATE_MAX_LAYERS)
+		return orr_diag_set(d, -ERANGE, "", -1, -1,
+				    "layers %lld is past orrery's limit of %d (a step synthesized "
+				    "layer by layer; the largest models have fewer than 200)",
+				    (long long)layers, ORR_ESTIMATE_MAX_LAYERS);
 	/* below ORR_NIC_GBPS_MIN a channel across nodes would be timed faster than its NIC */
 	if (o->nic_gbps == 0 || (o->nic_gbps >= ORR_NIC_GBPS_MIN && o->nic_gbps <= 1e6))
 		return 0;

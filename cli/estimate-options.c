@@ -112,6 +112,13 @@ static int parse_one(const char *cmd, int c, const char *arg, struct orr_estimat
 		if (cli_parse_count(arg, &o->size[c - OPT_SIZE]) < 0 || o->size[c - OPT_SIZE] < 1)
 			return cli_usage_error(cmd, "bad --%s '%s' (a count, 1 or more)",
 					       orr_estimate_size_name((size_t)(c - OPT_SIZE)), arg);
+		if (!strcmp(orr_estimate_size_name((size_t)(c - OPT_SIZE)), "layers") &&
+		    o->size[c - OPT_SIZE] > ORR_ESTIMATE_MAX_LAYERS)
+			return cli_usage_error(
+				cmd,
+				"bad --layers '%s' (at most %d: a step is synthesized "
+				"layer by layer; docs/limits.md)",
+				arg, ORR_ESTIMATE_MAX_LAYERS);
 		return -1;
 	}
 	switch (c) {

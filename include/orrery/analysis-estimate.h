@@ -56,6 +56,12 @@ const char *orr_estimate_size_name(size_t i);
  * timed faster than its NIC.
  */
 #define ORR_NIC_GBPS_MIN 1.0
+/*
+ * The most layers an estimate takes (--layers): the synthesized step is built and
+ * replayed layer by layer, 100,000 layers 10 s and 2.2 GB (docs/limits.md); the largest
+ * models trained have fewer than 200.
+ */
+#define ORR_ESTIMATE_MAX_LAYERS 10000
 
 struct orr_estimate_options {
 	/* the global rank whose structure is the recorded configuration, -1 the first: the
@@ -97,7 +103,7 @@ struct orr_estimate_options {
 void orr_estimate_options_init(struct orr_estimate_options *o);
 /*
  * 0, or -ERANGE with d naming the option of o out of its range: nic_gbps neither 0 nor
- * ORR_NIC_GBPS_MIN to 1e6 (NAN included).  orr_estimate_base_open() and
+ * ORR_NIC_GBPS_MIN to 1e6 (NAN included), layers past ORR_ESTIMATE_MAX_LAYERS.  orr_estimate_base_open() and
  * orr_estimate_description() (so orr_estimate_describe() and orr_whatif_job_open())
  * check it first (after orr_estimate_missing()).
  */

@@ -347,6 +347,16 @@ usage)
 		expect_rc 1
 		expect_in err "no trace: name the GPU with --gpu"
 		expect_in err "a100-80gb-sxm"
+		# layers past the limit (docs/limits.md): refused at once, whatif's too; at it, taken
+		run estimate --gpu h100-sxm --hidden 64 --heads 2 --seq 16 --layers 10001
+		expect_rc 2
+		expect_in err "bad --layers '10001' (at most 10000: a step is synthesized layer by layer"
+		run whatif --gpu h100-sxm --hidden 64 --heads 2 --seq 16 --global-batch 8 --gpus 8 \
+			--layers 100000
+		expect_rc 2
+		expect_in err "bad --layers '100000' (at most 10000"
+		run estimate --gpu h100-sxm --hidden 64 --heads 2 --seq 16 --layers 10000
+		expect_rc 0
 		run estimate --timeline '' "${model[@]}"
 		expect_rc 2
 		expect_in err "empty --timeline file name"
