@@ -122,8 +122,18 @@ int cli_check_out_dir(const char *out);
 bool cli_output_inside(const char *arg, const char *trace);
 /* An output argument for a message: "standard output" for '-', else escaped. */
 const char *cli_output_name(const char *arg);
-/* The same for the option getopt_long() just refused (opterr is 0: it printed nothing). */
-int cli_bad_option(const char *cmd, int argc, char **argv);
+struct option;
+/*
+ * The same for the option getopt_long() just refused (opterr is 0: it printed nothing),
+ * with opts its table (may be NULL): a prefix of several of its names lists them.
+ */
+int cli_bad_option(const char *cmd, int argc, char **argv, const struct option *opts);
+/*
+ * -1 when arg ("--NAME" or "--NAME=VALUE", as typed) names one option of opts, exactly or
+ * as the prefix of one name; else the usage error listing the names it begins (getopt_long()
+ * takes a prefix of several options of one value and flag for the first of them).
+ */
+int cli_ambiguous_option(const char *cmd, const char *arg, const struct option *opts);
 
 enum cli_format { CLI_FORMAT_TEXT, CLI_FORMAT_JSON, CLI_FORMAT_CSV };
 /* A CSV text cell on standard output, as orr_csv_write_field() writes it. */

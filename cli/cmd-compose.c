@@ -184,7 +184,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			return EXIT_OK;
 		}
 		if (c != 'o' && (c < OPT_ET || c > OPT_FORMAT))
-			return cli_bad_option("compose", argc, argv);
+			return cli_bad_option("compose", argc, argv, opts);
 		if ((ret = parse_one(o, c, optarg)) >= 0)
 			return ret;
 	}

@@ -256,7 +256,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			fputs(usage_text, stdout);
 			return EXIT_OK;
 		default:
-			return cli_bad_option("diff", argc, argv);
+			return cli_bad_option("diff", argc, argv, opts);
 		}
 	}
 	if (o->scales.n && !o->predicted)

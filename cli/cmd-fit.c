@@ -116,7 +116,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			fputs(usage_text, stdout);
 			return EXIT_OK;
 		default:
-			return cli_bad_option("fit", argc, argv);
+			return cli_bad_option("fit", argc, argv, opts);
 		}
 	}
 	if (optind + 1 != argc)

@@ -120,7 +120,7 @@ int cmd_info(int argc, char **argv)
 			return EXIT_OK;
 		default:
 			orr_select_release(&sel);
-			return cli_bad_option("info", argc, argv);
+			return cli_bad_option("info", argc, argv, opts);
 		}
 	}
 	r = info_run(argc, argv, format, &sel);

@@ -59,7 +59,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			fputs(usage_text, stdout);
 			return EXIT_OK;
 		default:
-			return cli_bad_option("pack", argc, argv);
+			return cli_bad_option("pack", argc, argv, opts);
 		}
 	}
 	if (optind != argc - 1)

@@ -120,7 +120,7 @@ static int parse_options(int argc, char **argv, struct record_options *o)
 			fputs(usage_text, stdout);
 			return EXIT_OK;
 		default:
-			return cli_bad_option("record", argc, argv);
+			return cli_bad_option("record", argc, argv, opts);
 		}
 	}
 	if (r >= 0)

@@ -162,7 +162,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			fputs(usage_text, stdout);
 			return EXIT_OK;
 		default:
-			return cli_bad_option("replay", argc, argv);
+			return cli_bad_option("replay", argc, argv, opts);
 		}
 	}
 	return check_options(argc, argv, o);

@@ -75,7 +75,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			fputs(usage_text, stdout);
 			return EXIT_OK;
 		default:
-			return cli_bad_option("summary", argc, argv);
+			return cli_bad_option("summary", argc, argv, opts);
 		}
 	}
 	if (optind != argc - 1)

@@ -256,7 +256,7 @@ int cli_estimate_parse_as(const char *cmd, int argc, char **argv, struct orr_est
 			continue;
 		}
 		if ((ret = parse_one(cmd, c, optarg, o, format)) == -2)
-			return cli_bad_option(cmd, argc, argv);
+			return cli_bad_option(cmd, argc, argv, opts);
 		if (ret >= 0)
 			return ret;
 	}

@@ -220,7 +220,7 @@ static int run(int argc, char **argv)
 			usage(stdout);
 			return EXIT_OK;
 		default:
-			return cli_bad_option(NULL, argc, argv);
+			return cli_bad_option(NULL, argc, argv, opts);
 		}
 	}
 	if (optind >= argc) {

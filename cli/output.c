@@ -141,11 +141,50 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
-int cli_bad_option(const char *cmd, int argc, char **argv)
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int cli_ambiguous_option(const char *cmd, const char *arg, const struct option *opts)
+{
+	const char *name = arg + 2, *eq, *v[64];
+	char list[1024];
+	size_t n = 0, len, used = 0;
+
+	if (!opts || arg[0] != '-' || arg[1] != '-' || !arg[2])
+		return -1;
+	eq = strchr(name, '=');
+	len = eq ? (size_t)(eq - name) : strlen(name);
+	for (const struct option *o = opts; o->name; o++) {
+		if (strlen(o->name) == len && !strncmp(o->name, name, len))
+			return -1; /* exactly one of them */
+		if (!strncmp(o->name, name, len) && n < sizeof(v) / sizeof(v[0]))
+			v[n++] = o->name;
+	}
+	if (n < 2)
+		return -1;
+	qsort(v, n, sizeof(v[0]), by_name);
+	list[0] = '\0';
+	for (size_t i = 0; i < n && used < sizeof(list); i++)
+		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s--%s", i ? ", " : "",
+					 v[i]);
+	return cli_usage_error(cmd, "option '--%.*s' is ambiguous: %s", (int)len, name, list);
+}
+
+int cli_bad_option(const char *cmd, int argc, char **argv, const struct option *opts)
 {
 	const char *opt = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
 
 	const char *eq = strchr(opt, '=');
+	int ret;
+
+	/*
+	 * A prefix of several long options: getopt_long() left optopt 0, as for an unknown
+	 * one, or, where they share a value, took the first (and refused its value).
+	 */
+	if ((ret = cli_ambiguous_option(cmd, opt, opts)) >= 0)
+		return ret;
 
 	/*
 	 * A long option that getopt_long() knew: optopt is its value (0 for an unknown one),

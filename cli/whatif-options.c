@@ -316,6 +316,19 @@ static long cores(void)
 	return n < 1 ? 1 : n > 1024 ? 1024 : n;
 }
 
+/*
+ * The option getopt_long() just returned as typed: the last word read, or the one before
+ * it when that was the option's value (--tp 4; --tp=4 is one word).
+ */
+static const char *typed(int argc, char **argv, int c)
+{
+	const char *last = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+
+	if (c == OPT_FWD_ARG && optarg == last && optind >= 2)
+		return argv[optind - 2];
+	return last;
+}
+
 int cli_whatif_parse(int argc, char **argv, struct cli_whatif_options *o)
 {
 	struct option opts[CLI_WHATIF_LISTS + 14 + COUNT(fwd_args) + COUNT(fwd_flags) + 1] = {
@@ -337,11 +350,14 @@ int cli_whatif_parse(int argc, char **argv, struct cli_whatif_options *o)
 			return EXIT_OK;
 		}
 		if (c == OPT_FWD_ARG || c == OPT_FWD_FLAG) {
+			/* the forwarded share their value: a prefix of several is taken for one */
+			if ((ret = cli_ambiguous_option("whatif", typed(argc, argv, c), opts)) >= 0)
+				return ret;
 			forward(o, opts[idx].name, c == OPT_FWD_ARG ? optarg : NULL);
 			continue;
 		}
 		if ((ret = parse_one(c, optarg, o)) == -2)
-			return cli_bad_option("whatif", argc, argv);
+			return cli_bad_option("whatif", argc, argv, opts);
 		if (ret >= 0)
 			return ret;
 	}

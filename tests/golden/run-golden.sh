@@ -639,6 +639,28 @@ assert a == b, (a, b)' "$work/sync-unused.json" "$work/out" || fail "--sync-laye
 		run estimate --sync-layers=yes x
 		expect_rc 2
 		expect_in err "option '--sync-layers' takes no value ('--sync-layers=yes')"
+		# a prefix of several long options lists them; whatif's forwarded ones share a
+		# value, and getopt_long() took the first, --sync-timers
+		model=(--gpu h100-sxm --layers 2 --hidden 64 --heads 2 --seq 16)
+		for c in estimate whatif; do
+			run "$c" "${model[@]}" --global-batch 8 --gpus 8 --sync
+			expect_rc 2
+			[[ $(wc -l <"$work/err") == 1 ]] || { show; fail "$c: not one line on stderr"; }
+			expect_in err "orrery: error: option '--sync' is ambiguous: --sync-layers, --sync-timers; see 'orrery $c --help'"
+		done
+		run whatif "${model[@]}" --global-batch 8 --gpus 8 --sync=1
+		expect_rc 2
+		expect_in err "option '--sync' is ambiguous: --sync-layers, --sync-timers"
+		run replay --s x
+		expect_rc 2
+		expect_in err "option '--s' is ambiguous: --scale, --scenario, --steps, --strict"
+		run --v
+		expect_rc 2
+		expect_in err "option '--v' is ambiguous: --verbose, --version"
+		# one option's prefix is that option
+		run estimate "${model[@]}" --sync-t --format=json
+		expect_rc 0
+		expect_in out '"sync_timers": true'
 		;;
 	unknown-command)
 		run inof x
