@@ -37,15 +37,6 @@ const char *info_coercion_name(uint32_t how)
 	}
 }
 
-/* --ranks that name no rank of t: an error. */
-static bool no_rank_selected(const struct orr_select *sel, const struct orr_trace *t)
-{
-	for (size_t i = 0; i < orr_trace_rank_count(t); i++)
-		if (orr_select_rank(sel, orr_trace_get_rank(t, i)->rank))
-			return false;
-	return true;
-}
-
 /* Imports the trace argv[optind] names and prints what it holds. */
 static int info_run(int argc, char **argv, int format, const struct orr_select *sel)
 {
@@ -53,6 +44,7 @@ static int info_run(int argc, char **argv, int format, const struct orr_select *
 	struct orr_graph *g = NULL;
 	struct orr_graph_stats gs;
 	struct orr_diag diag;
+	char want[256], have[256];
 	int r;
 
 	if (optind != argc - 1)
@@ -68,9 +60,10 @@ static int info_run(int argc, char **argv, int format, const struct orr_select *
 		orr_trace_free(t);
 		return EXIT_FAIL;
 	}
-	if (no_rank_selected(sel, t)) {
-		cli_error("--ranks selects no rank of '%s' ('orrery info' lists them)",
-			  argv[optind]);
+	if (orr_select_misses(sel, g, have, sizeof(have))) {
+		orr_ranks_text(sel->ranks, sel->nranks, want, sizeof(want));
+		cli_error("no rank %s%s in '%s'; its ranks are %s", sel->nranks > 1 ? "of " : "",
+			  want, argv[optind], have);
 		orr_graph_free(g);
 		orr_trace_free(t);
 		return EXIT_FAIL;

@@ -140,7 +140,7 @@ usage)
 		grep -q "step  #10" "$work/out" && { show; fail "step 10 shown with --steps 11"; }
 		run info --ranks 7 traces/samples/tiny-2rank
 		expect_rc 1
-		expect_in err "--ranks selects no rank of 'traces/samples/tiny-2rank'"
+		expect_in err "orrery: error: no rank 7 in 'traces/samples/tiny-2rank'; its ranks are 0-1"
 		;;
 	replay-usage)
 		run replay
