@@ -23,6 +23,8 @@ void orr__sy_rank_init(struct sy_rank *r, int stage, int64_t rank)
 		r->q[s].n = 0;
 		r->last[s] = UINT32_MAX;
 	}
+	for (int k = 0; k < SY_AGAINS; k++)
+		r->again[k].ok = false;
 }
 
 void orr__sy_rank_release(struct sy_rank *r)
@@ -83,6 +85,23 @@ void orr__sy_wait_for(struct sy_pass *p, enum sy_stream stream, enum sy_stream s
 	i->partner = p->r->last[src]; /* the last task launched on src before it */
 }
 
+/* The first stage's kernel or collective i, added to its GPU time's sums. */
+static void summed(struct sy_pass *p, const struct sy_insn *i)
+{
+	struct orr_synth *s = p->j->ret;
+
+	if (p->r->stage != 0)
+		return;
+	if (i->op == SY_KERNEL)
+		*(i->gemm ? &s->gemm_ns : &s->kern_ns) += i->ns;
+	else if (i->stream == SY_TP)
+		s->tp_ns += i->ns;
+	else if (i->stream == SY_DP || i->stream == SY_CP)
+		s->dp_ns += i->ns;
+	else
+		s->pp_ns += i->ns;
+}
+
 static void add_kernel(struct sy_pass *p, const char *name, double ns, bool gemm)
 {
 	struct sy_insn *i = orr__sy_push(p, SY_KERNEL, SY_COMPUTE);
@@ -93,8 +112,7 @@ static void add_kernel(struct sy_pass *p, const char *name, double ns, bool gemm
 	orr__sy_timed(p->j, i, ns);
 	i->gemm = gemm;
 	p->j->ret->kernels++;
-	if (p->r->stage == 0)
-		*(gemm ? &p->j->ret->gemm_ns : &p->j->ret->kern_ns) += ns;
+	summed(p, i);
 }
 
 void orr__sy_gemm(struct sy_pass *p, const char *name, double batch, double m, double n, double k)
@@ -113,9 +131,6 @@ struct sy_insn *orr__sy_coll_on(struct sy_pass *p, enum sy_stream stream, enum o
 				const char *name, double bytes, int group, struct sy_span sp)
 {
 	struct sy_insn *i = orr__sy_push(p, SY_COLL, stream);
-	double *sum = stream == SY_TP                      ? &p->j->ret->tp_ns
-		      : stream == SY_DP || stream == SY_CP ? &p->j->ret->dp_ns
-							   : &p->j->ret->pp_ns;
 
 	if (!i)
 		return NULL;
@@ -125,8 +140,7 @@ struct sy_insn *orr__sy_coll_on(struct sy_pass *p, enum sy_stream stream, enum o
 	i->group = group;
 	orr__sy_timed(p->j, i, orr__sy_coll_ns(p->j, kind, bytes, group, sp));
 	p->j->ret->collectives++;
-	if (p->r->stage == 0)
-		*sum += i->ns;
+	summed(p, i);
 	return i;
 }
 
@@ -308,4 +322,98 @@ void orr__sy_layer_sync(struct sy_pass *p)
 {
 	if (orr_train_syncs_layers(p->j->c))
 		orr__sy_device_sync(p);
+}
+
+/* ---- passes written once, copied after ---- */
+
+/* The job's source counts, each a size_t: after - before added to sum. */
+_Static_assert(sizeof(struct orr_synth_sources) % sizeof(size_t) == 0,
+	       "the sources are counts, each a size_t");
+
+static void sources_add(struct orr_synth_sources *sum, const struct orr_synth_sources *after,
+			const struct orr_synth_sources *before)
+{
+	size_t n = sizeof(*sum) / sizeof(size_t), s[sizeof(*sum) / sizeof(size_t)];
+	size_t a[sizeof(*sum) / sizeof(size_t)], b[sizeof(*sum) / sizeof(size_t)];
+
+	memcpy(s, sum, sizeof(s));
+	memcpy(a, after, sizeof(a));
+	memcpy(b, before, sizeof(b));
+	for (size_t k = 0; k < n; k++)
+		s[k] += a[k] - b[k];
+	memcpy(sum, s, sizeof(s));
+}
+
+/*
+ * Pass written first at r->v[t->at, t->at + t->n): copyable when each of its waits
+ * names its producer as the last task on a stream (no event record, recorded in it or
+ * before) and it has no transfer (paired by the placement with another stage's).
+ */
+static bool copyable(const struct sy_rank *r, const struct sy_again *t)
+{
+	for (size_t k = t->at; k < t->at + t->n; k++) {
+		const struct sy_insn *x = &r->v[k];
+
+		if (x->op == SY_RECORD || x->rec != UINT32_MAX || x->peer >= 0)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The pass's instructions copied to the end of p->r, each as orr__sy_push() and its
+ * writer would have left it (a wait's producer the last task on its stream now, queued
+ * on its stream, counted and summed in order); false, nothing copied, past a limit.
+ */
+static bool copy(struct sy_pass *p, const struct sy_again *t)
+{
+	struct sy_rank *r = p->r;
+	struct sy_job *j = p->j;
+	size_t at = r->n;
+
+	if (r->n + t->n > SY_MAX_INSNS || j->insns + t->n > j->max_insns)
+		return false;
+	if (r->n + t->n > r->cap)
+		r->v = orr_xgrow(r->v, sizeof(*r->v), &r->cap, r->n + t->n);
+	memcpy(&r->v[at], &r->v[t->at], t->n * sizeof(*r->v));
+	r->n += t->n;
+	j->insns += t->n;
+	for (size_t k = at; k < r->n; k++) {
+		struct sy_insn *x = &r->v[k];
+		struct sy_queue *q = &r->q[x->stream];
+
+		if (x->op == SY_SYNC)
+			continue;
+		ORR_VEC_PUSH(q->at, q->n, q->cap, (uint32_t)k);
+		if (x->op == SY_WAIT) {
+			x->partner = r->last[x->src];
+			continue;
+		}
+		r->last[x->stream] = (uint32_t)k;
+		j->ns_sum += x->ns; /* each a time: checked as first written */
+		summed(p, x);
+	}
+	j->ret->kernels += t->kernels;
+	j->ret->collectives += t->collectives;
+	sources_add(&j->ret->sources, &t->sources, &(struct orr_synth_sources){ 0 });
+	return true;
+}
+
+void orr__sy_again(struct sy_pass *p, enum sy_pass_kind kind, void (*pass)(struct sy_pass *p))
+{
+	struct sy_again *t = &p->r->again[kind];
+	struct orr_synth *s = p->j->ret;
+	struct orr_synth_sources sources = s->sources;
+	size_t at = p->r->n, kernels = s->kernels, collectives = s->collectives;
+
+	if (t->ok && copy(p, t))
+		return;
+	pass(p);
+	if (t->ok || p->j->err)
+		return;
+	*t = (struct sy_again){ .at = at, .n = p->r->n - at };
+	t->kernels = s->kernels - kernels;
+	t->collectives = s->collectives - collectives;
+	sources_add(&t->sources, &s->sources, &sources);
+	t->ok = copyable(p->r, t);
 }

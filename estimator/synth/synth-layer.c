@@ -212,11 +212,16 @@ static void layer_fwd(struct sy_pass *p)
 	orr__sy_kern(p, "orrery_synth::bias_dropout_add_forward", ORR_KERN_ELEMENTWISE, 3 * nh, 0);
 }
 
-void orr__sy_layer_fwd(struct sy_pass *p)
+static void layer_fwd_synced(struct sy_pass *p)
 {
 	orr__sy_layer_sync(p);
 	layer_fwd(p);
 	orr__sy_layer_sync(p);
+}
+
+void orr__sy_layer_fwd(struct sy_pass *p)
+{
+	orr__sy_again(p, SY_AGAIN_LAYER_FWD, layer_fwd_synced);
 }
 
 /* A column-parallel GEMM's backward pass: its input's gradient is reduced over TP. */
@@ -228,7 +233,7 @@ static void column_bwd(struct sy_pass *p, const char *dgrad, const char *wgrad, 
 	orr__sy_tp_reduce(p);
 }
 
-void orr__sy_layer_bwd(struct sy_pass *p)
+static void layer_bwd(struct sy_pass *p)
 {
 	double nh = p->Tn * p->h * p->e;
 
@@ -255,6 +260,11 @@ void orr__sy_layer_bwd(struct sy_pass *p)
 		   orr__sy_qkv_n(p));
 	orr__sy_kern(p, norm_name(p, false), ORR_KERN_NORM, 3 * nh, 0);
 	orr__sy_layer_sync(p);
+}
+
+void orr__sy_layer_bwd(struct sy_pass *p)
+{
+	orr__sy_again(p, SY_AGAIN_LAYER_BWD, layer_bwd);
 }
 
 /*

@@ -68,6 +68,21 @@ struct sy_insn {
 };
 _Static_assert(sizeof(struct sy_insn) <= 72, "an instruction is read several times a step");
 
+/*
+ * A pass a stage runs again and again (a layer's forward or backward pass: the same
+ * kernels, collectives and waits, the same costs, at every layer and micro-batch), as
+ * it first wrote it: its instructions r->v[at, at + n), and what writing them added to
+ * the job's counts.
+ */
+struct sy_again {
+	size_t at, n;
+	size_t kernels, collectives;
+	struct orr_synth_sources sources;
+	bool ok; /* written, without error, and copyable: no records, no transfers */
+};
+
+enum sy_pass_kind { SY_AGAIN_LAYER_FWD, SY_AGAIN_LAYER_BWD, SY_AGAINS };
+
 /* A stream's instructions (indices into its stage's), in launch order. */
 struct sy_queue {
 	uint32_t *at;
@@ -88,6 +103,7 @@ struct sy_rank {
 	size_t n, cap;
 	struct sy_queue q[SY_STREAMS]; /* neither device synchronizations nor records */
 	uint32_t last[SY_STREAMS];     /* UINT32_MAX: none yet */
+	struct sy_again again[SY_AGAINS];
 };
 
 struct sy_job {
@@ -173,6 +189,13 @@ void orr__sy_rank_release(struct sy_rank *r);
 struct sy_insn *orr__sy_push(struct sy_pass *p, enum sy_op op, enum sy_stream stream);
 /* Instruction i takes ns on the GPU: set, and counted in j->ns_sum or j->ns_bad. */
 void orr__sy_timed(struct sy_job *j, struct sy_insn *i, double ns);
+/*
+ * pass(p), which writes the same instructions every time on a stage: written the first
+ * time, copied from there after (with what writing them adds to the job's counts and
+ * sums, in the same order); written again where a copy would pass a limit, so that the
+ * error is the same.
+ */
+void orr__sy_again(struct sy_pass *p, enum sy_pass_kind kind, void (*pass)(struct sy_pass *p));
 /* Stream waits for what was launched on src so far. */
 void orr__sy_wait_for(struct sy_pass *p, enum sy_stream stream, enum sy_stream src);
 /* An event recorded on stream now, for orr__sy_wait_record(); its index (or UINT32_MAX). */
