@@ -137,9 +137,9 @@ static const char *dtype_name(const struct sy_job *j)
 					    : "Float";
 }
 
-static const char *coll_name(const struct sy_insn *x)
+static const char *coll_name(const struct sy_insn *x, const struct sy_label *l)
 {
-	switch (x->coll) {
+	switch (l->coll) {
 	case ORR_COLL_ALL_REDUCE:
 		return "allreduce";
 	case ORR_COLL_ALL_GATHER:
@@ -180,36 +180,39 @@ static void pg_name(char *buf, size_t size, const struct sy_rank *r, const struc
 	}
 }
 
-static void coll_args(struct out *o, const struct sy_rank *r, const struct sy_insn *x, int64_t seq)
+static void coll_args(struct out *o, const struct sy_rank *r, const struct sy_insn *x,
+		      const struct sy_label *l, int64_t seq)
 {
-	double elems = x->bytes / o->j->elem_bytes, in = elems, out = elems;
+	double elems = l->bytes / o->j->elem_bytes, in = elems, out = elems;
 	char pg[48];
 
-	if (x->coll == ORR_COLL_ALL_GATHER)
-		in = elems / x->group;
-	else if (x->coll == ORR_COLL_REDUCE_SCATTER)
-		out = elems / x->group;
+	if (l->coll == ORR_COLL_ALL_GATHER)
+		in = elems / l->group;
+	else if (l->coll == ORR_COLL_REDUCE_SCATTER)
+		out = elems / l->group;
 	pg_name(pg, sizeof(pg), r, x);
 	put(o,
 	    ",\"Collective name\":\"%s\",\"dtype\":\"%s\",\"In msg nelems\":%.0f,"
 	    "\"Out msg nelems\":%.0f,\"Group size\":%d,\"Process Group Name\":\"%s\","
 	    "\"Process Group Description\":\"%s\",\"Seq\":%" PRId64,
-	    coll_name(x), dtype_name(o->j), in, out, x->group, pg, stream_names[x->stream], seq);
+	    coll_name(x, l), dtype_name(o->j), in, out, l->group, pg, stream_names[x->stream], seq);
 }
 
-static void launch(struct out *o, const struct sy_rank *r, const struct sy_insn *x, int pid,
-		   int64_t from, int64_t seq)
+static void launch(struct out *o, const struct sy_rank *r, size_t i, int pid, int64_t from,
+		   int64_t seq)
 {
+	const struct sy_insn *x = &r->v[i];
+	const struct sy_label *l = &r->l[i];
 	int64_t c = ++o->corr;
 
 	x_event(o, "cuda_runtime", "cudaLaunchKernel", pid, THREAD_TID, from, x->cpu_end_ns);
 	corr_args(o, c);
 	put_s(o, "}}");
-	x_event(o, "kernel", x->name, pid + 1, STREAM_TID0 + x->stream, x->start_ns, x->end_ns);
+	x_event(o, "kernel", l->name, pid + 1, STREAM_TID0 + x->stream, x->start_ns, x->end_ns);
 	corr_args(o, c);
 	field(o, "stream", STREAM_TID0 + x->stream, false);
 	if (x->op == SY_COLL)
-		coll_args(o, r, x, seq);
+		coll_args(o, r, x, l, seq);
 	put_s(o, "}}");
 }
 
@@ -273,7 +276,7 @@ static void rank_events(struct out *o, const struct sy_rank *r, int pid)
 		if (x->cpu_end_ns > end)
 			end = x->cpu_end_ns;
 		if (x->op == SY_KERNEL || x->op == SY_COLL)
-			launch(o, r, x, pid, from,
+			launch(o, r, i, pid, from,
 			       x->peer >= 0 ? orr__sy_p2p_seq(r, i) : ++seq[x->stream]);
 		else if (x->op == SY_RECORD)
 			event_record(o, rec[i] = ++o->corr, pid, from, x->cpu_end_ns);

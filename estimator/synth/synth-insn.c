@@ -30,6 +30,7 @@ void orr__sy_rank_init(struct sy_rank *r, int stage, int64_t rank)
 void orr__sy_rank_release(struct sy_rank *r)
 {
 	free(r->v);
+	free(r->l);
 	for (int s = 0; s < SY_STREAMS; s++)
 		free(r->q[s].at);
 }
@@ -49,13 +50,17 @@ struct sy_insn *orr__sy_push(struct sy_pass *p, enum sy_op op, enum sy_stream st
 	p->j->insns++;
 	if (r->n == r->cap)
 		r->v = orr_xgrow(r->v, sizeof(*r->v), &r->cap, r->n + 1);
+	if (p->j->labelled) {
+		if (r->n == r->lcap)
+			r->l = orr_xgrow(r->l, sizeof(*r->l), &r->lcap, r->n + 1);
+		r->l[r->n] = (struct sy_label){ .coll = -1 };
+	}
 	i = &r->v[r->n++];
 	memset(i, 0, sizeof(*i));
 	i->op = (uint8_t)op;
 	i->stream = (uint8_t)stream;
 	i->peer = -1;
 	i->partner = UINT32_MAX;
-	i->coll = -1;
 	i->rec = UINT32_MAX;
 	i->start_ns = i->end_ns = -1;
 	if (op == SY_SYNC || op == SY_RECORD)
@@ -64,6 +69,11 @@ struct sy_insn *orr__sy_push(struct sy_pass *p, enum sy_op op, enum sy_stream st
 	if (op != SY_WAIT)
 		r->last[stream] = at;
 	return i;
+}
+
+struct sy_label *orr__sy_label(struct sy_pass *p, const struct sy_insn *i)
+{
+	return p->j->labelled ? &p->r->l[i - p->r->v] : &p->j->sink;
 }
 
 void orr__sy_timed(struct sy_job *j, struct sy_insn *i, double ns)
@@ -108,7 +118,7 @@ static void add_kernel(struct sy_pass *p, const char *name, double ns, bool gemm
 
 	if (!i)
 		return;
-	i->name = name;
+	orr__sy_label(p, i)->name = name;
 	orr__sy_timed(p->j, i, ns);
 	i->gemm = gemm;
 	p->j->ret->kernels++;
@@ -131,13 +141,15 @@ struct sy_insn *orr__sy_coll_on(struct sy_pass *p, enum sy_stream stream, enum o
 				const char *name, double bytes, int group, struct sy_span sp)
 {
 	struct sy_insn *i = orr__sy_push(p, SY_COLL, stream);
+	struct sy_label *l;
 
 	if (!i)
 		return NULL;
-	i->coll = (int8_t)kind;
-	i->name = name;
-	i->bytes = bytes;
-	i->group = group;
+	l = orr__sy_label(p, i);
+	l->coll = (int8_t)kind;
+	l->name = name;
+	l->bytes = bytes;
+	l->group = group;
 	orr__sy_timed(p->j, i, orr__sy_coll_ns(p->j, kind, bytes, group, sp));
 	p->j->ret->collectives++;
 	summed(p, i);
@@ -376,6 +388,11 @@ static bool copy(struct sy_pass *p, const struct sy_again *t)
 	if (r->n + t->n > r->cap)
 		r->v = orr_xgrow(r->v, sizeof(*r->v), &r->cap, r->n + t->n);
 	memcpy(&r->v[at], &r->v[t->at], t->n * sizeof(*r->v));
+	if (j->labelled) {
+		if (r->n + t->n > r->lcap)
+			r->l = orr_xgrow(r->l, sizeof(*r->l), &r->lcap, r->n + t->n);
+		memcpy(&r->l[at], &r->l[t->at], t->n * sizeof(*r->l));
+	}
 	r->n += t->n;
 	j->insns += t->n;
 	for (size_t k = at; k < r->n; k++) {

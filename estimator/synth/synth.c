@@ -178,6 +178,7 @@ static int synth(const struct orr_train_config *c, bool forward_only,
 				   "a step written as a trace is)"
 				 : "more than 2^24 instructions in all its stages",
 		.ret = &s,
+		.labelled = emit,
 	};
 	int err = check(c, k, &why);
 

@@ -44,29 +44,36 @@ struct sy_insn {
 	uint8_t op;     /* enum sy_op */
 	uint8_t stream; /* where it runs; SY_WAIT: the stream that waits */
 	uint8_t src;    /* SY_WAIT: the stream waited for */
-	int8_t coll;    /* SY_COLL: enum orr_coll_kind */
+	bool gemm;      /* SY_KERNEL: a GEMM */
 	uint32_t rec;   /* SY_WAIT: the SY_RECORD it waits for; UINT32_MAX: records now */
-	int32_t group;
-	int32_t peer; /* SY_COLL point-to-point: the other stage; -1 */
+	int32_t peer;   /* SY_COLL point-to-point: the other stage; -1 */
 	/*
 	 * Point-to-point: the other side's instruction, once paired; the pair's sequence
 	 * number in its communicator is the receive's index (orr__sy_p2p_seq()).
 	 */
 	uint32_t partner;
-	bool gemm; /* SY_KERNEL: a GEMM */
-	const char *name;
-	double bytes; /* SY_COLL: the whole buffer S, nccl-tests' size */
-	double ns;    /* on the GPU */
+	double ns; /* on the GPU */
 	/*
 	 * The timeline (synth-place.c): the launch call's end (it starts where the call
-	 * before it ended: the thread issues them back to back), the GPU's.  72 bytes in
-	 * all, in this order: a placement reads a step's hundreds of thousands of them
-	 * several times, and a fifth of its time went to reading padding and fields only
-	 * the trace written needs.
+	 * before it ended: the thread issues them back to back), the GPU's.  48 bytes in
+	 * all: a step's instructions are written, then read as they are placed, hundreds of
+	 * thousands of them (tens of megabytes, each read from memory), and what only the
+	 * trace written reads is kept apart (struct sy_label).
 	 */
 	int64_t cpu_end_ns, start_ns, end_ns;
 };
-_Static_assert(sizeof(struct sy_insn) <= 72, "an instruction is read several times a step");
+_Static_assert(sizeof(struct sy_insn) <= 48, "a step's instructions are read from memory");
+
+/*
+ * What only a step written as a trace reads of an instruction (orr__sy_emit()): kept
+ * beside it (sy_rank.l, the same index) only then; a sweep's steps never write it.
+ */
+struct sy_label {
+	const char *name;
+	double bytes; /* SY_COLL: the whole buffer S, nccl-tests' size */
+	int32_t group;
+	int8_t coll; /* SY_COLL: enum orr_coll_kind */
+};
 
 /*
  * A pass a stage runs again and again (a layer's forward or backward pass: the same
@@ -101,6 +108,8 @@ struct sy_rank {
 	int64_t rank; /* global: stage x tp x dp */
 	struct sy_insn *v;
 	size_t n, cap;
+	struct sy_label *l; /* with j->labelled: v's labels */
+	size_t lcap;
 	struct sy_queue q[SY_STREAMS]; /* neither device synchronizations nor records */
 	uint32_t last[SY_STREAMS];     /* UINT32_MAX: none yet */
 	struct sy_again again[SY_AGAINS];
@@ -130,6 +139,8 @@ struct sy_job {
 	 */
 	double ns_sum;
 	bool ns_bad;
+	bool labelled;        /* the step is written: its instructions' labels kept */
+	struct sy_label sink; /* else their labels are written here, and never read */
 };
 
 /* ---- synth-cost.c ---- */
@@ -169,8 +180,8 @@ struct sy_pass {
 
 void orr__sy_pass_init(struct sy_pass *p, struct sy_job *j, struct sy_rank *r);
 /*
- * The most instructions a stage may have, and a job in all its stages (72 bytes each,
- * 1.2 GB); a job that is written as a trace and replayed (orr_synth_step(): about
+ * The most instructions a stage may have, and a job in all its stages (48 bytes each,
+ * 0.8 GB); a job that is written as a trace and replayed (orr_synth_step(): about
  * 0.75 KB and 5 us each through the import, the graph and the replay), 2^22 (3 GB):
  * docs/limits.md.
  */
@@ -187,6 +198,8 @@ void orr__sy_rank_release(struct sy_rank *r);
  * or j->max_insns in the job.
  */
 struct sy_insn *orr__sy_push(struct sy_pass *p, enum sy_op op, enum sy_stream stream);
+/* The label of instruction i of stage p->r (j->sink without j->labelled). */
+struct sy_label *orr__sy_label(struct sy_pass *p, const struct sy_insn *i);
 /* Instruction i takes ns on the GPU: set, and counted in j->ns_sum or j->ns_bad. */
 void orr__sy_timed(struct sy_job *j, struct sy_insn *i, double ns);
 /*
