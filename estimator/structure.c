@@ -160,13 +160,14 @@ static bool in_backward(const struct scan *s, uint32_t e)
 	return orr__in_backward(s->t, s->r, s->parent, e);
 }
 
-/* Input i of op event e (its dims in *ret_dims), or NULL. */
+/* Input i of op event e (its dims in *ret_dims), or NULL (and *ret_dims NULL). */
 static const struct orr_input *input(const struct scan *s, const struct orr_event *e, uint32_t i,
 				     const int64_t **ret_dims)
 {
 	const struct orr_op_args *a;
 	const struct orr_input *in;
 
+	*ret_dims = NULL;
 	if (e->kind != ORR_EVENT_OP || e->args >= s->r->nops)
 		return NULL;
 	a = &s->r->ops[e->args];

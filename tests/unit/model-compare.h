@@ -39,9 +39,15 @@ static inline void cmp_printf(struct cmp_text *t, const char *fmt, ...)
 	va_list ap;
 	int n;
 
+	/* A buffer before the first text: vsnprintf() never writes to a null one. */
+	if (!t->p) {
+		t->cap = 64;
+		t->len = 0;
+		t->p = orr_xmalloc(t->cap);
+	}
 	for (;;) {
 		va_start(ap, fmt);
-		n = vsnprintf(t->p ? t->p + t->len : NULL, t->cap - t->len, fmt, ap);
+		n = vsnprintf(t->p + t->len, t->cap - t->len, fmt, ap);
 		va_end(ap);
 		assert_true(n >= 0);
 		if ((size_t)n < t->cap - t->len)
