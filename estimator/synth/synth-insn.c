@@ -372,16 +372,28 @@ static bool copyable(const struct sy_rank *r, const struct sy_again *t)
 	return true;
 }
 
+/* Queue s of r grown to hold n more. */
+static void queue_room(struct sy_queue *q, size_t n)
+{
+	if (q->n + n > q->cap)
+		q->at = orr_xgrow(q->at, sizeof(*q->at), &q->cap, q->n + n);
+}
+
 /*
  * The pass's instructions copied to the end of p->r, each as orr__sy_push() and its
- * writer would have left it (a wait's producer the last task on its stream now, queued
- * on its stream, counted and summed in order); false, nothing copied, past a limit.
+ * writer would have left it; false, nothing copied, past a limit.  Moved by `by`: its
+ * queues' entries, its streams' last tasks, and each wait's producer written in it; a
+ * wait for a task before it waits for the last on its stream now, as written.  Its
+ * counts added, its times to j->ns_sum at once (a sum in another order: what it checks
+ * allows for it, synth.c's times_bounded()), and on the first stage to its sums task by
+ * task in order.
  */
 static bool copy(struct sy_pass *p, const struct sy_again *t)
 {
 	struct sy_rank *r = p->r;
 	struct sy_job *j = p->j;
 	size_t at = r->n;
+	uint32_t by = (uint32_t)(at - t->at), last[SY_STREAMS];
 
 	if (r->n + t->n > SY_MAX_INSNS || j->insns + t->n > j->max_insns)
 		return false;
@@ -395,25 +407,46 @@ static bool copy(struct sy_pass *p, const struct sy_again *t)
 	}
 	r->n += t->n;
 	j->insns += t->n;
+	memcpy(last, r->last, sizeof(last));
+	for (int s = 0; s < SY_STREAMS; s++) {
+		struct sy_queue *q = &r->q[s];
+
+		queue_room(q, t->qn[s]);
+		for (size_t k = 0; k < t->qn[s]; k++)
+			q->at[q->n + k] = q->at[t->q[s] + k] + by;
+		q->n += t->qn[s];
+		if (t->last[s] != UINT32_MAX)
+			r->last[s] = t->last[s] + by;
+	}
 	for (size_t k = at; k < r->n; k++) {
 		struct sy_insn *x = &r->v[k];
-		struct sy_queue *q = &r->q[x->stream];
 
-		if (x->op == SY_SYNC)
-			continue;
-		ORR_VEC_PUSH(q->at, q->n, q->cap, (uint32_t)k);
-		if (x->op == SY_WAIT) {
-			x->partner = r->last[x->src];
-			continue;
-		}
-		r->last[x->stream] = (uint32_t)k;
-		j->ns_sum += x->ns; /* each a time: checked as first written */
-		summed(p, x);
+		if (x->op == SY_WAIT)
+			x->partner = x->partner != UINT32_MAX && x->partner >= t->at
+					     ? x->partner + by
+					     : last[x->src];
+		else if (r->stage == 0 && x->op != SY_SYNC)
+			summed(p, x);
 	}
+	j->ns_sum += t->ns_sum;
 	j->ret->kernels += t->kernels;
 	j->ret->collectives += t->collectives;
 	sources_add(&j->ret->sources, &t->sources, &(struct orr_synth_sources){ 0 });
 	return true;
+}
+
+/* What copy() needs of the pass just written at r->v[t->at, t->at + t->n). */
+static void written(const struct sy_rank *r, const size_t *queued, struct sy_again *t)
+{
+	for (int s = 0; s < SY_STREAMS; s++) {
+		t->q[s] = queued[s];
+		t->qn[s] = r->q[s].n - queued[s];
+		t->last[s] = r->last[s] != UINT32_MAX && r->last[s] >= t->at ? r->last[s]
+									     : UINT32_MAX;
+	}
+	for (size_t k = t->at; k < t->at + t->n; k++)
+		if (r->v[k].op == SY_KERNEL || r->v[k].op == SY_COLL)
+			t->ns_sum += r->v[k].ns;
 }
 
 void orr__sy_again(struct sy_pass *p, enum sy_pass_kind kind, void (*pass)(struct sy_pass *p))
@@ -422,9 +455,12 @@ void orr__sy_again(struct sy_pass *p, enum sy_pass_kind kind, void (*pass)(struc
 	struct orr_synth *s = p->j->ret;
 	struct orr_synth_sources sources = s->sources;
 	size_t at = p->r->n, kernels = s->kernels, collectives = s->collectives;
+	size_t queued[SY_STREAMS];
 
 	if (t->ok && copy(p, t))
 		return;
+	for (int k = 0; k < SY_STREAMS; k++)
+		queued[k] = p->r->q[k].n;
 	pass(p);
 	if (t->ok || p->j->err)
 		return;
@@ -433,4 +469,6 @@ void orr__sy_again(struct sy_pass *p, enum sy_pass_kind kind, void (*pass)(struc
 	t->collectives = s->collectives - collectives;
 	sources_add(&t->sources, &s->sources, &sources);
 	t->ok = copyable(p->r, t);
+	if (t->ok)
+		written(p->r, queued, t);
 }

@@ -83,6 +83,9 @@ struct sy_label {
  */
 struct sy_again {
 	size_t at, n;
+	size_t q[SY_STREAMS], qn[SY_STREAMS]; /* its entries of each queue, r->q[s].at[q, q + qn) */
+	uint32_t last[SY_STREAMS]; /* each stream's last task after it (UINT32_MAX: none in it) */
+	double ns_sum;             /* its tasks' times */
 	size_t kernels, collectives;
 	struct orr_synth_sources sources;
 	bool ok; /* written, without error, and copyable: no records, no transfers */
