@@ -131,14 +131,13 @@ static double nccl_net_ns(const struct sy_job *j, enum orr_coll_kind kind, doubl
 			  struct sy_span sp)
 {
 	const struct orr_gpu_spec *gpu = j->k->gpu;
-	bool hopper = gpu->peak_flops[ORR_DTYPE_FP8] > 0;
 	struct orr_nccl_net net = {
 		.ranks = group,
 		.nodes = sp.per_node > 0 ? (group + sp.per_node - 1) / sp.per_node : 0,
 		.channels = sp.per_node,
-		.channel_gbps = orr__nccl_channel_gbps(nic_of(j), hopper),
-		.hopper = hopper,
-		.amd_cpu = gpu->source && strstr(gpu->source, "DGX A100"),
+		.channel_gbps = j->net.channel_gbps,
+		.hopper = j->net.hopper,
+		.amd_cpu = j->net.amd_cpu,
 	};
 	struct orr_nccl_choice c;
 
@@ -148,6 +147,15 @@ static double nccl_net_ns(const struct sy_job *j, enum orr_coll_kind kind, doubl
 	    net.channels * net.channel_gbps * 1e9 > gpu->link_bytes_per_s)
 		net.channels = (int)fmax(1, floor(gpu->link_bytes_per_s / 1e9 / net.channel_gbps));
 	return orr__nccl_net_time(&net, kind, bytes, &c) == 0 ? c.ns : 0;
+}
+
+void orr__sy_net_init(struct sy_job *j)
+{
+	const struct orr_gpu_spec *gpu = j->k->gpu;
+
+	j->net.hopper = gpu->peak_flops[ORR_DTYPE_FP8] > 0;
+	j->net.amd_cpu = gpu->source && strstr(gpu->source, "DGX A100");
+	j->net.channel_gbps = orr__nccl_channel_gbps(nic_of(j), j->net.hopper);
 }
 
 double orr__sy_coll_ns(struct sy_job *j, enum orr_coll_kind kind, double bytes, int group,

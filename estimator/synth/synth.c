@@ -192,6 +192,7 @@ static int synth(const struct orr_train_config *c, bool forward_only,
 	j.gpus_per_node = k->m.gpus_per_node > 0      ? k->m.gpus_per_node
 			  : k->gpu->gpus_per_node > 0 ? k->gpu->gpus_per_node
 						      : 1;
+	orr__sy_net_init(&j);
 	err = orr__sy_bound(&j, &why);
 	if (err < 0)
 		goto out;

@@ -142,6 +142,11 @@ struct sy_job {
 	 */
 	double ns_sum;
 	bool ns_bad;
+	/* The reference node's network as nccl_net_ns() models it (orr__sy_net_init()) */
+	struct {
+		double channel_gbps;
+		bool hopper, amd_cpu;
+	} net;
 	bool labelled;        /* the step is written: its instructions' labels kept */
 	struct sy_label sink; /* else their labels are written here, and never read */
 };
@@ -159,6 +164,8 @@ struct sy_span {
 
 /* The group of n ranks first, first + stride, ... */
 struct sy_span orr__sy_span(const struct sy_job *j, int64_t first, int64_t stride, int64_t n);
+/* j->net from the GPU and the network: once a job, not once a collective. */
+void orr__sy_net_init(struct sy_job *j);
 /* A collective of kind over group ranks placed as sp, S = bytes: its predicted ns. */
 double orr__sy_coll_ns(struct sy_job *j, enum orr_coll_kind kind, double bytes, int group,
 		       struct sy_span sp);
