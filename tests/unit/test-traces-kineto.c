@@ -5,6 +5,7 @@
  * Containers, directories, ranks, malformed input and the real traces are in
  * test-traces-import.c.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,12 +14,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "orrery/trace.h"
 
 #define BASE_NS 1000000000LL
 
 #include "kineto-test.h"
+
+#ifndef __has_feature
+#define __has_feature(x) 0
+#endif
+#if defined(__SANITIZE_ADDRESS__) || __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#else
+#define UNDER_ASAN 0
+#endif
 
 /* ---- null case ---- */
 
@@ -637,6 +650,88 @@ static void test_one_memory_events_give_allocator_peaks(void **state)
 #undef MEM
 }
 
+/*
+ * In a child whose address space is capped a little above what it holds (RLIMIT_AS), the
+ * len bytes at json imported: 0 when the import fails with -ENOMEM naming memory, 2
+ * otherwise.
+ */
+static int import_capped(const char *json, size_t len, size_t above_bytes)
+{
+	struct orr_trace *t = NULL;
+	struct orr_diag d;
+	struct rlimit lim;
+	unsigned long pages = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	int r;
+
+	if (!f || fscanf(f, "%lu", &pages) != 1)
+		return 3;
+	fclose(f);
+	lim.rlim_cur = lim.rlim_max = pages * (size_t)sysconf(_SC_PAGESIZE) + above_bytes;
+	if (setrlimit(RLIMIT_AS, &lim) != 0)
+		return 3;
+	r = orr_trace_import_buffer("test.json", json, len, NULL, &t, &d);
+	if (r == -ENOMEM && strstr(d.msg, "out of memory"))
+		return 0;
+	fprintf(stderr, "import: %s: %s\n", orr_errname(r), r ? d.msg : "read");
+	orr_trace_free(t);
+	return 2;
+}
+
+/* import_capped() in a child: fails the test unless the child's import said -ENOMEM. */
+static void expect_out_of_memory(const char *json, size_t len, size_t above_bytes)
+{
+	int status = -1;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(import_capped(json, len, above_bytes));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("the import capped %zu MiB above: %s %d", above_bytes >> 20,
+			 WIFEXITED(status) ? "exit" : "signal",
+			 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+}
+
+/*
+ * Memory refused to the parser is the import's error, -ENOMEM: the library printed 'out
+ * of memory' and called exit(1) where the parser's first index (several bytes per byte
+ * of a 1 MiB window) was refused, and an event longer than a window, for which simdjson
+ * grows its index (MEMALLOC when refused), was 'malformed input'.  The trace is one
+ * event of just under 16 MiB (a list in its args), which the import copies first into
+ * 16 MiB.  Capped 2 MiB above the copy, the first index does not fit (it did from 5 MiB
+ * above; the copy itself failed 4 MiB lower); 32 MiB above, it does and the grown one
+ * does not (none up to 96 MiB above did).  Not under ASan, whose shadow memory a cap
+ * breaks.
+ */
+static void test_malformed_out_of_memory_is_an_error(void **state)
+{
+	static const char head[] = "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\","
+				   " \"name\": \"aten::add\", \"pid\": 1, \"tid\": 1, \"ts\": 1,"
+				   " \"dur\": 1, \"args\": {\"pad\": [0";
+	static const char tail[] = "]}}]}";
+	size_t pad = ((size_t)8 << 20) - 128, len = sizeof(head) - 1 + 2 * pad + sizeof(tail) - 1;
+	char *json, *p;
+
+	(void)state;
+	if (UNDER_ASAN) {
+		fprintf(stderr, "skipped: an address-space cap under ASan\n");
+		skip();
+	}
+	p = json = orr_xmalloc(len + 1);
+	memcpy(p, head, sizeof(head) - 1);
+	p += sizeof(head) - 1;
+	for (size_t i = 0; i < pad; i++, p += 2)
+		memcpy(p, ",0", 2);
+	memcpy(p, tail, sizeof(tail));
+	expect_out_of_memory(json, len, len + ((size_t)2 << 20));
+	expect_out_of_memory(json, len, len + ((size_t)32 << 20));
+	free(json);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -662,6 +757,7 @@ int main(void)
 		cmocka_unit_test(test_one_copies_and_devices_are_read),
 		cmocka_unit_test(test_one_metadata_out_of_range_is_unknown),
 		cmocka_unit_test(test_one_memory_events_give_allocator_peaks),
+		cmocka_unit_test(test_malformed_out_of_memory_is_an_error),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

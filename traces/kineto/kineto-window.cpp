@@ -7,6 +7,7 @@
  */
 #include <sched.h>
 
+#include <cerrno>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -54,7 +55,9 @@ size_t kineto_parser::guess_cut(size_t pos) const
 /*
  * Parses the events in buf[start..cut] (cut is the '}' of the last one) as one array,
  * borrowing the byte before start and the one after cut for the brackets.  A failed
- * window leaves the rank as it was.  Only an exact window reports its error.
+ * window leaves the rank as it was.  Only an exact window reports its error.  Memory
+ * refused (std::bad_alloc, or simdjson's MEMALLOC: its index grows for an event longer
+ * than a window) is thrown on as std::bad_alloc once the rank and the bytes are restored.
  */
 int kineto_parser::window(size_t start, size_t cut, bool exact)
 {
@@ -62,6 +65,7 @@ int kineto_parser::window(size_t start, size_t cut, bool exact)
 	int64_t first = nevents_;
 	int64_t at = (int64_t)start;
 	struct orr__mark mark;
+	bool no_memory = false;
 	int r = 0;
 
 	orr__rank_mark(rb_, &mark);
@@ -86,7 +90,9 @@ int kineto_parser::window(size_t start, size_t cut, bool exact)
 		int err = e.error() == UNCLOSED_STRING || e.error() == INCOMPLETE_ARRAY_OR_OBJECT
 				  ? ORR_ETRUNCATED
 				  : ORR_EMALFORMED;
-		if (!exact)
+		if (e.error() == MEMALLOC)
+			no_memory = true;
+		else if (!exact)
 			r = ORR_EMALFORMED;
 		else if (e.error() == DEPTH_ERROR)
 			r = fail_limit(ORR__LIMIT_DEPTH, at, nevents_);
@@ -99,14 +105,18 @@ int kineto_parser::window(size_t start, size_t cut, bool exact)
 	} catch (const limit_hit &e) {
 		r = exact ? fail_limit(e.which, field_at_ >= at ? field_at_ : at, nevents_)
 			  : ORR_EMALFORMED;
+	} catch (const std::bad_alloc &) {
+		no_memory = true;
 	}
 	field_at_ = -1;
 	buf_[start - 1] = before;
 	buf_[cut + 1] = after;
-	if (r) {
+	if (r || no_memory) {
 		orr__rank_rollback(rb_, &mark);
 		nevents_ = first;
 	}
+	if (no_memory)
+		throw std::bad_alloc();
 	return r;
 }
 
@@ -512,6 +522,8 @@ int kineto_parser::top_value(string_view key, size_t pos, size_t end)
 	} catch (const simdjson_error &e) {
 		if (e.error() == DEPTH_ERROR)
 			return fail_limit(ORR__LIMIT_DEPTH, (int64_t)pos, -1);
+		if (e.error() == MEMALLOC)
+			throw std::bad_alloc();
 		snprintf(msg_, sizeof(msg_), "'%.*s': %s", (int)key.size(), key.data(),
 			 e.error() == INCORRECT_TYPE ? "a value of another type than expected"
 						     : error_message(e.error()));
@@ -722,7 +734,8 @@ extern "C" int orr__kineto_parse_source(struct orr_trace *t, struct orr__rank_bu
 		last_capacity = p.capacity();
 		return r;
 	} catch (const std::bad_alloc &) {
-		fprintf(stderr, "orrery: error: cannot import '%s': out of memory\n", name);
-		exit(1);
+		/* simdjson's index (4 bytes per byte of a window, or of a longer event) or ours */
+		return orr_diag_set(diag, -ENOMEM, name, -1, -1,
+				    "Kineto trace: out of memory parsing its %zu bytes", src->size);
 	}
 }
