@@ -2,8 +2,8 @@
 /*
  * Costs files (docs/orrery-fit.md), written by `orrery fit -o`, back into the models
  * that fit made: orr_costs_read().  C++ only for simdjson's DOM API, used through its
- * error codes; nothing here throws, and std::bad_alloc from simdjson is caught at the
- * C boundary (fatal, as orr_xmalloc() is).
+ * error codes; nothing here throws, and std::bad_alloc (a vector of an object's keys, or
+ * of an array's names) is caught where the file is read, its error: -ENOMEM.
  *
  * A costs file is small (kilobytes to a few megabytes), so it is parsed whole and read
  * by key, in any order.  Every value the models' _time() functions read is checked:
@@ -355,7 +355,8 @@ int not_json(reader &r, error_code e, const char *buf, size_t len)
 	if (e == EMPTY)
 		return orr_diag_set(r.diag, ORR_EEMPTY, r.name, -1, -1, "no JSON value");
 	if (e == MEMALLOC)
-		return orr_diag_set(r.diag, -ENOMEM, r.name, -1, -1, "cannot parse");
+		return orr_diag_set(r.diag, -ENOMEM, r.name, -1, -1,
+				    "out of memory parsing its %zu bytes", len);
 	err = orr_json_check(buf, len, COSTS_MAX_DEPTH, &je);
 	if (!err) /* simdjson refused what the check takes: say what simdjson said */
 		return orr_diag_set(r.diag, ORR_EMALFORMED, r.name, -1, -1, "not JSON: %s",
@@ -388,12 +389,13 @@ int parse(const char *name, const char *buf, size_t len, struct orr_costs *c, st
 		return orr_diag_set(diag, ORR_ETOOBIG, name, -1, -1,
 				    "%zu bytes, more than the %u MiB a costs file may have", len,
 				    ORR_COSTS_MAX_BYTES >> 20);
+	/* Made first: past the parse, memory refused is an error, not the process's end. */
+	c->strings = orr_strtab_new();
 	/* A UTF-8 byte order mark, as some editors write, as the trace importers allow. */
 	bom = len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
 	e = parser.parse((const uint8_t *)buf + bom, len - bom, false).get(root);
 	if (e != SUCCESS)
 		return not_json(r, e, buf, len);
-	c->strings = orr_strtab_new();
 	if (costs(r, root))
 		return 0;
 	assert(r.err < 0); /* every failure goes through fail() or field() */
@@ -407,7 +409,7 @@ int slurp(const char *path, char **ret, size_t *ret_len, struct orr_diag *diag)
 			     ret_len, diag);
 }
 
-/* Parses, and frees what it made when that fails. */
+/* Parses, and frees what it made when that fails (memory refused among it: -ENOMEM). */
 int read_costs(const char *name, const char *buf, size_t len, struct orr_costs *ret,
 	       struct orr_diag *diag)
 {
@@ -417,7 +419,12 @@ int read_costs(const char *name, const char *buf, size_t len, struct orr_costs *
 	memset(&c, 0, sizeof(c));
 	if (!len)
 		return orr_diag_set(diag, ORR_EEMPTY, name, -1, -1, "the file is empty");
-	r = parse(name, buf, len, &c, diag);
+	try {
+		r = parse(name, buf, len, &c, diag);
+	} catch (const std::bad_alloc &) {
+		r = orr_diag_set(diag, -ENOMEM, name, -1, -1, "out of memory reading its %zu bytes",
+				 len);
+	}
 	if (r) {
 		orr_costs_release(&c);
 		return r;
@@ -436,18 +443,13 @@ extern "C" int orr_costs_read_buffer(const char *name, const char *buf, size_t l
 	char *copy = NULL;
 	int r;
 
-	try {
-		if (len <= ORR_COSTS_MAX_BYTES) {
-			copy = (char *)orr_xmalloc(len + SIMDJSON_PADDING);
-			if (len)
-				memcpy(copy, buf, len);
-			memset(copy + len, 0, SIMDJSON_PADDING);
-		}
-		r = read_costs(name, copy, len, ret, reterr_diag);
-	} catch (const std::bad_alloc &) {
-		fprintf(stderr, "orrery: out of memory\n");
-		exit(1);
+	if (len <= ORR_COSTS_MAX_BYTES) {
+		copy = (char *)orr_xmalloc(len + SIMDJSON_PADDING);
+		if (len)
+			memcpy(copy, buf, len);
+		memset(copy + len, 0, SIMDJSON_PADDING);
 	}
+	r = read_costs(name, copy, len, ret, reterr_diag);
 	free(copy);
 	return r;
 }
@@ -457,17 +459,11 @@ extern "C" int orr_costs_read(const char *path, struct orr_costs *ret, struct or
 {
 	char *buf = NULL;
 	size_t len = 0;
-	int r;
+	int r = slurp(path, &buf, &len, reterr_diag);
 
-	try {
-		r = slurp(path, &buf, &len, reterr_diag);
-		if (!r) {
-			r = read_costs(path, buf, len, ret, reterr_diag);
-			free(buf);
-		}
-	} catch (const std::bad_alloc &) {
-		fprintf(stderr, "orrery: out of memory\n");
-		exit(1);
+	if (!r) {
+		r = read_costs(path, buf, len, ret, reterr_diag);
+		free(buf);
 	}
 	return r;
 }

@@ -466,7 +466,8 @@ struct orr_costs {
  * early, ORR_EMALFORMED when it is not JSON, or a key is missing, of another type or
  * out of range (null where a number is required, a name of a dtype, class, kind or
  * GPU this orrery does not know), ORR_EFORMAT when it is no costs file or of another
- * version.  *ret is set only on success.
+ * version, -ENOMEM when memory to parse or check it is refused.  *ret is set only on
+ * success.
  */
 int orr_costs_read(const char *path, struct orr_costs *ret, struct orr_diag *reterr_diag);
 /* The same from len bytes at buf, named name in messages. */

@@ -15,12 +15,23 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "orrery/estimator.h"
 #include "orrery/analysis.h"
 #include "test-util.h"
 #include "costs-test.h"
+
+#ifndef __has_feature
+#define __has_feature(x) 0
+#endif
+#if defined(__SANITIZE_ADDRESS__) || __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#else
+#define UNDER_ASAN 0
+#endif
 
 /* ---- files that are no costs files ---- */
 
@@ -394,6 +405,109 @@ static void test_costs_too_big(void **state)
 	free(path);
 }
 
+/* What a read under a cap came to (read_capped()'s exit status). */
+enum { CAPPED_NO_MEMORY, CAPPED_EXITED, CAPPED_OTHER, CAPPED_READ = 4 };
+
+/*
+ * In a child, with its address space capped above_bytes above what it holds (RLIMIT_AS):
+ * the costs file at path read (by orr_costs_read(), or by orr_costs_read_buffer() from its
+ * len bytes at buf when buf is not NULL).  CAPPED_NO_MEMORY when it fails with -ENOMEM
+ * naming memory, CAPPED_READ when it is read whole (refused for its key given twice); an
+ * exit by the library itself leaves CAPPED_EXITED (1, orr_xmalloc()'s).
+ */
+static int read_capped(const char *path, const char *buf, size_t len, size_t above_bytes)
+{
+	struct orr_costs c;
+	struct orr_diag d;
+	struct rlimit lim;
+	unsigned long pages = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	int r;
+
+	if (!f || fscanf(f, "%lu", &pages) != 1)
+		return CAPPED_OTHER;
+	fclose(f);
+	lim.rlim_cur = lim.rlim_max = pages * (size_t)sysconf(_SC_PAGESIZE) + above_bytes;
+	if (setrlimit(RLIMIT_AS, &lim) != 0)
+		return CAPPED_OTHER;
+	r = buf ? orr_costs_read_buffer(path, buf, len, &c, &d) : orr_costs_read(path, &c, &d);
+	if (r == -ENOMEM && strstr(d.msg, "out of memory"))
+		return CAPPED_NO_MEMORY;
+	if (r == ORR_EMALFORMED && strstr(d.msg, "appears twice"))
+		return CAPPED_READ;
+	fprintf(stderr, "read: %s: %s\n", orr_errname(r), r ? d.msg : "read");
+	if (!r)
+		orr_costs_release(&c);
+	return CAPPED_OTHER;
+}
+
+/*
+ * The file read with its address space capped from the file's size on up to 24 times it,
+ * in steps of a sixteenth of the vector of keys: past the caps where orr_xmalloc() ends
+ * the process (the file's copy, the string table, made before the parse), every cap
+ * either reads it whole or is refused memory, and both happen.
+ */
+static void expect_capped(const char *path, const char *buf, size_t len, size_t step)
+{
+	bool copied = false, refused = false, read = false;
+
+	for (size_t above = len; above < 24 * len; above += step) {
+		int status = -1;
+		pid_t pid;
+
+		fflush(NULL);
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0)
+			_exit(read_capped(path, buf, len, above));
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		if (!WIFEXITED(status) || WEXITSTATUS(status) == CAPPED_OTHER ||
+		    (WEXITSTATUS(status) == CAPPED_EXITED && copied))
+			fail_msg("%s capped %zu KiB above: %s %d%s", buf ? "a buffer" : path,
+				 above >> 10, WIFEXITED(status) ? "exit" : "signal",
+				 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
+				 copied ? " (after the file's copy)" : "");
+		copied |= WEXITSTATUS(status) != CAPPED_EXITED;
+		refused |= WEXITSTATUS(status) == CAPPED_NO_MEMORY;
+		read |= WEXITSTATUS(status) == CAPPED_READ;
+	}
+	if (!refused || !read)
+		fail_msg("%s: %s", buf ? "a buffer" : path,
+			 refused ? "never read whole" : "never refused memory");
+}
+
+/*
+ * Memory refused while a costs file is read is its reader's error, -ENOMEM: the library
+ * printed 'out of memory' and called exit(1) where the vector of an object's keys (16
+ * bytes a key, to find one given twice) was refused, from orr_costs_read() and
+ * orr_costs_read_buffer() alike (16 caps of 116 each), and orr_xmalloc() did where the
+ * string table made after the parse was (5).  The file is an object of 200,000 empty
+ * keys, 1 MiB: simdjson's DOM takes about 14 bytes per byte of it, the keys' vector 3.2
+ * MB more.  Not under ASan, whose shadow memory a cap breaks.
+ */
+static void test_costs_out_of_memory(void **state)
+{
+	static const char head[] = "{\"orrery_costs\": 1, \"pad\": {\"\": 0";
+	size_t keys = 200000, len = sizeof(head) - 1 + 5 * (keys - 1) + 2;
+	char *text, *p, *path;
+
+	if (UNDER_ASAN) {
+		fprintf(stderr, "skipped: an address-space cap under ASan\n");
+		skip();
+	}
+	p = text = orr_xmalloc(len + 1);
+	memcpy(p, head, sizeof(head) - 1);
+	p += sizeof(head) - 1;
+	for (size_t i = 1; i < keys; i++, p += 5)
+		memcpy(p, ",\"\":0", 5);
+	memcpy(p, "}}", 3);
+	path = write_file(*state, "keys.json", text, len);
+	expect_capped(path, NULL, len, keys);
+	expect_capped(path, text, len, keys);
+	free(path);
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -413,6 +527,8 @@ int main(void)
 						tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_costs_too_big, tmpdir_setup, tmpdir_teardown),
 		cmocka_unit_test_setup_teardown(test_costs_tolerated, tmpdir_setup,
+						tmpdir_teardown),
+		cmocka_unit_test_setup_teardown(test_costs_out_of_memory, tmpdir_setup,
 						tmpdir_teardown),
 	};
 
