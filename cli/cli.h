@@ -134,6 +134,11 @@ int cli_bad_option(const char *cmd, int argc, char **argv, const struct option *
  * takes a prefix of several options of one value and flag for the first of them).
  */
 int cli_ambiguous_option(const char *cmd, const char *arg, const struct option *opts);
+/*
+ * The long option getopt_long() just returned, as typed: the last word read, or the one
+ * before it when that was the option's value (with_value: --tp 4; --tp=4 is one word).
+ */
+const char *cli_typed_option(int argc, char **argv, bool with_value);
 
 enum cli_format { CLI_FORMAT_TEXT, CLI_FORMAT_JSON, CLI_FORMAT_CSV };
 /* A CSV text cell on standard output, as orr_csv_write_field() writes it. */

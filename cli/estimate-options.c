@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "estimate.h"
 #include "replay-common.h"
+#include "whatif.h"
 #include "banned.h"
 
 #define NSIZE ORR_ESTIMATE_NSIZE
@@ -227,11 +228,35 @@ static bool parse_flag(int c, struct orr_estimate_options *o)
 	return true;
 }
 
+/*
+ * On estimate, opt typed as a prefix of its name that is the whole name of one of
+ * whatif's options: refused, not taken for opt, as getopt_long() takes a prefix (`estimate
+ * --gpus 8` was --gpus-per-node 8, where whatif's --gpus is the GPU budget; estimate's
+ * GPUs are tp x pp x cp x dp).  -1 otherwise; whatif's forwarded options are whole.
+ */
+static int whatif_name(const char *cmd, int argc, char **argv, const struct option *opt)
+{
+	const char *arg = cli_typed_option(argc, argv, opt->has_arg == required_argument);
+	const char *eq;
+	size_t len;
+
+	if (strcmp(cmd, "estimate") != 0 || arg[0] != '-' || arg[1] != '-')
+		return -1;
+	eq = strchr(arg + 2, '=');
+	len = eq ? (size_t)(eq - (arg + 2)) : strlen(arg + 2);
+	if (len == strlen(opt->name) || !cli_whatif_has_option(arg + 2, len))
+		return -1;
+	return cli_usage_error(cmd,
+			       "option '--%.*s' is whatif's, not estimate's (here a prefix of "
+			       "--%s: write that whole)",
+			       (int)len, arg + 2, opt->name);
+}
+
 int cli_estimate_parse_as(const char *cmd, int argc, char **argv, struct orr_estimate_options *o,
 			  int *format)
 {
 	struct option opts[OPTS_MAX] = { { 0 } };
-	int c, ret;
+	int c, idx, ret;
 
 	orr_estimate_options_init(o);
 	o->phase = phase;
@@ -239,7 +264,12 @@ int cli_estimate_parse_as(const char *cmd, int argc, char **argv, struct orr_est
 	if (format)
 		*format = CLI_FORMAT_TEXT;
 	options_table(opts);
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	for (;;) {
+		idx = -1; /* getopt_long() sets it for a long option only */
+		if ((c = getopt_long(argc, argv, "h", opts, &idx)) == -1)
+			break;
+		if (idx >= 0 && (ret = whatif_name(cmd, argc, argv, &opts[idx])) >= 0)
+			return ret;
 		if (c == 'h') {
 			fputs(cli_estimate_usage, stdout);
 			return EXIT_OK;

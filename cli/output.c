@@ -172,6 +172,15 @@ int cli_ambiguous_option(const char *cmd, const char *arg, const struct option *
 	return cli_usage_error(cmd, "option '--%.*s' is ambiguous: %s", (int)len, name, list);
 }
 
+const char *cli_typed_option(int argc, char **argv, bool with_value)
+{
+	const char *last = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+
+	if (with_value && optarg == last && optind >= 2)
+		return argv[optind - 2];
+	return last;
+}
+
 int cli_bad_option(const char *cmd, int argc, char **argv, const struct option *opts)
 {
 	const char *opt = optind > 0 && optind <= argc ? argv[optind - 1] : "?";

@@ -309,6 +309,19 @@ static size_t table(struct option *v)
 	return n;
 }
 
+#define WHATIF_OPTS (CLI_WHATIF_LISTS + 14 + COUNT(fwd_args) + COUNT(fwd_flags) + 1)
+
+bool cli_whatif_has_option(const char *name, size_t len)
+{
+	struct option opts[WHATIF_OPTS] = { { 0 } };
+	size_t n = table(opts);
+
+	for (size_t i = 0; i < n; i++)
+		if (strlen(opts[i].name) == len && !strncmp(opts[i].name, name, len))
+			return true;
+	return false;
+}
+
 static long cores(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -316,24 +329,9 @@ static long cores(void)
 	return n < 1 ? 1 : n > 1024 ? 1024 : n;
 }
 
-/*
- * The option getopt_long() just returned as typed: the last word read, or the one before
- * it when that was the option's value (--tp 4; --tp=4 is one word).
- */
-static const char *typed(int argc, char **argv, int c)
-{
-	const char *last = optind > 0 && optind <= argc ? argv[optind - 1] : "";
-
-	if (c == OPT_FWD_ARG && optarg == last && optind >= 2)
-		return argv[optind - 2];
-	return last;
-}
-
 int cli_whatif_parse(int argc, char **argv, struct cli_whatif_options *o)
 {
-	struct option opts[CLI_WHATIF_LISTS + 14 + COUNT(fwd_args) + COUNT(fwd_flags) + 1] = {
-		{ 0 }
-	};
+	struct option opts[WHATIF_OPTS] = { { 0 } };
 	int c, idx, ret, format;
 
 	memset(o, 0, sizeof(*o));
@@ -351,7 +349,9 @@ int cli_whatif_parse(int argc, char **argv, struct cli_whatif_options *o)
 		}
 		if (c == OPT_FWD_ARG || c == OPT_FWD_FLAG) {
 			/* the forwarded share their value: a prefix of several is taken for one */
-			if ((ret = cli_ambiguous_option("whatif", typed(argc, argv, c), opts)) >= 0)
+			const char *arg = cli_typed_option(argc, argv, c == OPT_FWD_ARG);
+
+			if ((ret = cli_ambiguous_option("whatif", arg, opts)) >= 0)
 				return ret;
 			forward(o, opts[idx].name, c == OPT_FWD_ARG ? optarg : NULL);
 			continue;

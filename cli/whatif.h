@@ -43,6 +43,8 @@ extern const char cli_whatif_usage[];
 /* A GPU budget "N" or "A-B" (option --opt of command cmd): -1, or the usage error said. */
 int cli_whatif_gpus(const char *cmd, const char *opt, const char *arg, int64_t *ret_min,
 		    int64_t *ret_max);
+/* Whether --NAME (len bytes at name) is whatif's option, its own or one it forwards. */
+bool cli_whatif_has_option(const char *name, size_t len);
 /* Parses argv into o; -1 to go on, else the exit status.  cli_whatif_options_release() it. */
 int cli_whatif_parse(int argc, char **argv, struct cli_whatif_options *o);
 void cli_whatif_options_release(struct cli_whatif_options *o);

@@ -643,7 +643,10 @@ assert a == b, (a, b)' "$work/sync-unused.json" "$work/out" || fail "--sync-laye
 		# value, and getopt_long() took the first, --sync-timers
 		model=(--gpu h100-sxm --layers 2 --hidden 64 --heads 2 --seq 16)
 		for c in estimate whatif; do
-			run "$c" "${model[@]}" --global-batch 8 --gpus 8 --sync
+			# the GPU budget is whatif's alone
+			gpus=()
+			[[ $c == whatif ]] && gpus=(--gpus 8)
+			run "$c" "${model[@]}" --global-batch 8 "${gpus[@]}" --sync
 			expect_rc 2
 			[[ $(wc -l <"$work/err") == 1 ]] || { show; fail "$c: not one line on stderr"; }
 			expect_in err "orrery: error: option '--sync' is ambiguous: --sync-layers, --sync-timers; see 'orrery $c --help'"
@@ -661,6 +664,16 @@ assert a == b, (a, b)' "$work/sync-unused.json" "$work/out" || fail "--sync-laye
 		run estimate "${model[@]}" --sync-t --format=json
 		expect_rc 0
 		expect_in out '"sync_timers": true'
+		# but not whatif's --gpus (the GPU budget), which estimate took for --gpus-per-node
+		for g in "--gpus 8" "--gpus=8"; do
+			run estimate "${model[@]}" --global-batch 8 $g
+			expect_rc 2
+			[[ $(wc -l <"$work/err") == 1 ]] || { show; fail "estimate $g: not one line on stderr"; }
+			expect_in err "orrery: error: option '--gpus' is whatif's, not estimate's (here a prefix of --gpus-per-node: write that whole); see 'orrery estimate --help'"
+		done
+		run estimate "${model[@]}" --gpus-per 0
+		expect_rc 2
+		expect_in err "bad --gpus-per-node '0'"
 		;;
 	unknown-command)
 		run inof x
