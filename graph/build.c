@@ -29,12 +29,55 @@ void orr__add_edge(struct orr__rank_ctx *c, uint32_t dst, uint32_t src, enum orr
 		     }));
 }
 
+static int cmp_corr(const void *a, const void *b)
+{
+	const struct orr__corr *x = a, *y = b;
+
+	if (x->corr != y->corr)
+		return (x->corr > y->corr) - (x->corr < y->corr);
+	return (x->task > y->task) - (x->task < y->task);
+}
+
+/*
+ * Correlation ids grow with time, so the records usually come in order already.  The ids
+ * are spread over a range a few times the records' count (Kineto gives one to every
+ * call and op of the process, a cuda_sync record has one in six or so of a rank's), so
+ * the table is made when the range is below 8 ids a record: 4 bytes an id, at most twice
+ * the records' 16 bytes, for the rank only.
+ */
+void orr__corr_map_index(struct orr__corr_map *m)
+{
+	struct orr__corr *v = m->v;
+
+	m->at = NULL;
+	m->nat = 0;
+	for (size_t i = 1; i < m->n; i++)
+		if (cmp_corr(&v[i - 1], &v[i]) > 0) {
+			qsort(v, m->n, sizeof(*v), cmp_corr);
+			break;
+		}
+	if (!m->n || (uint64_t)(v[m->n - 1].corr - v[0].corr) >= 8 * (uint64_t)m->n)
+		return;
+	m->lo = v[0].corr;
+	m->nat = (size_t)(v[m->n - 1].corr - m->lo) + 1;
+	m->at = orr_xmalloc(m->nat * sizeof(*m->at));
+	memset(m->at, 0xff, m->nat * sizeof(*m->at)); /* ORR_NONE */
+	for (size_t i = m->n; i-- > 0;)
+		m->at[v[i].corr - m->lo] = v[i].task; /* the first record of an id last */
+}
+
+void orr__corr_map_free(struct orr__corr_map *m)
+{
+	free(m->v);
+	free(m->at);
+}
+
 /*
  * The first record not below corr, found without a branch on the data: the lookups come
  * in no order a predictor can learn, and a mispredicted halving step costs more than the
  * conditional move of this form (the same record as the classic search).
  */
-uint32_t orr__find_corr(const struct orr__corr *v, size_t n, int64_t corr)
+static uint32_t search_corr(const struct orr__corr *v, size_t n, int64_t corr)
 {
 	const struct orr__corr *base = v;
 	size_t len = n, lo;
@@ -49,6 +92,15 @@ uint32_t orr__find_corr(const struct orr__corr *v, size_t n, int64_t corr)
 	}
 	lo = (size_t)(base - v) + (base->corr < corr);
 	return lo < n && v[lo].corr == corr ? v[lo].task : ORR_NONE;
+}
+
+uint32_t orr__find_corr(const struct orr__corr_map *m, int64_t corr)
+{
+	if (!m->at)
+		return search_corr(m->v, m->n, corr);
+	if (corr < m->lo || (uint64_t)(corr - m->lo) >= m->nat)
+		return ORR_NONE;
+	return m->at[corr - m->lo];
 }
 
 size_t orr__find_task(const void *v, size_t n, size_t size, uint32_t task)
@@ -152,27 +204,19 @@ static void drop_inferred_waits(struct orr__rank_ctx *c)
 	}
 }
 
-static int cmp_corr(const void *a, const void *b)
-{
-	const struct orr__corr *x = a, *y = b;
-
-	if (x->corr != y->corr)
-		return (x->corr > y->corr) - (x->corr < y->corr);
-	return (x->task > y->task) - (x->task < y->task);
-}
-
 static void map_syncs(struct orr__rank_ctx *c)
 {
-	c->nsyncs = 0;
-	c->syncs = orr_xmalloc((c->r->nsyncs + 1) * sizeof(*c->syncs));
-	for (size_t i = 0; i < c->r->nevents && c->nsyncs < c->r->nsyncs; i++) {
+	struct orr__corr_map *m = &c->syncs;
+
+	m->n = 0;
+	m->v = orr_xmalloc((c->r->nsyncs + 1) * sizeof(*m->v));
+	for (size_t i = 0; i < c->r->nevents && m->n < c->r->nsyncs; i++) {
 		const struct orr_event *e = &c->r->events[i];
 
 		if (e->kind == ORR_EVENT_SYNC && e->correlation >= 0 && e->args != ORR_NONE)
-			c->syncs[c->nsyncs++] = (struct orr__corr){ e->correlation, (uint32_t)i };
+			m->v[m->n++] = (struct orr__corr){ e->correlation, (uint32_t)i };
 	}
-	if (c->nsyncs)
-		qsort(c->syncs, c->nsyncs, sizeof(*c->syncs), cmp_corr);
+	orr__corr_map_index(m);
 }
 
 static void release_ctx(struct orr__rank_ctx *c)
@@ -184,8 +228,8 @@ static void release_ctx(struct orr__rank_ctx *c)
 	free(c->launcher);
 	free(c->by_graph);
 	free(c->lstart);
-	free(c->corrs);
-	free(c->syncs);
+	orr__corr_map_free(&c->corrs);
+	orr__corr_map_free(&c->syncs);
 	free(c->pend);
 	free(c->devs);
 	free(c->streams);

@@ -85,6 +85,19 @@ struct orr__corr {
 	uint32_t task;
 };
 
+/*
+ * Correlation ids to tasks: the records sorted by id, then task, and, when the ids are
+ * dense (a rank's ids grow by one per call), a table indexed by id - lo that gives the
+ * first record's task at once (orr__find_corr()); the same answer as the search.
+ */
+struct orr__corr_map {
+	struct orr__corr *v;
+	size_t n;
+	uint32_t *at; /* NULL, or per id in [lo, lo + nat): its first record's task, or ORR_NONE */
+	int64_t lo;
+	size_t nat;
+};
+
 /* A stream's id and its proc (sync.c). */
 struct orr__stream {
 	int64_t id;
@@ -120,10 +133,8 @@ struct orr__rank_ctx {
 	/* per GPU task: its launcher's start; without one, the earlier of its own start and
 	 * its launcher's start of the next launched task of its stream (launch.c) */
 	int64_t *lstart;
-	struct orr__corr *corrs; /* sorted by corr */
-	size_t ncorrs;
-	struct orr__corr *syncs; /* SYNC records by correlation: task field = event index */
-	size_t nsyncs;
+	struct orr__corr_map corrs; /* calls by correlation id */
+	struct orr__corr_map syncs; /* SYNC records by correlation: task field = event index */
 	struct orr__pending *pend;
 	size_t npend, cap_pend;
 	struct orr__device_lat *devs;
@@ -140,7 +151,11 @@ struct orr__rank_ctx {
 /* build.c */
 void orr__add_edge(struct orr__rank_ctx *c, uint32_t dst, uint32_t src, enum orr_dep_kind kind,
 		   int64_t lat_ns, uint8_t flags);
-uint32_t orr__find_corr(const struct orr__corr *v, size_t n, int64_t corr);
+/* Sorts m->v[0 .. m->n) by id, then task, and makes its table where the ids are dense. */
+void orr__corr_map_index(struct orr__corr_map *m);
+void orr__corr_map_free(struct orr__corr_map *m);
+/* The task of the first record of id corr, or ORR_NONE. */
+uint32_t orr__find_corr(const struct orr__corr_map *m, int64_t corr);
 /* The record of v[0..n) (each `size` bytes, starting with its uint32_t task, sorted by
  * it) whose task is `task`, or n. */
 size_t orr__find_task(const void *v, size_t n, size_t size, uint32_t task);

@@ -34,8 +34,7 @@ static void find_launchers(struct orr__rank_ctx *c)
 
 		if (g->tasks[t].kind != ORR_TASK_GPU)
 			continue;
-		call = e->correlation >= 0 ? orr__find_corr(c->corrs, c->ncorrs, e->correlation)
-					   : ORR_NONE;
+		call = e->correlation >= 0 ? orr__find_corr(&c->corrs, e->correlation) : ORR_NONE;
 		if (call != ORR_NONE && g->tasks[call].kind != ORR_TASK_CPU)
 			call = ORR_NONE;
 		c->launcher[l] = call;

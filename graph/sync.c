@@ -27,7 +27,7 @@
 static const struct orr_sync_args *sync_args(const struct orr__rank_ctx *c, int64_t corr,
 					     enum orr_sync_kind kind)
 {
-	uint32_t ev = corr >= 0 ? orr__find_corr(c->syncs, c->nsyncs, corr) : ORR_NONE;
+	uint32_t ev = corr >= 0 ? orr__find_corr(&c->syncs, corr) : ORR_NONE;
 	const struct orr_event *e;
 
 	if (ev == ORR_NONE)
@@ -82,7 +82,7 @@ static uint32_t stream_proc(struct orr__rank_ctx *c, int64_t stream)
 
 static uint32_t cpu_task_of(const struct orr__rank_ctx *c, int64_t corr)
 {
-	uint32_t t = corr >= 0 ? orr__find_corr(c->corrs, c->ncorrs, corr) : ORR_NONE;
+	uint32_t t = corr >= 0 ? orr__find_corr(&c->corrs, corr) : ORR_NONE;
 
 	return t != ORR_NONE && c->g->tasks[t].kind == ORR_TASK_CPU ? t : ORR_NONE;
 }

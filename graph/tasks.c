@@ -96,15 +96,6 @@ static void scan_event(struct scan *s, const struct orr_rank *r, uint32_t ev)
 		s->cur[e->place] = (uint32_t)(s->nitems - 1);
 }
 
-static int cmp_corr(const void *a, const void *b)
-{
-	const struct orr__corr *x = a, *y = b;
-
-	if (x->corr != y->corr)
-		return (x->corr > y->corr) - (x->corr < y->corr);
-	return (x->task > y->task) - (x->task < y->task);
-}
-
 /* Lays items out by place (stable), creating one proc per place that has tasks. */
 static uint32_t *lay_out(struct orr__rank_ctx *c, const struct scan *s)
 {
@@ -222,24 +213,20 @@ static void set_cpu_gaps(struct orr__rank_ctx *c)
 static void map_correlations(struct orr__rank_ctx *c, const struct scan *s,
 			     const uint32_t *item_task)
 {
+	struct orr__corr_map *m = &c->corrs;
 	size_t n = 0;
 
-	c->corrs = orr_xmalloc((s->nitems + s->nfolds + 1) * sizeof(*c->corrs));
+	m->v = orr_xmalloc((s->nitems + s->nfolds + 1) * sizeof(*m->v));
 	for (size_t i = 0; i < s->nitems; i++) {
 		const struct orr_event *e = &c->r->events[s->items[i].ev];
 
 		if (is_call(e) && e->correlation >= 0)
-			c->corrs[n++] = (struct orr__corr){ e->correlation, item_task[i] };
+			m->v[n++] = (struct orr__corr){ e->correlation, item_task[i] };
 	}
 	for (size_t i = 0; i < s->nfolds; i++)
-		c->corrs[n++] = (struct orr__corr){ s->folds[i].corr, item_task[s->folds[i].item] };
-	/* Correlation ids grow with time, so the calls are usually in order already. */
-	for (size_t i = 1; i < n; i++)
-		if (cmp_corr(&c->corrs[i - 1], &c->corrs[i]) > 0) {
-			qsort(c->corrs, n, sizeof(*c->corrs), cmp_corr);
-			break;
-		}
-	c->ncorrs = n;
+		m->v[n++] = (struct orr__corr){ s->folds[i].corr, item_task[s->folds[i].item] };
+	m->n = n;
+	orr__corr_map_index(m);
 }
 
 void orr__collect_tasks(struct orr__rank_ctx *c)
