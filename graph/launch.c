@@ -196,54 +196,78 @@ static int64_t quantile(int64_t *v, size_t n, size_t num, size_t den)
 	return q > 0 ? q : 0;
 }
 
-/* A stream's "Stream Wait Event" records (cudaStreamWaitEvent on the GPU): place, time. */
+/*
+ * A stream's "Stream Wait Event" records (cudaStreamWaitEvent on the GPU): their times,
+ * place by place (ns[off[p] .. off[p + 1]) is place p's, ascending).  The events come
+ * in time order, so a stable pass by place leaves each place's times sorted; one out
+ * of order is sorted on its own.
+ */
+struct stream_waits {
+	int64_t *ns;
+	uint32_t *off;
+};
+
+static void sort_places(struct stream_waits *w, size_t nplaces)
+{
+	for (size_t p = 0; p < nplaces; p++)
+		for (uint32_t i = w->off[p] + 1; i < w->off[p + 1]; i++)
+			if (w->ns[i - 1] > w->ns[i]) {
+				orr_sort_i64(w->ns + w->off[p], w->off[p + 1] - w->off[p]);
+				break;
+			}
+}
+
 struct wait_at {
 	uint32_t place;
 	int64_t ns;
 };
 
-static int cmp_wait(const void *a, const void *b)
-{
-	const struct wait_at *x = a, *y = b;
-
-	if (x->place != y->place)
-		return x->place < y->place ? -1 : 1;
-	return (x->ns > y->ns) - (x->ns < y->ns);
-}
-
-static struct wait_at *stream_waits(const struct orr_rank *r, size_t *ret_n)
+static void stream_waits(const struct orr_rank *r, struct stream_waits *w)
 {
 	struct wait_at *v = NULL;
 	size_t n = 0, cap = 0;
+	uint32_t *at = orr_xcalloc(r->nplaces + 1, sizeof(*at));
 
 	for (size_t i = 0; i < r->nevents; i++) {
 		const struct orr_event *e = &r->events[i];
 
 		if (e->kind == ORR_EVENT_SYNC && e->sub == ORR_SYNC_STREAM_WAIT &&
-		    r->places[e->place].kind == ORR_PLACE_STREAM)
+		    r->places[e->place].kind == ORR_PLACE_STREAM) {
 			ORR_VEC_PUSH(v, n, cap, ((struct wait_at){ e->place, e->start_ns }));
+			at[e->place]++;
+		}
 	}
-	if (n)
-		qsort(v, n, sizeof(*v), cmp_wait);
-	*ret_n = n;
-	return v;
+	w->off = orr_xmalloc((r->nplaces + 1) * sizeof(*w->off));
+	w->off[0] = 0;
+	for (size_t p = 0; p < r->nplaces; p++) {
+		w->off[p + 1] = w->off[p] + at[p];
+		at[p] = w->off[p];
+	}
+	w->ns = orr_xmalloc((n + 1) * sizeof(*w->ns));
+	for (size_t i = 0; i < n; i++)
+		w->ns[at[v[i].place]++] = v[i].ns;
+	free(at);
+	free(v);
+	sort_places(w, r->nplaces);
 }
 
-/* Whether place's stream waited on an event from `from` to `to`. */
-static bool waited(const struct wait_at *v, size_t n, uint32_t place, int64_t from, int64_t to)
+/* Whether place's stream waited on an event from `from` to `to`: its first wait not
+ * before `from`, found without a branch on the data. */
+static bool waited(const struct stream_waits *w, uint32_t place, int64_t from, int64_t to)
 {
-	size_t lo = 0, hi = n;
-	struct wait_at key = { place, from };
+	const int64_t *v = w->ns + w->off[place], *base = v;
+	size_t n = w->off[place + 1] - w->off[place], len = n, lo;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	if (!n)
+		return false;
+	while (len > 1) {
+		size_t half = len / 2;
 
-		if (cmp_wait(&v[mid], &key) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
+		base = base[half] < from ? base + half : base;
+		len -= half;
 	}
-	return lo < n && v[lo].place == place && v[lo].ns <= to;
+	lo = (size_t)(base - v) + (*base < from);
+	return lo < n && v[lo] <= to;
 }
 
 /*
@@ -255,7 +279,7 @@ static bool waited(const struct wait_at *v, size_t n, uint32_t place, int64_t fr
  * device whose own cannot be measured: a few waits among them would delay them all.
  */
 static void sample_task(struct orr__rank_ctx *c, struct samples *s, const struct orr_proc *p,
-			uint32_t t, const struct wait_at *w, size_t nw)
+			uint32_t t, const struct stream_waits *w)
 {
 	uint32_t l = ORR__LOCAL(c, t), call = c->launcher[l];
 	int64_t start = ORR__START(c, t);
@@ -263,11 +287,11 @@ static void sample_task(struct orr__rank_ctx *c, struct samples *s, const struct
 	if (call == ORR_NONE || c->by_graph[l])
 		return;
 	if (t == p->first_task || ORR__END(c, t - 1) < ORR__START(c, call)) {
-		if (!waited(w, nw, p->place, ORR__START(c, call), start))
+		if (!waited(w, p->place, ORR__START(c, call), start))
 			ORR_VEC_PUSH(s->lat, s->nlat, s->cap_lat,
 				     orr_time_sub(start, ORR__START(c, call)));
 	} else if (ORR__END(c, call) < ORR__END(c, t - 1) &&
-		   !waited(w, nw, p->place, ORR__START(c, t - 1), start))
+		   !waited(w, p->place, ORR__START(c, t - 1), start))
 		ORR_VEC_PUSH(s->gap, s->ngap, s->cap_gap, orr_time_sub(start, ORR__END(c, t - 1)));
 }
 
@@ -278,8 +302,9 @@ static void measure_latencies(struct orr__rank_ctx *c)
 	size_t n;
 	int32_t *ids = stream_devices(c, &n);
 	struct samples *v = orr_xcalloc(n + 1, sizeof(*v));
-	size_t nw;
-	struct wait_at *w = stream_waits(c->r, &nw);
+	struct stream_waits w;
+
+	stream_waits(c->r, &w);
 
 	for (size_t p = c->first_proc; p < g->nprocs; p++) {
 		const struct orr_proc *pr = &g->procs[p];
@@ -290,9 +315,10 @@ static void measure_latencies(struct orr__rank_ctx *c)
 		s = &v[device_index(ids, n, c->r->places[pr->place].device)];
 		s->device = c->r->places[pr->place].device;
 		for (uint32_t t = pr->first_task; t < pr->first_task + pr->ntasks; t++)
-			sample_task(c, s, pr, t, w, nw);
+			sample_task(c, s, pr, t, &w);
 	}
-	free(w);
+	free(w.ns);
+	free(w.off);
 	free(ids);
 	c->devs = orr_xcalloc(n + 1, sizeof(*c->devs));
 	c->ndevs = n;
