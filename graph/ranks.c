@@ -163,17 +163,64 @@ static void add_group(struct orr_graph *g, const struct key *v, size_t a, size_t
 		g->stats.inferred[ORR_DEP_CROSS_RANK] += b - a;
 }
 
+/* Merges the sorted runs src[at[i] .. at[i + 1]) pairwise into dst; returns the runs left. */
+static size_t merge_runs(const struct key *src, struct key *dst, size_t *at, size_t nruns)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < nruns; i += 2) {
+		size_t a = at[i], am = at[i + 1], b = am, bm = i + 1 < nruns ? at[i + 2] : am;
+		size_t o = a;
+
+		while (a < am && b < bm)
+			dst[o++] = cmp_key(&src[b], &src[a]) < 0 ? src[b++] : src[a++];
+		while (a < am)
+			dst[o++] = src[a++];
+		while (b < bm)
+			dst[o++] = src[b++];
+		at[k++] = at[i];
+	}
+	at[k] = at[nruns];
+	return k;
+}
+
+/*
+ * Every rank's keys sorted: each rank's run is sorted already (rank_keys()), so the runs
+ * are merged pairwise (n log ranks comparisons, where qsort() made n log n).  The keys
+ * differ in rank and task, so any sort gives this order.
+ */
+static struct key *sort_runs(struct key *v, size_t n, size_t *at, size_t nruns)
+{
+	struct key *w = orr_xmalloc((n + 1) * sizeof(*w));
+
+	while (nruns > 1) {
+		struct key *x = v;
+
+		nruns = merge_runs(v, w, at, nruns);
+		v = w;
+		w = x;
+	}
+	free(w);
+	return v;
+}
+
 void orr__link_ranks(struct orr_graph *g)
 {
 	struct key *v = NULL;
 	size_t n = 0, cap = 0;
+	size_t *at;
 
 	if (g->nranks < 2 || (g->skip & (1u << ORR_DEP_CROSS_RANK)))
 		return;
-	for (size_t r = 0; r < g->nranks; r++)
+	at = orr_xmalloc((g->nranks + 1) * sizeof(*at));
+	for (size_t r = 0; r < g->nranks; r++) {
+		at[r] = n;
 		rank_keys(g, r, &v, &n, &cap);
+	}
+	at[g->nranks] = n;
 	if (n)
-		qsort(v, n, sizeof(*v), cmp_key);
+		v = sort_runs(v, n, at, g->nranks);
+	free(at);
 	for (size_t a = 0, b; a < n; a = b) {
 		for (b = a + 1; b < n && same_instance(&v[a], &v[b]); b++)
 			;
