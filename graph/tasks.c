@@ -236,6 +236,10 @@ void orr__collect_tasks(struct orr__rank_ctx *c)
 	uint32_t *item_task;
 
 	s.cur = orr_xmalloc((c->r->nplaces + 1) * sizeof(*s.cur));
+	/* At most an item an event: made once, not grown and copied as it fills (only the
+	 * pages filled are touched). */
+	s.cap_items = c->r->nevents + 1;
+	s.items = orr_xmalloc(s.cap_items * sizeof(*s.items));
 	for (size_t p = 0; p < c->r->nplaces; p++)
 		s.cur[p] = ORR_NONE;
 	for (size_t i = 0; i < c->r->nevents; i++)
