@@ -51,11 +51,16 @@ static uint32_t best_of(const struct orr__rank_ctx *c, uint32_t a, uint32_t b)
 	return better(c, b, a) ? b : a;
 }
 
+/* Whether GPU task t, of device d, started later than its launch latency after ready. */
+static bool late_on(const struct orr__rank_ctx *c, const struct orr__device_lat *d, uint32_t t,
+		    int64_t ready)
+{
+	return ready != INT64_MIN && ORR__START(c, t) - ready > d->launch_ns;
+}
+
 static bool is_late(const struct orr__rank_ctx *c, uint32_t t, int64_t ready)
 {
-	const struct orr__device_lat *d = orr__device_lat(c, c->g->tasks[t].proc);
-
-	return ready != INT64_MIN && ORR__START(c, t) - ready > d->launch_ns;
+	return late_on(c, orr__device_lat(c, c->g->tasks[t].proc), t, ready);
 }
 
 static void sweep_init(struct sweep *s, const struct orr__rank_ctx *c)
@@ -148,14 +153,17 @@ uint32_t *orr__find_holders(struct orr__rank_ctx *c, const int64_t *ready)
 	memset(held, 0xff, (c->ntasks + 1) * sizeof(*held));
 	task_of = orr_xmalloc((r->nevents + 1) * sizeof(*task_of));
 	memset(task_of, 0xff, (r->nevents + 1) * sizeof(*task_of));
-	for (uint32_t p = c->first_proc; p < g->nprocs; p++)
+	for (uint32_t p = c->first_proc; p < g->nprocs; p++) {
+		const struct orr__device_lat *d = orr__device_lat(c, p); /* the proc's, once */
+
 		for (uint32_t t = g->procs[p].first_task;
 		     g->procs[p].kind == ORR_TASK_GPU &&
 		     t < g->procs[p].first_task + g->procs[p].ntasks;
 		     t++) {
 			task_of[g->tasks[t].event] = t;
-			nlate += is_late(c, t, ready[ORR__LOCAL(c, t)]);
+			nlate += late_on(c, d, t, ready[ORR__LOCAL(c, t)]);
 		}
+	}
 	if (!nlate) {
 		free(task_of);
 		free(held);
