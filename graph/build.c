@@ -240,6 +240,9 @@ static void build_rank(struct orr_graph *g, uint32_t ri, const struct orr_rank *
 	struct orr__rank_ctx c = { .g = g, .r = r, .rank = ri };
 
 	orr__collect_tasks(&c);
+	/* About an edge a task or fewer (a launch each GPU task): grown beyond, not to it. */
+	c.cap_pend = (size_t)c.ntasks + 1;
+	c.pend = orr_xmalloc(c.cap_pend * sizeof(*c.pend));
 	orr__mark_pollers(&c);
 	orr__mark_comm(&c);
 	map_syncs(&c);
