@@ -78,7 +78,13 @@ static void transfer(struct sy_pass *p, enum sy_stream stream, int peer)
 	j->ret->transfer_ns = i->ns;
 	j->ret->collectives--;
 	j->ret->transfers++;
-	if (scattered(p) > 1 && (stream == SY_RECV_PREV || stream == SY_RECV_NEXT))
+}
+
+/* A receive, and with scattered transfers the gather of what it received. */
+static void receive(struct sy_pass *p, enum sy_stream stream, int peer)
+{
+	transfer(p, stream, peer);
+	if (scattered(p) > 1)
 		gather_received(p, stream);
 }
 
@@ -256,7 +262,8 @@ static double busy(const struct sy_pass *p)
  * interleaved schedule Megatron turns overlap_p2p_comm on (--no-overlap-p2p-communication
  * turns it off) and batch_p2p_comm = not overlap_p2p_comm, so its transfers are posted
  * as separate isend/irecv, waited for on the GPU by the pass that needs them, and the
- * launch thread never blocks on them.
+ * launch thread never blocks on them (where it synchronizes the device for another
+ * reason, slots_ahead() below writes them in Megatron's order).
  */
 static void p2p_sync(struct sy_pass *p)
 {
@@ -273,7 +280,7 @@ static void slot(struct sy_pass *p, const struct orr_pp_slot *s)
 
 	if (s->pass == ORR_PP_PASS_FORWARD) {
 		if (!first) {
-			transfer(p, SY_RECV_PREV, prev_stage(p->j, r));
+			receive(p, SY_RECV_PREV, prev_stage(p->j, r));
 			orr__sy_wait_for(p, SY_COMPUTE, SY_RECV_PREV);
 		}
 		p2p_sync(p);
@@ -290,7 +297,7 @@ static void slot(struct sy_pass *p, const struct orr_pp_slot *s)
 		return;
 	}
 	if (!last) {
-		transfer(p, SY_RECV_NEXT, next_stage(p->j, r));
+		receive(p, SY_RECV_NEXT, next_stage(p->j, r));
 		orr__sy_wait_for(p, SY_COMPUTE, SY_RECV_NEXT);
 	}
 	p2p_sync(p);
@@ -301,6 +308,167 @@ static void slot(struct sy_pass *p, const struct orr_pp_slot *s)
 	if (!first) {
 		orr__sy_wait_for(p, SY_SEND_PREV, SY_COMPUTE);
 		transfer(p, SY_SEND_PREV, prev_stage(p->j, r));
+	}
+}
+
+/*
+ * ---- an interleaved schedule whose launch thread synchronizes the device ----
+ *
+ * Megatron's interleaved schedule (forward_backward_pipelining_with_interleaving,
+ * overlap_p2p_comm) posts a pass's input one call ahead: send_forward_recv_forward()
+ * after forward pass k posts its output's isend and the irecv of the next forward pass's
+ * input, send_backward_recv_backward() after a backward pass the same towards the
+ * previous stage; the first forward pass's input is received before the first pass
+ * (recv_forward), the first backward pass's after the last warm-up forward pass.  Every
+ * stage has posted both sides of each transfer before it synchronizes again, so a
+ * torch.cuda.synchronize() (a timer of --timing-log-level 2, around each pass and each of
+ * these calls; DeepSpeed's at each checkpointed layer) waits for transfers the peer has
+ * posted or posts before its own next synchronization, and the step runs.  Receiving
+ * each input just before its pass instead, as slot() writes it, the thread would wait at
+ * a synchronization for a send whose receive it posts only after it: a deadlock
+ * Megatron's order does not have.  Written so only where the thread synchronizes (such a
+ * step was refused before); elsewhere slot() writes the transfers as it did, and those
+ * results are the same (docs/estimator.md, "Synchronizations in an interleaved
+ * schedule", says what Megatron's order would change there).
+ */
+static bool posted_ahead(const struct sy_job *j)
+{
+	return j->c->vpp > 1 && (j->c->sync_timers || orr_train_syncs_layers(j->c));
+}
+
+/* Whether pass s of this stage receives its input (or its output's gradient). */
+static bool receives(const struct sy_pass *p, const struct orr_pp_slot *s)
+{
+	int r = p->r->stage, pp = (int)p->j->c->pp, v = (int)p->j->c->vpp;
+
+	if (s->pass == ORR_PP_PASS_FORWARD)
+		return !(r == 0 && s->chunk == 0);
+	return !(r == pp - 1 && (int)s->chunk == v - 1);
+}
+
+/* Whether pass s of this stage sends its output (or its input's gradient). */
+static bool sends(const struct sy_pass *p, const struct orr_pp_slot *s)
+{
+	int r = p->r->stage, pp = (int)p->j->c->pp, v = (int)p->j->c->vpp;
+
+	if (s->pass == ORR_PP_PASS_FORWARD)
+		return !(r == pp - 1 && (int)s->chunk == v - 1);
+	return !(r == 0 && s->chunk == 0);
+}
+
+/*
+ * One of Megatron's point-to-point calls in one direction: the isend of the pass that
+ * has just run and the irecv of the next pass's input, in _p2p_ops()'s order (an even stage sends
+ * first, an odd one receives first), between the synchronizations of the call's timer
+ * (forward-send-forward-recv, backward-send-backward-recv: log level 2, as the passes').
+ */
+static void p2p_call(struct sy_pass *p, bool forward, bool send, bool recv)
+{
+	int r = p->r->stage;
+	enum sy_stream out = forward ? SY_SEND_NEXT : SY_SEND_PREV;
+	enum sy_stream in = forward ? SY_RECV_PREV : SY_RECV_NEXT;
+	int to = forward ? next_stage(p->j, r) : prev_stage(p->j, r);
+	int from = forward ? prev_stage(p->j, r) : next_stage(p->j, r);
+
+	orr__sy_timer_sync(p);
+	for (int k = 0; k < 2; k++) {
+		if (recv && k != r % 2)
+			transfer(p, in, from);
+		if (send && k == r % 2) {
+			orr__sy_wait_for(p, out, SY_COMPUTE);
+			transfer(p, out, to);
+		}
+	}
+	orr__sy_timer_sync(p);
+}
+
+/* A pass whose input was received ahead: the compute waits for it, then runs. */
+static void slot_ahead(struct sy_pass *p, const struct orr_pp_slot *s)
+{
+	int r = p->r->stage, pp = (int)p->j->c->pp, v = (int)p->j->c->vpp;
+	bool first = r == 0 && s->chunk == 0, last = r == pp - 1 && (int)s->chunk == v - 1;
+	bool forward = s->pass == ORR_PP_PASS_FORWARD;
+	enum sy_stream in = forward ? SY_RECV_PREV : SY_RECV_NEXT;
+	double before = busy(p);
+
+	if (receives(p, s)) {
+		if (scattered(p) > 1)
+			gather_received(p, in);
+		orr__sy_wait_for(p, SY_COMPUTE, in);
+	}
+	orr__sy_timer_sync(p); /* forward-compute, backward-compute */
+	if (forward && (first || last))
+		orr__sy_get_batch(p);
+	if (forward)
+		chunk_fwd(p, first, last);
+	else
+		chunk_bwd(p, first, last, s->micro_batch + 1 == p->j->c->micro_batches);
+	orr__sy_timer_sync(p);
+	if (forward)
+		p->j->ret->forward_ns += busy(p) - before;
+	else
+		p->j->ret->backward_ns += busy(p) - before;
+}
+
+/* The slot after i running a pass of the same kind, or n. */
+static size_t next_of_kind(const struct orr_pp_slot *slots, size_t n, size_t i)
+{
+	size_t k = i + 1;
+
+	while (k < n && slots[k].pass != slots[i].pass)
+		k++;
+	return k;
+}
+
+/*
+ * Forward passes before the first backward pass's input is received: the warm-up's
+ * (get_pp_rank_microbatches(), as estimator/schedule.c counts them), all of them when
+ * the warm-up takes every micro-batch.
+ */
+static size_t warmup_forwards(const struct sy_pass *p)
+{
+	const struct orr_train_config *c = p->j->c;
+	size_t total = (size_t)c->micro_batches * (size_t)c->vpp;
+	size_t w = 2 * (size_t)(c->pp - 1 - p->r->stage) + (size_t)(c->vpp - 1) * (size_t)c->pp;
+
+	return w < total ? w : total;
+}
+
+/* The first backward pass's input, received after the warm-up's last forward pass. */
+static void first_backward_input(struct sy_pass *p, const struct orr_pp_slot *slots, size_t n,
+				 bool all_warmup)
+{
+	size_t b = 0;
+
+	while (b < n && slots[b].pass != ORR_PP_PASS_BACKWARD)
+		b++;
+	if (b == n)
+		return;
+	if (all_warmup && !receives(p, &slots[b]))
+		return; /* recv_backward() on the last stage: no call, no timer */
+	p2p_call(p, false, false, receives(p, &slots[b]));
+}
+
+static void slots_ahead(struct sy_pass *p, const struct orr_pp_slot *slots, size_t n)
+{
+	size_t w = warmup_forwards(p), forwards = 0;
+	bool all_warmup = w == (size_t)p->j->c->micro_batches * (size_t)p->j->c->vpp;
+
+	if (n > 0 && receives(p, &slots[0])) { /* recv_forward(), its timer */
+		orr__sy_timer_sync(p);
+		transfer(p, SY_RECV_PREV, prev_stage(p->j, p->r->stage));
+		orr__sy_timer_sync(p);
+	}
+	for (size_t i = 0; i < n && !p->j->err; i++) {
+		size_t next = next_of_kind(slots, n, i);
+		bool forward = slots[i].pass == ORR_PP_PASS_FORWARD;
+
+		if (!forward && p->j->forward_only)
+			continue;
+		slot_ahead(p, &slots[i]);
+		p2p_call(p, forward, sends(p, &slots[i]), next < n && receives(p, &slots[next]));
+		if (forward && ++forwards == w && !p->j->forward_only)
+			first_backward_input(p, slots, n, all_warmup);
 	}
 }
 
@@ -399,7 +567,9 @@ static int stage_program(struct sy_job *j, struct sy_rank *r)
 			     params * orr__sy_grad_bytes(&p) /
 				     (c->fully_sharded ? (double)orr__sy_dp_of(&p) : 1),
 			     0);
-	for (size_t i = 0; i < n && !j->err; i++)
+	if (posted_ahead(j))
+		slots_ahead(&p, slots, n);
+	for (size_t i = 0; i < n && !j->err && !posted_ahead(j); i++)
 		if (!j->forward_only || slots[i].pass == ORR_PP_PASS_FORWARD)
 			slot(&p, &slots[i]);
 	p2p_sync(&p);

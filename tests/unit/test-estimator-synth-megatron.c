@@ -177,12 +177,83 @@ static void test_sync_layers(void **state)
 	orr_synth_release(&none);
 }
 
+/*
+ * An interleaved schedule (VPP 2) with synchronizing timers: Megatron posts each pass's
+ * input one point-to-point call ahead (send_forward_recv_forward() after the forward
+ * pass before it, send_backward_recv_backward() after the backward pass before it, the
+ * first backward pass's input after the last warm-up forward pass), so the stages'
+ * synchronizations wait for transfers both sides have posted, and the step runs (it was
+ * refused as a deadlock: each input received just before its pass).  Per stage: 2
+ * synchronizations per pass (forward-compute, backward-compute) and 2 per call after it
+ * (forward-send-forward-recv, backward-send-backward-recv), 2 per micro-batch loaded
+ * (both stages load: chunk 0 of stage 0, chunk 1 of stage 1), 2 for the call of the
+ * first backward pass's input, and stage 1's recv_forward() of its first input.
+ */
+static void test_sync_timers_interleaved(void **state)
+{
+	struct orr_train_config c = small();
+	struct orr_synth plain, timed;
+	size_t passes, syncs;
+
+	(void)state;
+	c.vpp = 2;
+	plain = synth(&c);
+	c.sync_timers = true;
+	timed = synth(&c);
+	passes = (size_t)(2 * c.micro_batches * c.vpp);
+	syncs = count(&plain, "\"cudaDeviceSynchronize\"");
+	assert_int_equal(count(&timed, "\"cudaDeviceSynchronize\""),
+			 syncs + (size_t)c.pp * (passes * 4 + (size_t)c.micro_batches * 2 + 2) + 2);
+	assert_int_equal(timed.transfers, plain.transfers);
+	assert_true(timed.placed_ns > plain.placed_ns);
+	assert_true(fabs(replayed(&timed) / timed.placed_ns - 1) < 0.005);
+	orr_synth_release(&plain);
+	orr_synth_release(&timed);
+}
+
+/*
+ * The same with DeepSpeed's synchronized checkpoints (full recompute), VPP 2, 4 stages
+ * and forward only: each runs, with 4 synchronizations per layer and micro-batch (the
+ * timers' none), and replays as placed.
+ */
+static void test_sync_layers_interleaved(void **state)
+{
+	struct orr_train_config c = small();
+	struct orr_synth_costs k = table_costs();
+	struct orr_synth plain, synced;
+
+	(void)state;
+	c.vpp = 2;
+	c.recompute = ORR_RECOMPUTE_FULL;
+	plain = synth(&c);
+	c.sync_layers = true;
+	synced = synth(&c);
+	assert_int_equal(count(&synced, "\"cudaDeviceSynchronize\""),
+			 count(&plain, "\"cudaDeviceSynchronize\"") +
+				 (size_t)(c.micro_batches * c.layers * 4));
+	assert_true(synced.placed_ns > plain.placed_ns);
+	assert_true(fabs(replayed(&synced) / synced.placed_ns - 1) < 0.005);
+	orr_synth_release(&plain);
+	orr_synth_release(&synced);
+
+	c.layers = 8;
+	c.pp = 4;
+	c.sync_timers = true;
+	synced = synth(&c);
+	assert_true(fabs(replayed(&synced) / synced.placed_ns - 1) < 0.005);
+	orr_synth_release(&synced);
+	assert_int_equal(orr_synth_step(&c, true, &k, &synced, NULL), 0);
+	orr_synth_release(&synced);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_loss_per_micro_batch),
 		cmocka_unit_test(test_sync_timers),
 		cmocka_unit_test(test_sync_layers),
+		cmocka_unit_test(test_sync_timers_interleaved),
+		cmocka_unit_test(test_sync_layers_interleaved),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
