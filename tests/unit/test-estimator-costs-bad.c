@@ -15,23 +15,13 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "orrery/estimator.h"
 #include "orrery/analysis.h"
 #include "test-util.h"
 #include "costs-test.h"
-
-#ifndef __has_feature
-#define __has_feature(x) 0
-#endif
-#if defined(__SANITIZE_ADDRESS__) || __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#else
-#define UNDER_ASAN 0
-#endif
+#include "capped-test.h"
 
 /* ---- files that are no costs files ---- */
 
@@ -408,29 +398,31 @@ static void test_costs_too_big(void **state)
 /* What a read under a cap came to (read_capped()'s exit status). */
 enum { CAPPED_NO_MEMORY, CAPPED_EXITED, CAPPED_OTHER, CAPPED_READ = 4 };
 
+/* A costs file, from path or from its len bytes at buf, read with a capped address space. */
+struct capped_read {
+	const char *path, *buf;
+	size_t len, above_bytes;
+};
+
 /*
- * In a child, with its address space capped above_bytes above what it holds (RLIMIT_AS):
- * the costs file at path read (by orr_costs_read(), or by orr_costs_read_buffer() from its
- * len bytes at buf when buf is not NULL).  CAPPED_NO_MEMORY when it fails with -ENOMEM
- * naming memory, CAPPED_READ when it is read whole (refused for its key given twice); an
- * exit by the library itself leaves CAPPED_EXITED (1, orr_xmalloc()'s).
+ * With its address space capped above_bytes above what it holds: the costs file of arg (a
+ * struct capped_read) read, by orr_costs_read(), or by orr_costs_read_buffer() when buf
+ * is not NULL.  CAPPED_NO_MEMORY when it fails with -ENOMEM naming memory, CAPPED_READ
+ * when it is read whole (refused for its key given twice); an exit by the library itself
+ * leaves CAPPED_EXITED (1, orr_xmalloc()'s).
  */
-static int read_capped(const char *path, const char *buf, size_t len, size_t above_bytes)
+static int read_capped(void *arg)
 {
+	const struct capped_read *a = arg;
+	const char *path = a->path;
 	struct orr_costs c;
 	struct orr_diag d;
-	struct rlimit lim;
-	unsigned long pages = 0;
-	FILE *f = fopen("/proc/self/statm", "r");
 	int r;
 
-	if (!f || fscanf(f, "%lu", &pages) != 1)
+	if (capped_address_space(a->above_bytes) != 0)
 		return CAPPED_OTHER;
-	fclose(f);
-	lim.rlim_cur = lim.rlim_max = pages * (size_t)sysconf(_SC_PAGESIZE) + above_bytes;
-	if (setrlimit(RLIMIT_AS, &lim) != 0)
-		return CAPPED_OTHER;
-	r = buf ? orr_costs_read_buffer(path, buf, len, &c, &d) : orr_costs_read(path, &c, &d);
+	r = a->buf ? orr_costs_read_buffer(path, a->buf, a->len, &c, &d)
+		   : orr_costs_read(path, &c, &d);
 	if (r == -ENOMEM && strstr(d.msg, "out of memory"))
 		return CAPPED_NO_MEMORY;
 	if (r == ORR_EMALFORMED && strstr(d.msg, "appears twice"))
@@ -452,24 +444,17 @@ static void expect_capped(const char *path, const char *buf, size_t len, size_t 
 	bool copied = false, refused = false, read = false;
 
 	for (size_t above = len; above < 24 * len; above += step) {
-		int status = -1;
-		pid_t pid;
+		struct capped_read a = { path, buf, len, above };
+		int status = capped_in_child(read_capped, &a);
 
-		fflush(NULL);
-		pid = fork();
-		assert_true(pid >= 0);
-		if (pid == 0)
-			_exit(read_capped(path, buf, len, above));
-		assert_int_equal(waitpid(pid, &status, 0), pid);
-		if (!WIFEXITED(status) || WEXITSTATUS(status) == CAPPED_OTHER ||
-		    (WEXITSTATUS(status) == CAPPED_EXITED && copied))
+		if (status < 0 || status == CAPPED_OTHER || (status == CAPPED_EXITED && copied))
 			fail_msg("%s capped %zu KiB above: %s %d%s", buf ? "a buffer" : path,
-				 above >> 10, WIFEXITED(status) ? "exit" : "signal",
-				 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
+				 above >> 10, status < 0 ? "signal" : "exit",
+				 status < 0 ? -status : status,
 				 copied ? " (after the file's copy)" : "");
-		copied |= WEXITSTATUS(status) != CAPPED_EXITED;
-		refused |= WEXITSTATUS(status) == CAPPED_NO_MEMORY;
-		read |= WEXITSTATUS(status) == CAPPED_READ;
+		copied |= status != CAPPED_EXITED;
+		refused |= status == CAPPED_NO_MEMORY;
+		read |= status == CAPPED_READ;
 	}
 	if (!refused || !read)
 		fail_msg("%s: %s", buf ? "a buffer" : path,

@@ -13,21 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "orrery/trace.h"
 #include "test-util.h"
-
-#ifndef __has_feature
-#define __has_feature(x) 0
-#endif
-#if defined(__SANITIZE_ADDRESS__) || __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#else
-#define UNDER_ASAN 0
-#endif
+#include "capped-test.h"
 
 static char *shared(const char *rel)
 {
@@ -501,23 +491,16 @@ static void test_null_et_nodes_limit_where(void **state)
 }
 
 /*
- * In a child whose address space is capped a little above what it holds (RLIMIT_AS), dir
- * imported: 0 when the import fails with -ENOMEM naming memory, 2 otherwise.
+ * With its address space capped 96 MiB above what it holds, the directory dir imported: 0
+ * when the import fails with -ENOMEM naming memory, 2 otherwise (3: no cap).
  */
-static int import_capped(const char *dir, size_t above_bytes)
+static int import_capped(void *dir)
 {
 	struct orr_trace *t = NULL;
 	struct orr_diag d;
-	struct rlimit lim;
-	unsigned long pages = 0;
-	FILE *f = fopen("/proc/self/statm", "r");
 	int r;
 
-	if (!f || fscanf(f, "%lu", &pages) != 1)
-		return 3;
-	fclose(f);
-	lim.rlim_cur = lim.rlim_max = pages * (size_t)sysconf(_SC_PAGESIZE) + above_bytes;
-	if (setrlimit(RLIMIT_AS, &lim) != 0)
+	if (capped_address_space((size_t)96 << 20) != 0)
 		return 3;
 	r = orr_trace_import(dir, NULL, &t, &d);
 	if (r == -ENOMEM && strstr(d.msg, "out of memory"))
@@ -543,8 +526,7 @@ static void test_malformed_et_out_of_memory_is_an_error(void **state)
 	     *ep = orr_xasprintf("%s/rank-0.et.json", dir);
 	size_t pad = (size_t)32 << 20;
 	char *et = orr_xmalloc(pad + 128);
-	int status = -1;
-	pid_t pid;
+	int status;
 
 	if (UNDER_ASAN) {
 		fprintf(stderr, "skipped: an address-space cap under ASan\n");
@@ -560,15 +542,10 @@ static void test_malformed_et_out_of_memory_is_an_error(void **state)
 		 "\", \"nodes\": [{\"name\": \"aten::add\", \"id\": 1}]}");
 	write_file(ep, et);
 	free(et);
-	fflush(NULL);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0)
-		_exit(import_capped(dir, (size_t)96 << 20));
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		fail_msg("the capped import: %s %d", WIFEXITED(status) ? "exit" : "signal",
-			 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+	status = capped_in_child(import_capped, dir);
+	if (status != 0)
+		fail_msg("the capped import: %s %d", status < 0 ? "signal" : "exit",
+			 status < 0 ? -status : status);
 	free(kp);
 	free(ep);
 }

@@ -14,8 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "orrery/trace.h"
@@ -23,15 +21,7 @@
 #define BASE_NS 1000000000LL
 
 #include "kineto-test.h"
-
-#ifndef __has_feature
-#define __has_feature(x) 0
-#endif
-#if defined(__SANITIZE_ADDRESS__) || __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#else
-#define UNDER_ASAN 0
-#endif
+#include "capped-test.h"
 
 /* ---- null case ---- */
 
@@ -650,27 +640,27 @@ static void test_one_memory_events_give_allocator_peaks(void **state)
 #undef MEM
 }
 
+/* A trace in memory, and the address space a capped import of it has above its own. */
+struct capped_json {
+	const char *json;
+	size_t len, above_bytes;
+};
+
 /*
- * In a child whose address space is capped a little above what it holds (RLIMIT_AS), the
- * len bytes at json imported: 0 when the import fails with -ENOMEM naming memory, 2
- * otherwise.
+ * With its address space capped a little above what it holds, the trace at arg (a
+ * struct capped_json) imported: 0 when the import fails with -ENOMEM naming memory, 2
+ * otherwise (3: no cap).
  */
-static int import_capped(const char *json, size_t len, size_t above_bytes)
+static int import_capped(void *arg)
 {
+	const struct capped_json *a = arg;
 	struct orr_trace *t = NULL;
 	struct orr_diag d;
-	struct rlimit lim;
-	unsigned long pages = 0;
-	FILE *f = fopen("/proc/self/statm", "r");
 	int r;
 
-	if (!f || fscanf(f, "%lu", &pages) != 1)
+	if (capped_address_space(a->above_bytes) != 0)
 		return 3;
-	fclose(f);
-	lim.rlim_cur = lim.rlim_max = pages * (size_t)sysconf(_SC_PAGESIZE) + above_bytes;
-	if (setrlimit(RLIMIT_AS, &lim) != 0)
-		return 3;
-	r = orr_trace_import_buffer("test.json", json, len, NULL, &t, &d);
+	r = orr_trace_import_buffer("test.json", a->json, a->len, NULL, &t, &d);
 	if (r == -ENOMEM && strstr(d.msg, "out of memory"))
 		return 0;
 	fprintf(stderr, "import: %s: %s\n", orr_errname(r), r ? d.msg : "read");
@@ -681,19 +671,12 @@ static int import_capped(const char *json, size_t len, size_t above_bytes)
 /* import_capped() in a child: fails the test unless the child's import said -ENOMEM. */
 static void expect_out_of_memory(const char *json, size_t len, size_t above_bytes)
 {
-	int status = -1;
-	pid_t pid;
+	struct capped_json a = { json, len, above_bytes };
+	int status = capped_in_child(import_capped, &a);
 
-	fflush(NULL);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0)
-		_exit(import_capped(json, len, above_bytes));
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+	if (status != 0)
 		fail_msg("the import capped %zu MiB above: %s %d", above_bytes >> 20,
-			 WIFEXITED(status) ? "exit" : "signal",
-			 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+			 status < 0 ? "signal" : "exit", status < 0 ? -status : status);
 }
 
 /*
