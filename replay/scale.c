@@ -98,6 +98,18 @@ static uint64_t mag(int64_t x)
 }
 
 /*
+ * orr__scaled(d, f) with f the task's factor, 1 without factors: unscaled, a duration
+ * under 2^53 ns is its double exactly and llround() gives it back, so it is returned
+ * as it is (llround() is most of the check's cost when nothing is scaled).
+ */
+static int64_t scaled_dur(int64_t d, const float *scale, size_t t)
+{
+	if (!scale && d > -(INT64_C(1) << 53) && d < (INT64_C(1) << 53))
+		return d;
+	return orr__scaled(d, scale ? scale[t] : 1);
+}
+
+/*
  * Factors in [0, ORR_SCALE_MAX], and a predicted timeline within ORR_TIME_MAX of its
  * first start: no predicted time is later than the latest first start plus every
  * duration, gap, latency and return time, so when those add up to no more than
@@ -141,7 +153,7 @@ int orr__check_range(const struct orr_graph *g, const float *scale,
 				scale ? scale[t] : 1.0, d);
 		gs = (double)mag(tasks[t].gap_ns) *
 		     (scale && tasks[t].kind == ORR_TASK_CPU ? scale[t] : 1);
-		total += mag(orr__scaled(tasks[t].dur_ns, scale ? scale[t] : 1)) +
+		total += mag(scaled_dur(tasks[t].dur_ns, scale, t)) +
 			 (gs < (double)ORR_TIME_MAX ? (uint64_t)gs : (uint64_t)ORR_TIME_MAX + 1);
 		nd = tasks[t].first_dep + tasks[t].ndeps > nd ? tasks[t].first_dep + tasks[t].ndeps
 							      : nd;
