@@ -77,14 +77,11 @@ static void items_push(struct heap_item *h, size_t *n, struct heap_item x)
 {
 	size_t i = (*n)++;
 
-	h[i] = x;
-	while (i && before(&h[i], &h[(i - 1) / 2])) {
-		struct heap_item tmp = h[i];
-
+	/* The parents later than x move down and x is written once, where the swaps would
+	 * leave it. */
+	for (; i && before(&x, &h[(i - 1) / 2]); i = (i - 1) / 2)
 		h[i] = h[(i - 1) / 2];
-		h[(i - 1) / 2] = tmp;
-		i = (i - 1) / 2;
-	}
+	h[i] = x;
 }
 
 static struct heap_item items_pop(struct heap_item *h, size_t *n)
@@ -157,10 +154,9 @@ static void touch(struct sim *s, uint32_t r)
 		s->later[s->nlater++] = r;
 }
 
-static void heap_push(struct sim *s, int64_t t, uint32_t proc)
+/* Queues proc (of rank r) to start at t. */
+static void heap_push(struct sim *s, uint32_t r, int64_t t, uint32_t proc)
 {
-	uint32_t r = s->procs[proc].rank;
-
 	items_push(&s->heap[s->hbase[r]], &s->hn[r], (struct heap_item){ t, proc });
 	touch(s, r);
 }
@@ -305,7 +301,7 @@ static void offer(struct sim *s, uint32_t p)
 	s->ts[t].state = ST_QUEUED;
 	s->ts[t].start = t0;
 	s->ts[t].cause = c;
-	heap_push(s, t0, p);
+	heap_push(s, pr->rank, t0, p);
 }
 
 static void resolve(struct sim *s, uint32_t t);
