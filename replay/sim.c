@@ -158,7 +158,8 @@ static void touch(struct sim *s, uint32_t r)
 static void heap_push(struct sim *s, uint32_t r, int64_t t, uint32_t proc)
 {
 	items_push(&s->heap[s->hbase[r]], &s->hn[r], (struct heap_item){ t, proc });
-	touch(s, r);
+	if (r != s->running) /* touch() has nothing to do for the running rank, most pushes */
+		touch(s, r);
 }
 
 static struct heap_item heap_pop(struct sim *s, uint32_t r)
@@ -627,10 +628,11 @@ static int64_t safe_time(const struct sim *s, uint32_t r)
  */
 static bool run_rank(struct sim *s, uint32_t r)
 {
+	struct heap_item *h = &s->heap[s->hbase[r]]; /* r's heap; only its size changes */
 	bool any = false;
 
-	while (s->hn[r] && s->heap[s->hbase[r]].t < safe_time(s, r)) {
-		struct heap_item it = heap_pop(s, r);
+	while (s->hn[r] && h->t < safe_time(s, r)) {
+		struct heap_item it = items_pop(h, &s->hn[r]);
 
 		run_task(s, s->head[it.proc]);
 		any = true;
