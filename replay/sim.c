@@ -53,6 +53,7 @@ struct sim {
 	size_t ndone;
 	/* Which ranks to run (orr__simulate()): those changed since they last ran. */
 	uint32_t running; /* the rank run_rank() runs, or ORR_NONE */
+	uint32_t stale;   /* the proc atop running's heap whose task runs now, or ORR_NONE */
 	uint32_t *round;  /* ranks after `running` to run in this round, min first */
 	size_t nround;
 	uint32_t *later; /* ranks to run in the next round */
@@ -84,25 +85,32 @@ static void items_push(struct heap_item *h, size_t *n, struct heap_item x)
 	h[i] = x;
 }
 
-static struct heap_item items_pop(struct heap_item *h, size_t *n)
+/* Puts x in heap h of n items whose first is free. */
+static void items_sift(struct heap_item *h, size_t n, struct heap_item x)
 {
-	struct heap_item top = h[0], x = h[--*n];
 	size_t i = 0;
 
 	for (;;) {
 		size_t c = 2 * i + 1;
 
-		if (c >= *n)
+		if (c >= n)
 			break;
-		if (c + 1 < *n && before(&h[c + 1], &h[c]))
+		if (c + 1 < n && before(&h[c + 1], &h[c]))
 			c++;
 		if (!before(&h[c], &x))
 			break;
 		h[i] = h[c];
 		i = c;
 	}
+	h[i] = x;
+}
+
+static struct heap_item items_pop(struct heap_item *h, size_t *n)
+{
+	struct heap_item top = h[0], x = h[--*n];
+
 	if (*n)
-		h[i] = x;
+		items_sift(h, *n, x);
 	return top;
 }
 
@@ -157,7 +165,22 @@ static void touch(struct sim *s, uint32_t r)
 /* Queues proc (of rank r) to start at t. */
 static void heap_push(struct sim *s, uint32_t r, int64_t t, uint32_t proc)
 {
-	items_push(&s->heap[s->hbase[r]], &s->hn[r], (struct heap_item){ t, proc });
+	struct heap_item *h = &s->heap[s->hbase[r]], x = { t, proc };
+
+	if (s->stale != ORR_NONE && r == s->running) {
+		/* The item that ran leaves first (run_rank()); when it is this proc's, its next
+		 * task takes its place, one sift for a pop and a push.  The heap's items, not
+		 * its layout, decide what pops next: no two are of one proc. */
+		bool same = s->stale == proc;
+
+		s->stale = ORR_NONE;
+		if (same) {
+			items_sift(h, s->hn[r], x);
+			return;
+		}
+		items_pop(h, &s->hn[r]);
+	}
+	items_push(h, &s->hn[r], x);
 	if (r != s->running) /* touch() has nothing to do for the running rank, most pushes */
 		touch(s, r);
 }
@@ -552,6 +575,7 @@ static void sim_init(struct sim *s, struct orr_replay *r, const struct orr_repla
 		.lbn = orr_xcalloc(orr_graph_rank_count(g) + 1, sizeof(size_t)),
 		.transfer = orr_xmalloc((ng + 1) * sizeof(int64_t)),
 		.running = ORR_NONE,
+		.stale = ORR_NONE,
 		.round = orr_xmalloc((orr_graph_rank_count(g) + 1) * sizeof(uint32_t)),
 		.later = orr_xmalloc((orr_graph_rank_count(g) + 1) * sizeof(uint32_t)),
 		.queued = orr_xcalloc(orr_graph_rank_count(g) + 1, 1),
@@ -632,9 +656,13 @@ static bool run_rank(struct sim *s, uint32_t r)
 	bool any = false;
 
 	while (s->hn[r] && h->t < safe_time(s, r)) {
-		struct heap_item it = items_pop(h, &s->hn[r]);
-
-		run_task(s, s->head[it.proc]);
+		/* Popped only once it ran, unless heap_push() took it out first. */
+		s->stale = h->proc;
+		run_task(s, s->head[h->proc]);
+		if (s->stale != ORR_NONE) {
+			s->stale = ORR_NONE;
+			items_pop(h, &s->hn[r]);
+		}
 		any = true;
 	}
 	return any;
