@@ -268,10 +268,9 @@ static int write_archive(const char *dir, char *const *names, size_t n, int fd, 
 	struct archive *a = archive_write_new();
 	int r = 0;
 
-	if (!a) {
-		fputs("orrery: error: out of memory\n", stderr);
-		exit(1);
-	}
+	if (!a)
+		return orr_diag_set(d, -ENOMEM, out, -1, -1,
+				    "out of memory writing it (libarchive's writer)");
 	if (add_filter(a, out) < ARCHIVE_WARN ||
 	    archive_write_set_format_pax_restricted(a) != ARCHIVE_OK ||
 	    /* No padding to a 10 KiB block on a pipe: the same bytes as in a file. */

@@ -377,15 +377,16 @@ out:
 	return r;
 }
 
-/* raw_only: a compressed file (NAME.json.gz), never read as a tar archive. */
+/*
+ * raw_only: a compressed file (NAME.json.gz), never read as a tar archive.  NULL when
+ * libarchive cannot allocate its reader: the caller's error, -ENOMEM (no_reader()).
+ */
 static struct archive *archive_new(bool raw_only)
 {
 	struct archive *a = archive_read_new();
 
-	if (!a) {
-		fputs("orrery: error: out of memory\n", stderr);
-		exit(1);
-	}
+	if (!a)
+		return NULL;
 	archive_read_support_filter_gzip(a);
 	archive_read_support_filter_zstd(a);
 	archive_read_support_filter_xz(a);
@@ -394,6 +395,12 @@ static struct archive *archive_new(bool raw_only)
 		archive_read_support_format_tar(a);
 	archive_read_support_format_raw(a);
 	return a;
+}
+
+static int no_reader(struct import_ctx *c, const char *name)
+{
+	return orr_diag_set(c->diag, -ENOMEM, name, -1, -1,
+			    "out of memory opening it (libarchive's reader)");
 }
 
 /* b holds a container (orr__import_container_kind()). */
@@ -405,7 +412,8 @@ static int import_memory(struct import_ctx *c, const char *name, struct buf *b, 
 	if (depth > 2)
 		return orr_diag_set(c->diag, ORR_EFORMAT, name, 0, -1,
 				    "archives nested more than twice");
-	a = archive_new(orr__import_is_compressed_json_name(name));
+	if (!(a = archive_new(orr__import_is_compressed_json_name(name))))
+		return no_reader(c, name);
 	if (archive_read_open_memory(a, b->p, b->len) != ARCHIVE_OK)
 		r = orr_diag_set(c->diag, ORR_EARCHIVE, name, 0, -1, "%s",
 				 archive_error_string(a) ? archive_error_string(a) : "unreadable");
@@ -507,7 +515,9 @@ static int import_file(struct import_ctx *c, const char *path, const char *name)
 	if (nhead > 0 && orr__import_container_kind(head, (size_t)nhead)) {
 		struct archive *a = archive_new(orr__import_is_compressed_json_name(name));
 
-		if (archive_read_open_fd(a, fd, 1 << 20) != ARCHIVE_OK)
+		if (!a)
+			r = no_reader(c, name);
+		else if (archive_read_open_fd(a, fd, 1 << 20) != ARCHIVE_OK)
 			r = orr_diag_set(c->diag, ORR_EARCHIVE, name, 0, -1, "%s",
 					 archive_error_string(a) ? archive_error_string(a)
 								 : "unreadable");

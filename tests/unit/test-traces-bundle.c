@@ -2,8 +2,8 @@
 /*
  * Run directories (traces/bundle.c): the manifest's exact text, packing a run into a
  * .tar.zst that reads back as the directory does, and packing what is not a run; tar
- * archives read back that are empty or declare more than they hold, and the check of
- * standard input's first bytes.
+ * archives read back that are empty or declare more than they hold, the check of
+ * standard input's first bytes, and libarchive refusing memory for its reader or writer.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +13,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -421,6 +422,86 @@ static void test_bundle_head_check_decides_as_the_import(void **state)
 	unsetenv("ORR_MAX_FILE_BYTES");
 }
 
+/* ---- libarchive refusing memory ---- */
+
+/*
+ * The library's calls to archive_read_new() and archive_write_new() bind to these: NULL
+ * (libarchive's calloc() refused) while refuse_archives is set, else libarchive's own.
+ */
+static bool refuse_archives;
+
+static void *libarchive_fn(const char *name)
+{
+	void *fn = dlsym(RTLD_NEXT, name);
+
+	assert_non_null(fn);
+	return fn;
+}
+
+struct archive *archive_read_new(void)
+{
+	struct archive *(*real)(void);
+	void *fn = libarchive_fn("archive_read_new");
+
+	memcpy(&real, &fn, sizeof(real));
+	return refuse_archives ? NULL : real();
+}
+
+struct archive *archive_write_new(void)
+{
+	struct archive *(*real)(void);
+	void *fn = libarchive_fn("archive_write_new");
+
+	memcpy(&real, &fn, sizeof(real));
+	return refuse_archives ? NULL : real();
+}
+
+/* The caller's error, -ENOMEM with the file named: the library neither prints nor exits. */
+static void test_bundle_archive_out_of_memory_is_an_error(void **state)
+{
+	struct orr_trace *t0, *t = NULL;
+	char *run = make_run(*state, &t0);
+	char *packed = orr_xasprintf("%s/run.tar.zst", (char *)*state);
+	char *out = orr_xasprintf("%s/again.tar.zst", (char *)*state);
+	struct orr_diag d;
+	struct stat st;
+	char *bytes;
+	FILE *f;
+
+	assert_int_equal(orr_run_pack(run, packed, &d), 0);
+	assert_int_equal(stat(packed, &st), 0);
+	bytes = orr_xmalloc((size_t)st.st_size);
+	assert_non_null(f = fopen(packed, "rb"));
+	assert_int_equal(fread(bytes, 1, (size_t)st.st_size, f), st.st_size);
+	fclose(f);
+	refuse_archives = true;
+	/* an archive file, one in memory, and one being written */
+	assert_int_equal(orr_trace_import(packed, NULL, &t, &d), -ENOMEM);
+	assert_null(t);
+	assert_string_equal(d.file, packed);
+	assert_non_null(strstr(d.msg, "out of memory"));
+	assert_int_equal(orr_trace_import_buffer("run.tar.zst", bytes, st.st_size, NULL, &t, &d),
+			 -ENOMEM);
+	assert_null(t);
+	assert_string_equal(d.file, "run.tar.zst");
+	assert_non_null(strstr(d.msg, "out of memory"));
+	assert_int_equal(orr_run_pack(run, out, &d), -ENOMEM);
+	assert_string_equal(d.file, out);
+	assert_non_null(strstr(d.msg, "out of memory"));
+	assert_false(exists(out));
+	/* with memory again, both read and write */
+	refuse_archives = false;
+	assert_int_equal(orr_run_pack(run, out, &d), 0);
+	assert_int_equal(orr_trace_import(out, NULL, &t, &d), 0);
+	assert_int_equal(orr_trace_rank_count(t), 2);
+	orr_trace_free(t);
+	orr_trace_free(t0);
+	free(bytes);
+	free(out);
+	free(packed);
+	free(run);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -437,6 +518,8 @@ int main(void)
 		cmocka_unit_test(test_bundle_empty_archive_says_so),
 		cmocka_unit_test(test_bundle_member_past_the_end_is_truncated),
 		cmocka_unit_test(test_bundle_head_check_decides_as_the_import),
+		cmocka_unit_test_setup_teardown(test_bundle_archive_out_of_memory_is_an_error,
+						tmpdir_setup, tmpdir_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL) ? 1 : 0;
