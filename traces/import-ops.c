@@ -223,8 +223,9 @@ __attribute__((format(printf, 2, 3))) static void warn(struct import_ctx *c, con
 
 /*
  * Where the file of ops rank src, name, passes ORR_MAX_VALUES with dst's values counted:
- * read again with them held, its reader names the event and its byte as for one file
- * (a file; a member of an archive is not read again: the limit alone, no place).
+ * read again with them held (a file, or a member of an archive file, alone), its reader
+ * names the event and its byte as for one file; the limit alone, no place, for a member of
+ * an archive imported from memory.
  */
 static int values_where(struct import_ctx *c, const struct orr__rank_build *dst, const char *name)
 {

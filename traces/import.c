@@ -309,6 +309,14 @@ static int read_entry(struct import_ctx *c, struct archive *a, struct stream *s,
 	return 0;
 }
 
+/* Whether member is only, or an archive that holds it ('a.tar:b.tar.gz' of 'a.tar:b.tar.gz:c'). */
+static bool on_the_way(const char *only, const char *member)
+{
+	size_t len = strlen(member);
+
+	return strncmp(only, member, len) == 0 && (!only[len] || only[len] == ':');
+}
+
 /*
  * Every trace member of an opened archive (or the one stream of a compressed file).
  * head[0..nhead) are the container's first bytes, for saying what is wrong with them.
@@ -338,6 +346,8 @@ static int import_archive(struct import_ctx *c, const char *name, struct archive
 			continue;
 		free(member);
 		member = raw ? orr_xstrdup(name) : orr_xasprintf("%s:%s", name, path);
+		if (c->only && !on_the_way(c->only, member))
+			continue;
 		buf_release(&s.b);
 		s = (struct stream){ .name = member, .decompressed = true };
 		if ((r = read_entry(c, a, &s, name, path,
@@ -700,18 +710,33 @@ static int ctx_finish(struct import_ctx *c, int r, const char *path, struct orr_
 	return 0;
 }
 
-int orr__import_file_again(struct import_ctx *c, const char *path, const uint64_t held[4])
+/* Whether the file named name (the path given, or a path) is a regular file: its path. */
+static const char *regular_file(const struct import_ctx *c, const char *name)
+{
+	const char *path = c->top_name && strcmp(name, c->top_name) == 0 ? c->top_path : name;
+	struct stat st;
+
+	return path && stat(path, &st) == 0 && S_ISREG(st.st_mode) ? path : NULL;
+}
+
+int orr__import_file_again(struct import_ctx *c, const char *name, const uint64_t held[4])
 {
 	struct import_ctx again = { .t = orr__trace_new(), .lim = c->lim, .diag = c->diag };
-	struct stat st;
-	int r;
+	char *file = orr_xstrdup(name);
+	const char *path = regular_file(c, file);
+	int r = -ENOENT;
 
 	memcpy(again.lim.values_held, held, sizeof(again.lim.values_held));
-	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
-		r = -ENOENT;
-	else
-		r = import_file(&again, path, path);
+	/* A member: the longest 'FILE:' before it that is a file, read for it alone. */
+	for (char *colon; !path && (colon = strrchr(file, ':'));) {
+		*colon = '\0';
+		if ((path = regular_file(c, file)))
+			again.only = name;
+	}
+	if (path)
+		r = import_file(&again, path, file);
 	orr_trace_free(again.t);
+	free(file);
 	return r;
 }
 
@@ -728,7 +753,10 @@ int orr_trace_import(const char *path, const struct orr_import_options *opts,
 	struct stat st;
 	int r;
 
-	if ((r = ctx_init(&c, opts, reterr_diag)))
+	r = ctx_init(&c, opts, reterr_diag);
+	c.top_path = path;
+	c.top_name = opts && opts->name ? opts->name : path;
+	if (r)
 		;
 	else if (stat(path, &st) < 0)
 		r = orr_diag_set(reterr_diag, -errno, path, -1, -1, "cannot open");
@@ -753,8 +781,9 @@ int orr_trace_import_buffer(const char *name, const void *data, size_t size,
 	struct stream s = { .name = name };
 	int r;
 
-	if (!(r = ctx_init(&c, opts, reterr_diag)) && !(r = stream_add(&c, &s, data, size)) &&
-	    !(r = stream_check(&c, &s, true))) {
+	r = ctx_init(&c, opts, reterr_diag);
+	c.top_name = name; /* no file: its members are not read again */
+	if (!r && !(r = stream_add(&c, &s, data, size)) && !(r = stream_check(&c, &s, true))) {
 		buf_pad(&s.b);
 		r = stream_parse(&c, &s, 1);
 	}

@@ -27,6 +27,13 @@ struct import_ctx {
 	bool not_trace;
 	/* Reading orr_import_options.et_path: execution traces only. */
 	bool et_only;
+	/* The path given to orr_trace_import() and its name in messages (path NULL: a buffer). */
+	const char *top_path, *top_name;
+	/*
+	 * Reading one member again (orr__import_file_again()): the archives' members but this
+	 * one, named as in sources, and the archives on its way ('a.tar:b.tar.gz'), skipped.
+	 */
+	const char *only;
 };
 
 /* A malloc'ed buffer with ORR__JSON_PADDING spare bytes after len. */
@@ -98,11 +105,12 @@ int64_t orr__import_ops_pid(const char *name);
  */
 int orr__import_merge_ops(struct import_ctx *c);
 /*
- * The file at path read again alone (a trace of its own, freed), its ranks' dimensions,
- * strides, inputs and members counted with held's against ORR_MAX_VALUES: its error, in
- * c's diag (ORR_ETOOBIG where it passes them); -ENOENT, nothing read, when path is no
- * regular file (a member of an archive).
+ * The file or archive member named name (as in ranks' sources) read again alone (a trace
+ * of its own, freed), its ranks' dimensions, strides, inputs and members counted with
+ * held's against ORR_MAX_VALUES: its error, in c's diag (ORR_ETOOBIG where it passes
+ * them); -ENOENT, nothing read, when name is neither a regular file nor a member of one
+ * (a member of an archive imported from memory).
  */
-int orr__import_file_again(struct import_ctx *c, const char *path, const uint64_t held[4]);
+int orr__import_file_again(struct import_ctx *c, const char *name, const uint64_t held[4]);
 
 #endif

@@ -22,7 +22,8 @@
 #                              the tracer's file lacks (5 places) make 9, past 8
 #   run-import-ops.sh values   ORR_MAX_VALUES holds for the merged rank: the ops' 405
 #                              dimensions and an op of 400 in the tracer's file make 805,
-#                              past 405, which each file alone is within
+#                              past 405, which each file alone is within; named at its
+#                              byte and event, a plain file or a member of an archive
 #   run-import-ops.sh suffixes ops files named as the importer reads JSON (ops-PID.JSON,
 #                              ops-PID.Json.Gz: suffixes in any case, .json.zstd): merged
 #   run-import-ops.sh legacy   torch.profiler's trace from a PyTorch without Kineto (Debian's
@@ -209,6 +210,24 @@ values)
 		    json.dump(dict(d, traceEvents=d["traceEvents"][:n]), open(out, "w"))
 	EOF
 		fail "the byte is not the event's"
+	# the same run packed (tar, tar.gz, a gzip member in a tar): the member named at the
+	# same byte and event (the member read again alone; it had no place)
+	place=$(grep -o "at byte [0-9]* (event [0-9]*)" "$work/err-804")
+	tar -C "$run_dir" -cf "$work/run.tar" ops-48213.json rank-0.orr || fail "tar failed"
+	gzip -c "$work/run.tar" >"$work/run.tar.gz"
+	mkdir "$work/gz" && gzip -c "$run_dir/ops-48213.json" >"$work/gz/ops-48213.json.gz"
+	tar -C "$work/gz" -cf "$work/gz.tar" ops-48213.json.gz -C "$run_dir" rank-0.orr ||
+		fail "tar failed"
+	for a in run.tar run.tar.gz gz.tar; do
+		m=ops-48213.json
+		[[ $a == gz.tar ]] && m=ops-48213.json.gz
+		ORR_MAX_VALUES=804 run info "$work/$a"
+		expect_rc 1
+		expect_in err "'$work/$a:$m': input exceeds a size limit $place"
+		expect_in err "more than 804 tensor dimensions"
+		ORR_MAX_VALUES=805 run info "$work/$a"
+		expect_rc 0
+	done
 	cp "$work/cut.json" "$run_dir/ops-48213.json"
 	ORR_MAX_VALUES=804 run info "$run_dir"
 	expect_rc 0
