@@ -244,6 +244,32 @@ static void report(const struct options *o, const struct orr_replay *r,
 	orr_op_names_free(c.names);
 }
 
+/*
+ * --steps that select no job step, or --ranks that name no rank of the trace: an error, as in
+ * orrery replay, rather than a report of no step or a timeline of no rank.
+ */
+static int check_selection(const struct options *o, const struct orr_replay *r)
+{
+	struct orr_replay_step *steps;
+	size_t nsteps, kept = 0;
+	char have[256];
+
+	if (orr_select_misses(&o->sel, orr_replay_graph(r), have, sizeof(have))) {
+		cli_select_nothing(&o->sel, o->trace, r);
+		return EXIT_FAIL;
+	}
+	if (!o->sel.steps_given)
+		return EXIT_OK;
+	orr_replay_job_steps(r, &steps, &nsteps);
+	for (size_t k = 0; k < nsteps; k++)
+		kept += orr_select_step(&o->sel, steps[k].step);
+	free(steps);
+	if (kept)
+		return EXIT_OK;
+	cli_error("--steps selects no job step of '%s' ('orrery info' lists them)", o->trace);
+	return EXIT_FAIL;
+}
+
 /* Returns -1 to go on, else the exit status. */
 static int parse_options(int argc, char **argv, struct options *o)
 {
@@ -326,6 +352,8 @@ int cmd_critical_path(int argc, char **argv)
 		goto out;
 	}
 	ret = cli_replay_open(o.trace, &o.scales, &o.comm, &cr);
+	if (ret == EXIT_OK)
+		ret = check_selection(&o, cr.r);
 	if (ret != EXIT_OK)
 		goto out;
 	report(&o, cr.r, &paths, &npaths);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* orrery fit and estimate: a trace and its graph, and the rank asked for. */
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "cli.h"
 #include "fit.h"
@@ -24,6 +25,20 @@ int cli_fit_load(const char *path, struct orr_trace **ret_t, struct orr_graph **
 	return EXIT_OK;
 }
 
+/* --rank naming no rank of the trace: the ranks it has, as orrery info and replay say it. */
+static void no_rank(const char *trace, int64_t rank, const struct orr_graph *g)
+{
+	size_t n = orr_graph_rank_count(g);
+	int32_t *r = orr_xmalloc((n ? n : 1) * sizeof(*r));
+	char have[256];
+
+	for (size_t k = 0; k < n; k++)
+		r[k] = orr_graph_get_rank(g, k)->rank->rank;
+	orr_ranks_text(r, n, have, sizeof(have));
+	free(r);
+	cli_error("no rank %lld in '%s'; its ranks are %s", (long long)rank, trace, have);
+}
+
 int cli_fit_open(const char *trace, const char *out, int64_t rank, struct orr_trace **ret_t,
 		 struct orr_graph **ret_g, size_t *ret_ri)
 {
@@ -42,7 +57,7 @@ int cli_fit_open(const char *trace, const char *out, int64_t rank, struct orr_tr
 		return ret;
 	*ret_ri = orr_graph_rank_index(*ret_g, rank);
 	if (*ret_ri == SIZE_MAX) {
-		cli_error("%s: no rank %lld in the trace", trace, (long long)rank);
+		no_rank(trace, rank, *ret_g);
 		return EXIT_FAIL;
 	}
 	return EXIT_OK;

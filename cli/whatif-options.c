@@ -238,7 +238,9 @@ static int parse_one(int c, const char *arg, struct cli_whatif_options *o)
 		return parse_rank_by(arg, &o->rank_by);
 	case OPT_TOP:
 		if (cli_parse_count(arg, &o->top) < 0)
-			return cli_usage_error("whatif", "bad --top '%s'", arg);
+			return cli_usage_error(
+				"whatif",
+				"bad --top '%s' (a count, 0 or more; 0: every feasible one)", arg);
 		return -1;
 	case OPT_JOBS:
 		if (cli_parse_count(arg, &o->jobs) < 0 || o->jobs < 1 || o->jobs > 1024)

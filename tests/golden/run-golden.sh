@@ -296,7 +296,7 @@ usage)
 		expect_in out "usage: orrery fit"
 		run fit --rank 5 traces/samples/tiny-2rank
 		expect_rc 1
-		expect_in err "no rank 5 in the trace"
+		expect_in err "no rank 5 in 'traces/samples/tiny-2rank'; its ranks are 0-1"
 		# -o: the JSON report, in a file; never inside the trace.
 		run fit -o traces/samples/tiny-2rank/costs.json traces/samples/tiny-2rank
 		expect_rc 1

@@ -1,0 +1,68 @@
+#!/bin/bash
+# What a user who mistypes is told (suite golden), from the source root with $ORRERY set:
+#
+#   run-cli-messages.sh critical-path-select  --steps that select no job step and --ranks
+#                                             that name no rank are errors (exit 1, one
+#                                             line), as in orrery replay and summary
+#   run-cli-messages.sh fit-rank              fit and estimate --rank naming no rank of the
+#                                             trace say which ranks it has
+#   run-cli-messages.sh whatif-top            a bad whatif --top says what it takes
+#   run-cli-messages.sh help-commands         orrery --help names every format convert
+#                                             writes (convert --help's --to)
+set -uo pipefail
+
+# shellcheck source=SCRIPTDIR/golden-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/golden-lib.sh"
+
+tiny=traces/samples/tiny-2rank
+
+# The last run failed with exactly one line on stderr, holding $1.
+one_error() {
+	expect_rc 1
+	expect_in err "orrery: error: $1"
+	[[ $(wc -l <"$work/err") == 1 ]] || { show; fail "not one line on stderr"; }
+}
+
+case ${1:-} in
+critical-path-select)
+	run critical-path --steps 99 "$tiny"
+	one_error "--steps selects no job step of '$tiny' ('orrery info' lists them)"
+	[[ -s $work/out ]] && { show; fail "a report of no step printed"; }
+	run critical-path --ranks 9 "$tiny"
+	one_error "no rank 9 in '$tiny'; its ranks are 0-1"
+	run critical-path --ranks 5,7-9 --timeline "$work/t.json" "$tiny"
+	one_error "no rank of 5,7-9 in '$tiny'; its ranks are 0-1"
+	[[ -e $work/t.json ]] && fail "a timeline of no rank written"
+	# A selection that holds something still reports it.
+	run critical-path --steps 11 --ranks 1 "$tiny"
+	expect_rc 0
+	expect_in out "$tiny: critical path of 1 job step"
+	;;
+fit-rank)
+	run fit --rank 5 "$tiny"
+	one_error "no rank 5 in '$tiny'; its ranks are 0-1"
+	run estimate --rank 7 "$tiny"
+	one_error "no rank 7 in '$tiny'; its ranks are 0-1"
+	;;
+whatif-top)
+	run whatif --gpu h100-sxm --layers 4 --hidden 1024 --heads 16 --seq 1024 \
+		--global-batch 16 --gpus 8 --top -1
+	expect_rc 2
+	expect_in err "orrery: error: bad --top '-1' (a count, 0 or more; 0: every feasible one)"
+	;;
+help-commands)
+	run convert --help
+	expect_rc 0
+	expect_in out "--to FORMAT        native, chrome or chakra"
+	run --help
+	expect_rc 0
+	grep -E '^  convert ' "$work/out" >"$work/line" || { show; fail "no convert line"; }
+	for f in native Chrome Chakra; do
+		grep -qF "$f" "$work/line" || { show; fail "orrery --help's convert omits $f"; }
+	done
+	;;
+*)
+	fail "unknown case '${1:-}'"
+	;;
+esac
+exit 0
