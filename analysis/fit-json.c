@@ -75,6 +75,7 @@ static void json_structure(struct orr_json_out *j, const struct orr_structure *s
 	orr_json_bool(j, "gated_mlp", s->gated_mlp);
 	/* Megatron's names: a gated MLP is --swiglu; tied or untied, a trace does not tell */
 	orr_json_bool(j, "swiglu", s->gated_mlp);
+	orr_json_bool(j, "fused_attention", s->fused_attention);
 	orr_json_double(j, "untie_embeddings_and_output_weights", NAN); /* null */
 	orr_json_int(j, "repeat_kernels", (int64_t)s->repeat_kernels);
 	orr_json_array(j, "communicators");

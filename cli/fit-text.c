@@ -51,6 +51,11 @@ static void text_structure(const struct orr_rank_fit *f)
 	if (s->hidden.how != ORR_VALUE_UNKNOWN) {
 		printf("  MLP            %s\n",
 		       s->gated_mlp ? "gated (FC1 is 2 x ffn / tp wide): --swiglu" : "not gated");
+		printf("  attention      %s\n",
+		       s->fused_attention
+			       ? "fused (scaled_dot_product or flash-attn ops: no scores stored): "
+				 "--attention flash"
+			       : "unfused (the scores' batched GEMMs): --attention unfused");
 		printf("  embeddings     tied or untied: a trace does not tell (estimate and "
 		       "whatif take --untie-embeddings-and-output-weights)\n");
 	}

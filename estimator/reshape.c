@@ -59,6 +59,7 @@ int orr_train_config_from_structure(const struct orr_structure *st, struct orr_t
 	ret->cp = 1;
 	ret->vpp = 1;
 	ret->gated_mlp = st->gated_mlp;
+	ret->flash_attention = st->fused_attention;
 	ret->precision = ORR_DTYPE_BF16;
 	return 0;
 }

@@ -318,13 +318,15 @@ static double activation_ratio(const struct orr_train_config *from,
 
 	activations(from, a);
 	activations(to, b);
+	/*
+	 * Fused attention: its query is T·h/t, its work b·(a/t)·s²·d.  Checked first: at TP
+	 * 1 the query has the hidden state's size too (T·h), which grows only with T.
+	 */
+	if (attention && x == a[1])
+		return b[1] / a[1] * (double)to->seq / (double)from->seq;
 	for (int i = 0; i < 5; i++)
-		if (x == a[i]) {
-			/* Fused attention: its query is T·h/t, its work b·(a/t)·s²·d. */
-			if (attention && i == 1)
-				return b[1] / a[1] * (double)to->seq / (double)from->seq;
+		if (x == a[i])
 			return b[i] / a[i];
-		}
 	return 0;
 }
 

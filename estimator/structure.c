@@ -140,6 +140,7 @@ struct scan {
 	struct tally norms;      /* (0, 0, width) */
 	struct tally linear;     /* forward 2-D GEMMs: (M, K, N) */
 	struct tally scores;     /* attention: (B, s, d) */
+	size_t fused_scores;     /* ... of them from fused attention ops */
 	struct tally embeddings; /* aten::embedding: (table rows, 0, index elements) */
 	int64_t from, to;        /* the first step's bounds (the whole capture without steps) */
 	bool stepped;            /* ... which the trace marks */
@@ -261,9 +262,11 @@ static void note_fused_attention(struct scan *s, const struct orr_event *e, bool
 	a = heads_first ? q[1] : q[2];
 	seq = heads_first ? q[2] : q[1];
 	d = q[3];
-	if (b > 0 && a > 0 && seq > d && d > 0 && b <= INT64_MAX / a)
+	if (b > 0 && a > 0 && seq > d && d > 0 && b <= INT64_MAX / a) {
 		ORR_VEC_PUSH(s->scores.v, s->scores.n, s->scores.cap,
 			     ((struct gemm_key){ b * a, seq, d }));
+		s->fused_scores++;
+	}
 }
 
 static void scan_ops(struct scan *s, struct orr_structure *st)
@@ -462,6 +465,7 @@ static void not_a_transformer(struct orr_structure *st, const char *why)
 		set(all[i], 0, ORR_VALUE_UNKNOWN, "the shapes do not fit a transformer layer: %s",
 		    why);
 	st->gated_mlp = false;
+	st->fused_attention = false;
 }
 
 /*
@@ -516,6 +520,12 @@ static void transformer(struct orr_structure *st, struct scan *s)
 				  "fused attention op)");
 		goto out;
 	}
+	/*
+	 * Fused attention (PyTorch's scaled_dot_product ops, flash-attn) never writes the
+	 * scores to memory, and its kernels' work grows with s² per sequence where the
+	 * scores' batched GEMMs are separate ops: which of the two most attention ops are.
+	 */
+	st->fused_attention = 2 * s->fused_scores > s->scores.n;
 	/* The attention scores' most frequent shape. */
 	mode_of(d.sc, d.nsc, 1, &cs);
 	for (size_t i = 0; i < d.nsc; i++)

@@ -310,6 +310,7 @@ struct orr_structure {
 	int32_t rank;
 	bool forward, backward, optimizer, data_loading; /* phases seen */
 	bool gated_mlp;                                  /* FC1 is 2f/t wide (SwiGLU) */
+	bool fused_attention; /* most attention ops fused (SDPA, flash-attn): no scores stored */
 	struct orr_value layers, hidden, heads, head_dim, kv_groups, ffn, vocab, seq;
 	struct orr_value micro_batch, tokens, micro_batches;
 	struct orr_value tp, pp, dp, world;

@@ -10,6 +10,10 @@
 #                            --launch-us is said not to apply to the re-timed trace
 #   run-onegpu.sh whatif     a sweep of 1 GPU holds the recorded configuration, at its
 #                            replay; one of 8 GPUs ranks its layouts
+#   run-onegpu.sh attention  its SDPA ops are fused attention: fit and estimate say so,
+#                            no scores are counted in memory, and a longer sequence
+#                            costs more than a larger micro-batch of the same tokens
+#                            (the fused kernels' work grows with s² per sequence)
 #   run-onegpu.sh dir        a directory of separate runs names a file to give
 #   run-onegpu.sh lost       the same trace with one NCCL all-reduce added, as a rank of
 #                            a larger job whose distributedInfo was lost: its world and
@@ -114,6 +118,48 @@ PY
 	expect_rc 0
 	expect_in out "recorded tp 1 pp 1 dp 1"
 	grep -qE "^ +1 +8 " "$work/out" || { show; fail "no configuration of 8 GPUs ranked"; }
+	;;
+attention)
+	run fit --format=json "$base"
+	expect_rc 0
+	check_json fit <<'PY'
+import json, sys
+f = json.load(open(sys.argv[1]))
+st = [r["structure"] for r in f["ranks"]] if "ranks" in f else [f["structure"]]
+assert all(s["fused_attention"] is True for s in st), st
+PY
+	run estimate --format=json "$base"
+	expect_rc 0
+	check_json rec <<'PY'
+import json, sys
+e = json.load(open(sys.argv[1]))
+assert e["recorded"]["attention"] == "flash", e["recorded"]
+assert e["config"]["attention"] == "flash", e["config"]
+PY
+	cp "$work/rec.json" "$work/base-est.json"
+	run estimate --format=json --heads 32 "$base"
+	expect_rc 0
+	check_json heads <<'PY'
+import json, sys
+# flash attention stores no b·a·s² scores: the memory does not grow with the heads
+e = json.load(open(sys.argv[1]))
+b = json.load(open(sys.argv[1].replace("heads.json", "base-est.json")))
+assert e["memory_bytes_per_gpu"] == b["memory_bytes_per_gpu"], (e["memory_bytes_per_gpu"], b["memory_bytes_per_gpu"])
+PY
+	run estimate --format=json --micro-batch 16 "$base"
+	expect_rc 0
+	cp "$work/out" "$work/batch.json"
+	run estimate --format=json --seq 2048 "$base"
+	expect_rc 0
+	check_json seq <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+b = json.load(open(sys.argv[1].replace("seq.json", "batch.json")))
+assert s["method"] == b["method"] == "retime", (s["method"], b["method"])
+# the same tokens; the attention kernels' work is 4 x the base's at seq 2048, 2 x at
+# micro-batch 16 (about 2.8 ms a step at the base)
+assert s["iteration_ns"] > b["iteration_ns"] * 1.04, (s["iteration_ns"], b["iteration_ns"])
+PY
 	;;
 dir)
 	# Four runs of one process each, none naming its rank: not one job.

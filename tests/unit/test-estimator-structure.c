@@ -58,6 +58,7 @@ static void test_structure_megatron_tp8(void **state)
 		assert_true(s.forward);
 		assert_false(s.backward);
 		assert_false(s.optimizer);
+		assert_false(s.fused_attention); /* Megatron's unfused baddbmm and bmm */
 		assert_false(s.gated_mlp);
 		/* Without the shapes, the kernels say the same: 40 repeats of a layer. */
 		check(&s.repeats, 40, ORR_VALUE_INFERRED, "repeats");
