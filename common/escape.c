@@ -7,7 +7,8 @@
  * keep valid UTF-8 as it is, so that ordinary names (aten::mm, CJK) are unchanged.
  * Outputs whose strings must be UTF-8 (Chakra's protobuf strings, CSV cells) replace
  * each stray byte with U+FFFD; a CSV cell that a spreadsheet would run as a formula is
- * written as text.
+ * written as text, and its control characters (a CSV on a terminal is shown as text)
+ * as the text rendering writes them, but for the tab, CR and LF that quoting keeps.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -260,13 +261,19 @@ void orr_csv_write_field(FILE *f, const char *s)
 		fputc('"', f);
 	if (is_formula(buf))
 		fputc('\'', f);
-	for (const char *p = buf, *q; *p; p = q) {
-		q = p + strcspn(p, "\"");
-		fwrite(p, 1, (size_t)(q - p), f);
-		if (*q == '"') {
+	for (const char *p = buf; *p;) {
+		const unsigned char c = (unsigned char)*p;
+		size_t n = orr_utf8_len(p); /* at least 1: buf is valid UTF-8 */
+
+		if (c == '"')
 			fputs("\"\"", f);
-			q++;
-		}
+		else if ((c < 0x20 && !strchr("\t\r\n", c)) || c == 0x7f)
+			fprintf(f, "\\x%02x", c); /* as the text output writes them */
+		else if (c >= 0x80 && is_format_control(decode((const unsigned char *)p, n)))
+			fprintf(f, "\\u%04x", decode((const unsigned char *)p, n));
+		else
+			fwrite(p, 1, n, f);
+		p += n;
 	}
 	if (quote)
 		fputc('"', f);

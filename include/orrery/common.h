@@ -193,8 +193,9 @@ size_t orr_utf8_replace(char *buf, size_t size, const char *s);
  * s as one CSV text cell (RFC 4180): bytes that are not UTF-8 as U+FFFD; a cell that
  * starts with '=', '+', '-', '@', a tab or a carriage return, and is not a number (as
  * -1.5 is), prefixed with "'" so that a spreadsheet shows it rather than runs it as a
- * formula (OWASP, "CSV Injection"); quoted, quotes doubled, when it holds ',', '"', CR
- * or LF.  The one writer of every CSV cell that can hold a name.
+ * formula (OWASP, "CSV Injection"); control characters but tab, CR and LF written as
+ * orr_text_escape() writes them (\xNN, \uNNNN); quoted, quotes doubled, when it holds
+ * ',', '"', CR or LF.  The one writer of every CSV cell that can hold a name.
  */
 void orr_csv_write_field(FILE *f, const char *s);
 

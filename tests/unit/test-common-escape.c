@@ -237,6 +237,15 @@ static void test_escape_csv_cells(void **state)
 	/* bytes that are not UTF-8 */
 	expect_csv("g\xff\xfe", "g\xef\xbf\xbd\xef\xbf\xbd");
 	expect_csv("=\xff", "'=\xef\xbf\xbd");
+	/* control characters as the text output writes them: nothing acts on a terminal */
+	expect_csv("k\x1b]0;pwned\x07", "k\\x1b]0;pwned\\x07");
+	expect_csv("a\x7f\x01"
+		   "b",
+		   "a\\x7f\\x01b");
+	expect_csv("x\xc2\x9by\xe2\x80\xaez\xe2\x80\xa8", "x\\u009by\\u202ez\\u2028");
+	expect_csv("\x1b=1", "\\x1b=1");
+	expect_csv("\"\x1b", "\"\"\"\\x1b\"");
+	expect_csv("caf\xc3\xa9\tT", "caf\xc3\xa9\tT");
 	/* longer than the writer's buffer on the stack */
 	memset(big, '"', sizeof(big) - 1);
 	big[0] = '=';
