@@ -166,8 +166,12 @@ static void text_ranked(const struct cli_layouts *w, FILE *f)
 		fprintf(f, "\nno configuration is feasible\n");
 		return;
 	}
-	fprintf(f, "\nranked (mbs: micro-batches per step; do: distributed optimizer; bubble and "
-		   "exposed communication as shares of the step)\n");
+	fprintf(f,
+		"\nranked (mb: sequences per micro-batch; mbs: micro-batches per step; do: "
+		"distributed optimizer;%s bubble and exposed communication as shares of the step; "
+		"limit: the step's largest part)\n",
+		uneven_swept(w) ? " 1st/last: the first and last stages' layers, - as the others;"
+				: "");
 	text_row_head(w, f);
 	for (size_t i = 0; i < t->nbest; i++) {
 		text_row(w, &t->best[i], f);

@@ -9,6 +9,8 @@
 #   run-cli-messages.sh whatif-top            a bad whatif --top says what it takes
 #   run-cli-messages.sh help-commands         orrery --help names every format convert
 #                                             writes (convert --help's --to)
+#   run-cli-messages.sh whatif-legend         whatif's ranked table says what each short
+#                                             column name means (mb, mbs, do, 1st/last, limit)
 set -uo pipefail
 
 # shellcheck source=SCRIPTDIR/golden-lib.sh
@@ -60,6 +62,21 @@ help-commands)
 	for f in native Chrome Chakra; do
 		grep -qF "$f" "$work/line" || { show; fail "orrery --help's convert omits $f"; }
 	done
+	;;
+whatif-legend)
+	sweep=(whatif --gpu h100-sxm --layers 8 --hidden 1024 --heads 16 --seq 1024
+		--global-batch 16 --gpus 8 --tp 1 --recompute none)
+	run "${sweep[@]}"
+	expect_rc 0
+	legend=$(grep '^ranked (' "$work/out") || { show; fail "no legend"; }
+	for t in "mb: sequences per micro-batch" "mbs: micro-batches per step" \
+		"do: distributed optimizer" "limit: the step's largest part"; do
+		[[ $legend == *"$t"* ]] || { show; fail "the legend lacks '$t'"; }
+	done
+	[[ $legend == *"1st/last"* ]] && { show; fail "1st/last explained without its column"; }
+	run "${sweep[@]}" --pp 2 --last-stage-layers 0,3
+	expect_rc 0
+	expect_in out "1st/last: the first and last stages' layers, - as the others;"
 	;;
 *)
 	fail "unknown case '${1:-}'"
