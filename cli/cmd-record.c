@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "orrery/native.h"
 #include "record.h"
 #include "banned.h"
 
@@ -103,6 +104,12 @@ static int parse_options(int argc, char **argv, struct record_options *o)
 		case 'p':
 			if (!optarg[0])
 				return cli_usage_error("record", "empty --step-prefix");
+			if (strlen(optarg) > ORR_RECORD_STEP_PREFIX_MAX)
+				/* the tracer would ignore it, orrery_record.step() not */
+				return cli_usage_error("record",
+						       "bad --step-prefix: %zu bytes (at most %d, "
+						       "the tracer's limit)",
+						       strlen(optarg), ORR_RECORD_STEP_PREFIX_MAX);
 			o->step_prefix = optarg;
 			break;
 		case 'O':

@@ -75,8 +75,8 @@ struct orr__config {
 	char dir[ORR__PATH_MAX];  /* ORR_RECORD_DIR, default "." */
 	char path[ORR__PATH_MAX]; /* DIR/rank-R-PID.orr or DIR/pid-PID.orr */
 	char host[256];
-	char step_prefix[128];                /* ORR_RECORD_STEP_PREFIX, default "ProfilerStep#" */
-	int32_t rank, world_size, local_rank; /* -1 when unknown */
+	char step_prefix[ORR_RECORD_STEP_PREFIX_MAX + 1]; /* ORR_RECORD_STEP_PREFIX */
+	int32_t rank, world_size, local_rank;             /* -1 when unknown */
 	int64_t pid;
 	int64_t skip, steps; /* ORR_RECORD_SKIP, ORR_RECORD_STEPS: 0 by default */
 	bool debug;          /* ORR_DEBUG names "tracer" or "all" */

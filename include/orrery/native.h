@@ -189,6 +189,12 @@ struct orr_run_manifest {
 	size_t nfiles;
 };
 
+/*
+ * The longest step prefix the tracer takes (ORR_RECORD_STEP_PREFIX, orrery record
+ * --step-prefix), in bytes: it ignores a longer one for 'ProfilerStep#', with a log line.
+ */
+#define ORR_RECORD_STEP_PREFIX_MAX 127
+
 /* Writes DIR/ORR_NATIVE_MANIFEST atomically (temporary name, then rename). */
 int orr_run_write_manifest(const char *dir, const struct orr_run_manifest *m);
 

@@ -57,6 +57,11 @@ usage)
 	run record --step-prefix '' -- true
 	expect_rc 2
 	expect_in err "empty --step-prefix"
+	# past what the tracer takes (ORR_RECORD_STEP_PREFIX_MAX, 127 bytes; it would
+	# record with ProfilerStep# while orrery_record.step() named steps with it)
+	run record --step-prefix "$(printf 'p%.0s' {1..128})" -o "$work/d" -- true
+	expect_rc 2
+	expect_in err "bad --step-prefix: 128 bytes (at most 127, the tracer's limit)"
 	run record --ops cupti -- true
 	expect_rc 2
 	expect_in err "bad --ops 'cupti' (nvtx, profiler or none)"

@@ -102,9 +102,18 @@ static void test_env_hostile_values(void **state)
 	assert_true(w.windowed);
 	assert_true(w.skip + w.steps + 2 > 0); /* no overflow */
 	orr__window_release(&w);
-	/* A step prefix too long for the window is noted and the default used. */
-	memset(prefix, 'p', sizeof(prefix) - 1);
-	prefix[sizeof(prefix) - 1] = '\0';
+	/* A prefix of ORR_RECORD_STEP_PREFIX_MAX bytes is taken (orrery record's limit). */
+	memset(prefix, 'p', ORR_RECORD_STEP_PREFIX_MAX);
+	prefix[ORR_RECORD_STEP_PREFIX_MAX] = '\0';
+	setenv("ORR_RECORD_STEP_PREFIX", prefix, 1);
+	unsetenv("ORR_RECORD_SKIP");
+	unsetenv("ORR_RECORD_STEPS");
+	orr__config_from_env(&c, bad, sizeof(bad));
+	assert_string_equal(bad, "");
+	assert_string_equal(c.step_prefix, prefix);
+	/* A step prefix a byte longer is noted and the default used. */
+	memset(prefix, 'p', ORR_RECORD_STEP_PREFIX_MAX + 1);
+	prefix[ORR_RECORD_STEP_PREFIX_MAX + 1] = '\0';
 	setenv("ORR_RECORD_STEP_PREFIX", prefix, 1);
 	unsetenv("ORR_RECORD_SKIP");
 	unsetenv("ORR_RECORD_STEPS");

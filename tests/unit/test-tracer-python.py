@@ -154,6 +154,18 @@ class RecordTest(Base):
             pass
         self.assertEqual(fake.log[0], ("push", "iteration 4"))
 
+    def test_step_prefix_past_the_tracers_limit_is_the_default(self):
+        # as tracer/env.c: at most 127 bytes (ORR_RECORD_STEP_PREFIX_MAX), else the default
+        for prefix, want in (("x" * 127, "x" * 127 + "4"), ("x" * 128, "ProfilerStep#4"),
+                             ("\u00e9" * 63, "\u00e9" * 63 + "4"),
+                             ("\u00e9" * 64, "ProfilerStep#4")):
+            os.environ["ORR_RECORD_STEP_PREFIX"] = prefix
+            fake = FakeTorch()
+            rec = self.load(fake)
+            with rec.step(4):
+                pass
+            self.assertEqual(fake.log[0], ("push", want))
+
     def test_enable_enters_emit_nvtx_once(self):
         fake = FakeTorch()
         rec = self.load(fake)
@@ -257,6 +269,20 @@ class ProfilerOpsTest(Base):
         ])
         self.assertEqual(fake.profile_args, [(["CPU"], False)])
         self.assertTrue(os.path.exists(self.ops_file))
+
+    def test_window_counts_read_as_the_tracer_reads_them(self):
+        # tracer/env.c: ASCII digits, at most about 2^63; anything else is 0 (from the
+        # start), never an exception in the recorded job
+        for skip in ("\u00b2", "\u0661", "1e3", " 1", "9223372036854775807", "-1"):
+            os.environ["ORR_RECORD_SKIP"] = skip
+            fake = FakeTorch()
+            rec = self.load(fake)
+            self.assertTrue(rec.enable(ops="profiler"), skip)
+            self.assertEqual(fake.log, [("profile", "enter")], skip)
+            atexit.unregister(rec._profiler.finish)
+        os.environ["ORR_RECORD_SKIP"] = "922337203685477579"
+        rec = self.load(FakeTorch())
+        self.assertEqual(rec._env_count("ORR_RECORD_SKIP"), 922337203685477579)
 
     def test_mode_from_environment(self):
         os.environ["ORR_RECORD_OPS"] = "profiler"

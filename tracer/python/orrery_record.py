@@ -94,14 +94,28 @@ def _find_torch():
     return torch
 
 
+# The longest ORR_RECORD_STEP_PREFIX the tracer takes, in bytes (include/orrery/native.h's
+# ORR_RECORD_STEP_PREFIX_MAX): it ignores a longer one for STEP_PREFIX, and so do we.
+_STEP_PREFIX_MAX = 127
+
+
 def _prefix():
-    return os.environ.get("ORR_RECORD_STEP_PREFIX") or STEP_PREFIX
+    p = os.environ.get("ORR_RECORD_STEP_PREFIX")
+    return p if p and len(os.fsencode(p)) <= _STEP_PREFIX_MAX else STEP_PREFIX
 
 
 def _env_count(name):
-    """A whole non-negative number from the environment (as the tracer reads it), else 0."""
+    """A whole non-negative number from the environment, else 0, as the tracer reads it
+    (tracer/env.c): ASCII digits only, and past about 2^63 malformed (0)."""
     v = os.environ.get(name, "")
-    return int(v) if v.isdigit() else 0
+    if not v or any(c not in "0123456789" for c in v):
+        return 0
+    n = 0
+    for c in v:
+        if n > (2**63 - 1 - 9) // 10:
+            return 0
+        n = n * 10 + ord(c) - ord("0")
+    return n
 
 
 class _OpsSession:
