@@ -6,15 +6,16 @@
  * reduce-scatters, the gradients' reduction and the optimizer.
  *
  * Each stage runs its passes in the order of orr_pp_schedule(), receives its input
- * before a pass and sends its output after it.  The gradients' reduction over DP
- * (all-reduce, or reduce-scatter with the distributed optimizer) in buckets as
- * Megatron-Core's DDP makes them, after the last backward pass (its default) or during
- * it (overlap_grad_reduce); with full sharding, per layer instead.  After the last
- * backward pass: the embedding gradients' all-reduce between the first and last stages
- * (tied embeddings), the gradient norm (a reduction, an all-reduce over the
- * model-parallel group, and the .item() that waits for it), Adam, and with the
- * distributed optimizer the parameters' all-gather; the step ends with the launch
- * thread waiting for its GPU.  The gradient buffer is zeroed when it starts.
+ * before a pass (an interleaved schedule one call ahead) and sends its output after
+ * it.  The gradients' reduction over DP (all-reduce, or reduce-scatter with the
+ * distributed optimizer) in buckets as Megatron-Core's DDP makes them, after the last
+ * backward pass (its default) or during it (overlap_grad_reduce); with full sharding,
+ * per layer instead.  After the last backward pass: the embedding gradients'
+ * all-reduce between the first and last stages (tied embeddings), the gradient norm (a
+ * reduction, an all-reduce over the model-parallel group, and the .item() that waits
+ * for it), Adam, and with the distributed optimizer the parameters' all-gather; the
+ * step ends with the launch thread waiting for its GPU.  The gradient buffer is zeroed
+ * when it starts.
  */
 #include <errno.h>
 #include <math.h>
@@ -261,9 +262,8 @@ static double busy(const struct sy_pass *p)
  * for both before it launches the next pass.  That is 1F1B's default only: with an
  * interleaved schedule Megatron turns overlap_p2p_comm on (--no-overlap-p2p-communication
  * turns it off) and batch_p2p_comm = not overlap_p2p_comm, so its transfers are posted
- * as separate isend/irecv, waited for on the GPU by the pass that needs them, and the
- * launch thread never blocks on them (where it synchronizes the device for another
- * reason, slots_ahead() below writes them in Megatron's order).
+ * as separate isend/irecv, one call ahead and waited for on the GPU, and the launch
+ * thread never blocks on them (slots_ahead() below).
  */
 static void p2p_sync(struct sy_pass *p)
 {
@@ -272,6 +272,7 @@ static void p2p_sync(struct sy_pass *p)
 	p->p2p_pending = false;
 }
 
+/* A pass of 1F1B (vpp 1): its input received just before it, its output sent after it. */
 static void slot(struct sy_pass *p, const struct orr_pp_slot *s)
 {
 	int r = p->r->stage, pp = (int)p->j->c->pp, v = (int)p->j->c->vpp;
@@ -312,29 +313,39 @@ static void slot(struct sy_pass *p, const struct orr_pp_slot *s)
 }
 
 /*
- * ---- an interleaved schedule whose launch thread synchronizes the device ----
+ * ---- an interleaved schedule ----
  *
- * Megatron's interleaved schedule (forward_backward_pipelining_with_interleaving,
- * overlap_p2p_comm) posts a pass's input one call ahead: send_forward_recv_forward()
- * after forward pass k posts its output's isend and the irecv of the next forward pass's
- * input, send_backward_recv_backward() after a backward pass the same towards the
- * previous stage; the first forward pass's input is received before the first pass
- * (recv_forward), the first backward pass's after the last warm-up forward pass.  Every
- * stage has posted both sides of each transfer before it synchronizes again, so a
+ * Megatron's interleaved schedule (forward_backward_pipelining_with_interleaving, with
+ * its defaults: overlap_p2p_comm on, batch_p2p_comm off, overlap_p2p_comm_warmup_flush
+ * off, and deallocate_pipeline_outputs on, as megatron/training sets it) posts a pass's
+ * input one call ahead: send_forward_recv_forward() after forward pass k posts its
+ * output's isend and the irecv of the next forward pass's input,
+ * send_backward_recv_backward() after a backward pass the same towards the previous
+ * stage; the first forward pass's input is received before the first pass
+ * (recv_forward), the first backward pass's after the last warm-up forward pass.  Each
+ * isend and irecv goes on its communicator's stream once what the compute stream has
+ * launched has run (ProcessGroupNCCL's syncStream), and Work.wait() makes the compute
+ * stream wait for it on the GPU (the launch thread goes on): the warm-up's and the
+ * cool-down's calls wait for their transfers at once (wait_on_reqs), a steady-state
+ * call's receive is waited for before the pass that needs it, so that it spans the pass
+ * of the other kind in between, its forward send at once (deallocate_pipeline_outputs),
+ * its backward send after the next backward call (send_prev_wait_handle).  Every stage
+ * has posted both sides of each transfer before it synchronizes again, so a
  * torch.cuda.synchronize() (a timer of --timing-log-level 2, around each pass and each of
  * these calls; DeepSpeed's at each checkpointed layer) waits for transfers the peer has
- * posted or posts before its own next synchronization, and the step runs.  Receiving
- * each input just before its pass instead, as slot() writes it, the thread would wait at
- * a synchronization for a send whose receive it posts only after it: a deadlock
- * Megatron's order does not have.  Written so only where the thread synchronizes (such a
- * step was refused before); elsewhere slot() writes the transfers as it did, and those
- * results are the same (docs/estimator.md, "Synchronizations in an interleaved
- * schedule", says what Megatron's order would change there).
+ * posted or posts before its own next synchronization, and the step runs.
  */
-static bool posted_ahead(const struct sy_job *j)
-{
-	return j->c->vpp > 1 && (j->c->sync_timers || orr_train_syncs_layers(j->c));
-}
+
+/* A stage's point-to-point calls in an interleaved step, as slots_ahead() writes them. */
+struct ahead {
+	size_t warmup; /* forward passes before the first backward pass's input is posted */
+	size_t steady; /* backward passes whose calls overlap: all but the cool-down's */
+	size_t forwards, backwards; /* passes written so far */
+	/* a receive a steady-state call posted, which the compute stream waits for before
+	 * the pass that needs it: the next forward pass's input, the next backward pass's */
+	bool pending[2];
+	uint32_t send_prev; /* the last backward send a steady-state call posted, recorded */
+};
 
 /* Whether pass s of this stage receives its input (or its output's gradient). */
 static bool receives(const struct sy_pass *p, const struct orr_pp_slot *s)
@@ -358,11 +369,15 @@ static bool sends(const struct sy_pass *p, const struct orr_pp_slot *s)
 
 /*
  * One of Megatron's point-to-point calls in one direction: the isend of the pass that
- * has just run and the irecv of the next pass's input, in _p2p_ops()'s order (an even stage sends
- * first, an odd one receives first), between the synchronizations of the call's timer
- * (forward-send-forward-recv, backward-send-backward-recv: log level 2, as the passes').
+ * has just run and the irecv of the next pass's input, in _p2p_ops()'s order (an even
+ * stage sends first, an odd one receives first), each after what the compute stream has
+ * launched, between the synchronizations of the call's timer (forward-send-forward-recv,
+ * backward-send-backward-recv: log level 2, as the passes').  blocking: the call waits
+ * for its transfers (wait_on_reqs, inside the timer); else the schedule waits for them
+ * after it as the struct ahead above says.
  */
-static void p2p_call(struct sy_pass *p, bool forward, bool send, bool recv)
+static void p2p_call(struct sy_pass *p, struct ahead *a, bool forward, bool send, bool recv,
+		     bool blocking)
 {
 	int r = p->r->stage;
 	enum sy_stream out = forward ? SY_SEND_NEXT : SY_SEND_PREV;
@@ -372,18 +387,35 @@ static void p2p_call(struct sy_pass *p, bool forward, bool send, bool recv)
 
 	orr__sy_timer_sync(p);
 	for (int k = 0; k < 2; k++) {
-		if (recv && k != r % 2)
+		if (recv && k != r % 2) {
+			orr__sy_wait_for(p, in, SY_COMPUTE);
 			transfer(p, in, from);
+		}
 		if (send && k == r % 2) {
 			orr__sy_wait_for(p, out, SY_COMPUTE);
 			transfer(p, out, to);
 		}
 	}
+	if (blocking && send)
+		orr__sy_wait_for(p, SY_COMPUTE, out);
+	if (blocking && recv)
+		orr__sy_wait_for(p, SY_COMPUTE, in);
 	orr__sy_timer_sync(p);
+	a->pending[forward ? 0 : 1] = recv && !blocking;
+	if (blocking)
+		return;
+	if (forward && send) { /* deallocate_pipeline_outputs: the output is freed after it */
+		orr__sy_wait_for(p, SY_COMPUTE, out);
+		return;
+	}
+	if (forward)
+		return;
+	orr__sy_wait_record(p, SY_COMPUTE, a->send_prev);
+	a->send_prev = send ? orr__sy_record(p, out) : UINT32_MAX;
 }
 
-/* A pass whose input was received ahead: the compute waits for it, then runs. */
-static void slot_ahead(struct sy_pass *p, const struct orr_pp_slot *s)
+/* A pass whose input was posted ahead: the compute waits for it if not yet, then runs. */
+static void slot_ahead(struct sy_pass *p, struct ahead *a, const struct orr_pp_slot *s)
 {
 	int r = p->r->stage, pp = (int)p->j->c->pp, v = (int)p->j->c->vpp;
 	bool first = r == 0 && s->chunk == 0, last = r == pp - 1 && (int)s->chunk == v - 1;
@@ -394,8 +426,10 @@ static void slot_ahead(struct sy_pass *p, const struct orr_pp_slot *s)
 	if (receives(p, s)) {
 		if (scattered(p) > 1)
 			gather_received(p, in);
-		orr__sy_wait_for(p, SY_COMPUTE, in);
+		if (a->pending[forward ? 0 : 1])
+			orr__sy_wait_for(p, SY_COMPUTE, in);
 	}
+	a->pending[forward ? 0 : 1] = false;
 	orr__sy_timer_sync(p); /* forward-compute, backward-compute */
 	if (forward && (first || last))
 		orr__sy_get_batch(p);
@@ -434,11 +468,16 @@ static size_t warmup_forwards(const struct sy_pass *p)
 	return w < total ? w : total;
 }
 
-/* The first backward pass's input, received after the warm-up's last forward pass. */
-static void first_backward_input(struct sy_pass *p, const struct orr_pp_slot *slots, size_t n,
-				 bool all_warmup)
+/*
+ * The first backward pass's input, received after the warm-up's last forward pass: by
+ * send_backward_recv_backward() (overlapped) after a warm-up that leaves a steady state,
+ * by the cool-down's recv_backward() (blocking) after one that takes every micro-batch.
+ */
+static void first_backward_input(struct sy_pass *p, struct ahead *a,
+				 const struct orr_pp_slot *slots, size_t n)
 {
 	size_t b = 0;
+	bool all_warmup = a->steady == 0;
 
 	while (b < n && slots[b].pass != ORR_PP_PASS_BACKWARD)
 		b++;
@@ -446,30 +485,35 @@ static void first_backward_input(struct sy_pass *p, const struct orr_pp_slot *sl
 		return;
 	if (all_warmup && !receives(p, &slots[b]))
 		return; /* recv_backward() on the last stage: no call, no timer */
-	p2p_call(p, false, false, receives(p, &slots[b]));
+	p2p_call(p, a, false, false, receives(p, &slots[b]), all_warmup);
 }
 
 static void slots_ahead(struct sy_pass *p, const struct orr_pp_slot *slots, size_t n)
 {
-	size_t w = warmup_forwards(p), forwards = 0;
-	bool all_warmup = w == (size_t)p->j->c->micro_batches * (size_t)p->j->c->vpp;
+	size_t total = (size_t)p->j->c->micro_batches * (size_t)p->j->c->vpp;
+	struct ahead a = { .warmup = warmup_forwards(p), .send_prev = UINT32_MAX };
 
-	if (n > 0 && receives(p, &slots[0])) { /* recv_forward(), its timer */
-		orr__sy_timer_sync(p);
-		transfer(p, SY_RECV_PREV, prev_stage(p->j, p->r->stage));
-		orr__sy_timer_sync(p);
-	}
+	a.steady = total - a.warmup;
+	if (n > 0 && receives(p, &slots[0])) /* recv_forward(), blocking */
+		p2p_call(p, &a, true, false, true, true);
 	for (size_t i = 0; i < n && !p->j->err; i++) {
 		size_t next = next_of_kind(slots, n, i);
 		bool forward = slots[i].pass == ORR_PP_PASS_FORWARD;
+		bool recv = next < n && receives(p, &slots[next]), blocking;
 
 		if (!forward && p->j->forward_only)
 			continue;
-		slot_ahead(p, &slots[i]);
-		p2p_call(p, forward, sends(p, &slots[i]), next < n && receives(p, &slots[next]));
-		if (forward && ++forwards == w && !p->j->forward_only)
-			first_backward_input(p, slots, n, all_warmup);
+		slot_ahead(p, &a, &slots[i]);
+		if (forward)
+			blocking = ++a.forwards <= a.warmup;
+		else
+			blocking = ++a.backwards > a.steady;
+		p2p_call(p, &a, forward, sends(p, &slots[i]), recv, blocking);
+		if (forward && a.forwards == a.warmup && !p->j->forward_only)
+			first_backward_input(p, &a, slots, n);
 	}
+	/* the last steady-state backward send, waited for after the cool-down */
+	orr__sy_wait_record(p, SY_COMPUTE, a.send_prev);
 }
 
 /* ---- gradients and the optimizer ---- */
@@ -567,9 +611,9 @@ static int stage_program(struct sy_job *j, struct sy_rank *r)
 			     params * orr__sy_grad_bytes(&p) /
 				     (c->fully_sharded ? (double)orr__sy_dp_of(&p) : 1),
 			     0);
-	if (posted_ahead(j))
+	if (c->vpp > 1)
 		slots_ahead(&p, slots, n);
-	for (size_t i = 0; i < n && !j->err && !posted_ahead(j); i++)
+	for (size_t i = 0; i < n && !j->err && c->vpp == 1; i++)
 		if (!j->forward_only || slots[i].pass == ORR_PP_PASS_FORWARD)
 			slot(&p, &slots[i]);
 	p2p_sync(&p);

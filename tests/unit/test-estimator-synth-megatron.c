@@ -74,6 +74,70 @@ static double replayed(const struct orr_synth *s)
 	return ns;
 }
 
+/*
+ * Of the stage whose GPU is process gpu_pid in s's trace (stage k's: 2k + 2), the
+ * receives of a forward pass's input ("receive from previous stage") after which the
+ * first GEMM launched is a backward pass's (a dgrad) rather than the forward pass's
+ * that the input feeds: the receives posted one call ahead, a backward pass between.
+ * The trace writes each event on a line of its own, a stage's in launch order.
+ */
+static size_t received_ahead(const struct orr_synth *s, int gpu_pid)
+{
+	char pid[32], line[4096];
+	size_t n = 0;
+	bool open = false;
+
+	snprintf(pid, sizeof(pid), "\"pid\":%d,", gpu_pid);
+	for (const char *p = s->json; *p;) {
+		const char *end = strchr(p, '\n');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+
+		snprintf(line, sizeof(line), "%.*s",
+			 (int)(len < sizeof(line) ? len : sizeof(line) - 1), p);
+		p += end ? len + 1 : len;
+		if (!strstr(line, "\"cat\":\"kernel\"") || !strstr(line, pid))
+			continue;
+		if (strstr(line, "\"Process Group Description\":\"receive from previous stage\"")) {
+			open = true;
+		} else if (open && strstr(line, "orrery_synth::gemm<")) {
+			n += strstr(line, ",dgrad>") != NULL;
+			open = false;
+		}
+	}
+	return n;
+}
+
+/*
+ * Of the same stage's receives (from either neighbour), those that start on the GPU
+ * before the compute kernel launched last before them has ended: ProcessGroupNCCL
+ * puts a receive on its stream behind an event of the compute stream, so none should.
+ */
+static size_t received_early(const struct orr_synth *s, int gpu_pid)
+{
+	char pid[32], line[4096];
+	size_t n = 0;
+	double compute_end = 0;
+
+	snprintf(pid, sizeof(pid), "\"pid\":%d,", gpu_pid);
+	for (const char *p = s->json; *p;) {
+		const char *end = strchr(p, '\n'), *ts, *dur;
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+
+		snprintf(line, sizeof(line), "%.*s",
+			 (int)(len < sizeof(line) ? len : sizeof(line) - 1), p);
+		p += end ? len + 1 : len;
+		ts = strstr(line, "\"ts\":");
+		dur = strstr(line, "\"dur\":");
+		if (!strstr(line, "\"cat\":\"kernel\"") || !strstr(line, pid) || !ts || !dur)
+			continue;
+		if (strstr(line, "\"tid\":7,")) /* the compute stream */
+			compute_end = strtod(ts + 5, NULL) + strtod(dur + 6, NULL);
+		else if (strstr(line, "\"Process Group Description\":\"receive from"))
+			n += strtod(ts + 5, NULL) < compute_end - 1e-3;
+	}
+	return n;
+}
+
 /* A DP all-reduce of one fp16/bf16 pair of elements (4 bytes) over the 2 DP ranks. */
 #define LOSS_ALL_REDUCE "\"In msg nelems\":2,\"Out msg nelems\":2,\"Group size\":2,"
 
@@ -246,6 +310,43 @@ static void test_sync_layers_interleaved(void **state)
 	orr_synth_release(&synced);
 }
 
+/*
+ * An interleaved schedule (VPP 2) without synchronizations is written in Megatron's
+ * order too (overlap_p2p_comm, its default): in the steady state each forward pass's
+ * input is posted by send_forward_recv_forward() after the forward pass before it, so
+ * a backward pass runs between the receive and the pass it feeds.  Stage 1 of 2 warms
+ * up with 2 forward passes (2 (pp - 1 - 1) + (vpp - 1) pp), whose calls wait for their
+ * transfers at once; the 14 steady-state forward calls that follow post the next
+ * forward pass's input ahead, all but the last (no forward pass after it): 13.
+ * Received just before its pass (as 1F1B does) none would be.  No receive of either
+ * stage starts before the compute launched before it has ended (ProcessGroupNCCL's
+ * syncStream), so that its wait for the peer never runs beside that compute.  The step
+ * replays as placed.
+ */
+static void test_interleaved_posted_ahead(void **state)
+{
+	struct orr_train_config c = small();
+	struct orr_synth s;
+	size_t total, warmup;
+
+	(void)state;
+	c.vpp = 2;
+	s = synth(&c);
+	total = (size_t)(c.micro_batches * c.vpp);
+	warmup = (size_t)(2 * (c.pp - 1 - 1) + (c.vpp - 1) * c.pp);
+	assert_int_equal(received_ahead(&s, 4), total - warmup - 1);
+	assert_int_equal(received_early(&s, 2), 0);
+	assert_int_equal(received_early(&s, 4), 0);
+	assert_true(fabs(replayed(&s) / s.placed_ns - 1) < 0.005);
+	orr_synth_release(&s);
+
+	/* 1F1B receives each input just before its pass */
+	c.vpp = 1;
+	s = synth(&c);
+	assert_int_equal(received_ahead(&s, 4), 0);
+	orr_synth_release(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -254,6 +355,7 @@ int main(void)
 		cmocka_unit_test(test_sync_layers),
 		cmocka_unit_test(test_sync_timers_interleaved),
 		cmocka_unit_test(test_sync_layers_interleaved),
+		cmocka_unit_test(test_interleaved_posted_ahead),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
