@@ -171,6 +171,14 @@ int orr__estimate_synth_run(const struct orr_estimate_options *o, const struct o
 	const char *why = NULL;
 	int err = orr_synth_step(c, forward_only, k, &s, &why);
 
+	/* Too many instructions: the count says what is wrong; E2BIG's text would not. */
+	if (err == -E2BIG && why)
+		return orr_diag_set(
+			d, err, "", -1, -1,
+			"cannot synthesize the step: %s, too many to place; try a smaller "
+			"model, or more pipeline stages (--pp) to share its layers "
+			"(docs/limits.md, \"Estimates: the synthesized step\")",
+			why);
 	if (err)
 		return orr_diag_set(d, err, "", -1, -1, "cannot synthesize the step: %s%s%s",
 				    orr_strerror(err), why ? ": " : "", why ? why : "");

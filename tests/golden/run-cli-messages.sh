@@ -11,6 +11,8 @@
 #                                             writes (convert --help's --to)
 #   run-cli-messages.sh whatif-legend         whatif's ranked table says what each short
 #                                             column name means (mb, mbs, do, 1st/last, limit)
+#   run-cli-messages.sh synth-too-large       a step too large to synthesize is named by
+#                                             its count and what to try, not by E2BIG's text
 set -uo pipefail
 
 # shellcheck source=SCRIPTDIR/golden-lib.sh
@@ -77,6 +79,11 @@ whatif-legend)
 	run "${sweep[@]}" --pp 2 --last-stage-layers 0,3
 	expect_rc 0
 	expect_in out "1st/last: the first and last stages' layers, - as the others;"
+	;;
+synth-too-large)
+	run estimate --gpu h100-sxm --layers 2 --hidden 1073741824 --heads 16 --seq 1024
+	one_error "cannot synthesize the step: more than 2^24 instructions per stage, too many to place; try a smaller model, or more pipeline stages (--pp) to share its layers"
+	grep -qF "Argument list too long" "$work/err" && { show; fail "E2BIG's text shown"; }
 	;;
 *)
 	fail "unknown case '${1:-}'"
