@@ -254,6 +254,12 @@ static int parse_one(int c, const char *arg, struct cli_whatif_options *o)
 	case 'o':
 		if (!arg[0])
 			return cli_usage_error("whatif", "empty output name");
+		if (cli_compressed_suffix(arg))
+			return cli_usage_error(
+				"whatif",
+				"-o '%s': orrery writes plain text, JSON or CSV; name it "
+				"without '%s' and compress it afterwards",
+				arg, cli_compressed_suffix(arg));
 		cli_output_arg(arg);
 		o->out = arg;
 		return -1;

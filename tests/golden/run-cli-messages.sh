@@ -13,6 +13,8 @@
 #                                             column name means (mb, mbs, do, 1st/last, limit)
 #   run-cli-messages.sh synth-too-large       a step too large to synthesize is named by
 #                                             its count and what to try, not by E2BIG's text
+#   run-cli-messages.sh whatif-compressed     whatif -o refuses a compressed name, as every
+#                                             other output does, and writes nothing
 set -uo pipefail
 
 # shellcheck source=SCRIPTDIR/golden-lib.sh
@@ -84,6 +86,15 @@ synth-too-large)
 	run estimate --gpu h100-sxm --layers 2 --hidden 1073741824 --heads 16 --seq 1024
 	one_error "cannot synthesize the step: more than 2^24 instructions per stage, too many to place; try a smaller model, or more pipeline stages (--pp) to share its layers"
 	grep -qF "Argument list too long" "$work/err" && { show; fail "E2BIG's text shown"; }
+	;;
+whatif-compressed)
+	for ext in gz zst; do
+		run whatif --gpu h100-sxm --layers 4 --hidden 1024 --heads 16 --seq 1024 \
+			--global-batch 16 --gpus 8 --format=csv -o "$work/sweep.csv.$ext"
+		expect_rc 2
+		expect_in err "orrery: error: -o '$work/sweep.csv.$ext': orrery writes plain text, JSON or CSV; name it without '.$ext' and compress it afterwards"
+		[[ -e $work/sweep.csv.$ext ]] && fail "a plain file named .$ext written"
+	done
 	;;
 *)
 	fail "unknown case '${1:-}'"
