@@ -111,7 +111,7 @@ static int parse_one(const char *cmd, int c, const char *arg, struct orr_estimat
 		return ret;
 	if (c >= OPT_SIZE && c < OPT_SIZE + (int)NSIZE) {
 		if (cli_parse_count(arg, &o->size[c - OPT_SIZE]) < 0 || o->size[c - OPT_SIZE] < 1)
-			return cli_usage_error(cmd, "bad --%s '%s' (a count, 1 or more)",
+			return cli_usage_error(cmd, "bad --%s '%s' (a count, 1 to 2147483647)",
 					       orr_estimate_size_name((size_t)(c - OPT_SIZE)), arg);
 		if (!strcmp(orr_estimate_size_name((size_t)(c - OPT_SIZE)), "layers") &&
 		    o->size[c - OPT_SIZE] > ORR_ESTIMATE_MAX_LAYERS)
@@ -125,11 +125,13 @@ static int parse_one(const char *cmd, int c, const char *arg, struct orr_estimat
 	switch (c) {
 	case OPT_GLOBAL:
 		if (cli_parse_count(arg, &o->global_batch) < 0 || o->global_batch < 1)
-			return cli_usage_error(cmd, "bad --global-batch '%s'", arg);
+			return cli_usage_error(
+				cmd, "bad --global-batch '%s' (a count, 1 to 2147483647)", arg);
 		return -1;
 	case OPT_GPN:
 		if (cli_parse_count(arg, &o->gpus_per_node) < 0 || o->gpus_per_node < 1)
-			return cli_usage_error(cmd, "bad --gpus-per-node '%s'", arg);
+			return cli_usage_error(
+				cmd, "bad --gpus-per-node '%s' (a count, 1 to 2147483647)", arg);
 		return -1;
 	case OPT_LAUNCH:
 		if (cli_parse_real(arg, 0, 1e6, &o->launch_us) < 0)

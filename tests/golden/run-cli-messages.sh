@@ -15,6 +15,8 @@
 #                                             its count and what to try, not by E2BIG's text
 #   run-cli-messages.sh whatif-compressed     whatif -o refuses a compressed name, as every
 #                                             other output does, and writes nothing
+#   run-cli-messages.sh estimate-range        a size out of range says the range, also
+#                                             past its top (where "1 or more" was no help)
 set -uo pipefail
 
 # shellcheck source=SCRIPTDIR/golden-lib.sh
@@ -95,6 +97,19 @@ whatif-compressed)
 		expect_in err "orrery: error: -o '$work/sweep.csv.$ext': orrery writes plain text, JSON or CSV; name it without '.$ext' and compress it afterwards"
 		[[ -e $work/sweep.csv.$ext ]] && fail "a plain file named .$ext written"
 	done
+	;;
+estimate-range)
+	desc=(--gpu h100-sxm --layers 4 --heads 16 --seq 1024)
+	for bad in "--hidden 99999999999999" "--hidden 0" "--gpus-per-node 0" \
+		"--global-batch 0"; do
+		set -- $bad
+		run estimate "${desc[@]}" --hidden 1024 "$1" "$2"
+		expect_rc 2
+		expect_in err "orrery: error: bad $1 '$2' (a count, 1 to 2147483647)"
+	done
+	run whatif "${desc[@]}" --hidden 1024 --global-batch 16 --gpus 8 --gpus-per-node 0
+	expect_rc 2
+	expect_in err "bad --gpus-per-node '0' (a count, 1 to 2147483647)"
 	;;
 *)
 	fail "unknown case '${1:-}'"
