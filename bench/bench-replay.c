@@ -9,7 +9,8 @@
  *
  * Generates a synthetic job in memory (gen-job.h: R ranks of about E events), builds its
  * graph (orr_graph_build()) and replays it (orr_replay_run()), timing each phase with the
- * monotonic clock, then prints events, tasks, seconds, rates and the peak RSS (getrusage).
+ * monotonic clock, then prints events, tasks, seconds, rates and the peak RSS (getrusage);
+ * --json also each phase's system time and minor page faults.
  * --check also verifies, outside the timings, that every rank has every step and compares
  * the predicted job steps with the measured ones.  --json prints one JSON line instead.
  * --generate-only stops after the generator (to profile it).
@@ -31,9 +32,13 @@
 #include "orrery/replay.h"
 #include "../common/banned.h"
 
-/* A phase's wall-clock and CPU seconds (the CPU time is what "per core" means). */
+/*
+ * A phase's wall-clock and CPU seconds (the CPU time is what "per core" means), and of
+ * the CPU time the kernel's share and the minor page faults (first touches) in it.
+ */
 struct phase {
-	double wall_s, cpu_s;
+	double wall_s, cpu_s, sys_s;
+	int64_t minflt;
 };
 
 enum { P_GEN, P_GRAPH, P_REPLAY, N_PHASES };
@@ -57,18 +62,26 @@ static int64_t cpu_ns(void)
 }
 
 struct timer {
-	int64_t wall_ns, cpu_ns;
+	int64_t wall_ns, cpu_ns, sys_us, minflt;
 };
 
 static struct timer timer_start(void)
 {
-	return (struct timer){ orr_now_ns(), cpu_ns() };
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (struct timer){ orr_now_ns(), cpu_ns(),
+			       (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec,
+			       ru.ru_minflt };
 }
 
 static struct phase timer_stop(struct timer t)
 {
-	return (struct phase){ (double)(orr_now_ns() - t.wall_ns) / 1e9,
-			       (double)(cpu_ns() - t.cpu_ns) / 1e9 };
+	struct timer e = timer_start();
+
+	return (struct phase){ (double)(e.wall_ns - t.wall_ns) / 1e9,
+			       (double)(e.cpu_ns - t.cpu_ns) / 1e9,
+			       (double)(e.sys_us - t.sys_us) / 1e6, e.minflt - t.minflt };
 }
 
 static double rate_m(uint64_t n, double s)
@@ -274,6 +287,8 @@ static void print_json(const struct gen_job_options *o, const struct result *res
 		       phase_names[p], res->ph[p].wall_s, phase_names[p], res->ph[p].cpu_s,
 		       phase_names[p], rate_m(n, res->ph[p].wall_s), phase_names[p],
 		       rate_m(n, res->ph[p].cpu_s));
+		printf(", \"%s_sys_s\": %.3f, \"%s_minflt\": %" PRId64, phase_names[p],
+		       res->ph[p].sys_s, phase_names[p], res->ph[p].minflt);
 		total.wall_s += res->ph[p].wall_s;
 		total.cpu_s += res->ph[p].cpu_s;
 	}
