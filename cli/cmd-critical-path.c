@@ -298,7 +298,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'n':
 			if (cli_parse_count(optarg, &o->top) < 0)
 				return cli_usage_error("critical-path",
-						       "bad --top '%s' (a count, 0 or more)",
+						       "bad --top '%s' (a count, 0 to 2147483647)",
 						       optarg);
 			break;
 		case 's':

@@ -89,8 +89,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case 'r':
 			if (cli_parse_count(optarg, &o->rank) < 0)
-				return cli_usage_error("fit", "bad --rank '%s' (a rank, 0 or more)",
-						       optarg);
+				return cli_usage_error(
+					"fit", "bad --rank '%s' (a rank, 0 to 2147483647)", optarg);
 			break;
 		case 'o':
 			if (!optarg[0])

@@ -66,8 +66,8 @@ static int parse_count(const char *opt, const char *s, int64_t *ret)
 	errno = 0;
 	v = strtoll(s, &end, 10);
 	if (!s[0] || *end || errno || v < 0 || v > INT32_MAX || s[0] == '+' || s[0] == ' ')
-		return cli_usage_error("record", "bad %s '%s' (a number of steps, 0 or more)", opt,
-				       s);
+		return cli_usage_error("record", "bad %s '%s' (a number of steps, 0 to 2147483647)",
+				       opt, s);
 	*ret = v;
 	return -1;
 }

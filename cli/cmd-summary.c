@@ -59,8 +59,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case 'n':
 			if (cli_parse_count(optarg, &o->top) < 0)
-				return cli_usage_error(
-					"summary", "bad --top '%s' (a count, 0 or more)", optarg);
+				return cli_usage_error("summary",
+						       "bad --top '%s' (a count, 0 to 2147483647)",
+						       optarg);
 			break;
 		case 'c':
 			if (cli_globs_add(&o->comm, optarg) < 0)

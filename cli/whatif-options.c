@@ -240,7 +240,8 @@ static int parse_one(int c, const char *arg, struct cli_whatif_options *o)
 		if (cli_parse_count(arg, &o->top) < 0)
 			return cli_usage_error(
 				"whatif",
-				"bad --top '%s' (a count, 0 or more; 0: every feasible one)", arg);
+				"bad --top '%s' (a count, 0 to 2147483647; 0: every feasible one)",
+				arg);
 		return -1;
 	case OPT_JOBS:
 		if (cli_parse_count(arg, &o->jobs) < 0 || o->jobs < 1 || o->jobs > 1024)

@@ -6,7 +6,8 @@
 #                                             line), as in orrery replay and summary
 #   run-cli-messages.sh fit-rank              fit and estimate --rank naming no rank of the
 #                                             trace say which ranks it has
-#   run-cli-messages.sh whatif-top            a bad whatif --top says what it takes
+#   run-cli-messages.sh whatif-top            a bad --top (whatif, summary, critical-path)
+#                                             or fit --rank says the range it takes
 #   run-cli-messages.sh help-commands         orrery --help names every format convert
 #                                             writes (convert --help's --to)
 #   run-cli-messages.sh whatif-legend         whatif's ranked table says what each short
@@ -56,7 +57,16 @@ whatif-top)
 	run whatif --gpu h100-sxm --layers 4 --hidden 1024 --heads 16 --seq 1024 \
 		--global-batch 16 --gpus 8 --top -1
 	expect_rc 2
-	expect_in err "orrery: error: bad --top '-1' (a count, 0 or more; 0: every feasible one)"
+	expect_in err "orrery: error: bad --top '-1' (a count, 0 to 2147483647; 0: every feasible one)"
+	# Past the top of the range too, the message gives the range.
+	for cmd in summary critical-path; do
+		run "$cmd" --top 99999999999 "$tiny"
+		expect_rc 2
+		expect_in err "orrery: error: bad --top '99999999999' (a count, 0 to 2147483647)"
+	done
+	run fit --rank 99999999999 "$tiny"
+	expect_rc 2
+	expect_in err "orrery: error: bad --rank '99999999999' (a rank, 0 to 2147483647)"
 	;;
 help-commands)
 	run convert --help
