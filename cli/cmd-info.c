@@ -37,6 +37,28 @@ const char *info_coercion_name(uint32_t how)
 	}
 }
 
+/* Whether --steps leaves a step of a selected rank to list (true without --steps). */
+static bool steps_selected(const struct orr_trace *t, const struct orr_select *sel)
+{
+	size_t n = 0;
+
+	if (!sel->steps_given)
+		return true;
+	for (size_t i = 0; i < orr_trace_rank_count(t) && !n; i++) {
+		const struct orr_rank *r = orr_trace_get_rank(t, i);
+		struct orr_step *steps;
+		size_t nsteps;
+
+		if (!orr_select_rank(sel, r->rank))
+			continue;
+		orr_rank_steps(t, r, &steps, &nsteps);
+		for (size_t k = 0; k < nsteps; k++)
+			n += orr_select_step(sel, steps[k].step);
+		free(steps);
+	}
+	return n > 0;
+}
+
 /* Imports the trace argv[optind] names and prints what it holds. */
 static int info_run(int argc, char **argv, int format, const struct orr_select *sel)
 {
@@ -68,6 +90,11 @@ static int info_run(int argc, char **argv, int format, const struct orr_select *
 		orr_trace_free(t);
 		return EXIT_FAIL;
 	}
+	/* The counts are still worth printing: a warning, not an error as in replay. */
+	if (!steps_selected(t, sel))
+		cli_warning("--steps selects no step of '%s'; its counts are listed without step "
+			    "times ('orrery info' without --steps lists the steps)",
+			    argv[optind]);
 	orr_graph_get_stats(g, &gs);
 	if (format == CLI_FORMAT_JSON)
 		info_print_json(argv[optind], t, &gs, sel);

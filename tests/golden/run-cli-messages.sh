@@ -18,6 +18,8 @@
 #                                             other output does, and writes nothing
 #   run-cli-messages.sh estimate-range        a size out of range says the range, also
 #                                             past its top (where "1 or more" was no help)
+#   run-cli-messages.sh info-steps            info --steps that select no step warn (the
+#                                             counts are still listed, exit 0)
 set -uo pipefail
 
 # shellcheck source=SCRIPTDIR/golden-lib.sh
@@ -120,6 +122,16 @@ estimate-range)
 	run whatif "${desc[@]}" --hidden 1024 --global-batch 16 --gpus 8 --gpus-per-node 0
 	expect_rc 2
 	expect_in err "bad --gpus-per-node '0' (a count, 1 to 2147483647)"
+	;;
+info-steps)
+	run info --steps 99 "$tiny"
+	expect_rc 0
+	expect_in err "orrery: warning: --steps selects no step of '$tiny'; its counts are listed without step times"
+	expect_in out "events  501"
+	run info --steps 11 --ranks 1 "$tiny"
+	expect_rc 0
+	[[ -s $work/err ]] && { show; fail "a warning for a selection that holds a step"; }
+	expect_in out "step  #11"
 	;;
 *)
 	fail "unknown case '${1:-}'"
