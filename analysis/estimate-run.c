@@ -89,16 +89,19 @@ static void measure(const struct orr_replay *r, size_t ri, bool predicted, size_
 	free(s);
 }
 
+/* g re-timed by factors and cpu (each may be NULL), against the baseline base (or NULL). */
 static int replay_cpu(const struct orr_estimate_options *o, const struct orr_graph *g,
-		      const float *factors, const float *cpu, struct orr_replay **ret,
-		      struct orr_diag *d)
+		      const float *factors, const float *cpu, const struct orr_replay *base,
+		      struct orr_replay **ret, struct orr_diag *d)
 {
-	const struct orr_replay_options opts = { .task_factors = factors, .cpu_factors = cpu };
+	const struct orr_replay_options opts = { .task_factors = factors,
+						 .cpu_factors = cpu,
+						 .baseline = base };
 	struct orr_diag rd;
 	int err;
 
 	orr_diag_clear(&rd);
-	err = orr__estimate_replay(o, g, factors || cpu ? &opts : NULL, ret, &rd);
+	err = orr__estimate_replay(o, g, factors || cpu || base ? &opts : NULL, ret, &rd);
 	if (err)
 		orr_diag_set(d, err, "", -1, -1, "cannot replay: %s%s%s", orr_strerror(err),
 			     rd.msg[0] ? ": " : "", rd.msg);
@@ -160,7 +163,7 @@ static int by_synthesis(const struct orr_estimate_options *o, struct orr_estimat
 				    o->trace);
 	e->how = ORR_ESTIMATE_SYNTH_RATIO;
 	if ((err = calibrate_launches(o, b->g, e, &b->k, &kc, d)) ||
-	    (err = replay_cpu(o, b->g, NULL, NULL, &base, d)) ||
+	    (err = replay_cpu(o, b->g, NULL, NULL, NULL, &base, d)) ||
 	    (err = orr__estimate_synth_run(o, &e->from, e->forward_only, &kc, NULL, &e->synth_from,
 					   d)) ||
 	    (err = orr__estimate_synth_run(o, &e->to, to_forward_only, &kc, o->timeline,
@@ -206,15 +209,15 @@ static int retimed(const struct orr_estimate_options *o, struct orr_estimate_bas
 	struct orr_replay *base = NULL, *est = NULL;
 	int err;
 
-	if ((err = replay_cpu(o, b->g, NULL, NULL, &base, d)) ||
-	    (err = replay_cpu(o, b->g, factors, cpu, &est, d)))
+	if ((err = replay_cpu(o, b->g, NULL, NULL, NULL, &base, d)) ||
+	    (err = replay_cpu(o, b->g, factors, cpu, base, &est, d)))
 		goto out;
 	measure(est, b->ri, true, &e->steps, &e->traced);
 	e->profiler_host_ns = unprofile(b->g, cpu, e->steps);
 	if (e->profiler_host_ns > 0) {
 		orr_replay_free(est);
 		est = NULL;
-		if ((err = replay_cpu(o, b->g, factors, cpu, &est, d)))
+		if ((err = replay_cpu(o, b->g, factors, cpu, base, &est, d)))
 			goto out;
 	}
 	measure(base, b->ri, false, &e->steps, &e->replayed);
@@ -380,7 +383,7 @@ int orr_estimate_base_sweep(const struct orr_estimate_options *o, struct orr_est
 				    "every configuration, and that needs the GPU's peaks",
 				    o->trace);
 	if ((err = calibrate_launches(o, b->g, &b->e, &b->k, ret_k, d)) ||
-	    (err = replay_cpu(o, b->g, NULL, NULL, &base, d)))
+	    (err = replay_cpu(o, b->g, NULL, NULL, NULL, &base, d)))
 		return err;
 	measure(base, b->ri, true, &b->e.steps, &st);
 	orr_replay_free(base);

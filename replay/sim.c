@@ -65,6 +65,8 @@ struct sim {
 	 * one after them: stk[first_task(q) .. + depth[q]) (launched_by()); made when first
 	 * needed. */
 	uint32_t *stk, *depth, *stacked;
+	/* The same graph replayed unchanged (orr_replay_options.baseline), or NULL. */
+	const struct orr_replay *base;
 };
 
 /* ---- heaps ---- */
@@ -282,6 +284,33 @@ static void park(struct sim *s, uint32_t on, uint32_t t)
 	s->ts[on].wait_head = t;
 }
 
+/*
+ * Whether a thread's first call was handed its work by another thread (D6,
+ * graph/threads.c: PyTorch's autograd thread waits on its ready queue until the main
+ * thread's backward() fills it).
+ */
+static bool handed_off(const struct sim *s, const struct orr_task *task)
+{
+	for (uint32_t d = task->first_dep; d < task->first_dep + task->ndeps; d++)
+		if (s->deps[d].kind == ORR_DEP_CROSS_THREAD)
+			return true;
+	return false;
+}
+
+/*
+ * A handed-off first call t, against the baseline: it starts when it did there, moved
+ * by as much as the end of src, the task that handed it its work, moved (a what-if
+ * that ends the forward pass earlier starts the backward earlier); at the least at
+ * `at`, that task's end and the hand-off's latency.
+ */
+static int64_t handoff_start(const struct sim *s, uint32_t t, uint32_t src, int64_t at)
+{
+	int64_t moved = orr_time_add(orr_replay_start(s->base, t),
+				     orr_time_sub(s->ts[src].end, orr_replay_end(s->base, src)));
+
+	return moved > at ? moved : at;
+}
+
 /* Offers proc p's next task: queued when its dependencies are done, else parked. */
 static void offer(struct sim *s, uint32_t p)
 {
@@ -289,6 +318,7 @@ static void offer(struct sim *s, uint32_t p)
 	uint32_t t = s->head[p], c = ORR_NONE;
 	const struct orr_task *task = &s->tasks[t];
 	int64_t t0 = INT64_MIN;
+	bool handoff = false;
 
 	if (t >= pr->first_task + pr->ntasks)
 		return;
@@ -300,8 +330,11 @@ static void offer(struct sim *s, uint32_t p)
 		c = t - 1;
 	} else if (pr->kind == ORR_TASK_CPU) {
 		/* A thread's first call: its start, or its step's framework work after the
-		 * step's start (its gap, graph/tasks.c), scaled as any gap. */
-		t0 = pr->first_start_ns - task->gap_ns + gap(s, t);
+		 * step's start (its gap, graph/tasks.c), scaled as any gap; against a
+		 * baseline, a thread handed its work moves with its hand-off. */
+		handoff = s->base && handed_off(s, task);
+		if (!handoff)
+			t0 = pr->first_start_ns - task->gap_ns + gap(s, t);
 	} else if (!task->ndeps || s->deps[task->first_dep].kind != ORR_DEP_LAUNCH) {
 		/* A stream's first task launched before the capture began: as measured. */
 		t0 = pr->first_start_ns;
@@ -317,6 +350,8 @@ static void offer(struct sim *s, uint32_t p)
 			return;
 		}
 		at = (launch ? s->ts[src].start : s->ts[src].end) + s->deps[d].lat_ns;
+		if (handoff && s->deps[d].kind == ORR_DEP_CROSS_THREAD)
+			at = handoff_start(s, t, src, at);
 		if (at > t0) {
 			t0 = at;
 			c = src;
@@ -566,6 +601,7 @@ static void sim_init(struct sim *s, struct orr_replay *r, const struct orr_repla
 		.arrived = orr_xcalloc(ng + 1, sizeof(uint32_t)),
 		.last = orr_xmalloc((ng + 1) * sizeof(uint32_t)),
 		.scale = orr__replay_factors(g, o),
+		.base = o && o->baseline && o->baseline->g == g ? o->baseline : NULL,
 		.heap = orr_xmalloc((np + 1) * sizeof(struct heap_item)),
 		.hbase = orr_xcalloc(orr_graph_rank_count(g) + 1, sizeof(size_t)),
 		.hn = orr_xcalloc(orr_graph_rank_count(g) + 1, sizeof(size_t)),

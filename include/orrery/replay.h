@@ -65,6 +65,15 @@ struct orr_replay_options {
 	 * replayed so far and in all: for a progress display.  NULL: none. */
 	void (*progress)(void *data, uint64_t done_tasks, uint64_t total_tasks);
 	void *progress_data;
+	/*
+	 * The same graph replayed without factors, or NULL.  With it, a thread's first call
+	 * that another thread handed its work (a D6 edge: PyTorch's autograd thread, whose
+	 * first call waits for the main thread's backward()) starts when it did there, moved
+	 * by as much as the task that handed it its work moved, instead of no earlier than
+	 * measured: a what-if that ends the forward pass earlier starts the first traced
+	 * step's backward earlier.  Unchanged factors give the baseline's times.
+	 */
+	const struct orr_replay *baseline;
 };
 
 struct orr_replay;
