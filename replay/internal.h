@@ -12,13 +12,19 @@
 /*
  * Everything the simulation keeps per task, in one place: the replay walks the tasks
  * of thousands of processors at once, and one array touches one cache line per task
- * where six arrays touched six.
+ * where six arrays touched six.  24 bytes: at 1,024 ranks the array is new memory
+ * whose first touch cost as much as the rest of the replay (32 bytes before).  Tasks
+ * park only on a task not yet done and are woken by the time it is, so the first
+ * parked task and the end share their place; the next parked task is its processor's
+ * (replay/sim.c: only a processor's next task parks).
  */
 struct orr__tstate {
-	int64_t start, end; /* predicted */
-	uint32_t cause;     /* task index | ORR__CAUSE_ENDS, or ORR_NONE */
-	uint32_t wait_head; /* the first task parked on this one */
-	uint32_t wait_next; /* the next task parked where this one is */
+	int64_t start; /* predicted */
+	union {
+		int64_t end;        /* predicted, once done */
+		uint32_t wait_head; /* until done: the first task parked on this one */
+	};
+	uint32_t cause; /* task index | ORR__CAUSE_ENDS, or ORR_NONE */
 	uint8_t state;
 };
 

@@ -39,6 +39,7 @@ struct sim {
 	const uint32_t *members;
 	struct orr__tstate *ts;
 	uint32_t *head;           /* per proc: its next task */
+	uint32_t *wait_next;      /* per proc: the task parked after its next one */
 	uint32_t *launched;       /* per stream proc: tasks before it have been launched */
 	uint32_t *snapshot;       /* per wait: the task a record recorded */
 	uint32_t *arrived, *last; /* per group: members arrived, the last to arrive */
@@ -278,9 +279,10 @@ static bool popped(const struct sim *s, uint32_t t)
 	return s->ts[t].state >= ST_WAITING;
 }
 
+/* Parks t, its processor's next task, on task `on`, not done. */
 static void park(struct sim *s, uint32_t on, uint32_t t)
 {
-	s->ts[t].wait_next = s->ts[on].wait_head;
+	s->wait_next[s->tasks[t].proc] = s->ts[on].wait_head;
 	s->ts[on].wait_head = t;
 }
 
@@ -365,14 +367,11 @@ static void offer(struct sim *s, uint32_t p)
 
 static void resolve(struct sim *s, uint32_t t);
 
-/* Wakes whoever waits for task t: to start (launches), or to end. */
-static void wake(struct sim *s, uint32_t t)
+/* Wakes the tasks parked from w on (wake(), finish()). */
+static void wake_list(struct sim *s, uint32_t w)
 {
-	uint32_t w = s->ts[t].wait_head;
-
-	s->ts[t].wait_head = ORR_NONE;
 	while (w != ORR_NONE) {
-		uint32_t next = s->ts[w].wait_next;
+		uint32_t next = s->wait_next[s->tasks[w].proc];
 
 		if (s->ts[w].state == ST_BLOCKED)
 			offer(s, s->tasks[w].proc);
@@ -382,14 +381,26 @@ static void wake(struct sim *s, uint32_t t)
 	}
 }
 
+/* Wakes whoever waits for task t, started and not done, to start (launches). */
+static void wake(struct sim *s, uint32_t t)
+{
+	uint32_t w = s->ts[t].wait_head;
+
+	s->ts[t].wait_head = ORR_NONE;
+	wake_list(s, w);
+}
+
+/* Task t ends at `end`; whoever waits for it wakes. */
 static void finish(struct sim *s, uint32_t t, int64_t end)
 {
+	uint32_t w = s->ts[t].wait_head; /* end takes its place; none parks on t done */
+
 	s->ts[t].end = end;
 	s->ts[t].state = ST_DONE;
 	s->ndone++;
 	s->head[s->tasks[t].proc] = t + 1;
 	offer(s, s->tasks[t].proc);
-	wake(s, t);
+	wake_list(s, w);
 }
 
 /* The call that launched GPU task t (its D2 edge comes first), or ORR_NONE. */
@@ -594,6 +605,7 @@ static void sim_init(struct sim *s, struct orr_replay *r, const struct orr_repla
 		.members = orr_graph_members(g),
 		.ts = r->ts,
 		.head = orr_xmalloc((np + 1) * sizeof(uint32_t)),
+		.wait_next = orr_xmalloc((np + 1) * sizeof(uint32_t)),
 		.launched = orr_xmalloc((np + 1) * sizeof(uint32_t)),
 		.depth = orr_xcalloc(np + 1, sizeof(uint32_t)),
 		.stacked = orr_xcalloc(np + 1, sizeof(uint32_t)),
@@ -640,6 +652,7 @@ static void sim_init(struct sim *s, struct orr_replay *r, const struct orr_repla
 static void sim_release(struct sim *s)
 {
 	free(s->head);
+	free(s->wait_next);
 	free(s->launched);
 	free(s->stk);
 	free(s->depth);
