@@ -91,7 +91,8 @@ static void text(const struct diff *d)
 	printf("A: %s (%s, %zu rank-steps)\nB: %s (%s, %zu rank-steps)\n\n", cli_text(a->label),
 	       a->predicted ? "predicted" : "measured", a->steps, cli_text(b->label),
 	       b->predicted ? "predicted" : "measured", b->steps);
-	printf("per rank-step %17s %12s %12s %9s\n", "A ms", "B ms", "delta ms", "delta");
+	/* Aligned with text_line()'s columns: "  " and a label of 26, then the numbers. */
+	printf("%-28s %12s %12s %12s %9s\n", "per rank-step", "A ms", "B ms", "delta ms", "delta");
 	text_line("step", d->ta.step, d->tb.step);
 	text_line("compute", d->ta.compute, d->tb.compute);
 	text_line("exposed communication", d->ta.comm, d->tb.comm);
