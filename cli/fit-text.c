@@ -21,11 +21,23 @@ static const char *bytes_text(double b, char *buf, size_t size)
 	return buf;
 }
 
+/*
+ * One value of the structure: its name and value take 23 columns, the value's right edge
+ * where the others' are even when the name is longer than 14 (annotated_layers).
+ */
+static void value_line(const char *name, const char *value, const char *how, const char *why)
+{
+	int w = 22 - (int)strlen(name);
+
+	printf("  %s %*s  %-8s  %s\n", name, w < 1 ? 1 : w, value, how, cli_text(why));
+}
+
 static void text_structure(const struct orr_rank_fit *f)
 {
 	struct orr_named_value v[20];
 	size_t n = orr_structure_values(&f->st, v);
 	const struct orr_structure *s = &f->st;
+	char num[32];
 
 	printf("\nstructure of rank %d\n", (int)f->rank);
 	printf("  phases         %s%s%s%s\n", s->forward ? "forward" : "",
@@ -33,20 +45,19 @@ static void text_structure(const struct orr_rank_fit *f)
 	       s->data_loading ? ", data loading" : "");
 	/* Values unknown for one reason (no transformer) are said once. */
 	if (s->layers.how == ORR_VALUE_UNKNOWN)
-		printf("  %-14s %8s  %-8s  %s\n", "transformer", "?", "unknown",
-		       cli_text(s->layers.why));
+		value_line("transformer", "?", "unknown", s->layers.why);
 	for (size_t i = 0; i < n; i++) {
 		if (v[i].v->how == ORR_VALUE_UNKNOWN && v[i].v != &s->layers &&
 		    strcmp(v[i].v->why, s->layers.why) == 0)
 			continue;
 		if (v[i].v->how == ORR_VALUE_UNKNOWN && v[i].v == &s->layers)
 			continue;
-		if (v[i].v->how == ORR_VALUE_UNKNOWN)
-			printf("  %-14s %8s  %-8s  %s\n", v[i].name, "?", "unknown",
-			       cli_text(v[i].v->why));
-		else
-			printf("  %-14s %8lld  %-8s  %s\n", v[i].name, (long long)v[i].v->value,
-			       orr_value_how_name(v[i].v->how), cli_text(v[i].v->why));
+		if (v[i].v->how == ORR_VALUE_UNKNOWN) {
+			value_line(v[i].name, "?", "unknown", v[i].v->why);
+		} else {
+			snprintf(num, sizeof(num), "%lld", (long long)v[i].v->value);
+			value_line(v[i].name, num, orr_value_how_name(v[i].v->how), v[i].v->why);
+		}
 	}
 	if (s->hidden.how != ORR_VALUE_UNKNOWN) {
 		printf("  MLP            %s\n",
