@@ -12,6 +12,11 @@
  *                   over tasks already queued when their predecessor ended (the lower
  *                   decile: sampled traces miss tasks, which lengthens some gaps, and
  *                   the true gap is the small one every back-to-back pair shows).
+ * A task queued behind its predecessor that started within the device's allowance of
+ * the predecessor's end keeps its own measured gap, as a task started during its call
+ * keeps its own launch latency: the front end's time between two queued tasks depends
+ * on the pair (a copy or a set after a kernel, a kernel's launch configuration, the
+ * nodes of a CUDA graph), and the device's lower decile stands for the smallest.
  */
 #include <stdlib.h>
 
@@ -296,15 +301,12 @@ static void sample_task(struct orr__rank_ctx *c, struct samples *s, const struct
 }
 
 /* Per device of the rank's streams, sorted by device (a lookup is a binary search). */
-static void measure_latencies(struct orr__rank_ctx *c)
+static void measure_latencies(struct orr__rank_ctx *c, const struct stream_waits *w)
 {
 	struct orr_graph *g = c->g;
 	size_t n;
 	int32_t *ids = stream_devices(c, &n);
 	struct samples *v = orr_xcalloc(n + 1, sizeof(*v));
-	struct stream_waits w;
-
-	stream_waits(c->r, &w);
 
 	for (size_t p = c->first_proc; p < g->nprocs; p++) {
 		const struct orr_proc *pr = &g->procs[p];
@@ -315,10 +317,8 @@ static void measure_latencies(struct orr__rank_ctx *c)
 		s = &v[device_index(ids, n, c->r->places[pr->place].device)];
 		s->device = c->r->places[pr->place].device;
 		for (uint32_t t = pr->first_task; t < pr->first_task + pr->ntasks; t++)
-			sample_task(c, s, pr, t, &w);
+			sample_task(c, s, pr, t, w);
 	}
-	free(w.ns);
-	free(w.off);
 	free(ids);
 	c->devs = orr_xcalloc(n + 1, sizeof(*c->devs));
 	c->ndevs = n;
@@ -412,11 +412,32 @@ static int64_t launch_latency(const struct orr__rank_ctx *c, const struct orr__d
 	return d->launch_ns;
 }
 
+/*
+ * A task's gap after its stream predecessor: its own measured one when it was queued
+ * behind it (its launching call, a graph's launch for a node, ended before the
+ * predecessor did, and its stream waited on no event in between) and started within
+ * the device's allowance of the predecessor's end; the device's otherwise (a later
+ * start is a delay, delay.c, which keeps and counts it).
+ */
+static int64_t stream_gap(const struct orr__rank_ctx *c, const struct orr__device_lat *d,
+			  const struct orr_proc *pr, uint32_t t, const struct stream_waits *w)
+{
+	uint32_t call = c->launcher[ORR__LOCAL(c, t)];
+	int64_t gap = orr_time_sub(ORR__START(c, t), ORR__END(c, t - 1));
+
+	if (call == ORR_NONE || ORR__END(c, call) >= ORR__END(c, t - 1) || gap < 0 ||
+	    gap > d->late_ns || waited(w, pr->place, ORR__START(c, t - 1), ORR__START(c, t)))
+		return d->gap_ns;
+	return gap;
+}
+
 void orr__set_gpu_latencies(struct orr__rank_ctx *c)
 {
 	struct orr_graph *g = c->g;
+	struct stream_waits w;
 
-	measure_latencies(c);
+	stream_waits(c->r, &w);
+	measure_latencies(c, &w);
 	for (size_t p = c->first_proc; p < g->nprocs; p++) {
 		const struct orr_proc *pr = &g->procs[p];
 		const struct orr__device_lat *d;
@@ -428,7 +449,7 @@ void orr__set_gpu_latencies(struct orr__rank_ctx *c)
 			uint32_t call = c->launcher[ORR__LOCAL(c, t)];
 
 			if (t != pr->first_task)
-				g->tasks[t].gap_ns = d->gap_ns;
+				g->tasks[t].gap_ns = stream_gap(c, d, pr, t, &w);
 			if (call != ORR_NONE && !(g->skip & (1u << ORR_DEP_LAUNCH)))
 				orr__add_edge(c, t, call, ORR_DEP_LAUNCH,
 					      launch_latency(c, d, pr, t, call),
@@ -436,6 +457,8 @@ void orr__set_gpu_latencies(struct orr__rank_ctx *c)
 									    : 0);
 		}
 	}
+	free(w.ns);
+	free(w.off);
 }
 
 uint32_t orr__launched_before(const struct orr__rank_ctx *c, uint32_t p, int64_t t_ns)
