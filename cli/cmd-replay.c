@@ -283,6 +283,7 @@ int cmd_replay(int argc, char **argv)
 	ret = cli_replay_open(o.trace, NULL, &o.comm, &cr);
 	if (ret != EXIT_OK)
 		goto out;
+	cli_warn_no_gpu(o.trace, cr.g);
 	ret = check_selection(&o, cr.r);
 	if (ret == EXIT_OK && o.timeline)
 		ret = write_timeline(&o, &cr);

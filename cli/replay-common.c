@@ -56,6 +56,62 @@ int cli_replay_open(const char *path, const struct orr_scales *scales, const str
 	return EXIT_OK;
 }
 
+/* Whether i is among the first n of idx. */
+static bool picked(const size_t *idx, size_t n, size_t i)
+{
+	for (size_t k = 0; k < n; k++)
+		if (idx[k] == i)
+			return true;
+	return false;
+}
+
+/* The categories rank r's import skipped, most events first, at most four:
+ * ", skipped categories: a 12, b 3", or "". */
+static void skipped_text(const struct orr_trace *t, const struct orr_rank *r, char *buf,
+			 size_t size)
+{
+	size_t idx[4], n = 0, at = 0;
+
+	buf[0] = '\0';
+	for (; n < 4 && n < r->nskipped; n++) {
+		size_t best = r->nskipped;
+
+		for (size_t i = 0; i < r->nskipped; i++)
+			if (!picked(idx, n, i) &&
+			    (best == r->nskipped || r->skipped[i].count > r->skipped[best].count))
+				best = i;
+		idx[n] = best;
+	}
+	for (size_t k = 0; k < n && at < size; k++)
+		at += (size_t)snprintf(buf + at, size - at, "%s %s %llu",
+				       k ? "," : ", skipped categories:",
+				       cli_text(orr_trace_str(t, r->skipped[idx[k]].category)),
+				       (unsigned long long)r->skipped[idx[k]].count);
+}
+
+void cli_warn_no_gpu(const char *path, const struct orr_graph *g)
+{
+	size_t first = SIZE_MAX, more = 0;
+	char cats[512], others[64] = "";
+
+	for (size_t k = 0; k < orr_graph_rank_count(g); k++)
+		if (!orr_graph_rank_gpu_tasks(g, k)) {
+			if (first == SIZE_MAX)
+				first = k;
+			else
+				more++;
+		}
+	if (first == SIZE_MAX)
+		return;
+	skipped_text(orr_graph_trace(g), orr_graph_get_rank(g, first)->rank, cats, sizeof(cats));
+	if (more)
+		snprintf(others, sizeof(others), " (and %zu more rank%s)", more,
+			 more == 1 ? "" : "s");
+	cli_warning("'%s': rank %d%s holds no GPU task (kernel, copy or set)%s: its steps replay "
+		    "as measured, nothing is predicted",
+		    cli_text(path), orr_graph_get_rank(g, first)->rank->rank, others, cats);
+}
+
 void cli_replay_close(struct cli_replay *cr)
 {
 	orr_replay_free(cr->r);

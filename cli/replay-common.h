@@ -66,6 +66,13 @@ struct cli_replay {
 int cli_replay_open(const char *path, const struct orr_scales *scales, const struct cli_globs *comm,
 		    struct cli_replay *ret);
 void cli_replay_close(struct cli_replay *cr);
+/*
+ * One warning when a rank of the graph has no GPU task (a CPU-only profile, an
+ * accelerator whose categories orrery does not read): naming the first such rank, the
+ * categories its import skipped and how many more ranks are alike.  Its steps replay
+ * as measured; nothing of them is a prediction.
+ */
+void cli_warn_no_gpu(const char *path, const struct orr_graph *g);
 
 /* "10", or "all" for the whole capture (step -1). */
 const char *cli_step_label(int64_t step, char *buf, size_t size);

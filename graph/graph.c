@@ -26,6 +26,17 @@ const struct orr_graph_rank *orr_graph_get_rank(const struct orr_graph *g, size_
 	return &g->ranks[i];
 }
 
+size_t orr_graph_rank_gpu_tasks(const struct orr_graph *g, size_t i)
+{
+	const struct orr_graph_rank *r = &g->ranks[i];
+	size_t n = 0;
+
+	for (uint32_t p = r->first_proc; p < r->first_proc + r->nprocs; p++)
+		if (g->procs[p].kind == ORR_TASK_GPU)
+			n += g->procs[p].ntasks;
+	return n;
+}
+
 size_t orr_graph_task_count(const struct orr_graph *g)
 {
 	return g->ntasks;

@@ -204,6 +204,9 @@ void orr_graph_free(struct orr_graph *g);
 const struct orr_trace *orr_graph_trace(const struct orr_graph *g);
 size_t orr_graph_rank_count(const struct orr_graph *g);
 const struct orr_graph_rank *orr_graph_get_rank(const struct orr_graph *g, size_t i);
+/* The GPU tasks (kernels, copies, sets) of graph rank i: none when its trace holds none
+ * the importer reads (a CPU-only profile, another accelerator's own categories). */
+size_t orr_graph_rank_gpu_tasks(const struct orr_graph *g, size_t i);
 size_t orr_graph_task_count(const struct orr_graph *g);
 const struct orr_task *orr_graph_tasks(const struct orr_graph *g);
 size_t orr_graph_proc_count(const struct orr_graph *g);
