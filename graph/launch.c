@@ -283,13 +283,30 @@ static bool waited(const struct stream_waits *w, uint32_t place, int64_t from, i
  * The median latency and the lowest decile of the gaps stand for every task of the
  * device whose own cannot be measured: a few waits among them would delay them all.
  */
+/*
+ * Whether t is its stream's first task in the trace and the stream was backed up when
+ * it started: the next task's call had already returned.  Work launched before the
+ * capture began may then have run first, which the trace does not show, so its wait is
+ * no launch latency (a GPU lagging its host by 7.8 ms at a capture's start made that
+ * every task's latency, and a HIP graph's nodes started 0.9 ms late).
+ */
+static bool backed_up(const struct orr__rank_ctx *c, const struct orr_proc *p, uint32_t t)
+{
+	uint32_t next;
+
+	if (t != p->first_task || p->ntasks < 2)
+		return false;
+	next = c->launcher[ORR__LOCAL(c, t + 1)];
+	return next != ORR_NONE && ORR__END(c, next) < ORR__START(c, t);
+}
+
 static void sample_task(struct orr__rank_ctx *c, struct samples *s, const struct orr_proc *p,
 			uint32_t t, const struct stream_waits *w)
 {
 	uint32_t l = ORR__LOCAL(c, t), call = c->launcher[l];
 	int64_t start = ORR__START(c, t);
 
-	if (call == ORR_NONE || c->by_graph[l])
+	if (call == ORR_NONE || c->by_graph[l] || backed_up(c, p, t))
 		return;
 	if (t == p->first_task || ORR__END(c, t - 1) < ORR__START(c, call)) {
 		if (!waited(w, p->place, ORR__START(c, call), start))
