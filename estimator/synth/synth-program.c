@@ -272,7 +272,11 @@ static void p2p_sync(struct sy_pass *p)
 	p->p2p_pending = false;
 }
 
-/* A pass of 1F1B (vpp 1): its input received just before it, its output sent after it. */
+/*
+ * A pass of 1F1B (vpp 1): its input received just before it, its output sent after it;
+ * a receive, as a send, behind the compute launched before it (ProcessGroupNCCL's
+ * syncStream() puts the batched call behind an event of the current stream).
+ */
 static void slot(struct sy_pass *p, const struct orr_pp_slot *s)
 {
 	int r = p->r->stage, pp = (int)p->j->c->pp, v = (int)p->j->c->vpp;
@@ -281,6 +285,7 @@ static void slot(struct sy_pass *p, const struct orr_pp_slot *s)
 
 	if (s->pass == ORR_PP_PASS_FORWARD) {
 		if (!first) {
+			orr__sy_wait_for(p, SY_RECV_PREV, SY_COMPUTE);
 			receive(p, SY_RECV_PREV, prev_stage(p->j, r));
 			orr__sy_wait_for(p, SY_COMPUTE, SY_RECV_PREV);
 		}
@@ -298,6 +303,7 @@ static void slot(struct sy_pass *p, const struct orr_pp_slot *s)
 		return;
 	}
 	if (!last) {
+		orr__sy_wait_for(p, SY_RECV_NEXT, SY_COMPUTE);
 		receive(p, SY_RECV_NEXT, next_stage(p->j, r));
 		orr__sy_wait_for(p, SY_COMPUTE, SY_RECV_NEXT);
 	}

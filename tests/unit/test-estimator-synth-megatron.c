@@ -340,10 +340,15 @@ static void test_interleaved_posted_ahead(void **state)
 	assert_true(fabs(replayed(&s) / s.placed_ns - 1) < 0.005);
 	orr_synth_release(&s);
 
-	/* 1F1B receives each input just before its pass */
+	/*
+	 * 1F1B receives each input just before its pass, in the batched call after the
+	 * pass before it: behind that pass's compute too (ProcessGroupNCCL's syncStream)
+	 */
 	c.vpp = 1;
 	s = synth(&c);
 	assert_int_equal(received_ahead(&s, 4), 0);
+	assert_int_equal(received_early(&s, 2), 0);
+	assert_int_equal(received_early(&s, 4), 0);
 	orr_synth_release(&s);
 }
 
