@@ -133,7 +133,8 @@ static double nccl_net_ns(const struct sy_job *j, enum orr_coll_kind kind, doubl
 	const struct orr_gpu_spec *gpu = j->k->gpu;
 	struct orr_nccl_net net = {
 		.ranks = group,
-		.nodes = sp.per_node > 0 ? (group + sp.per_node - 1) / sp.per_node : 0,
+		/* rounded up without group + per_node overflowing (a dp of 2^31 - 1) */
+		.nodes = group > 0 && sp.per_node > 0 ? (group - 1) / sp.per_node + 1 : 0,
 		.channels = sp.per_node,
 		.channel_gbps = j->net.channel_gbps,
 		.hopper = j->net.hopper,

@@ -147,6 +147,26 @@ static void test_synth_tp_across_nodes(void **state)
 	orr_synth_release(&b);
 }
 
+/*
+ * DP of 2^31 - 1 (estimate --dp, or a trace's world size): NCCL's model of the group
+ * across nodes counts its nodes without overflowing an int (UBSan: 2147483647 + 8).
+ */
+static void test_synth_dp_of_int_max(void **state)
+{
+	struct orr_train_config c = small();
+	struct orr_synth_costs k = table_costs();
+	struct orr_synth a;
+
+	(void)state;
+	c.tp = c.pp = 1;
+	c.dp = INT32_MAX;
+	c.micro_batches = 1;
+	c.layers = 2;
+	assert_int_equal(orr_synth_time(&c, true, &k, NULL, &a, NULL), 0);
+	assert_true(a.dp_ns > 0 && isfinite(a.dp_ns));
+	orr_synth_release(&a);
+}
+
 /* The replay runs the rules the synthesizer placed by: the same step, nothing inferred. */
 static void test_synth_replays_as_placed(void **state)
 {
@@ -751,6 +771,7 @@ int main(void)
 		cmocka_unit_test(test_synth_too_big_refused_at_once),
 		cmocka_unit_test(test_synth_times_bounded),
 		cmocka_unit_test(test_synth_tp_across_nodes),
+		cmocka_unit_test(test_synth_dp_of_int_max),
 		cmocka_unit_test(test_synth_written_step_bounded),
 		cmocka_unit_test(test_synth_p2p_scatter_gather),
 	};
