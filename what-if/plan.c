@@ -44,11 +44,21 @@ static int given(struct wi_list *l, const struct orr_whatif_list *g, int64_t lea
 	return 0;
 }
 
+/*
+ * The divisors of n in increasing order, found up to its square root (each small one d
+ * gives n / d): n is a global batch, which a trace's world size makes as large as 2^31
+ * times its micro-batches (a loop up to n took minutes).
+ */
 static void divisors(struct wi_list *l, int64_t n)
 {
-	for (int64_t d = 1; d <= n; d++)
+	size_t first = l->n;
+
+	for (int64_t d = 1; d <= n / d; d++)
 		if (n % d == 0)
 			push(l, d);
+	for (size_t i = l->n; i-- > first;)
+		if (l->v[i] != n / l->v[i])
+			push(l, n / l->v[i]);
 }
 
 /*

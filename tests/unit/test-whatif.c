@@ -156,6 +156,44 @@ static void test_plan_uneven(void **state)
 	orr_whatif_plan_free(p);
 }
 
+/*
+ * The default micro-batches are the global batch's divisors, in order, found up to its
+ * square root: a trace's world size of 2^31 - 1 makes a batch of that times its
+ * micro-batches (a loop up to the batch took minutes; a prime near 10^12 takes hours).
+ */
+static void test_plan_micro_batches_divide_the_batch(void **state)
+{
+	static const int64_t one[] = { 1 };
+	static const int64_t batches[] = { 36, INT64_C(1) << 40, INT64_C(999999999989) };
+	static const int64_t want36[] = { 1, 2, 3, 4, 6, 9, 12, 18, 36 };
+
+	(void)state;
+	for (size_t b = 0; b < sizeof(batches) / sizeof(batches[0]); b++) {
+		struct orr_whatif_space s = space();
+		struct orr_whatif_plan *p;
+		struct orr_train_config c;
+		uint64_t n;
+
+		s.gpus_min = s.gpus_max = 1;
+		s.tp = s.pp = s.vpp = (struct orr_whatif_list){ one, 1 };
+		s.recompute = 1u << ORR_RECOMPUTE_NONE;
+		s.global_batch = batches[b];
+		p = plan(&s);
+		n = orr_whatif_plan_count(p);
+		assert_int_equal(n, b == 0 ? 9 : b == 1 ? 41 : 2);
+		for (uint64_t i = 0; i < n; i++) {
+			assert_true(orr_whatif_config(p, i, &c) != ORR_WHATIF_WHY_COUNT);
+			if (b == 0)
+				assert_int_equal(c.micro_batch, want36[i]);
+			else if (b == 1)
+				assert_int_equal(c.micro_batch, INT64_C(1) << i);
+			else
+				assert_int_equal(c.micro_batch, i ? batches[b] : 1);
+		}
+		orr_whatif_plan_free(p);
+	}
+}
+
 static void test_plan_refuses(void **state)
 {
 	struct orr_whatif_space s = space();
@@ -429,6 +467,7 @@ int main(void)
 		cmocka_unit_test(test_plan_enumerates),
 		cmocka_unit_test(test_plan_reasons),
 		cmocka_unit_test(test_plan_refuses),
+		cmocka_unit_test(test_plan_micro_batches_divide_the_batch),
 		cmocka_unit_test(test_plan_uneven),
 		cmocka_unit_test(test_eval),
 		cmocka_unit_test(test_run_same_everywhere),
