@@ -244,7 +244,7 @@ static int print_whatif(const struct options *o, const struct cli_replay *cr)
 	int ret = cli_whatif_run(&w, o->trace, cr->r, &o->scenarios,
 				 o->costs_file ? &o->costs : NULL, &o->sel);
 
-	if (ret == EXIT_OK && cli_whatif_unmatched(&w) && o->strict) {
+	if (ret == EXIT_OK && cli_whatif_unmatched(&w, cr->g) && o->strict) {
 		cli_error("--strict: a rule matches nothing (the warnings above)");
 		ret = EXIT_FAIL;
 	}

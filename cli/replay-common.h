@@ -93,8 +93,11 @@ void cli_report_csv(const struct orr_replay_report *rep);
 int cli_whatif_run(struct orr_scenario_report *w, const char *path, const struct orr_replay *base,
 		   const struct orr_scenarios *sc, const struct orr_costs *costs,
 		   const struct orr_select *sel);
-/* Rules that matched no task, each with a warning; their count. */
-size_t cli_whatif_unmatched(const struct orr_scenario_report *w);
+/*
+ * Rules that matched no task, each with a warning (a CPU rule naming a rank that g does
+ * not hold says so, with the ranks it has); their count.
+ */
+size_t cli_whatif_unmatched(const struct orr_scenario_report *w, const struct orr_graph *g);
 void cli_whatif_text(const struct orr_scenario_report *w);
 void cli_whatif_json(const struct orr_scenario_report *w);
 void cli_whatif_csv(const struct orr_scenario_report *w);

@@ -34,16 +34,39 @@ int cli_whatif_run(struct orr_scenario_report *w, const char *path, const struct
 	return EXIT_OK;
 }
 
-size_t cli_whatif_unmatched(const struct orr_scenario_report *w)
+/* Whether g holds the rank numbered `rank` (global); its ranks' text in have. */
+static bool has_rank(const struct orr_graph *g, int32_t rank, char *have, size_t size)
+{
+	size_t n = orr_graph_rank_count(g);
+	int32_t *r = orr_xmalloc((n ? n : 1) * sizeof(*r));
+	bool found = false;
+
+	for (size_t k = 0; k < n; k++)
+		found |= (r[k] = orr_graph_get_rank(g, k)->rank->rank) == rank;
+	orr_ranks_text(r, n, have, size);
+	free(r);
+	return found;
+}
+
+size_t cli_whatif_unmatched(const struct orr_scenario_report *w, const struct orr_graph *g)
 {
 	size_t n = 0;
-	char rule[512];
+	char rule[512], have[256];
 
 	for (size_t i = 0; i < w->nruns; i++) {
 		const struct orr_scales *s = &w->runs[i].sc->scales;
 
 		for (size_t k = 0; k < orr_scales_rule_count(s); k++)
-			if (!w->runs[i].matches[k].tasks) {
+			if (!w->runs[i].matches[k].tasks && k >= s->n && k < s->n + s->ncpu &&
+			    s->cpu[k - s->n].rank >= 0 &&
+			    !has_rank(g, s->cpu[k - s->n].rank, have, sizeof(have))) {
+				cli_warning("scenario '%s': rule '%s' names rank %d, which '%s' "
+					    "does not hold; its ranks are %s",
+					    w->runs[i].sc->name,
+					    orr_scales_rule_label(s, k, rule, sizeof(rule)),
+					    (int)s->cpu[k - s->n].rank, cli_text(w->path), have);
+				n++;
+			} else if (!w->runs[i].matches[k].tasks) {
 				cli_warning("scenario '%s': rule '%s' matches no %s in the "
 					    "trace's steps",
 					    w->runs[i].sc->name,

@@ -20,6 +20,9 @@
 #                                             past its top (where "1 or more" was no help)
 #   run-cli-messages.sh info-steps            info --steps that select no step warn (the
 #                                             counts are still listed, exit 0)
+#   run-cli-messages.sh scale-rank            a cpu@RANK: rule naming a rank the trace does
+#                                             not hold says so and lists its ranks; --strict
+#                                             makes it an error
 set -uo pipefail
 
 # shellcheck source=SCRIPTDIR/golden-lib.sh
@@ -132,6 +135,18 @@ info-steps)
 	expect_rc 0
 	[[ -s $work/err ]] && { show; fail "a warning for a selection that holds a step"; }
 	expect_in out "step  #11"
+	;;
+scale-rank)
+	run replay --scale 'cpu@9:*=0.5' "$tiny"
+	expect_rc 0
+	expect_in err "orrery: warning: scenario 'cpu@9:*=0.5': rule 'cpu@9:*=0.5' names rank 9, which '$tiny' does not hold; its ranks are 0-1"
+	run replay --strict --scale 'cpu@9:*=0.5' "$tiny"
+	expect_rc 1
+	expect_in err "names rank 9"
+	# a rank the trace holds, with an op that matches nothing: as before
+	run replay --scale 'cpu@1:nosuchop*=0.5' "$tiny"
+	expect_rc 0
+	expect_in err "rule 'cpu@1:nosuchop*=0.5' matches no CPU task in the trace's steps"
 	;;
 *)
 	fail "unknown case '${1:-}'"
