@@ -84,13 +84,14 @@ static int log2_floor(double x)
 	return x >= 1 ? ilogb(x) : 0;
 }
 
-/* Steps of a ring, and those of them that cross the network. */
-static void ring_steps(enum orr_coll_kind kind, int ranks, int nodes, int *ret_steps,
-		       int *ret_inter)
+/* Steps of a ring, and those of them that cross the network (doubles: 2(n - 1) of n ranks
+ * up to INT_MAX). */
+static void ring_steps(enum orr_coll_kind kind, int ranks, int nodes, double *ret_steps,
+		       double *ret_inter)
 {
 	if (kind == ORR_COLL_ALL_REDUCE) {
-		*ret_steps = 2 * (ranks - 1);
-		*ret_inter = 2 * nodes;
+		*ret_steps = 2.0 * (ranks - 1);
+		*ret_inter = 2.0 * nodes;
 	} else { /* all-gather, reduce-scatter */
 		*ret_steps = ranks - 1;
 		*ret_inter = nodes - 1;
@@ -108,8 +109,7 @@ static void tune(const struct orr_nccl_net *net, enum orr_coll_kind kind, int al
 	double ppn = (double)net->ranks / net->nodes, ch = net->channels;
 	double bus = ch * net->channel_gbps, llmax = ll_cap[net->amd_cpu ? 1 : 0][big];
 	double intra = nvlink_lat[algo][proto], inter = net_lat[algo][proto];
-	double lat = base_lat[algo][proto];
-	int steps, cross;
+	double lat = base_lat[algo][proto], steps, cross;
 
 	if (algo == ORR_NCCL_RING) {
 		double overhead = (net->amd_cpu ? 2.0 : 1.0) * (proto == SIMPLE ? 3 : 1);

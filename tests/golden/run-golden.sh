@@ -209,7 +209,7 @@ usage)
 		expect_in out "scenario 'nosuch*=2 ncclDevKernel*=2'"
 		run replay --scale 'cpu@7:*=2' traces/samples/tiny-2rank
 		expect_rc 0
-		expect_in err "rule 'cpu@7:*=2' matches no CPU task"
+		expect_in err "rule 'cpu@7:*=2' names rank 7, which 'traces/samples/tiny-2rank' does not hold; its ranks are 0-1"
 		run replay --strict --scale 'nosuch*=2' traces/samples/tiny-2rank
 		expect_rc 1
 		expect_in err "--strict: a rule matches nothing"
