@@ -456,17 +456,21 @@ float *orr_comm_factors(const struct orr_graph *g, const struct orr_scales *s,
 
 void orr_scenario_options(struct orr_scenario_replay *ret, const struct orr_graph *g,
 			  const struct orr_scales *s, const struct orr_costs *costs,
-			  const struct orr_replay *steps_from, struct orr_rule_match *matches)
+			  const struct orr_replay *base, struct orr_rule_match *matches)
 {
-	bool m = matches && steps_from;
+	bool m = matches && base;
 
 	if (m)
-		orr_rule_matches(steps_from, s, matches);
-	ret->cpu = orr_cpu_factors(g, s, steps_from, m ? matches + s->n : NULL);
-	ret->comm = orr_comm_factors(g, s, costs, steps_from, m ? matches + s->n + s->ncpu : NULL);
-	ret->opts = (struct orr_replay_options){
-		.scales = s->v, .nscales = s->n, .task_factors = ret->comm, .cpu_factors = ret->cpu
-	};
+		orr_rule_matches(base, s, matches);
+	ret->cpu = orr_cpu_factors(g, s, base, m ? matches + s->n : NULL);
+	ret->comm = orr_comm_factors(g, s, costs, base, m ? matches + s->n + s->ncpu : NULL);
+	/* Against the baseline, as orrery estimate re-times a graph: a thread's first call
+	 * handed its work by another (D6) moves with the call that handed it off. */
+	ret->opts = (struct orr_replay_options){ .scales = s->v,
+						 .nscales = s->n,
+						 .task_factors = ret->comm,
+						 .cpu_factors = ret->cpu,
+						 .baseline = base };
 }
 
 void orr_scenario_options_release(struct orr_scenario_replay *r)

@@ -225,7 +225,7 @@ static int write_timeline(const struct options *o, const struct cli_replay *cr)
 	if (s) {
 		struct orr_scenario_replay sr;
 
-		orr_scenario_options(&sr, cr->g, s, o->costs_file ? &o->costs : NULL, NULL, NULL);
+		orr_scenario_options(&sr, cr->g, s, o->costs_file ? &o->costs : NULL, cr->r, NULL);
 		err = cli_replay_run(cr->g, &sr.opts, &r, &diag);
 		orr_scenario_options_release(&sr);
 	}

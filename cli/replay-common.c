@@ -23,31 +23,46 @@ void cli_globs_release(struct cli_globs *g)
 	*g = (struct cli_globs){ 0 };
 }
 
+/*
+ * g replayed with the rules of scales, against its replay without them (the baseline a
+ * what-if of orrery replay has: orr_scenario_options()), which is all there is without
+ * rules.
+ */
+static int replay_scaled(const struct orr_graph *g, const struct orr_scales *scales,
+			 struct orr_replay **ret, struct orr_diag *d)
+{
+	struct orr_replay *base = NULL;
+	struct orr_scenario_replay sr;
+	int err;
+
+	err = cli_replay_run(g, NULL, &base, d);
+	if (err || !scales || !orr_scales_rule_count(scales)) {
+		*ret = base;
+		return err;
+	}
+	orr_scenario_options(&sr, g, scales, NULL, base, NULL);
+	err = cli_replay_run(g, &sr.opts, ret, d);
+	orr_scenario_options_release(&sr);
+	orr_replay_free(base);
+	return err;
+}
+
 int cli_replay_open(const char *path, const struct orr_scales *scales, const struct cli_globs *comm,
 		    struct cli_replay *ret)
 {
-	struct orr_replay_options opts = { 0 };
 	struct orr_graph_options gopts = { 0 };
 	struct orr_diag diag;
 	int err;
 
 	*ret = (struct cli_replay){ 0 };
-	if (scales)
-		opts = (struct orr_replay_options){ .scales = scales->v, .nscales = scales->n };
 	if (comm)
 		gopts = (struct orr_graph_options){ .comm_globs = comm->v, .ncomm_globs = comm->n };
 	if (cli_import(path, &ret->t) < 0)
 		return EXIT_FAIL;
 	orr_diag_clear(&diag);
 	err = cli_graph_build(ret->t, &gopts, &ret->g, &diag);
-	if (!err) {
-		struct orr_scenario_replay sr = { .opts = opts };
-
-		if (scales)
-			orr_scenario_options(&sr, ret->g, scales, NULL, NULL, NULL);
-		err = cli_replay_run(ret->g, &sr.opts, &ret->r, &diag);
-		orr_scenario_options_release(&sr);
-	}
+	if (!err)
+		err = replay_scaled(ret->g, scales, &ret->r, &diag);
 	if (err) {
 		cli_error("cannot replay '%s': %s%s%s", path, orr_strerror(err),
 			  diag.msg[0] ? ": " : "", diag.msg);

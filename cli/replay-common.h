@@ -60,7 +60,9 @@ struct cli_replay {
 
 /*
  * Imports PATH, builds its graph with the --comm globs and replays it with the scales
- * (either may be NULL).  Returns EXIT_OK, or EXIT_FAIL after reporting the failure once.
+ * (either may be NULL); with rules, against its replay without them (as orrery replay's
+ * what-ifs: orr_scenario_options()).  Returns EXIT_OK, or EXIT_FAIL after reporting the
+ * failure once.
  * cli_replay_close() releases what it holds in both cases.
  */
 int cli_replay_open(const char *path, const struct orr_scales *scales, const struct cli_globs *comm,

@@ -96,8 +96,10 @@ struct orr_scenarios {
 /*
  * The replay options of scenario rules s, and the factor arrays they hold: GPU rules as
  * scales, CPU and communication rules as per-task factors (costs: as for
- * orr_comm_factors()).  With matches (orr_scales_rule_count(s) of them) and steps_from, what
- * each rule matches in the steps of steps_from.
+ * orr_comm_factors()).  base is g replayed without factors (or NULL): the scenario's
+ * baseline (orr_replay_options.baseline: a thread's first call handed its work by
+ * another thread moves with its hand-off); with matches (orr_scales_rule_count(s) of
+ * them), what each rule matches in the steps of base.
  */
 struct orr_scenario_replay {
 	struct orr_replay_options opts;
@@ -105,7 +107,7 @@ struct orr_scenario_replay {
 };
 void orr_scenario_options(struct orr_scenario_replay *ret, const struct orr_graph *g,
 			  const struct orr_scales *s, const struct orr_costs *costs,
-			  const struct orr_replay *steps_from, struct orr_rule_match *matches);
+			  const struct orr_replay *base, struct orr_rule_match *matches);
 void orr_scenario_options_release(struct orr_scenario_replay *r);
 
 /* A scenario's rules: GPU, then CPU, then communication ones. */
@@ -160,8 +162,8 @@ struct orr_scenario_report {
 
 /*
  * Replays each scenario of sc on the graph of base (the replay as recorded, whose rows
- * are w->base), its rules' factors from orr_scenario_options() (costs may be NULL);
- * progress, when not NULL, is every replay's progress callback.  0, or the error of
+ * are w->base) against base, its rules' factors from orr_scenario_options() (costs may
+ * be NULL); progress, when not NULL, is every replay's progress callback.  0, or the error of
  * the replay of scenario sc->v[w->nruns] with reterr_diag; w holds the runs before it
  * either way (orr_scenario_report_release()).
  */
