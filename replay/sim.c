@@ -17,17 +17,13 @@
 #include <string.h>
 
 #include "internal.h"
+#include "sim-heap.h"
 #include "banned.h"
 
 /* Tasks between two calls of the progress callback, at least. */
 #define PROGRESS_TASKS (1u << 20)
 
 enum { ST_PENDING, ST_BLOCKED, ST_QUEUED, ST_WAITING, ST_DONE };
-
-struct heap_item {
-	int64_t t;
-	uint32_t proc;
-};
 
 struct sim {
 	const struct orr_graph *g;
@@ -70,83 +66,7 @@ struct sim {
 	const struct orr_replay *base;
 };
 
-/* ---- heaps ---- */
-
-static bool before(const struct heap_item *a, const struct heap_item *b)
-{
-	return a->t < b->t || (a->t == b->t && a->proc < b->proc);
-}
-
-static void items_push(struct heap_item *h, size_t *n, struct heap_item x)
-{
-	size_t i = (*n)++;
-
-	/* The parents later than x move down and x is written once, where the swaps would
-	 * leave it. */
-	for (; i && before(&x, &h[(i - 1) / 2]); i = (i - 1) / 2)
-		h[i] = h[(i - 1) / 2];
-	h[i] = x;
-}
-
-/* Puts x in heap h of n items whose first is free. */
-static void items_sift(struct heap_item *h, size_t n, struct heap_item x)
-{
-	size_t i = 0;
-
-	for (;;) {
-		size_t c = 2 * i + 1;
-
-		if (c >= n)
-			break;
-		if (c + 1 < n && before(&h[c + 1], &h[c]))
-			c++;
-		if (!before(&h[c], &x))
-			break;
-		h[i] = h[c];
-		i = c;
-	}
-	h[i] = x;
-}
-
-static struct heap_item items_pop(struct heap_item *h, size_t *n)
-{
-	struct heap_item top = h[0], x = h[--*n];
-
-	if (*n)
-		items_sift(h, *n, x);
-	return top;
-}
-
-static void ranks_push(uint32_t *h, size_t *n, uint32_t r)
-{
-	size_t i = (*n)++;
-
-	for (; i && r < h[(i - 1) / 2]; i = (i - 1) / 2)
-		h[i] = h[(i - 1) / 2];
-	h[i] = r;
-}
-
-static uint32_t ranks_pop(uint32_t *h, size_t *n)
-{
-	uint32_t top = h[0], x = h[--*n];
-	size_t i = 0;
-
-	for (;;) {
-		size_t c = 2 * i + 1;
-
-		if (c >= *n)
-			break;
-		if (c + 1 < *n && h[c + 1] < h[c])
-			c++;
-		if (h[c] >= x)
-			break;
-		h[i] = h[c];
-		i = c;
-	}
-	if (*n)
-		h[i] = x;
-	return top;
-}
+/* ---- the ranks' heaps (sim-heap.h) ---- */
 
 /*
  * Rank r changed (a task queued, a collective member's lb set): it runs again, in this

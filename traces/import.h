@@ -4,7 +4,7 @@
  * directories and archives into memory (import-names.c tells what a file is by its name
  * and first bytes; import-read.c reads plain JSON while it is parsed); import-formats.c
  * turns one file's bytes into ranks by its format (Kineto JSON, native, Nsight Systems
- * SQLite), or says it is no trace.
+ * SQLite), or says it is no trace; import-ranks.c checks that the files read make one job.
  */
 #ifndef ORRERY_TRACES_IMPORT_H
 #define ORRERY_TRACES_IMPORT_H
@@ -94,6 +94,14 @@ bool orr__import_skipped(struct import_ctx *c, const char *name, int r);
  * warning.  After the ranks are checked.
  */
 int orr__import_attach_ets(struct import_ctx *c, const char *path);
+
+/*
+ * import-ranks.c: every rank of c's trace known (a lone file's is 0), each once; then
+ * the ranks in rank order.  Else ORR_ERANK naming the file, or saying that path's
+ * traces are separate runs.  After the ops are merged, before the execution traces are
+ * attached.
+ */
+int orr__import_check_ranks(struct import_ctx *c, const char *path);
 
 /* import-ops.c: PID of a CPU-only profiler's ops file's name, ops-PID.json(.gz|.zst); -1. */
 int64_t orr__import_ops_pid(const char *name);
