@@ -144,11 +144,12 @@ if len(sys.argv) > 3:
 		{ tail "$work/py-ld.txt" >&2; fail "python3 -c 'import orrery; ...' from the bundle failed"; }
 	[[ $(head -n 1 "$work/py.txt") == "$d/lib/liborrery.so.0" ]] ||
 		fail "the bundle's orrery package loaded $(head -n 1 "$work/py.txt")"
-	# What python3 loads by itself (with pandas, which summary() returns tables of) may
-	# come from anywhere; every library the bundle holds that the package made it load
-	# must be the bundle's.
+	# What python3 loads by itself (the standard modules the package imports: ctypes.util
+	# imports shutil, which loads libbz2 and liblzma for its archives; and pandas, which
+	# summary() returns tables of) may come from anywhere; every library the bundle holds
+	# that the package made it load must be the bundle's.
 	(cd "$work" && env -i PATH=/usr/bin:/bin LD_DEBUG=libs python3 -c '
-import ctypes, math
+import ctypes, ctypes.util, errno, math, os
 try:
     import pandas
 except ImportError:
