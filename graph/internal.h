@@ -6,6 +6,9 @@
 #ifndef ORRERY_GRAPH_INTERNAL_H
 #define ORRERY_GRAPH_INTERNAL_H
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "orrery/graph.h"
 
 /*
@@ -161,6 +164,52 @@ uint32_t orr__find_corr(const struct orr__corr_map *m, int64_t corr);
 size_t orr__find_task(const void *v, size_t n, size_t size, uint32_t task);
 uint32_t orr__new_wait(struct orr_graph *g, enum orr_wait_kind kind, uint32_t target,
 		       bool inferred);
+
+/*
+ * v[0, n), elements of `size` bytes whose runs v[at[i] .. at[i + 1]) (i < nruns) are each
+ * in cmp's order (qsort_r()'s), in that order: the runs merged pairwise, n log nruns
+ * comparisons where a sort makes n log n; of two equal elements, the earlier run's first.
+ * Returns the sorted array, v or a buffer of n + 1 elements from orr_xmalloc(), and frees
+ * the other; at[] is used up.  Inline: each caller's size and cmp are constants, so that
+ * its elements are moved and compared as by a loop of their own type.
+ */
+static inline void *orr__merge_runs(void *v, size_t n, size_t size, size_t *at, size_t nruns,
+				    int (*cmp)(const void *, const void *, void *), void *data)
+{
+	char *src = v, *dst;
+
+	if (nruns < 2)
+		return v;
+	dst = orr_xmalloc((n + 1) * size);
+	while (nruns > 1) {
+		size_t k = 0;
+		char *tmp;
+
+		for (size_t i = 0; i < nruns; i += 2) {
+			const char *a = src + at[i] * size, *am = src + at[i + 1] * size, *b = am;
+			const char *bm = i + 1 < nruns ? src + at[i + 2] * size : am;
+			char *o = dst + at[i] * size;
+
+			for (; a < am && b < bm; o += size) {
+				bool later = cmp(b, a, data) < 0;
+
+				memcpy(o, later ? b : a, size);
+				b += later ? size : 0;
+				a += later ? 0 : size;
+			}
+			memcpy(o, a, (size_t)(am - a));
+			memcpy(o + (am - a), b, (size_t)(bm - b));
+			at[k++] = at[i];
+		}
+		at[k] = at[nruns];
+		nruns = k;
+		tmp = src;
+		src = dst;
+		dst = tmp;
+	}
+	free(dst);
+	return src;
+}
 
 /* tasks.c: the rank's processors and tasks, in order, and its correlation map. */
 void orr__collect_tasks(struct orr__rank_ctx *c);

@@ -25,10 +25,12 @@ struct key {
 	uint8_t exact;
 };
 
-static int cmp_key(const void *a, const void *b)
+/* qsort_r()'s form, for orr__merge_runs() too; no data. */
+static int cmp_key(const void *a, const void *b, void *data)
 {
 	const struct key *x = a, *y = b;
 
+	(void)data;
 #define CMP(f)            \
 	if (x->f != y->f) \
 	return (x->f > y->f) - (x->f < y->f)
@@ -122,7 +124,7 @@ static void rank_keys(const struct orr_graph *g, size_t ri, struct key **v, size
 	free(steps);
 	/* Ordinals within (communicator, stream, step) replace start times. */
 	if (*n > first) /* *v is NULL while nothing was added: no qsort(NULL, 0) */
-		qsort(*v + first, *n - first, sizeof(**v), cmp_key);
+		qsort_r(*v + first, *n - first, sizeof(**v), cmp_key, NULL);
 	for (size_t i = first, k = 0; i < *n; i++) {
 		struct key *x = &(*v)[i];
 
@@ -163,47 +165,6 @@ static void add_group(struct orr_graph *g, const struct key *v, size_t a, size_t
 		g->stats.inferred[ORR_DEP_CROSS_RANK] += b - a;
 }
 
-/* Merges the sorted runs src[at[i] .. at[i + 1]) pairwise into dst; returns the runs left. */
-static size_t merge_runs(const struct key *src, struct key *dst, size_t *at, size_t nruns)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < nruns; i += 2) {
-		size_t a = at[i], am = at[i + 1], b = am, bm = i + 1 < nruns ? at[i + 2] : am;
-		size_t o = a;
-
-		while (a < am && b < bm)
-			dst[o++] = cmp_key(&src[b], &src[a]) < 0 ? src[b++] : src[a++];
-		while (a < am)
-			dst[o++] = src[a++];
-		while (b < bm)
-			dst[o++] = src[b++];
-		at[k++] = at[i];
-	}
-	at[k] = at[nruns];
-	return k;
-}
-
-/*
- * Every rank's keys sorted: each rank's run is sorted already (rank_keys()), so the runs
- * are merged pairwise (n log ranks comparisons, where qsort() made n log n).  The keys
- * differ in rank and task, so any sort gives this order.
- */
-static struct key *sort_runs(struct key *v, size_t n, size_t *at, size_t nruns)
-{
-	struct key *w = orr_xmalloc((n + 1) * sizeof(*w));
-
-	while (nruns > 1) {
-		struct key *x = v;
-
-		nruns = merge_runs(v, w, at, nruns);
-		v = w;
-		w = x;
-	}
-	free(w);
-	return v;
-}
-
 void orr__link_ranks(struct orr_graph *g)
 {
 	struct key *v = NULL;
@@ -218,8 +179,10 @@ void orr__link_ranks(struct orr_graph *g)
 		rank_keys(g, r, &v, &n, &cap);
 	}
 	at[g->nranks] = n;
+	/* Each rank's run is sorted already (rank_keys()): merged, not sorted again.  The keys
+	 * differ in rank and task, so any sort gives this order. */
 	if (n)
-		v = sort_runs(v, n, at, g->nranks);
+		v = orr__merge_runs(v, n, sizeof(*v), at, g->nranks, cmp_key, NULL);
 	free(at);
 	for (size_t a = 0, b; a < n; a = b) {
 		for (b = a + 1; b < n && same_instance(&v[a], &v[b]); b++)

@@ -150,28 +150,6 @@ static bool lstart_before(const struct orr__rank_ctx *c, uint32_t a, uint32_t b)
 	return cmp_lstart(&a, &b, (void *)c) < 0;
 }
 
-/* Merges the sorted runs src[at[i] .. at[i + 1]) pairwise into dst; returns the runs left. */
-static size_t merge_runs(const struct orr__rank_ctx *c, const uint32_t *src, uint32_t *dst,
-			 size_t *at, size_t nruns)
-{
-	size_t k = 0;
-
-	for (size_t i = 0; i < nruns; i += 2) {
-		size_t a = at[i], am = at[i + 1], b = am, bm = i + 1 < nruns ? at[i + 2] : am;
-		size_t o = a;
-
-		while (a < am && b < bm)
-			dst[o++] = lstart_before(c, src[b], src[a]) ? src[b++] : src[a++];
-		while (a < am)
-			dst[o++] = src[a++];
-		while (b < bm)
-			dst[o++] = src[b++];
-		at[k++] = at[i];
-	}
-	at[k] = at[nruns];
-	return k;
-}
-
 /*
  * GPU tasks of the rank in launch order.  A stream runs its tasks in the order they were
  * launched, so each stream's tasks are usually in launch order already: the streams'
@@ -181,7 +159,6 @@ static size_t merge_runs(const struct orr__rank_ctx *c, const uint32_t *src, uin
 static uint32_t *launch_order(const struct orr__rank_ctx *c, size_t *ret_n)
 {
 	uint32_t *v = orr_xmalloc((c->ntasks + 1) * sizeof(*v));
-	uint32_t *w = orr_xmalloc((c->ntasks + 1) * sizeof(*w));
 	size_t *at = orr_xmalloc((c->g->nprocs - c->first_proc + 2) * sizeof(*at));
 	size_t n = 0, nruns = 0;
 	bool sorted = true;
@@ -203,14 +180,7 @@ static uint32_t *launch_order(const struct orr__rank_ctx *c, size_t *ret_n)
 		qsort_r(v, n, sizeof(*v), cmp_lstart, (void *)c);
 		nruns = 1;
 	}
-	while (nruns > 1) {
-		uint32_t *tmp = v;
-
-		nruns = merge_runs(c, v, w, at, nruns);
-		v = w;
-		w = tmp;
-	}
-	free(w);
+	v = orr__merge_runs(v, n, sizeof(*v), at, nruns, cmp_lstart, (void *)c);
 	free(at);
 	*ret_n = n;
 	return v;
