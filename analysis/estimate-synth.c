@@ -130,9 +130,31 @@ int orr__estimate_replay(const struct orr_estimate_options *o, const struct orr_
 	return err;
 }
 
+/*
+ * The synthesized step is orrery's own text, not an input file: it is imported without
+ * the limits docs/limits.md sets on those (nor a user's ORR_MAX_* variables), each at
+ * what the text can hold, its length (the nesting at the default, past what it has).
+ * Under them a configuration the options take failed as "a bug": --pp 10000 writes its
+ * 10,000 stages' threads and streams in one file, past ORR_MAX_PLACES' 65,536.
+ */
+static struct orr_import_options own_text(const struct orr_synth *s)
+{
+	uint64_t n = s->len ? s->len : 1;
+
+	return (struct orr_import_options){ .max_bytes = n,
+					    .max_run_bytes = n,
+					    .max_events = n,
+					    .max_ranks = n,
+					    .max_places = n,
+					    .max_string_bytes = n,
+					    .max_depth = 1024,
+					    .max_ratio = 1000 };
+}
+
 static int replay_synth(const struct orr_estimate_options *o, const struct orr_synth *s,
 			const char *timeline, struct orr_estimate_step *ret, struct orr_diag *d)
 {
+	const struct orr_import_options io = own_text(s);
 	struct orr_trace *t = NULL;
 	struct orr_graph *g = NULL;
 	struct orr_replay *r = NULL;
@@ -140,7 +162,7 @@ static int replay_synth(const struct orr_estimate_options *o, const struct orr_s
 	int err;
 
 	orr_diag_clear(&rd);
-	err = orr_trace_import_buffer("synthesized", s->json, s->len, NULL, &t, &rd);
+	err = orr_trace_import_buffer("synthesized", s->json, s->len, &io, &t, &rd);
 	if (!err)
 		err = orr__estimate_build(o, t, &g, &rd);
 	if (!err)

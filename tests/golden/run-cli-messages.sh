@@ -23,6 +23,9 @@
 #   run-cli-messages.sh scale-rank            a cpu@RANK: rule naming a rank the trace does
 #                                             not hold says so and lists its ranks; --strict
 #                                             makes it an error
+#   run-cli-messages.sh synth-limits          estimate's synthesized step is not held to the
+#                                             limits on input files (ORR_MAX_*): it was
+#                                             "cannot replay the synthesized step (a bug)"
 set -uo pipefail
 
 # shellcheck source=SCRIPTDIR/golden-lib.sh
@@ -147,6 +150,23 @@ scale-rank)
 	run replay --scale 'cpu@1:nosuchop*=0.5' "$tiny"
 	expect_rc 0
 	expect_in err "rule 'cpu@1:nosuchop*=0.5' matches no CPU task in the trace's steps"
+	;;
+synth-limits)
+	# Two stages' threads and streams, past ORR_MAX_PLACES=2, as --pp 10000's were past
+	# the default 65,536; a user's limits on traces stay theirs: a trace past one is refused.
+	desc=(--gpu h100-sxm --layers 2 --hidden 256 --heads 4 --seq 128 --pp 2)
+	for limit in ORR_MAX_PLACES=2 ORR_MAX_RANKS=1 ORR_MAX_FILE_BYTES=1000 \
+		ORR_MAX_STRING_BYTES=8 ORR_MAX_DEPTH=2; do
+		export "$limit"
+		run estimate "${desc[@]}"
+		expect_rc 0
+		expect_in out "synthesized: 2 ranks (one per pipeline stage)"
+		[[ -s $work/err ]] && { show; fail "$limit: a message on stderr"; }
+		unset "${limit%%=*}"
+	done
+	ORR_MAX_PLACES=2 run info "$tiny"
+	expect_rc 1
+	expect_in err "raise the limit ORR_MAX_PLACES to read it"
 	;;
 *)
 	fail "unknown case '${1:-}'"
