@@ -201,6 +201,34 @@ static double unprofile(const struct orr_graph *g, float *cpu, size_t steps)
 	       (double)(ranks ? ranks : 1);
 }
 
+/*
+ * Factors the replay takes (0 to ORR_SCALE_MAX): a change of sizes can ask more of a
+ * task, --seq 1048576 on a trace of 1024 a fused attention kernel 2^20 times its time,
+ * and the replay's own refusal named the task by its index ("factor 1.04858e+06 of task
+ * 4933 is not from 0 to 1e+06").  The first such task, by its name and rank.
+ */
+static int factors_fit(const struct orr_graph *g, const float *factors, struct orr_diag *d)
+{
+	const struct orr_task *tasks = orr_graph_tasks(g);
+	size_t n = orr_graph_task_count(g);
+
+	for (uint32_t t = 0; t < n; t++) {
+		uint32_t ri = orr_graph_procs(g)[tasks[t].proc].rank;
+
+		if (factors[t] >= 0 && factors[t] <= ORR_SCALE_MAX)
+			continue;
+		return orr_diag_set(
+			d, -ERANGE, "", -1, -1,
+			"cannot re-time the trace: its GPU task '%.64s' (rank %d) would take %g "
+			"times its traced time, more than the %g a replay scales a task by; try "
+			"a smaller change, or describe the model with the costs of 'orrery fit -o' "
+			"(--costs) instead of the trace (docs/limits.md, \"Scale factors\")",
+			orr_graph_task_name(g, t), (int)orr_graph_get_rank(g, ri)->rank->rank,
+			(double)factors[t], ORR_SCALE_MAX);
+	}
+	return 0;
+}
+
 /* The re-timed graph replayed as traced, then without what the profiler added to the host. */
 static int retimed(const struct orr_estimate_options *o, struct orr_estimate_base *b,
 		   const float *factors, float *cpu, struct orr_diag *d)
@@ -209,7 +237,8 @@ static int retimed(const struct orr_estimate_options *o, struct orr_estimate_bas
 	struct orr_replay *base = NULL, *est = NULL;
 	int err;
 
-	if ((err = replay_cpu(o, b->g, NULL, NULL, NULL, &base, d)) ||
+	if ((err = factors_fit(b->g, factors, d)) ||
+	    (err = replay_cpu(o, b->g, NULL, NULL, NULL, &base, d)) ||
 	    (err = replay_cpu(o, b->g, factors, cpu, base, &est, d)))
 		goto out;
 	measure(est, b->ri, true, &e->steps, &e->traced);

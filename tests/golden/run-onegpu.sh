@@ -18,6 +18,9 @@
 #   run-onegpu.sh lost       the same trace with one NCCL all-reduce added, as a rank of
 #                            a larger job whose distributedInfo was lost: its world and
 #                            dp stay unknown, and estimate refuses it
+#   run-onegpu.sh range      a change of sizes that would scale a kernel past what a
+#                            replay takes (1e6) names the kernel and what to try, not
+#                            the replay's task index; just under it, an estimate
 set -uo pipefail
 
 # shellcheck source=SCRIPTDIR/golden-lib.sh
@@ -193,8 +196,23 @@ PY
 	expect_rc 1
 	expect_in err "the trace does not give its dp"
 	;;
+range)
+	# The fused attention's kernels grow by s'^2 / s^2 per sequence: 2^20 at --seq 1048576.
+	run estimate --seq 1048576 "$base"
+	expect_rc 1
+	expect_in err "orrery: error: cannot re-time the trace: its GPU task 'cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob' (rank 0) would take 1.04858e+06 times its traced time, more than the 1e+06 a replay scales a task by; try a smaller change, or describe the model with the costs of 'orrery fit -o' (--costs) instead of the trace"
+	grep -qF "of task" "$work/err" && { show; fail "the replay's task index shown"; }
+	[[ $(wc -l <"$work/err") == 1 ]] || { show; fail "not one line on stderr"; }
+	run estimate --micro-batch 2147483647 "$base"
+	expect_rc 1
+	expect_in err "orrery: error: cannot re-time the trace: its GPU task '"
+	expect_in err "would take 2.68435e+08 times its traced time"
+	run estimate --seq 65536 "$base"
+	expect_rc 0
+	expect_in out "by retime"
+	;;
 *)
-	fail "usage: run-onegpu.sh fit|estimate|whatif|dir|lost"
+	fail "usage: run-onegpu.sh fit|estimate|whatif|attention|dir|lost|range"
 	;;
 esac
 exit 0
