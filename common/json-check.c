@@ -176,14 +176,19 @@ static size_t digits(struct walk *w)
 	return w->pos - start;
 }
 
-/* A number at w->pos: JSON's grammar, and within a double's range. */
+/*
+ * A number at w->pos: JSON's grammar, and within a double's range; an integer (no
+ * fraction, no exponent) within 64 bits, signed when negative, as simdjson reads one
+ * (it refuses 2^64 and -2^63 - 1, which a double holds, with no offset: "Problem while
+ * parsing a number").
+ */
 static int number(struct walk *w)
 {
 	static const char form[] = "a number (-?digits[.digits][e[+-]digits])";
 	size_t start = w->pos, n;
 	char tmp[512], *copy, *end;
+	bool huge, integer = true, wide = false;
 	double v;
-	bool huge;
 
 	if (w->buf[w->pos] == '-')
 		w->pos++;
@@ -194,12 +199,14 @@ static int number(struct walk *w)
 	else if (!digits(w))
 		return fail(w, ORR_EMALFORMED, start, form);
 	if (w->pos < w->len && w->buf[w->pos] == '.') {
+		integer = false;
 		w->pos++;
 		if (!digits(w))
 			return w->pos >= w->len ? cut(w, form)
 						: fail(w, ORR_EMALFORMED, start, form);
 	}
 	if (w->pos < w->len && (w->buf[w->pos] == 'e' || w->buf[w->pos] == 'E')) {
+		integer = false;
 		w->pos++;
 		if (w->pos < w->len && (w->buf[w->pos] == '+' || w->buf[w->pos] == '-'))
 			w->pos++;
@@ -215,10 +222,22 @@ static int number(struct walk *w)
 	errno = 0;
 	v = strtod(copy, &end);
 	huge = errno == ERANGE && (v > 1 || v < -1);
+	if (!huge && integer) {
+		errno = 0;
+		if (copy[0] == '-')
+			(void)strtoll(copy, &end, 10);
+		else
+			(void)strtoull(copy, &end, 10);
+		wide = errno == ERANGE;
+	}
 	if (copy != tmp)
 		free(copy);
 	if (huge)
 		return fail(w, ORR_EMALFORMED, start, "a number within a double's range");
+	if (wide)
+		return fail(w, ORR_EMALFORMED, start,
+			    "an integer from -2^63 to 2^64 - 1 (a larger one written with a "
+			    "fraction or an exponent, 1e23)");
 	return 0;
 }
 

@@ -338,7 +338,8 @@ static char *nested(size_t n, const char *mid, const char *end)
 /*
  * Where simdjson's refusals are that RFC 8259's grammar alone takes or misses: a lone
  * UTF-16 surrogate, a number past a double however long, nesting as deep as simdjson's
- * limit (1024 levels that hold a value; an empty array past 1023 is taken).
+ * limit (1024 levels that hold a value; an empty array past 1023 is taken), an
+ * integer past 64 bits.
  */
 static void test_costs_syntax_where_simdjson(void **state)
 {
@@ -353,6 +354,11 @@ static void test_costs_syntax_where_simdjson(void **state)
 	memset(big + 7, '0', 600);
 	memcpy(big + 607, "}", 2);
 	expect_at(dir, big, ORR_EMALFORMED, 6, "a number within a double's range");
+	/* Integers past 64 bits, which a double holds: simdjson refuses them, with no offset. */
+	expect_at(dir, "{\"a\": 1, \"b\": 18446744073709551616}", ORR_EMALFORMED, 14,
+		  "line 1 column 15: expected an integer from -2^63 to 2^64 - 1");
+	expect_at(dir, "{\"a\": -9223372036854775809}", ORR_EMALFORMED, 6, "an integer from");
+	expect_at(dir, "{\"a\": 99999999999999999999999}", ORR_EMALFORMED, 6, "an integer from");
 	t = nested(1023, "1", "}");
 	expect_at(dir, t, ORR_ETOOBIG, 5 + 1022,
 		  "arrays and objects nested more than 1023 deep, line 1 column 1028");
