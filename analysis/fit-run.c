@@ -117,13 +117,22 @@ static void roles_and_parts(const struct orr_graph *g, size_t ri, const struct o
 	}
 }
 
+/* The GEMMs of every rank, labeled by a rank's structure st; how many. */
+static size_t labeled_gemms(const struct orr_graph *g, const struct orr_structure *st,
+			    struct orr_gemm_sample **ret, struct orr_gemm_counts *ret_counts)
+{
+	size_t n = orr_gemm_observe(g, ret, ret_counts);
+
+	orr_gemm_label(st, *ret, n);
+	return n;
+}
+
 /* The GEMMs of every rank, labeled by rank ri's structure, and their model on the GPU. */
 static void fit_gemms(const struct orr_graph *g, size_t ri, struct orr_rank_fit *f)
 {
 	struct orr_gemm_sample *s;
-	size_t n = orr_gemm_observe(g, &s, &f->gemm_counts);
+	size_t n = labeled_gemms(g, &f->st, &s, &f->gemm_counts);
 
-	orr_gemm_label(&f->st, s, n);
 	roles_and_parts(g, ri, s, n, f);
 	f->gemm_err = orr_gemm_model_fit(s, n, orr_gpu_spec_find(g), &f->gemm);
 	free(s);
@@ -203,6 +212,27 @@ void orr_rank_fit_run(const struct orr_graph *g, size_t ri, const char *trace,
 			orr_rank_fit_coll_class(o, ret->nobs, &ret->coll[ret->ncoll - 1]);
 		}
 	free(o);
+}
+
+void orr_rank_fit_memory(const struct orr_graph *g, size_t ri, struct orr_structure *ret_st,
+			 enum orr_dtype *ret_precision, const struct orr_gpu_spec **ret_gpu)
+{
+	const char *device = rank_device(orr_graph_trace(g), orr_graph_get_rank(g, ri)->rank);
+	struct orr_gemm_sample *s;
+	struct orr_gemm_counts counts;
+	struct orr_gemm_model m;
+	size_t n;
+
+	*ret_gpu = device ? orr_gpu_spec_match(device) : NULL;
+	orr_structure_recover(g, ri, ret_st);
+	n = labeled_gemms(g, ret_st, &s, &counts);
+	if (orr_gemm_model_fit_classes(s, n, orr_gpu_spec_find(g), &m)) {
+		*ret_precision = ORR_DTYPE_BF16;
+	} else {
+		*ret_precision = orr_gemm_precision(&m);
+		orr_gemm_model_release(&m);
+	}
+	free(s);
 }
 
 void orr_rank_fit_release(struct orr_rank_fit *f)

@@ -399,8 +399,8 @@ bool orr_gemm_model_memory_bound(const struct orr_gemm_model *m, const struct or
 	       m->efficiency_memory[q->math].samples && traffic_ns(m->gpu, q) > 0;
 }
 
-int orr_gemm_model_fit(const struct orr_gemm_sample *s, size_t n, const struct orr_gpu_spec *gpu,
-		       struct orr_gemm_model *ret)
+int orr_gemm_model_fit_classes(const struct orr_gemm_sample *s, size_t n,
+			       const struct orr_gpu_spec *gpu, struct orr_gemm_model *ret)
 {
 	for (size_t i = 0; i < n; i++)
 		if (!(s[i].flops > 0) || !(s[i].bytes > 0) || !(s[i].ns > 0) ||
@@ -408,7 +408,13 @@ int orr_gemm_model_fit(const struct orr_gemm_sample *s, size_t n, const struct o
 		    (int)s[i].dtype < 0 || s[i].dtype >= ORR_DTYPE_COUNT || (int)s[i].math < 0 ||
 		    s[i].math >= ORR_DTYPE_COUNT || !memchr(s[i].family, '\0', sizeof(s[i].family)))
 			return -EINVAL;
-	int err = orr__model_fit(&kind, s, n, gpu, ret);
+	return orr__model_fit(&kind, s, n, gpu, ret); /* init() zeroes the tiles */
+}
+
+int orr_gemm_model_fit(const struct orr_gemm_sample *s, size_t n, const struct orr_gpu_spec *gpu,
+		       struct orr_gemm_model *ret)
+{
+	int err = orr_gemm_model_fit_classes(s, n, gpu, ret);
 
 	/* the tiles model where the GPU's SMs are known and a sample has a quantized time */
 	if (!err && orr_gemm_tiles_fit(gpu, s, n, &ret->tiles))

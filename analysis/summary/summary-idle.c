@@ -88,6 +88,32 @@ size_t orr_kernel_class(const struct orr_graph *g, uint32_t t)
 	return orr_kernel_class_of((enum orr_event_kind)e->kind, orr_graph_task_name(g, t));
 }
 
+size_t orr__summary_class_of(struct orr__class_memo *m, const struct orr_trace *t,
+			     enum orr_event_kind kind, uint32_t name)
+{
+	size_t n = m->n;
+
+	if (kind != ORR_EVENT_KERNEL) /* by its kind alone */
+		return orr_kernel_class_of(kind, orr_trace_str(t, name));
+	if (name >= n) {
+		m->c = orr_xgrow(m->c, 1, &m->n, (size_t)name + 1);
+		memset(m->c + n, 0, m->n - n);
+	}
+	if (!m->c[name])
+		m->c[name] = (uint8_t)(orr_kernel_class_of(kind, orr_trace_str(t, name)) + 1);
+	return m->c[name] - 1u;
+}
+
+/* orr_kernel_class() through m. */
+static size_t task_class(const struct orr_graph *g, uint32_t t, struct orr__class_memo *m)
+{
+	const struct orr_event *e = orr_graph_task_event(g, t);
+
+	if (e->kind == ORR_EVENT_KERNEL && (orr_graph_tasks(g)[t].flags & ORR_TASK_F_COMM))
+		return 2;
+	return orr__summary_class_of(m, orr_graph_trace(g), (enum orr_event_kind)e->kind, e->name);
+}
+
 static bool waits_on_dep(const struct orr_graph *g, uint32_t t)
 {
 	const struct orr_task *tk = &orr_graph_tasks(g)[t];
@@ -244,7 +270,7 @@ static ptrdiff_t in_windows(const struct orr_step *w, size_t nw, int64_t t)
 
 /* Launch delays by class and the rank's short kernels, for the tasks starting in w. */
 static void launches(struct orr_summary *s, const struct gtask *v, size_t n,
-		     const struct orr_step *w, size_t nw, int32_t rank)
+		     const struct orr_step *w, size_t nw, int32_t rank, struct orr__class_memo *m)
 {
 	struct orr_sum_short sh = { .rank = rank };
 
@@ -253,7 +279,7 @@ static void launches(struct orr_summary *s, const struct gtask *v, size_t n,
 
 		if (in_windows(w, nw, v[i].start) < 0)
 			continue;
-		c = orr_kernel_class(s->g, v[i].task);
+		c = task_class(s->g, v[i].task, m);
 		if (v[i].launch != INT64_MIN) {
 			struct orr_sum_delays *d = &s->delays[c];
 
@@ -307,7 +333,7 @@ static void streams(struct orr_summary *s, size_t k, struct gtask *v, size_t n, 
 }
 
 void orr__summary_idle(struct orr_summary *s, size_t k, const struct orr_step *w, size_t nw,
-		       struct orr_sum_step *steps)
+		       struct orr_sum_step *steps, struct orr__class_memo *m)
 {
 	size_t n;
 	struct gtask *v = gpu_tasks(s->g, k, &n);
@@ -323,7 +349,7 @@ void orr__summary_idle(struct orr_summary *s, size_t k, const struct orr_step *w
 	explain(v, n, scratch, w, nw, dev);
 	for (size_t i = 0; i < nw; i++)
 		steps[i].idle = dev[i];
-	launches(s, v, n, w, nw, orr_graph_get_rank(s->g, k)->rank->rank);
+	launches(s, v, n, w, nw, orr_graph_get_rank(s->g, k)->rank->rank, m);
 	streams(s, k, v, n, scratch, w, nw, dev);
 	free(dev);
 	free(scratch);

@@ -90,19 +90,22 @@ static void model(const struct orr_summary *s, size_t k, struct orr_sum_mem *m)
 {
 	struct orr_train_config c;
 	struct orr_memory mem;
-	struct orr_rank_fit f;
+	struct orr_structure st;
+	enum orr_dtype precision;
+	const struct orr_gpu_spec *gpu;
 
 	m->model_bytes = m->model_state_bytes = m->model_activation_bytes = NAN;
-	orr_rank_fit_run(s->g, k, s->path, NULL, 0, &f);
-	if (orr_train_config_from_structure(&f.st, &c, &m->model_missing) == 0) {
-		c.precision = f.gemm_err ? ORR_DTYPE_BF16 : orr_gemm_precision(&f.gemm);
-		if (orr_memory_estimate(&c, f.gpu, 0, &mem) == 0) {
+	/* Not orr_rank_fit_run(): its kernel, collective and parts fits took two thirds of
+	 * orrery summary's time on a large trace, for nothing used here. */
+	orr_rank_fit_memory(s->g, k, &st, &precision, &gpu);
+	if (orr_train_config_from_structure(&st, &c, &m->model_missing) == 0) {
+		c.precision = precision;
+		if (orr_memory_estimate(&c, gpu, 0, &mem) == 0) {
 			m->model_bytes = mem.total_bytes;
 			m->model_state_bytes = mem.model_bytes;
 			m->model_activation_bytes = mem.activation_bytes;
 		}
 	}
-	orr_rank_fit_release(&f);
 }
 
 static void rank_memory(const struct orr_summary *s, size_t k, struct orr_sum_mem *m)

@@ -166,7 +166,7 @@ static void op_self_times(struct orr_summary *s, struct item_lists *l, const str
 }
 
 static void rank_items(struct orr_summary *s, struct item_lists *l, const struct orr_rank *r,
-		       const struct orr_step *w, size_t nw)
+		       const struct orr_step *w, size_t nw, struct orr__class_memo *m)
 {
 	for (size_t i = 0; i < r->nevents; i++) {
 		const struct orr_event *e = &r->events[i];
@@ -177,8 +177,8 @@ static void rank_items(struct orr_summary *s, struct item_lists *l, const struct
 
 		if (!gpu || !pl || orr_step_index(w, nw, e->start_ns) < 0)
 			continue;
-		c = orr_kernel_class_of((enum orr_event_kind)e->kind,
-					orr_trace_str(orr_graph_trace(s->g), e->name));
+		c = orr__summary_class_of(m, orr_graph_trace(s->g), (enum orr_event_kind)e->kind,
+					  e->name);
 		s->class_tasks[c]++;
 		s->class_ns[c] = orr_time_add(s->class_ns[c], e->dur_ns);
 		add_item(&s->kernels, &s->nkernels, &l->kcap,
@@ -199,7 +199,7 @@ static void rank_items(struct orr_summary *s, struct item_lists *l, const struct
 
 /* Per rank-step: the measured breakdown, busy time and copies. */
 static void rank_steps(struct orr_summary *s, const struct orr_replay *r, size_t k,
-		       const struct orr_select *sel, size_t *cap)
+		       const struct orr_select *sel, size_t *cap, struct orr__class_memo *m)
 {
 	const struct orr_graph *g = orr_replay_graph(r);
 	const struct orr_rank *rk = orr_graph_get_rank(g, k)->rank;
@@ -218,7 +218,7 @@ static void rank_steps(struct orr_summary *s, const struct orr_replay *r, size_t
 		st.busy_ns = st.b.exposed_compute_ns + st.b.overlapped_ns + st.b.exposed_comm_ns;
 		ORR_VEC_PUSH(s->steps, s->nsteps, *cap, st);
 	}
-	orr__summary_idle(s, k, w, nw, s->steps + first);
+	orr__summary_idle(s, k, w, nw, s->steps + first, m);
 	for (size_t e = 0; e < rk->nevents; e++) {
 		const struct orr_event *ev = &rk->events[e];
 		ptrdiff_t i;
@@ -401,6 +401,7 @@ void orr_summary_gather(struct orr_summary *s, const char *path, const struct or
 	const struct orr_graph *g = orr_replay_graph(r);
 	const struct orr_trace *t = orr_graph_trace(g);
 	struct item_lists l = { 0 };
+	struct orr__class_memo m = { 0 };
 	size_t cap = 0;
 
 	*s = (struct orr_summary){ .path = path, .g = g, .nranks = orr_graph_rank_count(g) };
@@ -412,10 +413,11 @@ void orr_summary_gather(struct orr_summary *s, const char *path, const struct or
 		if (!orr_select_rank(sel, rk->rank))
 			continue;
 		w = windows(t, rk, sel, &nw);
-		rank_steps(s, r, k, sel, &cap);
-		rank_items(s, &l, rk, w, nw);
+		rank_steps(s, r, k, sel, &cap, &m);
+		rank_items(s, &l, rk, w, nw, &m);
 		free(w);
 	}
+	free(m.c);
 	s->kernel_ns = merge(t, s->kernels, &s->nkernels);
 	s->op_ns = merge(t, s->ops, &s->nops);
 	merge(t, s->streams, &s->nstreams);

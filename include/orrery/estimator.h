@@ -580,6 +580,12 @@ struct orr_gemm_model {
  */
 int orr_gemm_model_fit(const struct orr_gemm_sample *s, size_t n, const struct orr_gpu_spec *gpu,
 		       struct orr_gemm_model *ret);
+/*
+ * The same without the tiles model (ret->tiles all zero), most of the fit's time: its
+ * classes, errors and fallback as orr_gemm_model_fit() gives them.
+ */
+int orr_gemm_model_fit_classes(const struct orr_gemm_sample *s, size_t n,
+			       const struct orr_gpu_spec *gpu, struct orr_gemm_model *ret);
 void orr_gemm_model_release(struct orr_gemm_model *m);
 
 /*
