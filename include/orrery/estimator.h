@@ -536,8 +536,9 @@ struct orr_gemm_efficiency {
 };
 
 /*
- * The GEMM model of tiles and waves (estimator/gemm-tiles.c), per math dtype:
- * t = fixed_ns + ns_per_ns x the quantized time (orr_gemm_tiles_quantized_ns()).
+ * The GEMM model of tiles and waves (estimator/gemm-tiles.c, orrery/gemm-tiles.h), per
+ * math dtype: t = fixed_ns + ns_per_ns x the quantized time
+ * (orr_gemm_tiles_quantized_ns()).
  */
 struct orr_gemm_tiles {
 	const struct orr_gpu_spec *gpu;
@@ -601,31 +602,6 @@ double orr_gemm_model_time(const struct orr_gemm_model *m, const struct orr_gemm
  * roofline x an efficiency: what a report says of how q was timed.
  */
 bool orr_gemm_model_memory_bound(const struct orr_gemm_model *m, const struct orr_gemm_sample *q);
-
-/*
- * The GEMM model of tiles and waves (estimator/gemm-tiles.c; docs/estimator.md, "Tiles
- * and waves"): the time at gpu's peaks of batch x (m x k . k x n) cut in the output
- * tiles of cuBLAS and CUTLASS, run in waves of gpu->sms x the CTAs an SM holds (split-K
- * where the tiles are fewer than the SMs), at least its bytes at HBM's rate; the
- * fastest tile.  NAN without the GPU's SMs or peak for math, or an empty shape.
- */
-double orr_gemm_tiles_quantized_ns(const struct orr_gpu_spec *gpu, enum orr_dtype math,
-				   int elem_bytes, int64_t batch, int64_t m, int64_t n, int64_t k);
-/*
- * The bytes batch x (m x k . k x n) of elem_bytes elements moves through the SMs when
- * cut in the output tiles above: A read once per column of tiles, B once per row of
- * tiles, C written once; the tile that moves the fewest (a bandwidth-bound GEMM is
- * fastest with it).  NAN for an empty shape.
- */
-double orr_gemm_tile_traffic_bytes(int elem_bytes, int64_t batch, int64_t m, int64_t n, int64_t k);
-/*
- * Fits m on s[0..n) (their math, shape and ns): 0; -EINVAL without gpu or its SMs;
- * -ENODATA when no sample has a quantized time.
- */
-int orr_gemm_tiles_fit(const struct orr_gpu_spec *gpu, const struct orr_gemm_sample *s, size_t n,
-		       struct orr_gemm_tiles *ret);
-/* Predicted ns of a GEMM like q (its math and shape); NAN where m has no fit of its math. */
-double orr_gemm_tiles_time(const struct orr_gemm_tiles *m, const struct orr_gemm_sample *q);
 
 /*
  * ---- kernels other than GEMMs (estimator/kernels.c, estimator/kernels-model.c;
@@ -798,6 +774,8 @@ double orr_kern_model_time(const struct orr_kern_model *m, const struct orr_kern
 }
 #endif
 
+/* The GEMM model of tiles and waves, which the GEMM model holds. */
+#include "orrery/gemm-tiles.h"
 /* The profiler's own cost, which the launch time is calibrated without. */
 #include "orrery/profiler-cost.h"
 /* The second half of the estimator's interface: configurations and their estimates. */
