@@ -110,7 +110,7 @@ static int parse_line(char *line, struct orr_scenario *sc, char *err, size_t siz
 			*ret_at = (size_t)(tok - line);
 			snprintf(
 				err, size,
-				"bad rule '%.60s' ([cpu[@RANK]:|latency:|bandwidth:]GLOB=FACTOR, FACTOR 0 to 1e6)",
+				"bad rule '%.60s' ([cpu[@RANK]:|latency:|bandwidth:]GLOB=FACTOR, FACTOR 0 to 1e6, a bandwidth's from 1e-6)",
 				tok);
 			return -1;
 		}
@@ -130,7 +130,7 @@ static int scenario_line(struct orr_scenarios *s, struct orr_strtab *names, char
 			 const char *path, size_t lineno, size_t at, char *err, size_t size)
 {
 	struct orr_scenario sc = { 0 };
-	char why[160], *p = line + strspn(line, " \t\r");
+	char why[192], *p = line + strspn(line, " \t\r");
 	size_t field;
 
 	if (!*p || *p == '#')

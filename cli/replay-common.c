@@ -234,7 +234,7 @@ int cli_scale_option(struct orr_scales *scales, const char *cmd, const char *arg
 	if (orr_scales_add(scales, arg) < 0) {
 		cli_usage_error(cmd,
 				"bad --scale '%s' ([cpu[@RANK]:|latency:|bandwidth:]GLOB=FACTOR, "
-				"FACTOR from 0 to 1e6)",
+				"FACTOR from 0 to 1e6, a bandwidth's from 1e-6)",
 				arg);
 		return -1;
 	}

@@ -158,6 +158,9 @@ usage)
 			expect_rc 2
 			expect_in err "bad --scale '$bad'"
 		done
+		# a bandwidth divides the transfer: its range is said, 0 being refused
+		run replay --scale 'bandwidth:*=0' x
+		expect_in err "FACTOR from 0 to 1e6, a bandwidth's from 1e-6)"
 		run replay --costs c.json --scale 'nccl*=2' x
 		expect_rc 2
 		expect_in err "--costs gives models to latency: and bandwidth: rules"
@@ -226,6 +229,10 @@ usage)
 		run replay --scenario "$work/sc" x
 		expect_rc 1
 		expect_in err "sc:1 (byte 2): bad rule 'x*=two'"
+		printf 'a bandwidth:x*=0\n' >"$work/sc"
+		run replay --scenario "$work/sc" x
+		expect_rc 1
+		expect_in err "bad rule 'bandwidth:x*=0' ([cpu[@RANK]:|latency:|bandwidth:]GLOB=FACTOR, FACTOR 0 to 1e6, a bandwidth's from 1e-6)"
 		printf 'a x*=2\nb y*=3\na z*=4\n' >"$work/sc"
 		run replay --scenario "$work/sc" x
 		expect_rc 1
