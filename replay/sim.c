@@ -274,7 +274,12 @@ static void offer(struct sim *s, uint32_t p)
 		at = (launch ? s->ts[src].start : s->ts[src].end) + s->deps[d].lat_ns;
 		if (handoff && s->deps[d].kind == ORR_DEP_CROSS_THREAD)
 			at = handoff_start(s, t, src, at);
-		if (at > t0) {
+		/* A hand-off that ties with its thread's anchor is the cause: the call
+		 * waited for the other thread (the edge's latency is the measured gap, so
+		 * as replayed they often coincide; the anchor would count that thread's
+		 * work as this one's start). */
+		if (at > t0 ||
+		    (at == t0 && c == ORR_NONE && s->deps[d].kind == ORR_DEP_CROSS_THREAD)) {
 			t0 = at;
 			c = src;
 		}
