@@ -15,15 +15,22 @@
 #include "estimate-internal.h"
 #include "banned.h"
 
-/* The recorded job: its configuration (changed by the model options), its replay. */
+/*
+ * The recorded job: its configuration (changed by the model options), its replay.  The
+ * base is opened without --global-batch: each configuration's micro-batch size and DP
+ * divide it (what-if/plan.c), not the recorded ones, which refused --global-batch 12 of
+ * a trace of 8 sequences per micro-batch, "not a multiple of micro-batch x dp (8)".
+ */
 static int from_trace(const struct orr_estimate_options *o, const struct orr_graph *g, size_t ri,
 		      struct orr_whatif_job *j, struct orr_diag *d)
 {
+	struct orr_estimate_options recorded = *o;
 	struct orr_estimate_base *b = &j->b;
 	const char *why = NULL;
 	int err;
 
-	if ((err = orr_estimate_base_open(o, g, ri, b, d)))
+	recorded.global_batch = 0;
+	if ((err = orr_estimate_base_open(&recorded, g, ri, b, d)))
 		return err;
 	j->have_trace = true;
 	if ((err = orr_estimate_base_sweep(o, b, &j->x.costs, &j->replayed_ns, d)))

@@ -121,6 +121,17 @@ PY
 	expect_rc 0
 	expect_in out "recorded tp 1 pp 1 dp 1"
 	grep -qE "^ +1 +8 " "$work/out" || { show; fail "no configuration of 8 GPUs ranked"; }
+	# A global batch the recorded micro-batch (8) does not divide: the sweep's own
+	# micro-batch sizes do (it was refused, "not a multiple of micro-batch x dp (8)").
+	run whatif --gpus 1 --global-batch 12 --format=csv "$base"
+	expect_rc 0
+	python3 - "$work/out" <<'PY' || { show; fail "--global-batch 12: not its micro-batches"; }
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+mbs = sorted({int(r["micro_batch"]) for r in rows if r["feasible"] == "1"})
+assert mbs and all(12 % m == 0 for m in mbs), mbs
+assert all(int(r["micro_batch"]) * int(r["micro_batches"]) == 12 for r in rows if r["feasible"] == "1"), rows[:2]
+PY
 	;;
 attention)
 	run fit --format=json "$base"
