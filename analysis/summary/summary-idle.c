@@ -79,21 +79,12 @@ size_t orr_kernel_class_of(enum orr_event_kind kind, const char *name)
 	return 6;
 }
 
-size_t orr_kernel_class(const struct orr_graph *g, uint32_t t)
-{
-	const struct orr_event *e = orr_graph_task_event(g, t);
-
-	if (e->kind == ORR_EVENT_KERNEL && (orr_graph_tasks(g)[t].flags & ORR_TASK_F_COMM))
-		return 2;
-	return orr_kernel_class_of((enum orr_event_kind)e->kind, orr_graph_task_name(g, t));
-}
-
 size_t orr__summary_class_of(struct orr__class_memo *m, const struct orr_trace *t,
 			     enum orr_event_kind kind, uint32_t name)
 {
-	size_t n = m->n;
+	size_t n = m ? m->n : 0;
 
-	if (kind != ORR_EVENT_KERNEL) /* by its kind alone */
+	if (kind != ORR_EVENT_KERNEL || !m) /* by its kind alone, or no memo */
 		return orr_kernel_class_of(kind, orr_trace_str(t, name));
 	if (name >= n) {
 		m->c = orr_xgrow(m->c, 1, &m->n, (size_t)name + 1);
@@ -104,7 +95,7 @@ size_t orr__summary_class_of(struct orr__class_memo *m, const struct orr_trace *
 	return m->c[name] - 1u;
 }
 
-/* orr_kernel_class() through m. */
+/* orr_kernel_class() through m (NULL: none). */
 static size_t task_class(const struct orr_graph *g, uint32_t t, struct orr__class_memo *m)
 {
 	const struct orr_event *e = orr_graph_task_event(g, t);
@@ -112,6 +103,11 @@ static size_t task_class(const struct orr_graph *g, uint32_t t, struct orr__clas
 	if (e->kind == ORR_EVENT_KERNEL && (orr_graph_tasks(g)[t].flags & ORR_TASK_F_COMM))
 		return 2;
 	return orr__summary_class_of(m, orr_graph_trace(g), (enum orr_event_kind)e->kind, e->name);
+}
+
+size_t orr_kernel_class(const struct orr_graph *g, uint32_t t)
+{
+	return task_class(g, t, NULL);
 }
 
 static bool waits_on_dep(const struct orr_graph *g, uint32_t t)

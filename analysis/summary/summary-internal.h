@@ -21,7 +21,7 @@ struct orr__class_memo {
 	size_t n;
 };
 
-/* orr_kernel_class_of() of an event's kind and name (an id of t's), through m. */
+/* orr_kernel_class_of() of an event's kind and name (an id of t's), through m (NULL: none). */
 size_t orr__summary_class_of(struct orr__class_memo *m, const struct orr_trace *t,
 			     enum orr_event_kind kind, uint32_t name);
 
