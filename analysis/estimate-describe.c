@@ -76,6 +76,43 @@ int orr_estimate_description(const struct orr_estimate_options *o, struct orr_tr
 	return orr_estimate_check(c, d);
 }
 
+int orr_estimate_transfer_costs(const struct orr_estimate_options *o, struct orr_costs *c,
+				const struct orr_gpu_spec **from, struct orr_diag *d)
+{
+	const struct orr_gpu_spec *to = o->gpu ? orr_estimate_gpu(o->gpu) : NULL;
+
+	*from = NULL;
+	if (!o->transfer_costs)
+		return 0;
+	if (!o->gpu)
+		return orr_diag_set(d, -EINVAL, "", -1, -1,
+				    "--transfer-costs: name the GPU to estimate with --gpu");
+	if (!to)
+		return orr_diag_set(d, -ENODEV, "", -1, -1,
+				    "--gpu %s: no such GPU in the hardware table", o->gpu);
+	if (!c->gpu)
+		return orr_diag_set(d, -ENODEV, "", -1, -1,
+				    "%s: its costs name no GPU of the hardware table (%s): their "
+				    "efficiencies are over no known roofline, they cannot be "
+				    "transferred",
+				    o->costs, c->device ? c->device : "no device");
+	if (c->gpu == to)
+		return 0;
+	/* efficiencies are measured time over the roofline: the roofline becomes to's */
+	c->gemm.gpu = to;
+	if (c->gemm.tiles.gpu)
+		c->gemm.tiles.gpu = to;
+	c->kern.gpu = to;
+	/* the trace's links are not to's: the hardware table times the collectives */
+	for (size_t i = 0; i < c->ncoll; i++) {
+		c->coll[i].fitted = false;
+		c->coll[i].measured_bus_bytes_per_s = NAN;
+	}
+	*from = c->gpu;
+	c->gpu = to;
+	return 0;
+}
+
 int orr_estimate_pick_gpu(const struct orr_estimate_options *o, const struct orr_costs *c,
 			  const struct orr_gpu_spec **ret, struct orr_diag *d)
 {
@@ -90,7 +127,9 @@ int orr_estimate_pick_gpu(const struct orr_estimate_options *o, const struct orr
 		return orr_diag_set(
 			d, -EXDEV, "", -1, -1,
 			"%s: its costs were fitted on %s, not %s: fit costs on a trace "
-			"of the same GPU, or leave --costs out (the hardware table alone)",
+			"of the same GPU, transfer these (--transfer-costs: their efficiencies "
+			"over this GPU's roofline), or leave --costs out (the hardware table's "
+			"peaks)",
 			o->costs, c->gpu->id, gpu->id);
 	*ret = gpu;
 	return 0;
@@ -109,14 +148,15 @@ int orr_estimate_calibrate_costs(const struct orr_estimate_options *o, const str
 				       c->launch_profiler_ns, ORR_LAUNCH_COSTS, k, e, d);
 }
 
-static int run(const struct orr_estimate_options *o, const struct orr_costs *costs,
+static int run(const struct orr_estimate_options *o, struct orr_costs *costs,
 	       struct orr_estimate *e, struct orr_diag *d)
 {
 	struct orr_retime_models m = { .gpus_per_node = (int)o->gpus_per_node };
 	struct orr_synth_costs k;
 	int err = orr_estimate_description(o, &e->to, d);
 
-	if (err || (err = orr_estimate_pick_gpu(o, costs, &e->gpu, d)))
+	if (err || (costs && (err = orr_estimate_transfer_costs(o, costs, &e->costs_gpu, d))) ||
+	    (err = orr_estimate_pick_gpu(o, costs, &e->gpu, d)))
 		return err;
 	if (costs)
 		orr_estimate_models(NULL, costs, (int)o->gpus_per_node, &m);

@@ -66,6 +66,9 @@ int orr_estimate_options_check(const struct orr_estimate_options *o, struct orr_
 				    "layers %lld is past orrery's limit of %d (a step synthesized "
 				    "layer by layer; the largest models have fewer than 200)",
 				    (long long)layers, ORR_ESTIMATE_MAX_LAYERS);
+	if (o->transfer_costs && !o->costs)
+		return orr_diag_set(d, -EINVAL, "", -1, -1,
+				    "--transfer-costs: give the costs to transfer, --costs FILE");
 	/* below ORR_NIC_GBPS_MIN a channel across nodes would be timed faster than its NIC */
 	if (o->nic_gbps == 0 || (o->nic_gbps >= ORR_NIC_GBPS_MIN && o->nic_gbps <= 1e6))
 		return 0;

@@ -161,14 +161,16 @@ unsigned orr_estimate_caveats(const struct orr_estimate *e)
 		c |= ORR_CAVEAT_NO_MEMORY;
 	if (e->to.sync_layers && !orr_train_syncs_layers(&e->to))
 		c |= ORR_CAVEAT_SYNC_LAYERS_UNUSED;
+	if (e->costs_gpu)
+		c |= ORR_CAVEAT_TRANSFERRED;
 	return c;
 }
 
 const char *orr_estimate_caveat_name(unsigned i)
 {
 	static const char *const names[ORR_CAVEAT_COUNT] = {
-		"peaks",   "launch-as-recorded", "no-allocator",
-		"reserve", "no-memory",          "sync-layers-unused",
+		"peaks",     "launch-as-recorded", "no-allocator",      "reserve",
+		"no-memory", "sync-layers-unused", "costs-transferred",
 	};
 
 	return i < ORR_CAVEAT_COUNT ? names[i] : NULL;

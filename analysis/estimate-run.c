@@ -360,6 +360,13 @@ int orr_estimate_base_open(const struct orr_estimate_options *o, const struct or
 	b->ri = ri;
 	if ((err = orr_estimate_options_check(o, d)))
 		goto fail;
+	if (o->transfer_costs) {
+		err = orr_diag_set(
+			d, -EINVAL, "", -1, -1,
+			"--transfer-costs: a trace is timed on its own GPU; to estimate "
+			"another, describe the model without the trace (--gpu, --costs)");
+		goto fail;
+	}
 	if (o->costs && (err = orr__estimate_read_costs(o->costs, &b->costs, d)))
 		goto fail;
 	b->have_costs = o->costs != NULL;

@@ -103,6 +103,7 @@ static const struct {
 	FIELD(orr_estimate_options, launch_us),
 	FIELD(orr_estimate_options, nic_gbps),
 	FIELD(orr_estimate_options, gemm_tiles),
+	FIELD(orr_estimate_options, transfer_costs),
 	FIELD(orr_estimate_options, timeline),
 	FIELD(orr_estimate_options, costs),
 	FIELD(orr_estimate_options, trace),

@@ -75,7 +75,9 @@ static int from_description(const struct orr_estimate_options *o, struct orr_wha
 	if (o->costs && (err = orr__estimate_read_costs(o->costs, &j->costs, d)))
 		return err;
 	j->have_costs = o->costs != NULL;
-	if ((err = orr_estimate_pick_gpu(o, j->have_costs ? &j->costs : NULL, &gpu, d)))
+	if ((j->have_costs &&
+	     (err = orr_estimate_transfer_costs(o, &j->costs, &e->costs_gpu, d))) ||
+	    (err = orr_estimate_pick_gpu(o, j->have_costs ? &j->costs : NULL, &gpu, d)))
 		return err;
 	if (j->have_costs)
 		orr_estimate_models(NULL, &j->costs, (int)o->gpus_per_node, &m);

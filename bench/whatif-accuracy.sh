@@ -68,6 +68,8 @@
 #   ESTIMATE_ARGS   extra options for every estimate (the fit's included), split on
 #                   spaces (default none), e.g. "--attention flash"; not --launch-us
 #                   (use the option)
+#   TRANSFER_COSTS  1: rows of other GPUs than the costs' are estimated with the costs
+#                   too, transferred (--transfer-costs), and count as rows with costs
 #   VTRAIN_NIC_GBPS the network per GPU of vTrain's cluster, --nic-gbps for the vTrain
 #                   rows only (default 100: vTrain's validation configs state 800 Gb/s
 #                   a node of 8; 200 is the hardware table's DGX A100)

@@ -135,8 +135,12 @@ vtrain_nic=${VTRAIN_NIC_GBPS:-100}
 [[ $vtrain_nic =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
 	die "VTRAIN_NIC_GBPS '$vtrain_nic' is not a number of Gb/s"
 vtrain_flags="p2p-scatter-gather,sync-timers,sync-layers,nic-gbps=$vtrain_nic"
+# TRANSFER_COSTS=1: rows of every GPU are estimated with the costs, those of another GPU
+# than the costs' with --transfer-costs (docs/orrery-estimate.md, "Costs of another GPU").
+transfer=${TRANSFER_COSTS:-}
 normalize() {
-	awk -F '\t' -v kind="$1" -v file="$2" -v costs_gpu="$costs_gpu" -v vtrain_flags="$vtrain_flags" '
+	awk -F '\t' -v kind="$1" -v file="$2" -v costs_gpu="$costs_gpu" -v vtrain_flags="$vtrain_flags" \
+		-v transfer="$transfer" '
 	function fail(r) { if (reason == "") reason = r }
 	# The reason for a cell that is not a value: "not stated" or "impl default" says so.
 	function bad(name, text, what) {
@@ -315,7 +319,8 @@ normalize() {
 		printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 			source, id, gpus, tp, pp, dp, cp, vpp, mb, gb, layers, hidden, heads, seq,
 			recompute, precision, gpu, metric, unit == "" ? "-" : unit, measured, kv, ffn, vocab,
-			attention, flags, gpu == costs_gpu ? "yes" : "no", reason == "" ? "-" : reason
+			attention, flags, gpu == costs_gpu || transfer != "" ? "yes" : "no",
+			reason == "" ? "-" : reason
 	}'
 }
 
@@ -326,7 +331,7 @@ csv2tsv "$published" | normalize published "$(basename "$published")" >>"$work/r
 # --- 2b. The estimate options of every row that can be expressed ---------------------
 # args/N for line N of rows.tsv, one a line.
 mkdir -p "$work/args"
-awk -F '\t' -v dir="$work/args" -v costs="$costs" '
+awk -F '\t' -v dir="$work/args" -v costs="$costs" -v costs_gpu="$costs_gpu" '
 $27 == "-" {
 	f = dir "/" NR
 	print "--gpu\n" $17 "\n--layers\n" $11 "\n--hidden\n" $12 "\n--heads\n" $13 > f
@@ -343,6 +348,7 @@ $27 == "-" {
 		for (i = 1; i <= nfl; i++) print "--" fl[i] > f
 	}
 	if ($26 == "yes") print "--costs\n" costs > f
+	if ($26 == "yes" && $17 != costs_gpu) print "--transfer-costs" > f
 	close(f)
 }' "$work/rows.tsv"
 

@@ -43,6 +43,7 @@ enum {
 	OPT_P2P_SCATTER,
 	OPT_SYNC_TIMERS,
 	OPT_SYNC_LAYERS,
+	OPT_TRANSFER,
 };
 
 static int parse_named(const char *s, const char *const *names, int n)
@@ -170,7 +171,7 @@ static void phase(void *data, const char *what, const char *unit)
 }
 
 /* getopt_long()'s table: the sizes, the other options, and the zeros that end it. */
-#define OPTS_MAX (NSIZE + 27)
+#define OPTS_MAX (NSIZE + 28)
 
 static void options_table(struct option *opts)
 {
@@ -194,6 +195,7 @@ static void options_table(struct option *opts)
 	opts[n++] = (struct option){ "forward-only", no_argument, NULL, OPT_FORWARD };
 	opts[n++] = (struct option){ "timeline", required_argument, NULL, OPT_TIMELINE };
 	opts[n++] = (struct option){ "costs", required_argument, NULL, OPT_COSTS };
+	opts[n++] = (struct option){ "transfer-costs", no_argument, NULL, OPT_TRANSFER };
 	opts[n++] = (struct option){ "rank", required_argument, NULL, OPT_RANK };
 	opts[n++] = (struct option){ "format", required_argument, NULL, OPT_FORMAT };
 	opts[n++] = (struct option){ "gpu", required_argument, NULL, OPT_GPU };
@@ -215,7 +217,7 @@ static bool parse_flag(int c, struct orr_estimate_options *o)
 {
 	if (c != OPT_SP && c != OPT_DISTOPT && c != OPT_FSDP && c != OPT_OVERLAP_GRAD &&
 	    c != OPT_FORWARD && c != OPT_SWIGLU && c != OPT_UNTIE && c != OPT_P2P_SCATTER &&
-	    c != OPT_SYNC_TIMERS && c != OPT_SYNC_LAYERS)
+	    c != OPT_SYNC_TIMERS && c != OPT_SYNC_LAYERS && c != OPT_TRANSFER)
 		return false;
 	o->sp |= c == OPT_SP;
 	o->distopt |= c == OPT_DISTOPT;
@@ -227,6 +229,7 @@ static bool parse_flag(int c, struct orr_estimate_options *o)
 	o->p2p_scatter |= c == OPT_P2P_SCATTER;
 	o->sync_timers |= c == OPT_SYNC_TIMERS;
 	o->sync_layers |= c == OPT_SYNC_LAYERS;
+	o->transfer_costs |= c == OPT_TRANSFER;
 	return true;
 }
 
@@ -294,6 +297,10 @@ int cli_estimate_parse_as(const char *cmd, int argc, char **argv, struct orr_est
 	}
 	if (optind + 1 < argc)
 		return cli_usage_error(cmd, "one trace at a time");
+	if (o->transfer_costs && (!o->costs || !o->gpu))
+		return cli_usage_error(
+			cmd, "--transfer-costs needs the costs (--costs FILE) and the GPU "
+			     "to transfer them to (--gpu NAME)");
 	o->trace = optind < argc ? argv[optind] : NULL;
 	return -1;
 }

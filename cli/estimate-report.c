@@ -290,6 +290,12 @@ static void sources(const struct orr_estimate *e, FILE *f)
 		fprintf(f, "  models       %s%s\n",
 			e->costs ? "the costs of " : "fitted on the trace",
 			e->costs ? cli_text(e->costs) : "");
+	if (e->costs_gpu && e->gpu)
+		fprintf(f,
+			"  transferred  the costs were fitted on %s: GEMMs and kernels at their "
+			"measured efficiency over the %s's roofline, collectives by its hardware "
+			"table (--transfer-costs)\n",
+			e->costs_gpu->id, e->gpu->id);
 	fprintf(f, "  launches     %.1f us of the launch thread per kernel (%s)\n",
 		e->cpu_op_ns / 1e3, cli_launch_source(e, why, sizeof(why)));
 	if (orr_estimate_caveats(e) & ORR_CAVEAT_PEAKS)
@@ -466,6 +472,8 @@ static void json_synth_sources(struct json_out *j, const struct orr_estimate *e)
 		 e->costs   ? e->costs
 		 : e->trace ? "fitted on the trace"
 			    : "none: the hardware table's peaks (a lower bound)");
+	if (e->costs_gpu)
+		json_str(j, "costs_fitted_on", e->costs_gpu->id);
 	json_counts(j, "gemm", k->gemm_fit, k->gemm_roofline, k->gemm_peak, "roofline");
 	if (k->gemm_tiles)
 		json_int(j, "gemm_tiles", (int64_t)k->gemm_tiles);

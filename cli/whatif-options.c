@@ -54,8 +54,8 @@ const char cli_whatif_usage[] =
 	"Model and fixed options, as orrery estimate takes them: --gpu, --layers, --hidden,\n"
 	"--ffn, --heads, --kv-heads, --seq, --vocab, --global-batch, --gpus-per-node,\n"
 	"--nic-gbps, --precision, --attention, --fsdp, --overlap-grad-reduce,\n"
-	"--forward-only, --costs, --launch-us, --gemm-model, --rank, --swiglu,\n"
-	"--untie-embeddings-and-output-weights, --normalization,\n"
+	"--forward-only, --costs, --transfer-costs, --launch-us, --gemm-model, --rank,\n"
+	"--swiglu, --untie-embeddings-and-output-weights, --normalization,\n"
 	"--position-embedding-type, --p2p-scatter-gather, --sync-timers, --sync-layers\n"
 	"(orrery estimate --help).\n\n"
 	"Under mpirun (OpenMPI), the configurations are shared among the processes, each on\n"
@@ -110,7 +110,8 @@ static const char *const fwd_flags[] = { "fsdp",
 					 "untie-embeddings-and-output-weights",
 					 "p2p-scatter-gather",
 					 "sync-timers",
-					 "sync-layers" };
+					 "sync-layers",
+					 "transfer-costs" };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 

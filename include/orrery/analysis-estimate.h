@@ -83,6 +83,9 @@ struct orr_estimate_options {
 	double launch_us;   /* the launch thread's time per kernel; NAN: not given */
 	double nic_gbps;    /* the network per GPU, Gb/s per direction; 0: the hardware table's */
 	bool gemm_tiles;    /* --gemm-model tiles */
+	/* --transfer-costs: costs fitted on another GPU time o->gpu by their efficiencies
+	 * (orr_estimate_transfer_costs()); a model description only */
+	bool transfer_costs;
 	/*
 	 * the file to write the estimated timeline to (NULL: none); the costs file to time by
 	 * instead of fitting (NULL); the trace's name in the results (NULL: a description);
@@ -103,7 +106,8 @@ struct orr_estimate_options {
 void orr_estimate_options_init(struct orr_estimate_options *o);
 /*
  * 0, or -ERANGE with d naming the option of o out of its range: nic_gbps neither 0 nor
- * ORR_NIC_GBPS_MIN to 1e6 (NAN included), layers past ORR_ESTIMATE_MAX_LAYERS.  orr_estimate_base_open() and
+ * ORR_NIC_GBPS_MIN to 1e6 (NAN included), layers past ORR_ESTIMATE_MAX_LAYERS; -EINVAL
+ * for transfer_costs without costs.  orr_estimate_base_open() and
  * orr_estimate_description() (so orr_estimate_describe() and orr_whatif_job_open())
  * check it first (after orr_estimate_missing()).
  */
@@ -179,6 +183,8 @@ struct orr_estimate {
 	double cpu_op_ns; /* the launch thread's time per kernel */
 	enum orr_launch_from cpu_op_from;
 	double cpu_op_profiler_ns; /* calibrated: removed per launch as the profiler's; NAN */
+	/* the GPU the costs were fitted on when they were transferred to gpu; NULL: not */
+	const struct orr_gpu_spec *costs_gpu;
 };
 
 /* A trace opened to estimate from: its models fitted (or the costs file read). */
@@ -233,6 +239,18 @@ const char *orr_estimate_missing(const struct orr_estimate_options *o);
 /* The configuration o describes, with Megatron-LM's defaults: 0 or the error. */
 int orr_estimate_description(const struct orr_estimate_options *o, struct orr_train_config *c,
 			     struct orr_diag *d);
+/*
+ * With o->transfer_costs, costs c fitted on another GPU made costs of o->gpu
+ * (docs/orrery-estimate.md, "Costs of another GPU"): the GEMM and kernel models keep
+ * their efficiencies (measured time over the roofline) and take o->gpu's roofline, the
+ * collective models and measured bus bandwidths are dropped (the hardware table's links
+ * time them), the launch thread's time is kept (the host's).  *from is set to c's own GPU,
+ * NULL when nothing was transferred (no o->transfer_costs, or c of o->gpu already).  0,
+ * or -EINVAL without o->gpu, -ENODEV for a GPU (o's or c's) the hardware table does not
+ * have, named in d.
+ */
+int orr_estimate_transfer_costs(const struct orr_estimate_options *o, struct orr_costs *c,
+				const struct orr_gpu_spec **from, struct orr_diag *d);
 /* o->gpu, else the costs' (c may be NULL) GPU; they must agree: 0 or the error. */
 int orr_estimate_pick_gpu(const struct orr_estimate_options *o, const struct orr_costs *c,
 			  const struct orr_gpu_spec **ret, struct orr_diag *d);
@@ -297,15 +315,18 @@ enum orr_estimate_caveat {
 	/* sync_layers asked for without full recompute: no layer is checkpointed, so none
 	 * synchronizes; the estimate is the one without it (orr_train_syncs_layers()) */
 	ORR_CAVEAT_SYNC_LAYERS_UNUSED = 1 << 5,
+	/* the costs were fitted on another GPU (costs_gpu) and transferred to gpu: their
+	 * efficiencies over its roofline, its hardware table's links */
+	ORR_CAVEAT_TRANSFERRED = 1 << 6,
 };
 
-#define ORR_CAVEAT_COUNT 6
+#define ORR_CAVEAT_COUNT 7
 
 /* e's caveats: ORR_CAVEAT_* bits. */
 unsigned orr_estimate_caveats(const struct orr_estimate *e);
 /*
  * "peaks", "launch-as-recorded", "no-allocator", "reserve", "no-memory",
- * "sync-layers-unused" of bit i (1 << i); NULL.
+ * "sync-layers-unused", "costs-transferred" of bit i (1 << i); NULL.
  */
 const char *orr_estimate_caveat_name(unsigned i);
 

@@ -409,7 +409,7 @@ _FLAGS = {"sequence_parallel": "sp", "distributed_optimizer": "distopt", "fsdp":
           "overlap_grad_reduce": "overlap_grad", "forward_only": "forward_only",
           "swiglu": "swiglu", "untie_embeddings_and_output_weights": "untie",
           "p2p_scatter_gather": "p2p_scatter", "sync_timers": "sync_timers",
-          "sync_layers": "sync_layers"}
+          "sync_layers": "sync_layers", "transfer_costs": "transfer_costs"}
 _COUNTS = {"global_batch": "global_batch", "gpus_per_node": "gpus_per_node", "rank": "rank"}
 _PATHS = {"costs": "costs", "gpu": "gpu", "timeline": "timeline"}
 
@@ -524,7 +524,8 @@ def _config(c):
 
 def _caveats(e):
     """What the reader should know beside the numbers, by name (orr_estimate_caveats():
-    peaks, launch-as-recorded, no-allocator, reserve, no-memory, sync-layers-unused)."""
+    peaks, launch-as-recorded, no-allocator, reserve, no-memory, sync-layers-unused,
+    costs-transferred)."""
     bits = _lib.estimate_caveats(ctypes.byref(e))
     names, i = [], 0
     while True:

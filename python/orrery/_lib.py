@@ -359,6 +359,7 @@ class EstimateOptions(Structure):
                 ("forward_only", c_bool), ("p2p_scatter", c_bool), ("sync_timers", c_bool), ("sync_layers", c_bool), ("precision", c_int), ("attention", c_int),
                 ("swiglu", c_bool), ("untie", c_bool), ("norm", c_int), ("positions", c_int),
                 ("launch_us", c_double), ("nic_gbps", c_double), ("gemm_tiles", c_bool),
+                ("transfer_costs", c_bool),
                 ("timeline", c_char_p), ("costs", c_char_p), ("trace", c_char_p), ("gpu", c_char_p),
                 ("phase", c_void_p), ("progress", c_void_p), ("progress_data", c_void_p)]
 

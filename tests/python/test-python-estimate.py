@@ -196,6 +196,15 @@ if os.path.isdir(megatron):
     check("the trace's caveats", rows(t.estimate())[0]["caveats"], ["no-allocator"])
     methods = {rows(t.estimate(**o))[0]["method"] for o in ({"tp": 4}, {"pp": 2})}
     check("Trace.estimate methods", methods, {"retime", "synthesis-ratio"})
+    # the trace's costs transferred to another GPU (--transfer-costs): the CLI's numbers
+    costs = os.path.join(os.environ.get("TMPDIR", "/tmp"), "orrery-py-a100-%d.json" % os.getpid())
+    cli("fit", "-o", costs, megatron)
+    moved = dict(MODEL, global_batch=16, tp=2, costs=costs, transfer_costs=True)
+    got = rows(orrery.estimate(**moved))[0]
+    same_estimate("estimate transferred", got,
+                  json.loads(cli("estimate", "--format=json", *flags(moved))))
+    check("transferred costs' caveats", got["caveats"], ["costs-transferred"])
+    os.unlink(costs)
     got = rows(t.whatif((8, 16)))
     same_sweep("Trace.whatif", got,
                cli("whatif", "--gpus", "8-16", "--format=csv", megatron),
