@@ -156,8 +156,9 @@ static int kineto_done(struct import_ctx *c, const char *name, struct orr__rank_
 
 	/* Several ranks in one file (orr_trace_write_chrome()): each its own. */
 	if (rb->nparts)
-		return (r = orr__chrome_split(c->t, rb, name, c->diag)) ? r
-									: check_rank_count(c, name);
+		return (r = orr__chrome_split(c->t, rb, name, &c->lim, c->diag))
+			       ? r
+			       : check_rank_count(c, name);
 	if ((r = orr__chrome_check_one(c->t, rb, name, c->diag)))
 		return r;
 	return finish_rank(c, name, rb, "Kineto JSON", false);

@@ -65,6 +65,12 @@ struct orr__limits {
 	 * rank passes it, traces/import-ops.c); 0 otherwise.
 	 */
 	uint64_t values_held[4];
+	/*
+	 * A file of several ranks read as one before it is split (traces/chrome/): how
+	 * many it declares, its events, places and values held to that many times a
+	 * rank's (orr__limits_for_ranks()); 0 for one rank.
+	 */
+	uint64_t file_ranks;
 };
 
 /* Whether a rank's dimensions, strides, inputs and members, with l's held, are within l. */
@@ -90,6 +96,15 @@ int orr__limits_init(struct orr__limits *l, const struct orr_import_options *opt
  */
 int orr__limit_fail(const struct orr__limits *l, enum orr__limit which, struct orr_diag *diag,
 		    const char *file, int64_t offset, int64_t event);
+/*
+ * l for a file that declares `ranks` ranks (more than 1) and is read as one before it is
+ * split: events, places and values `ranks` times l's, within what 32-bit indices hold;
+ * each rank is held to l's once split (orr__chrome_split()).
+ */
+void orr__limits_for_ranks(const struct orr__limits *l, size_t ranks, struct orr__limits *ret);
+/* rank's share of a split file past l (`which`): "rank R: more than N ...", ORR_ETOOBIG. */
+int orr__limit_fail_rank(const struct orr__limits *l, enum orr__limit which, struct orr_diag *diag,
+			 const char *file, int32_t rank);
 
 /* A growable array of fixed-size elements. */
 struct orr__vec {
@@ -322,13 +337,14 @@ size_t orr__kineto_last_split(void);
  * orr__chrome_split(): a file parsed into rb that declared its ranks (rb->nparts > 0):
  * its places, events, rows, flows and thread names go to the rank whose process they
  * are on, those ranks are finished and take rb's place in t, and rb is freed.  A
- * declaration that does not cover every process is refused.
+ * declaration that does not cover every process is refused, and so is a rank past
+ * limits (the file was parsed against orr__limits_for_ranks() of them).
  * orr__chrome_check_one(): a file without the declaration is one rank; one that names
  * its processes after several ranks (an older orrery's) is refused.
  * Both refuse with ORR_ERANK and a diag that says how to write the trace readable.
  */
 int orr__chrome_split(struct orr_trace *t, struct orr__rank_build *rb, const char *name,
-		      struct orr_diag *diag);
+		      const struct orr__limits *limits, struct orr_diag *diag);
 int orr__chrome_check_one(const struct orr_trace *t, const struct orr__rank_build *rb,
 			  const char *name, struct orr_diag *diag);
 

@@ -139,9 +139,44 @@ int orr__limits_init(struct orr__limits *l, const struct orr_import_options *opt
 	return depth_fits(l, diag);
 }
 
+void orr__limits_for_ranks(const struct orr__limits *l, size_t ranks, struct orr__limits *ret)
+{
+	static const enum orr__limit scaled[] = { ORR__LIMIT_EVENTS, ORR__LIMIT_PLACES,
+						  ORR__LIMIT_VALUES };
+
+	*ret = *l;
+	if (ranks < 2)
+		return;
+	ret->file_ranks = ranks;
+	for (size_t i = 0; i < sizeof(scaled) / sizeof(scaled[0]); i++) {
+		uint64_t m = l->max[scaled[i]];
+
+		/* a rank's event, place and value indices are 32 bits, the file's too */
+		ret->max[scaled[i]] = m > (UINT32_MAX - 1) / ranks ? UINT32_MAX - 1 : m * ranks;
+	}
+}
+
+int orr__limit_fail_rank(const struct orr__limits *l, enum orr__limit which, struct orr_diag *diag,
+			 const char *file, int32_t rank)
+{
+	return orr_diag_set(diag, ORR_ETOOBIG, file, -1, -1,
+			    "rank %d: more than %llu %s: raise the limit %s to read it", rank,
+			    (unsigned long long)l->max[which], whats[which], env_names[which]);
+}
+
 int orr__limit_fail(const struct orr__limits *l, enum orr__limit which, struct orr_diag *diag,
 		    const char *file, int64_t offset, int64_t event)
 {
+	bool per_rank = which == ORR__LIMIT_EVENTS || which == ORR__LIMIT_PLACES ||
+			which == ORR__LIMIT_VALUES;
+
+	if (l->file_ranks > 1 && per_rank && l->max[which] < UINT32_MAX - 1)
+		return orr_diag_set(diag, ORR_ETOOBIG, file, offset, event,
+				    "more than %llu %s on average over its %llu ranks, read as one "
+				    "before it is split: raise the limit %s to read it",
+				    (unsigned long long)(l->max[which] / l->file_ranks),
+				    whats[which], (unsigned long long)l->file_ranks,
+				    env_names[which]);
 	if (which == ORR__LIMIT_VALUES && l->max[which] == UINT32_MAX - 1)
 		return orr_diag_set(diag, ORR_ETOOBIG, file, offset, event,
 				    "more than %llu %s: orrery indexes them with 32 bits",

@@ -596,6 +596,53 @@ static void test_chrome_unsplittable_refused(void **state)
 	}
 }
 
+/*
+ * The limits of one rank hold each rank of a file of several (ORR_MAX_PLACES: "threads and
+ * streams in one rank"): the file is read against them times its ranks, then each rank
+ * against them once split.
+ */
+static void test_chrome_declared_ranks_limits_per_rank(void **state)
+{
+	/* rank 0 gains a second thread: 2 places, rank 1 one */
+	static const char text[] = TWO_RANKS
+		",\n{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op\", \"pid\": 1,"
+		" \"tid\": 8, \"ts\": 2, \"dur\": 1}" END;
+	static const char more[] = TWO_RANKS
+		",\n{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op\", \"pid\": 1,"
+		" \"tid\": 8, \"ts\": 2, \"dur\": 1},\n{\"ph\": \"X\", \"cat\": \"cpu_op\","
+		" \"name\": \"op\", \"pid\": 1, \"tid\": 8, \"ts\": 4, \"dur\": 1}" END;
+	struct orr_import_options o = { 0 };
+	struct orr_trace *t = NULL;
+	struct orr_diag d;
+	int r;
+
+	(void)state;
+	/* each rank within 2 places, the file's 3 past 2: read, two ranks */
+	o.max_places = 2;
+	assert_int_equal(orr_trace_import_buffer("two.json", text, strlen(text), &o, &t, &d), 0);
+	assert_int_equal(orr_trace_rank_count(t), 2);
+	assert_int_equal(orr_trace_get_rank(t, 0)->nplaces, 2);
+	orr_trace_free(t);
+	t = NULL;
+	/* rank 0's 2 places past 1, the file's 3 past 2: refused while parsing, on average */
+	o.max_places = 1;
+	r = orr_trace_import_buffer("two.json", text, strlen(text), &o, &t, &d);
+	if (r != ORR_ETOOBIG ||
+	    !strstr(d.msg, "more than 1 threads and streams in one rank on average over its 2 "
+			   "ranks, read as one before it is split: raise the limit ORR_MAX_PLACES"))
+		fail_msg("%d: %s", r, d.msg);
+	assert_null(t);
+	/* one rank past the limit, the file within twice it: refused once split, named */
+	o.max_places = 0;
+	o.max_events = 2; /* rank 0 has 3 events, rank 1 one: 4 within 2 x 2 */
+	r = orr_trace_import_buffer("two.json", more, strlen(more), &o, &t, &d);
+	if (r != ORR_ETOOBIG ||
+	    !strstr(d.msg,
+		    "rank 0: more than 2 events in one rank: raise the limit ORR_MAX_EVENTS"))
+		fail_msg("%d: %s", r, d.msg);
+	assert_null(t);
+}
+
 /* One rank's processes may be named after it: an orrery-written file of one rank. */
 static void test_chrome_one_named_rank_is_one_rank(void **state)
 {
@@ -722,6 +769,7 @@ int main(int argc, char **argv)
 						tmpdir_setup, tmpdir_teardown),
 		cmocka_unit_test(test_chrome_declared_ranks_split),
 		cmocka_unit_test(test_chrome_unsplittable_refused),
+		cmocka_unit_test(test_chrome_declared_ranks_limits_per_rank),
 		cmocka_unit_test(test_chrome_one_named_rank_is_one_rank),
 		cmocka_unit_test_setup_teardown(test_chrome_invalid_utf8_is_replaced, tmpdir_setup,
 						tmpdir_teardown),

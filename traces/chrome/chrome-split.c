@@ -399,8 +399,28 @@ static void replace(struct orr_trace *t, struct orr__rank_build *rb)
 	orr__rank_free(rb);
 }
 
+/* Each rank within the limits of one (the file was read against all of them at once). */
+static int check_sizes(const struct split *s, const struct orr__limits *l)
+{
+	for (size_t i = 0; i < s->rb->nparts; i++) {
+		const struct orr__rank_build *p = s->rb->parts[i];
+		enum orr__limit which = ORR__LIMIT_COUNT;
+
+		if (p->places.n > l->max[ORR__LIMIT_PLACES])
+			which = ORR__LIMIT_PLACES;
+		else if (p->events.n > l->max[ORR__LIMIT_EVENTS] ||
+			 p->counters.n > l->max[ORR__LIMIT_EVENTS])
+			which = ORR__LIMIT_EVENTS;
+		else if (!orr__values_fit(l, p->dims.n, p->strides.n, p->inputs.n, p->members.n))
+			which = ORR__LIMIT_VALUES;
+		if (which != ORR__LIMIT_COUNT)
+			return orr__limit_fail_rank(l, which, s->diag, s->name, p->pub.rank);
+	}
+	return 0;
+}
+
 int orr__chrome_split(struct orr_trace *t, struct orr__rank_build *rb, const char *name,
-		      struct orr_diag *diag)
+		      const struct orr__limits *limits, struct orr_diag *diag)
 {
 	struct split s = { .rb = rb, .name = name, .diag = diag };
 	int r;
@@ -411,7 +431,7 @@ int orr__chrome_split(struct orr_trace *t, struct orr__rank_build *rb, const cha
 	move_events(&s);
 	move_mems(&s);
 	move_counters(&s);
-	if ((r = move_flows_and_names(&s)))
+	if ((r = move_flows_and_names(&s)) || (r = check_sizes(&s, limits)))
 		goto out;
 	move_skipped(rb);
 	orr_debug("traces", "%s: %zu ranks in one file", name, rb->nparts);

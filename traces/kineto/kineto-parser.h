@@ -264,6 +264,8 @@ private:
 	size_t len_;
 	size_t hi_; /* the file's bytes are loaded up to here (src_->hi) */
 	const struct orr__limits *limits_;
+	/* A file that declares its ranks ("orreryRanks"): limits_ for all of them at once. */
+	struct orr__limits file_limits_;
 	struct orr_diag *diag_;
 	ondemand::parser parser_, args_parser_;
 	int64_t field_at_ = -1; /* the key of the event's field being read, -1 */

@@ -516,6 +516,14 @@ int kineto_parser::top_value(string_view key, size_t pos, size_t end)
 		} else if (key == "orreryRanks") {
 			for (auto elem : doc.get_array())
 				declared_rank(elem.get_object());
+			/*
+			 * Its ranks are read as one until traces/chrome/ splits them, each then
+			 * held to the limits: the file to as many times them.
+			 */
+			if (limits_ != &file_limits_ && rb_->nparts > 1) {
+				orr__limits_for_ranks(limits_, rb_->nparts, &file_limits_);
+				limits_ = &file_limits_;
+			}
 		} else {
 			device_properties(doc.get_array());
 		}
