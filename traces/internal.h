@@ -338,10 +338,11 @@ size_t orr__kineto_last_split(void);
  * its places, events, rows, flows and thread names go to the rank whose process they
  * are on, those ranks are finished and take rb's place in t, and rb is freed.  A
  * declaration that does not cover every process is refused, and so is a rank past
- * limits (the file was parsed against orr__limits_for_ranks() of them).
+ * limits (ORR_ETOOBIG; the file was parsed against orr__limits_for_ranks() of them).
  * orr__chrome_check_one(): a file without the declaration is one rank; one that names
  * its processes after several ranks (an older orrery's) is refused.
- * Both refuse with ORR_ERANK and a diag that says how to write the trace readable.
+ * Both refuse what cannot be split with ORR_ERANK and a diag that says how to write the
+ * trace readable.
  */
 int orr__chrome_split(struct orr_trace *t, struct orr__rank_build *rb, const char *name,
 		      const struct orr__limits *limits, struct orr_diag *diag);
