@@ -600,14 +600,82 @@ static void sim_release(struct sim *s)
 	free(s->tops);
 }
 
+/* Collective members a waiting member names, at most: enough to find a cycle. */
+#define STUCK_MEMBERS 8
+
+static void add_wait(struct orr_stuck_wait **w, size_t *n, size_t *cap, uint32_t task, uint32_t on,
+		     uint8_t kind)
+{
+	if (*n == *cap) {
+		*cap = *cap ? 2 * *cap : 64;
+		*w = orr_xrealloc(*w, *cap * sizeof(**w));
+	}
+	(*w)[(*n)++] = (struct orr_stuck_wait){ task, on, kind };
+}
+
+/* Why task t, parked on `on`, waits for it: the kind of its edge from `on`, or D5. */
+static uint8_t parked_kind(const struct sim *s, uint32_t t, uint32_t on)
+{
+	const struct orr_task *task = &s->tasks[t];
+
+	if (s->ts[t].state == ST_WAITING)
+		return ORR_DEP_SYNC;
+	for (uint32_t d = task->first_dep; d < task->first_dep + task->ndeps; d++)
+		if (s->deps[d].src == on)
+			return s->deps[d].kind;
+	return ORR_DEP_SYNC;
+}
+
+/*
+ * What each task that never ran waits for, as the replay left it: a task after its
+ * processor's next one, for the task before it; a parked task, for the task it is
+ * parked on; a collective member that arrived, for members that did not.
+ */
+static size_t stuck_waits(const struct sim *s, size_t n, struct orr_stuck_wait **ret)
+{
+	size_t nw = 0, cap = 0;
+
+	*ret = NULL;
+	for (uint32_t t = 0; t < n; t++) {
+		const struct orr_task *task = &s->tasks[t];
+
+		if (s->ts[t].state == ST_DONE)
+			continue;
+		if (s->ts[t].state == ST_PENDING && t > s->procs[task->proc].first_task)
+			add_wait(ret, &nw, &cap, t, t - 1,
+				 task->kind == ORR_TASK_GPU ? ORR_DEP_STREAM : ORR_DEP_THREAD);
+		for (uint32_t w = s->ts[t].wait_head; w != ORR_NONE;
+		     w = s->wait_next[s->tasks[w].proc])
+			add_wait(ret, &nw, &cap, w, t, parked_kind(s, w, t));
+		if (s->ts[t].state == ST_WAITING && task->kind == ORR_TASK_GPU &&
+		    task->aux != ORR_NONE) {
+			const struct orr_group *gr = &s->groups[task->aux];
+			size_t named = 0;
+
+			for (uint32_t i = 0; i < gr->n && named < STUCK_MEMBERS; i++) {
+				uint32_t m = s->members[gr->first + i];
+
+				if (s->ts[m].state < ST_WAITING) {
+					add_wait(ret, &nw, &cap, t, m, ORR_DEP_CROSS_RANK);
+					named++;
+				}
+			}
+		}
+	}
+	return nw;
+}
+
 static int stuck(struct sim *s, size_t n, struct orr_diag *reterr_diag)
 {
 	bool *done = orr_xmalloc((n + 1) * sizeof(*done));
+	struct orr_stuck_wait *waits;
+	size_t nw = stuck_waits(s, n, &waits);
 	int err;
 
 	for (size_t t = 0; t < n; t++)
 		done[t] = s->ts[t].state == ST_DONE;
-	err = orr_graph_explain_stuck(s->g, done, reterr_diag);
+	err = orr_graph_explain_stuck(s->g, done, waits, nw, reterr_diag);
+	free(waits);
 	free(done);
 	return err;
 }

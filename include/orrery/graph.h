@@ -264,12 +264,26 @@ void orr_graph_unexplained(const struct orr_graph *g, size_t rank, int64_t start
 #define ORR_TRUST_MAX_UNEXPLAINED 0.03
 
 /*
- * Explains why the tasks with done[i] == false can never run: finds a cycle among
- * them (threads, streams, explicit edges, collective members; igraph's strongly
- * connected components) and writes it, with the tasks' names, processors and ranks,
- * to reterr_diag.  Returns ORR_ECYCLE.
+ * What a task the replay could not run waits for: `on`, another task that never ran, and
+ * why (enum orr_dep_kind): D1 or D3, the task before it on its thread or stream; D5, the
+ * GPU work a blocking call waits for; D7, a member of its collective that has not
+ * arrived; else the kind of its explicit edge from `on`.
+ */
+struct orr_stuck_wait {
+	uint32_t task, on;
+	uint8_t kind;
+};
+
+/*
+ * Explains why the tasks with done[i] == false can never run, from what each waits for
+ * (waits[0 .. nwaits)): names one cycle of waits among them, wait by wait, with the
+ * tasks' names, processors, ranks and measured starts, how many tasks wait for each
+ * other (igraph's strongly connected components, when libigraph.so.3 loads), and a wait
+ * the trace itself contradicts (a task that starts before the one it waits for).
+ * Writes it to reterr_diag; returns ORR_ECYCLE.
  */
 int orr_graph_explain_stuck(const struct orr_graph *g, const bool *done,
+			    const struct orr_stuck_wait *waits, size_t nwaits,
 			    struct orr_diag *reterr_diag);
 
 #ifdef __cplusplus
