@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 #include "banned.h"
@@ -177,6 +178,17 @@ int orr__limit_fail(const struct orr__limits *l, enum orr__limit which, struct o
 				    (unsigned long long)(l->max[which] / l->file_ranks),
 				    whats[which], (unsigned long long)l->file_ranks,
 				    env_names[which]);
+	if (l->file_ranks > 1 && per_rank) {
+		/* The whole file's count reached 32 bits: no limit raises that. */
+		int n = (int)(strlen(whats[which]) - strlen(" in one rank"));
+
+		return orr_diag_set(diag, ORR_ETOOBIG, file, offset, event,
+				    "more than %llu %.*s in its %llu ranks together, read as one "
+				    "before it is split: orrery indexes them with 32 bits; write a "
+				    "file per rank",
+				    (unsigned long long)l->max[which], n, whats[which],
+				    (unsigned long long)l->file_ranks);
+	}
 	if (which == ORR__LIMIT_VALUES && l->max[which] == UINT32_MAX - 1)
 		return orr_diag_set(diag, ORR_ETOOBIG, file, offset, event,
 				    "more than %llu %s: orrery indexes them with 32 bits",

@@ -20,6 +20,7 @@
 
 #include "orrery/trace.h"
 #include "test-util.h"
+#include "../../traces/internal.h"
 
 /* Two threads, three events, names of 13 bytes at most, nested 3 deep (args' array). */
 static const char trace[] =
@@ -269,6 +270,38 @@ static void test_limits_values_indexed_by_32_bits(void **state)
 		fail_msg("%s", d.msg);
 	free(comm);
 	free(one);
+}
+
+/*
+ * A file of several ranks is read as one against each limit times its ranks, capped at
+ * 32 bits (traces/limits.c): at the cap the message says that no limit raises it, for
+ * the whole file, not for one rank.
+ */
+static void test_limits_file_of_ranks_at_32_bits(void **state)
+{
+	struct orr__limits one, file;
+	struct orr_diag d;
+
+	(void)state;
+	assert_int_equal(orr__limits_init(&one, NULL, &d), 0);
+	orr__limits_for_ranks(&one, 4, &file);
+	assert_int_equal(file.max[ORR__LIMIT_EVENTS], one.max[ORR__LIMIT_EVENTS] * 4);
+	orr__limit_fail(&file, ORR__LIMIT_EVENTS, &d, "f.json", 10, 2);
+	if (!strstr(d.msg, "events in one rank on average over its 4 ranks") ||
+	    !strstr(d.msg, "raise the limit ORR_MAX_EVENTS"))
+		fail_msg("%s", d.msg);
+	/* ORR_MAX_VALUES is 2^32 - 2 already: four ranks together are held to it */
+	assert_int_equal(file.max[ORR__LIMIT_VALUES], UINT32_MAX - 1);
+	orr__limit_fail(&file, ORR__LIMIT_VALUES, &d, "f.json", 10, 2);
+	if (!strstr(d.msg, "more than 4294967294 tensor dimensions, strides, inputs or "
+			   "communicator members in its 4 ranks together") ||
+	    !strstr(d.msg, "indexes them with 32 bits; write a file per rank") ||
+	    strstr(d.msg, "in one rank") || strstr(d.msg, "raise"))
+		fail_msg("%s", d.msg);
+	/* one rank: as before */
+	orr__limit_fail(&one, ORR__LIMIT_VALUES, &d, "f.json", 10, 2);
+	if (!strstr(d.msg, "members in one rank: orrery indexes them with 32 bits"))
+		fail_msg("%s", d.msg);
 }
 
 /* n events of two dimensions each, on one thread: about 125 bytes an event. */
@@ -527,6 +560,7 @@ int main(void)
 		T(test_limits_each_at_its_edge),
 		T(test_limits_depth_on_every_path),
 		T(test_limits_values_indexed_by_32_bits),
+		T(test_limits_file_of_ranks_at_32_bits),
 		T(test_limits_events_when_pieces_join),
 		T(test_limits_values_when_pieces_join),
 		T(test_limits_bad_variable_is_refused),
