@@ -20,6 +20,15 @@
 #define SHOWN_STEPS 5
 
 /*
+ * Stuck tasks igraph counts the components of, at most: its graph takes about 70 bytes
+ * a task (the edge list handed over, igraph_t's four edge and two vertex indices of 8
+ * bytes, the search's own), so a cycle near the start of a 1,024-rank replay (10^8
+ * tasks stuck) would need 7 GB beside the replay's own.  Past it the cycle is named
+ * without the count, as without the library.
+ */
+#define IGRAPH_MAX_TASKS (UINT32_C(1) << 24)
+
+/*
  * The igraph functions the explanation uses, from libigraph.so.3 (Debian's libigraph3),
  * loaded when a replay first cannot go on: no start loads igraph and the BLAS, LAPACK,
  * ARPACK and GLPK it links (docs/performance.md), and liborrery.so needs no
@@ -358,7 +367,7 @@ int orr_graph_explain_stuck(const struct orr_graph *g, const bool *done,
 			s.task_of[s.nv++] = i;
 	}
 	index_waits(&s, nwaits);
-	if (s.nv)
+	if (s.nv && s.nv <= IGRAPH_MAX_TASKS)
 		components(&s);
 	cyc = orr_xmalloc((s.nv + 1) * sizeof(*cyc));
 	len = s.nv ? find_cycle(&s, cyc) : 0;
