@@ -237,6 +237,29 @@ bool header(reader &r, dom::object top)
 	return d["spec"].error() == NO_SUCH_FIELD || gpu_spec(r, d, "spec", &r.c->gpu);
 }
 
+/*
+ * A model's efficiencies are over the roofline of the GPU it names; orrery fit writes the
+ * device's, and what checks that the costs fit the estimated GPU reads the device.  A
+ * model of another GPU than the device's (an edited file) would be timed over that
+ * GPU's roofline without a word, so it is refused.
+ */
+static bool one_gpu(reader &r)
+{
+	const struct orr_gpu_spec *dev = r.c->gpu;
+
+	if (dev && r.c->gemm_fitted && r.c->gemm.gpu && r.c->gemm.gpu != dev)
+		return fail(r, ORR_EMALFORMED, "gemm.spec",
+			    "'%s', but the device is %s: a costs file's efficiencies are over "
+			    "its device's roofline",
+			    r.c->gemm.gpu->id, dev->id);
+	if (dev && r.c->kern_fitted && r.c->kern.gpu && r.c->kern.gpu != dev)
+		return fail(r, ORR_EMALFORMED, "kernels.spec",
+			    "'%s', but the device is %s: a costs file's efficiencies are over "
+			    "its device's roofline",
+			    r.c->kern.gpu->id, dev->id);
+	return true;
+}
+
 /* An array of one entry per name (a math, a class, a kind and link), by its keys. */
 struct one_per {
 	const char *object, *array; /* object NULL: the top's */
@@ -331,7 +354,7 @@ bool costs(reader &r, dom::element root)
 
 	return version(r, root, &top) && unique_keys(r, root) && unique_entries(r, top) &&
 	       header(r, top) && structure(r, top) && overlap(r, top) && launch(r, top) &&
-	       gemm(r, top) && kernels(r, top) && collectives(r, top);
+	       gemm(r, top) && kernels(r, top) && one_gpu(r) && collectives(r, top);
 }
 
 /* ---- the text ---- */

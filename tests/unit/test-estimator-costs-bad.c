@@ -100,6 +100,12 @@ static void test_costs_bad_values(void **state)
 		    "key 'collectives[0].bands[0].alpha_ns': expected a number, not a string");
 	expect_edit(dir, "\"device\"", "\"h100-sxm\"", "\"h900\"", ORR_EMALFORMED,
 		    "key 'device.spec': unknown GPU 'h900'");
+	/* a model of another GPU than the device's: its efficiencies over that roofline */
+	expect_edit(dir, "\"gemm\"", "\"h100-sxm\"", "\"a100-80gb-sxm\"", ORR_EMALFORMED,
+		    "key 'gemm.spec': 'a100-80gb-sxm', but the device is h100-sxm: a costs "
+		    "file's efficiencies are over its device's roofline");
+	expect_edit(dir, "\"kernels\": {", "\"h100-sxm\"", "\"h200-sxm\"", ORR_EMALFORMED,
+		    "key 'kernels.spec': 'h200-sxm', but the device is h100-sxm");
 	expect_edit(dir, "\"collectives\": [", "\"AllReduce\"", "\"AllReduced\"", ORR_EMALFORMED,
 		    "key 'collectives[0].kind': unknown collective kind 'AllReduced'");
 	expect_edit(dir, "\"communicators\"", "\"size\": 8", "\"size\": -2", ORR_EMALFORMED,
