@@ -127,6 +127,16 @@ static size_t labeled_gemms(const struct orr_graph *g, const struct orr_structur
 	return n;
 }
 
+/*
+ * The GPU the models' efficiencies are over: the fitted rank's, which the costs file
+ * names as its device (a costs reader refuses a model of another); the trace's first
+ * known one where the rank's device has no name the hardware table knows.
+ */
+static const struct orr_gpu_spec *model_gpu(const struct orr_graph *g, const struct orr_rank_fit *f)
+{
+	return f->gpu ? f->gpu : orr_gpu_spec_find(g);
+}
+
 /* The GEMMs of every rank, labeled by rank ri's structure, and their model on the GPU. */
 static void fit_gemms(const struct orr_graph *g, size_t ri, struct orr_rank_fit *f)
 {
@@ -134,17 +144,17 @@ static void fit_gemms(const struct orr_graph *g, size_t ri, struct orr_rank_fit 
 	size_t n = labeled_gemms(g, &f->st, &s, &f->gemm_counts);
 
 	roles_and_parts(g, ri, s, n, f);
-	f->gemm_err = orr_gemm_model_fit(s, n, orr_gpu_spec_find(g), &f->gemm);
+	f->gemm_err = orr_gemm_model_fit(s, n, model_gpu(g, f), &f->gemm);
 	free(s);
 }
 
-/* The other kernels of every rank, and their model on the trace's GPU. */
+/* The other kernels of every rank, and their model on the rank's GPU. */
 static void fit_kernels(const struct orr_graph *g, struct orr_rank_fit *f)
 {
 	struct orr_kern_sample *s;
 	size_t n = orr_kern_observe(g, &s, &f->kern_counts);
 
-	f->kern_err = orr_kern_model_fit(s, n, orr_gpu_spec_find(g), &f->kern);
+	f->kern_err = orr_kern_model_fit(s, n, model_gpu(g, f), &f->kern);
 	free(s);
 }
 

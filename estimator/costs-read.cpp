@@ -241,23 +241,28 @@ bool header(reader &r, dom::object top)
  * A model's efficiencies are over the roofline of the GPU it names; orrery fit writes the
  * device's, and what checks that the costs fit the estimated GPU reads the device.  A
  * model of another GPU than the device's (an edited file) would be timed over that
- * GPU's roofline without a word, so it is refused.
+ * GPU's roofline without a word, and one of no GPU (fits of absolute times) as if it
+ * were the device's, so both are refused.
  */
 static bool one_gpu(reader &r)
 {
 	const struct orr_gpu_spec *dev = r.c->gpu;
+	const char *key = NULL;
+	const struct orr_gpu_spec *gpu = NULL;
 
-	if (dev && r.c->gemm_fitted && r.c->gemm.gpu && r.c->gemm.gpu != dev)
-		return fail(r, ORR_EMALFORMED, "gemm.spec",
-			    "'%s', but the device is %s: a costs file's efficiencies are over "
-			    "its device's roofline",
-			    r.c->gemm.gpu->id, dev->id);
-	if (dev && r.c->kern_fitted && r.c->kern.gpu && r.c->kern.gpu != dev)
-		return fail(r, ORR_EMALFORMED, "kernels.spec",
-			    "'%s', but the device is %s: a costs file's efficiencies are over "
-			    "its device's roofline",
-			    r.c->kern.gpu->id, dev->id);
-	return true;
+	if (dev && r.c->gemm_fitted && r.c->gemm.gpu != dev) {
+		key = "gemm.spec";
+		gpu = r.c->gemm.gpu;
+	} else if (dev && r.c->kern_fitted && r.c->kern.gpu != dev) {
+		key = "kernels.spec";
+		gpu = r.c->kern.gpu;
+	}
+	if (!key)
+		return true;
+	return fail(r, ORR_EMALFORMED, key,
+		    "%s%s%s, but the device is %s: a costs file's efficiencies are over its "
+		    "device's roofline",
+		    gpu ? "'" : "", gpu ? gpu->id : "null (no GPU)", gpu ? "'" : "", dev->id);
 }
 
 /* An array of one entry per name (a math, a class, a kind and link), by its keys. */

@@ -106,6 +106,8 @@ static void test_costs_bad_values(void **state)
 		    "file's efficiencies are over its device's roofline");
 	expect_edit(dir, "\"kernels\": {", "\"h100-sxm\"", "\"h200-sxm\"", ORR_EMALFORMED,
 		    "key 'kernels.spec': 'h200-sxm', but the device is h100-sxm");
+	expect_edit(dir, "\"kernels\": {", "\"h100-sxm\"", "null", ORR_EMALFORMED,
+		    "key 'kernels.spec': null (no GPU), but the device is h100-sxm");
 	expect_edit(dir, "\"collectives\": [", "\"AllReduce\"", "\"AllReduced\"", ORR_EMALFORMED,
 		    "key 'collectives[0].kind': unknown collective kind 'AllReduced'");
 	expect_edit(dir, "\"communicators\"", "\"size\": 8", "\"size\": -2", ORR_EMALFORMED,
