@@ -334,7 +334,7 @@ static void put_contradiction(struct text *t, const struct stuck *s, const uint3
 	}
 }
 
-/* Without a cycle to name: the distinct (name, processor) of the first stuck tasks. */
+/* Without a cycle to name: the first stuck task of each of the first processors. */
 static void put_first(struct text *t, const struct stuck *s)
 {
 	size_t shown = 0;
