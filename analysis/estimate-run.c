@@ -102,7 +102,11 @@ static int replay_cpu(const struct orr_estimate_options *o, const struct orr_gra
 
 	orr_diag_clear(&rd);
 	err = orr__estimate_replay(o, g, factors || cpu || base ? &opts : NULL, ret, &rd);
-	if (err)
+	if (err && o->trace)
+		orr_diag_set(d, err, "", -1, -1, "cannot replay '%s'%s: %s%s%s", o->trace,
+			     base ? " re-timed" : "", orr_strerror(err), rd.msg[0] ? ": " : "",
+			     rd.msg);
+	else if (err)
 		orr_diag_set(d, err, "", -1, -1, "cannot replay: %s%s%s", orr_strerror(err),
 			     rd.msg[0] ? ": " : "", rd.msg);
 	return err;

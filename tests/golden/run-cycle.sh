@@ -35,4 +35,13 @@ for cmd in replay critical-path; do
 	}
 	[[ $(wc -l <"$work/err") == 1 ]] || fail "$cmd: more than one line of error"
 done
-echo "ok: replay and critical-path name the cycle and the contradiction"
+# estimate and whatif replay the trace first: the same error, naming the file
+for cmd in estimate whatif; do
+	args=()
+	[[ $cmd == whatif ]] && args=(--gpus 1)
+	run "$cmd" "$work/late.json" "${args[@]}"
+	expect_rc 1
+	expect_in err "cannot replay '$work/late.json': dependency cycle: "
+	expect_in err "tasks wait for each other, as in this cycle: "
+done
+echo "ok: replay, critical-path, estimate and whatif name the cycle and the contradiction"
