@@ -84,28 +84,31 @@ static bool same_group(const struct orr_graph *g, uint32_t a, uint32_t b)
 
 /*
  * What decided task t's start.  The replay keeps one cause per task, its end's where
- * something else decided it (a blocking call's awaited GPU work, a late peer): then the
- * start's is found again as the replay found it, the latest of the processor's previous
- * task (with its gap) and the task's edges.
+ * something else decided it (a blocking call's awaited GPU work, a late peer); what
+ * decided the start is kept beside it (replay/sim.c, offer()): the processor's order
+ * (the previous task with its gap, scaled as the replay scaled it, or the processor's
+ * anchor before its first task) or one of the task's dependencies.
  */
 static uint32_t start_cause(const struct orr_replay *r, uint32_t t)
 {
 	const struct orr_graph *g = r->g;
 	const struct orr_task *task = &orr_graph_tasks(g)[t];
-	const struct orr_proc *pr = &orr_graph_procs(g)[task->proc];
 	const struct orr_dep *deps = orr_graph_deps(g);
-	bool binds_end;
-	uint32_t c = orr_replay_cause(r, t, &binds_end);
+	uint32_t sd = r->ts[t].start_dep, c;
 	int64_t t0 = INT64_MIN;
+	bool binds_end;
 
+	c = orr_replay_cause(r, t, &binds_end);
 	if (!binds_end)
 		return c;
+	if (sd == ORR__START_ORDER)
+		return t > orr_graph_procs(g)[task->proc].first_task ? t - 1 : ORR_NONE;
+	if (sd < ORR__START_DEPS)
+		return deps[task->first_dep + sd].src;
+	/* Past the 65,533rd of its dependencies: the latest of those, as the replay chose. */
 	c = ORR_NONE;
-	if (t > pr->first_task) {
-		t0 = orr_time_add(r->ts[t - 1].end, task->gap_ns);
-		c = t - 1;
-	}
-	for (uint32_t d = task->first_dep; d < task->first_dep + task->ndeps; d++) {
+	for (uint32_t d = task->first_dep + ORR__START_DEPS; d < task->first_dep + task->ndeps;
+	     d++) {
 		uint32_t src = deps[d].src;
 		int64_t at = orr_time_add(deps[d].kind == ORR_DEP_LAUNCH ? r->ts[src].start
 									 : r->ts[src].end,

@@ -26,7 +26,17 @@ struct orr__tstate {
 	};
 	uint32_t cause; /* task index | ORR__CAUSE_ENDS, or ORR_NONE */
 	uint8_t state;
+	/*
+	 * What decided the start, kept when cause names what decided the end: the
+	 * processor's order (its previous task, or its anchor before its first task), or
+	 * the index of the dependency among the task's own (replay/critical.c).
+	 */
+	uint16_t start_dep;
 };
+_Static_assert(sizeof(struct orr__tstate) == 24, "24 bytes a task (above)");
+
+#define ORR__START_ORDER 0xffffu /* start_dep: the processor's order decided the start */
+#define ORR__START_DEPS  0xfffeu /* start_dep: a dependency past the 65,533rd */
 
 struct orr_replay {
 	const struct orr_graph *g;

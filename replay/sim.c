@@ -237,7 +237,7 @@ static int64_t handoff_start(const struct sim *s, uint32_t t, uint32_t src, int6
 static void offer(struct sim *s, uint32_t p)
 {
 	const struct orr_proc *pr = &s->procs[p];
-	uint32_t t = s->head[p], c = ORR_NONE;
+	uint32_t t = s->head[p], c = ORR_NONE, via = UINT32_MAX;
 	const struct orr_task *task = &s->tasks[t];
 	int64_t t0 = INT64_MIN;
 	bool handoff = false;
@@ -282,11 +282,15 @@ static void offer(struct sim *s, uint32_t p)
 		    (at == t0 && c == ORR_NONE && s->deps[d].kind == ORR_DEP_CROSS_THREAD)) {
 			t0 = at;
 			c = src;
+			via = d - task->first_dep;
 		}
 	}
 	s->ts[t].state = ST_QUEUED;
 	s->ts[t].start = t0;
 	s->ts[t].cause = c;
+	s->ts[t].start_dep = (uint16_t)(via == UINT32_MAX       ? ORR__START_ORDER
+					: via < ORR__START_DEPS ? via
+								: ORR__START_DEPS);
 	heap_push(s, pr->rank, t0, p);
 }
 

@@ -232,12 +232,103 @@ static void test_path_fixed_time(void **state)
 	orr_trace_free(t);
 }
 
+/* Whether the path seg[0..n) passes through a task on thread tid. */
+static bool path_on_thread(const struct orr_graph *g, const struct orr_path_seg *seg, size_t n,
+			   int tid)
+{
+	const struct orr_rank *rk = orr_graph_get_rank(g, 0)->rank;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct orr_proc *p;
+
+		if (seg[i].task == ORR_NONE)
+			continue;
+		p = &orr_graph_procs(g)[orr_graph_tasks(g)[seg[i].task].proc];
+		if (p->kind == ORR_TASK_CPU && rk->places[p->place].tid == tid)
+			return true;
+	}
+	return false;
+}
+
+/* The segment of seg[0..n) that ends at t_ns (failing when none does). */
+static const struct orr_path_seg *seg_ending(const struct orr_path_seg *seg, size_t n, int64_t t_ns)
+{
+	for (size_t i = 0; i < n; i++)
+		if (seg[i].end_ns == t_ns)
+			return &seg[i];
+	fail_msg("no segment of the path ends at %lld ns", (long long)t_ns);
+	return NULL;
+}
+
+/*
+ * Thread 1 launches k1, then is idle 1095 us while thread 2 launches two kernels (a
+ * hand-off, D6: thread 1 waited for thread 2), then copies to the host with cudaMemcpy,
+ * which returns when its copy is done.  The copy's start is the call's, so the path
+ * goes back through the call's start: measured, thread 1 waited for thread 2.  With a
+ * host twice as slow, thread 1's own 1070 us of framework code (its gap, cut to the
+ * hand-off's latency, scaled) end after thread 2's burst and the wait's latency: the
+ * path is that framework code, and thread 2 is not on it.  Before, the path's start of
+ * a call whose end the GPU decided was found again with the gap unscaled, and named
+ * thread 2.
+ */
+static void test_path_start_of_blocking_call(void **state)
+{
+	struct doc d = { 0 };
+	struct orr_trace *t;
+	struct orr_graph *g;
+	struct orr_replay *r;
+	struct orr_path_seg *seg;
+	const struct orr_path_seg *before;
+	struct orr_diag diag;
+	size_t nseg;
+	uint32_t copy, launch;
+
+	(void)state;
+	doc_begin(&d, -1, 0);
+	doc_step(&d, 1, 0, 3200);
+	doc_call(&d, "cudaLaunchKernel", 1, 0, 5, 1);
+	doc_kernel(&d, "k1", 7, 5, 10, 1, NULL);
+	doc_call(&d, "cudaLaunchKernel", 2, 15, 5, 2);
+	doc_kernel(&d, "kb1", 8, 20, 5, 2, NULL);
+	doc_call(&d, "cudaLaunchKernel", 2, 25, 5, 3);
+	doc_kernel(&d, "kb2", 8, 30, 5, 3, NULL);
+	doc_call(&d, "cudaMemcpy", 1, 1100, 2010, 4);
+	doc_copy(&d, "Memcpy DtoH (Device -> Pageable)", 7, 1105, 2000, 4);
+	t = doc_import(&d, "blocking-start.json");
+	free(d.s);
+	assert_int_equal(orr_graph_build(t, NULL, &g, &diag), 0);
+	copy = call_on(g, "cudaMemcpy", 1);
+	launch = call_on(g, "cudaLaunchKernel", 1);
+	assert_int_equal(orr_graph_tasks(g)[copy].gap_ns, 1070 * US);
+
+	r = replay_cpu(g, 1);
+	orr_replay_critical_path(r, 0, orr_replay_end(r, copy), &seg, &nseg);
+	before = seg_ending(seg, nseg, orr_replay_start(r, copy));
+	assert_int_equal(before->cat, ORR_PATH_IDLE);
+	assert_true(path_on_thread(g, seg, nseg, 2));
+	free(seg);
+	orr_replay_free(r);
+
+	r = replay_cpu(g, 2);
+	assert_int_equal(orr_replay_start(r, copy), orr_replay_end(r, launch) + 2140 * US);
+	orr_replay_critical_path(r, 0, orr_replay_end(r, copy), &seg, &nseg);
+	before = seg_ending(seg, nseg, orr_replay_start(r, copy));
+	assert_int_equal(before->cat, ORR_PATH_CPU);
+	assert_int_equal(before->start_ns, orr_replay_end(r, launch));
+	assert_false(path_on_thread(g, seg, nseg, 2));
+	free(seg);
+	orr_replay_free(r);
+	orr_graph_free(g);
+	orr_trace_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_watchdog_gates_nothing),
 		cmocka_unit_test(test_first_call_after_step_start),
 		cmocka_unit_test(test_path_fixed_time),
+		cmocka_unit_test(test_path_start_of_blocking_call),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
