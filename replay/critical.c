@@ -105,7 +105,7 @@ static uint32_t start_cause(const struct orr_replay *r, uint32_t t)
 		return t > orr_graph_procs(g)[task->proc].first_task ? t - 1 : ORR_NONE;
 	if (sd < ORR__START_DEPS)
 		return deps[task->first_dep + sd].src;
-	/* Past the 65,533rd of its dependencies: the latest of those, as the replay chose. */
+	/* Past the 65,534th of its dependencies: the latest of those, as the replay chose. */
 	c = ORR_NONE;
 	for (uint32_t d = task->first_dep + ORR__START_DEPS; d < task->first_dep + task->ndeps;
 	     d++) {

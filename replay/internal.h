@@ -36,7 +36,7 @@ struct orr__tstate {
 _Static_assert(sizeof(struct orr__tstate) == 24, "24 bytes a task (above)");
 
 #define ORR__START_ORDER 0xffffu /* start_dep: the processor's order decided the start */
-#define ORR__START_DEPS  0xfffeu /* start_dep: a dependency past the 65,533rd */
+#define ORR__START_DEPS  0xfffeu /* start_dep: a dependency past the 65,534th */
 
 struct orr_replay {
 	const struct orr_graph *g;

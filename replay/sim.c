@@ -288,9 +288,11 @@ static void offer(struct sim *s, uint32_t p)
 	s->ts[t].state = ST_QUEUED;
 	s->ts[t].start = t0;
 	s->ts[t].cause = c;
-	s->ts[t].start_dep = (uint16_t)(via == UINT32_MAX       ? ORR__START_ORDER
-					: via < ORR__START_DEPS ? via
-								: ORR__START_DEPS);
+	if (via == UINT32_MAX)
+		via = ORR__START_ORDER;
+	else if (via > ORR__START_DEPS)
+		via = ORR__START_DEPS;
+	s->ts[t].start_dep = (uint16_t)via;
 	heap_push(s, pr->rank, t0, p);
 }
 
