@@ -673,11 +673,15 @@ static size_t stuck_waits(const struct sim *s, size_t n, struct orr_stuck_wait *
 
 static int stuck(struct sim *s, size_t n, struct orr_diag *reterr_diag)
 {
-	bool *done = orr_xmalloc((n + 1) * sizeof(*done));
+	bool *done;
 	struct orr_stuck_wait *waits;
-	size_t nw = stuck_waits(s, n, &waits);
+	size_t nw;
 	int err;
 
+	if (!reterr_diag)
+		return ORR_ECYCLE; /* nobody reads the cycle: igraph's work is not done */
+	done = orr_xmalloc((n + 1) * sizeof(*done));
+	nw = stuck_waits(s, n, &waits);
 	for (size_t t = 0; t < n; t++)
 		done[t] = s->ts[t].state == ST_DONE;
 	err = orr_graph_explain_stuck(s->g, done, waits, nw, reterr_diag);
