@@ -197,16 +197,13 @@ static void rank_items(struct orr_summary *s, struct item_lists *l, const struct
 	op_self_times(s, l, r, w, nw);
 }
 
-/* Per rank-step: the measured breakdown, busy time and copies. */
+/* Per rank-step of rank k's windows w[0..nw): the measured breakdown, busy time and copies. */
 static void rank_steps(struct orr_summary *s, const struct orr_replay *r, size_t k,
-		       const struct orr_select *sel, size_t *cap, struct orr__class_memo *m)
+		       const struct orr_step *w, size_t nw, size_t *cap, struct orr__class_memo *m)
 {
 	const struct orr_graph *g = orr_replay_graph(r);
 	const struct orr_rank *rk = orr_graph_get_rank(g, k)->rank;
 	struct orr_gpu_timeline *tl = orr_gpu_timeline_new(r, k, false);
-	size_t nw;
-	struct orr_step *w = windows(orr_graph_trace(g), rk, sel, &nw);
-
 	size_t first = s->nsteps;
 
 	for (size_t i = 0; i < nw; i++) {
@@ -229,7 +226,6 @@ static void rank_steps(struct orr_summary *s, const struct orr_replay *r, size_t
 		if (i >= 0)
 			s->steps[first + (size_t)i].copy_ns += ev->dur_ns;
 	}
-	free(w);
 	orr_gpu_timeline_free(tl);
 }
 
@@ -413,7 +409,7 @@ void orr_summary_gather(struct orr_summary *s, const char *path, const struct or
 		if (!orr_select_rank(sel, rk->rank))
 			continue;
 		w = windows(t, rk, sel, &nw);
-		rank_steps(s, r, k, sel, &cap, &m);
+		rank_steps(s, r, k, w, nw, &cap, &m);
 		rank_items(s, &l, rk, w, nw, &m);
 		free(w);
 	}
