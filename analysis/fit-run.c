@@ -236,7 +236,8 @@ void orr_rank_fit_memory(const struct orr_graph *g, size_t ri, struct orr_struct
 	*ret_gpu = device ? orr_gpu_spec_match(device) : NULL;
 	orr_structure_recover(g, ri, ret_st);
 	n = labeled_gemms(g, ret_st, &s, &counts);
-	if (orr_gemm_model_fit_classes(s, n, orr_gpu_spec_find(g), &m)) {
+	/* Over the rank's GPU, as orr_rank_fit_run() fits it (model_gpu()). */
+	if (orr_gemm_model_fit_classes(s, n, *ret_gpu ? *ret_gpu : orr_gpu_spec_find(g), &m)) {
 		*ret_precision = ORR_DTYPE_BF16;
 	} else {
 		*ret_precision = orr_gemm_precision(&m);
