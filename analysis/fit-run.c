@@ -128,13 +128,15 @@ static size_t labeled_gemms(const struct orr_graph *g, const struct orr_structur
 }
 
 /*
- * The GPU the models' efficiencies are over: the fitted rank's, which the costs file
- * names as its device (a costs reader refuses a model of another); the trace's first
- * known one where the rank's device has no name the hardware table knows.
+ * Rank r's GPU in the hardware table, named `device` (NULL: unnamed): its own; where
+ * its file names no device (a rank whose file has no deviceProperties), the job's, the
+ * first any rank names; NULL where its name is none the table knows.  The models'
+ * efficiencies are over it, and the costs file names it as its device (a costs reader
+ * refuses a model of another GPU, or of one where the device names none).
  */
-static const struct orr_gpu_spec *model_gpu(const struct orr_graph *g, const struct orr_rank_fit *f)
+static const struct orr_gpu_spec *rank_gpu(const struct orr_graph *g, const char *device)
 {
-	return f->gpu ? f->gpu : orr_gpu_spec_find(g);
+	return device ? orr_gpu_spec_match(device) : orr_gpu_spec_find(g);
 }
 
 /* The GEMMs of every rank, labeled by rank ri's structure, and their model on the GPU. */
@@ -144,7 +146,7 @@ static void fit_gemms(const struct orr_graph *g, size_t ri, struct orr_rank_fit 
 	size_t n = labeled_gemms(g, &f->st, &s, &f->gemm_counts);
 
 	roles_and_parts(g, ri, s, n, f);
-	f->gemm_err = orr_gemm_model_fit(s, n, model_gpu(g, f), &f->gemm);
+	f->gemm_err = orr_gemm_model_fit(s, n, f->gpu, &f->gemm);
 	free(s);
 }
 
@@ -154,7 +156,7 @@ static void fit_kernels(const struct orr_graph *g, struct orr_rank_fit *f)
 	struct orr_kern_sample *s;
 	size_t n = orr_kern_observe(g, &s, &f->kern_counts);
 
-	f->kern_err = orr_kern_model_fit(s, n, model_gpu(g, f), &f->kern);
+	f->kern_err = orr_kern_model_fit(s, n, f->gpu, &f->kern);
 	free(s);
 }
 
@@ -199,7 +201,7 @@ void orr_rank_fit_run(const struct orr_graph *g, size_t ri, const char *trace,
 	ret->g = g;
 	ret->rank = r->rank;
 	ret->device = rank_device(orr_graph_trace(g), r);
-	ret->gpu = ret->device ? orr_gpu_spec_match(ret->device) : NULL;
+	ret->gpu = rank_gpu(g, ret->device);
 	orr_structure_recover(g, ri, &ret->st);
 	orr_overlap_slowdown(r, &ret->overlap);
 	orr_rank_fit_launch_time(g, &ret->launch, &ret->prof);
@@ -233,11 +235,10 @@ void orr_rank_fit_memory(const struct orr_graph *g, size_t ri, struct orr_struct
 	struct orr_gemm_model m;
 	size_t n;
 
-	*ret_gpu = device ? orr_gpu_spec_match(device) : NULL;
+	*ret_gpu = rank_gpu(g, device);
 	orr_structure_recover(g, ri, ret_st);
 	n = labeled_gemms(g, ret_st, &s, &counts);
-	/* Over the rank's GPU, as orr_rank_fit_run() fits it (model_gpu()). */
-	if (orr_gemm_model_fit_classes(s, n, *ret_gpu ? *ret_gpu : orr_gpu_spec_find(g), &m)) {
+	if (orr_gemm_model_fit_classes(s, n, *ret_gpu, &m)) {
 		*ret_precision = ORR_DTYPE_BF16;
 	} else {
 		*ret_precision = orr_gemm_precision(&m);

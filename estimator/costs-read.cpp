@@ -242,7 +242,8 @@ bool header(reader &r, dom::object top)
  * device's, and what checks that the costs fit the estimated GPU reads the device.  A
  * model of another GPU than the device's (an edited file) would be timed over that
  * GPU's roofline without a word, and one of no GPU (fits of absolute times) as if it
- * were the device's, so both are refused.
+ * were the device's, so both are refused; so is a model of a GPU where the device names
+ * none, which nothing checks against the estimated GPU.
  */
 static bool one_gpu(reader &r)
 {
@@ -250,10 +251,10 @@ static bool one_gpu(reader &r)
 	const char *key = NULL;
 	const struct orr_gpu_spec *gpu = NULL;
 
-	if (dev && r.c->gemm_fitted && r.c->gemm.gpu != dev) {
+	if (r.c->gemm_fitted && r.c->gemm.gpu != dev) {
 		key = "gemm.spec";
 		gpu = r.c->gemm.gpu;
-	} else if (dev && r.c->kern_fitted && r.c->kern.gpu != dev) {
+	} else if (r.c->kern_fitted && r.c->kern.gpu != dev) {
 		key = "kernels.spec";
 		gpu = r.c->kern.gpu;
 	}
@@ -262,7 +263,8 @@ static bool one_gpu(reader &r)
 	return fail(r, ORR_EMALFORMED, key,
 		    "%s%s%s, but the device is %s: a costs file's efficiencies are over its "
 		    "device's roofline",
-		    gpu ? "'" : "", gpu ? gpu->id : "null (no GPU)", gpu ? "'" : "", dev->id);
+		    gpu ? "'" : "", gpu ? gpu->id : "null (no GPU)", gpu ? "'" : "",
+		    dev ? dev->id : "of no GPU the hardware table knows (device.spec)");
 }
 
 /* An array of one entry per name (a math, a class, a kind and link), by its keys. */

@@ -44,8 +44,10 @@ struct orr_rank_fit {
 	const char *trace; /* the caller's label, borrowed */
 	const struct orr_graph *g;
 	int32_t rank;
-	const char *device;             /* its name in the trace, or NULL */
-	const struct orr_gpu_spec *gpu; /* its entry in the hardware table, or NULL */
+	const char *device; /* its name in the trace, or NULL */
+	/* its entry in the hardware table (the job's first named GPU where the rank's file
+	 * names none), or NULL; the GEMM and kernel models are over it */
+	const struct orr_gpu_spec *gpu;
 	struct orr_structure st;
 	struct orr_overlap overlap;
 	struct orr_parts parts; /* the rank's */

@@ -31,4 +31,30 @@ PY
 	expect_rc 0
 	expect_in out "estimated"
 done
-echo "ok: each rank's costs are over its own GPU and read back"
+# A rank whose file names no device (no deviceProperties): the job's GPU, the one rank 0
+# names, is its device and its models' (before, the models were over it and the device
+# named none, which the costs reader now refuses: nothing checked those models against
+# the estimated GPU).
+cp -r traces/samples/tiny-2rank "$work/nodev" || fail "cannot copy the sample"
+python3 - "$work/nodev/rank-1.trace.json" <<'PY' || fail "cannot drop rank 1's devices"
+import json, sys
+d = json.load(open(sys.argv[1]))
+del d["deviceProperties"]
+json.dump(d, open(sys.argv[1], "w"))
+PY
+run fit --rank 1 -o "$work/nodev.json" "$work/nodev"
+expect_rc 0
+python3 - "$work/nodev.json" <<'PY' || fail "rank 1 without a device: not the job's GPU"
+import json, sys
+c = json.load(open(sys.argv[1]))
+got = [c["device"].get("spec")] + [c[m]["spec"] for m in ("gemm", "kernels") if c[m]["fitted"]]
+print(got, file=sys.stderr)
+sys.exit(len(got) < 3 or any(g != "h100-sxm" for g in got))
+PY
+run estimate --costs "$work/nodev.json" --gpu h100-sxm "${model[@]}"
+expect_rc 0
+expect_in out "estimated"
+run estimate --costs "$work/nodev.json" --gpu a100-80gb-sxm "${model[@]}"
+expect_rc 1
+expect_in err "its costs were fitted on h100-sxm, not a100-80gb-sxm"
+echo "ok: each rank's costs are over its own GPU (the job's where it names none) and read back"

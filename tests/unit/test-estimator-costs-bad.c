@@ -108,6 +108,11 @@ static void test_costs_bad_values(void **state)
 		    "key 'kernels.spec': 'h200-sxm', but the device is h100-sxm");
 	expect_edit(dir, "\"kernels\": {", "\"h100-sxm\"", "null", ORR_EMALFORMED,
 		    "key 'kernels.spec': null (no GPU), but the device is h100-sxm");
+	/* a model of a GPU where the device names none: nothing checks it against the
+	 * estimated GPU (read as it was before) */
+	expect_edit(dir, "\"device\"", "\"h100-sxm\"", "null", ORR_EMALFORMED,
+		    "key 'gemm.spec': 'h100-sxm', but the device is of no GPU the hardware "
+		    "table knows (device.spec)");
 	expect_edit(dir, "\"collectives\": [", "\"AllReduce\"", "\"AllReduced\"", ORR_EMALFORMED,
 		    "key 'collectives[0].kind': unknown collective kind 'AllReduced'");
 	expect_edit(dir, "\"communicators\"", "\"size\": 8", "\"size\": -2", ORR_EMALFORMED,
