@@ -227,24 +227,27 @@ void orr_rank_fit_run(const struct orr_graph *g, size_t ri, const char *trace,
 }
 
 void orr_rank_fit_memory(const struct orr_graph *g, size_t ri, struct orr_structure *ret_st,
-			 enum orr_dtype *ret_precision, const struct orr_gpu_spec **ret_gpu)
+			 const struct orr_gpu_spec **ret_gpu)
 {
-	const char *device = rank_device(orr_graph_trace(g), orr_graph_get_rank(g, ri)->rank);
+	*ret_gpu = rank_gpu(g, rank_device(orr_graph_trace(g), orr_graph_get_rank(g, ri)->rank));
+	orr_structure_recover(g, ri, ret_st);
+}
+
+enum orr_dtype orr_gemm_trace_precision(const struct orr_graph *g, const struct orr_gpu_spec *gpu)
+{
 	struct orr_gemm_sample *s;
 	struct orr_gemm_counts counts;
 	struct orr_gemm_model m;
-	size_t n;
+	enum orr_dtype p = ORR_DTYPE_BF16;
+	size_t n = orr_gemm_observe(g, &s, &counts);
 
-	*ret_gpu = rank_gpu(g, device);
-	orr_structure_recover(g, ri, ret_st);
-	n = labeled_gemms(g, ret_st, &s, &counts);
-	if (orr_gemm_model_fit_classes(s, n, *ret_gpu, &m)) {
-		*ret_precision = ORR_DTYPE_BF16;
-	} else {
-		*ret_precision = orr_gemm_precision(&m);
+	/* The classes are by dtype and kernel family: no rank's roles are needed. */
+	if (!orr_gemm_model_fit_classes(s, n, gpu, &m)) {
+		p = orr_gemm_precision(&m);
 		orr_gemm_model_release(&m);
 	}
 	free(s);
+	return p;
 }
 
 void orr_rank_fit_release(struct orr_rank_fit *f)

@@ -85,21 +85,42 @@ static void counter_at(const void *v, size_t i, int64_t *ret_ts, double *ret_val
 	*ret_value = c[i].value;
 }
 
+/* The GEMM precision of the trace over each GPU its ranks ran on, found once per GPU. */
+struct precisions {
+	const struct orr_gpu_spec **gpu;
+	enum orr_dtype *p;
+	size_t n;
+};
+
+static enum orr_dtype precision_over(const struct orr_graph *g, struct precisions *pc,
+				     const struct orr_gpu_spec *gpu)
+{
+	for (size_t i = 0; i < pc->n; i++)
+		if (pc->gpu[i] == gpu)
+			return pc->p[i];
+	/* each rank adds at most one: the arrays hold a GPU per rank */
+	pc->gpu[pc->n] = gpu;
+	pc->p[pc->n] = orr_gemm_trace_precision(g, gpu);
+	return pc->p[pc->n++];
+}
+
 /* The estimator's memory of the recorded configuration, when the trace gives it. */
-static void model(const struct orr_summary *s, size_t k, struct orr_sum_mem *m)
+static void model(const struct orr_summary *s, size_t k, struct precisions *pc,
+		  struct orr_sum_mem *m)
 {
 	struct orr_train_config c;
 	struct orr_memory mem;
 	struct orr_structure st;
-	enum orr_dtype precision;
 	const struct orr_gpu_spec *gpu;
 
 	m->model_bytes = m->model_state_bytes = m->model_activation_bytes = NAN;
 	/* Not orr_rank_fit_run(): its kernel, collective and parts fits took two thirds of
-	 * orrery summary's time on a large trace, for nothing used here. */
-	orr_rank_fit_memory(s->g, k, &st, &precision, &gpu);
+	 * orrery summary's time on a large trace, for nothing used here; the precision is
+	 * the trace's GEMMs', the same for every rank on one GPU (it took 42 % of summary's
+	 * time on eight ranks with memory, once per rank). */
+	orr_rank_fit_memory(s->g, k, &st, &gpu);
 	if (orr_train_config_from_structure(&st, &c, &m->model_missing) == 0) {
-		c.precision = precision;
+		c.precision = precision_over(s->g, pc, gpu);
 		if (orr_memory_estimate(&c, gpu, 0, &mem) == 0) {
 			m->model_bytes = mem.total_bytes;
 			m->model_state_bytes = mem.model_bytes;
@@ -108,7 +129,8 @@ static void model(const struct orr_summary *s, size_t k, struct orr_sum_mem *m)
 	}
 }
 
-static void rank_memory(const struct orr_summary *s, size_t k, struct orr_sum_mem *m)
+static void rank_memory(const struct orr_summary *s, size_t k, struct precisions *pc,
+			struct orr_sum_mem *m)
 {
 	const struct orr_rank *r = orr_graph_get_rank(s->g, k)->rank;
 	size_t pa = 0, pr = 0;
@@ -128,7 +150,7 @@ static void rank_memory(const struct orr_summary *s, size_t k, struct orr_sum_me
 	m->peak_reserved = r->mems[pr].reserved_bytes;
 	timeline(r->mems, r->nmems, allocated_at, &m->allocated);
 	timeline(r->mems, r->nmems, reserved_at, &m->reserved);
-	model(s, k, m);
+	model(s, k, pc, m);
 }
 
 /* One series, v[0..n) (in time order): its statistics and bins. */
@@ -166,6 +188,9 @@ static void rank_counters(struct orr_summary *s, const struct orr_rank *r)
 
 void orr__summary_memory(struct orr_summary *s, const struct orr_select *sel)
 {
+	struct precisions pc = { .gpu = orr_xcalloc(s->nranks + 1, sizeof(*pc.gpu)),
+				 .p = orr_xcalloc(s->nranks + 1, sizeof(*pc.p)) };
+
 	for (size_t k = 0; k < s->nranks; k++) {
 		const struct orr_rank *r = orr_graph_get_rank(s->g, k)->rank;
 
@@ -176,6 +201,8 @@ void orr__summary_memory(struct orr_summary *s, const struct orr_select *sel)
 			continue;
 		s->mem = orr_xrealloc(s->mem, (s->nmem + 1) * sizeof(*s->mem));
 		memset(&s->mem[s->nmem], 0, sizeof(*s->mem));
-		rank_memory(s, k, &s->mem[s->nmem++]);
+		rank_memory(s, k, &pc, &s->mem[s->nmem++]);
 	}
+	free(pc.gpu);
+	free(pc.p);
 }

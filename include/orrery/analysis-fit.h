@@ -77,12 +77,16 @@ void orr_rank_fit_run(const struct orr_graph *g, size_t ri, const char *trace,
 void orr_rank_fit_release(struct orr_rank_fit *f);
 /*
  * What the memory model needs of graph rank ri, as orr_rank_fit_run() finds it without
- * the rest of its work: the structure, the precision of the GEMM model
- * (orr_gemm_precision(), BF16 when it cannot be fitted) and the GPU's entry in the
- * hardware table (NULL when unknown).
+ * the rest of its work: the structure and the GPU's entry in the hardware table (NULL
+ * when unknown); the precision is the trace's, orr_gemm_trace_precision().
  */
 void orr_rank_fit_memory(const struct orr_graph *g, size_t ri, struct orr_structure *ret_st,
-			 enum orr_dtype *ret_precision, const struct orr_gpu_spec **ret_gpu);
+			 const struct orr_gpu_spec **ret_gpu);
+/*
+ * The precision of the GEMM model of every rank's GEMMs over gpu (orr_gemm_precision(),
+ * BF16 when it cannot be fitted): one per trace and GPU, whichever rank asks.
+ */
+enum orr_dtype orr_gemm_trace_precision(const struct orr_graph *g, const struct orr_gpu_spec *gpu);
 /*
  * f as orrery fit's JSON document (docs/orrery-fit.md) to out (analysis/fit-json.c): the
  * costs file that orr_costs_read() reads back, its models' parameters bit for bit.  The
