@@ -202,15 +202,16 @@ void orr_rank_fit_run(const struct orr_graph *g, size_t ri, const char *trace,
 	ret->rank = r->rank;
 	ret->device = rank_device(orr_graph_trace(g), r);
 	ret->gpu = rank_gpu(g, ret->device);
-	orr_structure_recover(g, ri, &ret->st);
-	orr_overlap_slowdown(r, &ret->overlap);
-	orr_rank_fit_launch_time(g, &ret->launch, &ret->prof);
-	fit_gemms(g, ri, ret);
-	fit_kernels(g, ret);
 	ret->nobs = observe(g, nt, nnt, &o);
 	ret->nccl_runs = nnt;
 	for (size_t i = 0; i < nnt; i++)
 		ret->nccl_samples += nt[i].n;
+	/* the trace's collectives, before the nccl-tests samples (observe()) */
+	orr_structure_recover_obs(g, ri, o, ret->nobs - ret->nccl_samples, &ret->st);
+	orr_overlap_slowdown(r, &ret->overlap);
+	orr_rank_fit_launch_time(g, &ret->launch, &ret->prof);
+	fit_gemms(g, ri, ret);
+	fit_kernels(g, ret);
 	for (int k = 0; k < ORR_COLL_KIND_COUNT; k++)
 		for (int l = ORR_LINK_UNKNOWN; l <= ORR_LINK_NETWORK; l++) {
 			bool any = false;
@@ -226,11 +227,9 @@ void orr_rank_fit_run(const struct orr_graph *g, size_t ri, const char *trace,
 	free(o);
 }
 
-void orr_rank_fit_memory(const struct orr_graph *g, size_t ri, struct orr_structure *ret_st,
-			 const struct orr_gpu_spec **ret_gpu)
+const struct orr_gpu_spec *orr_rank_gpu(const struct orr_graph *g, size_t ri)
 {
-	*ret_gpu = rank_gpu(g, rank_device(orr_graph_trace(g), orr_graph_get_rank(g, ri)->rank));
-	orr_structure_recover(g, ri, ret_st);
+	return rank_gpu(g, rank_device(orr_graph_trace(g), orr_graph_get_rank(g, ri)->rank));
 }
 
 enum orr_dtype orr_gemm_trace_precision(const struct orr_graph *g, const struct orr_gpu_spec *gpu)

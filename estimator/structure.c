@@ -736,11 +736,20 @@ static void roles(struct orr_structure *st, const struct orr_graph *g, size_t ra
 
 int orr_structure_recover(const struct orr_graph *g, size_t rank, struct orr_structure *ret)
 {
+	struct orr_coll_obs *o;
+	size_t n = orr_coll_observe(g, &o);
+	int err = orr_structure_recover_obs(g, rank, o, n, ret);
+
+	free(o);
+	return err;
+}
+
+int orr_structure_recover_obs(const struct orr_graph *g, size_t rank, const struct orr_coll_obs *o,
+			      size_t n, struct orr_structure *ret)
+{
 	const struct orr_graph_rank *gr;
 	struct scan s = { 0 };
-	struct orr_coll_obs *o;
 	const char *alone;
-	size_t n;
 
 	memset(ret, 0, sizeof(*ret));
 	if (rank >= orr_graph_rank_count(g))
@@ -754,14 +763,12 @@ int orr_structure_recover(const struct orr_graph *g, size_t rank, struct orr_str
 	scan_ops(&s, ret);
 	transformer(ret, &s);
 	orr__layers_unshaped(s.t, s.r, s.parent, ret);
-	n = orr_coll_observe(g, &o);
 	tp_group(ret, o, n, s.r->world_size);
 	roles(ret, g, rank, &s);
 	layout_rest(ret, &s, s.r->world_size);
 	alone = one_gpu(ret, &s, orr_graph_rank_count(g));
 	if (alone)
 		layout_one_gpu(ret, alone);
-	free(o);
 	free(s.norms.v);
 	free(s.linear.v);
 	free(s.scores.v);

@@ -85,14 +85,19 @@ static void counter_at(const void *v, size_t i, int64_t *ret_ts, double *ret_val
 	*ret_value = c[i].value;
 }
 
-/* The GEMM precision of the trace over each GPU its ranks ran on, found once per GPU. */
-struct precisions {
+/*
+ * What every rank's memory model shares, found once: the collectives the structures
+ * read, and the GEMM precision of the trace over each GPU its ranks ran on.
+ */
+struct per_trace {
+	struct orr_coll_obs *o;
+	size_t no;
 	const struct orr_gpu_spec **gpu;
 	enum orr_dtype *p;
 	size_t n;
 };
 
-static enum orr_dtype precision_over(const struct orr_graph *g, struct precisions *pc,
+static enum orr_dtype precision_over(const struct orr_graph *g, struct per_trace *pc,
 				     const struct orr_gpu_spec *gpu)
 {
 	for (size_t i = 0; i < pc->n; i++)
@@ -105,7 +110,7 @@ static enum orr_dtype precision_over(const struct orr_graph *g, struct precision
 }
 
 /* The estimator's memory of the recorded configuration, when the trace gives it. */
-static void model(const struct orr_summary *s, size_t k, struct precisions *pc,
+static void model(const struct orr_summary *s, size_t k, struct per_trace *pc,
 		  struct orr_sum_mem *m)
 {
 	struct orr_train_config c;
@@ -115,10 +120,11 @@ static void model(const struct orr_summary *s, size_t k, struct precisions *pc,
 
 	m->model_bytes = m->model_state_bytes = m->model_activation_bytes = NAN;
 	/* Not orr_rank_fit_run(): its kernel, collective and parts fits took two thirds of
-	 * orrery summary's time on a large trace, for nothing used here; the precision is
-	 * the trace's GEMMs', the same for every rank on one GPU (it took 42 % of summary's
-	 * time on eight ranks with memory, once per rank). */
-	orr_rank_fit_memory(s->g, k, &st, &gpu);
+	 * orrery summary's time on a large trace, for nothing used here.  The collectives
+	 * and the precision (the trace's GEMMs', one per GPU) are every rank's: found
+	 * again for each rank, they took 62 % of summary's time on eight ranks with memory. */
+	gpu = orr_rank_gpu(s->g, k);
+	orr_structure_recover_obs(s->g, k, pc->o, pc->no, &st);
 	if (orr_train_config_from_structure(&st, &c, &m->model_missing) == 0) {
 		c.precision = precision_over(s->g, pc, gpu);
 		if (orr_memory_estimate(&c, gpu, 0, &mem) == 0) {
@@ -129,7 +135,7 @@ static void model(const struct orr_summary *s, size_t k, struct precisions *pc,
 	}
 }
 
-static void rank_memory(const struct orr_summary *s, size_t k, struct precisions *pc,
+static void rank_memory(const struct orr_summary *s, size_t k, struct per_trace *pc,
 			struct orr_sum_mem *m)
 {
 	const struct orr_rank *r = orr_graph_get_rank(s->g, k)->rank;
@@ -188,8 +194,15 @@ static void rank_counters(struct orr_summary *s, const struct orr_rank *r)
 
 void orr__summary_memory(struct orr_summary *s, const struct orr_select *sel)
 {
-	struct precisions pc = { .gpu = orr_xcalloc(s->nranks + 1, sizeof(*pc.gpu)),
-				 .p = orr_xcalloc(s->nranks + 1, sizeof(*pc.p)) };
+	struct per_trace pc = { .gpu = orr_xcalloc(s->nranks + 1, sizeof(*pc.gpu)),
+				.p = orr_xcalloc(s->nranks + 1, sizeof(*pc.p)) };
+	bool any = false;
+
+	for (size_t k = 0; k < s->nranks && !any; k++)
+		any = orr_select_rank(sel, orr_graph_get_rank(s->g, k)->rank->rank) &&
+		      orr_graph_get_rank(s->g, k)->rank->nmems;
+	if (any)
+		pc.no = orr_coll_observe(s->g, &pc.o);
 
 	for (size_t k = 0; k < s->nranks; k++) {
 		const struct orr_rank *r = orr_graph_get_rank(s->g, k)->rank;
@@ -203,6 +216,7 @@ void orr__summary_memory(struct orr_summary *s, const struct orr_select *sel)
 		memset(&s->mem[s->nmem], 0, sizeof(*s->mem));
 		rank_memory(s, k, &pc, &s->mem[s->nmem++]);
 	}
+	free(pc.o);
 	free(pc.gpu);
 	free(pc.p);
 }

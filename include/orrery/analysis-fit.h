@@ -76,12 +76,11 @@ void orr_rank_fit_run(const struct orr_graph *g, size_t ri, const char *trace,
 		      const struct orr_nccl_tests *nt, size_t nnt, struct orr_rank_fit *ret);
 void orr_rank_fit_release(struct orr_rank_fit *f);
 /*
- * What the memory model needs of graph rank ri, as orr_rank_fit_run() finds it without
- * the rest of its work: the structure and the GPU's entry in the hardware table (NULL
- * when unknown); the precision is the trace's, orr_gemm_trace_precision().
+ * Graph rank ri's GPU in the hardware table, as orr_rank_fit_run() finds it (its `gpu`):
+ * its file's device, the job's first named one where its file names none; NULL when
+ * the table does not know it.
  */
-void orr_rank_fit_memory(const struct orr_graph *g, size_t ri, struct orr_structure *ret_st,
-			 const struct orr_gpu_spec **ret_gpu);
+const struct orr_gpu_spec *orr_rank_gpu(const struct orr_graph *g, size_t ri);
 /*
  * The precision of the GEMM model of every rank's GEMMs over gpu (orr_gemm_precision(),
  * BF16 when it cannot be fitted): one per trace and GPU, whichever rank asks.

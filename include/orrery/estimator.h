@@ -328,6 +328,13 @@ struct orr_structure {
 
 /* The structure of graph rank `rank` (an index into the graph's ranks); -EINVAL past them. */
 int orr_structure_recover(const struct orr_graph *g, size_t rank, struct orr_structure *ret);
+/*
+ * The same with g's collectives as orr_coll_observe() gave them, o[0..n): a caller that
+ * recovers every rank's structure observes them once (each observation walks every
+ * rank's collectives).
+ */
+int orr_structure_recover_obs(const struct orr_graph *g, size_t rank, const struct orr_coll_obs *o,
+			      size_t n, struct orr_structure *ret);
 
 /* ---- parts: where a rank's GPU time goes (estimator/parts.c) ---- */
 
