@@ -38,6 +38,12 @@ _Static_assert(sizeof(struct orr__tstate) == 24, "24 bytes a task (above)");
 #define ORR__START_ORDER 0xffffu /* start_dep: the processor's order decided the start */
 #define ORR__START_DEPS  0xfffeu /* start_dep: a dependency past the 65,534th */
 
+/* start_dep of the dependency at index d among a task's own. */
+static inline uint16_t orr__start_dep(uint32_t d)
+{
+	return (uint16_t)(d < ORR__START_DEPS ? d : ORR__START_DEPS);
+}
+
 struct orr_replay {
 	const struct orr_graph *g;
 	struct orr__tstate *ts; /* per task */

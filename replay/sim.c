@@ -237,7 +237,8 @@ static int64_t handoff_start(const struct sim *s, uint32_t t, uint32_t src, int6
 static void offer(struct sim *s, uint32_t p)
 {
 	const struct orr_proc *pr = &s->procs[p];
-	uint32_t t = s->head[p], c = ORR_NONE, via = UINT32_MAX;
+	uint32_t t = s->head[p], c = ORR_NONE;
+	uint16_t via = ORR__START_ORDER;
 	const struct orr_task *task = &s->tasks[t];
 	int64_t t0 = INT64_MIN;
 	bool handoff = false;
@@ -282,17 +283,13 @@ static void offer(struct sim *s, uint32_t p)
 		    (at == t0 && c == ORR_NONE && s->deps[d].kind == ORR_DEP_CROSS_THREAD)) {
 			t0 = at;
 			c = src;
-			via = d - task->first_dep;
+			via = orr__start_dep(d - task->first_dep);
 		}
 	}
 	s->ts[t].state = ST_QUEUED;
 	s->ts[t].start = t0;
 	s->ts[t].cause = c;
-	if (via == UINT32_MAX)
-		via = ORR__START_ORDER;
-	else if (via > ORR__START_DEPS)
-		via = ORR__START_DEPS;
-	s->ts[t].start_dep = (uint16_t)via;
+	s->ts[t].start_dep = via;
 	heap_push(s, pr->rank, t0, p);
 }
 
@@ -612,11 +609,7 @@ static void sim_release(struct sim *s)
 static void add_wait(struct orr_stuck_wait **w, size_t *n, size_t *cap, uint32_t task, uint32_t on,
 		     uint8_t kind)
 {
-	if (*n == *cap) {
-		*cap = *cap ? 2 * *cap : 64;
-		*w = orr_xrealloc(*w, *cap * sizeof(**w));
-	}
-	(*w)[(*n)++] = (struct orr_stuck_wait){ task, on, kind };
+	ORR_VEC_PUSH(*w, *n, *cap, ((struct orr_stuck_wait){ task, on, kind }));
 }
 
 /* Why task t, parked on `on`, waits for it: the kind of its edge from `on`, or D5. */
@@ -671,17 +664,14 @@ static size_t stuck_waits(const struct sim *s, size_t n, struct orr_stuck_wait *
 	return nw;
 }
 
+/* The cycle, named in reterr_diag (only where one reads it: igraph's work is not small). */
 static int stuck(struct sim *s, size_t n, struct orr_diag *reterr_diag)
 {
-	bool *done;
+	bool *done = orr_xmalloc((n + 1) * sizeof(*done));
 	struct orr_stuck_wait *waits;
-	size_t nw;
+	size_t nw = stuck_waits(s, n, &waits);
 	int err;
 
-	if (!reterr_diag)
-		return ORR_ECYCLE; /* nobody reads the cycle: igraph's work is not done */
-	done = orr_xmalloc((n + 1) * sizeof(*done));
-	nw = stuck_waits(s, n, &waits);
 	for (size_t t = 0; t < n; t++)
 		done[t] = s->ts[t].state == ST_DONE;
 	err = orr_graph_explain_stuck(s->g, done, waits, nw, reterr_diag);
@@ -800,7 +790,7 @@ int orr__simulate(struct orr_replay *r, const struct orr_replay_options *opts,
 	if (opts && opts->progress)
 		opts->progress(opts->progress_data, s.ndone, n);
 	if (s.ndone < n)
-		err = stuck(&s, n, reterr_diag);
+		err = reterr_diag ? stuck(&s, n, reterr_diag) : ORR_ECYCLE;
 	orr_debug("replay", "%zu of %zu tasks replayed", s.ndone, n);
 	sim_release(&s);
 	return err;
