@@ -571,32 +571,65 @@ out:
 	free(d.emb);
 }
 
-/* The tensor-parallel group: all-reduces of T·h elements (or reduce-scatters, with SP). */
-static void tp_group(struct orr_structure *st, const struct orr_coll_obs *o, size_t n,
-		     int64_t world)
+/* Whether o is an all-reduce (or, with SP, a reduce-scatter) of T·h elements. */
+static bool activation_reduce(const struct orr_structure *st, const struct orr_coll_obs *o)
 {
-	int group = 0;
-	size_t count = 0;
+	int64_t th = st->tokens.value * st->hidden.value;
 
-	for (size_t i = 0; i < n; i++)
-		if ((o[i].kind == ORR_COLL_ALL_REDUCE || o[i].kind == ORR_COLL_REDUCE_SCATTER) &&
-		    known(&st->tokens) && known(&st->hidden) &&
-		    (int64_t)o[i].s.bytes % (st->tokens.value * st->hidden.value) == 0 &&
-		    (int64_t)o[i].s.bytes / (st->tokens.value * st->hidden.value) <= 4) {
-			group = o[i].s.group;
-			count++;
-		}
-	if (!count)
+	return (o->kind == ORR_COLL_ALL_REDUCE || o->kind == ORR_COLL_REDUCE_SCATTER) &&
+	       (int64_t)o->s.bytes % th == 0 && (int64_t)o->s.bytes / th <= 4;
+}
+
+/*
+ * The tensor-parallel group: the group most of the activation all-reduces have (every
+ * layer's outputs have one each; another collective of such a size, e.g. a gradient
+ * bucket that happens to be a multiple of T·h, is outnumbered by them).  Groups are
+ * counted in a small table; past its size the rest count as others.
+ */
+static void tp_group(struct orr_structure *st, const struct orr_coll_obs *o, size_t n)
+{
+	struct {
+		int group;
+		size_t count;
+	} g[8] = { 0 };
+	size_t ng = 0, all = 0, best = 0;
+
+	if (!known(&st->tokens) || !known(&st->hidden))
 		return;
-	if (known(&st->tp) && st->tp.value != group) {
+	for (size_t i = 0; i < n; i++) {
+		size_t k = 0;
+
+		if (!activation_reduce(st, &o[i]))
+			continue;
+		all++;
+		while (k < ng && g[k].group != o[i].s.group)
+			k++;
+		if (k == ng && ng == sizeof(g) / sizeof(g[0]))
+			continue;
+		if (k == ng)
+			g[ng++].group = o[i].s.group;
+		g[k].count++;
+	}
+	if (!all)
+		return;
+	for (size_t k = 1; k < ng; k++)
+		if (g[k].count > g[best].count)
+			best = k;
+	if (known(&st->tp) && st->tp.value != g[best].group) {
 		set(&st->tp, 0, ORR_VALUE_UNKNOWN,
 		    "the shapes say %lld, the activation all-reduces' group says %d",
-		    (long long)st->tp.value, group);
+		    (long long)st->tp.value, g[best].group);
 		return;
 	}
-	set(&st->tp, group, ORR_VALUE_READ,
-	    "the group of the %zu all-reduces of T x h elements (the layers' outputs)", count);
-	(void)world;
+	if (g[best].count < all)
+		set(&st->tp, g[best].group, ORR_VALUE_READ,
+		    "the group of %zu of the %zu all-reduces of T x h elements (the layers' "
+		    "outputs; the others are of another group)",
+		    g[best].count, all);
+	else
+		set(&st->tp, g[best].group, ORR_VALUE_READ,
+		    "the group of the %zu all-reduces of T x h elements (the layers' outputs)",
+		    all);
 }
 
 /*
@@ -763,7 +796,7 @@ int orr_structure_recover_obs(const struct orr_graph *g, size_t rank, const stru
 	scan_ops(&s, ret);
 	transformer(ret, &s);
 	orr__layers_unshaped(s.t, s.r, s.parent, ret);
-	tp_group(ret, o, n, s.r->world_size);
+	tp_group(ret, o, n);
 	roles(ret, g, rank, &s);
 	layout_rest(ret, &s, s.r->world_size);
 	alone = one_gpu(ret, &s, orr_graph_rank_count(g));

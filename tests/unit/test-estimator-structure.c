@@ -13,6 +13,7 @@
 #include <cmocka.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "orrery/estimator.h"
@@ -72,6 +73,40 @@ static void test_structure_megatron_tp8(void **state)
 		assert_int_equal(s.comms[0].activations, 81);
 	}
 	assert_int_equal(orr_structure_recover(g, orr_graph_rank_count(g), &s), -EINVAL);
+	orr_graph_free(g);
+	orr_trace_free(t);
+}
+
+/*
+ * The TP group is the one most activation all-reduces have: on the Megatron job, the
+ * last of them (and then three of them) given a group of 2, as a gradient bucket of a
+ * size that happens to be a multiple of T x h would be, leaves TP 8 and says so.
+ */
+static void test_structure_tp_group_by_most(void **state)
+{
+	struct orr_trace *t = import_shared("astrasim-megatron-tp8");
+	struct orr_graph *g;
+	struct orr_structure s;
+	struct orr_coll_obs *o;
+	struct orr_diag d;
+	size_t n, changed = 0;
+
+	(void)state;
+	if (orr_graph_build(t, NULL, &g, &d))
+		fail_msg("%s", d.msg);
+	n = orr_coll_observe(g, &o);
+	for (size_t i = n; i-- > 0 && changed < 3;)
+		if (o[i].kind == ORR_COLL_ALL_REDUCE && o[i].s.group == 8 &&
+		    (int64_t)o[i].s.bytes == 8192 * 4096 * 2) {
+			o[i].s.group = 2;
+			assert_int_equal(orr_structure_recover_obs(g, 0, o, n, &s), 0);
+			check(&s.tp, 8, ORR_VALUE_READ, "tp");
+			assert_non_null(strstr(s.tp.why, "of the 81 all-reduces"));
+			assert_non_null(strstr(s.tp.why, "others are of another group"));
+			changed++;
+		}
+	assert_int_equal(changed, 3);
+	free(o);
 	orr_graph_free(g);
 	orr_trace_free(t);
 }
@@ -310,6 +345,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_structure_megatron_tp8),
+		cmocka_unit_test(test_structure_tp_group_by_most),
 		cmocka_unit_test(test_structure_others_say_unknown),
 		cmocka_unit_test(test_structure_annotations_and_period),
 		cmocka_unit_test(test_structure_named_communicators),
