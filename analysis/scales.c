@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What-if rules as written (orrery replay --scale, a --scenario file's lines): GLOB=FACTOR
- * on GPU tasks, cpu:GLOB=FACTOR and cpu@RANK:GLOB=FACTOR on CPU tasks, latency:GLOB=FACTOR
- * and bandwidth:GLOB=FACTOR on collective kernels.
+ * What-if rules as written (orrery replay --scale, a --scenario file's lines): GLOB=FACTOR,
+ * gpu:GLOB=FACTOR and gpu@RANK:GLOB=FACTOR on GPU tasks, cpu:GLOB=FACTOR and
+ * cpu@RANK:GLOB=FACTOR on CPU tasks, latency:GLOB=FACTOR and bandwidth:GLOB=FACTOR on
+ * collective kernels.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -12,16 +13,21 @@
 #include "orrery/analysis.h"
 #include "banned.h"
 
-/* "cpu:" or "cpu@RANK:" before a CPU rule's glob: its length, the rank in *ret_rank. */
-static size_t cpu_prefix(const char *arg, int32_t *ret_rank)
+/*
+ * WHAT ("cpu" or "gpu") and ":" or "@RANK:" before a rule's glob: the prefix's length,
+ * the rank in *ret_rank (-1: none); 0 without one, (size_t)-1 for a bad rank.
+ */
+static size_t proc_prefix(const char *arg, const char *what, int32_t *ret_rank)
 {
 	char *end;
 	long r;
 
 	*ret_rank = -1;
-	if (strncmp(arg, "cpu:", 4) == 0)
+	if (strncmp(arg, what, 3) != 0)
+		return 0;
+	if (arg[3] == ':')
 		return 4;
-	if (strncmp(arg, "cpu@", 4) != 0)
+	if (arg[3] != '@')
 		return 0;
 	if (arg[4] < '0' || arg[4] > '9')
 		return (size_t)-1;
@@ -44,13 +50,15 @@ static size_t comm_prefix(const char *arg, bool *ret_bandwidth)
 int orr_scales_add(struct orr_scales *s, const char *arg)
 {
 	const char *eq = strrchr(arg, '=');
-	int32_t rank;
+	int32_t rank, grank;
 	bool bw;
-	size_t pre = cpu_prefix(arg, &rank), cpre = comm_prefix(arg, &bw);
+	size_t pre = proc_prefix(arg, "cpu", &rank), gpre = proc_prefix(arg, "gpu", &grank),
+	       cpre = comm_prefix(arg, &bw);
 	char *end;
 	double f;
 
-	if (pre == (size_t)-1 || !eq || eq == arg + pre || eq == arg + cpre)
+	if (pre == (size_t)-1 || gpre == (size_t)-1 || !eq || eq == arg + pre || eq == arg + gpre ||
+	    eq == arg + cpre)
 		return -EINVAL;
 	/* decimal only: strtod() also reads " 2" and "0x10" (16) */
 	if (strspn(eq + 1, "0123456789.eE+-") != strlen(eq + 1))
@@ -70,22 +78,55 @@ int orr_scales_add(struct orr_scales *s, const char *arg)
 		ORR_VEC_PUSH(s->cpu, s->ncpu, s->cpucap,
 			     ((struct orr_cpu_rule){
 				     orr_xstrndup(arg + pre, (size_t)(eq - arg) - pre), f, rank }));
+	else if (grank >= 0)
+		ORR_VEC_PUSH(
+			s->gpu, s->ngpu, s->gpucap,
+			((struct orr_gpu_rule){ orr_xstrndup(arg + gpre, (size_t)(eq - arg) - gpre),
+						f, grank }));
 	else
 		ORR_VEC_PUSH(s->v, s->n, s->cap,
-			     ((struct orr_scale){ orr_xstrndup(arg, (size_t)(eq - arg)), f }));
+			     ((struct orr_scale){
+				     orr_xstrndup(arg + gpre, (size_t)(eq - arg) - gpre), f }));
 	return 0;
+}
+
+struct orr_rule orr_scales_rule(const struct orr_scales *s, size_t k)
+{
+	if (k < s->n)
+		return (struct orr_rule){ ORR_RULE_GPU, s->v[k].glob, s->v[k].factor, -1 };
+	k -= s->n;
+	if (k < s->ngpu)
+		return (struct orr_rule){ ORR_RULE_GPU, s->gpu[k].glob, s->gpu[k].factor,
+					  s->gpu[k].rank };
+	k -= s->ngpu;
+	if (k < s->ncpu)
+		return (struct orr_rule){ ORR_RULE_CPU, s->cpu[k].glob, s->cpu[k].factor,
+					  s->cpu[k].rank };
+	k -= s->ncpu;
+	return (struct orr_rule){ s->comm[k].bandwidth ? ORR_RULE_BANDWIDTH : ORR_RULE_LATENCY,
+				  s->comm[k].glob, s->comm[k].factor, -1 };
+}
+
+const char *orr_rule_on_name(enum orr_rule_on on)
+{
+	static const char *const names[] = { "gpu", "cpu", "latency", "bandwidth" };
+
+	return (unsigned)on < sizeof(names) / sizeof(names[0]) ? names[on] : "?";
 }
 
 void orr_scales_release(struct orr_scales *s)
 {
 	for (size_t i = 0; i < s->n; i++)
 		free((char *)s->v[i].glob);
+	for (size_t i = 0; i < s->ngpu; i++)
+		free(s->gpu[i].glob);
 	for (size_t i = 0; i < s->ncpu; i++)
 		free(s->cpu[i].glob);
 	for (size_t i = 0; i < s->ncomm; i++)
 		free(s->comm[i].glob);
 	free(s->comm);
 	free(s->cpu);
+	free(s->gpu);
 	free(s->v);
 	*s = (struct orr_scales){ 0 };
 }

@@ -35,26 +35,20 @@ void orr_scenarios_release(struct orr_scenarios *s)
 
 size_t orr_scales_rule_count(const struct orr_scales *s)
 {
-	return s->n + s->ncpu + s->ncomm;
+	return s->n + s->ngpu + s->ncpu + s->ncomm;
 }
 
 const char *orr_scales_rule_label(const struct orr_scales *s, size_t k, char *buf, size_t size)
 {
-	if (k < s->n) {
-		snprintf(buf, size, "%s=%g", s->v[k].glob, s->v[k].factor);
-	} else if (k < s->n + s->ncpu) {
-		const struct orr_cpu_rule *c = &s->cpu[k - s->n];
+	struct orr_rule r = orr_scales_rule(s, k);
+	const char *on = orr_rule_on_name(r.on);
 
-		if (c->rank >= 0)
-			snprintf(buf, size, "cpu@%d:%s=%g", c->rank, c->glob, c->factor);
-		else
-			snprintf(buf, size, "cpu:%s=%g", c->glob, c->factor);
-	} else {
-		const struct orr_comm_rule *c = &s->comm[k - s->n - s->ncpu];
-
-		snprintf(buf, size, "%s:%s=%g", c->bandwidth ? "bandwidth" : "latency", c->glob,
-			 c->factor);
-	}
+	if (r.rank >= 0)
+		snprintf(buf, size, "%s@%d:%s=%g", on, r.rank, r.glob, r.factor);
+	else if (r.on == ORR_RULE_GPU)
+		snprintf(buf, size, "%s=%g", r.glob, r.factor);
+	else
+		snprintf(buf, size, "%s:%s=%g", on, r.glob, r.factor);
 	return buf;
 }
 
@@ -64,12 +58,8 @@ static char *name_of(const struct orr_scales *scales)
 	size_t len = 1, n = orr_scales_rule_count(scales);
 	char *name, *p;
 
-	for (size_t i = 0; i < scales->n; i++)
-		len += strlen(scales->v[i].glob) + 32;
-	for (size_t i = 0; i < scales->ncpu; i++)
-		len += strlen(scales->cpu[i].glob) + 48;
-	for (size_t i = 0; i < scales->ncomm; i++)
-		len += strlen(scales->comm[i].glob) + 48;
+	for (size_t k = 0; k < n; k++)
+		len += strlen(orr_scales_rule(scales, k).glob) + 48;
 	p = name = orr_xmalloc(len);
 	for (size_t k = 0; k < n; k++) {
 		if (k)
@@ -110,7 +100,7 @@ static int parse_line(char *line, struct orr_scenario *sc, char *err, size_t siz
 			*ret_at = (size_t)(tok - line);
 			snprintf(
 				err, size,
-				"bad rule '%.60s' ([cpu[@RANK]:|latency:|bandwidth:]GLOB=FACTOR, FACTOR 0 to 1e6, a bandwidth's from 1e-6)",
+				"bad rule '%.60s' ([gpu[@RANK]:|cpu[@RANK]:|latency:|bandwidth:]GLOB=FACTOR, FACTOR 0 to 1e6, a bandwidth's from 1e-6)",
 				tok);
 			return -1;
 		}
@@ -246,6 +236,51 @@ void orr_rule_matches(const struct orr_replay *r, const struct orr_scales *scale
 		}
 		free(steps);
 	}
+}
+
+float *orr_gpu_factors(const struct orr_graph *g, const struct orr_scales *s,
+		       const struct orr_replay *steps_from, struct orr_rule_match *ret)
+{
+	const struct orr_task *tasks = orr_graph_tasks(g);
+	float *f;
+
+	if (!s || !s->ngpu)
+		return NULL;
+	if (ret)
+		memset(ret, 0, s->ngpu * sizeof(*ret));
+	f = orr_xmalloc((orr_graph_task_count(g) + 1) * sizeof(*f));
+	for (size_t k = 0; k < orr_graph_rank_count(g); k++) {
+		const struct orr_graph_rank *gr = orr_graph_get_rank(g, k);
+		struct orr_replay_step *steps = NULL;
+		size_t nsteps = 0;
+
+		if (steps_from)
+			orr_replay_steps(steps_from, k, &steps, &nsteps);
+		for (size_t i = 0; ret && i < s->ngpu; i++)
+			ret[i].rank_steps += s->gpu[i].rank == gr->rank->rank ? nsteps : 0;
+		for (uint32_t t = gr->first_task; t < gr->first_task + gr->ntasks; t++) {
+			const char *name;
+			double x = 1;
+
+			f[t] = 1;
+			if (tasks[t].kind != ORR_TASK_GPU)
+				continue;
+			name = orr_graph_task_name(g, t);
+			for (size_t i = 0; i < s->ngpu; i++) {
+				if (s->gpu[i].rank != gr->rank->rank ||
+				    fnmatch(s->gpu[i].glob, name, 0) != 0)
+					continue;
+				x *= s->gpu[i].factor;
+				if (ret && in_steps(steps, nsteps, orr_graph_task_start(g, t))) {
+					ret[i].tasks++;
+					ret[i].gpu_ns += tasks[t].dur_ns;
+				}
+			}
+			f[t] = x < ORR_SCALE_MAX ? (float)x : (float)ORR_SCALE_MAX;
+		}
+		free(steps);
+	}
+	return f;
 }
 
 /* Whether CPU rule k applies to CPU task t of rank `rank`, named call (and gap). */
@@ -459,16 +494,29 @@ void orr_scenario_options(struct orr_scenario_replay *ret, const struct orr_grap
 			  const struct orr_replay *base, struct orr_rule_match *matches)
 {
 	bool m = matches && base;
+	float *gpu, *comm;
 
 	if (m)
 		orr_rule_matches(base, s, matches);
-	ret->cpu = orr_cpu_factors(g, s, base, m ? matches + s->n : NULL);
-	ret->comm = orr_comm_factors(g, s, costs, base, m ? matches + s->n + s->ncpu : NULL);
+	gpu = orr_gpu_factors(g, s, base, m ? matches + s->n : NULL);
+	ret->cpu = orr_cpu_factors(g, s, base, m ? matches + s->n + s->ngpu : NULL);
+	comm = orr_comm_factors(g, s, costs, base, m ? matches + s->n + s->ngpu + s->ncpu : NULL);
+	/* One rank's GPU rules and the communication ones: one factor per task. */
+	if (gpu && comm) {
+		for (size_t t = 0; t < orr_graph_task_count(g); t++) {
+			double x = (double)gpu[t] * comm[t];
+
+			gpu[t] = x < ORR_SCALE_MAX ? (float)x : (float)ORR_SCALE_MAX;
+		}
+		free(comm);
+		comm = NULL;
+	}
+	ret->task = gpu ? gpu : comm;
 	/* Against the baseline, as orrery estimate re-times a graph: a thread's first call
 	 * handed its work by another (D6) moves with the call that handed it off. */
 	ret->opts = (struct orr_replay_options){ .scales = s->v,
 						 .nscales = s->n,
-						 .task_factors = ret->comm,
+						 .task_factors = ret->task,
 						 .cpu_factors = ret->cpu,
 						 .baseline = base };
 }
@@ -476,6 +524,6 @@ void orr_scenario_options(struct orr_scenario_replay *ret, const struct orr_grap
 void orr_scenario_options_release(struct orr_scenario_replay *r)
 {
 	free(r->cpu);
-	free(r->comm);
+	free(r->task);
 	*r = (struct orr_scenario_replay){ 0 };
 }

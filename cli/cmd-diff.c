@@ -260,7 +260,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			return cli_bad_option("diff", argc, argv, opts);
 		}
 	}
-	if (o->scales.n && !o->predicted)
+	if (orr_scales_rule_count(&o->scales) && !o->predicted)
 		return cli_usage_error("diff", "--scale goes with --predicted");
 	if (argc - optind != (o->predicted ? 1 : 2))
 		return cli_usage_error("diff", o->predicted ? "--predicted compares one trace"

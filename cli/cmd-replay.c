@@ -22,6 +22,8 @@ static const char usage_text[] =
 	"  --format=FMT        text (default), json or csv (docs/orrery-replay.md)\n"
 	"  --scale GLOB=F      what-if: multiply the duration of GPU tasks whose name matches\n"
 	"                      GLOB by F (repeatable: one scenario), e.g. 'nccl*=0.5';\n"
+	"                      gpu@RANK:GLOB=F: on one rank only, e.g. 'gpu@3:*=1.2' (a\n"
+	"                      straggler);\n"
 	"                      cpu:GLOB=F, cpu@RANK:GLOB=F: CPU calls and the time before\n"
 	"                      them under ops matching GLOB (on one rank), e.g. 'cpu@0:*=0.8';\n"
 	"                      latency:GLOB=F, bandwidth:GLOB=F: the latency, or the\n"

@@ -56,26 +56,27 @@ size_t cli_whatif_unmatched(const struct orr_scenario_report *w, const struct or
 	for (size_t i = 0; i < w->nruns; i++) {
 		const struct orr_scales *s = &w->runs[i].sc->scales;
 
-		for (size_t k = 0; k < orr_scales_rule_count(s); k++)
-			if (!w->runs[i].matches[k].tasks && k >= s->n && k < s->n + s->ncpu &&
-			    s->cpu[k - s->n].rank >= 0 &&
-			    !has_rank(g, s->cpu[k - s->n].rank, have, sizeof(have))) {
+		for (size_t k = 0; k < orr_scales_rule_count(s); k++) {
+			struct orr_rule r = orr_scales_rule(s, k);
+
+			if (w->runs[i].matches[k].tasks)
+				continue;
+			if (r.rank >= 0 && !has_rank(g, r.rank, have, sizeof(have)))
 				cli_warning("scenario '%s': rule '%s' names rank %d, which '%s' "
 					    "does not hold; its ranks are %s",
 					    w->runs[i].sc->name,
 					    orr_scales_rule_label(s, k, rule, sizeof(rule)),
-					    (int)s->cpu[k - s->n].rank, cli_text(w->path), have);
-				n++;
-			} else if (!w->runs[i].matches[k].tasks) {
+					    (int)r.rank, cli_text(w->path), have);
+			else
 				cli_warning("scenario '%s': rule '%s' matches no %s in the "
 					    "trace's steps",
 					    w->runs[i].sc->name,
 					    orr_scales_rule_label(s, k, rule, sizeof(rule)),
-					    k < s->n             ? "GPU task"
-					    : k < s->n + s->ncpu ? "CPU task"
-								 : "communication kernel");
-				n++;
-			}
+					    r.on == ORR_RULE_GPU   ? "GPU task"
+					    : r.on == ORR_RULE_CPU ? "CPU task"
+								   : "communication kernel");
+			n++;
+		}
 	}
 	return n;
 }
@@ -131,7 +132,7 @@ static void text_rules(const struct orr_scenario_run *run, bool costs)
 		cli_put_cell(cli_text(rule), -32);
 		printf(" %20.1f %28s\n", (double)m->tasks / steps,
 		       cli_ms((int64_t)((double)m->gpu_ns / steps), t, sizeof(t)));
-		if (k >= run->sc->scales.n + run->sc->scales.ncpu && m->tasks)
+		if (orr_scales_rule(&run->sc->scales, k).on >= ORR_RULE_LATENCY && m->tasks)
 			text_split(m, steps, costs);
 	}
 }
@@ -325,23 +326,15 @@ static void json_rules(struct json_out *j, const struct orr_scenario_run *run, b
 	json_array(j, "rules");
 	for (size_t k = 0; k < orr_scales_rule_count(s); k++) {
 		const struct orr_rule_match *m = &run->matches[k];
-		const struct orr_comm_rule *c = k >= s->n + s->ncpu ? &s->comm[k - s->n - s->ncpu]
-								    : NULL;
-		bool gpu = k < s->n;
+		struct orr_rule r = orr_scales_rule(s, k);
+		bool c = r.on >= ORR_RULE_LATENCY;
 
 		json_object(j, NULL);
-		json_str(j, "on",
-			 gpu            ? "gpu"
-			 : !c           ? "cpu"
-			 : c->bandwidth ? "bandwidth"
-					: "latency");
-		json_str(j, "glob", gpu ? s->v[k].glob : c ? c->glob : s->cpu[k - s->n].glob);
-		json_double(j, "factor",
-			    gpu ? s->v[k].factor
-			    : c ? c->factor
-				: s->cpu[k - s->n].factor);
-		if (!gpu && !c)
-			json_int(j, "rank", s->cpu[k - s->n].rank);
+		json_str(j, "on", orr_rule_on_name(r.on));
+		json_str(j, "glob", r.glob);
+		json_double(j, "factor", r.factor);
+		if (!c)
+			json_int(j, "rank", r.rank);
 		json_int(j, "tasks", (int64_t)m->tasks);
 		json_int(j, "ns", m->gpu_ns);
 		json_int(j, "rank_steps", (int64_t)m->rank_steps);

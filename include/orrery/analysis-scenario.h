@@ -19,6 +19,16 @@
 extern "C" {
 #endif
 
+/*
+ * A GPU rule of one rank, gpu@RANK:GLOB=FACTOR: that rank's GPU tasks whose name matches
+ * (a slower or faster GPU: a straggler, a throttled or newer part); the glob is owned.
+ */
+struct orr_gpu_rule {
+	char *glob;
+	double factor;
+	int32_t rank; /* global */
+};
+
 /* A CPU rule, cpu:GLOB=FACTOR or cpu@RANK:GLOB=FACTOR; the glob is owned. */
 struct orr_cpu_rule {
 	char *glob;
@@ -38,14 +48,17 @@ struct orr_comm_rule {
 };
 
 /*
- * The --scale rules given, in order: GLOB=FACTOR on GPU tasks (v, for the replay),
- * cpu:GLOB=FACTOR / cpu@RANK:GLOB=FACTOR on CPU tasks (cpu), latency:GLOB=FACTOR and
- * bandwidth:GLOB=FACTOR on collective kernels (comm); globs are owned.  A scenario's
- * rules are numbered in that order: v, then cpu, then comm.
+ * The --scale rules given, in order: GLOB=FACTOR (or gpu:GLOB=FACTOR) on GPU tasks (v,
+ * for the replay), gpu@RANK:GLOB=FACTOR on one rank's GPU tasks (gpu), cpu:GLOB=FACTOR /
+ * cpu@RANK:GLOB=FACTOR on CPU tasks (cpu), latency:GLOB=FACTOR and bandwidth:GLOB=FACTOR
+ * on collective kernels (comm); globs are owned.  A scenario's rules are numbered in
+ * that order: v, gpu, cpu, then comm (orr_scales_rule()).
  */
 struct orr_scales {
 	struct orr_scale *v;
 	size_t n, cap;
+	struct orr_gpu_rule *gpu;
+	size_t ngpu, gpucap;
 	struct orr_cpu_rule *cpu;
 	size_t ncpu, cpucap;
 	struct orr_comm_rule *comm;
@@ -57,6 +70,14 @@ int orr_scales_add(struct orr_scales *s, const char *arg);
 void orr_scales_release(struct orr_scales *s);
 
 struct orr_rule_match;
+/*
+ * Per task of g, the product of the factors of the GPU rules of one rank that match it
+ * (NULL without such rules), for orr_replay_options.task_factors: a GPU task of the
+ * rule's rank whose name matches the glob.  With steps_from, ret[k] is what rank rule k
+ * (s->gpu[k]) matched in its steps.
+ */
+float *orr_gpu_factors(const struct orr_graph *g, const struct orr_scales *s,
+		       const struct orr_replay *steps_from, struct orr_rule_match *ret);
 /*
  * Per task of g, the product of the CPU rules' factors that match it (NULL without CPU
  * rules), for orr_replay_options.cpu_factors: a CPU task matches when the framework op
@@ -94,8 +115,9 @@ struct orr_scenarios {
 };
 
 /*
- * The replay options of scenario rules s, and the factor arrays they hold: GPU rules as
- * scales, CPU and communication rules as per-task factors (costs: as for
+ * The replay options of scenario rules s, and the factor arrays they hold: GPU rules of
+ * every rank as scales; those of one rank, CPU and communication rules as per-task
+ * factors (task: the GPU and communication ones multiplied; costs: as for
  * orr_comm_factors()).  base is g replayed without factors (or NULL): the scenario's
  * baseline (orr_replay_options.baseline: a thread's first call handed its work by
  * another thread moves with its hand-off); with matches (orr_scales_rule_count(s) of
@@ -103,16 +125,27 @@ struct orr_scenarios {
  */
 struct orr_scenario_replay {
 	struct orr_replay_options opts;
-	float *cpu, *comm;
+	float *cpu, *task;
 };
 void orr_scenario_options(struct orr_scenario_replay *ret, const struct orr_graph *g,
 			  const struct orr_scales *s, const struct orr_costs *costs,
 			  const struct orr_replay *base, struct orr_rule_match *matches);
 void orr_scenario_options_release(struct orr_scenario_replay *r);
 
-/* A scenario's rules: GPU, then CPU, then communication ones. */
+/* A scenario's rules: GPU (every rank's, then one rank's), CPU, then communication ones. */
 size_t orr_scales_rule_count(const struct orr_scales *s);
-/* Rule k of them, as written: "nccl*=0.5", "cpu@1:*=2", "latency:*=0.5". */
+/* Rule k of them, described: what it applies to, its glob, factor and rank. */
+enum orr_rule_on { ORR_RULE_GPU, ORR_RULE_CPU, ORR_RULE_LATENCY, ORR_RULE_BANDWIDTH };
+struct orr_rule {
+	enum orr_rule_on on;
+	const char *glob;
+	double factor;
+	int32_t rank; /* global; -1: every rank */
+};
+struct orr_rule orr_scales_rule(const struct orr_scales *s, size_t k);
+/* "gpu", "cpu", "latency" or "bandwidth": as the rule is written, and in JSON reports. */
+const char *orr_rule_on_name(enum orr_rule_on on);
+/* Rule k of them, as written: "nccl*=0.5", "gpu@3:*=1.2", "cpu@1:*=2", "latency:*=0.5". */
 const char *orr_scales_rule_label(const struct orr_scales *s, size_t k, char *buf, size_t size);
 
 /* Moves the --scale rules given into one scenario, named after them ("nccl*=0.5"), first. */

@@ -202,7 +202,7 @@ class Trace:
     def replay(self, scale=None):
         """The replay against the measured trace per rank-step (orrery replay), with the
         breakdown of the measured and the predicted step (measured_*, predicted_*); with scale,
-        one what-if scenario of those rules ("GLOB=F", "cpu:GLOB=F", "latency:GLOB=F", ...,
+        one what-if scenario of those rules ("GLOB=F", "gpu@RANK:GLOB=F", "cpu:GLOB=F", ...,
         as --scale takes them; a string or a list): baseline and scenario per rank-step."""
         r = self._live()
         if scale is None:
@@ -236,9 +236,9 @@ class Trace:
         for rule in rules:
             if _lib.scales_add(ctypes.byref(scales), rule.encode()) < 0:
                 _lib.scales_release(ctypes.byref(scales))
-                raise ValueError("scale %r: GLOB=FACTOR, cpu:GLOB=FACTOR, cpu@RANK:GLOB=FACTOR, "
-                                 "latency:GLOB=FACTOR or bandwidth:GLOB=FACTOR, FACTOR from "
-                                 "0 to 1e6" % rule)
+                raise ValueError("scale %r: GLOB=FACTOR, gpu@RANK:GLOB=FACTOR, cpu:GLOB=FACTOR, "
+                                 "cpu@RANK:GLOB=FACTOR, latency:GLOB=FACTOR or "
+                                 "bandwidth:GLOB=FACTOR, FACTOR from 0 to 1e6" % rule)
         _lib.scenarios_take_scales(ctypes.byref(sc), ctypes.byref(scales))
         w, d = _lib.ScenarioReport(), _lib.Diag()
         try:

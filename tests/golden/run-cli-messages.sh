@@ -20,9 +20,10 @@
 #                                             past its top (where "1 or more" was no help)
 #   run-cli-messages.sh info-steps            info --steps that select no step warn (the
 #                                             counts are still listed, exit 0)
-#   run-cli-messages.sh scale-rank            a cpu@RANK: rule naming a rank the trace does
-#                                             not hold says so and lists its ranks; --strict
-#                                             makes it an error
+#   run-cli-messages.sh scale-rank            a cpu@RANK: or gpu@RANK: rule naming a rank
+#                                             the trace does not hold says so and lists its
+#                                             ranks; --strict makes it an error; diff
+#                                             --scale without --predicted is refused
 #   run-cli-messages.sh synth-limits          estimate's synthesized step is not held to the
 #                                             limits on input files (ORR_MAX_*): it was
 #                                             "cannot replay the synthesized step (a bug)"
@@ -150,6 +151,19 @@ scale-rank)
 	run replay --scale 'cpu@1:nosuchop*=0.5' "$tiny"
 	expect_rc 0
 	expect_in err "rule 'cpu@1:nosuchop*=0.5' matches no CPU task in the trace's steps"
+	run replay --scale 'gpu@9:*=0.5' "$tiny"
+	expect_rc 0
+	expect_in err "orrery: warning: scenario 'gpu@9:*=0.5': rule 'gpu@9:*=0.5' names rank 9, which '$tiny' does not hold; its ranks are 0-1"
+	run replay --scale 'gpu@1:nosuchkernel*=0.5' "$tiny"
+	expect_rc 0
+	expect_in err "rule 'gpu@1:nosuchkernel*=0.5' matches no GPU task in the trace's steps"
+	run replay --scale 'gpu@x:*=0.5' "$tiny"
+	expect_rc 2
+	expect_in err "bad --scale 'gpu@x:*=0.5' ([gpu[@RANK]:|cpu[@RANK]:"
+	# every rule kind goes with --predicted, not only those on every rank's GPU
+	run diff --scale 'cpu@1:*=0.5' "$tiny" "$tiny"
+	expect_rc 2
+	expect_in err "--scale goes with --predicted"
 	;;
 synth-limits)
 	# Two stages' threads and streams, past ORR_MAX_PLACES=2, as --pp 10000's were past

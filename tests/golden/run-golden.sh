@@ -152,7 +152,8 @@ usage)
 		expect_in err "unknown format 'xml'"
 		for bad in nccl '=2' 'nccl*=' 'nccl*=x' 'nccl*=-1' 'nccl*=inf' 'nccl*=nan' \
 			'*=1e30' 'nccl*=1e12' '*=1000001' '*=1e-400x' 'cpu:=2' 'cpu@x:*=2' \
-			'cpu@1*=2' 'cpu@99999999999:*=2' 'latency:=2' 'bandwidth:=2' \
+			'cpu@1*=2' 'cpu@99999999999:*=2' 'gpu:=2' 'gpu@:*=2' 'gpu@x:*=2' \
+			'gpu@1*=2' 'gpu@99999999999:*=2' 'latency:=2' 'bandwidth:=2' \
 			'bandwidth:*=0' 'latency:*=-1' '*=0x10' '*= 2' '*=0x1p3'; do
 			run replay --scale "$bad" x
 			expect_rc 2
@@ -232,7 +233,7 @@ usage)
 		printf 'a bandwidth:x*=0\n' >"$work/sc"
 		run replay --scenario "$work/sc" x
 		expect_rc 1
-		expect_in err "bad rule 'bandwidth:x*=0' ([cpu[@RANK]:|latency:|bandwidth:]GLOB=FACTOR, FACTOR 0 to 1e6, a bandwidth's from 1e-6)"
+		expect_in err "bad rule 'bandwidth:x*=0' ([gpu[@RANK]:|cpu[@RANK]:|latency:|bandwidth:]GLOB=FACTOR, FACTOR 0 to 1e6, a bandwidth's from 1e-6)"
 		printf 'a x*=2\nb y*=3\na z*=4\n' >"$work/sc"
 		run replay --scenario "$work/sc" x
 		expect_rc 1

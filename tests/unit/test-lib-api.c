@@ -141,6 +141,85 @@ static void test_scenario_slower_gpu_predicts_longer_steps(void **state)
 	orr_scenarios_release(&sc);
 }
 
+/* The replay of graph g under rules (each a --scale argument), as a scenario replays it. */
+static struct orr_replay *replay_rules(const struct fixture *f, const char *const *rules, size_t n,
+				       struct orr_rule_match *matches)
+{
+	struct orr_scales s = { 0 };
+	struct orr_scenario_replay sr;
+	struct orr_replay *r;
+	struct orr_diag d;
+
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(orr_scales_add(&s, rules[i]), 0);
+	orr_scenario_options(&sr, f->g, &s, NULL, f->r, matches);
+	assert_int_equal(orr_replay_run(f->g, &sr.opts, &r, &d), 0);
+	orr_scenario_options_release(&sr);
+	orr_scales_release(&s);
+	return r;
+}
+
+/*
+ * gpu@RANK: rules: one per rank replays as the rule on every rank does, task by task; one
+ * rank's rule leaves the other rank's kernels as long as they were and doubles its own
+ * (collectives last as their instance does); the rules are described and labelled as
+ * written.
+ */
+static void test_scenario_gpu_rank_rules(void **state)
+{
+	static const char *const each[] = { "gpu@0:*=2", "gpu@1:*=2" }, *const all[] = { "*=2" },
+				 *const one[] = { "gpu@1:*=2" };
+	struct fixture *f = *state;
+	const struct orr_task *tasks = orr_graph_tasks(f->g);
+	struct orr_replay *a = replay_rules(f, each, 2, NULL), *b = replay_rules(f, all, 1, NULL);
+	struct orr_rule_match m[1];
+	struct orr_replay *c = replay_rules(f, one, 1, m);
+	struct orr_scales s = { 0 };
+	size_t doubled = 0;
+	char buf[64];
+
+	for (size_t k = 0; k < orr_graph_rank_count(f->g); k++) {
+		const struct orr_graph_rank *gr = orr_graph_get_rank(f->g, k);
+
+		for (uint32_t t = gr->first_task; t < gr->first_task + gr->ntasks; t++) {
+			int64_t d0 = orr_replay_end(f->r, t) - orr_replay_start(f->r, t);
+			int64_t d1 = orr_replay_end(c, t) - orr_replay_start(c, t);
+
+			assert_int_equal(orr_replay_start(a, t), orr_replay_start(b, t));
+			assert_int_equal(orr_replay_end(a, t), orr_replay_end(b, t));
+			if (tasks[t].kind != ORR_TASK_GPU || (tasks[t].flags & ORR_TASK_F_COMM) ||
+			    tasks[t].dur_ns < 1000)
+				continue;
+			if (gr->rank->rank == 1) {
+				assert_true(d1 >= 2 * d0 - 1);
+				doubled++;
+			} else {
+				assert_int_equal(d1, d0);
+			}
+		}
+	}
+	assert_true(doubled > 0);
+	assert_true(m[0].tasks > 0 && m[0].rank_steps == 3);
+	assert_int_equal(orr_scales_add(&s, "gpu:*gemm*=0.5"), 0);
+	assert_int_equal(orr_scales_add(&s, "gpu@1:*=1.5"), 0);
+	assert_int_equal(orr_scales_add(&s, "cpu@0:*=2"), 0);
+	assert_int_equal(orr_scales_add(&s, "gpu@:*=2"), -EINVAL);
+	assert_int_equal(orr_scales_add(&s, "gpu@1*=2"), -EINVAL);
+	assert_int_equal(orr_scales_add(&s, "gpu@1:=2"), -EINVAL);
+	assert_int_equal(orr_scales_rule_count(&s), 3);
+	assert_int_equal(s.n, 1);
+	assert_int_equal(orr_scales_rule(&s, 1).on, ORR_RULE_GPU);
+	assert_int_equal(orr_scales_rule(&s, 1).rank, 1);
+	assert_int_equal(orr_scales_rule(&s, 2).on, ORR_RULE_CPU);
+	assert_string_equal(orr_scales_rule_label(&s, 0, buf, sizeof(buf)), "*gemm*=0.5");
+	assert_string_equal(orr_scales_rule_label(&s, 1, buf, sizeof(buf)), "gpu@1:*=1.5");
+	assert_string_equal(orr_scales_rule_label(&s, 2, buf, sizeof(buf)), "cpu@0:*=2");
+	orr_scales_release(&s);
+	orr_replay_free(a);
+	orr_replay_free(b);
+	orr_replay_free(c);
+}
+
 static void test_path_tally_adds_up(void **state)
 {
 	struct fixture *f = *state;
@@ -301,6 +380,7 @@ int main(void)
 		cmocka_unit_test(test_summary_matches_replay_rows),
 		cmocka_unit_test(test_select_keeps_one_rank_step),
 		cmocka_unit_test(test_scenario_slower_gpu_predicts_longer_steps),
+		cmocka_unit_test(test_scenario_gpu_rank_rules),
 		cmocka_unit_test(test_path_tally_adds_up),
 		cmocka_unit_test(test_coll_bandwidths),
 		cmocka_unit_test(test_compose_coverage),
