@@ -31,6 +31,26 @@ const char *orr_par_name(enum orr_par p)
 	return p >= 0 && p < ORR_PAR_COUNT ? names[p] : NULL;
 }
 
+/*
+ * Whether a description names a group over several dimensions, or over part of one:
+ * Megatron-Core's TENSOR_AND_DATA_PARALLEL_GROUP (tp x dp), DATA_PARALLEL_GROUP_WITH_CP
+ * (dp x cp), MODEL_PARALLEL_GROUP (tp x pp), the expert layers' tensor and data groups,
+ * the first and last stages' EMBEDDING_GROUP, the partial data-parallel groups of its
+ * distributed optimizer; torchtitan's flattened meshes (dp_cp, dp_shard_cp).  Its size is
+ * none of tp, dp, pp, cp or ep, and what it carries tells no one role either.
+ */
+static bool several(const char *desc)
+{
+	static const char *const globs[] = { "*_and_*",        "*_with_*",     "model_parallel*",
+					     "expert_tensor*", "expert_data*", "*embedding*",
+					     "*partial*",      "dp*_cp" };
+
+	for (size_t i = 0; desc && i < sizeof(globs) / sizeof(globs[0]); i++)
+		if (fnmatch(globs[i], desc, FNM_CASEFOLD) == 0)
+			return true;
+	return false;
+}
+
 /* The role a description names; ORR_PAR_UNKNOWN. */
 static enum orr_par named(const char *desc)
 {
@@ -119,7 +139,13 @@ void orr__roles_decide(struct orr_structure *st)
 
 		if (p == ORR_PAR_UNKNOWN)
 			p = named(c->name);
-		if (p != ORR_PAR_UNKNOWN) {
+		if (several(c->desc) || (!c->desc && several(c->name))) {
+			c->role = ORR_PAR_UNKNOWN;
+			c->how = ORR_VALUE_UNKNOWN;
+			snprintf(c->why, sizeof(c->why),
+				 "its name or description says it spans several parallel "
+				 "dimensions, or part of one");
+		} else if (p != ORR_PAR_UNKNOWN) {
 			c->role = p;
 			c->how = ORR_VALUE_READ;
 			snprintf(c->why, sizeof(c->why), "its name or description says so");

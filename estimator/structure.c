@@ -181,12 +181,21 @@ static const struct orr_input *input(const struct scan *s, const struct orr_even
 	return in;
 }
 
+/*
+ * A dimension the shapes may give: positive and at most 2^30 (no transformer's is
+ * larger), so that a product of two of them, and that times 4, stays within int64.
+ */
+static bool dim_ok(int64_t v)
+{
+	return v > 0 && v <= (INT64_C(1) << 30);
+}
+
 static void note_norm(struct scan *s, const struct orr_event *e)
 {
 	const int64_t *d;
 	const struct orr_input *in = input(s, e, 0, &d);
 
-	if (in && in->ndims >= 2 && d[in->ndims - 1] > 0)
+	if (in && in->ndims >= 2 && dim_ok(d[in->ndims - 1]))
 		ORR_VEC_PUSH(s->norms.v, s->norms.n, s->norms.cap,
 			     ((struct gemm_key){ 0, 0, d[in->ndims - 1] }));
 }
@@ -197,7 +206,8 @@ static void note_mm(struct scan *s, const struct orr_event *e, uint32_t first)
 	const int64_t *a, *b;
 	const struct orr_input *x = input(s, e, first, &a), *w = input(s, e, first + 1, &b);
 
-	if (x && w && x->ndims == 2 && w->ndims == 2 && a[1] == b[0] && a[0] > 0 && b[1] > 0)
+	if (x && w && x->ndims == 2 && w->ndims == 2 && a[1] == b[0] && dim_ok(a[0]) &&
+	    dim_ok(a[1]) && dim_ok(b[1]))
 		ORR_VEC_PUSH(s->linear.v, s->linear.n, s->linear.cap,
 			     ((struct gemm_key){ a[0], a[1], b[1] }));
 }
@@ -209,7 +219,7 @@ static void note_bmm(struct scan *s, const struct orr_event *e, uint32_t first)
 	const struct orr_input *x = input(s, e, first, &a), *y = input(s, e, first + 1, &b);
 
 	if (x && y && x->ndims == 3 && y->ndims == 3 && a[0] == b[0] && a[2] == b[1] &&
-	    a[1] == b[2] && a[1] > a[2] && a[2] > 0)
+	    a[1] == b[2] && a[1] > a[2] && dim_ok(a[0]) && dim_ok(a[1]) && dim_ok(a[2]))
 		ORR_VEC_PUSH(s->scores.v, s->scores.n, s->scores.cap,
 			     ((struct gemm_key){ a[0], a[1], a[2] }));
 }
@@ -221,11 +231,12 @@ static void note_embedding(struct scan *s, const struct orr_event *e)
 	const struct orr_input *weight = input(s, e, 0, &w), *idx = input(s, e, 1, &x);
 	int64_t lookups = 1;
 
-	if (!weight || !idx || weight->ndims != 2 || w[0] <= 0)
+	if (!weight || !idx || weight->ndims != 2 || !dim_ok(w[0]))
 		return;
 	for (uint32_t i = 0; i < idx->ndims; i++)
-		lookups = x[i] > 0 && lookups <= INT64_MAX / x[i] ? lookups * x[i] : -1;
-	if (lookups > 0)
+		lookups = x[i] > 0 && lookups > 0 && lookups <= INT64_MAX / x[i] ? lookups * x[i]
+										 : -1;
+	if (dim_ok(lookups))
 		ORR_VEC_PUSH(s->embeddings.v, s->embeddings.n, s->embeddings.cap,
 			     ((struct gemm_key){ w[0], 0, lookups }));
 }
@@ -262,7 +273,7 @@ static void note_fused_attention(struct scan *s, const struct orr_event *e, bool
 	a = heads_first ? q[1] : q[2];
 	seq = heads_first ? q[2] : q[1];
 	d = q[3];
-	if (b > 0 && a > 0 && seq > d && d > 0 && b <= INT64_MAX / a) {
+	if (dim_ok(b) && dim_ok(a) && seq > d && dim_ok(seq) && dim_ok(d) && dim_ok(b * a)) {
 		ORR_VEC_PUSH(s->scores.v, s->scores.n, s->scores.cap,
 			     ((struct gemm_key){ b * a, seq, d }));
 		s->fused_scores++;
@@ -416,8 +427,10 @@ static void layout(struct orr_structure *st, const struct dims *d)
 			 qkv == SIZE_MAX)
 			qkv = i;
 	}
+	/* Not one of h outputs: the attention projection at tp 1, a separate Q at any. */
 	for (size_t i = 0; i < nin; i++)
-		if (i != qkv && i != fc1 && (logits == SIZE_MAX || in[i].key.n > in[logits].key.n))
+		if (i != qkv && i != fc1 && in[i].key.n * t != h &&
+		    (logits == SIZE_MAX || in[i].key.n > in[logits].key.n))
 			logits = i;
 	if (fc1 != SIZE_MAX)
 		st->gated_mlp = in[fc1].key.n * t == 2 * st->ffn.value;
@@ -526,20 +539,18 @@ static void transformer(struct orr_structure *st, struct scan *s)
 	 * scores' batched GEMMs are separate ops: which of the two most attention ops are.
 	 */
 	st->fused_attention = 2 * s->fused_scores > s->scores.n;
-	/* The attention scores' most frequent shape. */
-	mode_of(d.sc, d.nsc, 1, &cs);
-	for (size_t i = 0; i < d.nsc; i++)
-		if (d.sc[i].count == cs || i + 1 == d.nsc) {
-			set(&st->seq, d.sc[i].key.k, ORR_VALUE_READ,
-			    "attention's queries [B, s, d] = [%lld, %lld, %lld] (the scores' "
-			    "batched GEMM or fused attention), %zu times",
-			    (long long)d.sc[i].key.m, (long long)d.sc[i].key.k,
-			    (long long)d.sc[i].key.n, d.sc[i].count);
-			set(&st->head_dim, d.sc[i].key.n, ORR_VALUE_READ,
-			    "the same queries' last dimension");
-			b_heads = d.sc[i].key.m;
-			break;
-		}
+	/* The attention scores' most frequent shape (the first of those as frequent). */
+	cs = 0;
+	for (size_t i = 1; i < d.nsc; i++)
+		if (d.sc[i].count > d.sc[cs].count)
+			cs = i;
+	set(&st->seq, d.sc[cs].key.k, ORR_VALUE_READ,
+	    "attention's queries [B, s, d] = [%lld, %lld, %lld] (the scores' batched GEMM or "
+	    "fused attention), %zu times",
+	    (long long)d.sc[cs].key.m, (long long)d.sc[cs].key.k, (long long)d.sc[cs].key.n,
+	    d.sc[cs].count);
+	set(&st->head_dim, d.sc[cs].key.n, ORR_VALUE_READ, "the same queries' last dimension");
+	b_heads = d.sc[cs].key.m;
 	if (!d.nnm) {
 		not_a_transformer(st, "no forward normalization op with shapes");
 		goto out;
@@ -574,10 +585,13 @@ out:
 /* Whether o is an all-reduce (or, with SP, a reduce-scatter) of T·h elements. */
 static bool activation_reduce(const struct orr_structure *st, const struct orr_coll_obs *o)
 {
-	int64_t th = st->tokens.value * st->hidden.value;
+	int64_t th;
 
+	if (__builtin_mul_overflow(st->tokens.value, st->hidden.value, &th) || th <= 0 ||
+	    !(o->s.bytes > 0 && o->s.bytes <= 4.0 * (double)th))
+		return false;
 	return (o->kind == ORR_COLL_ALL_REDUCE || o->kind == ORR_COLL_REDUCE_SCATTER) &&
-	       (int64_t)o->s.bytes % th == 0 && (int64_t)o->s.bytes / th <= 4;
+	       (int64_t)o->s.bytes % th == 0;
 }
 
 /*

@@ -209,7 +209,10 @@ static void test_structure_annotations_and_period(void **state)
 	free(d.s);
 }
 
-/* Communicators whose names say their role: Megatron-Core's and torchtitan's. */
+/*
+ * Communicators whose names say their role: Megatron-Core's and torchtitan's; and those
+ * whose names say they span several dimensions (tp x dp, dp x cp, ...), which have none.
+ */
 static void test_structure_named_communicators(void **state)
 {
 	static const struct {
@@ -222,6 +225,14 @@ static void test_structure_named_communicators(void **state)
 		{ "6", "mesh_cp", ORR_PAR_CP },
 		{ "7", "EXPERT_MODEL_PARALLEL_GROUP", ORR_PAR_EP },
 		{ "8", "default_pg", ORR_PAR_UNKNOWN },
+		{ "9", "dp_shard", ORR_PAR_DP },
+		/* groups over several dimensions, or part of one: no role, none of the sizes */
+		{ "10", "TENSOR_AND_DATA_PARALLEL_GROUP", ORR_PAR_UNKNOWN },
+		{ "11", "DATA_PARALLEL_GROUP_WITH_CP", ORR_PAR_UNKNOWN },
+		{ "12", "MODEL_PARALLEL_GROUP", ORR_PAR_UNKNOWN },
+		{ "13", "EXPERT_TENSOR_PARALLEL_GROUP", ORR_PAR_UNKNOWN },
+		{ "14", "EMBEDDING_GROUP", ORR_PAR_UNKNOWN },
+		{ "15", "dp_shard_cp", ORR_PAR_UNKNOWN },
 	};
 	struct doc d = { 0 };
 	struct orr_trace *t;
@@ -256,7 +267,11 @@ static void test_structure_named_communicators(void **state)
 				 orr_par_name(pgs[i].role));
 		assert_int_equal(s.comms[i].how, pgs[i].role == ORR_PAR_UNKNOWN ? ORR_VALUE_UNKNOWN
 										: ORR_VALUE_READ);
+		if (i >= 9)
+			assert_non_null(strstr(s.comms[i].why, "several parallel dimensions"));
 	}
+	/* TP 2 from its own group, whatever the size of tp x dp's */
+	check(&s.tp, 2, ORR_VALUE_READ, "tp");
 	orr_graph_free(g);
 	orr_trace_free(t);
 	free(d.s);
