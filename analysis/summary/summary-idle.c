@@ -164,10 +164,13 @@ static void add_gap(const struct gtask *v, size_t n, const int64_t *min_launch, 
 		    struct orr_sum_idle *out)
 {
 	int64_t launched = next < n ? min_launch[next] : INT64_MAX;
+	bool waited = next < n && v[next].dep;
 
 	/* what ends the gap was not launched by a call the trace shows: nothing to say */
-	if (next < n && v[next].launch == INT64_MIN)
+	if (next < n && v[next].launch == INT64_MIN) {
 		launched = a;
+		waited = false;
+	}
 	for (size_t i = 0; i < nw; i++) {
 		int64_t idle = overlap(a, b, w[i].start_ns, w[i].end_ns);
 		int64_t host = overlap(a, launched < b ? launched : b, w[i].start_ns, w[i].end_ns);
@@ -176,7 +179,7 @@ static void add_gap(const struct gtask *v, size_t n, const int64_t *min_launch, 
 			continue;
 		out[i].idle_ns += idle;
 		out[i].host_wait_ns += host;
-		if (next < n && v[next].dep)
+		if (waited)
 			out[i].kernel_wait_ns += idle - host;
 		else
 			out[i].other_ns += idle - host;
@@ -228,7 +231,8 @@ static void queue(const struct gtask *v, size_t n, const struct orr_step *w, siz
 {
 	struct qev *q = orr_xmalloc((2 * n + 1) * sizeof(*q));
 	size_t m = 0;
-	int64_t depth = 0, area = 0, span = 0;
+	int64_t depth = 0;
+	double area = 0, span = 0; /* depth x time: past int64 for a deep queue, long steps */
 
 	for (size_t i = 0; i < n; i++) {
 		if (v[i].launch == INT64_MIN || v[i].launch >= v[i].start)
@@ -239,7 +243,8 @@ static void queue(const struct gtask *v, size_t n, const struct orr_step *w, siz
 	qsort(q, m, sizeof(*q), cmp_qev);
 	for (size_t i = 0; i < m; i++) {
 		for (size_t k = 0; depth && i && k < nw; k++) {
-			area += depth * overlap(q[i - 1].t, q[i].t, w[k].start_ns, w[k].end_ns);
+			area += (double)depth *
+				(double)overlap(q[i - 1].t, q[i].t, w[k].start_ns, w[k].end_ns);
 			/* a queue already there when a window starts */
 			if (depth > out->queue_max && w[k].start_ns >= q[i - 1].t &&
 			    w[k].start_ns < q[i].t)
@@ -251,8 +256,8 @@ static void queue(const struct gtask *v, size_t n, const struct orr_step *w, siz
 				out->queue_max = depth;
 	}
 	for (size_t k = 0; k < nw; k++)
-		span += w[k].end_ns - w[k].start_ns;
-	out->queue_mean = span > 0 ? (double)area / (double)span : 0;
+		span += (double)(w[k].end_ns - w[k].start_ns);
+	out->queue_mean = span > 0 ? area / span : 0;
 	free(q);
 }
 

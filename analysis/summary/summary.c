@@ -239,22 +239,31 @@ static int cmp_double(const void *a, const void *b)
 /*
  * The straggler: in a job of several ranks whose collectives wait for peers, the rank
  * with the least waiting per step, when the others' median is more than twice it and
- * at least 1 % of their mean step (over the ranks shown).
+ * at least 1 % of their mean step (over the ranks shown whose steps hold collectives
+ * coupled with peers, coupled[0..ncoupled): a rank without one waits for no one, and is
+ * waited for by no one).
  */
-static void straggler(struct orr_summary *s)
+static void straggler(struct orr_summary *s, const int32_t *coupled, size_t ncoupled)
 {
 	double *wait = orr_xcalloc(s->nsteps + 1, sizeof(*wait)), *sorted, step = 0;
 	int32_t *rank = orr_xcalloc(s->nsteps + 1, sizeof(*rank));
-	size_t *n = orr_xcalloc(s->nsteps + 1, sizeof(*n)), nr = 0, best = 0;
+	size_t *n = orr_xcalloc(s->nsteps + 1, sizeof(*n)), nr = 0, best = 0, nsteps = 0;
 
 	s->straggler = -1;
-	/* The rank-steps come rank after rank: one entry per rank shown. */
+	/* The rank-steps come rank after rank: one entry per rank shown and coupled. */
 	for (size_t i = 0; i < s->nsteps; i++) {
+		size_t c = 0;
+
+		while (c < ncoupled && coupled[c] != s->steps[i].rank)
+			c++;
+		if (c == ncoupled)
+			continue;
 		if (!nr || s->steps[i].rank != rank[nr - 1])
 			rank[nr++] = s->steps[i].rank;
 		wait[nr - 1] += (double)s->steps[i].b.exposed_wait_ns;
 		step += (double)s->steps[i].step_ns;
 		n[nr - 1]++;
+		nsteps++;
 	}
 	if (nr < 2)
 		goto out;
@@ -271,8 +280,7 @@ static void straggler(struct orr_summary *s)
 	s->others_wait_ns = sorted[(nr - 2) / 2];
 	free(sorted);
 	s->straggler_wait_ns = wait[best];
-	if (s->others_wait_ns > 2 * wait[best] &&
-	    s->others_wait_ns > 0.01 * step / (double)s->nsteps)
+	if (s->others_wait_ns > 2 * wait[best] && s->others_wait_ns > 0.01 * step / (double)nsteps)
 		s->straggler = rank[best];
 out:
 	free(wait);
@@ -338,8 +346,26 @@ static bool unsized(const struct orr_graph *g, uint32_t t, uint32_t members,
 	return true;
 }
 
-/* Collective instances grouped by kind, link, group and size (unknown sizes last). */
-static void collectives(struct orr_summary *s)
+/* Whether collective kernel t, or a member of its instance, is in the steps counted. */
+static bool counted(const struct orr_graph *g, const uint8_t *in, uint32_t t)
+{
+	const struct orr_task *task = &orr_graph_tasks(g)[t];
+	const struct orr_group *gr;
+
+	if (task->aux == ORR_NONE)
+		return in[t];
+	gr = &orr_graph_groups(g)[task->aux];
+	for (uint32_t i = 0; i < gr->n; i++)
+		if (in[orr_graph_members(g)[gr->first + i]])
+			return true;
+	return false;
+}
+
+/*
+ * Collective instances grouped by kind, link, group and size (unknown sizes last): those
+ * with a member in the steps counted (in[t], per task).
+ */
+static void collectives(struct orr_summary *s, const uint8_t *in)
 {
 	const struct orr_task *tasks = orr_graph_tasks(s->g);
 	const struct orr_group *groups = orr_graph_groups(s->g);
@@ -350,11 +376,13 @@ static void collectives(struct orr_summary *s)
 	struct orr_sum_coll *c;
 
 	for (size_t i = 0; i < n; i++) {
+		seen[o[i].task] = 1;
+		if (!counted(s->g, in, o[i].task))
+			continue;
 		c = coll_row(s, &cap, &o[i]);
 		c->count++;
 		c->alone += o[i].alone;
 		c->ns += o[i].s.ns;
-		seen[o[i].task] = 1;
 	}
 	for (size_t gi = 0; gi < orr_graph_group_count(s->g); gi++) {
 		const uint32_t *m = members + groups[gi].first;
@@ -364,7 +392,7 @@ static void collectives(struct orr_summary *s)
 			seen[m[0]] |= seen[m[i]];
 			shortest = tasks[m[i]].dur_ns < shortest ? tasks[m[i]].dur_ns : shortest;
 		}
-		if (seen[m[0]])
+		if (seen[m[0]] || !counted(s->g, in, m[0]))
 			continue;
 		if (!unsized(s->g, m[0], groups[gi].n, &u)) {
 			s->colls_unknown++;
@@ -376,7 +404,7 @@ static void collectives(struct orr_summary *s)
 	}
 	for (uint32_t t = 0; t < orr_graph_task_count(s->g); t++) {
 		if (tasks[t].aux != ORR_NONE || !(tasks[t].flags & ORR_TASK_F_COMM) ||
-		    tasks[t].kind != ORR_TASK_GPU || seen[t])
+		    tasks[t].kind != ORR_TASK_GPU || seen[t] || !in[t])
 			continue;
 		if (!unsized(s->g, t, 1, &u)) {
 			s->colls_unknown++;
@@ -398,11 +426,15 @@ void orr_summary_gather(struct orr_summary *s, const char *path, const struct or
 	const struct orr_trace *t = orr_graph_trace(g);
 	struct item_lists l = { 0 };
 	struct orr__class_memo m = { 0 };
-	size_t cap = 0;
+	const struct orr_task *tasks = orr_graph_tasks(g);
+	uint8_t *in = orr_xcalloc(orr_graph_task_count(g) + 1, 1);
+	int32_t *coupled = NULL; /* the ranks shown whose steps hold coupled collectives */
+	size_t cap = 0, ncoupled = 0, ccap = 0;
 
 	*s = (struct orr_summary){ .path = path, .g = g, .nranks = orr_graph_rank_count(g) };
 	for (size_t k = 0; k < s->nranks; k++) {
-		const struct orr_rank *rk = orr_graph_get_rank(g, k)->rank;
+		const struct orr_graph_rank *gr = orr_graph_get_rank(g, k);
+		const struct orr_rank *rk = gr->rank;
 		size_t nw;
 		struct orr_step *w;
 
@@ -411,6 +443,13 @@ void orr_summary_gather(struct orr_summary *s, const char *path, const struct or
 		w = windows(t, rk, sel, &nw);
 		rank_steps(s, r, k, w, nw, &cap, &m);
 		rank_items(s, &l, rk, w, nw, &m);
+		for (uint32_t i = gr->first_task; i < gr->first_task + gr->ntasks; i++) {
+			in[i] = orr_step_index(w, nw, orr_graph_task_start(g, i)) >= 0;
+			if (in[i] && tasks[i].aux != ORR_NONE &&
+			    (tasks[i].flags & ORR_TASK_F_COMM) &&
+			    (!ncoupled || coupled[ncoupled - 1] != rk->rank))
+				ORR_VEC_PUSH(coupled, ncoupled, ccap, rk->rank);
+		}
 		free(w);
 	}
 	free(m.c);
@@ -419,8 +458,10 @@ void orr_summary_gather(struct orr_summary *s, const char *path, const struct or
 	merge(t, s->streams, &s->nstreams);
 	if (s->nstreams) /* by rank and stream */
 		qsort(s->streams, s->nstreams, sizeof(*s->streams), cmp_key);
-	straggler(s);
-	collectives(s);
+	straggler(s, coupled, ncoupled);
+	collectives(s, in);
+	free(coupled);
+	free(in);
 	orr__summary_idle_finish(s);
 	orr__summary_memory(s, sel);
 }
