@@ -168,12 +168,13 @@ static void counter_series(const struct orr_counter_sample *v, size_t n, struct 
 	c->series = v[0].series;
 	c->samples = n;
 	c->min = c->max = v[0].value;
+	/* each sample over n first: two samples of 1e308 add up past a double */
 	for (size_t i = 0; i < n; i++) {
 		c->min = fmin(c->min, v[i].value);
 		c->max = fmax(c->max, v[i].value);
-		sum += v[i].value;
+		sum += v[i].value / (double)n;
 	}
-	c->mean = sum / (double)n;
+	c->mean = fmin(fmax(sum, c->min), c->max);
 	timeline(v, n, counter_at, &c->bins);
 }
 

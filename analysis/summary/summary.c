@@ -36,7 +36,8 @@ static struct orr_step *windows(const struct orr_trace *t, const struct orr_rank
 		*ret_n = n;
 		return s;
 	}
-	if (sel && sel->steps_given) {
+	/* steps selected, none of them the rank's; or a rank of no event: no window */
+	if ((sel && sel->steps_given) || !r->nevents) {
 		*ret_n = 0;
 		return s;
 	}

@@ -11,13 +11,16 @@
 #                throughout, not kernel wait (docs/orrery-summary.md)
 #   queue        a stream's queue of five kernels launched 2e15 us before they start:
 #                mean 5 (depth x time overflowed int64: -4.2)
+#   counter      a counter of two samples of 1e308: mean 1e308 (their sum was inf)
+#   empty-rank   tiny-2rank with rank 1's events gone but its metadata: rank 0's three
+#                rank-steps, and no row of step -1 and 0 ns for rank 1
 # 77 without python3.
 set -uo pipefail
 
 # shellcheck source=SCRIPTDIR/golden-lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/golden-lib.sh"
 
-case=${1:?usage: $0 collectives|straggler|unlaunched|queue}
+case=${1:?usage: $0 collectives|straggler|unlaunched|queue|counter|empty-rank}
 tiny=traces/samples/tiny-2rank
 command -v python3 >/dev/null || { echo "skipped: no python3" >&2; exit 77; }
 
@@ -104,6 +107,33 @@ PY
 	q=$(json_get "d['streams_idle'][0]['queue_mean']")
 	python3 -c "import sys; assert 4.9 < float(sys.argv[1]) <= 5" "$q" ||
 		{ show; fail "queue mean $q, not about 5"; }
+	;;
+counter)
+	cat >"$work/t.json" <<'JSON'
+{"traceEvents": [
+{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 0, "dur": 10, "args": {"stream": 7}},
+{"ph": "C", "name": "GPU metrics", "pid": 0, "tid": 0, "ts": 1, "args": {"big": 1e308}},
+{"ph": "C", "name": "GPU metrics", "pid": 0, "tid": 0, "ts": 2, "args": {"big": 1e308}}]}
+JSON
+	run summary --format=json "$work/t.json"
+	expect_rc 0
+	[[ $(json_get "d['counters'][0]['mean']") == 1e+308 ]] ||
+		{ show; fail "the counter's mean: $(json_get "d['counters'][0]['mean']")"; }
+	;;
+empty-rank)
+	mkdir "$work/job"
+	cp "$tiny/rank-0.trace.json" "$work/job/"
+	python3 - "$tiny/rank-1.trace.json" "$work/job/rank-1.trace.json" <<'PY' ||
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["traceEvents"] = [e for e in d["traceEvents"] if e.get("ph") == "M"]
+json.dump(d, open(sys.argv[2], "w"))
+PY
+		fail "cannot write the job"
+	run summary --format=json "$work/job"
+	expect_rc 0
+	[[ $(json_get "[(s['rank'], s['step']) for s in d['steps']]") == "[(0, 10), (0, 11), (0, 12)]" ]] ||
+		{ show; fail "the rank-steps: $(json_get "[(s['rank'], s['step']) for s in d['steps']]")"; }
 	;;
 *) fail "unknown case '$case'" ;;
 esac
