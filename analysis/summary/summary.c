@@ -166,6 +166,52 @@ static void op_self_times(struct orr_summary *s, struct item_lists *l, const str
 	free(self);
 }
 
+/* The first of the windows w[0..nw) (in time order, disjoint) that ends after t. */
+static size_t first_window(const struct orr_step *w, size_t nw, int64_t t)
+{
+	size_t lo = 0, hi = nw;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (w[mid].end_ns <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The part of [a, b) in window w. */
+static int64_t time_in_window(const struct orr_step *w, int64_t a, int64_t b)
+{
+	int64_t x = a > w->start_ns ? a : w->start_ns, y = b < w->end_ns ? b : w->end_ns;
+
+	return y > x ? y - x : 0;
+}
+
+/* The part of [a, b) in the windows w[0..nw). */
+static int64_t time_in(const struct orr_step *w, size_t nw, int64_t a, int64_t b)
+{
+	int64_t t = 0;
+
+	for (size_t i = first_window(w, nw, a); i < nw && w[i].start_ns < b; i++)
+		t += time_in_window(&w[i], a, b);
+	return t;
+}
+
+/*
+ * GPU event e's time in the steps w[0..nw), or -1 when it is not of them: it counts when
+ * it starts in a step or runs in one, with the part that runs in them (a copy launched
+ * in the last step may run past its end).
+ */
+static int64_t gpu_time_in(const struct orr_event *e, const struct orr_step *w, size_t nw)
+{
+	int64_t t = time_in(w, nw, e->start_ns, orr_time_add(e->start_ns, e->dur_ns));
+
+	return t > 0 || orr_step_index(w, nw, e->start_ns) >= 0 ? t : -1;
+}
+
 static void rank_items(struct orr_summary *s, struct item_lists *l, const struct orr_rank *r,
 		       const struct orr_step *w, size_t nw, struct orr__class_memo *m)
 {
@@ -174,26 +220,24 @@ static void rank_items(struct orr_summary *s, struct item_lists *l, const struct
 		const struct orr_place *pl = e->place < r->nplaces ? &r->places[e->place] : NULL;
 		bool gpu = e->kind == ORR_EVENT_KERNEL || e->kind == ORR_EVENT_MEMCPY ||
 			   e->kind == ORR_EVENT_MEMSET;
+		int64_t ns;
 		size_t c;
 
-		if (!gpu || !pl || orr_step_index(w, nw, e->start_ns) < 0)
+		if (!gpu || !pl || (ns = gpu_time_in(e, w, nw)) < 0)
 			continue;
 		c = orr__summary_class_of(m, orr_graph_trace(s->g), (enum orr_event_kind)e->kind,
 					  e->name);
 		s->class_tasks[c]++;
-		s->class_ns[c] = orr_time_add(s->class_ns[c], e->dur_ns);
+		s->class_ns[c] = orr_time_add(s->class_ns[c], ns);
 		add_item(&s->kernels, &s->nkernels, &l->kcap,
-			 (struct orr_sum_item){ .name = e->name,
-						.rank = -1,
-						.stream = -1,
-						.count = 1,
-						.ns = e->dur_ns });
+			 (struct orr_sum_item){
+				 .name = e->name, .rank = -1, .stream = -1, .count = 1, .ns = ns });
 		add_item(&s->streams, &s->nstreams, &l->scap,
 			 (struct orr_sum_item){ .name = ORR_NONE,
 						.rank = r->rank,
 						.stream = pl->tid,
 						.count = 1,
-						.ns = e->dur_ns });
+						.ns = ns });
 	}
 	op_self_times(s, l, r, w, nw);
 }
@@ -219,13 +263,14 @@ static void rank_steps(struct orr_summary *s, const struct orr_replay *r, size_t
 	orr__summary_idle(s, k, w, nw, s->steps + first, m);
 	for (size_t e = 0; e < rk->nevents; e++) {
 		const struct orr_event *ev = &rk->events[e];
-		ptrdiff_t i;
+		int64_t end = orr_time_add(ev->start_ns, ev->dur_ns);
 
 		if (ev->kind != ORR_EVENT_MEMCPY && ev->kind != ORR_EVENT_MEMSET)
 			continue;
-		i = orr_step_index(w, nw, ev->start_ns);
-		if (i >= 0)
-			s->steps[first + (size_t)i].copy_ns += ev->dur_ns;
+		/* its time in each step it runs in */
+		for (size_t i = first_window(w, nw, ev->start_ns); i < nw && w[i].start_ns < end;
+		     i++)
+			s->steps[first + i].copy_ns += time_in_window(&w[i], ev->start_ns, end);
 	}
 	orr_gpu_timeline_free(tl);
 }

@@ -14,13 +14,16 @@
 #   counter      a counter of two samples of 1e308: mean 1e308 (their sum was inf)
 #   empty-rank   tiny-2rank with rank 1's events gone but its metadata: rank 0's three
 #                rank-steps, and no row of step -1 and 0 ns for rank 1
+#   copy-past    a 5 ms copy launched in the first of two 1 ms steps: 0.8 ms of it in
+#                step 1, 1 ms in step 2 (its stream's), the rest in none (5 ms counted in
+#                step 1, a stream busy 5 ms in a 1 ms step)
 # 77 without python3.
 set -uo pipefail
 
 # shellcheck source=SCRIPTDIR/golden-lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/golden-lib.sh"
 
-case=${1:?usage: $0 collectives|straggler|unlaunched|queue|counter|empty-rank}
+case=${1:?usage: $0 collectives|straggler|unlaunched|queue|counter|empty-rank|copy-past}
 tiny=traces/samples/tiny-2rank
 command -v python3 >/dev/null || { echo "skipped: no python3" >&2; exit 77; }
 
@@ -134,6 +137,35 @@ PY
 	expect_rc 0
 	[[ $(json_get "[(s['rank'], s['step']) for s in d['steps']]") == "[(0, 10), (0, 11), (0, 12)]" ]] ||
 		{ show; fail "the rank-steps: $(json_get "[(s['rank'], s['step']) for s in d['steps']]")"; }
+	;;
+copy-past)
+	python3 - "$work/t.json" <<'PY' || fail "cannot write the trace"
+import json, sys
+def x(cat, name, pid, tid, ts, dur, **args):
+    return {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur,
+            "args": args}
+def flow(c, launch, start, stream):
+    return [{"ph": "s", "id": c, "pid": 1, "tid": 1, "ts": launch, "cat": "ac2g", "name": "ac2g"},
+            {"ph": "f", "id": c, "pid": 0, "tid": stream, "ts": start, "cat": "ac2g",
+             "name": "ac2g", "bp": "e"}]
+ev = [x("user_annotation", "ProfilerStep#1", 1, 1, 1000, 1000),
+      x("user_annotation", "ProfilerStep#2", 1, 1, 2000, 1000),
+      x("cuda_runtime", "cudaMemcpyAsync", 1, 1, 1100, 2, correlation=1000),
+      x("gpu_memcpy", "Memcpy DtoH (Device -> Pinned)", 0, 13, 1200, 5000, device=0, stream=13,
+        correlation=1000),
+      x("cuda_runtime", "cudaLaunchKernel", 1, 1, 2100, 2, correlation=1001),
+      x("kernel", "gemm_k", 0, 7, 2200, 100, device=0, stream=7, correlation=1001)]
+ev += flow(1000, 1100, 1200, 13) + flow(1001, 2100, 2200, 7)
+json.dump({"traceEvents": ev}, open(sys.argv[1], "w"))
+PY
+	run summary --format=json "$work/t.json"
+	expect_rc 0
+	[[ $(json_get "[(s['step'], s['copy_ns'], s['busy_ns']) for s in d['steps']]") == \
+		"[(1, 800000, 800000), (2, 1000000, 1000000)]" ]] ||
+		{ show; fail "the copy's time per step: $(json_get "d['steps']")"; }
+	run summary --format=json --steps 1 "$work/t.json"
+	[[ $(json_get "[(s['stream'], s['busy_ns']) for s in d['streams']]") == "[(13, 800000)]" ]] ||
+		{ show; fail "the copy's stream in step 1: $(json_get "d['streams']")"; }
 	;;
 *) fail "unknown case '$case'" ;;
 esac
