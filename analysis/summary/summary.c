@@ -212,9 +212,30 @@ static int64_t gpu_time_in(const struct orr_event *e, const struct orr_step *w, 
 	return t > 0 || orr_step_index(w, nw, e->start_ns) >= 0 ? t : -1;
 }
 
-static void rank_items(struct orr_summary *s, struct item_lists *l, const struct orr_rank *r,
+/*
+ * Per event of graph rank gr, whether its task is communication: a kernel the trace names
+ * as a collective, or one that --comm matched (as orr_kernel_class() classes tasks).
+ */
+static uint8_t *comm_events(const struct orr_graph *g, const struct orr_graph_rank *gr)
+{
+	uint8_t *c = orr_xcalloc(gr->rank->nevents + 1, 1);
+
+	for (uint32_t t = gr->first_task; t < gr->first_task + gr->ntasks; t++) {
+		const struct orr_task *task = &orr_graph_tasks(g)[t];
+
+		if (task->kind == ORR_TASK_GPU && (task->flags & ORR_TASK_F_COMM) &&
+		    task->event < gr->rank->nevents)
+			c[task->event] = 1;
+	}
+	return c;
+}
+
+static void rank_items(struct orr_summary *s, struct item_lists *l, const struct orr_graph_rank *gr,
 		       const struct orr_step *w, size_t nw, struct orr__class_memo *m)
 {
+	const struct orr_rank *r = gr->rank;
+	uint8_t *comm = comm_events(s->g, gr);
+
 	for (size_t i = 0; i < r->nevents; i++) {
 		const struct orr_event *e = &r->events[i];
 		const struct orr_place *pl = e->place < r->nplaces ? &r->places[e->place] : NULL;
@@ -225,8 +246,10 @@ static void rank_items(struct orr_summary *s, struct item_lists *l, const struct
 
 		if (!gpu || !pl || (ns = gpu_time_in(e, w, nw)) < 0)
 			continue;
-		c = orr__summary_class_of(m, orr_graph_trace(s->g), (enum orr_event_kind)e->kind,
-					  e->name);
+		c = e->kind == ORR_EVENT_KERNEL && comm[i]
+			    ? 2 /* communication, as orr_kernel_class() says */
+			    : orr__summary_class_of(m, orr_graph_trace(s->g),
+						    (enum orr_event_kind)e->kind, e->name);
 		s->class_tasks[c]++;
 		s->class_ns[c] = orr_time_add(s->class_ns[c], ns);
 		add_item(&s->kernels, &s->nkernels, &l->kcap,
@@ -239,6 +262,7 @@ static void rank_items(struct orr_summary *s, struct item_lists *l, const struct
 						.count = 1,
 						.ns = ns });
 	}
+	free(comm);
 	op_self_times(s, l, r, w, nw);
 }
 
@@ -488,7 +512,7 @@ void orr_summary_gather(struct orr_summary *s, const char *path, const struct or
 			continue;
 		w = windows(t, rk, sel, &nw);
 		rank_steps(s, r, k, w, nw, &cap, &m);
-		rank_items(s, &l, rk, w, nw, &m);
+		rank_items(s, &l, gr, w, nw, &m);
 		for (uint32_t i = gr->first_task; i < gr->first_task + gr->ntasks; i++) {
 			in[i] = orr_step_index(w, nw, orr_graph_task_start(g, i)) >= 0;
 			if (in[i] && tasks[i].aux != ORR_NONE &&

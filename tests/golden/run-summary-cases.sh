@@ -17,13 +17,16 @@
 #   copy-past    a 5 ms copy launched in the first of two 1 ms steps: 0.8 ms of it in
 #                step 1, 1 ms in step 2 (its stream's), the rest in none (5 ms counted in
 #                step 1, a stream busy 5 ms in a 1 ms step)
+#   comm-classes with --comm matching tiny-2rank's GEMMs, the kernel classes count them as
+#                communication, as the launch delays' classes do (6 and 96 against 90
+#                and 12 GEMMs were in the two tables)
 # 77 without python3.
 set -uo pipefail
 
 # shellcheck source=SCRIPTDIR/golden-lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/golden-lib.sh"
 
-case=${1:?usage: $0 collectives|straggler|unlaunched|queue|counter|empty-rank|copy-past}
+case=${1:?usage: $0 collectives|straggler|unlaunched|queue|counter|empty-rank|copy-past|comm-classes}
 tiny=traces/samples/tiny-2rank
 command -v python3 >/dev/null || { echo "skipped: no python3" >&2; exit 77; }
 
@@ -166,6 +169,14 @@ PY
 	run summary --format=json --steps 1 "$work/t.json"
 	[[ $(json_get "[(s['stream'], s['busy_ns']) for s in d['streams']]") == "[(13, 800000)]" ]] ||
 		{ show; fail "the copy's stream in step 1: $(json_get "d['streams']")"; }
+	;;
+comm-classes)
+	run summary --format=json --comm 'sm90_xmma_gemm*' "$tiny"
+	expect_rc 0
+	a=$(json_get "[(c['class'], c['tasks']) for c in d['kernel_classes']]")
+	b=$(json_get "[(c['class'], c['tasks']) for c in d['launch_delay']]")
+	[[ $a == "$b" && $a == *"('communication', 96)"* ]] ||
+		{ show; fail "kernel classes $a, launch delays' $b"; }
 	;;
 *) fail "unknown case '$case'" ;;
 esac
