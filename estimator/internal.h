@@ -115,6 +115,10 @@ void orr__layers_unshaped(const struct orr_trace *t, const struct orr_rank *r,
 void orr__roles_note(struct orr_structure *st, const struct orr_trace *t, const struct orr_rank *r,
 		     const struct orr_collective *co, bool backward, double bytes);
 void orr__roles_decide(struct orr_structure *st);
+/* tp read from the group of the activation all-reduces among the job's collectives o. */
+void orr__tp_group(struct orr_structure *st, const struct orr_coll_obs *o, size_t n);
+/* tp and dp read from the sizes of the communicators whose roles are TP and DP. */
+void orr__layout_from_comms(struct orr_structure *st);
 
 /*
  * ---- what the GEMM and the kernel models share (estimator/model-common.c) ----

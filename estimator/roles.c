@@ -14,6 +14,9 @@
  *      optimizer are gradients: DP;
  *    - anything else is not told apart (an all-to-all is EP in a mixture of experts and
  *      an embedding exchange in a recommender).
+ * 3. What they say of the layout: tp from the group of the activation all-reduces
+ *    (orr__tp_group()), tp and dp from the sizes of the TP and DP communicators
+ *    (orr__layout_from_comms()).
  */
 #include <fnmatch.h>
 #include <math.h>
@@ -23,6 +26,13 @@
 
 #include "internal.h"
 #include "banned.h"
+
+#define set orr__value_set
+
+static bool known(const struct orr_value *v)
+{
+	return v->how != ORR_VALUE_UNKNOWN;
+}
 
 const char *orr_par_name(enum orr_par p)
 {
@@ -176,5 +186,98 @@ void orr__roles_decide(struct orr_structure *st)
 						 "exchange"
 					       : "nothing it carries tells");
 		}
+	}
+}
+
+/* Whether o is an all-reduce (or, with SP, a reduce-scatter) of T·h elements. */
+static bool activation_reduce(const struct orr_structure *st, const struct orr_coll_obs *o)
+{
+	int64_t th;
+
+	if (__builtin_mul_overflow(st->tokens.value, st->hidden.value, &th) || th <= 0 ||
+	    !(o->s.bytes > 0 && o->s.bytes <= 4.0 * (double)th))
+		return false;
+	return (o->kind == ORR_COLL_ALL_REDUCE || o->kind == ORR_COLL_REDUCE_SCATTER) &&
+	       (int64_t)o->s.bytes % th == 0;
+}
+
+/*
+ * The tensor-parallel group: the group most of the activation all-reduces have (every
+ * layer's outputs have one each; another collective of such a size, e.g. a gradient
+ * bucket that happens to be a multiple of T·h, is outnumbered by them).  Groups are
+ * counted in a small table; past its size the rest count as others.
+ */
+void orr__tp_group(struct orr_structure *st, const struct orr_coll_obs *o, size_t n)
+{
+	struct {
+		int group;
+		size_t count;
+	} g[8] = { 0 };
+	size_t ng = 0, all = 0, best = 0;
+
+	if (!known(&st->tokens) || !known(&st->hidden))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		size_t k = 0;
+
+		if (!activation_reduce(st, &o[i]))
+			continue;
+		all++;
+		while (k < ng && g[k].group != o[i].s.group)
+			k++;
+		if (k == ng && ng == sizeof(g) / sizeof(g[0]))
+			continue;
+		if (k == ng)
+			g[ng++].group = o[i].s.group;
+		g[k].count++;
+	}
+	if (!all)
+		return;
+	for (size_t k = 1; k < ng; k++)
+		if (g[k].count > g[best].count)
+			best = k;
+	if (known(&st->tp) && st->tp.value != g[best].group) {
+		set(&st->tp, 0, ORR_VALUE_UNKNOWN,
+		    "the shapes say %lld, the activation all-reduces' group says %d",
+		    (long long)st->tp.value, g[best].group);
+		return;
+	}
+	if (g[best].count < all)
+		set(&st->tp, g[best].group, ORR_VALUE_READ,
+		    "the group of %zu of the %zu all-reduces of T x h elements (the layers' "
+		    "outputs; the others are of another group)",
+		    g[best].count, all);
+	else
+		set(&st->tp, g[best].group, ORR_VALUE_READ,
+		    "the group of the %zu all-reduces of T x h elements (the layers' outputs)",
+		    all);
+}
+
+/*
+ * A TP or DP communicator of known size gives the degree itself (read): where the
+ * shapes gave none, or as a check of what they gave; dp from the world then gives way.
+ */
+void orr__layout_from_comms(struct orr_structure *st)
+{
+	for (size_t i = 0; i < st->ncomms; i++) {
+		const struct orr_comm_role *c = &st->comms[i];
+		struct orr_value *v = c->role == ORR_PAR_TP   ? &st->tp
+				      : c->role == ORR_PAR_DP ? &st->dp
+							      : NULL;
+
+		if (!v || c->size < 1 || c->how == ORR_VALUE_UNKNOWN)
+			continue;
+		if (v->how == ORR_VALUE_READ && v->value != c->size) {
+			set(v, 0, ORR_VALUE_UNKNOWN,
+			    "communicators of %s disagree: %lld and %d ranks",
+			    orr_par_name(c->role), (long long)v->value, (int)c->size);
+			continue;
+		}
+		if (v->how != ORR_VALUE_READ)
+			set(v, c->size, ORR_VALUE_READ,
+			    "the size of communicator '%.40s'%s%.40s, whose role is %s (%s)",
+			    c->name ? c->name : "(unnamed)", c->desc ? " " : "",
+			    c->desc ? c->desc : "", orr_par_name(c->role),
+			    orr_value_how_name(c->how));
 	}
 }
