@@ -189,6 +189,27 @@ static void test_one_unknown_category_is_counted(void **state)
 	orr_trace_free(t);
 }
 
+/*
+ * A counter whose pid is a name (Kineto's CUPTI PM sampling: "GPU 0 Counters") is skipped
+ * and counted by its category; the file's other counters are read.
+ */
+static void test_one_named_counter_is_skipped(void **state)
+{
+	struct orr_trace *t = import_str(
+		"[{\"ph\": \"C\", \"cat\": \"hardware_counters\", \"name\": \"sm__throughput\","
+		" \"pid\": \"GPU 0 Counters\", \"tid\": 0, \"ts\": 5, \"args\": {\"\": 42.5}},"
+		" {\"ph\": \"C\", \"name\": \"queue\", \"pid\": 1, \"tid\": 1, \"ts\": 6,"
+		" \"args\": {\"depth\": 3}}]");
+	const struct orr_rank *r = orr_trace_get_rank(t, 0);
+
+	(void)state;
+	assert_int_equal(r->nskipped, 1);
+	assert_string_equal(orr_trace_str(t, r->skipped[0].category), "hardware_counters");
+	assert_int_equal(r->skipped[0].count, 1);
+	assert_int_equal(r->ncounters, 1);
+	orr_trace_free(t);
+}
+
 static void test_one_timestamps_are_exact_ns(void **state)
 {
 	struct orr_trace *t = import_str(
@@ -337,6 +358,70 @@ static void test_one_record_param_comms_is_a_collective(void **state)
 	orr_trace_free(t);
 }
 
+/*
+ * PyTorch cuts a list of more than 30 ranks, "[0, 1, ..., 29, ...]" (format_list(),
+ * torch/csrc/profiler/util.cpp): those 30 are not the group, so no members are read,
+ * neither from the op's args nor from distributedInfo's pg_config, and each is counted.
+ */
+static void test_one_truncated_ranks_are_no_members(void **state)
+{
+	struct orr_trace *t = import_str(
+		"{\"distributedInfo\": {\"rank\": 0, \"world_size\": 64, \"pg_config\":"
+		" [{\"pg_name\": \"0\", \"pg_size\": 64, \"ranks\": \"[0, 1, 2, 29, ...]\"}]},"
+		" \"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"record_param_comms\","
+		" \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 2, \"args\": {\"Process Group Name\":"
+		" \"0\", \"Process Group Ranks\": \"[0, 1, 2, 29, ...]\", \"Group size\": 64,"
+		" \"In msg nelems\": 8, \"dtype\": \"Float\", \"Collective name\": \"allreduce\"}}]}");
+	const struct orr_rank *r = orr_trace_get_rank(t, 0);
+	const struct orr_event *e = event_named(t, r, "record_param_comms");
+	const struct orr_collective *c;
+	uint64_t ignored = 0;
+
+	(void)state;
+	assert_true(e->coll < r->ncollectives);
+	c = &r->collectives[e->coll];
+	assert_int_equal(c->group_size, 64);
+	assert_int_equal(c->nmembers, 0);
+	assert_int_equal(r->ncomms, 1);
+	assert_int_equal(r->comms[0].size, 64);
+	assert_int_equal(r->comms[0].nmembers, 0);
+	for (size_t i = 0; i < r->ncoerced; i++)
+		if (r->coerced[i].how == ORR_COERCION_IGNORED)
+			ignored += r->coerced[i].count;
+	assert_int_equal(ignored, 2);
+	orr_trace_free(t);
+}
+
+/*
+ * The members a cut list does not give come from "Global rank start" and "Global rank
+ * stride" (PyTorch's getGlobalRankStartAndStride()): a DP group of 40 ranks 8 apart,
+ * its second collective sharing the first's range; ranks not evenly spaced (stride -1)
+ * give none.
+ */
+static void test_one_strided_ranks_give_members(void **state)
+{
+#define COLL(stride)                                                                           \
+	"{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"record_param_comms\", \"pid\": 1,"   \
+	" \"tid\": 1, \"ts\": 1, \"dur\": 2, \"args\": {\"Process Group Name\": \"5\","        \
+	" \"Process Group Ranks\": \"[3, 11, 19, ...]\", \"Group size\": 40,"                  \
+	" \"Global rank start\": 3, \"Global rank stride\": " stride ", \"In msg nelems\": 8," \
+	" \"dtype\": \"Float\", \"Collective name\": \"allreduce\"}}"
+	struct orr_trace *t = import_str("[" COLL("8") ", " COLL("8") ", " COLL("-1") "]");
+#undef COLL
+	const struct orr_rank *r = orr_trace_get_rank(t, 0);
+
+	(void)state;
+	assert_int_equal(r->ncollectives, 3);
+	assert_int_equal(r->collectives[0].nmembers, 40);
+	assert_int_equal(r->members[r->collectives[0].first_member], 3);
+	assert_int_equal(r->members[r->collectives[0].first_member + 39], 3 + 39 * 8);
+	assert_int_equal(r->collectives[1].nmembers, 40);
+	assert_int_equal(r->collectives[1].first_member, r->collectives[0].first_member);
+	assert_int_equal(r->collectives[2].nmembers, 0);
+	assert_int_equal(r->nmembers, 40);
+	orr_trace_free(t);
+}
+
 static void test_one_nccl_kernel_name_gives_collective(void **state)
 {
 	struct orr_trace *t = import_str(
@@ -468,6 +553,37 @@ static void test_one_pytorch_1_8_malformed_is_an_error(void **state)
 		assert_int_equal(import_err(bad[i], strlen(bad[i]), &d), ORR_EMALFORMED);
 		assert_true(d.offset > 0);
 	}
+}
+
+/*
+ * A "dur" past int64_t's nanoseconds: Kineto before 2024-07 wrote a child profiler's
+ * "Trace" span wrapped (16739893950863769.616 us); that span is skipped, so the file
+ * reads, while the same on an op is an error naming it.
+ */
+static void test_one_wrapped_span_dur_is_skipped(void **state)
+{
+	static const char wrapped[] = "16739893950863769.616";
+	char json[512];
+	struct orr_trace *t;
+	struct orr_diag d;
+
+	(void)state;
+	snprintf(json, sizeof(json),
+		 "[{\"ph\": \"X\", \"cat\": \"Trace\", \"name\": \"Trace 1\", \"pid\": \"Spans\","
+		 " \"tid\": \"PyTorch Profiler\", \"ts\": 1, \"dur\": %s},"
+		 " {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\", \"pid\": 1, \"tid\": 1,"
+		 " \"ts\": 2, \"dur\": 3}]",
+		 wrapped);
+	t = import_str(json);
+	assert_int_equal(orr_trace_get_rank(t, 0)->nevents, 1);
+	assert_int_equal(orr_trace_get_rank(t, 0)->nskipped, 1);
+	orr_trace_free(t);
+	snprintf(json, sizeof(json),
+		 "[{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a\", \"pid\": 1, \"tid\": 1,"
+		 " \"ts\": 2, \"dur\": %s}]",
+		 wrapped);
+	assert_int_equal(import_err(json, strlen(json), &d), ORR_EMALFORMED);
+	assert_non_null(strstr(d.msg, "'dur' out of range"));
 }
 
 static void test_one_runtime_calls_are_classified(void **state)
@@ -726,15 +842,19 @@ int main(void)
 		cmocka_unit_test(test_one_names_are_interned),
 		cmocka_unit_test(test_one_step_ends_at_launched_kernel),
 		cmocka_unit_test(test_one_unknown_category_is_counted),
+		cmocka_unit_test(test_one_named_counter_is_skipped),
 		cmocka_unit_test(test_one_timestamps_are_exact_ns),
 		cmocka_unit_test(test_one_ac2g_flow_gives_correlation),
 		cmocka_unit_test(test_one_async_cpu_to_gpu_flow_gives_correlation),
 		cmocka_unit_test(test_one_cuda_sync_has_its_fields),
 		cmocka_unit_test(test_one_record_param_comms_is_a_collective),
+		cmocka_unit_test(test_one_truncated_ranks_are_no_members),
+		cmocka_unit_test(test_one_strided_ranks_give_members),
 		cmocka_unit_test(test_one_nccl_kernel_name_gives_collective),
 		cmocka_unit_test(test_one_rccl_kernel_takes_its_collective_args),
 		cmocka_unit_test(test_one_pytorch_1_8_reads_as_later_traces),
 		cmocka_unit_test(test_one_pytorch_1_8_malformed_is_an_error),
+		cmocka_unit_test(test_one_wrapped_span_dur_is_skipped),
 		cmocka_unit_test(test_one_runtime_calls_are_classified),
 		cmocka_unit_test(test_one_kernel_launch_is_read),
 		cmocka_unit_test(test_one_copies_and_devices_are_read),

@@ -287,13 +287,22 @@ void kineto_parser::memory_totals(const raw_args &a, int64_t ts, uint32_t place)
 		r->mem_peak_reserved_bytes = a.mem_reserved;
 }
 
-/* A counter event ("ph": "C"): a sample per series, on its process's (and thread's) place. */
+/*
+ * A counter event ("ph": "C"): a sample per series, on its process's (and thread's) place.
+ * One whose pid is a name, not a process (Kineto's CUPTI PM sampling writes "pid": "GPU 0
+ * Counters"), has no place orrery knows: skipped and counted by its category, as an
+ * event of no kind orrery reads.
+ */
 void kineto_parser::counter(raw_event &e)
 {
 	uint32_t place;
 
-	if (!e.has_ts || !e.pid.numeric)
-		throw bad_event{ "counter event without numeric 'ts' and 'pid'" };
+	if (!e.has_ts)
+		throw bad_event{ "counter event without numeric 'ts'" };
+	if (!e.pid.numeric) {
+		count_skipped(e);
+		return;
+	}
 	if (!e.args_done)
 		args(e.args, KIND_COUNTER, e.a);
 	place = orr__place(rb_, ORR_PLACE_THREAD, e.pid.value, e.tid.numeric ? e.tid.value : 0, -1);
@@ -588,8 +597,14 @@ void kineto_parser::concrete_inputs(string_view key, ondemand::value v, raw_args
 	}
 }
 
-/* Ranks written as an array or as a string "[0, 1, 2]". */
-void kineto_parser::members(ondemand::value v, uint32_t *first, uint32_t *n)
+/*
+ * Ranks written as an array or as a string "[0, 1, 2]".  PyTorch writes a list of more
+ * than 30 ranks cut, "[0, 1, ..., 29, ...]" (format_list() in
+ * torch/csrc/profiler/util.cpp, kTruncatLength): a part of a group is not its
+ * membership, so such a list gives no members (the group size and name still say which
+ * group it is), counted as ignored.
+ */
+void kineto_parser::members(ondemand::value v, string_view key, uint32_t *first, uint32_t *n)
 {
 	*first = (uint32_t)rb_->members.n;
 	*n = 0;
@@ -608,6 +623,10 @@ void kineto_parser::members(ondemand::value v, uint32_t *first, uint32_t *n)
 		return;
 	}
 	string_view s = v.get_string();
+	if (s.find("...") != string_view::npos) {
+		orr__count_coerced(rb_, intern(key), ORR_COERCION_IGNORED);
+		return;
+	}
 	for (size_t i = 0; i < s.size();) {
 		if (s[i] < '0' || s[i] > '9') {
 			i++;
@@ -618,6 +637,46 @@ void kineto_parser::members(ondemand::value v, uint32_t *first, uint32_t *n)
 			r = r * 10 + (s[i] - '0');
 		push(r);
 	}
+}
+
+/*
+ * A collective's members from its size, "Global rank start" and "Global rank stride"
+ * when "Process Group Ranks" gave none (cut past 30 ranks, or absent): PyTorch's
+ * getGlobalRankStartAndStride() (torch/csrc/distributed/c10d) writes the first rank and
+ * the spacing of evenly spaced ranks (0, 1 for the default group; 0 for a group of one;
+ * -1 when they are not evenly spaced, and then nothing is made).  A job has few groups:
+ * a range made is shared by the collectives of the same group, and at most 1 Mi members
+ * are made per piece of a file, so a hostile file cannot grow them past its own size.
+ */
+void kineto_parser::strided_members(const raw_args &a, struct orr_collective *c)
+{
+	static const uint64_t budget = UINT64_C(1) << 20;
+	int64_t size = c->group_size, start = a.rank_start, stride = a.rank_stride;
+	uint32_t first;
+
+	if (size < 1 || start < 0 || start > INT32_MAX || stride < 0 || stride > INT32_MAX ||
+	    (stride == 0 && size != 1) || (uint64_t)size > limits_->max[ORR__LIMIT_RANKS] ||
+	    start + (size - 1) * stride > INT32_MAX)
+		return;
+	for (const strided &g : strided_)
+		if (g.start == start && g.stride == stride && g.size == size) {
+			c->first_member = g.first;
+			c->nmembers = (uint32_t)size;
+			return;
+		}
+	if (strided_made_ + (uint64_t)size > budget) {
+		orr__count_coerced(rb_, intern("Global rank start"), ORR_COERCION_IGNORED);
+		return;
+	}
+	first = (uint32_t)rb_->members.n;
+	for (int64_t i = 0; i < size; i++)
+		*(int32_t *)orr__vec_push(&rb_->members) = (int32_t)(start + i * stride);
+	values_fit();
+	strided_made_ += (uint64_t)size;
+	if (strided_.size() < 256)
+		strided_.push_back({ start, stride, size, first });
+	c->first_member = first;
+	c->nmembers = (uint32_t)size;
 }
 
 void kineto_parser::coll_field(string_view key, ondemand::value v, raw_args &a)
@@ -644,7 +703,11 @@ void kineto_parser::coll_field(string_view key, ondemand::value v, raw_args &a)
 	else if (key == "Process Group Description")
 		c.pg_desc = intern(v.get_string());
 	else if (key == "Process Group Ranks")
-		members(v, &c.first_member, &c.nmembers);
+		members(v, key, &c.first_member, &c.nmembers);
+	else if (key == "Global rank start")
+		set_int(v, key, &a.rank_start);
+	else if (key == "Global rank stride")
+		set_int(v, key, &a.rank_stride);
 	else if (key == "Seq")
 		set_int(v, key, &c.sequence);
 	else if (key == "Src Rank")
@@ -704,7 +767,7 @@ void kineto_parser::distributed_info(ondemand::object obj)
 						c.size = int32_in(x, "expected integer pg_size", 1,
 								  -1);
 					else if (k == "ranks")
-						members(x, &c.first_member, &c.nmembers);
+						members(x, k, &c.first_member, &c.nmembers);
 				}
 				values_fit();
 				*(struct orr_comm *)orr__vec_push(&rb_->comms) = c;

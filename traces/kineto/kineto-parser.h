@@ -98,6 +98,8 @@ struct raw_args {
 	int64_t meta_rank = -1, meta_pid = -1; /* process_name of a file with several ranks */
 	bool has_meta_pid = false, has_device = false;
 	bool has_coll = false;
+	/* a collective's "Global rank start" and "Global rank stride" (PyTorch 2.1+) */
+	int64_t rank_start = -1, rank_stride = -1;
 	/* "[memory]" markers: the allocator's totals after the event, and the device type */
 	int64_t mem_allocated = -1, mem_reserved = -1, mem_device_type = -1, mem_device = -1;
 	struct orr_collective coll = {
@@ -127,6 +129,7 @@ struct raw_event {
 	loose_id pid, tid;
 	int64_t ts = 0, dur = -1;
 	bool has_ts = false;
+	bool dur_range = false; /* a number past int64_t's ns: an error only if kept */
 	int64_t flow_id = -1;
 	string_view args; /* raw JSON of "args" when it came before "cat" */
 	bool args_done = false;
@@ -216,6 +219,7 @@ private:
 	bool meta_int(ondemand::value v, int64_t *ret);
 	void event(ondemand::object obj);
 	void event_field(string_view key, ondemand::value v, raw_event &e);
+	void event_dur(ondemand::value v, raw_event &e);
 	void arg_field(string_view key, ondemand::value v, int kind, raw_args &a);
 	void store(raw_event &e);
 	void store_meta(raw_event &e);
@@ -248,7 +252,8 @@ private:
 	void counter(raw_event &e);
 	/* The samples' times from baseTimeNanoseconds (when base), then their order: 0, or fail()'s. */
 	int finish_samples(bool base);
-	void members(ondemand::value v, uint32_t *first, uint32_t *n);
+	void members(ondemand::value v, string_view key, uint32_t *first, uint32_t *n);
+	void strided_members(const raw_args &a, struct orr_collective *c);
 	void distributed_info(ondemand::object obj);
 	void device_properties(ondemand::array arr);
 	void declared_rank(ondemand::object obj);
@@ -273,6 +278,13 @@ private:
 	int64_t nevents_ = 0;
 	bool saw_events_ = false;
 	std::vector<uint8_t> call_cache_; /* enum orr_call + 1 by name id, 0 = not yet */
+	/* Members made from a start and a stride (strided_members()), shared by range. */
+	struct strided {
+		int64_t start, stride, size;
+		uint32_t first;
+	};
+	std::vector<strided> strided_;
+	uint64_t strided_made_ = 0;
 	/* A second thread's parser: stop once set.  The first's: NULL. */
 	const std::atomic<bool> *cancel_ = nullptr;
 	size_t stop_cut_ = SIZE_MAX; /* no window ends past it: the next piece's '}' */

@@ -237,6 +237,8 @@ int kineto_parser::piece(struct orr_trace *t, struct orr__rank_build *rb, size_t
 	rb_ = rb;
 	nevents_ = 0;
 	call_cache_.clear();
+	strided_.clear();
+	strided_made_ = 0;
 	cancel_ = cancel;
 	stop_cut_ = stop_cut;
 	stop_ = stop;
