@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The ranks a run's files make one job: every file names its rank (distributedInfo.rank,
- * or rankN / workerN in its name; a lone file is rank 0), no rank twice.  A directory or
+ * or rankN / workerN in its name; a lone file is rank 0), no rank twice (but for the
+ * tracer's file of a process the rank started, skipped: skip_children()).  A directory or
  * archive of files that name none is most likely separate runs of one process each,
  * which orrery reads one at a time: the message says which file to give.
  */
@@ -55,6 +56,97 @@ static int separate_runs(struct import_ctx *c, const char *path, size_t unranked
 			    unranked, t->nranks, first);
 }
 
+/* Whether rank b was written by orrery's tracer (a process under `orrery record`). */
+static bool from_tracer(const struct orr_trace *t, const struct orr__rank_build *b)
+{
+	static const char tracer[] = "orrery-tracer";
+
+	return b->pub.producer != ORR_STR_NONE &&
+	       strncmp(orr_strtab_get(t->strs, b->pub.producer), tracer, sizeof(tracer) - 1) == 0;
+}
+
+/* Whether rank b recorded steps: a step window, or a step's annotation. */
+static bool has_steps(const struct orr_trace *t, const struct orr__rank_build *b)
+{
+	if (b->pub.first_step >= 0)
+		return true;
+	for (size_t i = 0; i < b->pub.nevents; i++) {
+		const struct orr_event *e = &b->pub.events[i];
+
+		if ((e->kind == ORR_EVENT_ANNOTATION || e->kind == ORR_EVENT_OP) &&
+		    orr_step_number(orr_strtab_get(t->strs, e->name)) >= 0)
+			return true;
+	}
+	return false;
+}
+
+static void warn(struct import_ctx *c, const char *msg)
+{
+	if (c->opts && c->opts->warn)
+		c->opts->warn(c->opts->warn_data, msg);
+}
+
+/*
+ * The tracer's files of one rank, ranks [lo, hi) (sorted by rank): a process the job's
+ * process started inherits its environment, RANK and the tracer included, and writes a
+ * file of the same rank once it initializes CUDA (an autotuning or compile worker, a
+ * data loader's worker).  When exactly one of them recorded steps, it is the rank's and
+ * the others are skipped with a warning; otherwise they stay, for the caller's error.
+ */
+static void skip_children(struct import_ctx *c, size_t lo, size_t hi, bool *drop)
+{
+	struct orr_trace *t = c->t;
+	size_t main = hi, with_steps = 0;
+	char msg[1536];
+
+	for (size_t i = lo; i < hi; i++) {
+		if (!from_tracer(t, t->ranks[i]))
+			return;
+		if (has_steps(t, t->ranks[i]))
+			main = i, with_steps++;
+	}
+	if (with_steps != 1)
+		return;
+	for (size_t i = lo; i < hi; i++) {
+		if (i == main)
+			continue;
+		drop[i] = true;
+		snprintf(msg, sizeof(msg),
+			 "skipped '%s': process %lld of rank %d recorded no steps, '%s' (process "
+			 "%lld) did; a process the job started with its environment (a compile or "
+			 "autotuning worker, a data loader's): 'orrery info' reads it alone",
+			 orr_strtab_get(t->strs, t->ranks[i]->pub.source),
+			 (long long)t->ranks[i]->pub.pid, t->ranks[i]->pub.rank,
+			 orr_strtab_get(t->strs, t->ranks[main]->pub.source),
+			 (long long)t->ranks[main]->pub.pid);
+		warn(c, msg);
+	}
+}
+
+/* Every rank's children (skip_children()) removed from the sorted ranks. */
+static void drop_children(struct import_ctx *c)
+{
+	struct orr_trace *t = c->t;
+	bool *drop = orr_xcalloc(t->nranks ? t->nranks : 1, sizeof(*drop));
+	size_t kept = 0;
+
+	for (size_t lo = 0, hi; lo < t->nranks; lo = hi) {
+		for (hi = lo + 1;
+		     hi < t->nranks && t->ranks[hi]->pub.rank == t->ranks[lo]->pub.rank; hi++)
+			;
+		if (hi - lo > 1)
+			skip_children(c, lo, hi, drop);
+	}
+	for (size_t i = 0; i < t->nranks; i++) {
+		if (drop[i])
+			orr__rank_free(t->ranks[i]);
+		else
+			t->ranks[kept++] = t->ranks[i];
+	}
+	t->nranks = kept;
+	free(drop);
+}
+
 int orr__import_check_ranks(struct import_ctx *c, const char *path)
 {
 	struct orr_trace *t = c->t;
@@ -76,6 +168,7 @@ int orr__import_check_ranks(struct import_ctx *c, const char *path)
 					    ")");
 	if (t->nranks) /* none for execution traces alone: orr__import_attach_ets() says so */
 		qsort(t->ranks, t->nranks, sizeof(*t->ranks), cmp_rank);
+	drop_children(c);
 	for (size_t i = 1; i < t->nranks; i++)
 		if (t->ranks[i]->pub.rank == t->ranks[i - 1]->pub.rank)
 			return orr_diag_set(c->diag, ORR_ERANK,

@@ -16,6 +16,9 @@
 #   nccl       NCCL's ranges with their extended payloads: the communicator created
 #              before the window is written with its size, one all-reduce per step
 #   threads    5,000 ops a thread and step, no window: every one kept, none dropped
+#   child      a process the job started, with its environment (RANK and the tracer
+#              included), writes a second file of rank 0 that recorded no steps: the
+#              run reads as the job's one rank, the child's file skipped with a warning
 #   off        the job alone with the tracer as NVTX's injection but tracing refused
 #              (ORR_RECORD_DIR too long): InitializeInjectionNvtx2 returns 0, NVTX turns
 #              every call into a no-op and unloads the library (which stays, -z
@@ -148,6 +151,25 @@ threads)
 	record t -- 4 5000
 	check t.json 0 3 5000
 	expect_in err "0 records and 0 events dropped"
+	;;
+child)
+	RANK=0 run record --skip 2 --steps 3 -o ch -- bash -c "'$job' 8 3 && '$job' 1 1"
+	expect_rc 0
+	files=(ch/rank-0-*.orr)
+	[[ ${#files[@]} == 2 ]] || { ls -la ch >&2; fail "expected two files of rank 0"; }
+	run info ch
+	expect_rc 0
+	expect_in out "ch: 1 rank"
+	expect_in err "process"
+	expect_in err "of rank 0 recorded no steps"
+	"$orrery" convert ch -o ch.json >/dev/null 2>"$work/convert.err" ||
+		{ cat "$work/convert.err" >&2; fail "orrery convert ch"; }
+	check ch.json 2 4 3
+	# Two files of rank 0 that both recorded steps are two jobs: still an error.
+	mkdir two && cp "${files[0]}" two/ && cp "${files[0]}" "two/rank-0-1.orr"
+	run info two
+	expect_rc 1
+	expect_in err "rank 0 also comes from"
 	;;
 off)
 	tracer=${ORR_BUILD_ROOT:?}/tracer/liborrery-tracer.so

@@ -23,7 +23,7 @@ from contextlib import redirect_stderr
 class FakeTorch:
     """Builds a module tree torch.cuda.nvtx / torch.autograd.profiler that logs calls."""
 
-    def __init__(self, cuda=True, cuda_raises=False, kineto=True):
+    def __init__(self, cuda=True, cuda_raises=False, kineto=True, profiler_on=False):
         self.log = []
         self.emit_nvtx_args = []
         self.profile_args = []
@@ -75,9 +75,18 @@ class FakeTorch:
                 range_pop=lambda: log.append(("pop", None)),
             ),
         )
+        def profiler_enabled():
+            """A profiler on in this thread: the user's, or one entered and not exited."""
+            inside = {}
+            for what, how in log:
+                if what in ("emit_nvtx", "profile"):
+                    inside[what] = how == "enter"
+            return profiler_on or any(inside.values())
+
         torch.autograd = types.SimpleNamespace(
             profiler=types.SimpleNamespace(emit_nvtx=EmitNvtx),
-            kineto_available=lambda: kineto)
+            kineto_available=lambda: kineto,
+            _profiler_enabled=profiler_enabled)
         torch.profiler = types.SimpleNamespace(
             ProfilerActivity=types.SimpleNamespace(CPU="CPU", CUDA="CUDA"),
             profile=Profile)
@@ -202,6 +211,34 @@ class RecordTest(Base):
         self.assertIn(reason, lines[0])
         if torch:
             self.assertEqual(torch.log, [])
+
+    def test_profiler_already_on_records_no_ops(self):
+        """torch.profiler on in the loop: PyTorch allows one profiler per thread."""
+        for ops in ("nvtx", "profiler"):
+            fake = FakeTorch(profiler_on=True)
+            rec = self.load(fake)
+            os.environ["ORR_RECORD_DIR"] = tempfile.gettempdir()
+            err = io.StringIO()
+            with redirect_stderr(err):
+                self.assertFalse(rec.enable(ops=ops))
+                with rec.step():
+                    pass
+            lines = err.getvalue().splitlines()
+            self.assertEqual(len(lines), 1, lines)
+            self.assertIn("already on in this thread", lines[0])
+            self.assertIn("op names are not recorded", lines[0])
+            self.assertEqual(fake.emit_nvtx_args, [])
+            self.assertEqual(fake.profile_args, [])
+            self.assertEqual(fake.log, [("push", "ProfilerStep#0"), ("pop", None)], ops)
+            del os.environ["ORR_RECORD_DIR"]
+
+    def test_enable_again_with_its_own_profiler_on(self):
+        fake = FakeTorch()
+        rec = self.load(fake)
+        self.assertTrue(rec.enable())
+        self.assertTrue(fake.module.autograd._profiler_enabled())
+        self.assertTrue(rec.enable())
+        self.assertEqual(fake.emit_nvtx_args, [True])
 
     def test_without_torch_is_noop_with_one_warning(self):
         self.check_noop(None, "torch is not installed")

@@ -18,8 +18,11 @@ orrery's import puts them on the tracer's threads (docs/tracer.md).
 The tracer (liborrery-tracer.so) is NVTX's injection library, so it sees the NVTX
 ranges of every library in the process (PyTorch's two NVTX instances, NCCL's); it
 starts and stops recording at step boundaries (ORR_RECORD_SKIP, ORR_RECORD_STEPS) and
-names the steps after them.  A loop driven by torch.profiler already gets
-"ProfilerStep#<n>" ranges once enable() is on, so it does not need step().
+names the steps after them.  Take torch.profiler out of the loop under `orrery
+record` and mark the steps with step(): PyTorch allows one profiler per thread, which
+enable() takes (a torch.profiler started after it raises "Profiler is already enabled on
+this thread"; one already on makes enable() record no ops, with a warning), and
+torch.profiler's CUDA activities would take CUPTI from the tracer.
 
 Everything here is harmless outside `orrery record` (the NVTX ranges then reach no one
 unless another tool listens) and without torch or CUDA (the functions then do nothing,
@@ -185,6 +188,21 @@ def _torch_any():
     return torch
 
 
+def _other_profiler(torch):
+    """True, after one warning, when a profiler of PyTorch's (torch.profiler, emit_nvtx,
+    autograd's profile) is already on in this thread and none of ours is: PyTorch allows
+    one, so ours could not start (called without _lock)."""
+    enabled = getattr(torch.autograd, "_profiler_enabled", None)
+    with _lock:
+        ours = _mode_on() is not None
+    if ours or enabled is None or not enabled():
+        return False
+    _warn("a PyTorch profiler (torch.profiler, emit_nvtx) is already on in this thread, "
+          "and PyTorch allows one; take it out of the loop and mark steps with step()",
+          _NO_OPS)
+    return True
+
+
 def _enable_profiler(record_shapes):
     global _profiler
     if not active():
@@ -197,6 +215,8 @@ def _enable_profiler(record_shapes):
     if not torch.autograd.kineto_available():
         _warn("this PyTorch was built without Kineto: its profiler's trace has no "
               "thread ids or times to match the tracer's", _NO_OPS)
+        return False
+    if _other_profiler(torch):
         return False
     with _lock:
         _refuse_other("profiler", record_shapes)
@@ -289,7 +309,7 @@ def enable(record_shapes=None, ops=None):
         if _emit_nvtx is not None:
             return True
     torch = _torch_cuda()
-    if torch is None:
+    if torch is None or _other_profiler(torch):
         return False
     with _lock:
         _refuse_other(ops, record_shapes)  # another thread may have turned one on
