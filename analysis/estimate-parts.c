@@ -114,6 +114,10 @@ void orr_estimate_of_result(const struct orr_estimate *base, bool have_trace,
 {
 	const struct orr_synth *s = &r->synth;
 	double f = s->placed_ns > 0 ? r->step_ns / s->placed_ns : 0;
+	const struct orr_breakdown placed = { .exposed_compute_ns = llround(s->placed_compute_ns),
+					      .overlapped_ns = llround(s->placed_overlapped_ns),
+					      .exposed_comm_ns = llround(s->placed_comm_ns),
+					      .other_ns = llround(s->placed_other_ns) };
 	struct orr_estimate *e = ret;
 
 	*e = *base;
@@ -128,17 +132,19 @@ void orr_estimate_of_result(const struct orr_estimate *base, bool have_trace,
 	e->memory_err = 0;
 	e->estimated.step_ns = r->step_ns;
 	/* as orr_estimate_trace() scales the synthesized step's breakdown to the estimate */
-	orr_estimate_scale(
-		&(struct orr_breakdown){ .exposed_compute_ns = llround(s->placed_compute_ns),
-					 .overlapped_ns = llround(s->placed_overlapped_ns),
-					 .exposed_comm_ns = llround(s->placed_comm_ns),
-					 .other_ns = llround(s->placed_other_ns) },
-		f, &e->estimated.breakdown);
+	orr_estimate_scale(&placed, f, &e->estimated.breakdown);
 	e->synth_to.synth = *s;
 	e->synth_to.step.step_ns = s->placed_ns;
 	e->synth_from.synth = *recorded;
 	e->synth_from.step.step_ns = recorded->placed_ns;
 	e->replayed.step_ns = replayed_ns;
+	/* as orr_estimate_trace(): with the profiler's host time, scaled from the replay */
+	e->traced.step_ns = 0;
+	if (have_trace && base->profiler_host_ns > 0 && base->estimated.step_ns > 0 &&
+	    recorded->placed_ns > 0) {
+		e->traced.step_ns = replayed_ns * (s->placed_ns / recorded->placed_ns);
+		orr_estimate_scale(&placed, e->traced.step_ns / s->placed_ns, &e->traced.breakdown);
+	}
 	e->tokens_per_s_per_gpu = r->tokens_per_s_per_gpu;
 	e->mfu = r->mfu;
 	e->hfu = r->hfu;

@@ -146,6 +146,36 @@ static int calibrate_launches(const struct orr_estimate_options *o, const struct
 				       ORR_LAUNCH_TRACE, ret, e, d);
 }
 
+static double unprofile(const struct orr_graph *g, float *cpu, size_t steps);
+
+/*
+ * The replay base of g (rank ri, over `steps` job steps) without the host time the
+ * profiler added, as retimed() estimates in place: *ret_ns (left as it is when the
+ * profiler added none), and that time per rank and step in *ret_prof_ns.  A change of
+ * structure is scaled from it, so that it and no change agree.
+ */
+static int unprofiled(const struct orr_estimate_options *o, const struct orr_graph *g, size_t ri,
+		      const struct orr_replay *base, size_t steps, double *ret_ns,
+		      double *ret_prof_ns, struct orr_diag *d)
+{
+	size_t n = orr_graph_task_count(g), k;
+	float *cpu = orr_xmalloc((n + 1) * sizeof(*cpu));
+	struct orr_replay *est = NULL;
+	struct orr_estimate_step st;
+	int err = 0;
+
+	for (size_t t = 0; t < n; t++)
+		cpu[t] = 1;
+	*ret_prof_ns = unprofile(g, cpu, steps);
+	if (*ret_prof_ns > 0 && !(err = replay_cpu(o, g, NULL, cpu, base, &est, d))) {
+		measure(est, ri, true, &k, &st);
+		*ret_ns = st.step_ns;
+	}
+	orr_replay_free(est);
+	free(cpu);
+	return err;
+}
+
 /*
  * A change only a new graph can make: the trace's replay scaled by the synthesized step
  * of the target over that of the recorded configuration, both timed by the same models.
@@ -157,7 +187,7 @@ static int by_synthesis(const struct orr_estimate_options *o, struct orr_estimat
 	struct orr_replay *base = NULL;
 	struct orr_synth_costs kc = b->k;
 	bool to_forward_only = e->forward_only || o->forward_only;
-	double ratio;
+	double ratio, from_ns;
 	int err;
 
 	if (!b->k.gpu)
@@ -177,13 +207,22 @@ static int by_synthesis(const struct orr_estimate_options *o, struct orr_estimat
 	measure(base, b->ri, false, &e->steps, &e->replayed);
 	e->measured_ns = e->replayed.step_ns;
 	measure(base, b->ri, true, &e->steps, &e->replayed);
+	from_ns = e->replayed.step_ns;
+	if ((err = unprofiled(o, b->g, b->ri, base, e->steps, &from_ns, &e->profiler_host_ns, d)))
+		goto out;
 	ratio = e->synth_to.step.step_ns / e->synth_from.step.step_ns;
 	orr_debug("estimate", "synthesized: recorded %.0f ns, target %.0f ns",
 		  e->synth_from.step.step_ns, e->synth_to.step.step_ns);
-	e->estimated.step_ns = e->replayed.step_ns * ratio;
+	e->estimated.step_ns = from_ns * ratio;
 	orr_estimate_scale(&e->synth_to.step.breakdown,
 			   e->estimated.step_ns / e->synth_to.step.step_ns,
 			   &e->estimated.breakdown);
+	if (e->profiler_host_ns > 0) {
+		e->traced.step_ns = e->replayed.step_ns * ratio;
+		orr_estimate_scale(&e->synth_to.step.breakdown,
+				   e->traced.step_ns / e->synth_to.step.step_ns,
+				   &e->traced.breakdown);
+	}
 	estimate_memory(b->g, b->ri, e);
 	orr_estimate_rates(e);
 out:
@@ -410,7 +449,7 @@ void orr_estimate_base_close(struct orr_estimate_base *b)
 
 int orr_estimate_base_sweep(const struct orr_estimate_options *o, struct orr_estimate_base *b,
 			    struct orr_synth_costs *ret_k, double *ret_replayed_ns,
-			    struct orr_diag *d)
+			    double *ret_base_ns, struct orr_diag *d)
 {
 	struct orr_replay *base = NULL;
 	struct orr_estimate_step st;
@@ -426,8 +465,14 @@ int orr_estimate_base_sweep(const struct orr_estimate_options *o, struct orr_est
 	    (err = replay_cpu(o, b->g, NULL, NULL, NULL, &base, d)))
 		return err;
 	measure(base, b->ri, true, &b->e.steps, &st);
+	*ret_replayed_ns = *ret_base_ns = st.step_ns;
+	err = unprofiled(o, b->g, b->ri, base, b->e.steps, ret_base_ns, &b->e.profiler_host_ns, d);
 	orr_replay_free(base);
-	*ret_replayed_ns = st.step_ns;
+	if (err)
+		return err;
+	/* the recorded configuration as orr_estimate_trace() estimates it in place */
+	b->e.replayed.step_ns = *ret_replayed_ns;
+	b->e.estimated.step_ns = *ret_base_ns;
 	estimate_memory(b->g, b->ri, &b->e);
 	return 0;
 }

@@ -27,13 +27,14 @@ static int from_trace(const struct orr_estimate_options *o, const struct orr_gra
 	struct orr_estimate_options recorded = *o;
 	struct orr_estimate_base *b = &j->b;
 	const char *why = NULL;
+	double base_ns;
 	int err;
 
 	recorded.global_batch = 0;
 	if ((err = orr_estimate_base_open(&recorded, g, ri, b, d)))
 		return err;
 	j->have_trace = true;
-	if ((err = orr_estimate_base_sweep(o, b, &j->x.costs, &j->replayed_ns, d)))
+	if ((err = orr_estimate_base_sweep(o, b, &j->x.costs, &j->replayed_ns, &base_ns, d)))
 		return err;
 	j->base = b->e;
 	j->swept = b->e.to;
@@ -48,7 +49,7 @@ static int from_trace(const struct orr_estimate_options *o, const struct orr_gra
 	j->x.gpu = b->e.gpu;
 	j->x.forward_only = b->e.forward_only || o->forward_only;
 	j->x.reserve_bytes = b->e.reserve_bytes;
-	j->x.replayed_ns = j->replayed_ns;
+	j->x.replayed_ns = base_ns; /* what each estimate is scaled from */
 	err = orr_synth_time(&b->e.from, b->e.forward_only, &j->x.costs, NULL, &j->recorded, &why);
 	if (err)
 		return orr_diag_set(d, err, "", -1, -1,

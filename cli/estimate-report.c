@@ -360,7 +360,7 @@ void cli_estimate_text(const struct orr_estimate *e)
 			  "synth rec.");
 	}
 	text_step("estimated", &e->estimated, e->replayed.step_ns, "replayed");
-	if (e->how == ORR_ESTIMATE_RETIME && e->profiler_host_ns > 0) {
+	if (e->traced.step_ns > 0 && e->profiler_host_ns > 0) {
 		text_step("as traced", &e->traced, e->replayed.step_ns, "replayed");
 		printf("  (estimated: without the %.3f ms per rank and step the profiler added "
 		       "to the host; as traced: with it)\n",
@@ -555,9 +555,8 @@ void cli_estimate_json_fields(struct json_out *j, const struct orr_estimate *e)
 	json_whole(j, "measured_ns", e->measured_ns);
 	json_whole(j, "replayed_ns", e->replayed.step_ns);
 	/* By retime: with the profiler's host time kept, and that time per step. */
-	json_whole(j, "traced_ns", e->how == ORR_ESTIMATE_RETIME ? e->traced.step_ns : NAN);
-	json_whole(j, "profiler_host_ns",
-		   e->how == ORR_ESTIMATE_RETIME ? e->profiler_host_ns : NAN);
+	json_whole(j, "traced_ns", e->traced.step_ns > 0 ? e->traced.step_ns : NAN);
+	json_whole(j, "profiler_host_ns", e->traced.step_ns > 0 ? e->profiler_host_ns : NAN);
 	/* The what-if's signed change from the trace as replayed; null without one. */
 	json_double(j, "change", orr_estimate_change(e));
 	json_double(j, "tokens_per_s_per_gpu", e->tokens_per_s_per_gpu);

@@ -42,9 +42,15 @@ static void text_header(const struct cli_layouts *w, FILE *f)
 		snprintf(gpus, sizeof(gpus), "%lld-%lld", (long long)o->gpus_min,
 			 (long long)o->gpus_max);
 	if (w->have_trace)
-		fprintf(f, "%s, rank %d: recorded tp %lld pp %lld dp %lld, replayed step %.3f ms\n",
+		fprintf(f, "%s, rank %d: recorded tp %lld pp %lld dp %lld, replayed step %.3f ms%s",
 			cli_text(w->base.trace), w->base.rank, (long long)rec->tp,
-			(long long)rec->pp, (long long)rec->dp, w->replayed_ns / 1e6);
+			(long long)rec->pp, (long long)rec->dp, w->replayed_ns / 1e6,
+			w->base.profiler_host_ns > 0 ? "" : "\n");
+	if (w->have_trace && w->base.profiler_host_ns > 0)
+		fprintf(f,
+			" (the estimates leave out the %.3f ms per rank and step the profiler "
+			"added to the host)\n",
+			w->base.profiler_host_ns / 1e6);
 	else
 		fprintf(f, "model description\n");
 	fprintf(f,
@@ -359,7 +365,10 @@ static void json_begin_report(struct cli_whatif_writer *o)
 	json_int(j, "gpus_min", opt->gpus_min);
 	json_int(j, "gpus_max", opt->gpus_max);
 	json_str(j, "rank_by", rank_by_names[opt->rank_by]);
-	json_double(j, "replayed_ns", w->replayed_ns);
+	if (isfinite(w->replayed_ns))
+		json_int(j, "replayed_ns", (int64_t)llround(w->replayed_ns));
+	else
+		json_double(j, "replayed_ns", NAN);
 	json_double(j, "launch_ns", w->base.cpu_op_ns);
 	json_str(j, "launch", cli_launch_source(&w->base, why, sizeof(why)));
 	json_array(j, "results");

@@ -138,7 +138,8 @@ struct orr_estimate_synth {
 /* How the estimate was made. */
 enum orr_estimate_how {
 	ORR_ESTIMATE_RETIME,      /* the trace's tasks re-timed, its graph replayed */
-	ORR_ESTIMATE_SYNTH_RATIO, /* the trace's replay x synthesized(to) / synthesized(from) */
+	ORR_ESTIMATE_SYNTH_RATIO, /* the trace's replay (less the profiler's host time) x
+				     synthesized(to) / synthesized(from) */
 	ORR_ESTIMATE_SYNTH,       /* a step synthesized from the description alone */
 	ORR_ESTIMATE_HOW_COUNT
 };
@@ -167,8 +168,9 @@ struct orr_estimate {
 	struct orr_retime retime;
 	double measured_ns; /* the trace's own step, mean; NAN */
 	struct orr_estimate_step replayed, estimated;
-	/* By retime: the estimate with the host time the profiler added kept, and that time
-	 * per rank and step (0: none; the estimate is then the same) */
+	/* By retime or a ratio: the estimate with the host time the profiler added kept (0
+	 * when not made), and that time per rank and step (0: none; the estimate is then the
+	 * same) */
 	struct orr_estimate_step traced;
 	double profiler_host_ns;
 	struct orr_memory memory;
@@ -224,12 +226,15 @@ int orr_estimate_describe(const struct orr_estimate_options *o, struct orr_estim
 /*
  * What a sweep over b's job shares: the synthesis costs with the launch thread
  * calibrated on the trace (unless o->launch_us), the trace's replayed step (mean over
- * its job steps), and b->e.reserve_bytes and measured_peak_bytes calibrated on the
- * allocator's peak where the trace recorded it.  0 or the error.
+ * its job steps), that replay without the host time the profiler added (*ret_base_ns,
+ * what every estimate is scaled from, as orr_estimate_trace() does; b->e.profiler_host_ns
+ * that time per rank and step; b->e.replayed and estimated hold both), and
+ * b->e.reserve_bytes and measured_peak_bytes
+ * calibrated on the allocator's peak where the trace recorded it.  0 or the error.
  */
 int orr_estimate_base_sweep(const struct orr_estimate_options *o, struct orr_estimate_base *b,
 			    struct orr_synth_costs *ret_k, double *ret_replayed_ns,
-			    struct orr_diag *d);
+			    double *ret_base_ns, struct orr_diag *d);
 /*
  * The first size a description needs that o lacks ("layers", "hidden", "heads", "seq"),
  * NULL when none does: what makes orr_estimate_describe() and orr_estimate_description()

@@ -538,7 +538,7 @@ def _caveats(e):
 
 
 def _estimate_row(e):
-    retime = e.how == 0
+    traced = e.traced.step_ns > 0  # as the CLI: the estimate with the profiler's host time
     parts = (ctypes.c_double * 4)()
     _lib.estimate_parts(ctypes.byref(e), parts)
     row = {
@@ -550,8 +550,8 @@ def _estimate_row(e):
         "iteration_ns": _whole(e.estimated.step_ns),
         "measured_ns": _whole(e.measured_ns),
         "replayed_ns": _whole(e.replayed.step_ns),
-        "traced_ns": _whole(e.traced.step_ns) if retime else None,
-        "profiler_host_ns": _whole(e.profiler_host_ns) if retime else None,
+        "traced_ns": _whole(e.traced.step_ns) if traced else None,
+        "profiler_host_ns": _whole(e.profiler_host_ns) if traced else None,
         "change": _num(_lib.estimate_change(ctypes.byref(e))),
         "tokens_per_s_per_gpu": _num(e.tokens_per_s_per_gpu),
         "mfu": _num(e.mfu),

@@ -105,20 +105,30 @@ for k in ("iteration_ns", "breakdown", "memory_bytes_per_gpu", "config"):
 		--recompute none --format=json
 	expect_rc 0
 	cp "$work/out" "$work/e.json"
-	python3 - "$work/t.json" "$work/e.json" <<'PY' || fail "whatif of the trace"
+	run estimate "$megatron" --format=json
+	expect_rc 0
+	cp "$work/out" "$work/in-place.json"
+	python3 - "$work/t.json" "$work/e.json" "$work/in-place.json" <<'PY' || fail "whatif of the trace"
 import json, sys
-w, e = (json.load(open(p)) for p in sys.argv[1:])
+w, e, same = (json.load(open(p)) for p in sys.argv[1:])
 rec = [r for r in w["ranked"] if r["is_recorded"]]
 assert len(rec) == 1, "the recorded configuration is marked once"
 rec = rec[0]
 assert rec["config"]["tp"] == 8 and rec["config"]["pp"] == 1, rec["config"]
-assert rec["iteration_ns"] == round(w["replayed_ns"]), (rec["iteration_ns"], w["replayed_ns"])
+# the recorded configuration as estimate estimates it in place: the replay without the
+# host time the profiler added, and with it as traced
+assert same["profiler_host_ns"] > 0, same
+assert rec["iteration_ns"] == same["iteration_ns"], (rec["iteration_ns"], same["iteration_ns"])
+assert rec["traced_ns"] == round(w["replayed_ns"]) == same["traced_ns"], (rec, w["replayed_ns"])
+assert rec["profiler_host_ns"] == same["profiler_host_ns"], (rec, same)
 m = [r for r in w["ranked"] if (r["config"]["tp"], r["config"]["pp"], r["config"]["dp"],
      r["config"]["vpp"], r["config"]["micro_batch"], r["config"]["recompute"]) ==
      (2, 2, 2, 1, 2, "none")]
 assert len(m) == 1, m
-for k in ("iteration_ns", "memory_bytes_per_gpu", "fits", "breakdown", "method", "changes"):
+for k in ("iteration_ns", "memory_bytes_per_gpu", "fits", "breakdown", "method", "changes",
+          "traced_ns", "profiler_host_ns"):
     assert m[0][k] == e[k], (k, m[0][k], e[k])
+assert e["traced_ns"] > e["iteration_ns"], e
 PY
 	;;
 threads)
