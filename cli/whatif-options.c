@@ -115,7 +115,7 @@ static const char *const fwd_flags[] = { "fsdp",
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-/* "1,2,4": counts of `least` or more. */
+/* "1,2,4": counts of `least` or more; a value given twice counts once (a row each). */
 static int parse_list(const char *name, int64_t least, const char *arg, int64_t **ret,
 		      size_t *ret_n)
 {
@@ -130,10 +130,16 @@ static int parse_list(const char *name, int64_t least, const char *arg, int64_t 
 	for (char *t = strtok_r(copy, ",", &save); t && !err; t = strtok_r(NULL, ",", &save)) {
 		int64_t v;
 
+		bool again = false;
+
 		if (cli_parse_count(t, &v) < 0 || v < least) {
 			err = 1;
 			break;
 		}
+		for (size_t i = 0; i < *ret_n && !again; i++)
+			again = (*ret)[i] == v;
+		if (again)
+			continue;
 		*ret = orr_xrealloc(*ret, (*ret_n + 1) * sizeof(**ret));
 		(*ret)[(*ret_n)++] = v;
 	}

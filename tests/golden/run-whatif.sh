@@ -130,6 +130,14 @@ for k in ("iteration_ns", "memory_bytes_per_gpu", "fits", "breakdown", "method",
     assert m[0][k] == e[k], (k, m[0][k], e[k])
 assert e["traced_ns"] > e["iteration_ns"], e
 PY
+	# a value given twice in a list is one value: the same rows, once each
+	run whatif "$megatron" --gpus 8 --tp 8,2,8 --pp 1,2,2 --format=json --top 0
+	expect_rc 0
+	python3 - "$work/t.json" "$work/out" <<'PY' || fail "whatif with a value twice"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+assert a["ranked"] == b["ranked"], (len(a["ranked"]), len(b["ranked"]))
+PY
 	;;
 threads)
 	for f in json csv; do
