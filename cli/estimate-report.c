@@ -554,7 +554,7 @@ void cli_estimate_json_fields(struct json_out *j, const struct orr_estimate *e)
 	json_whole(j, "iteration_ns", e->estimated.step_ns);
 	json_whole(j, "measured_ns", e->measured_ns);
 	json_whole(j, "replayed_ns", e->replayed.step_ns);
-	/* By retime: with the profiler's host time kept, and that time per step. */
+	/* From a trace the profiler added host time to: with it kept, and that time per step. */
 	json_whole(j, "traced_ns", e->traced.step_ns > 0 ? e->traced.step_ns : NAN);
 	json_whole(j, "profiler_host_ns", e->traced.step_ns > 0 ? e->profiler_host_ns : NAN);
 	/* The what-if's signed change from the trace as replayed; null without one. */

@@ -129,7 +129,6 @@ static int parse_list(const char *name, int64_t least, const char *arg, int64_t 
 	*ret_n = 0;
 	for (char *t = strtok_r(copy, ",", &save); t && !err; t = strtok_r(NULL, ",", &save)) {
 		int64_t v;
-
 		bool again = false;
 
 		if (cli_parse_count(t, &v) < 0 || v < least) {

@@ -41,18 +41,20 @@ static void text_header(const struct cli_layouts *w, FILE *f)
 	else
 		snprintf(gpus, sizeof(gpus), "%lld-%lld", (long long)o->gpus_min,
 			 (long long)o->gpus_max);
-	if (w->have_trace)
-		fprintf(f, "%s, rank %d: recorded tp %lld pp %lld dp %lld, replayed step %.3f ms%s",
+	if (!w->have_trace)
+		fprintf(f, "model description\n");
+	else if (w->base.profiler_host_ns > 0)
+		fprintf(f,
+			"%s, rank %d: recorded tp %lld pp %lld dp %lld, replayed step %.3f ms (the "
+			"estimates leave out the %.3f ms per rank and step the profiler added to "
+			"the host)\n",
 			cli_text(w->base.trace), w->base.rank, (long long)rec->tp,
 			(long long)rec->pp, (long long)rec->dp, w->replayed_ns / 1e6,
-			w->base.profiler_host_ns > 0 ? "" : "\n");
-	if (w->have_trace && w->base.profiler_host_ns > 0)
-		fprintf(f,
-			" (the estimates leave out the %.3f ms per rank and step the profiler "
-			"added to the host)\n",
 			w->base.profiler_host_ns / 1e6);
 	else
-		fprintf(f, "model description\n");
+		fprintf(f, "%s, rank %d: recorded tp %lld pp %lld dp %lld, replayed step %.3f ms\n",
+			cli_text(w->base.trace), w->base.rank, (long long)rec->tp,
+			(long long)rec->pp, (long long)rec->dp, w->replayed_ns / 1e6);
 	fprintf(f,
 		"model: %lld layers, hidden %lld, %lld heads (%lld KV), ffn %lld, seq %lld, vocab "
 		"%lld, %s%s%s%s%s\n",

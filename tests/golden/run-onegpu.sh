@@ -124,6 +124,8 @@ PY
 	run whatif --gpus 8 "$base"
 	expect_rc 0
 	expect_in out "recorded tp 1 pp 1 dp 1"
+	expect_in out "the estimates leave out the"
+	grep -q "^model description" "$work/out" && { show; fail "a trace's sweep called a description"; }
 	grep -qE "^ +1 +8 " "$work/out" || { show; fail "no configuration of 8 GPUs ranked"; }
 	# A global batch the recorded micro-batch (8) does not divide: the sweep's own
 	# micro-batch sizes do (it was refused, "not a multiple of micro-batch x dp (8)").
