@@ -167,16 +167,54 @@ struct span {
 	int64_t lo, hi;
 };
 
+/* Intervals [lo, hi) of time, pushed by several threads. */
+struct spans {
+	struct span *v;
+	size_t n, cap;
+};
+
+static void spans_push(struct spans *s, int64_t lo, int64_t hi)
+{
+	if (hi > lo)
+		ORR_VEC_PUSH(s->v, s->n, s->cap, ((struct span){ lo, hi }));
+}
+
+static int span_cmp(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+/* The length of the union of s's intervals. */
+static double spans_union_ns(struct spans *s)
+{
+	double sum = 0;
+	int64_t lo = 0, hi = 0;
+
+	qsort(s->v, s->n, sizeof(*s->v), span_cmp);
+	for (size_t i = 0; i < s->n; i++) {
+		if (s->v[i].lo > hi) {
+			sum += (double)(hi - lo);
+			lo = s->v[i].lo;
+			hi = s->v[i].hi;
+		} else if (s->v[i].hi > hi) {
+			hi = s->v[i].hi;
+		}
+	}
+	return sum + (double)(hi - lo);
+}
+
 /*
  * One CPU processor's time between consecutive launches inside [from, to), less what
- * its blocking calls spent (waiting for the GPU is no launch cost); its span in *sp.
+ * its blocking calls spent (waiting for the GPU is no launch cost), pushed to out as
+ * intervals; its span in *sp.
  */
-static double proc_launch_ns(const struct orr_graph *g, const struct orr_proc *p, int64_t from,
-			     int64_t to, struct span *sp)
+static void proc_launch_spans(const struct orr_graph *g, const struct orr_proc *p, int64_t from,
+			      int64_t to, struct spans *out, struct span *sp)
 {
 	const struct orr_task *tasks = orr_graph_tasks(g);
-	int64_t last = -1, blocked = 0;
-	double sum = 0;
+	int64_t last = -1, cur = 0;
 
 	for (uint32_t t = p->first_task; t < p->first_task + p->ntasks; t++) {
 		int64_t at = orr_graph_task_start(g, t);
@@ -184,17 +222,18 @@ static double proc_launch_ns(const struct orr_graph *g, const struct orr_proc *p
 		if (at < from || at >= to)
 			continue;
 		if (tasks[t].flags & ORR_TASK_F_BLOCKING) {
-			blocked += orr_graph_task_end(g, t) - at;
+			if (last >= 0)
+				spans_push(out, cur, at);
+			if (orr_graph_task_end(g, t) > cur)
+				cur = orr_graph_task_end(g, t);
 		} else if (tasks[t].flags & ORR_TASK_F_LAUNCH) {
-			if (last >= 0 && at - last > blocked)
-				sum += (double)(at - last - blocked);
+			if (last >= 0)
+				spans_push(out, cur, at);
 			if (last < 0)
 				sp->lo = at;
-			sp->hi = last = at;
-			blocked = 0;
+			sp->hi = last = cur = at;
 		}
 	}
-	return sum;
 }
 
 /* What c says the profiler added to the events of r on the threads' spans sp (by place). */
@@ -221,6 +260,7 @@ static bool rank_launch(const struct orr_graph *g, const struct orr_graph_rank *
 {
 	const struct orr_proc *procs = orr_graph_procs(g);
 	struct span *sp = orr_xcalloc(gr->rank->nplaces ? gr->rank->nplaces : 1, sizeof(*sp));
+	struct spans between = { 0 };
 	bool any = false;
 
 	memset(ret, 0, sizeof(*ret));
@@ -229,10 +269,14 @@ static bool rank_launch(const struct orr_graph *g, const struct orr_graph_rank *
 
 		if (procs[p].kind != ORR_TASK_CPU)
 			continue;
-		ret->step_ns += proc_launch_ns(g, &procs[p], from, to, &s);
+		proc_launch_spans(g, &procs[p], from, to, &between, &s);
 		any |= s.hi > s.lo;
 		sp[procs[p].place] = s;
 	}
+	/* the threads' union: a thread waiting for another's launches (the main thread in
+	 * backward() while autograd's thread launches the pass) adds no time of its own */
+	ret->step_ns = spans_union_ns(&between);
+	free(between.v);
 	if (any)
 		rank_profiler(gr->rank, sp, c, ret);
 	free(sp);

@@ -64,7 +64,9 @@ void orr_prof_options_format(unsigned options, char *buf, size_t size);
 /*
  * The launch threads' time per step (what `fit` calibrates the time per launch on):
  * between consecutive launches of a CPU thread inside a job step, less its blocking
- * calls; the slowest rank's, over its steps.  profiler_ns is the part of it c says the
+ * calls, each moment counted once over the rank's threads (a thread waiting while
+ * another launches, as the main thread in backward(), adds none); the slowest rank's,
+ * over its steps.  profiler_ns is the part of it c says the
  * profiler added (its ops and calls in those intervals, per step), so step_ns -
  * profiler_ns is the job's without the profiler.  NAN (and 0) without two launches or
  * without job steps.

@@ -161,12 +161,70 @@ static void test_launch_time(void **state)
 	free(d.s);
 }
 
+/* A launch at ts on thread tid (its kernel on stream 7). */
+static void launch_on(struct doc *d, int tid, double ts, int *corr)
+{
+	doc_call(d, "cudaLaunchKernel", tid, ts, 1, *corr);
+	doc_kernel(d, "k", 7, ts + 2, 3, *corr, NULL);
+	(*corr)++;
+}
+
+/*
+ * Eager PyTorch's backward: the main thread launches the forward (10, 110), waits in
+ * backward() while autograd's thread launches the pass (150, 250, 350), then launches
+ * the optimizer (390).  The host launched over [10, 390): 380 us, not the threads' sum
+ * (main 380 + autograd 200); a blocking call of 40 us on autograd's thread inside the
+ * main thread's wait is no launch time of either.  Without the overlap, the sum.
+ */
+static void test_launch_time_threads(void **state)
+{
+	static const struct {
+		double main_at[3], other_at[3], sync_at, want_us;
+	} cases[] = {
+		{ { 10, 110, 390 }, { 150, 250, 350 }, -1, 380 },
+		{ { 10, 110, 390 }, { 150, 250, 350 }, 200, 380 },
+		/* the other thread launches after the main thread's last launch */
+		{ { 10, 110, 130 }, { 150, 250, 350 }, 200, 120 + 160 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct doc d = { 0 };
+		struct orr_trace *t;
+		struct orr_graph *g;
+		struct orr_diag diag;
+		struct orr_prof_cost c = { 0 };
+		struct orr_launch_time lt;
+		int corr = 1;
+
+		doc_begin(&d, 0, 1);
+		doc_step(&d, 1, 0, 400);
+		for (int k = 0; k < 3; k++) {
+			launch_on(&d, 1, cases[i].main_at[k], &corr);
+			launch_on(&d, 2, cases[i].other_at[k], &corr);
+		}
+		if (cases[i].sync_at >= 0)
+			doc_call(&d, "cudaStreamSynchronize", 2, cases[i].sync_at, 40, corr++);
+		t = doc_import(&d, "threads.json");
+		if (orr_graph_build(t, NULL, &g, &diag))
+			fail_msg("graph: %s", diag.msg);
+		orr_launch_time_measure(g, &c, &lt);
+		if (fabs(lt.step_ns - cases[i].want_us * 1e3) > 1)
+			fail_msg("case %zu: %.0f ns, want %.0f us", i, lt.step_ns,
+				 cases[i].want_us);
+		orr_graph_free(g);
+		orr_trace_free(t);
+		free(d.s);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_options),
 		cmocka_unit_test(test_not_the_profiler),
 		cmocka_unit_test(test_launch_time),
+		cmocka_unit_test(test_launch_time_threads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
