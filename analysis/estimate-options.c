@@ -101,7 +101,8 @@ void orr_estimate_apply(const struct orr_estimate_options *o, struct orr_train_c
 		c->precision = precision[o->precision];
 	if (o->attention >= 0)
 		c->flash_attention = o->attention == 0;
-	c->sequence_parallel = o->sp;
+	/* as Megatron-LM's validate_args(): no sequence parallelism without TP */
+	c->sequence_parallel = o->sp && c->tp > 1;
 	c->distributed_optimizer = o->distopt;
 	c->fully_sharded = o->fsdp;
 	c->overlap_grad_reduce = o->overlap_grad;

@@ -169,6 +169,8 @@ unsigned orr_estimate_caveats(const struct orr_estimate *e)
 		c |= ORR_CAVEAT_SYNC_LAYERS_UNUSED;
 	if (e->costs_gpu)
 		c |= ORR_CAVEAT_TRANSFERRED;
+	if (e->trace && e->to.hidden != e->from.hidden && e->to.ffn == e->from.ffn)
+		c |= ORR_CAVEAT_FFN_KEPT;
 	return c;
 }
 
@@ -176,7 +178,7 @@ const char *orr_estimate_caveat_name(unsigned i)
 {
 	static const char *const names[ORR_CAVEAT_COUNT] = {
 		"peaks",     "launch-as-recorded", "no-allocator",      "reserve",
-		"no-memory", "sync-layers-unused", "costs-transferred",
+		"no-memory", "sync-layers-unused", "costs-transferred", "ffn-kept",
 	};
 
 	return i < ORR_CAVEAT_COUNT ? names[i] : NULL;

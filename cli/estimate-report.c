@@ -182,10 +182,16 @@ static void text_config(const struct orr_estimate *e)
 		return;
 	}
 	printf("\n%-14s %10s %10s\n", "", "recorded", "estimated");
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		bool kept = strcmp(v[i].name, "ffn") == 0 &&
+			    (orr_estimate_caveats(e) & ORR_CAVEAT_FFN_KEPT);
+
 		printf("  %-12s %*lld %10lld%s\n", v[i].name, value_width(v[i].name),
 		       (long long)v[i].from, (long long)v[i].to,
-		       v[i].from != v[i].to ? "  changed" : "");
+		       v[i].from != v[i].to ? "  changed"
+		       : kept ? "  kept: the trace's, with another hidden (--ffn changes it)"
+			      : "");
+	}
 	printf("  %-12s %10s %10s\n", "precision", orr_dtype_name(e->from.precision),
 	       orr_dtype_name(e->to.precision));
 	printf("  %-12s %10s %10s\n", "recompute", orr_recompute_name(e->from.recompute),
@@ -409,6 +415,8 @@ static void json_config(struct json_out *j, const char *key, const struct orr_es
 	json_bool(j, "sync_layers", orr_train_syncs_layers(c));
 	if (to && c->sync_layers && !orr_train_syncs_layers(c))
 		json_bool(j, "sync_layers_unused", true);
+	if (to && (orr_estimate_caveats(e) & ORR_CAVEAT_FFN_KEPT))
+		json_bool(j, "ffn_kept", true);
 	json_str(j, "recompute", orr_recompute_name(c->recompute));
 	json_str(j, "attention", c->flash_attention ? "flash" : "unfused");
 	json_bool(j, "swiglu", c->gated_mlp);

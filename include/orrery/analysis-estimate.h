@@ -323,9 +323,12 @@ enum orr_estimate_caveat {
 	/* the costs were fitted on another GPU (costs_gpu) and transferred to gpu: their
 	 * efficiencies over its roofline, its hardware table's links */
 	ORR_CAVEAT_TRANSFERRED = 1 << 6,
+	/* from a trace, another hidden size with the trace's FFN size kept (Megatron's
+	 * default, 4 x hidden, follows hidden; a trace's FFN is kept unless --ffn says) */
+	ORR_CAVEAT_FFN_KEPT = 1 << 7,
 };
 
-#define ORR_CAVEAT_COUNT 7
+#define ORR_CAVEAT_COUNT 8
 
 /* e's caveats: ORR_CAVEAT_* bits. */
 unsigned orr_estimate_caveats(const struct orr_estimate *e);

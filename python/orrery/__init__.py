@@ -525,7 +525,7 @@ def _config(c):
 def _caveats(e):
     """What the reader should know beside the numbers, by name (orr_estimate_caveats():
     peaks, launch-as-recorded, no-allocator, reserve, no-memory, sync-layers-unused,
-    costs-transferred)."""
+    costs-transferred, ffn-kept)."""
     bits = _lib.estimate_caveats(ctypes.byref(e))
     names, i = [], 0
     while True:

@@ -7,7 +7,9 @@
 #   run-onegpu.sh estimate   estimate in place, as traced, equals the replay (and less
 #                            without the profiler's host time); --layers 24, --dp 8,
 #                            --tp 2 --gpus-per-node 8 change what they name and only that;
-#                            --launch-us is said not to apply to the re-timed trace
+#                            --launch-us is said not to apply to the re-timed trace;
+#                            another --hidden says the traced FFN is kept; no sequence
+#                            parallelism at TP 1
 #   run-onegpu.sh whatif     a sweep of 1 GPU holds the recorded configuration, at its
 #                            replay without the profiler's host time (as traced: the
 #                            replay); one of 8 GPUs ranks its layouts
@@ -106,6 +108,27 @@ PY
 	run estimate --layers 24 "$base"
 	expect_rc 0
 	grep -qE "^  layers +12 +24  changed$" "$work/out" || { show; fail "no layers 12 -> 24"; }
+	grep -qF "kept: the trace's" "$work/out" && { show; fail "ffn said kept, hidden unchanged"; }
+	# Another hidden keeps the traced FFN unless --ffn says, and says so; sequence
+	# parallelism at TP 1 is off, as Megatron-LM turns it off.
+	run estimate --hidden 2048 "$base"
+	expect_rc 0
+	expect_in out "  ffn                4096       4096  kept: the trace's, with another hidden (--ffn changes it)"
+	run estimate --hidden 2048 --sequence-parallel --format=json "$base"
+	expect_rc 0
+	check_json ffn <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))["config"]
+assert c["ffn"] == 4096 and c["ffn_kept"] is True, c
+assert c["sequence_parallel"] is False, c
+PY
+	run estimate --hidden 2048 --ffn 8192 --format=json "$base"
+	expect_rc 0
+	check_json ffn-given <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))["config"]
+assert c["ffn"] == 8192 and "ffn_kept" not in c, c
+PY
 	;;
 whatif)
 	run whatif --gpus 1 --format=json "$base"

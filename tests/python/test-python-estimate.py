@@ -194,6 +194,8 @@ if os.path.isdir(megatron):
         same_estimate("Trace.estimate %s" % options, got,
                       json.loads(cli("estimate", "--format=json", *flags(options), megatron)))
     check("the trace's caveats", rows(t.estimate())[0]["caveats"], ["no-allocator"])
+    check("another hidden's caveats", rows(t.estimate(hidden=8192))[0]["caveats"],
+          ["no-allocator", "ffn-kept"])
     methods = {rows(t.estimate(**o))[0]["method"] for o in ({"tp": 4}, {"pp": 2})}
     check("Trace.estimate methods", methods, {"retime", "synthesis-ratio"})
     # the trace's costs transferred to another GPU (--transfer-costs): the CLI's numbers
