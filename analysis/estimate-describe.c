@@ -155,6 +155,7 @@ static int run(const struct orr_estimate_options *o, struct orr_costs *costs,
 	struct orr_synth_costs k;
 	int err = orr_estimate_description(o, &e->to, d);
 
+	orr_estimate_settle(&e->to);
 	if (err || (costs && (err = orr_estimate_transfer_costs(o, costs, &e->costs_gpu, d))) ||
 	    (err = orr_estimate_pick_gpu(o, costs, &e->gpu, d)))
 		return err;

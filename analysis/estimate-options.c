@@ -101,8 +101,7 @@ void orr_estimate_apply(const struct orr_estimate_options *o, struct orr_train_c
 		c->precision = precision[o->precision];
 	if (o->attention >= 0)
 		c->flash_attention = o->attention == 0;
-	/* as Megatron-LM's validate_args(): no sequence parallelism without TP */
-	c->sequence_parallel = o->sp && c->tp > 1;
+	c->sequence_parallel = o->sp;
 	c->distributed_optimizer = o->distopt;
 	c->fully_sharded = o->fsdp;
 	c->overlap_grad_reduce = o->overlap_grad;
@@ -116,6 +115,16 @@ void orr_estimate_apply(const struct orr_estimate_options *o, struct orr_train_c
 		c->rms_norm = o->norm == 1;
 	if (o->positions >= 0)
 		c->rope = o->positions == 1;
+}
+
+void orr_estimate_settle(struct orr_train_config *c)
+{
+	/* as Megatron-LM's validate_args(): no sequence parallelism without TP */
+	c->sequence_parallel &= c->tp > 1;
+	/* sharding and overlapped reductions need more than one data-parallel rank */
+	c->distributed_optimizer &= c->dp * c->cp > 1;
+	c->fully_sharded &= c->dp * c->cp > 1;
+	c->overlap_grad_reduce &= c->dp * c->cp > 1;
 }
 
 const struct orr_gpu_spec *orr_estimate_gpu(const char *name)

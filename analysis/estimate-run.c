@@ -43,6 +43,7 @@ static int configs(const struct orr_estimate_options *o, const struct orr_rank_f
 	e->from.precision = f->gemm_err ? ORR_DTYPE_BF16 : orr_gemm_precision(&f->gemm);
 	e->to = e->from;
 	orr_estimate_apply(o, &e->to);
+	orr_estimate_settle(&e->to);
 	/* New heads without --kv-heads: attention stays multi-head if it was. */
 	if (!orr_estimate_given(o, "kv-heads") && orr_estimate_given(o, "heads"))
 		e->to.kv_groups = e->from.kv_groups == e->from.heads ? e->to.heads
@@ -464,6 +465,8 @@ int orr_estimate_base_sweep(const struct orr_estimate_options *o, struct orr_est
 	if ((err = calibrate_launches(o, b->g, &b->e, &b->k, ret_k, d)) ||
 	    (err = replay_cpu(o, b->g, NULL, NULL, NULL, &base, d)))
 		return err;
+	measure(base, b->ri, false, &b->e.steps, &st);
+	b->e.measured_ns = st.step_ns; /* as orr_estimate_trace() reports it */
 	measure(base, b->ri, true, &b->e.steps, &st);
 	*ret_replayed_ns = *ret_base_ns = st.step_ns;
 	err = unprofiled(o, b->g, b->ri, base, b->e.steps, ret_base_ns, &b->e.profiler_host_ns, d);

@@ -327,6 +327,24 @@ static void report_json(const struct options *o, const struct orr_compose *c)
 	json_end(&j);
 }
 
+/*
+ * An execution trace given with --et whose ops match no rank's step: the plan is the
+ * trace's alone (operators' shapes from the trace, stand-ins where it has none), which
+ * should not pass for one made with the execution trace.
+ */
+static void warn_unlinked_et(const struct orr_compose *c)
+{
+	if (!cli_et_path)
+		return;
+	for (size_t i = 0; i < orr_compose_rank_count(c); i++)
+		if (orr_compose_get_rank(c, i)->args_step >= 0)
+			return;
+	cli_warning("'%s': no rank's ops match the execution trace's, so it gives no "
+		    "operator's arguments (args_step -1): the plan is the trace's alone; give the "
+		    "execution trace recorded with this trace",
+		    cli_et_path);
+}
+
 /* The plan of t, written into a new directory renamed to DIR when complete. */
 static int compose(struct options *o, const struct orr_trace *t)
 {
@@ -346,6 +364,7 @@ static int compose(struct options *o, const struct orr_trace *t)
 		cli_error("cannot compose '%s': %s", o->in, d.msg[0] ? d.msg : orr_strerror(err));
 		goto out;
 	}
+	warn_unlinked_et(c);
 	if ((err = cli_check_out_dir(o->out)) ||
 	    (err = orr_outfile_open(&out, o->out, ORR_OUTFILE_DIR))) {
 		cli_error("cannot write '%s': %s", o->out,

@@ -610,6 +610,13 @@ const char *cli_launch_source(const struct orr_estimate *e, char *buf, size_t si
 								"trace it was fitted on"
 							      : "trace calibrated";
 
+	if (e->cpu_op_from == ORR_LAUNCH_OPTION && e->trace && e->how != ORR_ESTIMATE_RETIME) {
+		/* what it changes there is the ratio, not the host the trace recorded */
+		snprintf(buf, size,
+			 "--launch-us: it times the two synthesized steps whose ratio scales the "
+			 "trace's replay; the trace's own host timeline is kept");
+		return buf;
+	}
 	if (e->cpu_op_from != ORR_LAUNCH_TRACE && e->cpu_op_from != ORR_LAUNCH_COSTS) {
 		snprintf(buf, size, "%s",
 			 e->cpu_op_from == ORR_LAUNCH_OPTION ? "--launch-us" : "none");

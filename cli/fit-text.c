@@ -68,7 +68,8 @@ static void text_structure(const struct orr_rank_fit *f)
 				 "--attention flash"
 			       : "unfused (the scores' batched GEMMs): --attention unfused");
 		printf("  embeddings     tied or untied: a trace does not tell (estimate and "
-		       "whatif take --untie-embeddings-and-output-weights)\n");
+		       "whatif take them as tied; --untie-embeddings-and-output-weights says "
+		       "otherwise)\n");
 	}
 	for (size_t i = 0; i < s->ncomms; i++) {
 		const struct orr_comm_role *c = &s->comms[i];
@@ -286,8 +287,8 @@ static void text_roles(const struct orr_rank_fit *f)
 	for (int r = 0; r < ORR_GEMM_ROLE_COUNT; r++)
 		for (int p = 0; p < ORR_GEMM_PASS_COUNT; p++)
 			total += f->roles[r][p].ns;
-	printf("\nGEMMs of rank %d by role, per step: %zu of %zu with a role", (int)f->rank,
-	       f->labeled, f->rank_gemms);
+	printf("\nGEMMs of rank %d by role, per step; %zu of its steps' %zu GEMMs with a role",
+	       (int)f->rank, f->labeled, f->rank_gemms);
 	if (f->st.hidden.how == ORR_VALUE_UNKNOWN || f->st.tp.how == ORR_VALUE_UNKNOWN)
 		printf(" (no transformer's dimensions to label them by)");
 	printf("\n");

@@ -141,6 +141,11 @@ bool structure(reader &r, dom::object top)
 	    !count(r, o, "repeat_kernels", &st->repeat_kernels) || !phases(r, o, st) ||
 	    !communicators(r, o, st))
 		return false;
+	/* files older than fused attention's detection lack it: not fused */
+	st->fused_attention = false;
+	if (o["fused_attention"].error() != NO_SUCH_FIELD &&
+	    !boolean(r, o, "fused_attention", &st->fused_attention))
+		return false;
 	st->rank = (int32_t)rank;
 	for (const auto &v : values)
 		if (!value(r, o, v.key, &(st->*v.v)))

@@ -116,6 +116,13 @@ int orr_estimate_options_check(const struct orr_estimate_options *o, struct orr_
 int64_t orr_estimate_given(const struct orr_estimate_options *o, const char *name);
 /* The sizes, recompute, precision, attention, model features and switches o gives, set in c. */
 void orr_estimate_apply(const struct orr_estimate_options *o, struct orr_train_config *c);
+/*
+ * What Megatron turns off in c because the layout leaves it nothing to do: sequence
+ * parallelism at TP 1, the distributed optimizer, FSDP and overlapped gradient
+ * reductions over one data-parallel rank (dp x cp 1), as whatif's configurations take
+ * them.  For one configuration estimated, not a sweep's base.
+ */
+void orr_estimate_settle(struct orr_train_config *c);
 /* 0, or -EDOM and the first of Megatron's checks c fails, named in d. */
 int orr_estimate_check(const struct orr_train_config *c, struct orr_diag *d);
 /* The hardware table's entry of an id or a device name; NULL. */

@@ -10,7 +10,7 @@
 #   run-compose.sh every           every shared trace: a benchmark, its coverage reported
 #                                  and its plans read back
 #   run-compose.sh options         --ops, --subgraph, --repeat and --step change the plan
-#                                  as they say
+#                                  as they say; an --et that links to no rank is said so
 #   run-compose.sh cpu-run         the composed benchmark runs every operator on the CPU
 #                                  (--device cpu), where PyTorch is installed (else skipped)
 #   run-compose.sh cpu-shared      the benchmarks of the shared traces with execution
@@ -192,6 +192,13 @@ options)
 	run compose -o "$work/nosub" --subgraph 'no-such-region' "$megatron"
 	expect_rc 1
 	expect_in err "no-such-region"
+	# An execution trace of another job links to no rank's ops: the plan is the
+	# trace's alone, and compose says so (it was silent, args_step -1).
+	run compose --format=json -o "$work/unlinked" --et "$linear_et" "$megatron"
+	expect_rc 0
+	expect_in err "no rank's ops match the execution trace's"
+	compose_ok linked --et "$megatron_et" "$megatron"
+	grep -qF "no rank's ops match" "$work/err" && fail "a linked execution trace said not to link"
 	;;
 cpu-run)
 	py=$(torch_python) || { echo "skipped: no PyTorch" >&2; exit 77; }

@@ -9,10 +9,12 @@
 #                            --tp 2 --gpus-per-node 8 change what they name and only that;
 #                            --launch-us is said not to apply to the re-timed trace;
 #                            another --hidden says the traced FFN is kept; no sequence
-#                            parallelism at TP 1
+#                            parallelism at TP 1, no sharding at DP 1; the launch time calibrated on the
+#                            trace is the same through its costs file
 #   run-onegpu.sh whatif     a sweep of 1 GPU holds the recorded configuration, at its
 #                            replay without the profiler's host time (as traced: the
-#                            replay); one of 8 GPUs ranks its layouts
+#                            replay); one of 8 GPUs ranks its layouts; each row has the
+#                            trace's measured step
 #   run-onegpu.sh attention  its SDPA ops are fused attention: fit and estimate say so,
 #                            no scores are counted in memory, and a longer sequence
 #                            costs more than a larger micro-batch of the same tokens
@@ -122,6 +124,34 @@ c = json.load(open(sys.argv[1]))["config"]
 assert c["ffn"] == 4096 and c["ffn_kept"] is True, c
 assert c["sequence_parallel"] is False, c
 PY
+	# The launch time calibrated on the trace, directly and through its costs file: one
+	# value (the costs file kept the fused attention the calibration synthesizes).
+	run fit -o "$work/costs.json" "$base"
+	expect_rc 0
+	run estimate --dp 2 "$base"
+	expect_rc 0
+	direct=$(grep -E '^  launches ' "$work/out" | awk '{print $2}')
+	run estimate --gpu h200-sxm --costs "$work/costs.json" --layers 12 --hidden 1024 --heads 16 \
+		--ffn 4096 --vocab 50304 --seq 1024 --micro-batch 8 --global-batch 8 --attention flash
+	expect_rc 0
+	via=$(grep -E '^  launches ' "$work/out" | awk '{print $2}')
+	[[ -n $direct && $direct == "$via" ]] ||
+		{ show; fail "launch time from the trace $direct us, through its costs $via us"; }
+	# On a change the trace's replay is scaled for, --launch-us times the ratio's two
+	# synthesized steps, not the trace's host: the report says so.
+	run estimate --dp 4 --launch-us 5 "$base"
+	expect_rc 0
+	expect_in out "(--launch-us: it times the two synthesized steps whose ratio scales the trace's replay; the trace's own host timeline is kept)"
+	# Sharding over one data-parallel rank shards nothing: the trace is re-timed in place.
+	run estimate --fsdp --distributed-optimizer --overlap-grad-reduce --format=json "$base"
+	expect_rc 0
+	check_json dp1 <<'PY'
+import json, sys
+e = json.load(open(sys.argv[1]))
+c = e["config"]
+assert e["method"] == "retime", e["method"]
+assert not (c["fully_sharded"] or c["distributed_optimizer"] or c["overlap_grad_reduce"]), c
+PY
 	run estimate --hidden 2048 --ffn 8192 --format=json "$base"
 	expect_rc 0
 	check_json ffn-given <<'PY'
@@ -143,6 +173,8 @@ assert len(rec) == 1, [r["config"] for r in w["ranked"]]
 assert rec[0]["profiler_host_ns"] > 0, rec[0]
 assert abs(rec[0]["traced_ns"] / rec[0]["replayed_ns"] - 1) < 1e-6, rec[0]
 assert rec[0]["iteration_ns"] < rec[0]["traced_ns"] - rec[0]["profiler_host_ns"] / 2, rec[0]
+# the trace's measured step, as estimate reports it (it was 0)
+assert all(r["measured_ns"] > 0.9 * r["replayed_ns"] for r in w["ranked"]), rec[0]
 PY
 	run whatif --gpus 8 "$base"
 	expect_rc 0

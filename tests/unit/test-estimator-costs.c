@@ -169,6 +169,8 @@ static void check_structure(const struct orr_rank_fit *f, const struct orr_costs
 	size_t n = orr_structure_values(&f->st, a);
 
 	assert_int_equal(orr_structure_values(&c->st, b), n);
+	assert_int_equal(f->st.fused_attention, c->st.fused_attention);
+	assert_int_equal(f->st.gated_mlp, c->st.gated_mlp);
 	for (size_t i = 0; i < n; i++) {
 		assert_int_equal(a[i].v->value, b[i].v->value);
 		assert_int_equal(a[i].v->how, b[i].v->how);
