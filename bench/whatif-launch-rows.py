@@ -33,6 +33,8 @@ import subprocess
 import sys
 import tempfile
 
+from orrery_bench import copy_binary
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOURCE = "vtrain-a100-single-node.csv"
 FIELDS = ("source id gpus tp pp dp cp vpp micro_batch global_batch layers hidden heads "
@@ -74,21 +76,6 @@ def fit_rows(orrery, shared, work):
                     row["args"] = a.read().split("\n")[:-1]
                 rows.append(row)
     return rows
-
-
-def copy_binary(path, work):
-    """A copy of the binary in WORK/bin, with the shared library it loads from ../lib
-    beside it (its run path) when its build has one, as bench/whatif-accuracy.sh takes."""
-    os.makedirs(os.path.join(work, "bin"))
-    os.makedirs(os.path.join(work, "lib"))
-    orrery = os.path.join(work, "bin", "orrery")
-    shutil.copy2(path, orrery)
-    lib = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(path))), "lib")
-    if os.path.isdir(lib):
-        for name in os.listdir(lib):
-            if ".so" in name and os.path.isfile(os.path.join(lib, name)):
-                shutil.copy(os.path.join(lib, name), os.path.join(work, "lib", name))
-    return orrery
 
 
 def estimate_ms(orrery, row, us):

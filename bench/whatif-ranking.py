@@ -51,11 +51,12 @@ import concurrent.futures
 import csv
 import os
 import re
-import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+
+from orrery_bench import copy_binary
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -371,9 +372,8 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         # A copy of the binary: every whatif of the run is made by one build, even when
         # the build directory is rebuilt meanwhile.
-        orrery = os.path.join(work, "orrery")
         try:
-            shutil.copy(args.orrery, orrery)
+            orrery = copy_binary(args.orrery, work)
         except OSError as e:
             sys.exit("bench/whatif-ranking.py: error: cannot copy %s: %s" % (args.orrery, e))
         try:
