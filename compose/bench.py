@@ -523,6 +523,7 @@ class Runner:
         plan = self.plan
         self.dtypes = {}
         self.views = {}
+        self.made = 0  # storages allocated so far (none should be in a timed step)
         self.first_dtype = {}
         for t in plan["tensors"]:
             self.first_dtype.setdefault(t[0], t[4])
@@ -553,7 +554,13 @@ class Runner:
 
     def _new_storage(self, sid, nbytes, dev, dtype, init):
         torch = self.torch
-        buf = torch.empty(max(int(nbytes), 1), dtype=torch.uint8, device=self.device_of(dev))
+        self.made += 1
+        # host memory in page-locked pages on a GPU, as a job's data loader pins what it
+        # copies with non_blocking=True (pageable memory would be staged by the driver,
+        # and such a copy is not asynchronous); PyTorch's host allocator caches them
+        pin = dev == "cpu" and not self.cpu
+        buf = torch.empty(max(int(nbytes), 1), dtype=torch.uint8, device=self.device_of(dev),
+                          pin_memory=pin)
         d = self.dtype(dtype) if dtype else torch.uint8
         size = torch.empty((), dtype=d).element_size()
         n = buf.numel() // size
@@ -586,16 +593,24 @@ class Runner:
                 extent = 0
                 break
             extent += (n - 1) * abs(s)
-        persistent = sid in self.persistent
-        buf = self.persistent_storage(sid) if persistent else live.get(sid)
         need = (offset + extent) * size
         if extent == 0:
             return torch.empty(shape, dtype=d, device=self.device_of(
                 self.plan["storages"][sid][1]))
+        if sid not in self.persistent and sid not in live:
+            # read before anything of the step wrote it: an input of the step (a plan
+            # without an execution trace cannot say which storages are), made once as
+            # the persistent ones are, not again (and zeroed again) in every step
+            self.persistent[sid] = None
+        persistent = sid in self.persistent
+        buf = self.persistent_storage(sid) if persistent else live.get(sid)
         if buf is None or buf.numel() < need:
             nbytes, dev, _ = self.plan["storages"][sid]
-            buf = self._new_storage(sid, max(nbytes, need), dev, dtype, False)
-            live[sid] = buf
+            buf = self._new_storage(sid, max(nbytes, need), dev, dtype, persistent)
+            if persistent:
+                self.persistent[sid] = buf
+            else:
+                live[sid] = buf
         t = self.alias(buf, d, size, offset, shape, strides)
         if persistent:
             self.views[tid] = t
@@ -1097,12 +1112,14 @@ def timed(torch, runner, steps, args, rank):
         prof.__enter__()
         runner.step(probe=False)
         prof.step()
+    made = runner.made
     for _ in range(steps):
         t0 = time.perf_counter_ns()
         runner.step(probe=False)
         times.append(time.perf_counter_ns() - t0)
         if prof is not None:
             prof.step()
+    runner.made_timed = runner.made - made
     if prof is not None:
         prof.__exit__(None, None, None)
         if not os.path.exists(path):
@@ -1120,6 +1137,9 @@ def report(args, plan, runner, times, real):
         "steps_ns": times, "median_ns": med, "device": args.device,
         "collectives": "real" if real else "stand-ins",
         "failed": failed, "skipped": skipped,
+        # storages allocated in the timed steps: each is a kernel (a zero fill) and an
+        # allocation the job did not make
+        "storages_made_timed": getattr(runner, "made_timed", 0),
     }
     if args.distinct:
         out["distinct_calls"] = len(runner.seen)

@@ -21,8 +21,11 @@
 # class's GPU time within 10 %, the same kernel counts per class; then the A100 Megatron
 # TP=8 rank 0 composed and run here with --emulate-comms, its compute classes beside the
 # A100's scaled by the hardware table.  OUT (default ./compose-device) gets log.txt and
-# compose-results.json with the run's small files; exits as run.sh compose does (1: a
-# check failed, 2: something to compare is missing).
+# compose-results.json with the run's small files.  The GPT's comparison is written
+# before the Megatron rank runs, so that a failure there or the time limit keeps it.
+# Exits by compose-results.json alone: 0 every check passes, 1 a check failed, 2 nothing
+# was compared (no compose-results.json: log.txt says which step failed, or that the
+# time ran out).
 set -uo pipefail
 
 bundle=${1:?usage: $0 BUNDLE.tar.gz TRACES [OUT]}
@@ -45,7 +48,20 @@ BUNDLE=$(cd "$(dirname "$bundle")" && pwd)/$(basename "$bundle") \
 	STEPS=${STEPS:-10} MEGA_STEPS=${MEGA_STEPS:-3} PYTHON=$python \
 	timeout 270 bash "$root/bench/gpu/run.sh" compose
 rc=$?
-say "run.sh compose: exit $rc"
+case $rc in
+124) say "run.sh compose: out of time (270 s)" ;;
+*) say "run.sh compose: exit $rc" ;;
+esac
+if [[ -f $out/run/compose-results.json ]]; then
+	"$python" -c 'import json, sys
+checks = json.load(open(sys.argv[1]))["checks"]
+print("checks:", ", ".join("%s %s" % (k, "ok" if v else "FAILED") for k, v in checks.items()))
+sys.exit(0 if all(checks.values()) else 1)' "$out/run/compose-results.json"
+	rc=$?
+else
+	say "nothing was compared: no compose-results.json"
+	rc=2
+fi
 # what comes back: the results and the small files, not the traces and benchmarks
 for f in compose-results.json compose.json bench-run.json mega-compose.json mega-run.json \
 	torch.jsonl; do

@@ -199,17 +199,31 @@ compose_main() {
 		"$out/torch-trace.json" >"$out/compose.json"
 	"$python" "$out/bench/bench.py" --steps "$steps" --warmup "$warmup" --json \
 		--profile "$out/bench-prof" >"$out/bench-run.json"
-	local mega=() kineto=$shared/kineto/astrasim-megatron-tp8
-	if [[ -d $kineto ]]; then
-		"$orrery" compose --format=json --et "$shared/et/astrasim-megatron-tp8" \
-			-o "$out/mega" "$kineto" >"$out/mega-compose.json"
+	# The GPT's comparison first, written before the Megatron rank runs: that one is a
+	# comparison, and neither its failure nor a time limit reached there loses this.
+	local rc=0
+	"$python" "$root/bench/gpu/compose-check.py" --orrery "$orrery" "$out" || rc=$?
+	((rc != 2)) || return 2
+	local kineto=$shared/kineto/astrasim-megatron-tp8
+	if [[ ! -d $kineto ]]; then
+		say "no $kineto (ORR_SHARED_TRACES): the Megatron rank left out"
+	elif compose_megatron "$kineto"; then
+		rc=0
+		"$python" "$root/bench/gpu/compose-check.py" --orrery "$orrery" \
+			--mega-trace "$kineto/rank-0.json.gz" "$out" || rc=$?
+	else
+		say "the Megatron rank failed (above): compose-results.json holds the GPT's alone"
+	fi
+	return "$rc"
+}
+
+# The shared A100 Megatron rank 0 composed from $1 and run here with its collectives as
+# timed stand-ins; fails (status) where either step does.
+compose_megatron() {
+	"$orrery" compose --format=json --et "$shared/et/astrasim-megatron-tp8" \
+		-o "$out/mega" "$1" >"$out/mega-compose.json" &&
 		"$python" "$out/mega/bench.py" --rank 0 --steps "${MEGA_STEPS:-5}" --warmup 2 --json \
 			--emulate-comms --profile "$out/mega-prof" >"$out/mega-run.json"
-		mega=(--mega-trace "$kineto/rank-0.json.gz")
-	else
-		say "no $kineto (ORR_SHARED_TRACES): the Megatron rank left out"
-	fi
-	"$python" "$root/bench/gpu/compose-check.py" --orrery "$orrery" "${mega[@]}" "$out"
 }
 
 # The cost of op names (orrery_record.enable(ops=...)): per round, gpt.py plain, under
