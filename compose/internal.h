@@ -47,6 +47,7 @@ struct orr_compose {
 	struct orr_compose_options o;
 	struct crank *ranks;
 	size_t nranks;
+	uint8_t *comm_ok; /* per graph task: a collective every member runs (plan.c) */
 	struct orr_compose_missing *missing;
 	size_t nmissing, cap_missing;
 	struct orr_strtab *strs; /* reasons */

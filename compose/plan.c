@@ -194,6 +194,53 @@ static bool is_comm_task(const struct orr_graph *g, uint32_t task)
 	return orr_graph_tasks(g)[task].flags & ORR_TASK_F_COMM;
 }
 
+/* Whether communication task t of rank cr is in its step's window and can run again. */
+static bool comm_here(const struct orr_compose *c, const struct crank *cr, uint32_t t)
+{
+	const struct orr_graph *g = c->g;
+	uint32_t call = launch_of(g, t);
+	uint32_t ev = call == ORR_NONE ? orr_graph_tasks(g)[t].event : task_event(g, call);
+	const struct orr_event *at = &cr->r->events[ev];
+
+	return at->start_ns >= cr->start_ns && at->start_ns < cr->end_ns &&
+	       runnable_comm(c, cr->r, &cr->r->events[orr_graph_tasks(g)[t].event]);
+}
+
+/*
+ * Which communication tasks are collectives the plan runs (c->comm_ok): those every
+ * member rank of their instance (D7) can run in its step.  A member that can only sleep
+ * would leave the others' real collective waiting for it forever (a rank traced without
+ * its execution trace, a step window that misses it), so then every member sleeps.
+ */
+static void runnable_instances(struct orr_compose *c)
+{
+	const struct orr_graph *g = c->g;
+	const struct orr_task *tasks = orr_graph_tasks(g);
+	const struct orr_proc *procs = orr_graph_procs(g);
+	const uint32_t *members = orr_graph_members(g);
+	size_t n = orr_graph_task_count(g);
+	uint8_t *here = orr_xcalloc(n ? n : 1, 1);
+
+	c->comm_ok = orr_xcalloc(n ? n : 1, 1);
+	for (uint32_t t = 0; t < n; t++)
+		if (tasks[t].kind == ORR_TASK_GPU && is_comm_task(g, t))
+			here[t] = comm_here(c, &c->ranks[procs[tasks[t].proc].rank], t);
+	for (uint32_t t = 0; t < n; t++) {
+		const struct orr_group *grp;
+		bool all = here[t];
+
+		if (!all || tasks[t].aux == ORR_NONE || tasks[t].aux >= orr_graph_group_count(g)) {
+			c->comm_ok[t] = all;
+			continue;
+		}
+		grp = &orr_graph_groups(g)[tasks[t].aux];
+		for (uint32_t m = 0; m < grp->n && all; m++)
+			all = here[members[grp->first + m]];
+		c->comm_ok[t] = all;
+	}
+	free(here);
+}
+
 /*
  * How long collective task `task` waited for its peers: from its start to the start of
  * the instance's last member (D7), within its duration, as orrery replay's breakdown
@@ -360,7 +407,7 @@ static void gpu_items(struct orr_compose *c, struct crank *cr, struct walk *w, u
 		}
 		if (at->start_ns < cr->start_ns || at->start_ns >= cr->end_ns)
 			continue;
-		comm = is_comm_task(g, t) && runnable_comm(c, r, ge);
+		comm = is_comm_task(g, t) && c->comm_ok[t];
 		it = base_item(w, at, ce == ORR_NONE ? tk->event : ce, comm ? CI_COMM : CI_FILL);
 		it.event = tk->event;
 		it.place = ce == ORR_NONE ? ORR_NONE : at->place;
@@ -377,8 +424,10 @@ static void gpu_items(struct orr_compose *c, struct crank *cr, struct walk *w, u
 		cr->st.gpu_ns = orr_time_add(cr->st.gpu_ns, ge->dur_ns);
 		if (!comm)
 			add_missing(c, cr, w, owner,
-				    is_comm_task(g, t) ? "collective of unknown kind or size"
-						       : NULL,
+				    !is_comm_task(g, t)           ? NULL
+				    : runnable_comm(c, r, ge) ? "collective a member rank cannot "
+								"run in its step"
+								: "collective of unknown kind or size",
 				    ge->dur_ns);
 	}
 }
@@ -580,6 +629,11 @@ int orr_compose_build(const struct orr_graph *g, const struct orr_compose_option
 				goto fail;
 			cr->st.args_step = step == args ? args : -1;
 		}
+	}
+	runnable_instances(c);
+	for (size_t i = 0; i < c->nranks; i++) {
+		struct crank *cr = &c->ranks[i];
+
 		plan_rank(c, cr);
 		if ((err = orr__compose_check_sizes(c, cr, reterr_diag)))
 			goto fail;
@@ -610,6 +664,7 @@ void orr_compose_free(struct orr_compose *c)
 		orr__compose_lists_free(c->ranks[i].lists);
 	}
 	free(c->ranks);
+	free(c->comm_ok);
 	free(c->missing);
 	orr_strtab_free(c->strs);
 	free(c);

@@ -10,7 +10,8 @@
 #   run-compose.sh every           every shared trace: a benchmark, its coverage reported
 #                                  and its plans read back
 #   run-compose.sh options         --ops, --subgraph, --repeat and --step change the plan
-#                                  as they say; an --et that links to no rank is said so
+#                                  as they say; an --et that links to no rank is said so;
+#                                  a collective runs only where every member can run it
 #   run-compose.sh cpu-run         the composed benchmark runs every operator on the CPU
 #                                  (--device cpu), where PyTorch is installed (else skipped)
 #   run-compose.sh cpu-shared      the benchmarks of the shared traces with execution
@@ -199,6 +200,17 @@ options)
 	expect_in err "no rank's ops match the execution trace's"
 	compose_ok linked --et "$megatron_et" "$megatron"
 	grep -qF "no rank's ops match" "$work/err" && fail "a linked execution trace said not to link"
+	# Execution traces of ranks 0-6 alone: rank 7 can only sleep for its all-reduces, so
+	# every member sleeps (ranks 0-6 ran real ones and waited for rank 7 forever).
+	mkdir -p "$work/et7"
+	for k in 0 1 2 3 4 5 6; do ln -sf "$(cd "$megatron_et" && pwd)/rank-$k.et.json.gz" "$work/et7/"; done
+	compose_ok part7 --et "$work/et7" "$megatron"
+	[[ $(report part7 'sum(x["comms"] for x in r["ranks"])') == 0 ]] ||
+		fail "ranks with an execution trace run collectives a rank without one sleeps for"
+	[[ $(report part7 '[m["tasks"] for m in r["missing"] if m["reason"].startswith("collective a member rank cannot")]') == "[588]" ]] ||
+		fail "the collectives a member cannot run are not listed as missing"
+	[[ $(report linked 'sorted({x["comms"] for x in r["ranks"]})') == "[84]" ]] ||
+		fail "every rank with its execution trace: not 84 collectives each"
 	;;
 cpu-run)
 	py=$(torch_python) || { echo "skipped: no PyTorch" >&2; exit 77; }
