@@ -424,10 +424,11 @@ static void gpu_items(struct orr_compose *c, struct crank *cr, struct walk *w, u
 		cr->st.gpu_ns = orr_time_add(cr->st.gpu_ns, ge->dur_ns);
 		if (!comm)
 			add_missing(c, cr, w, owner,
-				    !is_comm_task(g, t)           ? NULL
-				    : runnable_comm(c, r, ge) ? "collective a member rank cannot "
-								"run in its step"
-								: "collective of unknown kind or size",
+				    !is_comm_task(g, t) ? NULL
+				    : runnable_comm(c, r, ge)
+					    ? "collective a member rank cannot "
+					      "run in its step"
+					    : "collective of unknown kind or size",
 				    ge->dur_ns);
 	}
 }
