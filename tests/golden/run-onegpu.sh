@@ -180,6 +180,8 @@ PY
 	expect_rc 0
 	expect_in out "recorded tp 1 pp 1 dp 1"
 	expect_in out "the estimates leave out the"
+	# a sweep of a trace synthesizes every configuration, and says that estimate re-times
+	expect_in out "by the synthesis ratio (orrery estimate re-times changes of sizes on the trace instead"
 	grep -q "^model description" "$work/out" && { show; fail "a trace's sweep called a description"; }
 	grep -qE "^ +1 +8 " "$work/out" || { show; fail "no configuration of 8 GPUs ranked"; }
 	# A global batch the recorded micro-batch (8) does not divide: the sweep's own
