@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* orrery critical-path: what the predicted time of each job step is made of. */
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -204,6 +205,8 @@ static void report(const struct options *o, const struct orr_replay *r,
 		json_begin(&j, stdout);
 		json_str(&j, "trace", o->trace);
 		json_int(&j, "top", (int64_t)o->top);
+		/* what the profiler added to the host per step, which this path includes */
+		json_int(&j, "profiler_host_ns", (int64_t)llround(cli_profiler_ns(c.g)));
 		json_array(&j, "steps");
 	} else {
 		printf("%s: critical path of %zu job step%s\n", cli_text(o->trace), nsteps,
@@ -237,6 +240,7 @@ static void report(const struct options *o, const struct orr_replay *r,
 			printf("\ncommunication on the path is transfer only: where a rank waits for "
 			       "a late peer, the path goes on through that peer's work (orrery "
 			       "replay's 'waiting')\n");
+		cli_profiler_note(c.g);
 		printf("\nterms: window, path, the categories and how ops are named: "
 		       "docs/orrery-critical-path.md\n");
 	}

@@ -210,8 +210,10 @@ static int print_report(const struct options *o, const struct orr_replay *r)
 		cli_report_json(&rep);
 	else if (o->format == CLI_FORMAT_CSV)
 		cli_report_csv(&rep);
-	else
+	else {
 		cli_report_text(&rep);
+		cli_profiler_note(orr_replay_graph(r));
+	}
 	orr_replay_report_release(&rep);
 	return ret;
 }
@@ -255,8 +257,10 @@ static int print_whatif(const struct options *o, const struct cli_replay *cr)
 			cli_whatif_json(&w);
 		else if (o->format == CLI_FORMAT_CSV)
 			cli_whatif_csv(&w);
-		else
+		else {
 			cli_whatif_text(&w);
+			cli_profiler_note(cr->g);
+		}
 	}
 	orr_scenario_report_release(&w);
 	return ret;

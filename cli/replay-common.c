@@ -9,6 +9,34 @@
 #include "replay-common.h"
 #include "banned.h"
 
+double cli_profiler_ns(const struct orr_graph *g)
+{
+	struct orr_launch_time lt;
+
+	orr_rank_fit_launch_time(g, &lt, NULL);
+	/* below 1 % of the launch threads' time it changes nothing worth a word */
+	return isfinite(lt.step_ns) && lt.profiler_ns >= 0.01 * lt.step_ns && lt.profiler_ns > 0
+		       ? lt.profiler_ns
+		       : 0;
+}
+
+void cli_profiler_note(const struct orr_graph *g)
+{
+	struct orr_launch_time lt;
+	struct orr_prof_cost c;
+	char opts[128];
+
+	orr_rank_fit_launch_time(g, &lt, &c);
+	if (!(lt.profiler_ns > 0) || !isfinite(lt.step_ns) || lt.profiler_ns < 0.01 * lt.step_ns)
+		return;
+	orr_prof_options_format(c.options, opts, sizeof(opts));
+	printf("\nrecorded by torch.profiler (%s): of the launch threads' %.3f ms per step, "
+	       "about %.3f ms is the profiler's own (%.0f ops x %.2f us, docs/estimator.md); "
+	       "this replays the job as recorded, and orrery estimate of the trace estimates "
+	       "it without the profiler\n",
+	       opts, lt.step_ns / 1e6, lt.profiler_ns / 1e6, lt.ops, c.op_ns / 1e3);
+}
+
 int cli_globs_add(struct cli_globs *g, const char *glob)
 {
 	if (!glob[0])

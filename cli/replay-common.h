@@ -75,6 +75,13 @@ void cli_replay_close(struct cli_replay *cr);
  * as measured; nothing of them is a prediction.
  */
 void cli_warn_no_gpu(const char *path, const struct orr_graph *g);
+/*
+ * The host time per step the profiler that recorded g's trace added to its launch
+ * threads (orr_rank_fit_launch_time()); 0 when none is known.  cli_profiler_note() says
+ * it in one paragraph to stdout, and that `orrery estimate` takes it out.
+ */
+double cli_profiler_ns(const struct orr_graph *g);
+void cli_profiler_note(const struct orr_graph *g);
 
 /* "10", or "all" for the whole capture (step -1). */
 const char *cli_step_label(int64_t step, char *buf, size_t size);
