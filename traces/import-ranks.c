@@ -6,6 +6,8 @@
  * archive of files that name none is most likely separate runs of one process each,
  * which orrery reads one at a time: the message says which file to give.
  */
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -147,6 +149,68 @@ static void drop_children(struct import_ctx *c)
 	free(drop);
 }
 
+struct span {
+	int64_t lo, hi;
+};
+
+static int cmp_span(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+/*
+ * Ranks that share nothing: no world size above 1, no collective, and no moment (each
+ * rank's events end before the next one's begin).  Separate runs of one process each,
+ * named rankN, most likely: read as one job, as named, with a warning (a job's step
+ * would span them all).
+ */
+static void warn_apart(struct import_ctx *c, const char *path)
+{
+	struct orr_trace *t = c->t;
+	struct span *s;
+	int64_t end = INT64_MIN;
+	bool apart = true;
+	char msg[1024];
+
+	if (t->nranks < 2)
+		return;
+	for (size_t i = 0; i < t->nranks; i++)
+		if (t->ranks[i]->pub.world_size > 1 || t->ranks[i]->pub.ncollectives ||
+		    !t->ranks[i]->pub.nevents)
+			return;
+	s = orr_xcalloc(t->nranks, sizeof(*s));
+	for (size_t i = 0; i < t->nranks; i++) {
+		const struct orr_rank *r = &t->ranks[i]->pub;
+
+		s[i] = (struct span){ INT64_MAX, INT64_MIN };
+		for (size_t k = 0; k < r->nevents; k++) {
+			int64_t lo = r->events[k].start_ns;
+			int64_t hi =
+				orr_time_add(lo, r->events[k].dur_ns > 0 ? r->events[k].dur_ns : 0);
+
+			s[i].lo = lo < s[i].lo ? lo : s[i].lo;
+			s[i].hi = hi > s[i].hi ? hi : s[i].hi;
+		}
+	}
+	qsort(s, t->nranks, sizeof(*s), cmp_span);
+	for (size_t i = 0; i < t->nranks && apart; i++) {
+		apart = s[i].lo >= end;
+		end = s[i].hi > end ? s[i].hi : end;
+	}
+	free(s);
+	if (!apart)
+		return;
+	snprintf(msg, sizeof(msg),
+		 "%s: its %zu ranks share no communicator, no collective and no moment (each "
+		 "one's events end before the next one's begin): separate runs of one process "
+		 "each, most likely, read here as one job whose steps span them all (" ONE_JOB_HINT
+		 ")",
+		 path, t->nranks);
+	warn(c, msg);
+}
+
 int orr__import_check_ranks(struct import_ctx *c, const char *path)
 {
 	struct orr_trace *t = c->t;
@@ -176,5 +240,6 @@ int orr__import_check_ranks(struct import_ctx *c, const char *path)
 					    -1, "rank %d also comes from '%s' (" ONE_JOB_HINT ")",
 					    t->ranks[i]->pub.rank,
 					    orr_strtab_get(t->strs, t->ranks[i - 1]->pub.source));
+	warn_apart(c, path);
 	return 0;
 }

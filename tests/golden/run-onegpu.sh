@@ -19,7 +19,8 @@
 #                            no scores are counted in memory, and a longer sequence
 #                            costs more than a larger micro-batch of the same tokens
 #                            (the fused kernels' work grows with s² per sequence)
-#   run-onegpu.sh dir        a directory of separate runs names a file to give
+#   run-onegpu.sh dir        a directory of separate runs names a file to give; two runs
+#                            named as ranks are read with a warning
 #   run-onegpu.sh lost       the same trace with one NCCL all-reduce added, as a rank of
 #                            a larger job whose distributedInfo was lost: its world and
 #                            dp stay unknown, and estimate refuses it
@@ -244,6 +245,17 @@ dir)
 	expect_rc 1
 	expect_in err "separate runs"
 	expect_in err "give one file, e.g. '$runs/base.json.gz'"
+	# Two of them named as ranks of one job: read as named, with a warning (they share
+	# no communicator, no collective and no moment; it was a 20.7 s step, silently).
+	mkdir -p "$work/mixed"
+	ln -s "$(cd "$runs" && pwd)/base.json.gz" "$work/mixed/rank0.json.gz"
+	ln -s "$(cd "$runs" && pwd)/layers24.json.gz" "$work/mixed/rank1.json.gz"
+	run info "$work/mixed"
+	expect_rc 0
+	expect_in err "its 2 ranks share no communicator, no collective and no moment"
+	run info "$runs/base.json.gz"
+	expect_rc 0
+	grep -qF "share no communicator" "$work/err" && { show; fail "one run warned as apart"; }
 	;;
 lost)
 	python3 - "$base" "$work/lost.json" <<'PY' || fail "cannot write the trace"
