@@ -124,12 +124,20 @@ static void estimate_memory(const struct orr_graph *g, size_t ri, struct orr_est
 	const struct orr_rank *r = orr_graph_get_rank(g, ri)->rank;
 	struct orr_memory rec;
 
+	struct orr_gpu_spec seen;
+	const struct orr_gpu_spec *gpu = e->gpu;
+
+	/* the trace's own GPU holds what its device reported, not the datasheet's */
+	if (gpu && gpu == orr_rank_gpu(g, ri)) {
+		orr_rank_gpu_as_seen(g, ri, gpu, &seen);
+		gpu = &seen;
+	}
 	e->measured_peak_bytes = NAN;
-	if (r->mem_peak_reserved_bytes > 0 && !orr_memory_estimate(&e->from, e->gpu, 0, &rec)) {
+	if (r->mem_peak_reserved_bytes > 0 && !orr_memory_estimate(&e->from, gpu, 0, &rec)) {
 		e->measured_peak_bytes = (double)r->mem_peak_reserved_bytes;
 		e->reserve_bytes = fmax(0, e->measured_peak_bytes - rec.total_bytes);
 	}
-	e->memory_err = orr_memory_estimate(&e->to, e->gpu, e->reserve_bytes, &e->memory);
+	e->memory_err = orr_memory_estimate(&e->to, gpu, e->reserve_bytes, &e->memory);
 }
 
 /* The launch thread's time per synthesized kernel, from the trace unless o gave it. */

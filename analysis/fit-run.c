@@ -54,6 +54,21 @@ static const char *rank_device(const struct orr_trace *t, const struct orr_rank 
 	return NULL;
 }
 
+/* The memory the rank's device reported (cudaDeviceProp.totalGlobalMem); 0 unknown. */
+static int64_t rank_device_memory(const struct orr_rank *r)
+{
+	int32_t dev = -1;
+
+	for (size_t p = 0; p < r->nplaces && dev < 0; p++)
+		if (r->places[p].kind == ORR_PLACE_STREAM)
+			dev = r->places[p].device;
+	for (size_t d = 0; d < r->ndevices; d++)
+		if (r->devices[d].id == dev || (dev < 0 && d == 0))
+			return r->devices[d].total_mem_bytes > 0 ? r->devices[d].total_mem_bytes
+								 : 0;
+	return 0;
+}
+
 /*
  * The samples of one (kind, link): the coupled ones when there are any (their times
  * are transfers), else those seen alone (their times include waiting).
@@ -225,6 +240,16 @@ void orr_rank_fit_run(const struct orr_graph *g, size_t ri, const char *trace,
 			orr_rank_fit_coll_class(o, ret->nobs, &ret->coll[ret->ncoll - 1]);
 		}
 	free(o);
+}
+
+void orr_rank_gpu_as_seen(const struct orr_graph *g, size_t ri, const struct orr_gpu_spec *gpu,
+			  struct orr_gpu_spec *ret)
+{
+	int64_t mem = rank_device_memory(orr_graph_get_rank(g, ri)->rank);
+
+	*ret = *gpu;
+	if (mem > 0 && (ret->hbm_bytes <= 0 || (double)mem < ret->hbm_bytes))
+		ret->hbm_bytes = (double)mem;
 }
 
 const struct orr_gpu_spec *orr_rank_gpu(const struct orr_graph *g, size_t ri)

@@ -47,6 +47,11 @@ static int from_trace(const struct orr_estimate_options *o, const struct orr_gra
 				  ? o->global_batch
 				  : b->e.from.micro_batch * b->e.from.micro_batches * b->e.from.dp;
 	j->x.gpu = b->e.gpu;
+	/* its memory what the trace's device reported, as orrery estimate takes it */
+	if (b->e.gpu && b->e.gpu == orr_rank_gpu(g, ri)) {
+		orr_rank_gpu_as_seen(g, ri, b->e.gpu, &j->gpu_seen);
+		j->x.gpu = &j->gpu_seen;
+	}
 	j->x.forward_only = b->e.forward_only || o->forward_only;
 	j->x.reserve_bytes = b->e.reserve_bytes;
 	j->x.replayed_ns = base_ns; /* what each estimate is scaled from */

@@ -384,6 +384,7 @@ struct orr_whatif_job {
 	struct orr_train_config swept; /* the model swept (the recorded one, changed by o) */
 	int64_t global_batch;          /* sequences per step, fixed across the sweep */
 	struct orr_whatif_context x;
+	struct orr_gpu_spec gpu_seen; /* a trace's GPU as its device reported it (x.gpu) */
 	struct orr_whatif_plan *plan;
 	uint64_t considered; /* configurations of the plan */
 };

@@ -82,6 +82,13 @@ void orr_rank_fit_release(struct orr_rank_fit *f);
  */
 const struct orr_gpu_spec *orr_rank_gpu(const struct orr_graph *g, size_t ri);
 /*
+ * gpu as rank ri's device reported itself: its memory the device's total
+ * (totalGlobalMem, what CUDA can allocate: 139.8 GiB of an H200's 141) where that is
+ * known and smaller than the table's.
+ */
+void orr_rank_gpu_as_seen(const struct orr_graph *g, size_t ri, const struct orr_gpu_spec *gpu,
+			  struct orr_gpu_spec *ret);
+/*
  * The precision of the GEMM model of every rank's GEMMs over gpu (orr_gemm_precision(),
  * BF16 when it cannot be fitted): one per trace and GPU, whichever rank asks.
  */
