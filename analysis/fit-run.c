@@ -38,8 +38,8 @@ static size_t count_distinct(double *v, size_t n)
 	return d;
 }
 
-/* The device the rank's streams run on, by name; NULL when unknown. */
-static const char *rank_device(const struct orr_trace *t, const struct orr_rank *r)
+/* The device the rank's streams run on (its first without streams); NULL when none. */
+static const struct orr_device *rank_dev(const struct orr_rank *r)
 {
 	int32_t dev = -1;
 
@@ -48,25 +48,24 @@ static const char *rank_device(const struct orr_trace *t, const struct orr_rank 
 			dev = r->places[p].device;
 	for (size_t d = 0; d < r->ndevices; d++)
 		if (r->devices[d].id == dev || (dev < 0 && d == 0))
-			return r->devices[d].name == ORR_STR_NONE
-				       ? NULL
-				       : orr_trace_str(t, r->devices[d].name);
+			return &r->devices[d];
 	return NULL;
 }
 
-/* The memory the rank's device reported (cudaDeviceProp.totalGlobalMem); 0 unknown. */
+/* That device's name; NULL when unknown. */
+static const char *rank_device(const struct orr_trace *t, const struct orr_rank *r)
+{
+	const struct orr_device *d = rank_dev(r);
+
+	return d && d->name != ORR_STR_NONE ? orr_trace_str(t, d->name) : NULL;
+}
+
+/* The memory it reported (cudaDeviceProp.totalGlobalMem); 0 unknown. */
 static int64_t rank_device_memory(const struct orr_rank *r)
 {
-	int32_t dev = -1;
+	const struct orr_device *d = rank_dev(r);
 
-	for (size_t p = 0; p < r->nplaces && dev < 0; p++)
-		if (r->places[p].kind == ORR_PLACE_STREAM)
-			dev = r->places[p].device;
-	for (size_t d = 0; d < r->ndevices; d++)
-		if (r->devices[d].id == dev || (dev < 0 && d == 0))
-			return r->devices[d].total_mem_bytes > 0 ? r->devices[d].total_mem_bytes
-								 : 0;
-	return 0;
+	return d && d->total_mem_bytes > 0 ? d->total_mem_bytes : 0;
 }
 
 /*
