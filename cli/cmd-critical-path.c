@@ -19,7 +19,7 @@ static const char usage_text[] =
 	"and the ops that take most of it: GPU tasks by kernel name, CPU calls by the\n"
 	"framework op that issued them.\n\n"
 	"  --format=FMT        text (default) or json (docs/orrery-critical-path.md)\n"
-	"  --top N             how many ops to list per step (default 10)\n"
+	"  --top N             how many ops to list per step (default 10; 0: none)\n"
 	"  --scale GLOB=F      multiply the duration of GPU tasks whose name matches GLOB\n"
 	"                      by F before replaying (repeatable); gpu@RANK:, cpu:,\n"
 	"                      latency: and bandwidth: rules as in orrery replay\n"

@@ -19,7 +19,7 @@ static const char usage_text[] =
 	"definitions) and NCCL's algorithm.\n\n"
 	"  --format=FMT        text (default), json (every section) or csv (the rank-steps);\n"
 	"                      docs/orrery-summary.md\n"
-	"  --top N             kernels and ops to list (default 10)\n"
+	"  --top N             kernels and ops to list (default 10; 0: none)\n"
 	"  --comm GLOB         count GPU tasks whose name matches GLOB as communication\n"
 	"                      (repeatable), as in orrery replay\n"
 	"  --steps A[-B]       only steps A to B\n"

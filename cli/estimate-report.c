@@ -157,6 +157,12 @@ static int value_width(const char *name)
 	return over > 0 ? 10 - over : 10;
 }
 
+/* A row of named values, recorded and estimated, marked as the sizes are when they differ. */
+static void named_row(const char *name, const char *from, const char *to)
+{
+	printf("  %-12s %10s %10s%s\n", name, from, to, strcmp(from, to) ? "  changed" : "");
+}
+
 static void text_config(const struct orr_estimate *e)
 {
 	struct field v[20];
@@ -192,12 +198,11 @@ static void text_config(const struct orr_estimate *e)
 		       : kept ? "  kept: the trace's, with another hidden (--ffn changes it)"
 			      : "");
 	}
-	printf("  %-12s %10s %10s\n", "precision", orr_dtype_name(e->from.precision),
-	       orr_dtype_name(e->to.precision));
-	printf("  %-12s %10s %10s\n", "recompute", orr_recompute_name(e->from.recompute),
-	       orr_recompute_name(e->to.recompute));
-	printf("  %-12s %10s %10s\n", "sharding", sharding_name(&e->from), sharding_name(&e->to));
-	printf("  %-12s %10s %10s\n", "grad reduce", reduce_name(&e->from), reduce_name(&e->to));
+	named_row("precision", orr_dtype_name(e->from.precision), orr_dtype_name(e->to.precision));
+	named_row("recompute", orr_recompute_name(e->from.recompute),
+		  orr_recompute_name(e->to.recompute));
+	named_row("sharding", sharding_name(&e->from), sharding_name(&e->to));
+	named_row("grad reduce", reduce_name(&e->from), reduce_name(&e->to));
 	text_features(e);
 }
 
@@ -369,7 +374,7 @@ void cli_estimate_text(const struct orr_estimate *e)
 	if (e->traced.step_ns > 0 && e->profiler_host_ns > 0) {
 		text_step("as traced", &e->traced, e->replayed.step_ns, "replayed");
 		printf("  (estimated: without the %.3f ms per rank and step the profiler added "
-		       "to the host; as traced: with it)\n",
+		       "to the replayed host's calls; as traced: with it)\n",
 		       e->profiler_host_ns / 1e6);
 	}
 	printf("  tokens/s per GPU %.0f", e->tokens_per_s_per_gpu);

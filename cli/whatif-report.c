@@ -47,7 +47,7 @@ static void text_header(const struct cli_layouts *w, FILE *f)
 		fprintf(f,
 			"%s, rank %d: recorded tp %lld pp %lld dp %lld, replayed step %.3f ms (the "
 			"estimates leave out the %.3f ms per rank and step the profiler added to "
-			"the host)\n",
+			"the replayed host's calls)\n",
 			cli_text(w->base.trace), w->base.rank, (long long)rec->tp,
 			(long long)rec->pp, (long long)rec->dp, w->replayed_ns / 1e6,
 			w->base.profiler_host_ns / 1e6);
