@@ -192,6 +192,8 @@ static double spans_union_ns(struct spans *s)
 	double sum = 0;
 	int64_t lo = 0, hi = 0;
 
+	if (!s->n)
+		return 0;
 	qsort(s->v, s->n, sizeof(*s->v), span_cmp);
 	for (size_t i = 0; i < s->n; i++) {
 		if (s->v[i].lo > hi) {
