@@ -9,15 +9,23 @@
 #include "replay-common.h"
 #include "banned.h"
 
+/*
+ * The launch threads' time of g and what the profiler added to it (its cost in *c);
+ * whether that is worth a word: at least 1 % of the launch threads' time.
+ */
+static bool profiler_added(const struct orr_graph *g, struct orr_launch_time *lt,
+			   struct orr_prof_cost *c)
+{
+	orr_rank_fit_launch_time(g, lt, c);
+	return isfinite(lt->step_ns) && lt->profiler_ns > 0 &&
+	       lt->profiler_ns >= 0.01 * lt->step_ns;
+}
+
 double cli_profiler_ns(const struct orr_graph *g)
 {
 	struct orr_launch_time lt;
 
-	orr_rank_fit_launch_time(g, &lt, NULL);
-	/* below 1 % of the launch threads' time it changes nothing worth a word */
-	return isfinite(lt.step_ns) && lt.profiler_ns >= 0.01 * lt.step_ns && lt.profiler_ns > 0
-		       ? lt.profiler_ns
-		       : 0;
+	return profiler_added(g, &lt, NULL) ? lt.profiler_ns : 0;
 }
 
 void cli_profiler_note(const struct orr_graph *g)
@@ -26,8 +34,7 @@ void cli_profiler_note(const struct orr_graph *g)
 	struct orr_prof_cost c;
 	char opts[128];
 
-	orr_rank_fit_launch_time(g, &lt, &c);
-	if (!(lt.profiler_ns > 0) || !isfinite(lt.step_ns) || lt.profiler_ns < 0.01 * lt.step_ns)
+	if (!profiler_added(g, &lt, &c))
 		return;
 	orr_prof_options_format(c.options, opts, sizeof(opts));
 	printf("\nrecorded by torch.profiler (%s): of the launch threads' %.3f ms per step, "
