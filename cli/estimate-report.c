@@ -47,6 +47,18 @@ static size_t fields(const struct orr_estimate *e, bool split, struct field *v)
 	return n;
 }
 
+/* Whether any field the report shows differs between the trace's and the estimate's. */
+static bool config_changed(const struct orr_estimate *e)
+{
+	struct field v[20];
+	size_t n = fields(e, false, v);
+
+	for (size_t i = 0; i < n; i++)
+		if (v[i].from != v[i].to)
+			return true;
+	return false;
+}
+
 static void text_changes(const struct orr_estimate *e)
 {
 	struct orr_estimate_delta v[ORR_ESTIMATE_NDELTA];
@@ -60,7 +72,9 @@ static void text_changes(const struct orr_estimate *e)
 		       v[i].after / 1e6, (v[i].after - v[i].before) / 1e6);
 		shown++;
 	}
-	if (!shown)
+	if (!shown && config_changed(e))
+		printf("  none: what changed moves no modeled GPU time\n");
+	else if (!shown)
 		printf("  none: the configuration is the trace's\n");
 }
 

@@ -199,7 +199,10 @@ static void json_rank(struct json_out *j, const struct orr_trace *t, const struc
 	orr_rank_stats_count(r, &st);
 	json_object(j, NULL);
 	json_int(j, "rank", r->rank);
-	json_int(j, "world_size", r->world_size);
+	if (r->world_size > 0)
+		json_int(j, "world_size", r->world_size);
+	else
+		json_str(j, "world_size", NULL); /* the trace does not say */
 	json_str(j, "source", orr_trace_str(t, r->source));
 	json_str(j, "backend", orr_trace_str(t, r->backend));
 	json_capture(j, t, r);

@@ -52,6 +52,14 @@ fit)
 	done
 	grep -qE "^  world +1  inferred  one process, no communicator$" "$work/out" ||
 		{ show; fail "fit: no 'world 1 inferred'"; }
+	# info says the trace gives no world size (null), not a size of -1
+	run info --format=json "$base"
+	expect_rc 0
+	check_json info <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["ranks"][0]
+assert r["world_size"] is None, r["world_size"]
+PY
 	;;
 estimate)
 	run estimate --format=json "$base"
@@ -224,6 +232,10 @@ e = json.load(open(sys.argv[1]))
 b = json.load(open(sys.argv[1].replace("heads.json", "base-est.json")))
 assert e["memory_bytes_per_gpu"] == b["memory_bytes_per_gpu"], (e["memory_bytes_per_gpu"], b["memory_bytes_per_gpu"])
 PY
+	# the heads changed though no modeled GPU time did: not "the configuration is the trace's"
+	run estimate --heads 32 "$base"
+	expect_rc 0
+	expect_in out "  none: what changed moves no modeled GPU time"
 	run estimate --format=json --micro-batch 16 "$base"
 	expect_rc 0
 	cp "$work/out" "$work/batch.json"
