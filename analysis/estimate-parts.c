@@ -113,7 +113,7 @@ void orr_estimate_of_result(const struct orr_estimate *base, bool have_trace,
 			    const struct orr_whatif_result *r, struct orr_estimate *ret)
 {
 	const struct orr_synth *s = &r->synth;
-	double f = s->placed_ns > 0 ? r->step_ns / s->placed_ns : 0;
+	double f = s->placed_ns > 0 ? r->step_ns / s->placed_ns : 0, traced_from;
 	const struct orr_breakdown placed = { .exposed_compute_ns = llround(s->placed_compute_ns),
 					      .overlapped_ns = llround(s->placed_overlapped_ns),
 					      .exposed_comm_ns = llround(s->placed_comm_ns),
@@ -136,13 +136,22 @@ void orr_estimate_of_result(const struct orr_estimate *base, bool have_trace,
 	e->synth_to.synth = *s;
 	e->synth_to.step.step_ns = s->placed_ns;
 	e->synth_from.synth = *recorded;
-	e->synth_from.step.step_ns = recorded->placed_ns;
 	e->replayed.step_ns = replayed_ns;
+	traced_from = replayed_ns;
+	if (r->anchored) { /* as orr_estimate_trace() anchors its ratio */
+		e->anchored = true;
+		e->anchor = r->anchor.config;
+		e->anchor_ns = r->anchor.step_ns;
+		e->anchor_traced_ns = traced_from = r->anchor.traced_ns;
+		e->profiler_host_ns = r->anchor.profiler_host_ns;
+		e->synth_from.synth = r->anchor.synth;
+	}
+	e->synth_from.step.step_ns = e->synth_from.synth.placed_ns;
 	/* as orr_estimate_trace(): with the profiler's host time, scaled from the replay */
 	e->traced.step_ns = 0;
-	if (have_trace && base->profiler_host_ns > 0 && base->estimated.step_ns > 0 &&
-	    recorded->placed_ns > 0) {
-		e->traced.step_ns = replayed_ns * (s->placed_ns / recorded->placed_ns);
+	if (have_trace && e->profiler_host_ns > 0 && base->estimated.step_ns > 0 &&
+	    e->synth_from.step.step_ns > 0 && traced_from > 0) {
+		e->traced.step_ns = traced_from * (s->placed_ns / e->synth_from.step.step_ns);
 		orr_estimate_scale(&placed, e->traced.step_ns / s->placed_ns, &e->traced.breakdown);
 	}
 	e->tokens_per_s_per_gpu = r->tokens_per_s_per_gpu;

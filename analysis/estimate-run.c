@@ -196,7 +196,9 @@ static int by_synthesis(const struct orr_estimate_options *o, struct orr_estimat
 	struct orr_replay *base = NULL;
 	struct orr_synth_costs kc = b->k;
 	bool to_forward_only = e->forward_only || o->forward_only;
-	double ratio, from_ns;
+	struct orr_estimate_synth anchor_synth;
+	struct orr_estimate anchor;
+	double ratio, from_ns, traced_ns;
 	int err;
 
 	if (!b->k.gpu)
@@ -219,6 +221,18 @@ static int by_synthesis(const struct orr_estimate_options *o, struct orr_estimat
 	from_ns = e->replayed.step_ns;
 	if ((err = unprofiled(o, b->g, b->ri, base, e->steps, &from_ns, &e->profiler_host_ns, d)))
 		goto out;
+	traced_ns = e->replayed.step_ns;
+	/* new sizes too: scaled from the trace re-timed to them, as a change of sizes is */
+	if (!orr_estimate_anchor(o, b, &e->to, true, &anchor) &&
+	    !orr__estimate_synth_run(o, &anchor.to, e->forward_only, &kc, NULL, &anchor_synth, d)) {
+		e->anchored = true;
+		e->anchor = anchor.to;
+		e->anchor_ns = from_ns = anchor.estimated.step_ns;
+		e->anchor_traced_ns = traced_ns = anchor.traced.step_ns;
+		e->profiler_host_ns = anchor.profiler_host_ns;
+		e->synth_from = anchor_synth;
+	}
+	orr_diag_clear(d);
 	ratio = e->synth_to.step.step_ns / e->synth_from.step.step_ns;
 	orr_debug("estimate", "synthesized: recorded %.0f ns, target %.0f ns",
 		  e->synth_from.step.step_ns, e->synth_to.step.step_ns);
@@ -226,8 +240,8 @@ static int by_synthesis(const struct orr_estimate_options *o, struct orr_estimat
 	orr_estimate_scale(&e->synth_to.step.breakdown,
 			   e->estimated.step_ns / e->synth_to.step.step_ns,
 			   &e->estimated.breakdown);
-	if (e->profiler_host_ns > 0) {
-		e->traced.step_ns = e->replayed.step_ns * ratio;
+	if (e->profiler_host_ns > 0 && traced_ns > 0) {
+		e->traced.step_ns = traced_ns * ratio;
 		orr_estimate_scale(&e->synth_to.step.breakdown,
 				   e->traced.step_ns / e->synth_to.step.step_ns,
 				   &e->traced.breakdown);
@@ -316,10 +330,30 @@ out:
 	return err;
 }
 
+/*
+ * The factors of b->e's change of sizes on the trace's GPU tasks and host timeline (n + 1
+ * of each; cpu all 1 on entry): orr_retime()'s, or orr_retime_layers()' where the
+ * layers change too.  -ENOTSUP (why named) where only a new graph can make the change.
+ */
+static int retime_factors(struct orr_estimate_base *b, float *factors, float *cpu, const char **why)
+{
+	struct orr_estimate *e = &b->e;
+	int err;
+
+	err = orr_retime(b->g, &b->f.st, &e->from, &e->to, &b->m, factors, &e->retime, why);
+	/* Layers that repeat on the host timeline: stretched, the rest re-timed. */
+	if (err == -ENOTSUP && e->from.layers != e->to.layers) {
+		err = orr_retime_layers(b->g, &b->f.st, &e->from, &e->to, &b->m, factors, cpu,
+					&e->retime, why);
+		if (err == -ENOENT)
+			err = -ENOTSUP;
+	}
+	return err;
+}
+
 static int estimate(const struct orr_estimate_options *o, struct orr_estimate_base *b,
 		    struct orr_diag *d)
 {
-	struct orr_estimate *e = &b->e;
 	size_t n = orr_graph_task_count(b->g);
 	float *factors = orr_xmalloc((n + 1) * sizeof(*factors));
 	float *cpu = orr_xmalloc((n + 1) * sizeof(*cpu));
@@ -328,14 +362,7 @@ static int estimate(const struct orr_estimate_options *o, struct orr_estimate_ba
 
 	for (size_t t = 0; t < n; t++)
 		cpu[t] = 1;
-	err = orr_retime(b->g, &b->f.st, &e->from, &e->to, &b->m, factors, &e->retime, &why);
-	/* Layers that repeat on the host timeline: stretched, the rest re-timed. */
-	if (err == -ENOTSUP && e->from.layers != e->to.layers) {
-		err = orr_retime_layers(b->g, &b->f.st, &e->from, &e->to, &b->m, factors, cpu,
-					&e->retime, &why);
-		if (err == -ENOENT)
-			err = -ENOTSUP;
-	}
+	err = retime_factors(b, factors, cpu, &why);
 	if (err == -ENOTSUP) {
 		orr_debug("estimate", "%s: by synthesis", why);
 		err = by_synthesis(o, b, d);
@@ -357,6 +384,90 @@ int orr_estimate_trace(const struct orr_estimate_options *o, struct orr_estimate
 {
 	orr_diag_clear(d);
 	return o->forward_only && !b->e.forward_only ? by_synthesis(o, b, d) : estimate(o, b, d);
+}
+
+int orr_estimate_retime_config(const struct orr_estimate_options *o,
+			       const struct orr_estimate_base *b, const struct orr_train_config *to,
+			       struct orr_estimate *ret)
+{
+	struct orr_estimate_options quiet = *o;
+	struct orr_estimate_base local = *b;
+	size_t n = orr_graph_task_count(b->g);
+	float *factors, *cpu;
+	struct orr_diag d;
+	int err;
+
+	if (orr_retime_structural(&b->e.from, to) || (o->forward_only && !b->e.forward_only))
+		return -ENOTSUP;
+	/* each call on its own copy, with nothing written and nothing said: thread-safe */
+	quiet.timeline = NULL;
+	quiet.phase = NULL;
+	quiet.progress = NULL;
+	local.e.to = *to;
+	factors = orr_xmalloc((n + 1) * sizeof(*factors));
+	cpu = orr_xmalloc((n + 1) * sizeof(*cpu));
+	for (size_t t = 0; t < n; t++)
+		cpu[t] = 1;
+	orr_diag_clear(&d);
+	err = retime_factors(&local, factors, cpu, NULL);
+	if (!err)
+		err = retimed(&quiet, &local, factors, cpu, &d);
+	else if (err != -ENOTSUP)
+		err = -EDOM;
+	free(cpu);
+	free(factors);
+	if (!err) {
+		local.e.how = ORR_ESTIMATE_RETIME;
+		*ret = local.e;
+	}
+	return err;
+}
+
+/* The fields a re-timing changes that are the model's, not its layout's. */
+static bool model_sizes_differ(const struct orr_train_config *a, const struct orr_train_config *b)
+{
+	return a->layers != b->layers || a->hidden != b->hidden || a->heads != b->heads ||
+	       a->kv_groups != b->kv_groups || a->ffn != b->ffn || a->vocab != b->vocab ||
+	       a->seq != b->seq || a->rms_norm != b->rms_norm;
+}
+
+bool orr_estimate_anchor_config(const struct orr_estimate_base *b,
+				const struct orr_train_config *to, bool layout,
+				struct orr_train_config *ret)
+{
+	const struct orr_train_config *from = &b->e.from;
+	struct orr_train_config a = *from;
+
+	if (layout) { /* as orr_retime() changes them: the same collectives, other sizes */
+		a.micro_batch = to->micro_batch;
+		if ((a.tp == 1) == (to->tp == 1))
+			a.tp = to->tp;
+		if ((a.dp == 1) == (to->dp == 1))
+			a.dp = to->dp;
+	}
+	/* the layers of a pipeline's stages are its layout's: a new graph's */
+	if (a.pp == 1)
+		a.layers = to->layers;
+	a.hidden = to->hidden;
+	a.heads = to->heads;
+	a.kv_groups = to->kv_groups;
+	a.ffn = to->ffn;
+	a.vocab = to->vocab;
+	a.seq = to->seq;
+	a.rms_norm = to->rms_norm;
+	*ret = a;
+	return model_sizes_differ(&a, from) || a.micro_batch != from->micro_batch ||
+	       a.tp != from->tp || a.dp != from->dp;
+}
+
+int orr_estimate_anchor(const struct orr_estimate_options *o, const struct orr_estimate_base *b,
+			const struct orr_train_config *to, bool layout, struct orr_estimate *ret)
+{
+	struct orr_train_config a;
+
+	if (!orr_estimate_anchor_config(b, to, layout, &a))
+		return -ENOENT;
+	return orr_estimate_retime_config(o, b, &a, ret);
 }
 
 /* o->gpu with a trace must be the trace's. */

@@ -8,12 +8,130 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "orrery/analysis-estimate.h"
 #include "estimate-internal.h"
 #include "banned.h"
+
+/* One anchor a sweep met (orr_whatif_context.anchor): made, or why not. */
+struct anchor_entry {
+	int err;
+	struct orr_whatif_anchor a;
+};
+
+/* The anchors met, made once each, shared by the sweep's threads. */
+struct orr_whatif_anchors {
+	pthread_mutex_t lock;
+	const struct orr_whatif_job *j;
+	struct orr_estimate_options o; /* the base's, without progress or timeline */
+	struct anchor_entry **v;
+	size_t n, cap;
+};
+
+/* Anchors differ only in the sizes orr_estimate_anchor_config() takes from a configuration. */
+static bool same_sizes(const struct orr_train_config *a, const struct orr_train_config *b)
+{
+	return a->layers == b->layers && a->hidden == b->hidden && a->heads == b->heads &&
+	       a->kv_groups == b->kv_groups && a->ffn == b->ffn && a->vocab == b->vocab &&
+	       a->seq == b->seq && a->rms_norm == b->rms_norm && a->micro_batch == b->micro_batch &&
+	       a->tp == b->tp && a->dp == b->dp;
+}
+
+static struct anchor_entry *find_anchor(const struct orr_whatif_anchors *c,
+					const struct orr_train_config *key)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (same_sizes(&c->v[i]->a.config, key))
+			return c->v[i];
+	return NULL;
+}
+
+/* The trace re-timed to key, and key synthesized: an anchor, or the error. */
+static struct anchor_entry *make_anchor(const struct orr_whatif_anchors *c,
+					const struct orr_train_config *key)
+{
+	struct anchor_entry *e = orr_xcalloc(1, sizeof(*e));
+	const struct orr_whatif_job *j = c->j;
+	struct orr_estimate est;
+	const char *why = NULL;
+
+	e->a.config = *key;
+	e->err = orr_estimate_retime_config(&c->o, &j->b, key, &est);
+	if (!e->err)
+		e->err = orr_synth_time(key, j->x.forward_only, &j->x.costs, NULL, &e->a.synth,
+					&why);
+	if (!e->err) {
+		e->a.step_ns = est.estimated.step_ns;
+		e->a.traced_ns = est.traced.step_ns;
+		e->a.profiler_host_ns = est.profiler_host_ns;
+	}
+	return e;
+}
+
+/* orr_whatif_context.anchor: made once per anchor, outside the lock. */
+static int anchor_of(void *arg, const struct orr_train_config *cfg,
+		     const struct orr_whatif_anchor **ret)
+{
+	struct orr_whatif_anchors *c = arg;
+	struct orr_train_config key;
+	struct anchor_entry *e, *had;
+
+	if (!orr_estimate_anchor_config(&c->j->b, cfg, true, &key))
+		return -ENOENT;
+	pthread_mutex_lock(&c->lock);
+	e = find_anchor(c, &key);
+	pthread_mutex_unlock(&c->lock);
+	if (!e) {
+		e = make_anchor(c, &key);
+		pthread_mutex_lock(&c->lock);
+		if ((had = find_anchor(c, &key))) { /* another thread made it meanwhile */
+			free(e);
+			e = had;
+		} else {
+			if (c->n == c->cap) {
+				c->cap = c->cap ? 2 * c->cap : 8;
+				c->v = orr_xrealloc(c->v, c->cap * sizeof(*c->v));
+			}
+			c->v[c->n++] = e;
+		}
+		pthread_mutex_unlock(&c->lock);
+	}
+	if (e->err)
+		return e->err;
+	*ret = &e->a;
+	return 0;
+}
+
+static void anchors_free(struct orr_whatif_anchors *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n; i++)
+		free(c->v[i]);
+	free(c->v);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+/* With a trace: each configuration scaled from the trace re-timed to its sizes. */
+static void anchors_init(const struct orr_estimate_options *o, struct orr_whatif_job *j)
+{
+	struct orr_whatif_anchors *c = orr_xcalloc(1, sizeof(*c));
+
+	pthread_mutex_init(&c->lock, NULL);
+	c->j = j;
+	c->o = *o;
+	c->o.timeline = NULL;
+	c->o.phase = NULL;
+	c->o.progress = NULL;
+	j->anchors = c;
+	j->x.anchor = anchor_of;
+	j->x.anchor_arg = c;
+}
 
 /*
  * The recorded job: its configuration (changed by the model options), its replay.  The
@@ -61,6 +179,7 @@ static int from_trace(const struct orr_estimate_options *o, const struct orr_gra
 				    "cannot synthesize the recorded configuration: %s%s%s",
 				    orr_strerror(err), why ? ": " : "", why ? why : "");
 	j->x.recorded_synth_ns = j->recorded.placed_ns;
+	anchors_init(&recorded, j);
 	return 0;
 }
 
@@ -180,6 +299,7 @@ void orr_whatif_job_close(struct orr_whatif_job *j)
 	if (j->have_costs)
 		orr_costs_release(&j->costs);
 	orr_whatif_plan_free(j->plan);
+	anchors_free(j->anchors);
 	memset(j, 0, sizeof(*j));
 }
 

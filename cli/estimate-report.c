@@ -379,7 +379,13 @@ void cli_estimate_text(const struct orr_estimate *e)
 		printf("  %-10s %12.3f ms\n", "measured", e->measured_ns / 1e6);
 		text_step("replayed", &e->replayed, e->measured_ns, NULL);
 	}
-	if (e->how == ORR_ESTIMATE_SYNTH_RATIO) {
+	if (e->how == ORR_ESTIMATE_SYNTH_RATIO && e->anchored) {
+		printf("  %-10s %12.3f ms (the trace re-timed to the target's model sizes, in "
+		       "its own layout)\n",
+		       "re-timed", e->anchor_ns / 1e6);
+		text_step("synth re.", &e->synth_from.step, NAN, NULL);
+		text_step("synth est.", &e->synth_to.step, e->synth_from.step.step_ns, "synth re.");
+	} else if (e->how == ORR_ESTIMATE_SYNTH_RATIO) {
 		text_step("synth rec.", &e->synth_from.step, NAN, NULL);
 		text_step("synth est.", &e->synth_to.step, e->synth_from.step.step_ns,
 			  "synth rec.");
@@ -550,7 +556,14 @@ static void json_synthesized(struct json_out *j, const struct orr_estimate *e)
 
 	json_object(j, "synthesized");
 	json_whole(j, "recorded_ns",
-		   e->how == ORR_ESTIMATE_SYNTH_RATIO ? e->synth_from.step.step_ns : NAN);
+		   e->how == ORR_ESTIMATE_SYNTH_RATIO && !e->anchored ? e->synth_from.step.step_ns
+								      : NAN);
+	/* anchored: the ratio's base, synthesized at the re-timed sizes, and that estimate */
+	json_whole(j, "anchor_ns",
+		   e->how == ORR_ESTIMATE_SYNTH_RATIO && e->anchored ? e->synth_from.step.step_ns
+								     : NAN);
+	json_whole(j, "retimed_anchor_ns",
+		   e->how == ORR_ESTIMATE_SYNTH_RATIO && e->anchored ? e->anchor_ns : NAN);
 	json_whole(j, "target_ns", e->synth_to.step.step_ns);
 	json_int(j, "ranks", (int64_t)s->ranks);
 	json_int(j, "kernels", (int64_t)s->kernels);

@@ -281,10 +281,11 @@ static void text(const struct cli_whatif_writer *o, FILE *f)
 	text_infeasible(o, f);
 	if (w->have_trace)
 		fprintf(f,
-			"\nEach configuration is estimated as orrery estimate synthesizes a change "
-			"of structure, by the synthesis ratio (orrery estimate re-times changes "
-			"of sizes on the trace instead: check the one you pick with it); the terms "
-			"are defined in docs/orrery-whatif.md.\n");
+			"\nEach configuration is estimated as orrery estimate estimates it: the "
+			"trace re-timed to its sizes (micro-batch, TP, DP and the model's) in the "
+			"recorded layout, times the ratio of its synthesized step to that layout's "
+			"where the structure changes; the terms are defined in "
+			"docs/orrery-whatif.md.\n");
 	else
 		fprintf(f, "\nEach configuration is estimated as orrery estimate estimates it; the "
 			   "terms are defined in docs/orrery-whatif.md.\n");

@@ -498,3 +498,9 @@ int orr_retime(const struct orr_graph *g, const struct orr_structure *st,
 {
 	return orr__retime(g, st, from, to, m, false, ret_factors, ret, ret_why);
 }
+
+const char *orr_retime_structural(const struct orr_train_config *from,
+				  const struct orr_train_config *to)
+{
+	return structural_change(from, to, true);
+}

@@ -4,7 +4,8 @@
  * (docs/orrery-whatif.md, "How a configuration is estimated"): its memory per GPU, then
  * its step synthesized and placed (orr_synth_time(), the replay's rules without the
  * trace written and read back), scaled by the trace's replay over the recorded
- * configuration's synthesized step when there is a trace.
+ * configuration's synthesized step when there is a trace (or, where the sizes change,
+ * by the trace re-timed to them over their synthesized step: the anchor).
  */
 #include <errno.h>
 #include <math.h>
@@ -73,6 +74,7 @@ static void rates(const struct orr_whatif_context *x, struct orr_whatif_result *
 int orr_whatif_eval(const struct orr_whatif_plan *p, const struct orr_whatif_context *x, uint64_t i,
 		    struct orr_synth_scratch *scratch, struct orr_whatif_result *ret)
 {
+	const struct orr_whatif_anchor *a = NULL;
 	struct orr_whatif_result r;
 	const char *why = NULL;
 	int err;
@@ -97,7 +99,12 @@ int orr_whatif_eval(const struct orr_whatif_plan *p, const struct orr_whatif_con
 		goto out;
 	}
 	r.step_ns = r.synth.placed_ns;
-	if (x->replayed_ns > 0 && x->recorded_synth_ns > 0)
+	/* other sizes: scaled from the trace re-timed to them, as orrery estimate does */
+	if (x->anchor && !x->anchor(x->anchor_arg, &r.c, &a) && a->synth.placed_ns > 0) {
+		r.anchored = true;
+		r.anchor = *a;
+		r.step_ns = a->step_ns * r.synth.placed_ns / a->synth.placed_ns;
+	} else if (x->replayed_ns > 0 && x->recorded_synth_ns > 0)
 		r.step_ns = x->replayed_ns * r.synth.placed_ns / x->recorded_synth_ns;
 	parts(&r);
 	rates(x, &r);

@@ -187,8 +187,23 @@ struct orr_estimate {
 	double tokens_per_s_per_gpu;
 	double mfu; /* NAN without the GPU's peak */
 	double hfu; /* with the forward work recomputed (PaLM's HFU); NAN as mfu */
-	/* Synthesized steps: of `to` (and of `from` for a ratio), and what timed them. */
+	/*
+	 * Synthesized steps: of `to` (and for a ratio, of `from`, or of `anchor` where
+	 * anchored), and what timed them.
+	 */
 	struct orr_estimate_synth synth_from, synth_to;
+	/*
+	 * A ratio anchored on the trace re-timed to the target's sizes (layers, hidden,
+	 * FFN, heads, KV groups, vocabulary, sequence, norm; for orrery estimate also the
+	 * micro-batch size, TP and DP as a re-timing changes them) in its recorded layout:
+	 * anchor, and that estimate (without and with the profiler's host time), which the
+	 * ratio of the synthesized steps of `to` and `anchor` scales; false without a
+	 * change of those sizes, or where the trace cannot be re-timed to them
+	 * (orr_estimate_anchor()).
+	 */
+	bool anchored;
+	struct orr_train_config anchor;
+	double anchor_ns, anchor_traced_ns;
 	double cpu_op_ns; /* the launch thread's time per kernel */
 	enum orr_launch_from cpu_op_from;
 	double cpu_op_profiler_ns; /* calibrated: removed per launch as the profiler's; NAN */
@@ -223,6 +238,28 @@ void orr_estimate_base_close(struct orr_estimate_base *b);
  */
 int orr_estimate_trace(const struct orr_estimate_options *o, struct orr_estimate_base *b,
 		       struct orr_diag *d);
+/*
+ * b's trace re-timed to configuration `to`, as orr_estimate_trace() re-times a change of
+ * sizes, into *ret (b->e with `to`, estimated and traced): for a sweep, which leaves
+ * b as it is, writes no timeline and reports no progress, so that threads may share b.
+ * -ENOTSUP where only a new graph can make the change (the synthesis ratio's), -EDOM
+ * for a configuration the re-timing refuses, or the replay's error.
+ */
+int orr_estimate_retime_config(const struct orr_estimate_options *o,
+			       const struct orr_estimate_base *b, const struct orr_train_config *to,
+			       struct orr_estimate *ret);
+/*
+ * The anchor of a ratio from b's recorded configuration to `to` (orr_estimate.anchor):
+ * b->e.from with the model sizes of `to` (layout: and its micro-batch size, and its TP
+ * and DP where neither goes to or from 1), and b's trace re-timed to it into *ret.  0,
+ * or -ENOENT when that is b->e.from, or orr_estimate_retime_config()'s error.
+ */
+int orr_estimate_anchor(const struct orr_estimate_options *o, const struct orr_estimate_base *b,
+			const struct orr_train_config *to, bool layout, struct orr_estimate *ret);
+/* That anchor's configuration in *ret; false when it is b->e.from (no anchor). */
+bool orr_estimate_anchor_config(const struct orr_estimate_base *b,
+				const struct orr_train_config *to, bool layout,
+				struct orr_train_config *ret);
 /*
  * From the model o describes alone, with Megatron-LM's defaults, timed by o->costs or
  * the hardware table (a lower bound) into *ret.  0 or the error.
@@ -371,6 +408,8 @@ struct orr_whatif_options {
 };
 
 /* A sweep made ready: its inputs, made once, and its plan. */
+struct orr_whatif_anchors;
+
 struct orr_whatif_job {
 	struct orr_estimate_base b; /* with a trace */
 	bool have_trace;
@@ -387,6 +426,8 @@ struct orr_whatif_job {
 	struct orr_gpu_spec gpu_seen; /* a trace's GPU as its device reported it (x.gpu) */
 	struct orr_whatif_plan *plan;
 	uint64_t considered; /* configurations of the plan */
+	/* with a trace: the anchors met, each made once (x.anchor's; j is not moved) */
+	struct orr_whatif_anchors *anchors;
 };
 
 /*

@@ -265,6 +265,14 @@ int orr_retime(const struct orr_graph *g, const struct orr_structure *st,
 	       const char **ret_why);
 
 /*
+ * What of `to` only a rewrite of the graph can change from `from` (orr_retime()'s
+ * -ENOTSUP), named; NULL when nothing, a change of layers included (orr_retime_layers()
+ * may still refuse that one): the check alone, without a graph.
+ */
+const char *orr_retime_structural(const struct orr_train_config *from,
+				  const struct orr_train_config *to);
+
+/*
  * orr_retime() for a `to` that may also change the layers of a step without pipeline
  * stages (docs/estimator.md, "Another number of layers"): in each pass (forward,
  * backward) of each rank, a thread's launches that repeat from->layers times in a step

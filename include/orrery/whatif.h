@@ -136,6 +136,18 @@ enum orr_whatif_why orr_whatif_config(const struct orr_whatif_plan *p, uint64_t 
 				      struct orr_train_config *ret);
 
 /* What a sweep's configurations are estimated with, shared read-only by its threads. */
+/*
+ * A configuration's sizes on the trace: the trace re-timed to them in its recorded
+ * layout, as `orrery estimate` anchors a ratio (orr_whatif_context.anchor).
+ */
+struct orr_whatif_anchor {
+	struct orr_train_config config; /* the recorded layout with the sizes */
+	double step_ns;                 /* re-timed, without the host time the profiler added */
+	double traced_ns;               /* with it; 0 when it added none */
+	double profiler_host_ns;        /* that time, per rank and step */
+	struct orr_synth synth;         /* config synthesized and placed: the ratio's base */
+};
+
 struct orr_whatif_context {
 	const struct orr_gpu_spec *gpu; /* required */
 	struct orr_synth_costs costs;   /* costs.gpu == gpu */
@@ -148,6 +160,17 @@ struct orr_whatif_context {
 	 * each without a trace: the synthesized step itself.
 	 */
 	double replayed_ns, recorded_synth_ns;
+	/*
+	 * With a trace, may be NULL: the anchor of configuration c (its sizes re-timed on
+	 * the trace), valid while the context is, whose re-timed step times the ratio of
+	 * c's synthesized step over its own replaces the recorded one's; -ENOENT where c
+	 * has the recorded sizes, another error where the trace cannot be re-timed to them
+	 * (the recorded configuration is the base, each).  Called from the threads that
+	 * estimate, with anchor_arg.
+	 */
+	int (*anchor)(void *arg, const struct orr_train_config *c,
+		      const struct orr_whatif_anchor **ret);
+	void *anchor_arg;
 };
 
 /* One configuration, estimated. */
@@ -170,6 +193,9 @@ struct orr_whatif_result {
 	double compute_ns, exposed_comm_ns, bubble_ns, other_ns;
 	enum orr_whatif_limit limit;
 	struct orr_synth synth; /* the synthesized step as placed, json NULL */
+	/* the ratio's base where x->anchor gave one (by value: results cross processes) */
+	bool anchored;
+	struct orr_whatif_anchor anchor;
 };
 
 /*

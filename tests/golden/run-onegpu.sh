@@ -189,8 +189,8 @@ PY
 	expect_rc 0
 	expect_in out "recorded tp 1 pp 1 dp 1"
 	expect_in out "the estimates leave out the"
-	# a sweep of a trace synthesizes every configuration, and says that estimate re-times
-	expect_in out "by the synthesis ratio (orrery estimate re-times changes of sizes on the trace instead"
+	# a sweep of a trace says how each configuration is estimated from it
+	expect_in out "the trace re-timed to its sizes (micro-batch, TP, DP and the model's) in the recorded layout"
 	grep -q "^model description" "$work/out" && { show; fail "a trace's sweep called a description"; }
 	grep -qE "^ +1 +8 " "$work/out" || { show; fail "no configuration of 8 GPUs ranked"; }
 	# A global batch the recorded micro-batch (8) does not divide: the sweep's own
@@ -203,6 +203,62 @@ rows = list(csv.DictReader(open(sys.argv[1])))
 mbs = sorted({int(r["micro_batch"]) for r in rows if r["feasible"] == "1"})
 assert mbs and all(12 % m == 0 for m in mbs), mbs
 assert all(int(r["micro_batch"]) * int(r["micro_batches"]) == 12 for r in rows if r["feasible"] == "1"), rows[:2]
+PY
+	;;
+anchor)
+	# A change of sizes and of structure: the sizes' retime times the synthesized ratio,
+	# never faster than the retime alone (selective recompute was 71.2 ms against 81.7).
+	run estimate --format=json --hidden 2048 --ffn 8192 "$base"
+	expect_rc 0
+	cp "$work/out" "$work/sizes.json"
+	run estimate --format=json --hidden 2048 --ffn 8192 --recompute selective "$base"
+	expect_rc 0
+	check_json both <<'PY'
+import json, sys
+e = json.load(open(sys.argv[1]))
+r = json.load(open(sys.argv[1].replace("both.json", "sizes.json")))
+assert r["method"] == "retime" and e["method"] == "synthesis-ratio", (r["method"], e["method"])
+s = e["synthesized"]
+assert s["retimed_anchor_ns"] == r["iteration_ns"] and s["recorded_ns"] is None, s
+assert s["anchor_ns"] > 0 and s["target_ns"] > s["anchor_ns"], s
+assert r["iteration_ns"] < e["iteration_ns"] < 1.1 * r["iteration_ns"], (r["iteration_ns"], e["iteration_ns"])
+PY
+	run estimate --hidden 2048 --ffn 8192 --recompute selective "$base"
+	expect_rc 0
+	expect_in out "  re-timed         81.741 ms (the trace re-timed to the target's model sizes, in its own layout)"
+	# Every row of a sweep is what estimate gives its layout: re-timed sizes, then the ratio.
+	run whatif --gpus 1 --global-batch 16 --top 0 --format=json "$base"
+	expect_rc 0
+	cp "$work/out" "$work/sweep.json"
+	for args in "--micro-batch 16" "--micro-batch 16 --recompute selective" \
+		"--micro-batch 8 --global-batch 16" "--micro-batch 4 --global-batch 16 --recompute full"; do
+		# shellcheck disable=SC2086 # the options, split
+		run estimate --format=json $args "$base"
+		expect_rc 0
+		python3 - "$work/sweep.json" "$work/out" <<'PY' || { show; fail "whatif and estimate differ: $args"; }
+import json, sys
+w = json.load(open(sys.argv[1]))
+e = json.load(open(sys.argv[2]))
+c = e["config"]
+key = lambda k: (k["micro_batch"], k["micro_batches"], k["recompute"])
+row = [r for r in w["ranked"] if key(r["config"]) == key(c)]
+assert len(row) == 1, (key(c), [key(r["config"]) for r in w["ranked"]])
+assert abs(row[0]["iteration_ns"] / e["iteration_ns"] - 1) < 1e-6, (row[0]["iteration_ns"], e["iteration_ns"])
+PY
+	done
+	run whatif --gpus 1 --layers 24 --top 0 --format=json "$base"
+	expect_rc 0
+	cp "$work/out" "$work/layers.json"
+	run estimate --format=json --layers 24 "$base"
+	expect_rc 0
+	python3 - "$work/layers.json" "$work/out" <<'PY' || { show; fail "whatif --layers 24 is not estimate's"; }
+import json, sys
+w = json.load(open(sys.argv[1]))
+e = json.load(open(sys.argv[2]))
+assert e["method"] == "retime", e["method"]
+row = [r for r in w["ranked"] if r["config"]["micro_batch"] == 8 and r["config"]["recompute"] == "none"]
+assert len(row) == 1 and abs(row[0]["iteration_ns"] / e["iteration_ns"] - 1) < 1e-6, (row, e["iteration_ns"])
+assert row[0]["synthesized"]["retimed_anchor_ns"] == e["iteration_ns"], row[0]["synthesized"]
 PY
 	;;
 attention)
