@@ -607,15 +607,16 @@ static int ctx_finish(struct import_ctx *c, int r, const char *path, struct orr_
 		r = orr__import_merge_ops(c);
 	if (!r)
 		r = orr__import_check_ranks(c, path);
-	if (!r && c->opts && c->opts->step_range &&
-	    !orr__steps_from_ranges(c->t, c->opts->step_range) && c->opts->warn) {
-		char msg[512];
+	if (!r && c->opts && c->opts->step_range) {
+		char seen[256];
 
-		snprintf(msg, sizeof(msg),
-			 "no annotation matches the step range '%.400s': the whole capture is one "
-			 "step",
-			 c->opts->step_range);
-		c->opts->warn(c->opts->warn_data, msg);
+		/* before the rewrite, which drops the trace's own step annotations */
+		orr__annotations_seen(c->t, seen, sizeof(seen));
+		if (!orr__steps_from_ranges(c->t, c->opts->step_range))
+			r = orr_diag_set(c->diag, ORR_ENOSTEPS, path, -1, -1,
+					 "'%.200s' (%s): give a pattern of the steps' "
+					 "annotation, or no --step-range",
+					 c->opts->step_range, seen);
 	}
 	/* After the steps' rewrite, which removes events: links are event indices. */
 	if (!r)

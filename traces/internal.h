@@ -194,6 +194,11 @@ uint32_t orr__place(struct orr__rank_build *rb, enum orr_place_kind kind, int64_
 		    int32_t device);
 void orr__count_skipped(struct orr__rank_build *rb, uint32_t category);
 void orr__count_skipped_by(struct orr__rank_build *rb, uint32_t category, uint64_t count);
+/*
+ * A few of t's annotation names, distinct, quoted and comma-separated ("annotations:
+ * 'a', 'b'"), or "the trace has no annotation", into buf (traces/steps.c).
+ */
+void orr__annotations_seen(const struct orr_trace *t, char *buf, size_t size);
 /* orr_import_options.step_range on every rank of t (traces/steps.c); how many matched. */
 size_t orr__steps_from_ranges(struct orr_trace *t, const char *glob);
 /* One args value of key taken as how says (enum orr_coercion). */

@@ -190,6 +190,38 @@ int orr_trace_job_steps(const struct orr_trace *t, struct orr_step **ret_steps, 
  * The annotations that match glob become ProfilerStep#1, #2, ...; the trace's own step
  * annotations go (left as other annotations, they would pass for a step-long op).
  */
+void orr__annotations_seen(const struct orr_trace *t, char *buf, size_t size)
+{
+	const char *names[4];
+	size_t n = 0, at;
+
+	for (size_t k = 0; k < t->nranks && n < 4; k++) {
+		const struct orr__rank_build *rb = t->ranks[k];
+
+		for (size_t i = 0; i < rb->events.n && n < 4; i++) {
+			const struct orr_event *ev = (const struct orr_event *)rb->events.p + i;
+			const char *name = orr_strtab_get(t->strs, ev->name);
+			size_t j = 0;
+
+			if (ev->kind != ORR_EVENT_ANNOTATION || !name || !*name)
+				continue;
+			while (j < n && strcmp(names[j], name) != 0)
+				j++;
+			if (j == n)
+				names[n++] = name;
+		}
+	}
+	if (!n) {
+		snprintf(buf, size, "the trace has no annotation");
+		return;
+	}
+	at = (size_t)snprintf(buf, size, "annotations:");
+	for (size_t j = 0; j < n && j < 3 && at < size; j++)
+		at += (size_t)snprintf(buf + at, size - at, "%s '%.60s'", j ? "," : "", names[j]);
+	if (n > 3 && at < size)
+		snprintf(buf + at, size - at, ", ...");
+}
+
 size_t orr__steps_from_ranges(struct orr_trace *t, const char *glob)
 {
 	size_t matched = 0;

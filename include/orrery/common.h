@@ -30,18 +30,19 @@ extern "C" {
 #define ORR_VERSION "0.1.0"
 
 /* X(NAME, message): one list generates the codes, orr_strerror() and orr_errname(). */
-#define ORR_ERRORS(X)                                                         \
-	X(EMALFORMED, "malformed input")                                      \
-	X(ETRUNCATED, "truncated input")                                      \
-	X(EEMPTY, "empty input")                                              \
-	X(ETOOBIG, "input exceeds a size limit")                              \
-	X(EFORMAT, "unrecognised trace format")                               \
-	X(ENOTRACE, "no trace found")                                         \
-	X(ERANK, "conflicting or invalid rank")                               \
-	X(EARCHIVE, "unreadable archive")                                     \
-	X(ECYCLE, "dependency cycle")                                         \
-	X(ENOREADER, "a FIFO that no process reads (start its reader first)") \
-	X(EDANGLING, "a symbolic link to nothing (orrery does not write through it)")
+#define ORR_ERRORS(X)                                                                 \
+	X(EMALFORMED, "malformed input")                                              \
+	X(ETRUNCATED, "truncated input")                                              \
+	X(EEMPTY, "empty input")                                                      \
+	X(ETOOBIG, "input exceeds a size limit")                                      \
+	X(EFORMAT, "unrecognised trace format")                                       \
+	X(ENOTRACE, "no trace found")                                                 \
+	X(ERANK, "conflicting or invalid rank")                                       \
+	X(EARCHIVE, "unreadable archive")                                             \
+	X(ECYCLE, "dependency cycle")                                                 \
+	X(ENOREADER, "a FIFO that no process reads (start its reader first)")         \
+	X(EDANGLING, "a symbolic link to nothing (orrery does not write through it)") \
+	X(ENOSTEPS, "no annotation matches --step-range")
 
 enum orr_error {
 	ORR_EBASE = -1000,

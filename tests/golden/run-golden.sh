@@ -613,10 +613,12 @@ assert a == b, (a, b)' "$work/sync-unused.json" "$work/out" || fail "--sync-laye
 		run --step-range 'ProfilerStep#1[01]' replay traces/samples/tiny-2rank
 		expect_rc 0
 		expect_in out "job         2"
+		# a pattern that matches nothing is an error naming the trace's annotations
 		run --step-range 'no such range' info traces/samples/tiny-2rank
-		expect_rc 0
-		expect_in err "no annotation matches the step range 'no such range'"
-		expect_in out "no step annotations: whole capture"
+		expect_rc 1
+		expect_in err "no annotation matches --step-range: 'no such range' (annotations: 'ProfilerStep#10', "
+		expect_in err "give a pattern of the steps' annotation, or no --step-range"
+		[[ -s $work/out ]] && { show; fail "a report of a step range that matched nothing"; }
 		run --step-range '' info traces/samples/tiny-2rank
 		expect_rc 2
 		expect_in err "empty --step-range"
