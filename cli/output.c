@@ -21,6 +21,8 @@ static void vreport(const char *level, const char *fmt, va_list ap)
 	char *msg, *text;
 	int len;
 
+	/* what the report wrote so far first, where both go to one pipe or file */
+	fflush(stdout);
 	va_copy(aq, ap);
 	len = vsnprintf(NULL, 0, fmt, aq);
 	va_end(aq);
