@@ -141,7 +141,7 @@ void orr_estimate_of_result(const struct orr_estimate *base, bool have_trace,
 	if (r->anchored) { /* as orr_estimate_trace() anchors its ratio */
 		e->anchored = true;
 		e->anchor = r->anchor.config;
-		e->anchor_ns = r->anchor.step_ns;
+		e->anchor_retimed_ns = r->anchor.step_ns;
 		e->anchor_traced_ns = traced_from = r->anchor.traced_ns;
 		e->profiler_host_ns = r->anchor.profiler_host_ns;
 		e->synth_from.synth = r->anchor.synth;

@@ -44,6 +44,9 @@ static int configs(const struct orr_estimate_options *o, const struct orr_rank_f
 	e->to = e->from;
 	orr_estimate_apply(o, &e->to);
 	orr_estimate_settle(&e->to);
+	/* another TP pads the vocabulary as Megatron does (and orrery whatif's layouts) */
+	if (e->to.tp != e->from.tp && !orr_estimate_given(o, "vocab"))
+		e->to.vocab = orr_train_pad_vocab(e->to.vocab, e->to.tp);
 	/* New heads without --kv-heads: attention stays multi-head if it was. */
 	if (!orr_estimate_given(o, "kv-heads") && orr_estimate_given(o, "heads"))
 		e->to.kv_groups = e->from.kv_groups == e->from.heads ? e->to.heads
@@ -214,7 +217,6 @@ static int by_synthesis(const struct orr_estimate_options *o, struct orr_estimat
 	    (err = orr__estimate_synth_run(o, &e->to, to_forward_only, &kc, o->timeline,
 					   &e->synth_to, d)))
 		goto out;
-	e->forward_only = to_forward_only;
 	measure(base, b->ri, false, &e->steps, &e->replayed);
 	e->measured_ns = e->replayed.step_ns;
 	measure(base, b->ri, true, &e->steps, &e->replayed);
@@ -227,12 +229,16 @@ static int by_synthesis(const struct orr_estimate_options *o, struct orr_estimat
 	    !orr__estimate_synth_run(o, &anchor.to, e->forward_only, &kc, NULL, &anchor_synth, d)) {
 		e->anchored = true;
 		e->anchor = anchor.to;
-		e->anchor_ns = from_ns = anchor.estimated.step_ns;
+		e->anchor_retimed_ns = from_ns = anchor.estimated.step_ns;
 		e->anchor_traced_ns = traced_ns = anchor.traced.step_ns;
 		e->profiler_host_ns = anchor.profiler_host_ns;
 		e->synth_from = anchor_synth;
+	} else {
+		orr_debug("estimate", "no anchor: the trace's own sizes, or sizes it cannot be "
+				      "re-timed to");
 	}
 	orr_diag_clear(d);
+	e->forward_only = to_forward_only; /* after the anchor, which takes the trace's */
 	ratio = e->synth_to.step.step_ns / e->synth_from.step.step_ns;
 	orr_debug("estimate", "synthesized: recorded %.0f ns, target %.0f ns",
 		  e->synth_from.step.step_ns, e->synth_to.step.step_ns);
@@ -452,7 +458,11 @@ bool orr_estimate_anchor_config(const struct orr_estimate_base *b,
 	a.heads = to->heads;
 	a.kv_groups = to->kv_groups;
 	a.ffn = to->ffn;
-	a.vocab = to->vocab;
+	/* Megatron's padding for the TP alone is the trace's vocabulary at the anchor's TP */
+	if (to->vocab == from->vocab || to->vocab == orr_train_pad_vocab(from->vocab, to->tp))
+		a.vocab = a.tp == from->tp ? from->vocab : orr_train_pad_vocab(from->vocab, a.tp);
+	else
+		a.vocab = to->vocab;
 	a.seq = to->seq;
 	a.rms_norm = to->rms_norm;
 	*ret = a;

@@ -380,9 +380,9 @@ void cli_estimate_text(const struct orr_estimate *e)
 		text_step("replayed", &e->replayed, e->measured_ns, NULL);
 	}
 	if (e->how == ORR_ESTIMATE_SYNTH_RATIO && e->anchored) {
-		printf("  %-10s %12.3f ms (the trace re-timed to the target's model sizes, in "
-		       "its own layout)\n",
-		       "re-timed", e->anchor_ns / 1e6);
+		printf("  %-10s %12.3f ms (the trace re-timed to the target's sizes, in its "
+		       "own layout)\n",
+		       "re-timed", e->anchor_retimed_ns / 1e6);
 		text_step("synth re.", &e->synth_from.step, NAN, NULL);
 		text_step("synth est.", &e->synth_to.step, e->synth_from.step.step_ns, "synth re.");
 	} else if (e->how == ORR_ESTIMATE_SYNTH_RATIO) {
@@ -563,8 +563,14 @@ static void json_synthesized(struct json_out *j, const struct orr_estimate *e)
 		   e->how == ORR_ESTIMATE_SYNTH_RATIO && e->anchored ? e->synth_from.step.step_ns
 								     : NAN);
 	json_whole(j, "retimed_anchor_ns",
-		   e->how == ORR_ESTIMATE_SYNTH_RATIO && e->anchored ? e->anchor_ns : NAN);
+		   e->how == ORR_ESTIMATE_SYNTH_RATIO && e->anchored ? e->anchor_retimed_ns : NAN);
 	json_whole(j, "target_ns", e->synth_to.step.step_ns);
+	if (e->how == ORR_ESTIMATE_SYNTH_RATIO && e->anchored) {
+		struct orr_estimate a = *e; /* the anchor's layout, as config shows the target's */
+
+		a.to = e->anchor;
+		json_config(j, "anchor", &a, true);
+	}
 	json_int(j, "ranks", (int64_t)s->ranks);
 	json_int(j, "kernels", (int64_t)s->kernels);
 	json_int(j, "collectives", (int64_t)s->collectives);

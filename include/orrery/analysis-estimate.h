@@ -203,7 +203,7 @@ struct orr_estimate {
 	 */
 	bool anchored;
 	struct orr_train_config anchor;
-	double anchor_ns, anchor_traced_ns;
+	double anchor_retimed_ns, anchor_traced_ns;
 	double cpu_op_ns; /* the launch thread's time per kernel */
 	enum orr_launch_from cpu_op_from;
 	double cpu_op_profiler_ns; /* calibrated: removed per launch as the profiler's; NAN */

@@ -143,7 +143,7 @@ enum orr_whatif_why orr_whatif_config(const struct orr_whatif_plan *p, uint64_t 
 struct orr_whatif_anchor {
 	struct orr_train_config config; /* the recorded layout with the sizes */
 	double step_ns;                 /* re-timed, without the host time the profiler added */
-	double traced_ns;               /* with it; 0 when it added none */
+	double traced_ns;               /* with it (step_ns when it added none) */
 	double profiler_host_ns;        /* that time, per rank and step */
 	struct orr_synth synth;         /* config synthesized and placed: the ratio's base */
 };

@@ -225,7 +225,7 @@ assert r["iteration_ns"] < e["iteration_ns"] < 1.1 * r["iteration_ns"], (r["iter
 PY
 	run estimate --hidden 2048 --ffn 8192 --recompute selective "$base"
 	expect_rc 0
-	expect_in out "  re-timed         81.741 ms (the trace re-timed to the target's model sizes, in its own layout)"
+	expect_in out "  re-timed         81.741 ms (the trace re-timed to the target's sizes, in its own layout)"
 	# Every row of a sweep is what estimate gives its layout: re-timed sizes, then the ratio.
 	run whatif --gpus 1 --global-batch 16 --top 0 --format=json "$base"
 	expect_rc 0
@@ -246,6 +246,44 @@ assert len(row) == 1, (key(c), [key(r["config"]) for r in w["ranked"]])
 assert abs(row[0]["iteration_ns"] / e["iteration_ns"] - 1) < 1e-6, (row[0]["iteration_ns"], e["iteration_ns"])
 PY
 	done
+	# Another TP: its padded vocabulary in both (whatif's rows were anchored on it alone)
+	run whatif --gpus 2 --top 0 --format=json "$base"
+	expect_rc 0
+	cp "$work/out" "$work/tp.json"
+	for args in "--tp 2" "--tp 2 --recompute selective" "--tp 2 --micro-batch 4 --global-batch 8" \
+		"--dp 2 --micro-batch 4"; do
+		# shellcheck disable=SC2086 # the options, split
+		run estimate --format=json $args "$base"
+		expect_rc 0
+		python3 - "$work/tp.json" "$work/out" <<'PY' || { show; fail "whatif and estimate differ: $args"; }
+import json, sys
+w = json.load(open(sys.argv[1]))
+e = json.load(open(sys.argv[2]))
+c = e["config"]
+key = lambda k: (k["tp"], k["dp"], k["micro_batch"], k["micro_batches"], k["recompute"])
+row = [r for r in w["ranked"] if key(r["config"]) == key(c)]
+assert len(row) == 1, (key(c), [key(r["config"]) for r in w["ranked"]])
+assert row[0]["config"]["vocab"] == c["vocab"], (row[0]["config"]["vocab"], c["vocab"])
+assert abs(row[0]["iteration_ns"] / e["iteration_ns"] - 1) < 1e-6, (row[0]["iteration_ns"], e["iteration_ns"])
+PY
+	done
+	# Forward passes of a training trace: not anchored on its training step (it was, and
+	# --forward-only --hidden 2048 gave the whole training step, 81.7 ms)
+	run estimate --format=json --forward-only --hidden 2048 --ffn 8192 "$base"
+	expect_rc 0
+	cp "$work/out" "$work/fwd.json"
+	run whatif --gpus 1 --forward-only --hidden 2048 --ffn 8192 --top 0 --format=json "$base"
+	expect_rc 0
+	python3 - "$work/out" "$work/fwd.json" "$work/sizes.json" <<'PY' || { show; fail "--forward-only with new sizes"; }
+import json, sys
+w = json.load(open(sys.argv[1]))
+f = json.load(open(sys.argv[2]))
+t = json.load(open(sys.argv[3]))
+assert f["iteration_ns"] < 0.5 * t["iteration_ns"], (f["iteration_ns"], t["iteration_ns"])
+assert f["synthesized"]["retimed_anchor_ns"] is None, f["synthesized"]
+row = [r for r in w["ranked"] if r["config"]["micro_batch"] == 8 and r["config"]["recompute"] == "none"]
+assert len(row) == 1 and abs(row[0]["iteration_ns"] / f["iteration_ns"] - 1) < 1e-6, (row, f["iteration_ns"])
+PY
 	run whatif --gpus 1 --layers 24 --top 0 --format=json "$base"
 	expect_rc 0
 	cp "$work/out" "$work/layers.json"
