@@ -225,7 +225,7 @@ static int by_synthesis(const struct orr_estimate_options *o, struct orr_estimat
 		goto out;
 	traced_ns = e->replayed.step_ns;
 	/* new sizes too: scaled from the trace re-timed to them, as a change of sizes is */
-	if (!orr_estimate_anchor(o, b, &e->to, true, &anchor) &&
+	if (!orr_estimate_anchor(o, b, &e->to, &anchor) &&
 	    !orr__estimate_synth_run(o, &anchor.to, e->forward_only, &kc, NULL, &anchor_synth, d)) {
 		e->anchored = true;
 		e->anchor = anchor.to;
@@ -438,19 +438,17 @@ static bool model_sizes_differ(const struct orr_train_config *a, const struct or
 }
 
 bool orr_estimate_anchor_config(const struct orr_estimate_base *b,
-				const struct orr_train_config *to, bool layout,
-				struct orr_train_config *ret)
+				const struct orr_train_config *to, struct orr_train_config *ret)
 {
 	const struct orr_train_config *from = &b->e.from;
 	struct orr_train_config a = *from;
 
-	if (layout) { /* as orr_retime() changes them: the same collectives, other sizes */
-		a.micro_batch = to->micro_batch;
-		if ((a.tp == 1) == (to->tp == 1))
-			a.tp = to->tp;
-		if ((a.dp == 1) == (to->dp == 1))
-			a.dp = to->dp;
-	}
+	/* as orr_retime() changes them: the same collectives, other sizes */
+	a.micro_batch = to->micro_batch;
+	if ((a.tp == 1) == (to->tp == 1))
+		a.tp = to->tp;
+	if ((a.dp == 1) == (to->dp == 1))
+		a.dp = to->dp;
 	/* the layers of a pipeline's stages are its layout's: a new graph's */
 	if (a.pp == 1)
 		a.layers = to->layers;
@@ -471,11 +469,11 @@ bool orr_estimate_anchor_config(const struct orr_estimate_base *b,
 }
 
 int orr_estimate_anchor(const struct orr_estimate_options *o, const struct orr_estimate_base *b,
-			const struct orr_train_config *to, bool layout, struct orr_estimate *ret)
+			const struct orr_train_config *to, struct orr_estimate *ret)
 {
 	struct orr_train_config a;
 
-	if (!orr_estimate_anchor_config(b, to, layout, &a))
+	if (!orr_estimate_anchor_config(b, to, &a))
 		return -ENOENT;
 	return orr_estimate_retime_config(o, b, &a, ret);
 }

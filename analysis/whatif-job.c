@@ -80,7 +80,7 @@ static int anchor_of(void *arg, const struct orr_train_config *cfg,
 	struct orr_train_config key;
 	struct anchor_entry *e, *had;
 
-	if (!orr_estimate_anchor_config(&c->j->b, cfg, true, &key))
+	if (!orr_estimate_anchor_config(&c->j->b, cfg, &key))
 		return -ENOENT;
 	pthread_mutex_lock(&c->lock);
 	e = find_anchor(c, &key);

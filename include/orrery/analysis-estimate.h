@@ -194,8 +194,8 @@ struct orr_estimate {
 	struct orr_estimate_synth synth_from, synth_to;
 	/*
 	 * A ratio anchored on the trace re-timed to the target's sizes (layers, hidden,
-	 * FFN, heads, KV groups, vocabulary, sequence, norm; for orrery estimate also the
-	 * micro-batch size, TP and DP as a re-timing changes them) in its recorded layout:
+	 * FFN, heads, KV groups, vocabulary, sequence, norm, the micro-batch size, TP and
+	 * DP as a re-timing changes them) in its recorded layout:
 	 * anchor, and that estimate (without and with the profiler's host time), which the
 	 * ratio of the synthesized steps of `to` and `anchor` scales; false without a
 	 * change of those sizes, or where the trace cannot be re-timed to them
@@ -250,16 +250,16 @@ int orr_estimate_retime_config(const struct orr_estimate_options *o,
 			       struct orr_estimate *ret);
 /*
  * The anchor of a ratio from b's recorded configuration to `to` (orr_estimate.anchor):
- * b->e.from with the model sizes of `to` (layout: and its micro-batch size, and its TP
- * and DP where neither goes to or from 1), and b's trace re-timed to it into *ret.  0,
- * or -ENOENT when that is b->e.from, or orr_estimate_retime_config()'s error.
+ * b->e.from with the sizes of `to` a re-timing changes (the model's, the micro-batch
+ * size, TP and DP where neither goes to or from 1; TP's vocabulary padding alone is
+ * not one), and b's trace re-timed to it into *ret.  0, or -ENOENT when that is
+ * b->e.from, or orr_estimate_retime_config()'s error.
  */
 int orr_estimate_anchor(const struct orr_estimate_options *o, const struct orr_estimate_base *b,
-			const struct orr_train_config *to, bool layout, struct orr_estimate *ret);
+			const struct orr_train_config *to, struct orr_estimate *ret);
 /* That anchor's configuration in *ret; false when it is b->e.from (no anchor). */
 bool orr_estimate_anchor_config(const struct orr_estimate_base *b,
-				const struct orr_train_config *to, bool layout,
-				struct orr_train_config *ret);
+				const struct orr_train_config *to, struct orr_train_config *ret);
 /*
  * From the model o describes alone, with Megatron-LM's defaults, timed by o->costs or
  * the hardware table (a lower bound) into *ret.  0 or the error.
