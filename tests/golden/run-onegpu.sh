@@ -42,6 +42,29 @@ check_json() {
 	python3 - "$work/$1.json" || fail "$1: the JSON check failed"
 }
 
+# Each estimate (options ARGS...) of $base is the row of sweep JSON SWEEP with its layout,
+# its vocabulary and its step to 1e-6.
+estimates_are_rows() {
+	local sweep=$1 args
+	shift
+	for args; do
+		# shellcheck disable=SC2086 # the options, split
+		run estimate --format=json $args "$base"
+		expect_rc 0
+		python3 - "$sweep" "$work/out" <<'PY' || { show; fail "whatif and estimate differ: $args"; }
+import json, sys
+w = json.load(open(sys.argv[1]))
+e = json.load(open(sys.argv[2]))
+c = e["config"]
+key = lambda k: (k["tp"], k["dp"], k["micro_batch"], k["micro_batches"], k["recompute"])
+row = [r for r in w["ranked"] if key(r["config"]) == key(c)]
+assert len(row) == 1, (key(c), [key(r["config"]) for r in w["ranked"]])
+assert row[0]["config"]["vocab"] == c["vocab"], (row[0]["config"]["vocab"], c["vocab"])
+assert abs(row[0]["iteration_ns"] / e["iteration_ns"] - 1) < 1e-6, (row[0]["iteration_ns"], e["iteration_ns"])
+PY
+	done
+}
+
 case ${1:-} in
 fit)
 	run fit "$base"
@@ -230,43 +253,14 @@ PY
 	run whatif --gpus 1 --global-batch 16 --top 0 --format=json "$base"
 	expect_rc 0
 	cp "$work/out" "$work/sweep.json"
-	for args in "--micro-batch 16" "--micro-batch 16 --recompute selective" \
-		"--micro-batch 8 --global-batch 16" "--micro-batch 4 --global-batch 16 --recompute full"; do
-		# shellcheck disable=SC2086 # the options, split
-		run estimate --format=json $args "$base"
-		expect_rc 0
-		python3 - "$work/sweep.json" "$work/out" <<'PY' || { show; fail "whatif and estimate differ: $args"; }
-import json, sys
-w = json.load(open(sys.argv[1]))
-e = json.load(open(sys.argv[2]))
-c = e["config"]
-key = lambda k: (k["micro_batch"], k["micro_batches"], k["recompute"])
-row = [r for r in w["ranked"] if key(r["config"]) == key(c)]
-assert len(row) == 1, (key(c), [key(r["config"]) for r in w["ranked"]])
-assert abs(row[0]["iteration_ns"] / e["iteration_ns"] - 1) < 1e-6, (row[0]["iteration_ns"], e["iteration_ns"])
-PY
-	done
+	estimates_are_rows "$work/sweep.json" "--micro-batch 16" "--micro-batch 16 --recompute selective" \
+		"--micro-batch 8 --global-batch 16" "--micro-batch 4 --global-batch 16 --recompute full"
 	# Another TP: its padded vocabulary in both (whatif's rows were anchored on it alone)
 	run whatif --gpus 2 --top 0 --format=json "$base"
 	expect_rc 0
 	cp "$work/out" "$work/tp.json"
-	for args in "--tp 2" "--tp 2 --recompute selective" "--tp 2 --micro-batch 4 --global-batch 8" \
-		"--dp 2 --micro-batch 4"; do
-		# shellcheck disable=SC2086 # the options, split
-		run estimate --format=json $args "$base"
-		expect_rc 0
-		python3 - "$work/tp.json" "$work/out" <<'PY' || { show; fail "whatif and estimate differ: $args"; }
-import json, sys
-w = json.load(open(sys.argv[1]))
-e = json.load(open(sys.argv[2]))
-c = e["config"]
-key = lambda k: (k["tp"], k["dp"], k["micro_batch"], k["micro_batches"], k["recompute"])
-row = [r for r in w["ranked"] if key(r["config"]) == key(c)]
-assert len(row) == 1, (key(c), [key(r["config"]) for r in w["ranked"]])
-assert row[0]["config"]["vocab"] == c["vocab"], (row[0]["config"]["vocab"], c["vocab"])
-assert abs(row[0]["iteration_ns"] / e["iteration_ns"] - 1) < 1e-6, (row[0]["iteration_ns"], e["iteration_ns"])
-PY
-	done
+	estimates_are_rows "$work/tp.json" "--tp 2" "--tp 2 --recompute selective" \
+		"--tp 2 --micro-batch 4 --global-batch 8" "--dp 2 --micro-batch 4"
 	# Forward passes of a training trace: not anchored on its training step (it was, and
 	# --forward-only --hidden 2048 gave the whole training step, 81.7 ms)
 	run estimate --format=json --forward-only --hidden 2048 --ffn 8192 "$base"
