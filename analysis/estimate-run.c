@@ -429,12 +429,12 @@ int orr_estimate_retime_config(const struct orr_estimate_options *o,
 	return err;
 }
 
-/* The fields a re-timing changes that are the model's, not its layout's. */
-static bool model_sizes_differ(const struct orr_train_config *a, const struct orr_train_config *b)
+bool orr_estimate_same_sizes(const struct orr_train_config *a, const struct orr_train_config *b)
 {
-	return a->layers != b->layers || a->hidden != b->hidden || a->heads != b->heads ||
-	       a->kv_groups != b->kv_groups || a->ffn != b->ffn || a->vocab != b->vocab ||
-	       a->seq != b->seq || a->rms_norm != b->rms_norm;
+	return a->layers == b->layers && a->hidden == b->hidden && a->heads == b->heads &&
+	       a->kv_groups == b->kv_groups && a->ffn == b->ffn && a->vocab == b->vocab &&
+	       a->seq == b->seq && a->rms_norm == b->rms_norm && a->micro_batch == b->micro_batch &&
+	       a->tp == b->tp && a->dp == b->dp;
 }
 
 bool orr_estimate_anchor_config(const struct orr_estimate_base *b,
@@ -464,8 +464,7 @@ bool orr_estimate_anchor_config(const struct orr_estimate_base *b,
 	a.seq = to->seq;
 	a.rms_norm = to->rms_norm;
 	*ret = a;
-	return model_sizes_differ(&a, from) || a.micro_batch != from->micro_batch ||
-	       a.tp != from->tp || a.dp != from->dp;
+	return !orr_estimate_same_sizes(&a, from);
 }
 
 int orr_estimate_anchor(const struct orr_estimate_options *o, const struct orr_estimate_base *b,

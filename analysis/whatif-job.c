@@ -27,25 +27,16 @@ struct anchor_entry {
 struct orr_whatif_anchors {
 	pthread_mutex_t lock;
 	const struct orr_whatif_job *j;
-	struct orr_estimate_options o; /* the base's, without progress or timeline */
+	struct orr_estimate_options o; /* the base's */
 	struct anchor_entry **v;
 	size_t n, cap;
 };
-
-/* Anchors differ only in the sizes orr_estimate_anchor_config() takes from a configuration. */
-static bool same_sizes(const struct orr_train_config *a, const struct orr_train_config *b)
-{
-	return a->layers == b->layers && a->hidden == b->hidden && a->heads == b->heads &&
-	       a->kv_groups == b->kv_groups && a->ffn == b->ffn && a->vocab == b->vocab &&
-	       a->seq == b->seq && a->rms_norm == b->rms_norm && a->micro_batch == b->micro_batch &&
-	       a->tp == b->tp && a->dp == b->dp;
-}
 
 static struct anchor_entry *find_anchor(const struct orr_whatif_anchors *c,
 					const struct orr_train_config *key)
 {
 	for (size_t i = 0; i < c->n; i++)
-		if (same_sizes(&c->v[i]->a.config, key))
+		if (orr_estimate_same_sizes(&c->v[i]->a.config, key))
 			return c->v[i];
 	return NULL;
 }
@@ -124,10 +115,7 @@ static void anchors_init(const struct orr_estimate_options *o, struct orr_whatif
 
 	pthread_mutex_init(&c->lock, NULL);
 	c->j = j;
-	c->o = *o;
-	c->o.timeline = NULL;
-	c->o.phase = NULL;
-	c->o.progress = NULL;
+	c->o = *o; /* orr_estimate_retime_config() writes no timeline and reports no progress */
 	j->anchors = c;
 	j->x.anchor = anchor_of;
 	j->x.anchor_arg = c;

@@ -257,6 +257,12 @@ int orr_estimate_retime_config(const struct orr_estimate_options *o,
  */
 int orr_estimate_anchor(const struct orr_estimate_options *o, const struct orr_estimate_base *b,
 			const struct orr_train_config *to, struct orr_estimate *ret);
+/*
+ * Whether a and b have the same sizes a re-timing changes (layers, hidden, heads, KV
+ * groups, FFN, vocabulary, sequence, norm, micro-batch size, TP, DP): anchors that
+ * differ in nothing else are one.
+ */
+bool orr_estimate_same_sizes(const struct orr_train_config *a, const struct orr_train_config *b);
 /* That anchor's configuration in *ret; false when it is b->e.from (no anchor). */
 bool orr_estimate_anchor_config(const struct orr_estimate_base *b,
 				const struct orr_train_config *to, struct orr_train_config *ret);
