@@ -145,7 +145,8 @@ int orr_estimate_calibrate_costs(const struct orr_estimate_options *o, const str
 		return 0;
 	rec.precision = orr_gemm_precision(&c->gemm);
 	return orr__estimate_calibrate(o, &rec, !c->st.backward, c->launch_step_ns,
-				       c->launch_profiler_ns, ORR_LAUNCH_COSTS, k, e, d);
+				       c->launch_profiler_ns, c->launch_stall_ns, ORR_LAUNCH_COSTS,
+				       k, e, d);
 }
 
 static int run(const struct orr_estimate_options *o, struct orr_costs *costs,

@@ -18,14 +18,15 @@ int orr__estimate_synth_run(const struct orr_estimate_options *o, const struct o
 			    struct orr_diag *d);
 /*
  * Sets k->cpu_op_ns (and e's account of it, from) so that the synthesized step of rec,
- * the configuration a trace recorded, spends step_ns - profiler_ns launching, as the
- * trace's launch threads did per step without what the profiler added
- * (orr_launch_time_measure(); profiler_ns NAN: not known, nothing removed); nothing when
- * step_ns is unknown.  0 or the error.
+ * the configuration a trace recorded, spends step_ns - profiler_ns - stall_ns
+ * launching, as the trace's launch threads did per step without what the profiler
+ * added and where they were not running (orr_launch_time_measure(); profiler_ns NAN:
+ * not known, nothing removed; stall_ns NAN: 0); nothing when step_ns is unknown.  0 or
+ * the error.
  */
 int orr__estimate_calibrate(const struct orr_estimate_options *o,
 			    const struct orr_train_config *rec, bool forward_only, double step_ns,
-			    double profiler_ns, enum orr_launch_from from,
+			    double profiler_ns, double stall_ns, enum orr_launch_from from,
 			    struct orr_synth_costs *k, struct orr_estimate *e, struct orr_diag *d);
 
 /* The costs file at path read into *ret: 0 or the error, said as orrery says it. */

@@ -155,7 +155,7 @@ static int calibrate_launches(const struct orr_estimate_options *o, const struct
 		return 0;
 	orr_rank_fit_launch_time(g, &lt, NULL);
 	return orr__estimate_calibrate(o, &e->from, e->forward_only, lt.step_ns, lt.profiler_ns,
-				       ORR_LAUNCH_TRACE, ret, e, d);
+				       lt.stall_ns, ORR_LAUNCH_TRACE, ret, e, d);
 }
 
 static double unprofile(const struct orr_graph *g, float *cpu, size_t steps);

@@ -230,11 +230,12 @@ static size_t launches(const struct orr_synth *s)
 
 int orr__estimate_calibrate(const struct orr_estimate_options *o,
 			    const struct orr_train_config *rec, bool forward_only, double step_ns,
-			    double profiler_ns, enum orr_launch_from from,
+			    double profiler_ns, double stall_ns, enum orr_launch_from from,
 			    struct orr_synth_costs *k, struct orr_estimate *e, struct orr_diag *d)
 {
 	struct orr_estimate_synth probe;
-	double free_ns = isnan(profiler_ns) ? step_ns : fmax(0, step_ns - profiler_ns);
+	double stalls = isnan(stall_ns) ? 0 : stall_ns;
+	double free_ns = fmax(0, step_ns - stalls - (isnan(profiler_ns) ? 0 : profiler_ns));
 	size_t n;
 	int err;
 
@@ -247,12 +248,14 @@ int orr__estimate_calibrate(const struct orr_estimate_options *o,
 	if (n) {
 		k->cpu_op_ns = e->cpu_op_ns = free_ns / (double)n;
 		e->cpu_op_from = from;
-		e->cpu_op_profiler_ns = (step_ns - free_ns) / (double)n;
+		e->cpu_op_stall_ns = fmin(stalls, step_ns) / (double)n;
+		e->cpu_op_profiler_ns = (step_ns - free_ns) / (double)n - e->cpu_op_stall_ns;
 		if (isnan(profiler_ns))
 			e->cpu_op_profiler_ns = NAN;
 	}
 	orr_debug("estimate",
-		  "launch thread: %.0f ns per step (%.0f without the profiler), %zu launches",
+		  "launch thread: %.0f ns per step (%.0f without the profiler and the stalls), "
+		  "%zu launches",
 		  step_ns, free_ns, n);
 	return 0;
 }

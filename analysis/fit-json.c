@@ -362,7 +362,10 @@ static void json_kernels(struct orr_json_out *j, const struct orr_rank_fit *f)
 	orr_json_close_object(j);
 }
 
-/* "launch"'s fields: the time as traced, the profiler's part and without it. */
+/*
+ * "launch"'s fields: the time as traced, the profiler's part and without it, the
+ * stalls' part and the job's (without both).
+ */
 static void json_launch(struct orr_json_out *j, const struct orr_rank_fit *f)
 {
 	const struct orr_launch_time *l = &f->launch;
@@ -372,6 +375,9 @@ static void json_launch(struct orr_json_out *j, const struct orr_rank_fit *f)
 	orr_json_double_exact(j, "step_ns", l->step_ns);
 	orr_json_double_exact(j, "profiler_ns", isfinite(l->step_ns) ? l->profiler_ns : NAN);
 	orr_json_double_exact(j, "profiler_free_step_ns", l->step_ns - l->profiler_ns);
+	orr_json_double_exact(j, "stall_ns", isfinite(l->step_ns) ? l->stall_ns : NAN);
+	orr_json_int(j, "stall_peers", (int64_t)l->peers);
+	orr_json_double_exact(j, "job_step_ns", l->step_ns - l->profiler_ns - l->stall_ns);
 	orr_json_str(j, "profiler_options", opts);
 	orr_json_double(j, "profiler_op_ns", f->prof.op_ns);
 	orr_json_double(j, "profiler_call_ns", f->prof.call_ns);

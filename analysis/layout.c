@@ -151,6 +151,7 @@ static const struct {
 	FIELD(orr_estimate, cpu_op_ns),
 	FIELD(orr_estimate, cpu_op_from),
 	FIELD(orr_estimate, cpu_op_profiler_ns),
+	FIELD(orr_estimate, cpu_op_stall_ns),
 	SIZE(orr_estimate_base),
 	FIELD(orr_estimate_base, e),
 	SIZE(orr_whatif_options),

@@ -21,7 +21,10 @@ Then, per rank of SHARED/traces/kineto/astrasim-megatron-tp8 (the A100 trace `fi
 calibrates the launch time on), its main thread inside the ProfilerStep: the ops and
 calls, their exclusive (self) time, the part of it in instances of 1 ms or more, the
 self time with each instance at most its name's median, and the gaps between top-level
-events: where the launch thread's time goes besides the profiler's ops.
+events: where the launch thread's time goes besides the profiler's ops.  Last, the
+ranks compared position by position (they run the same program): the median over the
+ranks of each top-level event and the gap before it, and where one rank alone takes a
+millisecond or more (the stalls estimator/launch-time.c takes out).
 """
 
 import gzip
@@ -94,12 +97,17 @@ def main():
     a100(shared)
 
 
-def host_of(path):
-    """(ops, calls, self ms, instances >= 1 ms and their ms, capped at the name's median, gaps ms)."""
+def first_step(path):
+    """The trace's events and its first ProfilerStep."""
     with gzip.open(path) as f:
         ev = json.load(f)["traceEvents"]
-    step = next(e for e in ev if e.get("cat") == "user_annotation"
-                and e.get("name", "").startswith("ProfilerStep"))
+    return ev, next(e for e in ev if e.get("cat") == "user_annotation"
+                    and e.get("name", "").startswith("ProfilerStep"))
+
+
+def host_of(path):
+    """(ops, calls, self ms, instances >= 1 ms and their ms, capped at the name's median, gaps ms)."""
+    ev, step = first_step(path)
     a, b = step["ts"], step["ts"] + step["dur"]
     threads = {}
     for e in ev:
@@ -133,6 +141,40 @@ def host_of(path):
             sum(min(o, med[e["name"]]) for e, o in zip(cpu, own)) / 1e3, gaps / 1e3)
 
 
+def top_level(path):
+    """The main thread's top-level events in the ProfilerStep: (name, gap before, dur) in us."""
+    ev, step = first_step(path)
+    a, b = step["ts"], step["ts"] + step["dur"]
+    cpu = sorted((e for e in ev if e.get("ph") == "X" and e.get("tid") == step["tid"]
+                  and e.get("cat") in ("cpu_op", "cuda_runtime", "cuda_driver",
+                                       "user_annotation")
+                  and a <= e["ts"] < b and e is not step),
+                 key=lambda e: (e["ts"], -e["dur"]))
+    out, end = [], a
+    for e in cpu:
+        if e["ts"] >= end:
+            out.append((e["name"], e["ts"] - end, e["dur"]))
+            end = e["ts"] + e["dur"]
+    return out
+
+
+def peers(d):
+    """The ranks' top-level events position by position: the same program on every rank?"""
+    ranks = [top_level(os.path.join(d, "rank-%d.json.gz" % r)) for r in range(8)]
+    n = len(ranks[0])
+    if any(len(t) != n or [x[0] for x in t] != [x[0] for x in ranks[0]] for t in ranks):
+        print("the ranks' top-level events differ: no position-by-position comparison")
+        return
+    med = sum(statistics.median(t[i][1] + t[i][2] for t in ranks) for i in range(n)) / 1e3
+    slow = [i for i in range(n) if max(t[i][1] + t[i][2] for t in ranks) >= 1000]
+    alone = sum(1 for i in slow if sum(t[i][1] + t[i][2] >= 1000 for t in ranks) == 1)
+    print()
+    print("the same %d top-level events, in the same order, on all 8 ranks; per position the"
+          " median over the ranks (the event and the gap before it) sums to %.1f ms a step;"
+          " %d positions take 1 ms or more on some rank, %d of them on that rank alone"
+          % (n, med, len(slow), alone))
+
+
 def a100(shared):
     d = os.path.join(shared, "traces", "kineto", "astrasim-megatron-tp8")
     print()
@@ -141,6 +183,7 @@ def a100(shared):
     for r in range(8):
         print("| %d | %d | %d | %.1f | %d | %.1f | %.1f | %.1f |"
               % ((r,) + host_of(os.path.join(d, "rank-%d.json.gz" % r))))
+    peers(d)
 
 
 if __name__ == "__main__":

@@ -495,6 +495,7 @@ static void json_synth_sources(struct json_out *j, const struct orr_estimate *e)
 {
 	const struct orr_synth_sources *k = &e->synth_to.synth.sources;
 	char why[256];
+	bool calibrated;
 
 	json_str(j, "durations",
 		 e->how == ORR_ESTIMATE_SYNTH
@@ -516,6 +517,9 @@ static void json_synth_sources(struct json_out *j, const struct orr_estimate *e)
 	json_counts(j, "collectives", k->coll_fit, k->coll_measured, k->coll_peak,
 		    "measured_bandwidth");
 	json_double(j, "launch_ns", e->cpu_op_ns);
+	calibrated = e->cpu_op_from == ORR_LAUNCH_TRACE || e->cpu_op_from == ORR_LAUNCH_COSTS;
+	json_double(j, "launch_profiler_ns", calibrated ? e->cpu_op_profiler_ns : NAN);
+	json_double(j, "launch_stall_ns", calibrated ? e->cpu_op_stall_ns : NAN);
 	json_str(j, "launch", cli_launch_source(e, why, sizeof(why)));
 }
 
@@ -647,6 +651,7 @@ const char *cli_launch_source(const struct orr_estimate *e, char *buf, size_t si
 	const char *what = e->cpu_op_from == ORR_LAUNCH_COSTS ? "costs file: calibrated on the "
 								"trace it was fitted on"
 							      : "trace calibrated";
+	int n;
 
 	if (e->cpu_op_from == ORR_LAUNCH_OPTION && e->trace && e->how != ORR_ESTIMATE_RETIME) {
 		/* what it changes there is the ratio, not the host the trace recorded */
@@ -661,12 +666,16 @@ const char *cli_launch_source(const struct orr_estimate *e, char *buf, size_t si
 		return buf;
 	}
 	if (orr_estimate_caveats(e) & ORR_CAVEAT_LAUNCH_RECORDED)
-		snprintf(buf, size,
-			 "%s, as recorded: the file does not say what the profiler "
-			 "added (fit it again to remove it)",
-			 what);
+		n = snprintf(buf, size,
+			     "%s, as recorded: the file does not say what the profiler "
+			     "added (fit it again to remove it)",
+			     what);
 	else
-		snprintf(buf, size, "%s, profiler overhead removed %.1f us", what,
-			 e->cpu_op_profiler_ns / 1e3);
+		n = snprintf(buf, size, "%s, profiler overhead removed %.1f us", what,
+			     e->cpu_op_profiler_ns / 1e3);
+	/* the threads' stalls, where ranks running the same launches showed them */
+	if (e->cpu_op_stall_ns > 0 && n >= 0 && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n, ", host stalls removed %.1f us",
+			 e->cpu_op_stall_ns / 1e3);
 	return buf;
 }

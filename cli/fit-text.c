@@ -306,7 +306,7 @@ static void text_roles(const struct orr_rank_fit *f)
 		}
 }
 
-/* The launch threads' time per step, and what the profiler added to it. */
+/* The launch threads' time per step, what the profiler added to it and the stalls. */
 static void text_launch(const struct orr_rank_fit *f)
 {
 	const struct orr_launch_time *l = &f->launch;
@@ -315,19 +315,25 @@ static void text_launch(const struct orr_rank_fit *f)
 	if (!isfinite(l->step_ns))
 		return;
 	printf("\nlaunch threads: %.3f ms per step between launches, less blocking calls "
-	       "(the slowest rank's)\n",
+	       "(the slowest rank's without the two below)\n",
 	       l->step_ns / 1e6);
 	orr_prof_options_format(f->prof.options, opts, sizeof(opts));
-	if (!f->prof.source) {
+	if (!f->prof.source)
 		printf("  profiler: none recorded ops (options: %s): nothing removed\n", opts);
-		return;
-	}
-	printf("  profiler (%s): %.3f ms of it, %.0f ops x %.2f us + %.0f calls x %.2f us "
-	       "(%s%s); without it %.3f ms\n",
-	       opts, l->profiler_ns / 1e6, l->ops, f->prof.op_ns / 1e3, l->calls,
-	       f->prof.call_ns / 1e3,
-	       f->prof.exact ? "" : "measured with other options: ", f->prof.source,
-	       (l->step_ns - l->profiler_ns) / 1e6);
+	else
+		printf("  profiler (%s): %.3f ms of it, %.0f ops x %.2f us + %.0f calls x %.2f us "
+		       "(%s%s); without it %.3f ms\n",
+		       opts, l->profiler_ns / 1e6, l->ops, f->prof.op_ns / 1e3, l->calls,
+		       f->prof.call_ns / 1e3,
+		       f->prof.exact ? "" : "measured with other options: ", f->prof.source,
+		       (l->step_ns - l->profiler_ns) / 1e6);
+	if (l->peers)
+		printf("  stalls: %.3f ms of it beyond the median of %zu ranks running the same "
+		       "launches (threads not running); the job's %.3f ms\n",
+		       l->stall_ns / 1e6, l->peers,
+		       (l->step_ns - l->profiler_ns - l->stall_ns) / 1e6);
+	else
+		printf("  stalls: none found (no 3 ranks run the same launches to compare)\n");
 }
 
 void cli_fit_text(const struct orr_rank_fit *f)

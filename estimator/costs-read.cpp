@@ -176,13 +176,15 @@ bool overlap(reader &r, dom::object top)
 
 /*
  * "launch", which older files lack: the launch threads' time per step, NAN unknown, and
- * the profiler's part of it, which files older still lack (NAN).
+ * the profiler's part of it, which files older still lack (NAN), and its stalls' part
+ * (NAN where a file does not say: nothing removed).
  */
 bool launch(reader &r, dom::object top)
 {
 	dom::object o;
+	double stall;
 
-	r.c->launch_step_ns = r.c->launch_profiler_ns = NAN;
+	r.c->launch_step_ns = r.c->launch_profiler_ns = r.c->launch_stall_ns = NAN;
 	if (top["launch"].error() == NO_SUCH_FIELD)
 		return true;
 	if (!object(r, top, "launch", &o))
@@ -190,12 +192,25 @@ bool launch(reader &r, dom::object top)
 	at k(r, "launch");
 	if (!ranged(r, o, "step_ns", true, step_range, &r.c->launch_step_ns))
 		return false;
+	if (o["stall_ns"].error() != NO_SUCH_FIELD) {
+		if (!ranged(r, o, "stall_ns", true, step_range, &r.c->launch_stall_ns))
+			return false;
+		if (r.c->launch_stall_ns > r.c->launch_step_ns)
+			return fail(r, ORR_EMALFORMED, "stall_ns", "%g is more than step_ns, %g",
+				    r.c->launch_stall_ns, r.c->launch_step_ns);
+	}
 	if (o["profiler_ns"].error() == NO_SUCH_FIELD)
 		return true;
 	if (!ranged(r, o, "profiler_ns", true, step_range, &r.c->launch_profiler_ns))
 		return false;
-	return !(r.c->launch_profiler_ns > r.c->launch_step_ns) ||
-	       fail(r, ORR_EMALFORMED, "profiler_ns", "%g is more than step_ns, %g",
+	stall = std::isnan(r.c->launch_stall_ns) ? 0 : r.c->launch_stall_ns;
+	if (!(r.c->launch_profiler_ns + stall > r.c->launch_step_ns))
+		return true;
+	if (stall > 0)
+		return fail(r, ORR_EMALFORMED, "profiler_ns",
+			    "%g with stall_ns, %g, is more than step_ns, %g",
+			    r.c->launch_profiler_ns, stall, r.c->launch_step_ns);
+	return fail(r, ORR_EMALFORMED, "profiler_ns", "%g is more than step_ns, %g",
 		    r.c->launch_profiler_ns, r.c->launch_step_ns);
 }
 

@@ -207,6 +207,7 @@ struct orr_estimate {
 	double cpu_op_ns; /* the launch thread's time per kernel */
 	enum orr_launch_from cpu_op_from;
 	double cpu_op_profiler_ns; /* calibrated: removed per launch as the profiler's; NAN */
+	double cpu_op_stall_ns;    /* ... as the launch threads' stalls (orr_launch_time) */
 	/* the GPU the costs were fitted on when they were transferred to gpu; NULL: not */
 	const struct orr_gpu_spec *costs_gpu;
 };

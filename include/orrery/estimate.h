@@ -458,6 +458,7 @@ struct orr_costs {
 	struct orr_overlap overlap;    /* slowdown 0 when no name was compared */
 	double launch_step_ns;         /* the launch threads' time per step; NAN unknown */
 	double launch_profiler_ns;     /* of it, the profiler's; NAN: the file does not say */
+	double launch_stall_ns;        /* of it, the threads' stalls; NAN: the file does not say */
 	bool gemm_fitted, kern_fitted; /* false: that model is empty */
 	struct orr_gemm_model gemm;
 	struct orr_kern_model kern;

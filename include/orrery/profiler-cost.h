@@ -3,8 +3,9 @@
  * orrery/profiler-cost.h — what torch.profiler added to a traced job's host
  * (estimator/profiler-cost.c; docs/estimator.md, "The profiler's cost"): the options a
  * trace shows it ran with, the time per op and per runtime call measured with and
- * without it, and the launch threads' time a step with and without it.  Part of the
- * estimator's interface: orrery/estimator.h includes it.
+ * without it, and the launch threads' time a step with and without it and their
+ * stalls (estimator/launch-time.c).  Part of the estimator's interface:
+ * orrery/estimator.h includes it.
  */
 #ifndef ORRERY_PROFILER_COST_H
 #define ORRERY_PROFILER_COST_H
@@ -66,14 +67,19 @@ void orr_prof_options_format(unsigned options, char *buf, size_t size);
  * between consecutive launches of a CPU thread inside a job step, less its blocking
  * calls, each moment counted once over the rank's threads (a thread waiting while
  * another launches, as the main thread in backward(), adds none); the slowest rank's,
- * over its steps.  profiler_ns is the part of it c says the
- * profiler added (its ops and calls in those intervals, per step), so step_ns -
- * profiler_ns is the job's without the profiler.  NAN (and 0) without two launches or
- * without job steps.
+ * over its steps, without the profiler and the stalls (estimator/launch-time.c).
+ * profiler_ns is the part of it c says the profiler added (its ops and calls in those
+ * intervals, per step); stall_ns the part the threads were not running: where three or
+ * more ranks run the same program (the same launches and blocking calls, by name, in
+ * the same order on each thread), each interval beyond the ranks' median of it (peers:
+ * how many; 0 when no rank has enough).  step_ns - profiler_ns - stall_ns is the job's
+ * on a host that runs it undisturbed.  NAN (and 0) without two launches or without job
+ * steps.
  */
 struct orr_launch_time {
-	double step_ns, profiler_ns;
+	double step_ns, profiler_ns, stall_ns;
 	double ops, calls; /* per step, in the intervals counted */
+	size_t peers;      /* the ranks the stalls were found against, itself included */
 };
 
 void orr_launch_time_measure(const struct orr_graph *g, const struct orr_prof_cost *c,

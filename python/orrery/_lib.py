@@ -401,7 +401,8 @@ Estimate = _at_offsets("orr_estimate", [
     ("profiler_host_ns", c_double), ("memory", Memory), ("memory_err", c_int),
     ("reserve_bytes", c_double), ("measured_peak_bytes", c_double),
     ("tokens_per_s_per_gpu", c_double), ("mfu", c_double), ("hfu", c_double),
-    ("cpu_op_ns", c_double), ("cpu_op_from", c_int), ("cpu_op_profiler_ns", c_double)])
+    ("cpu_op_ns", c_double), ("cpu_op_from", c_int), ("cpu_op_profiler_ns", c_double),
+    ("cpu_op_stall_ns", c_double)])
 EstimateBase = _at_offsets("orr_estimate_base", [("e", Estimate)])
 
 

@@ -27,9 +27,10 @@ fit_costs() {
 	expect_rc 0
 }
 
-# The launch line's value and what it says was removed, in us: "V R".
+# The launch line's value and what it says was removed, in us: "V R S" (the profiler's,
+# the host stalls').
 launch_of() {
-	sed -n 's/.*launch.* \([0-9.]*\) us of the launch thread per kernel (.*profiler overhead removed \([0-9.]*\) us).*/\1 \2/p' "$work/out" | head -1
+	sed -n 's/.*launch.* \([0-9.]*\) us of the launch thread per kernel (.*profiler overhead removed \([0-9.]*\) us, host stalls removed \([0-9.]*\) us).*/\1 \2 \3/p' "$work/out" | head -1
 }
 
 case ${1:-} in
@@ -43,18 +44,26 @@ assert l["profiler_options"] == "cpu, cuda, record_shapes", l
 assert l["profiler_ns"] > 0 and l["profiler_op_ns"] > 0 and l["ops_per_step"] > 0, l
 assert abs(l["step_ns"] - l["profiler_ns"] - l["profiler_free_step_ns"]) < 1, l
 assert l["profiler_source"], l
+# the 8 ranks run the same launches: one rank's thread stalling where the others do not
+# is no work of the job's
+assert l["stall_peers"] == 8 and 0 < l["stall_ns"] < l["profiler_free_step_ns"], l
+assert abs(l["step_ns"] - l["profiler_ns"] - l["stall_ns"] - l["job_step_ns"]) < 1, l
 PY
+	expect_in out "  stalls: "
+	expect_in out " ms of it beyond the median of 8 ranks running the same launches"
 	;;
 estimate)
 	fit_costs
 	run estimate "${model[@]}" "${layout[@]}" --costs "$work/a100.json"
 	expect_rc 0
 	expect_in out "(costs file: calibrated on the trace it was fitted on, profiler overhead removed "
-	read -r us removed <<<"$(launch_of)"
-	[[ -n ${us:-} && -n ${removed:-} ]] || fail "no launch line with the removed overhead"
-	# the value as recorded (the profiler's included) is the sum; what was removed counts
-	python3 -c "import sys; u, r = float(sys.argv[1]), float(sys.argv[2]); sys.exit(not (r > 1 and u > 0))" \
-		"$us" "$removed" || fail "launch $us us, removed $removed us"
+	read -r us removed stalls <<<"$(launch_of)"
+	[[ -n ${us:-} && -n ${removed:-} && -n ${stalls:-} ]] ||
+		fail "no launch line with the removed overhead and stalls"
+	# the value as recorded (the profiler's and the stalls included) is the sum; what was
+	# removed counts
+	python3 -c "import sys; u, r, s = map(float, sys.argv[1:]); sys.exit(not (r > 1 and s > 1 and u > 0))" \
+		"$us" "$removed" "$stalls" || fail "launch $us us, removed $removed and $stalls us"
 	# a file that does not say what the profiler added: as recorded, and said so
 	python3 - "$work/a100.json" "$work/old.json" <<'PY'
 import json, sys
@@ -66,8 +75,23 @@ PY
 	expect_rc 0
 	expect_in out "(costs file: calibrated on the trace it was fitted on, as recorded: the file does not say what the profiler added"
 	old=$(sed -n 's/.*launches *\([0-9.]*\) us.*/\1/p' "$work/out")
-	python3 -c "import sys; u, r, o = map(float, sys.argv[1:]); sys.exit(abs(u + r - o) > 0.2)" \
-		"$us" "$removed" "$old" || fail "$us + $removed us is not the $old us as recorded"
+	python3 -c "import sys; u, r, s, o = map(float, sys.argv[1:]); sys.exit(abs(u + r + s - o) > 0.2)" \
+		"$us" "$removed" "$stalls" "$old" ||
+		fail "$us + $removed + $stalls us is not the $old us as recorded"
+	# a file written before the stalls were found: the profiler's part alone removed
+	python3 - "$work/a100.json" "$work/nostall.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+l = c["launch"]
+c["launch"] = {"step_ns": l["step_ns"], "profiler_ns": l["profiler_ns"]}
+json.dump(c, open(sys.argv[2], "w"))
+PY
+	run estimate "${model[@]}" "${layout[@]}" --costs "$work/nostall.json"
+	expect_rc 0
+	grep -q "host stalls removed" "$work/out" && fail "stalls removed that the file does not give"
+	nostall=$(sed -n 's/.*launches *\([0-9.]*\) us.*/\1/p' "$work/out")
+	python3 -c "import sys; u, s, n = map(float, sys.argv[1:]); sys.exit(abs(u + s - n) > 0.2)" \
+		"$us" "$stalls" "$nostall" || fail "$us + $stalls us is not the $nostall us without stalls"
 	run estimate "${model[@]}" "${layout[@]}" --costs "$work/a100.json" --format=json
 	expect_rc 0
 	python3 - "$work/out" "$us" <<'PY' || fail "the JSON's launch differs from the text's"
@@ -75,6 +99,7 @@ import json, sys
 s = json.load(open(sys.argv[1]))["sources"]
 assert "profiler overhead removed" in s["launch"], s
 assert abs(s["launch_ns"] / 1e3 - float(sys.argv[2])) < 0.1, s
+assert s["launch_profiler_ns"] > 0 and s["launch_stall_ns"] > 0, s
 PY
 	run estimate "${model[@]}" "${layout[@]}" --costs "$work/a100.json" --launch-us 70
 	expect_rc 0

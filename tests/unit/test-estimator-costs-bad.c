@@ -175,6 +175,16 @@ static void test_costs_out_of_range(void **state)
 		  "key 'launch.profiler_ns': -1 is out of range" },
 		{ "\"launch\"", "\"profiler_ns\": ", "\"profiler_ns\": 1e10, \"x\": ",
 		  "key 'launch.profiler_ns': 1e+10 is more than step_ns" },
+		/* the stalls' part too, and the two together */
+		{ "\"launch\"", "\"stall_ns\": ", "\"stall_ns\": -1, \"x\": ",
+		  "key 'launch.stall_ns': -1 is out of range" },
+		{ "\"launch\"", "\"stall_ns\": ", "\"stall_ns\": 1e10, \"x\": ",
+		  "key 'launch.stall_ns': 1e+10 is more than step_ns" },
+		{ "\"launch\"",
+		  "\"step_ns\": 0,\n    \"profiler_ns\": 0,\n    \"profiler_free_step_ns\": 0,\n"
+		  "    \"stall_ns\": 0,",
+		  "\"step_ns\": 100, \"profiler_ns\": 60, \"stall_ns\": 50,",
+		  "key 'launch.profiler_ns': 60 with stall_ns, 50, is more than step_ns" },
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)

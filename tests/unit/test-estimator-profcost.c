@@ -10,6 +10,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <math.h>
+#include <limits.h>
+#include <stdio.h>
+#include <sys/stat.h>
 
 #include "orrery/estimator.h"
 #include "test-util.h"
@@ -218,6 +221,87 @@ static void test_launch_time_threads(void **state)
 	}
 }
 
+/*
+ * Ranks running the same program: five launches 100 us apart on each, except where a
+ * rank's thread stalls (interval `at` of its four `by` us longer).  With 3 or more such
+ * ranks each interval counts at most the ranks' median of it, and the rest is the
+ * stalls'; with two, or where a rank launches something else, nothing is removed against
+ * it.  The rank reported is the slowest without its stalls (the first of equals).
+ */
+static void test_launch_time_stalls(void **state)
+{
+	static const struct {
+		int ranks;
+		int at[4];
+		double by[4];
+		bool other_name; /* rank 0's last launch another call: not the same program */
+		double job_us, stall_us;
+		size_t peers;
+	} cases[] = {
+		/* one rank of four stalls 30 us: every rank's job is 400 us */
+		{ 4, { 0, 0, 2, 0 }, { 0, 0, 30, 0 }, false, 400, 0, 4 },
+		/* each stalls 50 us in another interval: 50 of each rank's 450 are stalls */
+		{ 4, { 0, 1, 2, 3 }, { 50, 50, 50, 50 }, false, 400, 50, 4 },
+		/* two ranks cannot tell a stall from work */
+		{ 2, { 0, 1, 0, 0 }, { 0, 80, 0, 0 }, false, 480, 0, 0 },
+		/* rank 0 runs another program, kept whole; ranks 1-3 are three peers */
+		{ 4, { 0, 0, 2, 0 }, { 70, 0, 40, 0 }, true, 470, 0, 0 },
+	};
+	const char *dir = *state;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct doc d = { 0 };
+		struct orr_trace *t = NULL;
+		struct orr_graph *g;
+		struct orr_diag diag;
+		struct orr_prof_cost c = { 0 };
+		struct orr_launch_time lt;
+		char sub[PATH_MAX];
+
+		snprintf(sub, sizeof(sub), "%s/case-%zu", dir, i);
+		assert_int_equal(mkdir(sub, 0700), 0);
+		for (int r = 0; r < cases[i].ranks; r++) {
+			char *path = orr_xasprintf("%s/rank-%d.json", sub, r);
+			FILE *f;
+			int corr = 1;
+
+			doc_begin(&d, r, cases[i].ranks);
+			doc_step(&d, 1, 0, 700);
+			for (int k = 0; k < 5; k++) {
+				double at =
+					10 + 100 * k + (k > cases[i].at[r] ? cases[i].by[r] : 0);
+
+				doc_call(&d,
+					 r == 0 && cases[i].other_name && k == 4
+						 ? "cudaLaunchKernelExC"
+						 : "cudaLaunchKernel",
+					 1, at, 1, corr);
+				doc_kernel(&d, "k", 7, at + 2, 3, corr, NULL);
+				corr++;
+			}
+			doc_add(&d, "]}");
+			assert_non_null(f = fopen(path, "w"));
+			assert_int_equal(fwrite(d.s, 1, d.n, f), d.n);
+			assert_int_equal(fclose(f), 0);
+			free(path);
+		}
+		if (orr_trace_import(sub, NULL, &t, &diag))
+			fail_msg("case %zu: import: %s", i, diag.msg);
+		if (orr_graph_build(t, NULL, &g, &diag))
+			fail_msg("case %zu: graph: %s", i, diag.msg);
+		orr_launch_time_measure(g, &c, &lt);
+		if (fabs(lt.step_ns - lt.stall_ns - cases[i].job_us * 1e3) > 1 ||
+		    fabs(lt.stall_ns - cases[i].stall_us * 1e3) > 1 || lt.peers != cases[i].peers)
+			fail_msg("case %zu: %.0f ns, %.0f of it stalls, %zu peers; want %.0f us "
+				 "without stalls, %.0f of stalls, %zu peers",
+				 i, lt.step_ns, lt.stall_ns, lt.peers, cases[i].job_us,
+				 cases[i].stall_us, cases[i].peers);
+		orr_graph_free(g);
+		orr_trace_free(t);
+		free(d.s);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -225,6 +309,8 @@ int main(void)
 		cmocka_unit_test(test_not_the_profiler),
 		cmocka_unit_test(test_launch_time),
 		cmocka_unit_test(test_launch_time_threads),
+		cmocka_unit_test_setup_teardown(test_launch_time_stalls, tmpdir_setup,
+						tmpdir_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
