@@ -40,6 +40,8 @@ struct lthread {
 	size_t n, cap;
 	struct span sp; /* its first launch to its last */
 	uint64_t sig;   /* the names of the launches that end its intervals, hashed */
+	uint64_t ops;   /* the framework ops in sp: their names' hashes summed, and count */
+	size_t nops;
 };
 
 /* A rank's launch threads, in the order of their first launch. */
@@ -144,6 +146,33 @@ static int thread_cmp(const void *a, const void *b)
 	return (x->sp.lo > y->sp.lo) - (x->sp.lo < y->sp.lo);
 }
 
+/*
+ * The framework ops each of r's launch threads ran from its first launch to its last,
+ * by name, in any order: work that one rank does and its peers do not (the rank that
+ * loads the batch and broadcasts it) makes it another program, compared with none.
+ */
+static void thread_ops(const struct orr_graph *g, const struct orr_rank *r, struct lrank *lr)
+{
+	const struct orr_trace *tr = orr_graph_trace(g);
+
+	for (size_t i = 0; i < r->nevents; i++) {
+		const struct orr_event *e = &r->events[i];
+
+		if (e->kind != ORR_EVENT_OP)
+			continue;
+		for (size_t k = 0; k < lr->n; k++) {
+			struct lthread *t = &lr->t[k];
+
+			if (t->place != e->place || e->start_ns < t->sp.lo ||
+			    e->start_ns >= t->sp.hi)
+				continue;
+			t->ops += hash_str(FNV_OFFSET, orr_trace_str(tr, e->name));
+			t->nops++;
+			break;
+		}
+	}
+}
+
 /* Rank gr's launch threads over [from, to); false when it launches nothing. */
 static bool rank_threads(const struct orr_graph *g, const struct orr_graph_rank *gr, int64_t from,
 			 int64_t to, struct lrank *ret)
@@ -168,10 +197,15 @@ static bool rank_threads(const struct orr_graph *g, const struct orr_graph_rank 
 		}
 	}
 	qsort(ret->t, ret->n, sizeof(*ret->t), thread_cmp);
+	thread_ops(g, gr->rank, ret);
 	for (size_t i = 0; i < ret->n; i++) {
-		ret->sig = hash_bytes(ret->sig, &ret->t[i].sig, sizeof(ret->t[i].sig));
-		ret->sig = hash_bytes(ret->sig, &ret->t[i].n, sizeof(ret->t[i].n));
-		ret->nintervals += ret->t[i].n;
+		const struct lthread *t = &ret->t[i];
+
+		ret->sig = hash_bytes(ret->sig, &t->sig, sizeof(t->sig));
+		ret->sig = hash_bytes(ret->sig, &t->n, sizeof(t->n));
+		ret->sig = hash_bytes(ret->sig, &t->ops, sizeof(t->ops));
+		ret->sig = hash_bytes(ret->sig, &t->nops, sizeof(t->nops));
+		ret->nintervals += t->n;
 	}
 	return ret->n > 0;
 }

@@ -70,11 +70,11 @@ void orr_prof_options_format(unsigned options, char *buf, size_t size);
  * over its steps, without the profiler and the stalls (estimator/launch-time.c).
  * profiler_ns is the part of it c says the profiler added (its ops and calls in those
  * intervals, per step); stall_ns the part the threads were not running: where three or
- * more ranks run the same program (the same launches and blocking calls, by name, in
- * the same order on each thread), each interval beyond the ranks' median of it (peers:
- * how many; 0 when no rank has enough).  step_ns - profiler_ns - stall_ns is the job's
- * on a host that runs it undisturbed.  NAN (and 0) without two launches or without job
- * steps.
+ * more ranks run the same program (the same launches, by name, in the same order on
+ * each thread, and the same framework ops between them), each interval beyond the
+ * ranks' median of it (peers: how many; 0 when no rank has enough).  step_ns -
+ * profiler_ns - stall_ns is the job's on a host that runs it undisturbed.  NAN (and 0)
+ * without two launches or without job steps.
  */
 struct orr_launch_time {
 	double step_ns, profiler_ns, stall_ns;

@@ -225,8 +225,9 @@ static void test_launch_time_threads(void **state)
  * Ranks running the same program: five launches 100 us apart on each, except where a
  * rank's thread stalls (interval `at` of its four `by` us longer).  With 3 or more such
  * ranks each interval counts at most the ranks' median of it, and the rest is the
- * stalls'; with two, or where a rank launches something else, nothing is removed against
- * it.  The rank reported is the slowest without its stalls (the first of equals).
+ * stalls'; with two, or where a rank launches something else or runs an op its peers do
+ * not, nothing is removed against it.  The rank reported is the slowest without its
+ * stalls (the first of equals).
  */
 static void test_launch_time_stalls(void **state)
 {
@@ -235,17 +236,20 @@ static void test_launch_time_stalls(void **state)
 		int at[4];
 		double by[4];
 		bool other_name; /* rank 0's last launch another call: not the same program */
+		bool extra_op;   /* rank 0 runs an op in its interval `at`: nor is that */
 		double job_us, stall_us;
 		size_t peers;
 	} cases[] = {
 		/* one rank of four stalls 30 us: every rank's job is 400 us */
-		{ 4, { 0, 0, 2, 0 }, { 0, 0, 30, 0 }, false, 400, 0, 4 },
+		{ 4, { 0, 0, 2, 0 }, { 0, 0, 30, 0 }, false, false, 400, 0, 4 },
 		/* each stalls 50 us in another interval: 50 of each rank's 450 are stalls */
-		{ 4, { 0, 1, 2, 3 }, { 50, 50, 50, 50 }, false, 400, 50, 4 },
+		{ 4, { 0, 1, 2, 3 }, { 50, 50, 50, 50 }, false, false, 400, 50, 4 },
 		/* two ranks cannot tell a stall from work */
-		{ 2, { 0, 1, 0, 0 }, { 0, 80, 0, 0 }, false, 480, 0, 0 },
+		{ 2, { 0, 1, 0, 0 }, { 0, 80, 0, 0 }, false, false, 480, 0, 0 },
 		/* rank 0 runs another program, kept whole; ranks 1-3 are three peers */
-		{ 4, { 0, 0, 2, 0 }, { 70, 0, 40, 0 }, true, 470, 0, 0 },
+		{ 4, { 0, 0, 2, 0 }, { 70, 0, 40, 0 }, true, false, 470, 0, 0 },
+		/* rank 0's 50 us longer interval holds an op of its own: work, kept */
+		{ 4, { 1, 0, 2, 0 }, { 50, 0, 30, 0 }, false, true, 450, 0, 0 },
 	};
 	const char *dir = *state;
 
@@ -278,6 +282,8 @@ static void test_launch_time_stalls(void **state)
 					 1, at, 1, corr);
 				doc_kernel(&d, "k", 7, at + 2, 3, corr, NULL);
 				corr++;
+				if (r == 0 && cases[i].extra_op && k == cases[i].at[0])
+					doc_op(&d, "load", at + 20, 40, NULL, NULL);
 			}
 			doc_add(&d, "]}");
 			assert_non_null(f = fopen(path, "w"));
