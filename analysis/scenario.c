@@ -35,7 +35,7 @@ void orr_scenarios_release(struct orr_scenarios *s)
 
 size_t orr_scales_rule_count(const struct orr_scales *s)
 {
-	return s->n + s->ngpu + s->ncpu + s->ncomm;
+	return s->n + s->ngpu + s->ncpu + s->nstall + s->ncomm;
 }
 
 const char *orr_scales_rule_label(const struct orr_scales *s, size_t k, char *buf, size_t size)
@@ -100,7 +100,7 @@ static int parse_line(char *line, struct orr_scenario *sc, char *err, size_t siz
 			*ret_at = (size_t)(tok - line);
 			snprintf(
 				err, size,
-				"bad rule '%.60s' ([gpu[@RANK]:|cpu[@RANK]:|latency:|bandwidth:]GLOB=FACTOR, FACTOR 0 to 1e6, a bandwidth's from 1e-6)",
+				"bad rule '%.60s' ([gpu[@RANK]:|cpu[@RANK]:|stalls[@RANK]:|latency:|bandwidth:]GLOB=FACTOR, FACTOR 0 to 1e6, a bandwidth's from 1e-6)",
 				tok);
 			return -1;
 		}
@@ -291,18 +291,47 @@ static bool cpu_rule_matches(const struct orr_cpu_rule *rule, int32_t rank, cons
 	       (fnmatch(rule->glob, call, 0) == 0 || fnmatch(rule->glob, gap, 0) == 0);
 }
 
+/*
+ * The factor of task t's time (span ns: its duration and the time before it) under the
+ * stall rules of s that match it, its stall `stall` ns; ret as orr_cpu_factors()'s
+ * stall part (NULL: not counted).
+ */
+static double stall_factor(const struct orr_scales *s, int32_t rank, const char *call,
+			   const char *gap, double stall, double span, bool counted,
+			   struct orr_rule_match *ret)
+{
+	double x = 1;
+
+	if (!(stall > 0) || !(span > 0))
+		return 1;
+	for (size_t i = 0; i < s->nstall; i++) {
+		if (!cpu_rule_matches(&s->stall[i], rank, call, gap))
+			continue;
+		/* the stall scaled, the rest of the task's time kept; rules one after another */
+		x *= 1 - fmin(stall, span) * (1 - s->stall[i].factor) / span;
+		if (ret && counted) {
+			ret[i].tasks++;
+			ret[i].gpu_ns += (int64_t)llround(stall);
+		}
+	}
+	return x > 0 ? x : 0;
+}
+
 float *orr_cpu_factors(const struct orr_graph *g, const struct orr_scales *s,
 		       const struct orr_replay *steps_from, struct orr_rule_match *ret)
 {
 	const struct orr_trace *tr = orr_graph_trace(g);
 	const struct orr_task *tasks = orr_graph_tasks(g);
 	struct orr_op_names *names;
-	float *f;
+	float *f, *stalls = NULL;
+	double stalled;
 
-	if (!s || !s->ncpu)
+	if (!s || (!s->ncpu && !s->nstall))
 		return NULL;
 	if (ret)
-		memset(ret, 0, s->ncpu * sizeof(*ret));
+		memset(ret, 0, (s->ncpu + s->nstall) * sizeof(*ret));
+	if (s->nstall)
+		stalls = orr_launch_stalls(g, &stalled);
 	names = orr_op_names_new(g);
 	f = orr_xmalloc((orr_graph_task_count(g) + 1) * sizeof(*f));
 	for (size_t k = 0; k < orr_graph_rank_count(g); k++) {
@@ -312,11 +341,14 @@ float *orr_cpu_factors(const struct orr_graph *g, const struct orr_scales *s,
 
 		if (steps_from)
 			orr_replay_steps(steps_from, k, &steps, &nsteps);
-		for (size_t i = 0; ret && i < s->ncpu; i++)
-			ret[i].rank_steps +=
-				s->cpu[i].rank < 0 || s->cpu[i].rank == gr->rank->rank ? nsteps : 0;
+		for (size_t i = 0; ret && i < s->ncpu + s->nstall; i++) {
+			int32_t rank = i < s->ncpu ? s->cpu[i].rank : s->stall[i - s->ncpu].rank;
+
+			ret[i].rank_steps += rank < 0 || rank == gr->rank->rank ? nsteps : 0;
+		}
 		for (uint32_t t = gr->first_task; t < gr->first_task + gr->ntasks; t++) {
 			int64_t start = orr_graph_task_start(g, t);
+			bool counted = ret && in_steps(steps, nsteps, start);
 			const char *call, *gap;
 			uint32_t at;
 			double x = 1;
@@ -331,16 +363,21 @@ float *orr_cpu_factors(const struct orr_graph *g, const struct orr_scales *s,
 				if (!cpu_rule_matches(&s->cpu[i], gr->rank->rank, call, gap))
 					continue;
 				x *= s->cpu[i].factor;
-				if (ret && in_steps(steps, nsteps, start)) {
+				if (counted) {
 					ret[i].tasks++;
 					ret[i].gpu_ns += tasks[t].dur_ns + tasks[t].gap_ns;
 				}
 			}
+			if (stalls)
+				x *= stall_factor(s, gr->rank->rank, call, gap, (double)stalls[t],
+						  (double)(tasks[t].dur_ns + tasks[t].gap_ns),
+						  counted, ret ? ret + s->ncpu : NULL);
 			f[t] = x < ORR_SCALE_MAX ? (float)x : (float)ORR_SCALE_MAX;
 		}
 		free(steps);
 	}
 	orr_op_names_free(names);
+	free(stalls);
 	return f;
 }
 
@@ -500,7 +537,8 @@ void orr_scenario_options(struct orr_scenario_replay *ret, const struct orr_grap
 		orr_rule_matches(base, s, matches);
 	gpu = orr_gpu_factors(g, s, base, m ? matches + s->n : NULL);
 	ret->cpu = orr_cpu_factors(g, s, base, m ? matches + s->n + s->ngpu : NULL);
-	comm = orr_comm_factors(g, s, costs, base, m ? matches + s->n + s->ngpu + s->ncpu : NULL);
+	comm = orr_comm_factors(g, s, costs, base,
+				m ? matches + s->n + s->ngpu + s->ncpu + s->nstall : NULL);
 	/* One rank's GPU rules and the communication ones: one factor per task. */
 	if (gpu && comm) {
 		for (size_t t = 0; t < orr_graph_task_count(g); t++) {

@@ -22,7 +22,7 @@ static const char usage_text[] =
 	"  --top N             how many ops to list per step (default 10; 0: none)\n"
 	"  --scale GLOB=F      multiply the duration of GPU tasks whose name matches GLOB\n"
 	"                      by F before replaying (repeatable); gpu@RANK:, cpu:,\n"
-	"                      latency: and bandwidth: rules as in orrery replay\n"
+	"                      stalls:, latency: and bandwidth: rules as in orrery replay\n"
 	"  --comm GLOB         count GPU tasks whose name matches GLOB as communication\n"
 	"                      (repeatable), as in orrery replay\n"
 	"  --steps A[-B]       only the job steps A to B\n"

@@ -269,7 +269,8 @@ int cli_scale_option(struct orr_scales *scales, const char *cmd, const char *arg
 	if (orr_scales_add(scales, arg) < 0) {
 		cli_usage_error(
 			cmd,
-			"bad --scale '%s' ([gpu[@RANK]:|cpu[@RANK]:|latency:|bandwidth:]GLOB=FACTOR, "
+			"bad --scale '%s' ([gpu[@RANK]:|cpu[@RANK]:|stalls[@RANK]:|latency:|bandwidth:]"
+			"GLOB=FACTOR, "
 			"FACTOR from 0 to 1e6, a bandwidth's from 1e-6)",
 			arg);
 		return -1;

@@ -67,6 +67,12 @@ size_t cli_whatif_unmatched(const struct orr_scenario_report *w, const struct or
 					    w->runs[i].sc->name,
 					    orr_scales_rule_label(s, k, rule, sizeof(rule)),
 					    (int)r.rank, cli_text(w->path), have);
+			else if (r.on == ORR_RULE_STALLS)
+				cli_warning("scenario '%s': rule '%s' matches no stall in the "
+					    "trace's steps (stalls are found where 3 or more ranks "
+					    "run the same launches: docs/orrery-replay.md)",
+					    w->runs[i].sc->name,
+					    orr_scales_rule_label(s, k, rule, sizeof(rule)));
 			else
 				cli_warning("scenario '%s': rule '%s' matches no %s in the "
 					    "trace's steps",

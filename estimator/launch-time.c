@@ -36,8 +36,10 @@ struct lthread {
 	uint32_t place;
 	struct span *v;
 	size_t nv, capv;
-	int64_t *len; /* len[0, n): interval i, its parts' lengths summed */
+	int64_t *len;  /* len[0, n): interval i, its parts' lengths summed */
+	uint32_t *end; /* end[0, n): the launch task that ends interval i */
 	size_t n, cap;
+	uint32_t first; /* its first launch task */
 	struct span sp; /* its first launch to its last */
 	uint64_t sig;   /* the names of the launches that end its intervals, hashed */
 	uint64_t ops;   /* the framework ops in sp: their names' hashes summed, and count */
@@ -81,6 +83,7 @@ static void len_room(struct lthread *t)
 		return;
 	t->len = orr_xgrow(t->len, sizeof(*t->len), &t->cap, t->n + 1);
 	memset(t->len + old, 0, (t->cap - old) * sizeof(*t->len));
+	t->end = orr_xrealloc(t->end, t->cap * sizeof(*t->end));
 }
 
 /* A part of the thread's current interval (the one the next launch ends). */
@@ -97,7 +100,7 @@ static void push_part(struct lthread *t, int64_t lo, int64_t hi)
 static void end_interval(struct lthread *t, const struct orr_graph *g, uint32_t task)
 {
 	len_room(t);
-	t->n++;
+	t->end[t->n++] = task;
 	t->sig = hash_str(t->sig, orr_graph_task_name(g, task));
 }
 
@@ -132,8 +135,10 @@ static void thread_intervals(const struct orr_graph *g, const struct orr_proc *p
 				push_part(t, cur, at);
 				end_interval(t, g, k);
 			}
-			if (last < 0)
+			if (last < 0) {
 				t->sp.lo = at;
+				t->first = k;
+			}
 			t->sp.hi = last = cur = at;
 		}
 	}
@@ -194,6 +199,7 @@ static bool rank_threads(const struct orr_graph *g, const struct orr_graph_rank 
 		else {
 			free(t.v);
 			free(t.len);
+			free(t.end);
 		}
 	}
 	qsort(ret->t, ret->n, sizeof(*ret->t), thread_cmp);
@@ -215,6 +221,7 @@ static void rank_release(struct lrank *r)
 	for (size_t i = 0; i < r->n; i++) {
 		free(r->t[i].v);
 		free(r->t[i].len);
+		free(r->t[i].end);
 	}
 	free(r->t);
 	free(r->kept);
@@ -395,25 +402,47 @@ static void rank_profiler(const struct lrank *lr, const struct orr_prof_cost *c,
 	free(sp);
 }
 
-void orr_launch_time_measure(const struct orr_graph *g, const struct orr_prof_cost *c,
-			     struct orr_launch_time *ret)
+/*
+ * Every rank's launch threads over the job's steps, their intervals kept at most their
+ * peers' median; NULL (*ret_steps 0) without job steps.  ranks_release() frees it.
+ */
+static struct lrank *ranks_measured(const struct orr_graph *g, size_t *ret_steps)
 {
 	struct orr_step *steps = NULL;
 	size_t nsteps = 0, n = orr_graph_rank_count(g);
 	struct lrank *rs;
-	double best = -1;
 
-	*ret = (struct orr_launch_time){ .step_ns = NAN };
+	*ret_steps = 0;
 	if (orr_trace_job_steps(orr_graph_trace(g), &steps, &nsteps) || !nsteps) {
 		free(steps);
-		return;
+		return NULL;
 	}
 	rs = orr_xcalloc(n ? n : 1, sizeof(*rs));
 	for (size_t r = 0; r < n; r++)
 		rank_threads(g, orr_graph_get_rank(g, r), steps[0].start_ns,
 			     steps[nsteps - 1].end_ns, &rs[r]);
 	keep_medians(rs, n);
-	for (size_t r = 0; r < n; r++) {
+	free(steps);
+	*ret_steps = nsteps;
+	return rs;
+}
+
+static void ranks_release(struct lrank *rs, size_t n)
+{
+	for (size_t r = 0; rs && r < n; r++)
+		rank_release(&rs[r]);
+	free(rs);
+}
+
+void orr_launch_time_measure(const struct orr_graph *g, const struct orr_prof_cost *c,
+			     struct orr_launch_time *ret)
+{
+	size_t nsteps, n = orr_graph_rank_count(g);
+	struct lrank *rs = ranks_measured(g, &nsteps);
+	double best = -1;
+
+	*ret = (struct orr_launch_time){ .step_ns = NAN };
+	for (size_t r = 0; rs && r < n; r++) {
 		struct orr_launch_time lt = { 0 };
 		double free_ns;
 
@@ -438,8 +467,98 @@ void orr_launch_time_measure(const struct orr_graph *g, const struct orr_prof_co
 			.peers = rs[r].peers >= MIN_PEERS ? rs[r].peers : 0,
 		};
 	}
-	for (size_t r = 0; r < n; r++)
-		rank_release(&rs[r]);
-	free(rs);
-	free(steps);
+	ranks_release(rs, n);
+}
+
+/* ---- the stalls put on the tasks that hold them ---- */
+
+struct cut {
+	uint32_t task;
+	double room; /* its time and the time before it */
+};
+
+static int cut_cmp(const void *a, const void *b)
+{
+	const struct cut *x = a, *y = b;
+
+	return (x->room < y->room) - (x->room > y->room);
+}
+
+/*
+ * The part of CPU task t in the interval that launch task `from` starts and launch task
+ * `to` ends: the launch that starts it, its time; the launch that ends it, the time
+ * before it; a task between, both (a blocking call's wait is no part of the interval).
+ */
+static double room_in(const struct orr_task *tasks, uint32_t t, uint32_t from, uint32_t to)
+{
+	const struct orr_task *x = &tasks[t];
+	bool blocking = x->flags & ORR_TASK_F_BLOCKING;
+
+	if (t == from)
+		return blocking ? 0 : (double)x->dur_ns;
+	return (double)x->gap_ns + (t == to || blocking ? 0 : (double)x->dur_ns);
+}
+
+/*
+ * An interval's excess over its peers' median put on the CPU tasks that make it up
+ * (room_in()), the largest part first; what it could put on them.
+ */
+static double spread(const struct orr_graph *g, uint32_t from, uint32_t to, double excess,
+		     float *stalls, struct cut **v, size_t *cap)
+{
+	const struct orr_task *tasks = orr_graph_tasks(g);
+	double put = 0;
+	size_t n = 0;
+
+	for (uint32_t t = from; t <= to; t++) {
+		double room = room_in(tasks, t, from, to);
+
+		if (room > 0)
+			ORR_VEC_PUSH(*v, n, *cap, ((struct cut){ t, room }));
+	}
+	qsort(*v, n, sizeof(**v), cut_cmp);
+	for (size_t i = 0; i < n && excess > 0; i++) {
+		double x = fmin(excess, (*v)[i].room);
+
+		stalls[(*v)[i].task] += (float)x;
+		excess -= x;
+		put += x;
+	}
+	return put;
+}
+
+float *orr_launch_stalls(const struct orr_graph *g, double *ret_ns)
+{
+	size_t nsteps, n = orr_graph_rank_count(g), cap = 0;
+	struct lrank *rs = ranks_measured(g, &nsteps);
+	float *stalls;
+	struct cut *v = NULL;
+	double total = 0;
+
+	*ret_ns = 0;
+	if (!rs)
+		return NULL;
+	stalls = orr_xcalloc(orr_graph_task_count(g) + 1, sizeof(*stalls));
+	for (size_t r = 0; r < n; r++) {
+		size_t first = 0;
+
+		if (rs[r].peers < MIN_PEERS)
+			continue;
+		for (size_t k = 0; k < rs[r].n; first += rs[r].t[k++].n) {
+			const struct lthread *t = &rs[r].t[k];
+			uint32_t from = t->first;
+
+			for (size_t i = 0; i < t->n; from = t->end[i++]) {
+				double excess = (double)(t->len[i] - rs[r].kept[first + i]);
+
+				if (excess > 0)
+					total += spread(g, from, t->end[i], excess, stalls, &v,
+							&cap);
+			}
+		}
+	}
+	free(v);
+	ranks_release(rs, n);
+	*ret_ns = total;
+	return stalls;
 }

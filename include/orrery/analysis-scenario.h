@@ -29,7 +29,11 @@ struct orr_gpu_rule {
 	int32_t rank; /* global */
 };
 
-/* A CPU rule, cpu:GLOB=FACTOR or cpu@RANK:GLOB=FACTOR; the glob is owned. */
+/*
+ * A CPU rule, cpu:GLOB=FACTOR or cpu@RANK:GLOB=FACTOR, or a stall rule, stalls:GLOB=FACTOR
+ * or stalls@RANK:GLOB=FACTOR (the part of a CPU task's time its thread was not running,
+ * orr_launch_stalls()); the glob is owned.
+ */
 struct orr_cpu_rule {
 	char *glob;
 	double factor;
@@ -50,9 +54,10 @@ struct orr_comm_rule {
 /*
  * The --scale rules given, in order: GLOB=FACTOR (or gpu:GLOB=FACTOR) on GPU tasks (v,
  * for the replay), gpu@RANK:GLOB=FACTOR on one rank's GPU tasks (gpu), cpu:GLOB=FACTOR /
- * cpu@RANK:GLOB=FACTOR on CPU tasks (cpu), latency:GLOB=FACTOR and bandwidth:GLOB=FACTOR
- * on collective kernels (comm); globs are owned.  A scenario's rules are numbered in
- * that order: v, gpu, cpu, then comm (orr_scales_rule()).
+ * cpu@RANK:GLOB=FACTOR on CPU tasks (cpu), stalls:GLOB=FACTOR / stalls@RANK:GLOB=FACTOR
+ * on their stalls (stall), latency:GLOB=FACTOR and bandwidth:GLOB=FACTOR on collective
+ * kernels (comm); globs are owned.  A scenario's rules are numbered in that order: v,
+ * gpu, cpu, stall, then comm (orr_scales_rule()).
  */
 struct orr_scales {
 	struct orr_scale *v;
@@ -61,6 +66,8 @@ struct orr_scales {
 	size_t ngpu, gpucap;
 	struct orr_cpu_rule *cpu;
 	size_t ncpu, cpucap;
+	struct orr_cpu_rule *stall;
+	size_t nstall, stallcap;
 	struct orr_comm_rule *comm;
 	size_t ncomm, commcap;
 };
@@ -80,10 +87,13 @@ float *orr_gpu_factors(const struct orr_graph *g, const struct orr_scales *s,
 		       const struct orr_replay *steps_from, struct orr_rule_match *ret);
 /*
  * Per task of g, the product of the CPU rules' factors that match it (NULL without CPU
- * rules), for orr_replay_options.cpu_factors: a CPU task matches when the framework op
- * of its call or the op running in the time before it (orr_op_name(),
- * orr_op_name_at()) matches the glob, on the rule's rank.  With steps_from, ret[k] is
- * what CPU rule k matched in its steps (its tasks' duration and time before them).
+ * or stall rules), for orr_replay_options.cpu_factors: a CPU task matches when the
+ * framework op of its call or the op running in the time before it (orr_op_name(),
+ * orr_op_name_at()) matches the glob, on the rule's rank.  A stall rule's factor
+ * multiplies only the part of the task's time that was a stall (orr_launch_stalls()):
+ * its factor is 1 - stall x (1 - FACTOR) / time, and a task without a stall matches
+ * none.  With steps_from, ret[k] is what CPU rule k, then stall rule k, matched in its
+ * steps (the tasks' duration and time before them; for a stall rule, their stalls).
  */
 float *orr_cpu_factors(const struct orr_graph *g, const struct orr_scales *s,
 		       const struct orr_replay *steps_from, struct orr_rule_match *ret);
@@ -132,10 +142,19 @@ void orr_scenario_options(struct orr_scenario_replay *ret, const struct orr_grap
 			  const struct orr_replay *base, struct orr_rule_match *matches);
 void orr_scenario_options_release(struct orr_scenario_replay *r);
 
-/* A scenario's rules: GPU (every rank's, then one rank's), CPU, then communication ones. */
+/*
+ * A scenario's rules: GPU (every rank's, then one rank's), CPU, stalls, then
+ * communication ones.
+ */
 size_t orr_scales_rule_count(const struct orr_scales *s);
 /* Rule k of them, described: what it applies to, its glob, factor and rank. */
-enum orr_rule_on { ORR_RULE_GPU, ORR_RULE_CPU, ORR_RULE_LATENCY, ORR_RULE_BANDWIDTH };
+enum orr_rule_on {
+	ORR_RULE_GPU,
+	ORR_RULE_CPU,
+	ORR_RULE_STALLS,
+	ORR_RULE_LATENCY, /* from here on: communication rules */
+	ORR_RULE_BANDWIDTH
+};
 struct orr_rule {
 	enum orr_rule_on on;
 	const char *glob;
@@ -143,9 +162,15 @@ struct orr_rule {
 	int32_t rank; /* global; -1: every rank */
 };
 struct orr_rule orr_scales_rule(const struct orr_scales *s, size_t k);
-/* "gpu", "cpu", "latency" or "bandwidth": as the rule is written, and in JSON reports. */
+/*
+ * "gpu", "cpu", "stalls", "latency" or "bandwidth": as the rule is written, and in JSON
+ * reports.
+ */
 const char *orr_rule_on_name(enum orr_rule_on on);
-/* Rule k of them, as written: "nccl*=0.5", "gpu@3:*=1.2", "cpu@1:*=2", "latency:*=0.5". */
+/*
+ * Rule k of them, as written: "nccl*=0.5", "gpu@3:*=1.2", "cpu@1:*=2", "stalls:*=0",
+ * "latency:*=0.5".
+ */
 const char *orr_scales_rule_label(const struct orr_scales *s, size_t k, char *buf, size_t size);
 
 /* Moves the --scale rules given into one scenario, named after them ("nccl*=0.5"), first. */

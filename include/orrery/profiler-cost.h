@@ -85,6 +85,15 @@ struct orr_launch_time {
 void orr_launch_time_measure(const struct orr_graph *g, const struct orr_prof_cost *c,
 			     struct orr_launch_time *ret);
 
+/*
+ * The stalls of orr_launch_time_measure() on the tasks that hold them: per task of g,
+ * the ns of its time and the time before it (its gap) that its launch thread was not
+ * running, over the job's steps (0 for most; a stalled interval's excess over its
+ * peers' median goes to its non-blocking CPU tasks, the longest first).  *ret_ns is
+ * their sum, over every rank and step.  NULL (and 0) without job steps; free() it.
+ */
+float *orr_launch_stalls(const struct orr_graph *g, double *ret_ns);
+
 #ifdef __cplusplus
 }
 #endif

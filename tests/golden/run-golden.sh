@@ -233,7 +233,7 @@ usage)
 		printf 'a bandwidth:x*=0\n' >"$work/sc"
 		run replay --scenario "$work/sc" x
 		expect_rc 1
-		expect_in err "bad rule 'bandwidth:x*=0' ([gpu[@RANK]:|cpu[@RANK]:|latency:|bandwidth:]GLOB=FACTOR, FACTOR 0 to 1e6, a bandwidth's from 1e-6)"
+		expect_in err "bad rule 'bandwidth:x*=0' ([gpu[@RANK]:|cpu[@RANK]:|stalls[@RANK]:|latency:|bandwidth:]GLOB=FACTOR, FACTOR 0 to 1e6, a bandwidth's from 1e-6)"
 		printf 'a x*=2\nb y*=3\na z*=4\n' >"$work/sc"
 		run replay --scenario "$work/sc" x
 		expect_rc 1

@@ -222,6 +222,33 @@ static void test_launch_time_threads(void **state)
 }
 
 /*
+ * orr_launch_stalls() of such a trace: want_us in all, each rank's on the launch that
+ * ends its stalled interval (the time before it), as much as the rank stalled there.
+ */
+static void check_stalls(const struct orr_graph *g, size_t i, double want_us, const int *at,
+			 const double *by)
+{
+	double total, sum = 0;
+	float *st = orr_launch_stalls(g, &total);
+
+	assert_non_null(st);
+	for (uint32_t t = 0; t < orr_graph_task_count(g); t++) {
+		uint32_t r = orr_graph_procs(g)[orr_graph_tasks(g)[t].proc].rank;
+		double start_us = (double)orr_graph_task_start(g, t) / 1e3;
+
+		sum += st[t];
+		if (st[t] > 0 && (fabs(start_us - (10 + 100 * (at[r] + 1) + by[r])) > 0.01 ||
+				  fabs(st[t] - by[r] * 1e3) > 1))
+			fail_msg("case %zu: %.0f ns of stalls on the task at %.3f us of rank %u", i,
+				 (double)st[t], start_us, r);
+	}
+	if (fabs(total - want_us * 1e3) > 1 || fabs(sum - total) > 1)
+		fail_msg("case %zu: stalls %.0f ns (on the tasks %.0f), want %.0f us", i, total,
+			 sum, want_us);
+	free(st);
+}
+
+/*
  * Ranks running the same program: five launches 100 us apart on each, except where a
  * rank's thread stalls (interval `at` of its four `by` us longer).  With 3 or more such
  * ranks each interval counts at most the ranks' median of it, and the rest is the
@@ -239,17 +266,18 @@ static void test_launch_time_stalls(void **state)
 		bool extra_op;   /* rank 0 runs an op in its interval `at`: nor is that */
 		double job_us, stall_us;
 		size_t peers;
+		double stalls_us; /* orr_launch_stalls(): every rank's */
 	} cases[] = {
 		/* one rank of four stalls 30 us: every rank's job is 400 us */
-		{ 4, { 0, 0, 2, 0 }, { 0, 0, 30, 0 }, false, false, 400, 0, 4 },
+		{ 4, { 0, 0, 2, 0 }, { 0, 0, 30, 0 }, false, false, 400, 0, 4, 30 },
 		/* each stalls 50 us in another interval: 50 of each rank's 450 are stalls */
-		{ 4, { 0, 1, 2, 3 }, { 50, 50, 50, 50 }, false, false, 400, 50, 4 },
+		{ 4, { 0, 1, 2, 3 }, { 50, 50, 50, 50 }, false, false, 400, 50, 4, 200 },
 		/* two ranks cannot tell a stall from work */
-		{ 2, { 0, 1, 0, 0 }, { 0, 80, 0, 0 }, false, false, 480, 0, 0 },
+		{ 2, { 0, 1, 0, 0 }, { 0, 80, 0, 0 }, false, false, 480, 0, 0, 0 },
 		/* rank 0 runs another program, kept whole; ranks 1-3 are three peers */
-		{ 4, { 0, 0, 2, 0 }, { 70, 0, 40, 0 }, true, false, 470, 0, 0 },
+		{ 4, { 0, 0, 2, 0 }, { 70, 0, 40, 0 }, true, false, 470, 0, 0, 40 },
 		/* rank 0's 50 us longer interval holds an op of its own: work, kept */
-		{ 4, { 1, 0, 2, 0 }, { 50, 0, 30, 0 }, false, true, 450, 0, 0 },
+		{ 4, { 1, 0, 2, 0 }, { 50, 0, 30, 0 }, false, true, 450, 0, 0, 30 },
 	};
 	const char *dir = *state;
 
@@ -302,6 +330,7 @@ static void test_launch_time_stalls(void **state)
 				 "without stalls, %.0f of stalls, %zu peers",
 				 i, lt.step_ns, lt.stall_ns, lt.peers, cases[i].job_us,
 				 cases[i].stall_us, cases[i].peers);
+		check_stalls(g, i, cases[i].stalls_us, cases[i].at, cases[i].by);
 		orr_graph_free(g);
 		orr_trace_free(t);
 		free(d.s);
