@@ -68,6 +68,16 @@ static void text_steps(const struct orr_summary *s)
 		       s->straggler, cli_ms((int64_t)s->straggler_wait_ns, a, sizeof(a)),
 		       cli_ms((int64_t)s->others_wait_ns, b, sizeof(b)));
 	}
+	if (s->stall_ranks) {
+		char a[32], b[32];
+
+		printf("host stalls: %zu %s launch threads were not running %s to %s ms per step "
+		       "where their peers ran the same launches; orrery replay --scale "
+		       "'stalls:*=0' replays the job without them\n",
+		       s->stall_ranks, s->stall_ranks == 1 ? "rank's" : "ranks'",
+		       cli_ms((int64_t)s->stall_min_ns, a, sizeof(a)),
+		       cli_ms((int64_t)s->stall_max_ns, b, sizeof(b)));
+	}
 }
 
 static void text_items(const struct orr_summary *s, const struct orr_sum_item *v, size_t n,
@@ -254,6 +264,15 @@ void summary_json(const struct orr_summary *s, size_t top)
 		json_close_object(&j);
 	} else {
 		json_str(&j, "straggler", NULL);
+	}
+	if (s->stall_ranks) {
+		json_object(&j, "stalls");
+		json_int(&j, "ranks", (int64_t)s->stall_ranks);
+		json_double(&j, "min_ns_per_step", s->stall_min_ns);
+		json_double(&j, "max_ns_per_step", s->stall_max_ns);
+		json_close_object(&j);
+	} else {
+		json_str(&j, "stalls", NULL);
 	}
 	json_items(&j, s, "kernels", s->kernels, s->nkernels, s->kernel_ns, top);
 	json_array(&j, "kernel_classes");

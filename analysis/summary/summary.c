@@ -306,6 +306,36 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* The launch threads' stalls of the ranks sel shows, per job step. */
+static void stalls(struct orr_summary *s, const struct orr_select *sel)
+{
+	struct orr_step *steps = NULL;
+	size_t nsteps = 0;
+	double total;
+	float *st = orr_launch_stalls(s->g, &total);
+
+	if (st && total > 0 && !orr_trace_job_steps(orr_graph_trace(s->g), &steps, &nsteps) &&
+	    nsteps)
+		for (size_t r = 0; r < orr_graph_rank_count(s->g); r++) {
+			const struct orr_graph_rank *gr = orr_graph_get_rank(s->g, r);
+			double ns = 0;
+
+			if (sel && !orr_select_rank(sel, gr->rank->rank))
+				continue;
+			for (uint32_t t = gr->first_task; t < gr->first_task + gr->ntasks; t++)
+				ns += st[t];
+			if (!(ns > 0))
+				continue;
+			ns /= (double)nsteps;
+			if (!s->stall_ranks++ || ns < s->stall_min_ns)
+				s->stall_min_ns = ns;
+			if (ns > s->stall_max_ns)
+				s->stall_max_ns = ns;
+		}
+	free(steps);
+	free(st);
+}
+
 /*
  * The straggler: in a job of several ranks whose collectives wait for peers, the rank
  * with the least waiting per step, when the others' median is more than twice it and
@@ -529,6 +559,7 @@ void orr_summary_gather(struct orr_summary *s, const char *path, const struct or
 	if (s->nstreams) /* by rank and stream */
 		qsort(s->streams, s->nstreams, sizeof(*s->streams), cmp_key);
 	straggler(s, coupled, ncoupled);
+	stalls(s, sel);
 	collectives(s, in);
 	free(coupled);
 	free(in);

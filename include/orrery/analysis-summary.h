@@ -154,6 +154,11 @@ struct orr_summary {
 	size_t nmem;
 	struct orr_sum_counter *counters; /* every rank's series */
 	size_t ncounters;
+	/* The launch threads' stalls (orr_launch_stalls(), docs/estimator.md "Host stalls")
+	 * per job step, over the ranks shown that have any: how many, the least and the most
+	 * of one rank; stall_ranks 0: none found. */
+	size_t stall_ranks;
+	double stall_min_ns, stall_max_ns;
 };
 
 /*

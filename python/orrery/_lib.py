@@ -198,7 +198,8 @@ ReplayReport = _padded("orr_replay_report", [
 class Scales(Structure):
     _fields_ = [("v", c_void_p), ("n", c_size_t), ("cap", c_size_t), ("gpu", c_void_p),
                 ("ngpu", c_size_t), ("gpucap", c_size_t), ("cpu", c_void_p),
-                ("ncpu", c_size_t), ("cpucap", c_size_t), ("comm", c_void_p),
+                ("ncpu", c_size_t), ("cpucap", c_size_t), ("stall", c_void_p),
+                ("nstall", c_size_t), ("stallcap", c_size_t), ("comm", c_void_p),
                 ("ncomm", c_size_t), ("commcap", c_size_t)]
 
 

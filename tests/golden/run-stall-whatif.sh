@@ -7,9 +7,10 @@
 #                                       do not) moves its step a lot; stalls:*=1 not at
 #                                       all, stalls:*=0.5 in between; on TINY (two
 #                                       ranks: no stall can be told from work) the rule
-#                                       matches nothing and says why
+#                                       matches nothing and says why; orrery summary
+#                                       says how long they are
 #
-# docs/orrery-replay.md, "Stalls".
+# docs/orrery-replay.md (stalls: rules), docs/estimator.md ("Host stalls").
 set -uo pipefail
 
 # shellcheck source=SCRIPTDIR/golden-lib.sh
@@ -60,3 +61,18 @@ expect_in err "stalls[@RANK]:"
 run critical-path --scale 'stalls:*=0' "$megatron"
 expect_rc 0
 expect_in out "critical path of 1 job step"
+# orrery summary names them, with the what-if that removes them
+run summary "$megatron"
+expect_rc 0
+expect_in out "host stalls: 8 ranks' launch threads were not running "
+expect_in out " ms per step where their peers ran the same launches; orrery replay --scale 'stalls:*=0' replays the job without them"
+run summary --format=json "$megatron"
+expect_rc 0
+python3 - "$work/out" <<'PY' || fail "summary's stalls are wrong"
+import json, sys
+s = json.load(open(sys.argv[1]))["stalls"]
+assert s["ranks"] == 8 and 100e6 < s["min_ns_per_step"] <= s["max_ns_per_step"], s
+PY
+run summary --format=json "$tiny"
+expect_rc 0
+expect_in out '"stalls": null'
