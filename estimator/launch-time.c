@@ -202,7 +202,8 @@ static bool rank_threads(const struct orr_graph *g, const struct orr_graph_rank 
 			free(t.end);
 		}
 	}
-	qsort(ret->t, ret->n, sizeof(*ret->t), thread_cmp);
+	if (ret->n > 1)
+		qsort(ret->t, ret->n, sizeof(*ret->t), thread_cmp);
 	thread_ops(g, gr->rank, ret);
 	for (size_t i = 0; i < ret->n; i++) {
 		const struct lthread *t = &ret->t[i];
@@ -516,7 +517,8 @@ static double spread(const struct orr_graph *g, uint32_t from, uint32_t to, doub
 		if (room > 0)
 			ORR_VEC_PUSH(*v, n, *cap, ((struct cut){ t, room }));
 	}
-	qsort(*v, n, sizeof(**v), cut_cmp);
+	if (n > 1)
+		qsort(*v, n, sizeof(**v), cut_cmp);
 	for (size_t i = 0; i < n && excess > 0; i++) {
 		double x = fmin(excess, (*v)[i].room);
 
