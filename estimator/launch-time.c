@@ -144,6 +144,13 @@ static void thread_intervals(const struct orr_graph *g, const struct orr_proc *p
 	}
 }
 
+static void thread_release(struct lthread *t)
+{
+	free(t->v);
+	free(t->len);
+	free(t->end);
+}
+
 static int thread_cmp(const void *a, const void *b)
 {
 	const struct lthread *x = a, *y = b;
@@ -196,11 +203,8 @@ static bool rank_threads(const struct orr_graph *g, const struct orr_graph_rank 
 		thread_intervals(g, &procs[p], from, to, &t);
 		if (t.sp.hi > t.sp.lo)
 			ORR_VEC_PUSH(ret->t, ret->n, cap, t);
-		else {
-			free(t.v);
-			free(t.len);
-			free(t.end);
-		}
+		else
+			thread_release(&t);
 	}
 	if (ret->n > 1)
 		qsort(ret->t, ret->n, sizeof(*ret->t), thread_cmp);
@@ -219,11 +223,8 @@ static bool rank_threads(const struct orr_graph *g, const struct orr_graph_rank 
 
 static void rank_release(struct lrank *r)
 {
-	for (size_t i = 0; i < r->n; i++) {
-		free(r->t[i].v);
-		free(r->t[i].len);
-		free(r->t[i].end);
-	}
+	for (size_t i = 0; i < r->n; i++)
+		thread_release(&r->t[i]);
 	free(r->t);
 	free(r->kept);
 }
