@@ -1,8 +1,10 @@
 #!/bin/bash
 # The launch time `--costs` carries into estimates, scored: vTrain's held-out rows
 # estimated with the costs fitted on the A100 trace and no --launch-us, so that the
-# launch time is the one `orrery fit` calibrated (with the profiler's cost removed,
-# docs/estimator.md, "The profiler's cost").
+# launch time is the one `orrery fit` calibrated (with the profiler's cost removed, and
+# the ExecutionTraceObserver's where the trace's execution traces are given: COSTS_ET of
+# bench/whatif-rows.sh, by default those beside it; docs/estimator.md, "The profiler's
+# cost").
 #
 #   bench/whatif-launch.sh [--launch-us US] [--rows N]
 #

@@ -14,6 +14,12 @@
 # each row that can be expressed (no skip reason) to OUT_DIR/args/N for line N of
 # rows.tsv, one a line (--costs for rows of the costs' GPU); prints the GPU the costs
 # were fitted on.
+#
+# COSTS_ET (environment): the execution traces recorded with COSTS_TRACE, given to fit
+# as `orrery --et` so that the ExecutionTraceObserver's cost per op is taken out of the
+# launch time with the profiler's (docs/estimator.md, "The profiler's cost"); by
+# default the folder of COSTS_TRACE's name in the et/ folder beside its kineto/ one,
+# when there is one (../shared/traces/et/astrasim-megatron-tp8); empty: none.
 set -euo pipefail
 
 die() {
@@ -58,8 +64,17 @@ for ((n = 2; n <= 8; n++)); do
 	' "$lut" >"$work/all_reduce_${n}gpu.txt" || die "cannot convert $lut"
 	nccl_args+=(--nccl-tests "$work/all_reduce_${n}gpu.txt")
 done
+et_args=()
+if [[ -z ${COSTS_ET+set} ]]; then
+	kineto_dir=$(dirname "$costs_trace")
+	COSTS_ET=
+	[[ $(basename "$kineto_dir") == kineto &&
+		-e $(dirname "$kineto_dir")/et/$(basename "$costs_trace") ]] &&
+		COSTS_ET=$(dirname "$kineto_dir")/et/$(basename "$costs_trace")
+fi
+[[ -n $COSTS_ET ]] && et_args=(--et "$COSTS_ET")
 costs=$work/a100.costs.json
-"$orrery" fit "${nccl_args[@]}" -o "$costs" "$costs_trace" >"$work/fit.txt" 2>&1 ||
+"$orrery" "${et_args[@]}" fit "${nccl_args[@]}" -o "$costs" "$costs_trace" >"$work/fit.txt" 2>&1 ||
 	die "orrery fit -o $costs $costs_trace failed: $(head -3 "$work/fit.txt")"
 # The GPU the costs were fitted on: only its rows are estimated with them, and only
 # they count in the absolute error.

@@ -38,6 +38,19 @@
  * cannot tell an op's cost from a call's; PyTorch makes each runtime call from inside
  * an op, so the whole is put on the ops (call_ns 0), which also covers the calls a
  * trace's ops make.
+ *
+ * The same with the ExecutionTraceObserver recording in the same process (an execution
+ * trace linked to the ops: how the shared A100 Megatron trace was recorded), not yet
+ * measured on a GPU (bench/gpu/profiler-pairs.sh): the row above plus what the observer
+ * adds beside torch.profiler on a host, measured on a CPU where every op is host time
+ * (python3 bench/observer-cost.py: a 12-layer GPT of hidden 64 on one thread, forward,
+ * backward and SGD, 8,134 ops a step, PyTorch 1.13 (Debian 12), x86_64 AMD EPYC, 2
+ * cores; medians of 5 rounds): profiler with record_shapes 13.350 ms a step, with the
+ * observer too 68.136 ms, 6,736 ns per op more (the profiler's own 502 ns there: the
+ * legacy one, Debian's PyTorch having no Kineto; the observer is its own callback).  The
+ * observer writes every op's inputs (tensor ids, storage, offset, elements, element
+ * size, device; scalars by value) and schema on the op's thread, with no GPU in it, so
+ * its cost is the host's, added to the GPU pair's per op.
  */
 static const struct measured {
 	unsigned options;
@@ -47,10 +60,21 @@ static const struct measured {
 	{ ORR_PROF_CPU | ORR_PROF_CUDA | ORR_PROF_RECORD_SHAPES, 4827, 0,
 	  "torch.profiler vs plain, bench/gpu/gpt.py on one H200 (../shared/whatif/h200-gpt/"
 	  "base: 59.2 vs 34.0 ms per step, 5,219 ops)" },
+	{ ORR_PROF_CPU | ORR_PROF_CUDA | ORR_PROF_RECORD_SHAPES | ORR_PROF_EXECUTION_TRACE,
+	  4827 + 6736, 0,
+	  "the same, plus the ExecutionTraceObserver's 6.74 us per op beside torch.profiler "
+	  "(bench/observer-cost.py on a CPU, PyTorch 1.13: 68.1 vs 13.4 ms per step, 8,134 "
+	  "ops)" },
 };
 
 static const char *const option_names[ORR_PROF_OPTION_BITS] = {
-	"cpu", "cuda", "record_shapes", "with_stack", "profile_memory", "with_flops",
+	"cpu",
+	"cuda",
+	"record_shapes",
+	"with_stack",
+	"profile_memory",
+	"with_flops",
+	"execution_trace",
 };
 
 const char *orr_prof_option_name(unsigned option)
@@ -91,6 +115,31 @@ static bool skipped(const struct orr_trace *t, const struct orr_rank *r, const c
 }
 
 /*
+ * Whether the rank's execution trace was recorded in its process: linked to its ops,
+ * and of the same process id as one of its threads where both are known (an
+ * execution trace of another run, given by mistake, links by op sequence alone).
+ */
+static bool observed(const struct orr_rank *r)
+{
+	bool known = false;
+
+	if (!r->et || !r->et->linked)
+		return false;
+	if (r->et->pid <= 0)
+		return true;
+	for (size_t i = 0; i < r->nplaces; i++) {
+		const struct orr_place *p = &r->places[i];
+
+		if (p->kind != ORR_PLACE_THREAD || p->pid <= 0)
+			continue;
+		if (p->pid == r->et->pid)
+			return true;
+		known = true;
+	}
+	return !known;
+}
+
+/*
  * A rank's options.  Kineto writes an "External id" on every op it records, which
  * NVTX ranges (emit_nvtx under Nsight or orrery record) have not: only such ops are
  * the profiler's.
@@ -122,6 +171,8 @@ static unsigned rank_options(const struct orr_trace *t, const struct orr_rank *r
 		o |= ORR_PROF_MEMORY;
 	if (r->ops_with_flops)
 		o |= ORR_PROF_WITH_FLOPS;
+	if (observed(r))
+		o |= ORR_PROF_EXECUTION_TRACE;
 	return o;
 }
 

@@ -28,12 +28,18 @@ enum orr_prof_option {
 	ORR_PROF_WITH_STACK = 1u << 3,    /* with_stack: "Call stack" on ops, python_function */
 	ORR_PROF_MEMORY = 1u << 4,        /* profile_memory: "[memory]" events */
 	ORR_PROF_WITH_FLOPS = 1u << 5,    /* with_flops: "flops" on ops */
-	ORR_PROF_OPTION_BITS = 6
+	/*
+	 * The ExecutionTraceObserver ran in the same process: an execution trace linked to
+	 * the rank's ops (orrery --et), of the same process id as its threads where both
+	 * say one.  Not in the Kineto JSON itself: only given with the execution trace.
+	 */
+	ORR_PROF_EXECUTION_TRACE = 1u << 6,
+	ORR_PROF_OPTION_BITS = 7
 };
 
 /*
- * "cpu", "cuda", "record_shapes", "with_stack", "profile_memory", "with_flops" for one
- * bit; NULL for anything else.
+ * "cpu", "cuda", "record_shapes", "with_stack", "profile_memory", "with_flops",
+ * "execution_trace" for one bit; NULL for anything else.
  */
 const char *orr_prof_option_name(unsigned option);
 

@@ -8,6 +8,8 @@
 #   expect_in out|err TEXT   the last run printed TEXT (grep -F) there
 #   needs PATH...       skips the test (77) unless every PATH exists: the shared traces
 #                       beside the checkout, absent from a bare clone
+#   python_with CODE    prints the first of python3 and /usr/bin/python3 that runs
+#                       `-c CODE` without error ('import torch'); fails when none
 # shellcheck disable=SC2034 # golden is used by the scripts that source this
 
 golden=tests/golden
@@ -28,6 +30,17 @@ needs() {
 			exit 77
 		}
 	done
+}
+
+python_with() {
+	local p
+	for p in python3 /usr/bin/python3; do
+		if "$p" -c "$1" 2>/dev/null; then
+			echo "$p"
+			return 0
+		fi
+	done
+	return 1
 }
 
 run() {

@@ -98,14 +98,7 @@ compose_ok() {
 
 # A Python that imports torch (Debian's python3-torch is /usr/bin/python3's), or fails.
 torch_python() {
-	local p
-	for p in python3 /usr/bin/python3; do
-		if "$p" -c 'import torch' 2>/dev/null; then
-			echo "$p"
-			return 0
-		fi
-	done
-	return 1
+	python_with 'import torch'
 }
 
 report() { # report NAME EXPR: a value of the JSON report

@@ -254,13 +254,7 @@ suffixes)
 	}
 	;;
 legacy)
-	py=
-	for p in python3 /usr/bin/python3; do
-		if "$p" -c 'import torch, sys; sys.exit(torch.autograd.kineto_available())' 2>/dev/null; then
-			py=$p
-			break
-		fi
-	done
+	py=$(python_with 'import torch, sys; sys.exit(torch.autograd.kineto_available())')
 	[[ -n $py ]] || {
 		echo "skipped: no PyTorch without Kineto here" >&2
 		exit 77

@@ -91,6 +91,66 @@ static void test_options(void **state)
 	assert_null(orr_prof_option_name(BASE));
 }
 
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+/*
+ * An execution trace beside the profiler's, linked to its op: the ExecutionTraceObserver
+ * ran in the job's process (the same pid as the op's thread, or none written), and its
+ * cost is added per op.  One of another process (pid 9) links by name alone and is not
+ * the job's: no option.
+ */
+static void test_options_execution_trace(void **state)
+{
+	const char *dir = *state;
+	char *kp = orr_xasprintf("%s/rank-0.json", dir),
+	     *ep = orr_xasprintf("%s/rank-0.et.json", dir);
+	static const char *const pids[] = { ", \"pid\": 1", "", ", \"pid\": 9" };
+	struct orr_prof_cost plain, c;
+	struct doc d = { 0 };
+	int corr = 1;
+
+	options_of(", \"Input Dims\": [[4, 4]], \"Input type\": [\"float\"]", NULL, &plain);
+	doc_begin(&d, 0, 1);
+	op_with(&d, "aten::add", 0, 10, ", \"Input Dims\": [[4, 4]], \"Input type\": [\"float\"]");
+	doc_launch(&d, "add_kernel", 2, 3, &corr);
+	doc_add(&d, "]}");
+	write_file(kp, d.s);
+	for (size_t i = 0; i < 3; i++) {
+		char *et = orr_xasprintf("{\"schema\": \"1.0.1\"%s, \"nodes\": [{\"name\": "
+					 "\"aten::add\", \"id\": 3, \"parent\": 2}]}",
+					 pids[i]);
+		struct orr_trace *t = NULL;
+		struct orr_diag diag;
+
+		write_file(ep, et);
+		assert_int_equal(orr_trace_import(dir, NULL, &t, &diag), 0);
+		assert_int_equal(orr_trace_get_rank(t, 0)->et->linked, 1);
+		orr_prof_cost_find(t, &c);
+		if (i < 2) {
+			assert_int_equal(c.options, plain.options | ORR_PROF_EXECUTION_TRACE);
+			assert_true(c.exact);
+			assert_true(c.op_ns > plain.op_ns);
+			assert_string_not_equal(c.source, plain.source);
+		} else {
+			assert_int_equal(c.options, plain.options);
+			assert_true(c.op_ns == plain.op_ns);
+		}
+		orr_trace_free(t);
+		free(et);
+	}
+	assert_string_equal(orr_prof_option_name(ORR_PROF_EXECUTION_TRACE), "execution_trace");
+	free(d.s);
+	free(kp);
+	free(ep);
+}
+
 /* Ops without "External id" (NVTX ranges) and no ops at all: no profiler, no cost. */
 static void test_not_the_profiler(void **state)
 {
@@ -341,6 +401,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_options),
+		cmocka_unit_test_setup_teardown(test_options_execution_trace, tmpdir_setup,
+						tmpdir_teardown),
 		cmocka_unit_test(test_not_the_profiler),
 		cmocka_unit_test(test_launch_time),
 		cmocka_unit_test(test_launch_time_threads),
