@@ -82,6 +82,11 @@ def config(pc, d):
         res["modes"][m] = {"median_ms": ms, "ops": t[1], "calls": t[2],
                            "op_ns": (ms - runs["plain"]) * 1e6 / t[1] if t[1] else None,
                            "lower_bound": not res["plain_host_bound"]}
+    # the observer's own part beside the profiler, estimator/profiler-cost.c's second row
+    # (bench/observer-cost.py measures the same on a CPU)
+    se, s = res["modes"].get("shapes-et"), res["modes"].get("shapes")
+    if se and s and se["ops"]:
+        res["observer_beside_profiler_op_ns"] = (se["median_ms"] - s["median_ms"]) * 1e6 / se["ops"]
     return res
 
 
@@ -113,6 +118,10 @@ def main():
             print("| %s | %.1f | %.1f | %s | %.1f | %d | %d | %s |"
                   % (name, r["plain_ms"], r["gpu_busy_ms"], m, v["median_ms"], v["ops"],
                      v["calls"], ns))
+    for name, r in res.items():
+        if "observer_beside_profiler_op_ns" in r:
+            print("%s: the observer beside torch.profiler (shapes-et - shapes): %.0f ns per op"
+                  % (name, r["observer_beside_profiler_op_ns"]))
 
 
 if __name__ == "__main__":
