@@ -384,6 +384,9 @@ static void json_launch(struct orr_json_out *j, const struct orr_rank_fit *f)
 	orr_json_double(j, "ops_per_step", isfinite(l->step_ns) ? l->ops : NAN);
 	orr_json_double(j, "calls_per_step", isfinite(l->step_ns) ? l->calls : NAN);
 	orr_json_str(j, "profiler_source", f->prof.source);
+	orr_json_double(j, "observer_op_ns", f->prof.observer_ns);
+	orr_json_double(j, "observed_ops_per_step", isfinite(l->step_ns) ? l->observed_ops : NAN);
+	orr_json_str(j, "observer_source", f->prof.observer_source);
 }
 
 void orr_rank_fit_write_json(const struct orr_rank_fit *f, FILE *out)

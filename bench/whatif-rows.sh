@@ -19,7 +19,10 @@
 # as `orrery --et` so that the ExecutionTraceObserver's cost per op is taken out of the
 # launch time with the profiler's (docs/estimator.md, "The profiler's cost"); by
 # default the folder of COSTS_TRACE's name in the et/ folder beside its kineto/ one,
-# when there is one (../shared/traces/et/astrasim-megatron-tp8); empty: none.
+# when there is one (../shared/traces/et/astrasim-megatron-tp8); empty: none.  The
+# execution traces also size collectives the profiler's trace leaves unsized (3 on the
+# A100 trace), so the collectives' fit moves with them (golden-whatif-heldout's 720
+# rows, at their fitted launch time, are the same either way).
 set -euo pipefail
 
 die() {

@@ -320,13 +320,17 @@ static void text_launch(const struct orr_rank_fit *f)
 	orr_prof_options_format(f->prof.options, opts, sizeof(opts));
 	if (!f->prof.source)
 		printf("  profiler: none recorded ops (options: %s): nothing removed\n", opts);
-	else
+	else {
 		printf("  profiler (%s): %.3f ms of it, %.0f ops x %.2f us + %.0f calls x %.2f us "
-		       "(%s%s); without it %.3f ms\n",
+		       "(%s%s)",
 		       opts, l->profiler_ns / 1e6, l->ops, f->prof.op_ns / 1e3, l->calls,
 		       f->prof.call_ns / 1e3,
-		       f->prof.exact ? "" : "measured with other options: ", f->prof.source,
-		       (l->step_ns - l->profiler_ns) / 1e6);
+		       f->prof.exact ? "" : "measured with other options: ", f->prof.source);
+		if (f->prof.observer_source)
+			printf(" + %.0f ops observed x %.2f us (%s)", l->observed_ops,
+			       f->prof.observer_ns / 1e3, f->prof.observer_source);
+		printf("; without it %.3f ms\n", (l->step_ns - l->profiler_ns) / 1e6);
+	}
 	if (l->peers)
 		printf("  stalls: %.3f ms of it beyond the median of %zu ranks running the same "
 		       "launches (threads not running); the job's %.3f ms\n",

@@ -388,6 +388,7 @@ static void rank_profiler(const struct lrank *lr, const struct orr_prof_cost *c,
 {
 	const struct orr_rank *r = lr->gr->rank;
 	struct span *sp = orr_xcalloc(r->nplaces ? r->nplaces : 1, sizeof(*sp));
+	double ns;
 
 	for (size_t k = 0; k < lr->n; k++)
 		sp[lr->t[k].place] = lr->t[k].sp;
@@ -399,7 +400,9 @@ static void rank_profiler(const struct lrank *lr, const struct orr_prof_cost *c,
 			continue;
 		ret->ops += e->kind == ORR_EVENT_OP && e->external_id >= 0;
 		ret->calls += e->kind == ORR_EVENT_RUNTIME || e->kind == ORR_EVENT_DRIVER;
-		ret->profiler_ns += orr_prof_cost_event_ns(c, e);
+		ns = orr_prof_cost_event_ns(c, r, e);
+		ret->observed_ops += ns > c->op_ns && e->kind == ORR_EVENT_OP;
+		ret->profiler_ns += ns;
 	}
 	free(sp);
 }
@@ -466,6 +469,7 @@ void orr_launch_time_measure(const struct orr_graph *g, const struct orr_prof_co
 			.stall_ns = lt.stall_ns / (double)nsteps,
 			.ops = lt.ops / (double)nsteps,
 			.calls = lt.calls / (double)nsteps,
+			.observed_ops = lt.observed_ops / (double)nsteps,
 			.peers = rs[r].peers >= MIN_PEERS ? rs[r].peers : 0,
 		};
 	}

@@ -38,19 +38,6 @@
  * cannot tell an op's cost from a call's; PyTorch makes each runtime call from inside
  * an op, so the whole is put on the ops (call_ns 0), which also covers the calls a
  * trace's ops make.
- *
- * The same with the ExecutionTraceObserver recording in the same process (an execution
- * trace linked to the ops: how the shared A100 Megatron trace was recorded), not yet
- * measured on a GPU (bench/gpu/profiler-pairs.sh): the row above plus what the observer
- * adds beside torch.profiler on a host, measured on a CPU where every op is host time
- * (python3 bench/observer-cost.py: a 12-layer GPT of hidden 64 on one thread, forward,
- * backward and SGD, 8,134 ops a step, PyTorch 1.13 (Debian 12), x86_64 AMD EPYC, 2
- * cores; medians of 5 rounds): profiler with record_shapes 13.350 ms a step, with the
- * observer too 68.136 ms, 6,736 ns per op more (the profiler's own 502 ns there: the
- * legacy one, Debian's PyTorch having no Kineto; the observer is its own callback).  The
- * observer writes every op's inputs (tensor ids, storage, offset, elements, element
- * size, device; scalars by value) and schema on the op's thread, with no GPU in it, so
- * its cost is the host's, added to the GPU pair's per op.
  */
 static const struct measured {
 	unsigned options;
@@ -60,11 +47,40 @@ static const struct measured {
 	{ ORR_PROF_CPU | ORR_PROF_CUDA | ORR_PROF_RECORD_SHAPES, 4827, 0,
 	  "torch.profiler vs plain, bench/gpu/gpt.py on one H200 (../shared/whatif/h200-gpt/"
 	  "base: 59.2 vs 34.0 ms per step, 5,219 ops)" },
-	{ ORR_PROF_CPU | ORR_PROF_CUDA | ORR_PROF_RECORD_SHAPES | ORR_PROF_EXECUTION_TRACE,
-	  4827 + 6736, 0,
-	  "the same, plus the ExecutionTraceObserver's 6.74 us per op beside torch.profiler "
-	  "(bench/observer-cost.py on a CPU, PyTorch 1.13: 68.1 vs 13.4 ms per step, 8,134 "
-	  "ops)" },
+};
+
+/*
+ * The ExecutionTraceObserver recording beside torch.profiler, per op it records (an
+ * execution trace linked to the ops: how the shared A100 Megatron trace was recorded),
+ * by the schema it wrote: what it writes per op, and so its cost, is the schema's.  The
+ * observer writes each op's schema and inputs on the op's thread, with no GPU in it, so
+ * its cost is the host's (docs/estimator.md, "The ExecutionTraceObserver").
+ *
+ * Schema 1.0.x (PyTorch up to 2.3; Debian's 1.13 writes it as ExecutionGraphObserver,
+ * the same fields): measured on a CPU where every op is host time (python3
+ * bench/observer-cost.py: a 12-layer GPT of hidden 64 on one thread, forward, backward
+ * and SGD, 8,134 ops a step, PyTorch 1.13, x86_64 AMD EPYC, 2 cores; medians of 5
+ * rounds): torch.profiler with record_shapes 13.350 ms a step, with the observer too
+ * 68.136 ms, 6,736 ns per op more.
+ *
+ * Later schemas (1.1, PyTorch 2.4 on: each node's attributes, the tensors' strides) as
+ * observed once on a GPU's host: bench/gpu/gpt.py's base on one H200, PyTorch 2.11, the
+ * step traced under torch.profiler and the observer 157.6 ms against 59.3 ms for the
+ * median of the 20 profiled steps (../shared/gpu-runs/README.md, compose), over the
+ * 5,219 ops of a step: 18,835 ns per op; one step, the profiler's first, so an upper
+ * bound until bench/gpu/profiler-pairs.sh measures it over many.
+ */
+static const struct observer {
+	const char *schema; /* the prefix of the schema it was measured with; "": any */
+	double op_ns;
+	const char *source;
+} observers[] = {
+	{ "1.0.", 6736,
+	  "the ExecutionTraceObserver (schema 1.0) beside torch.profiler, bench/observer-cost.py "
+	  "on a CPU (PyTorch 1.13: 68.1 vs 13.4 ms per step, 8,134 ops)" },
+	{ "", 18835,
+	  "the ExecutionTraceObserver (schema 1.1) beside torch.profiler, one step of "
+	  "bench/gpu/gpt.py on one H200 (PyTorch 2.11: 157.6 vs 59.3 ms, 5,219 ops)" },
 };
 
 static const char *const option_names[ORR_PROF_OPTION_BITS] = {
@@ -182,30 +198,58 @@ static unsigned distance(unsigned a, unsigned b)
 	return (unsigned)__builtin_popcount(a ^ b);
 }
 
+/* The observer's cost per op, by the schema of the first rank's execution trace it wrote. */
+static void observer_find(const struct orr_trace *t, struct orr_prof_cost *ret)
+{
+	for (size_t i = 0; i < orr_trace_rank_count(t); i++) {
+		const struct orr_rank *r = orr_trace_get_rank(t, i);
+		const char *schema;
+
+		if (!observed(r))
+			continue;
+		schema = r->et->schema == ORR_STR_NONE ? "" : orr_trace_str(t, r->et->schema);
+		for (size_t k = 0; k < sizeof(observers) / sizeof(observers[0]); k++)
+			if (!strncmp(schema, observers[k].schema, strlen(observers[k].schema))) {
+				ret->observer_ns = observers[k].op_ns;
+				ret->observer_source = observers[k].source;
+				return;
+			}
+	}
+}
+
 void orr_prof_cost_find(const struct orr_trace *t, struct orr_prof_cost *ret)
 {
 	const struct measured *best = NULL;
+	unsigned profiler;
 
 	memset(ret, 0, sizeof(*ret));
 	for (size_t i = 0; i < orr_trace_rank_count(t); i++)
 		ret->options |= rank_options(t, orr_trace_get_rank(t, i));
 	if (!(ret->options & ORR_PROF_CPU))
 		return;
+	profiler = ret->options & ~(unsigned)ORR_PROF_EXECUTION_TRACE;
 	for (size_t i = 0; i < sizeof(measured) / sizeof(measured[0]); i++)
-		if (!best || distance(measured[i].options, ret->options) <
-				     distance(best->options, ret->options))
+		if (!best ||
+		    distance(measured[i].options, profiler) < distance(best->options, profiler))
 			best = &measured[i];
-	ret->measured_options = best->options;
-	ret->exact = best->options == ret->options;
+	ret->measured_options = best->options | (ret->options & ORR_PROF_EXECUTION_TRACE);
+	ret->exact = best->options == profiler;
+	if (ret->options & ORR_PROF_EXECUTION_TRACE)
+		observer_find(t, ret);
 	ret->op_ns = best->op_ns;
 	ret->call_ns = best->call_ns;
 	ret->source = best->source;
 }
 
-double orr_prof_cost_event_ns(const struct orr_prof_cost *c, const struct orr_event *e)
+double orr_prof_cost_event_ns(const struct orr_prof_cost *c, const struct orr_rank *r,
+			      const struct orr_event *e)
 {
 	if (e->kind == ORR_EVENT_OP && e->external_id >= 0)
-		return c->op_ns;
+		return c->op_ns + (c->observer_ns > 0 && observed(r) &&
+						   e->start_ns >= r->et->linked_from_ns &&
+						   e->start_ns < r->et->linked_to_ns
+					   ? c->observer_ns
+					   : 0);
 	if (e->kind == ORR_EVENT_RUNTIME || e->kind == ORR_EVENT_DRIVER)
 		return c->call_ns;
 	return 0;

@@ -35,8 +35,9 @@ static struct cost_at *costs_of(const struct orr_rank *r, uint32_t place,
 	size_t n = 0;
 
 	for (size_t i = 0; i < r->nevents; i++) {
-		double ns = r->events[i].place == place ? orr_prof_cost_event_ns(c, &r->events[i])
-							: 0;
+		double ns = r->events[i].place == place
+				    ? orr_prof_cost_event_ns(c, r, &r->events[i])
+				    : 0;
 
 		if (ns > 0)
 			v[n++] = (struct cost_at){ r->events[i].start_ns, ns };

@@ -56,15 +56,25 @@ struct orr_prof_cost {
 	bool exact;                /* measured with exactly options; false: the nearest set */
 	double op_ns, call_ns;
 	const char *source; /* the measurement: job, GPU, pair; NULL when none */
+	/*
+	 * ORR_PROF_EXECUTION_TRACE: what the observer added to each op it recorded (those
+	 * inside the span of its rank's linked events: it records one step, or a few, of
+	 * a capture that may hold more), and the measurement; 0 and NULL otherwise.
+	 */
+	double observer_ns;
+	const char *observer_source;
 };
 
 /* The options of trace t and the overheads measured for them.  Cannot fail. */
 void orr_prof_cost_find(const struct orr_trace *t, struct orr_prof_cost *ret);
 /*
- * What c says the profiler added to event e's thread, in ns: op_ns for an op with an
- * external id, call_ns for a runtime or driver call, 0 for anything else.
+ * What c says the profiler added to the thread of event e of rank r, in ns: op_ns for
+ * an op with an external id (and observer_ns more where r's execution trace was
+ * recording: in the span of its linked events), call_ns for a runtime or driver call,
+ * 0 for anything else.
  */
-double orr_prof_cost_event_ns(const struct orr_prof_cost *c, const struct orr_event *e);
+double orr_prof_cost_event_ns(const struct orr_prof_cost *c, const struct orr_rank *r,
+			      const struct orr_event *e);
 /* The names of options, ", "-separated ("none" for none), written to buf. */
 void orr_prof_options_format(unsigned options, char *buf, size_t size);
 
@@ -84,8 +94,9 @@ void orr_prof_options_format(unsigned options, char *buf, size_t size);
  */
 struct orr_launch_time {
 	double step_ns, profiler_ns, stall_ns;
-	double ops, calls; /* per step, in the intervals counted */
-	size_t peers;      /* the ranks the stalls were found against, itself included */
+	double ops, calls;   /* per step, in the intervals counted */
+	double observed_ops; /* per step: of ops, those the ExecutionTraceObserver recorded */
+	size_t peers;        /* the ranks the stalls were found against, itself included */
 };
 
 void orr_launch_time_measure(const struct orr_graph *g, const struct orr_prof_cost *c,

@@ -101,18 +101,26 @@ static void write_file(const char *path, const char *text)
 }
 
 /*
- * An execution trace beside the profiler's, linked to its op: the ExecutionTraceObserver
- * ran in the job's process (the same pid as the op's thread, or none written), and its
- * cost is added per op.  One of another process (pid 9) links by name alone and is not
- * the job's: no option.
+ * An execution trace beside the profiler's, linked to its first op: the
+ * ExecutionTraceObserver ran in the job's process (the same pid as the op's thread, or
+ * none written), and its cost is added to each op in the span it recorded (the first),
+ * not to one after it (the observer records a step of a capture that holds more).  One
+ * of another process (pid 9) links by name alone and is not the job's: no option.
  */
 static void test_options_execution_trace(void **state)
 {
 	const char *dir = *state;
 	char *kp = orr_xasprintf("%s/rank-0.json", dir),
 	     *ep = orr_xasprintf("%s/rank-0.et.json", dir);
-	static const char *const pids[] = { ", \"pid\": 1", "", ", \"pid\": 9" };
+	/* the schema and pid of each: the later schema costs more per op (profiler-cost.c) */
+	static const char *const ets[] = {
+		"\"1.0.1\", \"pid\": 1",
+		"\"1.0.1\"",
+		"\"1.1.0-chakra.0.0.4\", \"pid\": 1",
+		"\"1.0.1\", \"pid\": 9",
+	};
 	struct orr_prof_cost plain, c;
+	double schema_10 = 0;
 	struct doc d = { 0 };
 	int corr = 1;
 
@@ -120,27 +128,45 @@ static void test_options_execution_trace(void **state)
 	doc_begin(&d, 0, 1);
 	op_with(&d, "aten::add", 0, 10, ", \"Input Dims\": [[4, 4]], \"Input type\": [\"float\"]");
 	doc_launch(&d, "add_kernel", 2, 3, &corr);
+	op_with(&d, "aten::mul", 100, 10, "");
 	doc_add(&d, "]}");
 	write_file(kp, d.s);
-	for (size_t i = 0; i < 3; i++) {
-		char *et = orr_xasprintf("{\"schema\": \"1.0.1\"%s, \"nodes\": [{\"name\": "
+	for (size_t i = 0; i < 4; i++) {
+		char *et = orr_xasprintf("{\"schema\": %s, \"nodes\": [{\"name\": "
 					 "\"aten::add\", \"id\": 3, \"parent\": 2}]}",
-					 pids[i]);
+					 ets[i]);
 		struct orr_trace *t = NULL;
 		struct orr_diag diag;
+		const struct orr_rank *r;
 
 		write_file(ep, et);
 		assert_int_equal(orr_trace_import(dir, NULL, &t, &diag), 0);
-		assert_int_equal(orr_trace_get_rank(t, 0)->et->linked, 1);
+		r = orr_trace_get_rank(t, 0);
+		assert_int_equal(r->et->linked, 1);
 		orr_prof_cost_find(t, &c);
-		if (i < 2) {
+		assert_true(c.exact);
+		assert_true(c.op_ns == plain.op_ns);
+		for (size_t k = 0; k < r->nevents; k++) {
+			const struct orr_event *e = &r->events[k];
+			bool add = !strcmp(orr_trace_str(t, e->name), "aten::add");
+
+			if (e->kind != ORR_EVENT_OP)
+				continue;
+			assert_true(orr_prof_cost_event_ns(&c, r, e) ==
+				    c.op_ns + (add && i < 3 ? c.observer_ns : 0));
+		}
+		if (i < 3) {
 			assert_int_equal(c.options, plain.options | ORR_PROF_EXECUTION_TRACE);
-			assert_true(c.exact);
-			assert_true(c.op_ns > plain.op_ns);
-			assert_string_not_equal(c.source, plain.source);
+			assert_true(c.observer_ns > 0);
+			assert_non_null(c.observer_source);
+			if (i < 2)
+				schema_10 = c.observer_ns;
+			else
+				assert_true(c.observer_ns > schema_10);
 		} else {
 			assert_int_equal(c.options, plain.options);
-			assert_true(c.op_ns == plain.op_ns);
+			assert_true(c.observer_ns == 0);
+			assert_null(c.observer_source);
 		}
 		orr_trace_free(t);
 		free(et);
@@ -213,7 +239,7 @@ static void test_launch_time(void **state)
 			      : e->kind == ORR_EVENT_RUNTIME ? c.call_ns
 							     : 0;
 
-		assert_true(orr_prof_cost_event_ns(&c, e) == want);
+		assert_true(orr_prof_cost_event_ns(&c, orr_trace_get_rank(t, 0), e) == want);
 	}
 	/* no profiler: nothing removed */
 	c.op_ns = c.call_ns = 0;

@@ -400,6 +400,28 @@ static void link_walk(const struct link_lists *l, struct orr__et_build *eb)
 	free(runs);
 }
 
+/* The span of the events linked: where the observer was recording on the rank. */
+static void linked_span(const struct orr__rank_build *rb, struct orr__et_build *eb)
+{
+	const struct orr_et_node *nodes = eb->nodes.p;
+	const struct orr_event *ev = rb->pub.events;
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+
+	for (size_t k = 0; k < eb->nodes.n; k++) {
+		const struct orr_event *e;
+
+		if (nodes[k].event == ORR_NONE)
+			continue;
+		e = &ev[nodes[k].event];
+		lo = e->start_ns < lo ? e->start_ns : lo;
+		hi = orr_time_add(e->start_ns, e->dur_ns) > hi
+			     ? orr_time_add(e->start_ns, e->dur_ns)
+			     : hi;
+	}
+	eb->pub.linked_from_ns = lo <= hi ? lo : 0;
+	eb->pub.linked_to_ns = lo <= hi ? hi : 0;
+}
+
 void orr__et_link(const struct orr_trace *t, struct orr__rank_build *rb, struct orr__et_build *eb)
 {
 	struct link_lists l;
@@ -407,6 +429,7 @@ void orr__et_link(const struct orr_trace *t, struct orr__rank_build *rb, struct 
 	lists_init(t, rb, eb, &l);
 	link_walk(&l, eb);
 	lists_release(&l);
+	linked_span(rb, eb);
 	comm_sizes(t, rb, eb);
 	add_groups(rb, eb);
 	eb->pub.nodes = eb->nodes.p;
