@@ -38,10 +38,13 @@ void cli_profiler_note(const struct orr_graph *g)
 		return;
 	orr_prof_options_format(c.options, opts, sizeof(opts));
 	printf("\nrecorded by torch.profiler (%s): of the launch threads' %.3f ms per step, "
-	       "about %.3f ms is the profiler's own (%.0f ops x %.2f us, docs/estimator.md); "
-	       "this replays the job as recorded, and orrery estimate of the trace estimates "
-	       "it without the profiler\n",
+	       "about %.3f ms is the profiler's own (%.0f ops x %.2f us",
 	       opts, lt.step_ns / 1e6, lt.profiler_ns / 1e6, lt.ops, c.op_ns / 1e3);
+	if (c.observer_source)
+		printf(" + %.0f ops observed by the ExecutionTraceObserver x %.2f us",
+		       lt.observed_ops, c.observer_ns / 1e3);
+	printf(", docs/estimator.md); this replays the job as recorded, and orrery estimate of "
+	       "the trace estimates it without the profiler\n");
 }
 
 int cli_globs_add(struct cli_globs *g, const char *glob)

@@ -63,7 +63,8 @@ static const struct measured {
  * rounds): torch.profiler with record_shapes 13.350 ms a step, with the observer too
  * 68.136 ms, 6,736 ns per op more.
  *
- * Later schemas (1.1, PyTorch 2.4 on: each node's attributes, the tensors' strides) as
+ * Any other schema, or none written (1.1, PyTorch 2.4 on: each node's attributes, the
+ * tensors' strides), as
  * observed once on a GPU's host: bench/gpu/gpt.py's base on one H200, PyTorch 2.11, the
  * step traced under torch.profiler and the observer 157.6 ms against 59.3 ms for the
  * median of the 20 profiled steps (../shared/gpu-runs/README.md, compose), over the
@@ -79,7 +80,8 @@ static const struct observer {
 	  "the ExecutionTraceObserver (schema 1.0) beside torch.profiler, bench/observer-cost.py "
 	  "on a CPU (PyTorch 1.13: 68.1 vs 13.4 ms per step, 8,134 ops)" },
 	{ "", 18835,
-	  "the ExecutionTraceObserver (schema 1.1) beside torch.profiler, one step of "
+	  "the ExecutionTraceObserver (schema 1.1, or another than 1.0) beside torch.profiler, "
+	  "one step of "
 	  "bench/gpu/gpt.py on one H200 (PyTorch 2.11: 157.6 vs 59.3 ms, 5,219 ops)" },
 };
 

@@ -394,7 +394,10 @@ struct orr_et {
 	size_t linked;   /* ... linked to one of the rank's events */
 	size_t rank_ops; /* the rank's op and annotation events in the ET's span */
 	bool exact;      /* every one of both linked, one to one in order */
-	/* The linked events' span: the first's start, the last's end (0, 0 when none) */
+	/*
+	 * The linked events' span: the first's start, the last's end (a start and 1 ns for
+	 * one of no duration; 0, 0 when none), where the observer was recording.
+	 */
 	int64_t linked_from_ns, linked_to_ns;
 	size_t sized; /* collective kernels given their size by the ET */
 };

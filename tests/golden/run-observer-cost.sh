@@ -2,8 +2,7 @@
 # bench/observer-cost.py (suite golden), from the source root: one short round of every
 # mode on this CPU (run alone: it times steps).  What the observer adds per op is more
 # than what the profiler with record_shapes adds (docs/estimator.md, "The ExecutionTraceObserver"), every mode
-# is measured, the profiler's ops and the observer's nodes count the same ops, and the
-# JSON holds what the table says.  Skipped (77) without a Python that has PyTorch.
+# is measured, and the profiler's ops and the observer's nodes count the same ops.  Skipped (77) without a Python that has PyTorch.
 set -uo pipefail
 
 # shellcheck source=SCRIPTDIR/golden-lib.sh

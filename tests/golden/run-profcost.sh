@@ -73,6 +73,10 @@ assert abs(b["profiler_ns"] - a["profiler_ns"] - b["observed_ops_per_step"] * b[
 assert b["step_ns"] == a["step_ns"] and b["stall_ns"] == a["stall_ns"], (a, b)
 assert 0 < b["job_step_ns"] < a["job_step_ns"], (a, b)
 PY
+	# replay's note says the same
+	run --et "$et" replay "$megatron"
+	expect_rc 0
+	expect_in out " + 5332 ops observed by the ExecutionTraceObserver x 6.74 us, docs/estimator.md)"
 	;;
 estimate)
 	fit_costs

@@ -405,7 +405,7 @@ static void linked_span(const struct orr__rank_build *rb, struct orr__et_build *
 {
 	const struct orr_et_node *nodes = eb->nodes.p;
 	const struct orr_event *ev = rb->pub.events;
-	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	int64_t lo = INT64_MAX, hi = INT64_MIN, end;
 
 	for (size_t k = 0; k < eb->nodes.n; k++) {
 		const struct orr_event *e;
@@ -413,10 +413,9 @@ static void linked_span(const struct orr__rank_build *rb, struct orr__et_build *
 		if (nodes[k].event == ORR_NONE)
 			continue;
 		e = &ev[nodes[k].event];
+		end = orr_time_add(e->start_ns, e->dur_ns > 0 ? e->dur_ns : 1);
 		lo = e->start_ns < lo ? e->start_ns : lo;
-		hi = orr_time_add(e->start_ns, e->dur_ns) > hi
-			     ? orr_time_add(e->start_ns, e->dur_ns)
-			     : hi;
+		hi = end > hi ? end : hi;
 	}
 	eb->pub.linked_from_ns = lo <= hi ? lo : 0;
 	eb->pub.linked_to_ns = lo <= hi ? hi : 0;
