@@ -91,15 +91,6 @@ static void test_options(void **state)
 	assert_null(orr_prof_option_name(BASE));
 }
 
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	assert_int_equal(fclose(f), 0);
-}
-
 /*
  * An execution trace beside the profiler's, linked to its first op: the
  * ExecutionTraceObserver ran in the job's process (the same pid as the op's thread, or
@@ -130,7 +121,7 @@ static void test_options_execution_trace(void **state)
 	doc_launch(&d, "add_kernel", 2, 3, &corr);
 	op_with(&d, "aten::mul", 100, 10, "");
 	doc_add(&d, "]}");
-	write_file(kp, d.s);
+	write_text_file(kp, d.s);
 	for (size_t i = 0; i < 4; i++) {
 		char *et = orr_xasprintf("{\"schema\": %s, \"nodes\": [{\"name\": "
 					 "\"aten::add\", \"id\": 3, \"parent\": 2}]}",
@@ -140,7 +131,7 @@ static void test_options_execution_trace(void **state)
 		const struct orr_rank *r;
 		int ops = 0;
 
-		write_file(ep, et);
+		write_text_file(ep, et);
 		assert_int_equal(orr_trace_import(dir, NULL, &t, &diag), 0);
 		r = orr_trace_get_rank(t, 0);
 		assert_int_equal(r->et->linked, 1);

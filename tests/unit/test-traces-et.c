@@ -225,15 +225,6 @@ static void test_null_malformed_or_alone_is_an_error(void **state)
 	assert_non_null(strstr(d.msg, "execution traces alone"));
 }
 
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	assert_int_equal(fclose(f), 0);
-}
-
 /*
  * --et names a profiler trace: an error; execution traces whose rank the run lacks: each
  * skipped; two of one rank: an error.
@@ -258,8 +249,8 @@ static void test_null_misplaced_et(void **state)
 		assert_null(orr_trace_get_rank(t, i)->et);
 	orr_trace_free(t);
 	free((char *)o.et_path);
-	write_file(a, et);
-	write_file(b, et);
+	write_text_file(a, et);
+	write_text_file(b, et);
 	o.et_path = dir;
 	assert_int_equal(orr_trace_import(tp, &o, &t, &d), ORR_ERANK);
 	assert_non_null(strstr(d.msg, "a second execution trace for rank 0"));
@@ -280,11 +271,11 @@ static void test_null_et_syntax_where(void **state)
 	struct orr_trace *t = NULL;
 	struct orr_diag d;
 
-	write_file(a, "{\"schema\": \"1.0.1\", \"pid\": 7 \"nodes\": []}");
+	write_text_file(a, "{\"schema\": \"1.0.1\", \"pid\": 7 \"nodes\": []}");
 	assert_int_equal(orr_trace_import(tp, &o, &t, &d), ORR_EMALFORMED);
 	if (d.offset != 29 || !strstr(d.msg, "expected ',' or '}'"))
 		fail_msg("at %lld: %s", (long long)d.offset, d.msg);
-	write_file(a, "{\"schema\": \"1.0.1\", \"pid\": tru, \"nodes\": []}");
+	write_text_file(a, "{\"schema\": \"1.0.1\", \"pid\": tru, \"nodes\": []}");
 	assert_int_equal(orr_trace_import(tp, &o, &t, &d), ORR_EMALFORMED);
 	if (d.offset != 27 || !strstr(d.msg, "expected true"))
 		fail_msg("at %lld: %s", (long long)d.offset, d.msg);
@@ -319,7 +310,7 @@ static void test_null_et_limits_where(void **state)
 	memset(text + n, '[', 40);
 	memset(text + n + 40, ']', 40);
 	memcpy(text + n + 80, ", \"nodes\": []}", sizeof(", \"nodes\": []}"));
-	write_file(a, text);
+	write_text_file(a, text);
 	assert_int_equal(setenv("ORR_MAX_DEPTH", "32", 1), 0);
 	assert_int_equal(orr_trace_import(tp, &o, &t, &d), ORR_ETOOBIG);
 	unsetenv("ORR_MAX_DEPTH");
@@ -335,7 +326,7 @@ static void test_null_et_limits_where(void **state)
 		n += (size_t)snprintf(text + n, sizeof(text) - n, "\\u0041");
 	snprintf(text + n, sizeof(text) - n,
 		 "%.40s\",\n\"nodes\": [{\"name\": \"%s\", \"id\": 1}]}", name, name);
-	write_file(a, text);
+	write_text_file(a, text);
 	assert_int_equal(setenv("ORR_MAX_STRING_BYTES", "1K", 1), 0);
 	assert_int_equal(orr_trace_import(tp, &o, &t, &d), ORR_ETOOBIG);
 	unsetenv("ORR_MAX_STRING_BYTES");
@@ -348,7 +339,7 @@ static void test_null_et_limits_where(void **state)
 	n = (size_t)snprintf(text, sizeof(text), "{\"schema\": \"1.0.1\", \"s\": \"%sbb\",\n",
 			     name);
 	snprintf(text + n, sizeof(text) - n, "\"nodes\": [{\"name\": \"%s\", \"id\": 1}]}", name);
-	write_file(a, text);
+	write_text_file(a, text);
 	assert_int_equal(setenv("ORR_MAX_STRING_BYTES", "1K", 1), 0);
 	assert_int_equal(orr_trace_import(tp, &o, &t, &d), ORR_ETOOBIG);
 	unsetenv("ORR_MAX_STRING_BYTES");
@@ -419,8 +410,8 @@ static void test_one_process_groups_come_from_the_et(void **state)
 	struct orr_diag d;
 	const struct orr_rank *r;
 
-	write_file(kp, kineto);
-	write_file(ep, et);
+	write_text_file(kp, kineto);
+	write_text_file(ep, et);
 	if (orr_trace_import(dir, NULL, &t, &d))
 		fail_msg("%s", d.msg);
 	r = orr_trace_get_rank(t, 0);
@@ -460,7 +451,7 @@ static void test_null_et_nodes_limit_where(void **state)
 		{ "4", "", 4 },
 	};
 
-	write_file(kp, kineto);
+	write_text_file(kp, kineto);
 	for (size_t k = 0; k < sizeof(c) / sizeof(c[0]); k++) {
 		char text[4096];
 		size_t n, at = 0;
@@ -476,7 +467,7 @@ static void test_null_et_nodes_limit_where(void **state)
 					      i ? ",\n " : "", i + 1, c[k].inputs);
 		}
 		snprintf(text + n, sizeof(text) - n, "]}");
-		write_file(ep, text);
+		write_text_file(ep, text);
 		assert_int_equal(setenv("ORR_MAX_EVENTS", c[k].max, 1), 0);
 		assert_int_equal(orr_trace_import(dir, NULL, &t, &d), ORR_ETOOBIG);
 		unsetenv("ORR_MAX_EVENTS");
@@ -535,12 +526,12 @@ static void test_malformed_et_out_of_memory_is_an_error(void **state)
 		free(ep);
 		skip();
 	}
-	write_file(kp, kineto);
+	write_text_file(kp, kineto);
 	memcpy(et, head, sizeof(head) - 1);
 	memset(et + sizeof(head) - 1, 'x', pad);
 	snprintf(et + sizeof(head) - 1 + pad, 99,
 		 "\", \"nodes\": [{\"name\": \"aten::add\", \"id\": 1}]}");
-	write_file(ep, et);
+	write_text_file(ep, et);
 	free(et);
 	status = capped_in_child(import_capped, dir);
 	if (status != 0)

@@ -49,6 +49,16 @@ static inline int import_path(const char *dir, const char *name, struct orr_trac
 }
 
 #ifdef cmocka_unit_test
+/* PATH holding TEXT; the test fails where it cannot be written. */
+static inline void write_text_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
 /* The absolute path of ../shared/traces/kineto, or NULL when it is absent. */
 static inline const char *shared_kineto(void)
 {
